@@ -1,0 +1,55 @@
+import type { Atom } from '../messages/atoms.js';
+import type { AtomEdits } from './edit-atom.js';
+
+/** How far compaction may touch an atom. */
+export type Protection =
+  /** System, critical, pinned, the latest user message: kept exactly as stored. */
+  | 'verbatim'
+  /** The tool exchange in progress: kept, results not cleared, an oversized text may be cut. */
+  | 'keep'
+  /** Anything else: may be cleared, dropped or cut. */
+  | 'none';
+
+/** What a planning step reads: the atoms, how to cost them, and the numbers to reach. */
+export interface PlanContext {
+  atoms: readonly Atom[];
+  protection: readonly Protection[];
+  /** Tokens of one atom rendered under the given edits (memoized by the caller). */
+  measure: (atom: Atom, edits: AtomEdits) => number;
+  countText: (text: string) => number;
+  /** Tokens outside the atoms: tool definitions, request framing, reserve for notices. */
+  fixedTokens: number;
+  budget: number;
+  /** Where compaction aims: `targetUsage × budget`. */
+  target: number;
+  /** The newest results that are never cleared. */
+  keepToolResults: number;
+}
+
+/** The decisions made so far, and what the view costs under them. */
+export interface PlanDraft {
+  dropped: Set<number>;
+  cleared: Map<string, number>;
+  truncated: Map<string, { head: number; tail: number }>;
+  /** Tokens of each atom under the draft's edits (0 when dropped), parallel to `ctx.atoms`. */
+  atomTokens: number[];
+  total: number;
+}
+
+/** The draft's edits in the shape `renderAtom` takes. */
+export function draftEdits(draft: PlanDraft): AtomEdits {
+  return { cleared: draft.cleared, truncated: draft.truncated };
+}
+
+/** A draft that changes nothing: every atom whole. */
+export function initialDraft(ctx: PlanContext, edits: AtomEdits): PlanDraft {
+  const atomTokens = ctx.atoms.map((atom) => ctx.measure(atom, edits));
+  const total = atomTokens.reduce((a, b) => a + b, ctx.fixedTokens);
+  return {
+    dropped: new Set(),
+    cleared: new Map(edits.cleared),
+    truncated: new Map(edits.truncated),
+    atomTokens,
+    total,
+  };
+}

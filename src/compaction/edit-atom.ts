@@ -1,0 +1,181 @@
+import type { Atom } from '../messages/atoms.js';
+import type {
+  AnthropicContentBlock,
+  AnthropicMessage,
+  AnthropicToolResultBlock,
+  Message,
+  OpenAIMessage,
+} from '../messages/types.js';
+import { clearedResultText, truncationMarker } from './placeholders.js';
+
+/** What a plan does to the atoms it keeps: results cleared and texts cut, by stable key. */
+export interface AtomEdits {
+  /** Result slot keys (`callSeq:callIndex`) whose results are replaced by a placeholder. */
+  cleared: ReadonlyMap<string, number>;
+  /** Text part keys (see `textParts`) to the characters kept at the head and the tail. */
+  truncated: ReadonlyMap<string, { head: number; tail: number }>;
+}
+
+export const NO_EDITS: AtomEdits = { cleared: new Map(), truncated: new Map() };
+
+/** A piece of text in an atom that truncation may cut, located by a key stable across requests. */
+export interface TextPart {
+  key: string;
+  text: string;
+  /** The result slot this text belongs to, when it is (part of) a tool result. */
+  slotKey?: string;
+}
+
+function freezeDeep<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const key of Object.keys(value)) freezeDeep((value as Record<string, unknown>)[key]);
+  }
+  return value;
+}
+
+/** Cuts the middle out of `text`, keeping `head` and `tail` characters around a marker. */
+export function cutMiddle(text: string, head: number, tail: number): string {
+  if (head + tail >= text.length) return text;
+  // Never split a surrogate pair: the JSON would carry a lone surrogate the providers reject.
+  let h = head;
+  if (h > 0 && isHighSurrogate(text.charCodeAt(h - 1))) h--;
+  let t = text.length - tail;
+  if (t < text.length && isLowSurrogate(text.charCodeAt(t))) t++;
+  return text.slice(0, h) + truncationMarker(t - h) + text.slice(t);
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
+/** Lists the texts of an atom that truncation may cut (never thinking blocks or tool inputs). */
+export function textParts(atom: Atom): TextPart[] {
+  const parts: TextPart[] = [];
+  const slotAt = new Map<string, string>();
+  for (const slot of atom.results) slotAt.set(`${slot.messageIndex}.${slot.blockIndex}`, slot.key);
+  atom.messages.forEach((message, mi) => {
+    if (message.role === 'assistant' && hasThinking(message)) return;
+    const content = message.content;
+    const slotKey = slotAt.get(`${mi}.-1`);
+    if (typeof content === 'string') {
+      if (content.length > 0) parts.push({ key: `${atom.id}@${mi}.-1.-1`, text: content, slotKey });
+      return;
+    }
+    if (!Array.isArray(content)) return;
+    content.forEach((block, bi) => {
+      const b = block as { type: string; text?: string; content?: unknown };
+      if (b.type === 'text' && typeof b.text === 'string' && b.text.length > 0) {
+        parts.push({ key: `${atom.id}@${mi}.${bi}.-1`, text: b.text, slotKey });
+      } else if (b.type === 'tool_result') {
+        const resultSlot = slotAt.get(`${mi}.${bi}`);
+        if (typeof b.content === 'string' && b.content.length > 0) {
+          parts.push({ key: `${atom.id}@${mi}.${bi}.-1`, text: b.content, slotKey: resultSlot });
+        } else if (Array.isArray(b.content)) {
+          b.content.forEach((inner: { type: string; text?: string }, ii: number) => {
+            if (inner.type === 'text' && typeof inner.text === 'string' && inner.text.length > 0) {
+              parts.push({ key: `${atom.id}@${mi}.${bi}.${ii}`, text: inner.text, slotKey: resultSlot });
+            }
+          });
+        }
+      }
+    });
+  });
+  return parts;
+}
+
+function hasThinking(message: Message): boolean {
+  return (
+    Array.isArray(message.content) &&
+    (message.content as Array<{ type: string }>).some(
+      (b) => b.type === 'thinking' || b.type === 'redacted_thinking',
+    )
+  );
+}
+
+/**
+ * Renders an atom under a plan's edits. Returns the atom's own message objects where nothing
+ * applies, so unedited messages keep their identity (and their memoized token counts).
+ */
+export function renderAtom(atom: Atom, edits: AtomEdits): readonly Message[] {
+  if (edits.cleared.size === 0 && edits.truncated.size === 0) return atom.messages;
+  let out: Message[] | undefined;
+  const replace = (mi: number, message: Message) => {
+    out ??= atom.messages.slice();
+    out[mi] = message;
+  };
+  // Clearing first: a cleared result has nothing left to truncate.
+  const clearedHere = atom.results.filter((slot) => edits.cleared.has(slot.key));
+  const clearedPositions = new Set(clearedHere.map((s) => `${s.messageIndex}.${s.blockIndex}`));
+  for (const slot of clearedHere) {
+    const current = (out ?? atom.messages)[slot.messageIndex]!;
+    const text = clearedResultText(slot.toolName, edits.cleared.get(slot.key)!);
+    if (slot.blockIndex < 0) {
+      replace(slot.messageIndex, freezeDeep({ ...(current as OpenAIMessage), content: text } as Message));
+    } else {
+      const blocks = (current as AnthropicMessage).content as AnthropicContentBlock[];
+      const next = blocks.slice();
+      const old = blocks[slot.blockIndex] as AnthropicToolResultBlock;
+      const cleared: AnthropicToolResultBlock = {
+        type: 'tool_result',
+        tool_use_id: old.tool_use_id,
+        content: text,
+      };
+      if (old.is_error) cleared.is_error = true;
+      next[slot.blockIndex] = cleared;
+      replace(slot.messageIndex, freezeDeep({ ...(current as AnthropicMessage), content: next } as Message));
+    }
+  }
+  const prefix = `${atom.id}@`;
+  for (const [key, keep] of edits.truncated) {
+    if (!key.startsWith(prefix)) continue;
+    const [mi, bi, ii] = key.slice(prefix.length).split('.').map(Number) as [number, number, number];
+    if (clearedPositions.has(`${mi}.${bi}`)) continue;
+    const current = (out ?? atom.messages)[mi];
+    if (!current) continue;
+    const rewritten = truncatePart(current, bi, ii, keep.head, keep.tail);
+    if (rewritten) replace(mi, rewritten);
+  }
+  return out ?? atom.messages;
+}
+
+function truncatePart(
+  message: Message,
+  bi: number,
+  ii: number,
+  head: number,
+  tail: number,
+): Message | undefined {
+  const content = message.content;
+  if (bi < 0) {
+    if (typeof content !== 'string') return undefined;
+    return freezeDeep({ ...message, content: cutMiddle(content, head, tail) } as Message);
+  }
+  if (!Array.isArray(content)) return undefined;
+  const blocks = content as unknown as Array<Record<string, unknown>>;
+  const block = blocks[bi];
+  if (!block) return undefined;
+  let nextBlock: Record<string, unknown>;
+  if (ii < 0) {
+    if (block.type === 'text' && typeof block.text === 'string') {
+      nextBlock = { ...block, text: cutMiddle(block.text, head, tail) };
+    } else if (block.type === 'tool_result' && typeof block.content === 'string') {
+      nextBlock = { ...block, content: cutMiddle(block.content, head, tail) };
+    } else return undefined;
+  } else {
+    const inner = block.content;
+    if (!Array.isArray(inner)) return undefined;
+    const innerBlock = inner[ii] as Record<string, unknown> | undefined;
+    if (!innerBlock || typeof innerBlock.text !== 'string') return undefined;
+    const nextInner = inner.slice();
+    nextInner[ii] = { ...innerBlock, text: cutMiddle(innerBlock.text, head, tail) };
+    nextBlock = { ...block, content: nextInner };
+  }
+  const nextBlocks = blocks.slice();
+  nextBlocks[bi] = nextBlock;
+  return freezeDeep({ ...message, content: nextBlocks } as unknown as Message);
+}

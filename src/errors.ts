@@ -1,0 +1,135 @@
+/**
+ * Typed errors. Each says what is wrong, where, and (where it can) what to do about it, so the
+ * CLI can print `err.message` alone and a program can branch on `err.code`.
+ */
+
+/** Base class of every error contextkit throws on purpose. */
+export class ContextkitError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** One problem found in a message, located by a path such as `messages[3].tool_calls[0].id`. */
+export interface MessageIssue {
+  path: string;
+  message: string;
+}
+
+/** A message (or conversation) that does not fit either provider format. Nothing was stored. */
+export class InvalidMessageError extends ContextkitError {
+  readonly issues: MessageIssue[];
+  constructor(issues: MessageIssue[], code = 'invalid_message') {
+    const first = issues[0];
+    const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
+    super(code, first ? `${first.path}: ${first.message}${more}` : 'invalid message');
+    this.issues = issues;
+  }
+}
+
+/** A conversation that mixes OpenAI and Anthropic message shapes. */
+export class FormatMismatchError extends InvalidMessageError {
+  constructor(path: string, found: string, expected: string) {
+    super(
+      [
+        {
+          path,
+          message: `this conversation is in ${expected} format but the message is ${found}; convert it first (see toOpenAI/toAnthropic)`,
+        },
+      ],
+      'format_mismatch',
+    );
+  }
+}
+
+/** Options that cannot work together, caught at construction. */
+export class ConfigurationError extends ContextkitError {
+  readonly option: string;
+  constructor(option: string, message: string) {
+    super('configuration', `${option}: ${message}`);
+    this.option = option;
+  }
+}
+
+/** What the protected part of a request costs, by kind, in tokens. */
+export interface OverflowBreakdown {
+  /** System (and developer) messages. */
+  system: number;
+  /** `critical` and `pinned` messages. */
+  pinned: number;
+  /** The latest user message and the tool exchange in progress. */
+  latestTurn: number;
+  /** Tool definitions passed with the request. */
+  tools: number;
+  /** Fixed per-request framing. */
+  overhead: number;
+}
+
+/** The messages that must be kept cannot fit the budget. No view was returned. */
+export class ContextOverflowError extends ContextkitError {
+  readonly budget: number;
+  readonly required: number;
+  readonly breakdown: OverflowBreakdown;
+  constructor(budget: number, required: number, breakdown: OverflowBreakdown) {
+    const parts = Object.entries(breakdown)
+      .filter(([, v]) => v > 0)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
+    super(
+      'context_overflow',
+      `the messages that must be kept need ${required} tokens but the budget is ${budget} (${parts}); ` +
+        'raise the budget, shorten the system prompt or pinned messages, or unpin some',
+    );
+    this.budget = budget;
+    this.required = required;
+    this.breakdown = breakdown;
+  }
+}
+
+/** A store that cannot be read or written as asked. Nothing already stored was changed. */
+export class StoreError extends ContextkitError {
+  readonly conversationId: string | undefined;
+  constructor(
+    conversationId: string | undefined,
+    message: string,
+    options?: { cause?: unknown; code?: string },
+  ) {
+    super(
+      options?.code ?? 'store',
+      conversationId === undefined ? message : `conversation ${JSON.stringify(conversationId)}: ${message}`,
+      options,
+    );
+    this.conversationId = conversationId;
+  }
+}
+
+/**
+ * Another writer got there first: re-read (the head for `sequence`, the metadata for `version`)
+ * and retry.
+ */
+export class ConflictError extends StoreError {
+  readonly expected: number;
+  readonly actual: number;
+  /** What was compared: the log's next sequence number, or the metadata's CAS version. */
+  readonly subject: 'sequence' | 'version';
+  constructor(
+    conversationId: string,
+    expected: number,
+    actual: number,
+    subject: 'sequence' | 'version' = 'sequence',
+  ) {
+    super(
+      conversationId,
+      subject === 'sequence'
+        ? `expected the next sequence number to be ${expected} but it is ${actual}`
+        : `expected metadata version ${expected} but it is ${actual}; read it again with getMeta and retry`,
+      { code: 'conflict' },
+    );
+    this.expected = expected;
+    this.actual = actual;
+    this.subject = subject;
+  }
+}

@@ -1,0 +1,96 @@
+import type { ContextOverflowError } from './errors.js';
+import type { Repair } from './messages/atoms.js';
+
+/** What one compaction did, by sequence number, with the tokens before and after. */
+export interface CompactionReceipt {
+  /** Why it ran: the trigger was crossed, `compact({ force: true })`, or the budget shrank under the view. */
+  reason: 'threshold' | 'forced' | 'over_budget';
+  budget: number;
+  trigger: number;
+  target: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  messagesBefore: number;
+  messagesAfter: number;
+  /** Seqs of stored messages left out of the view by this compaction (not by earlier ones). */
+  dropped: number[];
+  /** Tool results replaced by a placeholder: the seq holding the result, the call's tool, its tokens. */
+  cleared: Array<{ seq: number; callSeq: number; tool: string; tokens: number }>;
+  /** Texts whose middle was cut: the seq of the message and the characters removed. */
+  truncated: Array<{ seq: number; removedChars: number }>;
+  /** What the view had to repair to stay valid (missing results, orphans, moved messages). */
+  repairs: Repair[];
+  /** The protected messages alone were above the target: the view stops at that floor. */
+  atFloor: boolean;
+  /** Counter id and whether counts are exact or estimates. */
+  counter: string;
+  exact: boolean;
+  durationMs: number;
+}
+
+/** Every event a manager emits, with its payload. */
+export interface ContextEvents {
+  'context:message_added': { seq: number; role: string; ephemeral: boolean; tokens: number };
+  'context:pre_compact': { messageCount: number; tokens: number };
+  'context:post_compact': { messageCount: number; tokens: number; receipt: CompactionReceipt };
+  'context:budget': { budget: number; source: string };
+  'context:include': { source: string; content: string };
+  'context:warn': { message: string; code: string };
+  'context:overflow': { error: ContextOverflowError };
+  'context:measure': { tokens: number; budget: number; pct: number; exact: boolean; messages: number };
+  /** A listener threw; the manager carried on. */
+  error: { event: string; error: unknown };
+}
+
+export type ContextEventName = keyof ContextEvents;
+export type Listener<E extends ContextEventName> = (payload: ContextEvents[E]) => void;
+
+/**
+ * A small typed emitter. A listener that throws never breaks the manager: the error is reported on
+ * the `error` event (and swallowed if an `error` listener throws too).
+ */
+export class ContextEmitter {
+  private readonly listeners = new Map<ContextEventName, Set<Listener<ContextEventName>>>();
+
+  /** Subscribes; returns a function that unsubscribes. */
+  on<E extends ContextEventName>(event: E, listener: Listener<E>): () => void {
+    let set = this.listeners.get(event);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(event, set);
+    }
+    set.add(listener as Listener<ContextEventName>);
+    return () => this.off(event, listener);
+  }
+
+  /** Subscribes for one call. */
+  once<E extends ContextEventName>(event: E, listener: Listener<E>): () => void {
+    const off = this.on(event, (payload) => {
+      off();
+      listener(payload);
+    });
+    return off;
+  }
+
+  off<E extends ContextEventName>(event: E, listener: Listener<E>): void {
+    this.listeners.get(event)?.delete(listener as Listener<ContextEventName>);
+  }
+
+  /** True when someone listens: lets callers skip building a payload nobody reads. */
+  has(event: ContextEventName): boolean {
+    return (this.listeners.get(event)?.size ?? 0) > 0;
+  }
+
+  emit<E extends ContextEventName>(event: E, payload: ContextEvents[E]): void {
+    const set = this.listeners.get(event);
+    if (!set || set.size === 0) return;
+    for (const listener of [...set]) {
+      try {
+        listener(payload);
+      } catch (error) {
+        if (event === 'error') continue;
+        this.emit('error', { event, error });
+      }
+    }
+  }
+}

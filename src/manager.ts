@@ -1,0 +1,970 @@
+import type { PlanContext, Protection } from './compaction/draft.js';
+import { type AtomEdits, NO_EDITS, renderAtom } from './compaction/edit-atom.js';
+import { CONVERSATION_START_TEXT, OMITTED_START_TEXT } from './compaction/placeholders.js';
+import { type CompactionPlan, planView } from './compaction/plan.js';
+import {
+  ConfigurationError,
+  ConflictError,
+  ContextOverflowError,
+  InvalidMessageError,
+  type OverflowBreakdown,
+} from './errors.js';
+import { type CompactionReceipt, ContextEmitter, type ContextEventName, type Listener } from './events.js';
+import { type Atom, AtomIndex } from './messages/atoms.js';
+import { convertMessages } from './messages/convert.js';
+import { resolveConversationFormat } from './messages/detect.js';
+import type {
+  HistoryEntry,
+  Message,
+  MessageFormat,
+  MessageMetadata,
+  ToolDefinition,
+} from './messages/types.js';
+import { validateMessage } from './messages/validate-message.js';
+import { resolveStore } from './stores/resolve.js';
+import type { ConversationStore, NewEntry } from './stores/types.js';
+import { createModelCatalog, type ModelCatalog } from './tokens/catalog.js';
+import { createTokenCounter } from './tokens/counter.js';
+import type { ModelInfo, TokenCounter } from './tokens/types.js';
+
+/** Provider info as the seed contract passes it: `getInfo().defaults` or the numbers directly. */
+export interface ProviderInfo {
+  getInfo?: () => { defaults?: { context_window?: number; max_output_tokens?: number } };
+  contextWindow?: number;
+  maxOutputTokens?: number;
+  /** The wire format views for this provider must be in. */
+  format?: MessageFormat;
+}
+
+export interface ContextManagerOptions {
+  /** Model id: decides the tokenizer and, through the catalog, the budget. */
+  model?: string;
+  /** Budget when neither the request nor the model gives one (default 200,000). */
+  maxTokens?: number;
+  /** Usage (share of the budget) above which a new compaction plan is made (default 0.92). */
+  compactThreshold?: number;
+  /** Usage a compaction brings the view down to (default 0.6). */
+  targetUsage?: number;
+  /** Never compact system messages (default true). */
+  preserveSystem?: boolean;
+  /** How many of the newest tool results are never cleared (default 3). */
+  keepToolResults?: number;
+  /** Tokens kept free below the window besides the model's max output (default 1,000). */
+  safetyMargin?: number;
+  /** Where the history is kept: a store, or `memory:` / `file:DIR`. Default: this process's memory. */
+  store?: string | ConversationStore;
+  /** The conversation in the store (default `default`). */
+  conversationId?: string;
+  /** Models to add to or override in the catalog. */
+  models?: Record<string, Partial<ModelInfo>>;
+  /** A counter to use instead of the catalog's (for tests, or a provider-exact one). */
+  tokenCounter?: TokenCounter;
+  /** Clock for timestamps (tests). */
+  now?: () => Date;
+}
+
+export interface AddMessageOptions {
+  critical?: boolean;
+  ephemeral?: boolean;
+  pinned?: boolean;
+  metadata?: Partial<MessageMetadata> & Record<string, unknown>;
+}
+
+export interface RequestOptions {
+  tokenBudget?: number;
+  /** `'openai'` or `'anthropic'` for the wire format, or provider info for the budget. */
+  provider?: MessageFormat | ProviderInfo;
+  model?: string;
+  /** Tool definitions sent with the request: counted in the budget. */
+  tools?: readonly ToolDefinition[];
+}
+
+export interface Usage {
+  budget: number;
+  tokens: number;
+  pct: number;
+  trigger: number;
+  target: number;
+  messages: number;
+}
+
+interface Resolved {
+  budget: number;
+  source: string;
+  counter: TokenCounter;
+  format: MessageFormat;
+  fixedTokens: number;
+  toolsTokens: number;
+}
+
+/** The view as last built: grows by appending atoms while the plan holds. */
+interface ViewCache {
+  key: string;
+  plan: CompactionPlan | null;
+  messages: Message[];
+  tokens: number;
+  atomsCovered: number;
+  closedAtoms: number;
+  closedMessages: number;
+  closedTokens: number;
+}
+
+const DEFAULTS = {
+  maxTokens: 200_000,
+  compactThreshold: 0.92,
+  targetUsage: 0.6,
+  preserveSystem: true,
+  keepToolResults: 3,
+  safetyMargin: 1_000,
+};
+
+/** Tokens kept aside for the Anthropic start notice, which a view may need. */
+const NOTICE_RESERVE = 24;
+const OMITTED_NOTICE: Message = freezeDeep({ role: 'user', content: OMITTED_START_TEXT });
+const START_NOTICE: Message = freezeDeep({ role: 'user', content: CONVERSATION_START_TEXT });
+
+function checkOptions(o: ContextManagerOptions): void {
+  const num = (name: string, v: unknown) => {
+    if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v))) {
+      throw new ConfigurationError(name, `expected a finite number, got ${JSON.stringify(v)}`);
+    }
+  };
+  for (const k of [
+    'maxTokens',
+    'compactThreshold',
+    'targetUsage',
+    'keepToolResults',
+    'safetyMargin',
+  ] as const) {
+    num(k, o[k]);
+  }
+  if (o.maxTokens !== undefined && o.maxTokens <= 0)
+    throw new ConfigurationError('maxTokens', 'must be above 0');
+  const threshold = o.compactThreshold ?? DEFAULTS.compactThreshold;
+  if (threshold <= 0 || threshold > 1) {
+    throw new ConfigurationError('compactThreshold', `must be in (0, 1], got ${threshold}`);
+  }
+  const target = o.targetUsage ?? DEFAULTS.targetUsage;
+  if (target <= 0 || target > 1)
+    throw new ConfigurationError('targetUsage', `must be in (0, 1], got ${target}`);
+  if (target > threshold) {
+    throw new ConfigurationError(
+      'targetUsage',
+      `(${target}) must not be above compactThreshold (${threshold})`,
+    );
+  }
+  if (o.keepToolResults !== undefined && (o.keepToolResults < 0 || !Number.isInteger(o.keepToolResults))) {
+    throw new ConfigurationError('keepToolResults', 'must be a whole number ≥ 0');
+  }
+  if (o.safetyMargin !== undefined && o.safetyMargin < 0) {
+    throw new ConfigurationError('safetyMargin', 'must be ≥ 0');
+  }
+  if (o.conversationId !== undefined && (typeof o.conversationId !== 'string' || o.conversationId === '')) {
+    throw new ConfigurationError('conversationId', 'must be a non-empty string');
+  }
+}
+
+function freezeDeep<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const key of Object.keys(value)) freezeDeep((value as Record<string, unknown>)[key]);
+  }
+  return value;
+}
+
+function encodePlan(plan: CompactionPlan): Record<string, unknown> {
+  return { ...plan };
+}
+
+function decodePlan(value: unknown): CompactionPlan | null {
+  const p = value as Partial<CompactionPlan> | undefined;
+  if (p?.v !== 1 || !Array.isArray(p.dropped) || !Array.isArray(p.cleared) || !Array.isArray(p.truncated)) {
+    return null;
+  }
+  return p as CompactionPlan;
+}
+
+/**
+ * Conversation memory for one agent conversation: stores every message, and before each model
+ * call returns a view that fits the budget, is valid for the provider, keeps what matters and
+ * leaves the stored history whole. See DESIGN.md for the invariants every view holds.
+ */
+export class ContextManager {
+  readonly options: Readonly<
+    Required<Omit<ContextManagerOptions, 'store' | 'models' | 'tokenCounter' | 'model' | 'now'>>
+  > & {
+    model?: string;
+  };
+  readonly conversationId: string;
+  private readonly emitter = new ContextEmitter();
+  private readonly store: ConversationStore | null;
+  private readonly catalog: ModelCatalog;
+  private readonly fixedCounter: TokenCounter | undefined;
+  private readonly now: () => Date;
+  private entries: HistoryEntry[] = [];
+  /** Seq the store will give the next persisted entry. */
+  private storeHead = 0;
+  private hasEphemeral = false;
+  private format: MessageFormat | undefined;
+  private atoms: AtomIndex | null = null;
+  private plan: CompactionPlan | null = null;
+  private planVersion = 0;
+  private view: ViewCache | null = null;
+  private readonly memo = new Map<string, WeakMap<object, number>>();
+  private readonly counters = new Map<string, TokenCounter>();
+  private readonly warned = new Set<string>();
+  private lastBudget: { budget: number; source: string } | null = null;
+  private lastUsage: Usage | null = null;
+  private loadedFromStore = false;
+  private queue: Promise<unknown>;
+
+  constructor(options: ContextManagerOptions = {}) {
+    checkOptions(options);
+    this.options = {
+      maxTokens: options.maxTokens ?? DEFAULTS.maxTokens,
+      compactThreshold: options.compactThreshold ?? DEFAULTS.compactThreshold,
+      targetUsage: options.targetUsage ?? DEFAULTS.targetUsage,
+      preserveSystem: options.preserveSystem ?? DEFAULTS.preserveSystem,
+      keepToolResults: options.keepToolResults ?? DEFAULTS.keepToolResults,
+      safetyMargin: options.safetyMargin ?? DEFAULTS.safetyMargin,
+      conversationId: options.conversationId ?? 'default',
+      ...(options.model !== undefined ? { model: options.model } : {}),
+    };
+    this.conversationId = this.options.conversationId;
+    this.catalog = createModelCatalog(options.models);
+    this.fixedCounter = options.tokenCounter;
+    this.now = options.now ?? (() => new Date());
+    this.store = options.store === undefined ? null : resolveStore(options.store);
+    this.queue = this.store ? this.load(this.store) : Promise.resolve();
+  }
+
+  // ------------------------------------------------------------------------------------ events
+
+  /** Subscribes to an event; returns a function that unsubscribes. */
+  on<E extends ContextEventName>(event: E, listener: Listener<E>): () => void {
+    return this.emitter.on(event, listener);
+  }
+
+  off<E extends ContextEventName>(event: E, listener: Listener<E>): void {
+    this.emitter.off(event, listener);
+  }
+
+  // ------------------------------------------------------------------------------------ history
+
+  /** Runs operations one at a time, in call order, so a request sees a consistent history. */
+  private enqueue<T>(op: () => Promise<T> | T): Promise<T> {
+    const run = this.queue.then(op);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async load(store: ConversationStore): Promise<void> {
+    const stored = await store.read(this.conversationId);
+    const meta = await store.getMeta(this.conversationId);
+    this.entries = [];
+    this.format = undefined;
+    for (const e of stored) this.pushEntry(e.message, e.metadata);
+    this.storeHead = stored.length;
+    this.loadedFromStore = stored.length > 0;
+    this.plan = decodePlan(meta.value?.plan);
+    this.planVersion++;
+  }
+
+  private pushEntry(message: Message, metadata: MessageMetadata): HistoryEntry {
+    const seq = this.entries.length;
+    this.format = resolveConversationFormat(this.format, message, seq);
+    const entry: HistoryEntry = Object.freeze({
+      seq,
+      message: freezeDeep(message),
+      metadata: freezeDeep(metadata),
+    });
+    this.entries.push(entry);
+    if (metadata.ephemeral) this.hasEphemeral = true;
+    return entry;
+  }
+
+  /**
+   * Validates and stores a message (a copy: the caller's object is never changed). Rejects a
+   * malformed message with `InvalidMessageError` naming the field; nothing is stored then.
+   */
+  addMessage(message: unknown, options: AddMessageOptions = {}): Promise<void> {
+    return this.enqueue(() => this.add(message, options));
+  }
+
+  private async add(message: unknown, options: AddMessageOptions): Promise<void> {
+    const seq = this.entries.length;
+    let copy: unknown;
+    try {
+      copy = structuredClone(message);
+    } catch {
+      throw new InvalidMessageError([{ path: `messages[${seq}]`, message: 'expected a plain JSON object' }]);
+    }
+    const format = resolveConversationFormat(this.format, copy, seq);
+    const valid = validateMessage(copy, `messages[${seq}]`, format);
+    const metadata: MessageMetadata = {
+      ...(options.metadata ?? {}),
+      timestamp:
+        typeof options.metadata?.timestamp === 'string'
+          ? options.metadata.timestamp
+          : this.now().toISOString(),
+    };
+    if (options.critical) metadata.critical = true;
+    if (options.pinned) metadata.pinned = true;
+    if (options.ephemeral) metadata.ephemeral = true;
+    if (this.store && !options.ephemeral) await this.persist([{ message: valid, metadata }]);
+    if (format !== this.format && this.atoms && this.atoms.format !== format) this.atoms = null;
+    const entry = this.pushEntry(valid, metadata);
+    if (this.emitter.has('context:message_added')) {
+      this.emitter.emit('context:message_added', {
+        seq: entry.seq,
+        role: entry.message.role,
+        ephemeral: !!options.ephemeral,
+        tokens: this.count(this.defaultCounter(), entry.message),
+      });
+    }
+  }
+
+  /** Appends to the store; when another writer got there first, takes in its messages and retries. */
+  private async persist(batch: NewEntry[]): Promise<void> {
+    const store = this.store!;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await store.append(this.conversationId, batch, { expectedSeq: this.storeHead });
+        this.storeHead += batch.length;
+        return;
+      } catch (err) {
+        if (!(err instanceof ConflictError) || attempt >= 20) throw err;
+        const tail = await store.read(this.conversationId, { fromSeq: this.storeHead });
+        for (const e of tail) this.pushEntry(e.message, e.metadata);
+        this.storeHead += tail.length;
+      }
+    }
+  }
+
+  /** The full stored history, never compacted (ephemeral messages included). */
+  async getMessages(): Promise<Message[]> {
+    return this.enqueue(() => this.entries.map((e) => e.message as Message));
+  }
+
+  /** The stored entries with their seqs and metadata. */
+  async getEntries(): Promise<HistoryEntry[]> {
+    return this.enqueue(() => this.entries.slice());
+  }
+
+  /**
+   * Replaces the history (session restore). As the seed contract says for file-backed managers,
+   * when the history was resumed from a store the store is authoritative and the call is ignored
+   * (with a `context:warn`); pass `{ replace: true }` to replace it anyway.
+   */
+  setMessages(messages: readonly unknown[], options: { replace?: boolean } = {}): Promise<void> {
+    return this.enqueue(async () => {
+      if (this.loadedFromStore && !options.replace) {
+        this.warn(
+          'set_messages_ignored',
+          `setMessages ignored: conversation ${this.conversationId} was resumed from its store, which is authoritative (pass { replace: true } to replace it)`,
+        );
+        return;
+      }
+      if (!Array.isArray(messages)) {
+        throw new InvalidMessageError([{ path: 'messages', message: 'expected an array of messages' }]);
+      }
+      let format: MessageFormat | undefined;
+      const valid: Message[] = messages.map((m, i) => {
+        let copy: unknown;
+        try {
+          copy = structuredClone(m);
+        } catch {
+          throw new InvalidMessageError([
+            { path: `messages[${i}]`, message: 'expected a plain JSON object' },
+          ]);
+        }
+        format = resolveConversationFormat(format, copy, i);
+        return validateMessage(copy, `messages[${i}]`, format);
+      });
+      const stamp = this.now().toISOString();
+      const batch = valid.map((message) => ({ message, metadata: { timestamp: stamp } as MessageMetadata }));
+      if (this.store) {
+        await this.store.replace(this.conversationId, batch);
+        await this.saveMeta({ plan: null });
+      }
+      this.reset();
+      for (const e of batch) this.pushEntry(e.message, e.metadata);
+      this.storeHead = batch.length;
+      this.loadedFromStore = false;
+    });
+  }
+
+  /** Removes every message (and the stored conversation). */
+  clear(): Promise<void> {
+    return this.enqueue(async () => {
+      if (this.store) await this.store.delete(this.conversationId);
+      this.reset();
+      this.storeHead = 0;
+      this.loadedFromStore = false;
+    });
+  }
+
+  private reset(): void {
+    this.entries = [];
+    this.format = undefined;
+    this.atoms = null;
+    this.plan = null;
+    this.planVersion++;
+    this.view = null;
+    this.hasEphemeral = false;
+  }
+
+  // ------------------------------------------------------------------------------------ tokens
+
+  private counterFor(model: string | undefined): TokenCounter {
+    if (this.fixedCounter) return this.fixedCounter;
+    const key = model ?? `default:${this.format ?? 'openai'}`;
+    let counter = this.counters.get(key);
+    if (!counter) {
+      const info = model ? this.catalog.get(model) : undefined;
+      const fallback = this.catalog.get(this.format === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o')!;
+      counter = createTokenCounter(info ?? fallback);
+      this.counters.set(key, counter);
+    }
+    return counter;
+  }
+
+  private defaultCounter(): TokenCounter {
+    return this.counterFor(this.options.model);
+  }
+
+  /** Tokens of one message, memoized per message object and counter. */
+  private count(
+    counter: TokenCounter,
+    message: Message,
+    format: MessageFormat = this.format ?? 'openai',
+  ): number {
+    let memo = this.memo.get(counter.id);
+    if (!memo) {
+      memo = new WeakMap();
+      this.memo.set(counter.id, memo);
+    }
+    let n = memo.get(message);
+    if (n === undefined) {
+      n = counter.countMessage(message, format);
+      memo.set(message, n);
+    }
+    return n;
+  }
+
+  private countAll(counter: TokenCounter, messages: readonly Message[]): number {
+    let sum = 0;
+    for (const m of messages) sum += this.count(counter, m);
+    return sum;
+  }
+
+  /** Tokens of the whole stored history with the configured model's counter. */
+  async getTokenCount(): Promise<number> {
+    return this.enqueue(() => {
+      const counter = this.defaultCounter();
+      return this.countAll(
+        counter,
+        this.entries.map((e) => e.message as Message),
+      );
+    });
+  }
+
+  // ------------------------------------------------------------------------------------ budget
+
+  private resolve(request: RequestOptions): Resolved {
+    const model = request.model ?? this.options.model;
+    const providerInfo = typeof request.provider === 'object' ? request.provider : undefined;
+    const requested = typeof request.provider === 'string' ? request.provider : providerInfo?.format;
+    if (requested !== undefined && requested !== 'openai' && requested !== 'anthropic') {
+      throw new ConfigurationError(
+        'provider',
+        `expected "openai", "anthropic" or provider info, got ${JSON.stringify(requested)}`,
+      );
+    }
+    const info = model ? this.catalog.get(model) : undefined;
+    // A conversation of plain text fits either format: the model's provider decides, and with
+    // no model the view is made valid for both (Anthropic's rules are the stricter).
+    const format: MessageFormat =
+      requested ??
+      this.format ??
+      (info ? (info.provider === 'anthropic' ? 'anthropic' : 'openai') : 'anthropic');
+    if (model && !info && !this.fixedCounter) {
+      this.warnOnce(
+        `unknown_model:${model}`,
+        'unknown_model',
+        `model ${JSON.stringify(model)} is not in the catalog: counting with the default tokenizer and budgeting with maxTokens (${this.options.maxTokens}); add it with the \`models\` option`,
+      );
+    }
+    let budget: number;
+    let source: string;
+    if (request.tokenBudget !== undefined) {
+      if (
+        typeof request.tokenBudget !== 'number' ||
+        !Number.isFinite(request.tokenBudget) ||
+        request.tokenBudget <= 0
+      ) {
+        throw new ConfigurationError(
+          'tokenBudget',
+          `must be a number above 0, got ${JSON.stringify(request.tokenBudget)}`,
+        );
+      }
+      budget = Math.floor(request.tokenBudget);
+      source = 'tokenBudget';
+    } else if (providerInfo && this.providerBudget(providerInfo) !== undefined) {
+      budget = this.providerBudget(providerInfo)!;
+      source = 'provider';
+    } else if (info) {
+      budget = info.contextWindow - info.maxOutputTokens - this.options.safetyMargin;
+      source = `model:${info.id}`;
+    } else {
+      budget = this.options.maxTokens;
+      source = 'maxTokens';
+    }
+    if (budget <= 0) {
+      throw new ConfigurationError(
+        'budget',
+        `the ${source} budget comes to ${budget} tokens; it must be above 0`,
+      );
+    }
+    if (!this.lastBudget || this.lastBudget.budget !== budget || this.lastBudget.source !== source) {
+      this.lastBudget = { budget, source };
+      this.emitter.emit('context:budget', { budget, source });
+    }
+    const counter = this.counterFor(info ? info.id : undefined);
+    const toolsTokens = counter.countTools(request.tools);
+    const fixedTokens = toolsTokens + counter.requestOverhead;
+    return { budget, source, counter, format, fixedTokens, toolsTokens };
+  }
+
+  private providerBudget(p: ProviderInfo): number | undefined {
+    let window = p.contextWindow;
+    let output = p.maxOutputTokens;
+    if (p.getInfo) {
+      try {
+        const d = p.getInfo().defaults ?? {};
+        window ??= d.context_window;
+        output ??= d.max_output_tokens;
+      } catch {
+        return undefined;
+      }
+    }
+    if (!window || !output) return undefined;
+    return window - output - this.options.safetyMargin;
+  }
+
+  // ------------------------------------------------------------------------------------ views
+
+  private ensureAtoms(): AtomIndex {
+    const format = this.format ?? 'openai';
+    if (!this.atoms || this.atoms.format !== format) {
+      this.atoms = new AtomIndex(format);
+      this.view = null;
+    }
+    this.atoms.update(this.entries);
+    return this.atoms;
+  }
+
+  private planEdits(plan: CompactionPlan | null): AtomEdits & { dropped: ReadonlySet<number> } {
+    if (!plan) return { ...NO_EDITS, dropped: new Set() };
+    return {
+      cleared: new Map(plan.cleared),
+      truncated: new Map(plan.truncated),
+      dropped: new Set(plan.dropped),
+    };
+  }
+
+  /** Brings the cached view up to date: re-renders only the atoms that are new or still open. */
+  private buildView(counter: TokenCounter): ViewCache {
+    const atoms = this.ensureAtoms();
+    const key = `${counter.id}|${atoms.format}|${this.planVersion}`;
+    let view = this.view;
+    if (!view || view.key !== key) {
+      view = {
+        key,
+        plan: this.plan,
+        messages: [],
+        tokens: 0,
+        atomsCovered: 0,
+        closedAtoms: 0,
+        closedMessages: 0,
+        closedTokens: 0,
+      };
+      this.view = view;
+    } else if (view.atomsCovered > view.closedAtoms) {
+      view.messages.length = view.closedMessages;
+      view.tokens = view.closedTokens;
+      view.atomsCovered = view.closedAtoms;
+    }
+    if (view.atomsCovered === atoms.length) return view;
+    const edits = this.planEdits(view.plan);
+    const planned = view.plan ? view.plan.historyLength : 0;
+    for (let k = view.atomsCovered; k < atoms.length; k++) {
+      const atom = atoms.at(k);
+      if (!edits.dropped.has(atom.id)) {
+        const rendered = atom.id < planned ? renderAtom(atom, edits) : atom.messages;
+        for (const m of rendered) {
+          view.messages.push(m);
+          view.tokens += this.count(counter, m);
+        }
+      }
+      view.atomsCovered = k + 1;
+      if (k < atoms.closedCount) {
+        view.closedAtoms = k + 1;
+        view.closedMessages = view.messages.length;
+        view.closedTokens = view.tokens;
+      }
+    }
+    return view;
+  }
+
+  /** Which atoms compaction may touch, and how far. */
+  private protections(atoms: readonly Atom[]): Protection[] {
+    const verbatimSeqs = (atom: Atom) =>
+      atom.seqs.some((s) => {
+        const m = this.entries[s]?.metadata;
+        return !!(m?.critical || m?.pinned);
+      });
+    let latestUser = -1;
+    for (let i = atoms.length - 1; i >= 0; i--) {
+      if (atoms[i]!.hasUserContent) {
+        latestUser = i;
+        break;
+      }
+    }
+    let inProgress = -1;
+    for (let i = atoms.length - 1; i > latestUser; i--) {
+      if (atoms[i]!.kind === 'exchange') {
+        inProgress = i;
+        break;
+      }
+    }
+    return atoms.map((atom, i) => {
+      if (atom.kind === 'system' && this.options.preserveSystem) return 'verbatim';
+      if (i === latestUser || verbatimSeqs(atom)) return 'verbatim';
+      if (i === inProgress || atom.open) return 'keep';
+      return 'none';
+    });
+  }
+
+  /**
+   * The messages to send now: within the budget, valid for the provider, with system, pinned and
+   * critical messages, the latest user message and the tool exchange in progress kept. Stored
+   * history is never changed. Throws `ContextOverflowError` when what must be kept cannot fit.
+   */
+  getMessagesForRequest(request: RequestOptions = {}): Promise<Message[]> {
+    return this.enqueue(() => this.request(request));
+  }
+
+  private async request(request: RequestOptions): Promise<Message[]> {
+    const r = this.resolve(request);
+    let view = this.buildView(r.counter);
+    const trigger = Math.floor(this.options.compactThreshold * r.budget);
+    const target = Math.floor(this.options.targetUsage * r.budget);
+    let total = view.tokens + r.fixedTokens;
+    // After a plan that could not reach the target (protected floor), wait for real growth.
+    const replanAt = this.plan
+      ? Math.min(r.budget, Math.max(trigger, this.plan.tokens + (trigger - target)))
+      : trigger;
+    if (total > replanAt) {
+      await this.compactNow(r, total > r.budget ? 'over_budget' : 'threshold');
+      view = this.buildView(r.counter);
+      total = view.tokens + r.fixedTokens;
+    }
+    let messages = view.messages.slice();
+    if (r.format !== (this.format ?? r.format)) {
+      messages = convertMessages(messages, r.format);
+      total = this.countFresh(r.counter, messages, r.format) + r.fixedTokens;
+    }
+    const notice = r.format === 'anthropic' ? this.startNotice(messages) : undefined;
+    if (notice) {
+      messages.splice(notice.at, 0, notice.message);
+      total += this.count(r.counter, notice.message, 'anthropic');
+    }
+    if (total > r.budget) throw this.overflow(r, total);
+    const pct = total / r.budget;
+    this.lastUsage = { budget: r.budget, tokens: total, pct, trigger, target, messages: messages.length };
+    this.emitter.emit('context:measure', {
+      tokens: total,
+      budget: r.budget,
+      pct,
+      exact: r.counter.exact,
+      messages: messages.length,
+    });
+    return messages;
+  }
+
+  /** An Anthropic view must open with a user message: where it does not, one is put first. */
+  private startNotice(messages: readonly Message[]): { at: number; message: Message } | undefined {
+    const first = messages.findIndex((m) => m.role !== 'system');
+    if (first < 0 || messages[first]!.role !== 'assistant') return undefined;
+    const omitted = this.plan !== null && this.plan.dropped.length > 0;
+    return { at: first, message: omitted ? OMITTED_NOTICE : START_NOTICE };
+  }
+
+  private overflow(r: Resolved, required: number): ContextOverflowError {
+    const atoms = this.ensureAtoms().all();
+    const protection = this.protections(atoms);
+    const breakdown: OverflowBreakdown = {
+      system: 0,
+      pinned: 0,
+      latestTurn: 0,
+      tools: r.toolsTokens,
+      overhead: r.fixedTokens - r.toolsTokens,
+    };
+    atoms.forEach((atom, i) => {
+      const p = protection[i];
+      if (p === 'none') return;
+      const tokens = this.countAll(r.counter, atom.messages);
+      if (atom.kind === 'system') breakdown.system += tokens;
+      else if (p === 'keep') breakdown.latestTurn += tokens;
+      else if (
+        atom.hasUserContent &&
+        !atom.seqs.some((s) => this.entries[s]?.metadata.pinned || this.entries[s]?.metadata.critical)
+      )
+        breakdown.latestTurn += tokens;
+      else breakdown.pinned += tokens;
+    });
+    const error = new ContextOverflowError(r.budget, required, breakdown);
+    this.emitter.emit('context:overflow', { error });
+    return error;
+  }
+
+  /**
+   * Makes a new plan now when the view is over the trigger (or always, with `force`), and returns
+   * its receipt; resolves to null when nothing needed doing.
+   */
+  compact(options: { force?: boolean } & RequestOptions = {}): Promise<CompactionReceipt | null> {
+    return this.enqueue(async () => {
+      const r = this.resolve(options);
+      const view = this.buildView(r.counter);
+      const total = view.tokens + r.fixedTokens;
+      if (!options.force && total <= Math.floor(this.options.compactThreshold * r.budget)) return null;
+      return this.compactNow(r, options.force ? 'forced' : 'threshold');
+    });
+  }
+
+  private async compactNow(r: Resolved, reason: CompactionReceipt['reason']): Promise<CompactionReceipt> {
+    const started = performance.now();
+    const atoms = this.ensureAtoms().all();
+    const before = this.buildView(r.counter);
+    const tokensBefore = before.tokens + r.fixedTokens;
+    const messagesBefore = before.messages.length;
+    this.emitter.emit('context:pre_compact', { messageCount: messagesBefore, tokens: tokensBefore });
+    const protection = this.protections(atoms);
+    const previous = this.planEdits(this.plan);
+    const counter = r.counter;
+    const measure = (atom: Atom, edits: AtomEdits) => {
+      const rendered = renderAtom(atom, edits);
+      return rendered === atom.messages
+        ? this.countAll(counter, rendered)
+        : this.countFresh(counter, rendered);
+    };
+    let target = Math.floor(this.options.targetUsage * r.budget);
+    let draft = planView(this.planContext(atoms, protection, measure, counter, r, target), previous);
+    // The planner's sums are exact per atom; re-check the rendered whole and tighten if needed.
+    for (let attempt = 0; attempt < 3 && draft.total > r.budget; attempt++) {
+      target = Math.max(0, target - (draft.total - r.budget) - 1);
+      draft = planView(this.planContext(atoms, protection, measure, counter, r, target), previous);
+    }
+    const dropped = [...draft.dropped].sort((a, b) => a - b);
+    const plan: CompactionPlan = {
+      v: 1,
+      dropped,
+      cleared: [...draft.cleared],
+      truncated: [...draft.truncated],
+      historyLength: this.entries.length,
+      budget: r.budget,
+      tokens: draft.total,
+      counterId: counter.id,
+    };
+    this.plan = plan;
+    this.planVersion++;
+    const after = this.buildView(counter);
+    plan.tokens = after.tokens + r.fixedTokens;
+    if (!this.hasEphemeral) await this.saveMeta({ plan: encodePlan(plan) });
+    const receipt = this.receipt(atoms, previous, plan, {
+      reason,
+      budget: r.budget,
+      trigger: Math.floor(this.options.compactThreshold * r.budget),
+      target: Math.floor(this.options.targetUsage * r.budget),
+      tokensBefore,
+      tokensAfter: plan.tokens,
+      messagesBefore,
+      messagesAfter: after.messages.length,
+      counter: counter.id,
+      exact: counter.exact,
+      durationMs: performance.now() - started,
+    });
+    this.emitter.emit('context:post_compact', {
+      messageCount: after.messages.length,
+      tokens: plan.tokens,
+      receipt,
+    });
+    return receipt;
+  }
+
+  private planContext(
+    atoms: readonly Atom[],
+    protection: readonly Protection[],
+    measure: PlanContext['measure'],
+    counter: TokenCounter,
+    r: Resolved,
+    target: number,
+  ): PlanContext {
+    return {
+      atoms,
+      protection,
+      measure,
+      countText: (t) => counter.countText(t),
+      // Room for the start notice an Anthropic view may need once older messages are gone.
+      fixedTokens: r.fixedTokens + (r.format === 'anthropic' ? NOTICE_RESERVE : 0),
+      budget: r.budget,
+      target,
+      keepToolResults: this.options.keepToolResults,
+    };
+  }
+
+  /** Counts messages that exist only during planning, without filling the memo with them. */
+  private countFresh(
+    counter: TokenCounter,
+    messages: readonly Message[],
+    format: MessageFormat = this.format ?? 'openai',
+  ): number {
+    const memo = this.memo.get(counter.id);
+    let sum = 0;
+    for (const m of messages) sum += memo?.get(m) ?? counter.countMessage(m, format);
+    return sum;
+  }
+
+  private receipt(
+    atoms: readonly Atom[],
+    previous: AtomEdits & { dropped: ReadonlySet<number> },
+    plan: CompactionPlan,
+    base: Omit<CompactionReceipt, 'dropped' | 'cleared' | 'truncated' | 'repairs' | 'atFloor'>,
+  ): CompactionReceipt {
+    const dropped: number[] = [];
+    const cleared: CompactionReceipt['cleared'] = [];
+    const truncated: CompactionReceipt['truncated'] = [];
+    const droppedNow = new Set(plan.dropped.filter((id) => !previous.dropped.has(id)));
+    const slots = new Map<string, { seq: number; tool: string }>();
+    for (const atom of atoms) {
+      if (droppedNow.has(atom.id)) dropped.push(...atom.seqs);
+      for (const slot of atom.results) {
+        if (slot.resultSeq !== null) slots.set(slot.key, { seq: slot.resultSeq, tool: slot.toolName });
+      }
+    }
+    for (const [key, tokens] of plan.cleared) {
+      if (previous.cleared.has(key)) continue;
+      const slot = slots.get(key);
+      cleared.push({
+        seq: slot?.seq ?? -1,
+        callSeq: Number(key.split(':')[0]),
+        tool: slot?.tool ?? 'tool',
+        tokens,
+      });
+    }
+    const byId = new Map(atoms.map((a) => [a.id, a]));
+    for (const [key, keep] of plan.truncated) {
+      if (previous.truncated.has(key)) continue;
+      const [idPart, rest] = key.split('@') as [string, string];
+      const atom = byId.get(Number(idPart));
+      const [mi] = rest.split('.').map(Number) as [number];
+      const message = atom?.messages[mi];
+      const length = message ? partLength(message, rest) : 0;
+      truncated.push({
+        seq: atom?.seqs[mi] ?? Number(idPart),
+        removedChars: Math.max(0, length - keep.head - keep.tail),
+      });
+    }
+    dropped.sort((a, b) => a - b);
+    return {
+      ...base,
+      dropped,
+      cleared,
+      truncated,
+      repairs: this.atoms?.repairs() ?? [],
+      atFloor: plan.tokens > base.target,
+    };
+  }
+
+  private async saveMeta(patch: Record<string, unknown>): Promise<void> {
+    if (!this.store) return;
+    try {
+      const current = await this.store.getMeta(this.conversationId);
+      await this.store.setMeta(
+        this.conversationId,
+        { ...(current.value ?? {}), ...patch },
+        {
+          expectedVersion: current.version,
+        },
+      );
+    } catch (err) {
+      // The plan is a cache of a decision any process can remake: losing a race costs nothing.
+      if (!(err instanceof ConflictError)) throw err;
+    }
+  }
+
+  // ------------------------------------------------------------------------------------ reports
+
+  /** Figures of the last request (or of the whole history against the configured budget). */
+  usage(): Usage {
+    if (this.lastUsage) return { ...this.lastUsage };
+    const counter = this.defaultCounter();
+    const info = this.options.model ? this.catalog.get(this.options.model) : undefined;
+    const budget = info
+      ? info.contextWindow - info.maxOutputTokens - this.options.safetyMargin
+      : this.options.maxTokens;
+    const tokens = this.countAll(
+      counter,
+      this.entries.map((e) => e.message as Message),
+    );
+    return {
+      budget,
+      tokens,
+      pct: tokens / budget,
+      trigger: Math.floor(this.options.compactThreshold * budget),
+      target: Math.floor(this.options.targetUsage * budget),
+      messages: this.entries.length,
+    };
+  }
+
+  /** The current compaction plan, if any (for reports and tests). */
+  currentPlan(): CompactionPlan | null {
+    return this.plan ? structuredClone(this.plan) : null;
+  }
+
+  /** The conversation's format once a message has shown it. */
+  get messageFormat(): MessageFormat | undefined {
+    return this.format;
+  }
+
+  /** Waits for pending operations, then closes the store. */
+  async close(): Promise<void> {
+    await this.enqueue(() => undefined);
+    await this.store?.close();
+  }
+
+  private warn(code: string, message: string): void {
+    this.emitter.emit('context:warn', { code, message });
+  }
+
+  private warnOnce(key: string, code: string, message: string): void {
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.warn(code, message);
+  }
+}
+
+function partLength(message: Message, rest: string): number {
+  const [, bi, ii] = rest.split('.').map(Number) as [number, number, number];
+  const content = message.content as unknown;
+  if (bi < 0) return typeof content === 'string' ? content.length : 0;
+  const block = (content as Array<Record<string, unknown>>)[bi];
+  if (!block) return 0;
+  if (ii < 0) {
+    const text = block.type === 'tool_result' ? block.content : block.text;
+    return typeof text === 'string' ? text.length : 0;
+  }
+  const inner = (block.content as Array<{ text?: string }>)[ii];
+  return inner?.text?.length ?? 0;
+}

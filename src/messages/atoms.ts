@@ -1,0 +1,574 @@
+import type {
+  AnthropicContentBlock,
+  AnthropicMessage,
+  AnthropicToolResultBlock,
+  AnthropicToolUseBlock,
+  HistoryEntry,
+  Message,
+  MessageFormat,
+  OpenAIAssistantMessage,
+  OpenAIMessage,
+  OpenAIToolMessage,
+} from './types.js';
+
+/**
+ * Atoms are the units a view keeps or drops whole. Building them also repairs, in the view only,
+ * what real logs get wrong: calls whose results never came, results whose call is gone, and
+ * messages a hook slipped between a call and its results. Stored entries are never touched; the
+ * repaired messages are new frozen objects, and clean atoms reuse the stored objects as they are.
+ */
+
+/** Where one tool call's result sits inside an atom's rendered messages. */
+export interface ToolResultSlot {
+  /** Stable key `seq:index` of the call: the calling message's seq and the call's position in it. */
+  key: string;
+  callId: string;
+  toolName: string;
+  /** Seq of the stored message holding the result; null when a placeholder stands in for it. */
+  resultSeq: number | null;
+  /** Index of the rendered message holding the result within `Atom.messages`. */
+  messageIndex: number;
+  /** Index of the `tool_result` block in that message (Anthropic); -1 for an OpenAI `tool` message. */
+  blockIndex: number;
+}
+
+export type AtomKind = 'system' | 'message' | 'exchange';
+
+export interface Atom {
+  /** Seq of the first stored message the atom renders; unique and stable. */
+  id: number;
+  kind: AtomKind;
+  /** Seqs of the stored messages rendered here, in view order. */
+  seqs: number[];
+  /** The messages this atom puts in a view, valid for the conversation's format. */
+  messages: readonly Message[];
+  /** Tool results of an exchange, in call order. */
+  results: ToolResultSlot[];
+  /** True when the view differs from the stored messages (placeholder, reorder, orphan left out). */
+  repaired: boolean;
+  /** An exchange at the tail still waiting for results; its placeholders go once they arrive. */
+  open: boolean;
+  /** Contains a user message with content of its own (not only tool results). */
+  hasUserContent: boolean;
+}
+
+/** What the view did to keep a request valid, by seq, for receipts and warnings. */
+export interface Repair {
+  kind: 'missing_result' | 'orphan_result' | 'moved' | 'renamed_id' | 'empty_text';
+  seq: number;
+  detail: string;
+}
+
+/** Text given in place of a result that never came. */
+export function missingResultText(toolName: string): string {
+  return `[contextkit: no result was recorded for this ${toolName} call (the run was interrupted before it returned). Call it again if you still need it.]`;
+}
+
+function freezeDeep<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const key of Object.keys(value)) freezeDeep((value as Record<string, unknown>)[key]);
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------- OpenAI
+
+function openAICalls(message: OpenAIMessage): OpenAIAssistantMessage['tool_calls'] {
+  return message.role === 'assistant' && message.tool_calls && message.tool_calls.length > 0
+    ? message.tool_calls
+    : undefined;
+}
+
+function openAIHasContent(message: OpenAIMessage): boolean {
+  const content = message.content;
+  if (content === null || content === undefined) return false;
+  if (typeof content === 'string') return content.length > 0;
+  return content.length > 0;
+}
+
+interface BuildResult {
+  atoms: Atom[];
+  repairs: Repair[];
+  /** Index of the first entry of the open tail atom, or entries.length when all atoms are closed. */
+  closedUntil: number;
+}
+
+function buildOpenAI(entries: readonly HistoryEntry[], from: number): BuildResult {
+  const atoms: Atom[] = [];
+  const repairs: Repair[] = [];
+  let closedUntil = entries.length;
+  let i = from;
+  while (i < entries.length) {
+    const entry = entries[i]!;
+    const message = entry.message as OpenAIMessage;
+    const calls = openAICalls(message);
+    if (calls) {
+      const pending = calls.map((call, index) => ({ call, index }));
+      const results: Array<{ entry: HistoryEntry; index: number }> = [];
+      const displaced: HistoryEntry[] = [];
+      let j = i + 1;
+      let ended = false;
+      while (j < entries.length && pending.length > 0) {
+        const next = entries[j]!;
+        const nextMessage = next.message as OpenAIMessage;
+        if (nextMessage.role === 'tool') {
+          const at = pending.findIndex((p) => p.call.id === (nextMessage as OpenAIToolMessage).tool_call_id);
+          if (at >= 0) {
+            results.push({ entry: next, index: pending[at]!.index });
+            pending.splice(at, 1);
+          } else {
+            repairs.push({
+              kind: 'orphan_result',
+              seq: next.seq,
+              detail: `tool result for ${nextMessage.tool_call_id} answers no pending call; left out`,
+            });
+          }
+          j++;
+        } else if (nextMessage.role === 'assistant') {
+          ended = true;
+          break;
+        } else {
+          displaced.push(next);
+          j++;
+        }
+      }
+      const open = pending.length > 0 && !ended && j >= entries.length;
+      if (open && closedUntil === entries.length) closedUntil = i;
+      const resultBySlot = new Map(results.map((r) => [r.index, r.entry]));
+      const messages: Message[] = [message];
+      const seqs = [entry.seq];
+      const slots: ToolResultSlot[] = [];
+      let repaired = displaced.length > 0;
+      // Results keep their stored order (providers accept any); placeholders follow them.
+      const placeOrder = [
+        ...results.map((r) => r.index),
+        ...pending.map((p) => p.index).sort((a, b) => a - b),
+      ];
+      for (const index of placeOrder) {
+        const call = calls[index]!;
+        const resultEntry = resultBySlot.get(index);
+        if (resultEntry) {
+          messages.push(resultEntry.message);
+          seqs.push(resultEntry.seq);
+        } else {
+          repaired = true;
+          repairs.push({
+            kind: 'missing_result',
+            seq: entry.seq,
+            detail: `call ${call.id} (${call.function.name}) has no result; a placeholder answers it`,
+          });
+          messages.push(
+            freezeDeep({
+              role: 'tool',
+              tool_call_id: call.id,
+              content: missingResultText(call.function.name),
+            }),
+          );
+        }
+        slots.push({
+          key: `${entry.seq}:${index}`,
+          callId: call.id,
+          toolName: call.function.name,
+          resultSeq: resultEntry ? resultEntry.seq : null,
+          messageIndex: messages.length - 1,
+          blockIndex: -1,
+        });
+      }
+      atoms.push({
+        id: entry.seq,
+        kind: 'exchange',
+        seqs,
+        messages,
+        results: slots,
+        repaired,
+        open,
+        hasUserContent: false,
+      });
+      for (const moved of displaced) {
+        repairs.push({
+          kind: 'moved',
+          seq: moved.seq,
+          detail: `message between call ${entry.seq} and its results moved after them`,
+        });
+        atoms.push(singleAtom(moved, 'openai'));
+      }
+      i = j;
+      continue;
+    }
+    if (message.role === 'tool') {
+      repairs.push({
+        kind: 'orphan_result',
+        seq: entry.seq,
+        detail: `tool result for ${message.tool_call_id} has no call before it; left out`,
+      });
+      i++;
+      continue;
+    }
+    if (!openAIHasContent(message)) {
+      repairs.push({ kind: 'empty_text', seq: entry.seq, detail: `empty ${message.role} message left out` });
+      i++;
+      continue;
+    }
+    atoms.push(singleAtom(entry, 'openai'));
+    i++;
+  }
+  return { atoms, repairs, closedUntil };
+}
+
+function singleAtom(entry: HistoryEntry, format: MessageFormat, message: Message = entry.message): Atom {
+  const role = message.role;
+  return {
+    id: entry.seq,
+    kind: role === 'system' || role === 'developer' ? 'system' : 'message',
+    seqs: [entry.seq],
+    messages: [message],
+    results: [],
+    repaired: message !== entry.message,
+    open: false,
+    hasUserContent:
+      role === 'user' && (format === 'openai' || anthropicUserHasContent(message as AnthropicMessage)),
+  };
+}
+
+// ------------------------------------------------------------------------------------- Anthropic
+
+function blocksOf(message: AnthropicMessage): readonly AnthropicContentBlock[] | undefined {
+  return typeof message.content === 'string' ? undefined : (message.content as AnthropicContentBlock[]);
+}
+
+function anthropicUserHasContent(message: AnthropicMessage): boolean {
+  const blocks = blocksOf(message);
+  if (!blocks) return (message.content as string).length > 0;
+  return blocks.some((b) => b.type !== 'tool_result');
+}
+
+function toolUses(message: AnthropicMessage): AnthropicToolUseBlock[] {
+  if (message.role !== 'assistant') return [];
+  const blocks = blocksOf(message);
+  if (!blocks) return [];
+  return blocks.filter((b): b is AnthropicToolUseBlock => b.type === 'tool_use');
+}
+
+function isEmptyTextBlock(block: AnthropicContentBlock): boolean {
+  return block.type === 'text' && block.text.trim().length === 0;
+}
+
+/**
+ * A result the API would refuse as it is: empty or blank content must be left out (or, for an
+ * error, say so), and blank text blocks inside it go. Returns the block itself when it is fine.
+ */
+function cleanResultBlock(block: AnthropicToolResultBlock, id: string): AnthropicToolResultBlock {
+  let content = block.content;
+  if (Array.isArray(content) && content.some((b) => b.type === 'text' && b.text.trim().length === 0)) {
+    content = content.filter((b) => !(b.type === 'text' && b.text.trim().length === 0));
+  }
+  const empty =
+    content !== undefined &&
+    ((typeof content === 'string' && content.trim().length === 0) || content.length === 0);
+  if (!empty && content === block.content && id === block.tool_use_id) return block;
+  const { content: _old, ...rest } = block;
+  const out: AnthropicToolResultBlock = { ...rest, tool_use_id: id };
+  if (!empty && content !== undefined) out.content = content;
+  else if (block.is_error) out.content = '[the tool reported an error with no output]';
+  return out;
+}
+
+const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
+
+/**
+ * The id a tool_use carries in views: the stored one, unless the API would refuse it (a reused
+ * id, or characters outside `[a-zA-Z0-9_-]`). Depends only on the history, so views stay stable.
+ */
+function viewToolId(id: string, seq: number, seen: Set<string>): string {
+  let out = TOOL_ID.test(id) ? id : id.replace(/[^a-zA-Z0-9_-]/g, '_') || 'tool';
+  if (seen.has(out)) out = `${out}_s${seq}`;
+  for (let n = 2; seen.has(out); n++) out = `${out}_${n}`;
+  seen.add(out);
+  return out;
+}
+
+/** Drops empty text blocks the API would reject; returns the same object when there are none. */
+function withoutEmptyText(message: AnthropicMessage): AnthropicMessage | undefined {
+  const blocks = blocksOf(message);
+  if (!blocks) return (message.content as string).length > 0 ? message : undefined;
+  if (!blocks.some(isEmptyTextBlock)) return blocks.length > 0 ? message : undefined;
+  const kept = blocks.filter((b) => !isEmptyTextBlock(b));
+  if (kept.length === 0) return undefined;
+  return freezeDeep({ ...message, content: kept } as AnthropicMessage);
+}
+
+function buildAnthropic(entries: readonly HistoryEntry[], from: number, seenIds: Set<string>): BuildResult {
+  const atoms: Atom[] = [];
+  const repairs: Repair[] = [];
+  let closedUntil = entries.length;
+  let i = from;
+  while (i < entries.length) {
+    const entry = entries[i]!;
+    const message = entry.message as AnthropicMessage;
+    const uses = toolUses(message);
+    if (uses.length > 0) {
+      const viewIds = uses.map((use) => viewToolId(use.id, entry.seq, seenIds));
+      const renamed = viewIds.some((id, n) => id !== uses[n]!.id);
+      const pending = uses.map((use, index) => ({ use, index }));
+      const found = new Map<number, { block: AnthropicToolResultBlock; seq: number }>();
+      const resultSeqs: number[] = [];
+      const extraBlocks: AnthropicContentBlock[] = [];
+      const displaced: HistoryEntry[] = [];
+      let clean = true;
+      let j = i + 1;
+      let ended = false;
+      while (j < entries.length && pending.length > 0) {
+        const next = entries[j]!;
+        const nextMessage = next.message as AnthropicMessage;
+        const blocks = blocksOf(nextMessage);
+        const hasResults = nextMessage.role === 'user' && blocks?.some((b) => b.type === 'tool_result');
+        if (hasResults && blocks) {
+          resultSeqs.push(next.seq);
+          if (j !== i + 1) clean = false;
+          let seenOther = false;
+          for (const block of blocks) {
+            if (block.type !== 'tool_result') {
+              seenOther = true;
+              if (isEmptyTextBlock(block)) clean = false;
+              else extraBlocks.push(block);
+              continue;
+            }
+            if (seenOther) clean = false;
+            const at = pending.findIndex((p) => p.use.id === block.tool_use_id);
+            if (at >= 0) {
+              found.set(pending[at]!.index, { block, seq: next.seq });
+              pending.splice(at, 1);
+            } else {
+              clean = false;
+              repairs.push({
+                kind: 'orphan_result',
+                seq: next.seq,
+                detail: `tool_result for ${block.tool_use_id} answers no pending tool_use; left out`,
+              });
+            }
+          }
+          j++;
+        } else if (nextMessage.role === 'assistant') {
+          ended = true;
+          break;
+        } else {
+          clean = false;
+          displaced.push(next);
+          j++;
+        }
+      }
+      const open = pending.length > 0 && !ended && j >= entries.length;
+      if (open && closedUntil === entries.length) closedUntil = i;
+      if (pending.length > 0) clean = false;
+      // The results must all sit in the one user message right after the call, results first.
+      const resultBlocks: AnthropicContentBlock[] = [];
+      const slots: ToolResultSlot[] = [];
+      for (const index of found.keys()) {
+        const use = uses[index]!;
+        const hit = found.get(index)!;
+        const block = cleanResultBlock(hit.block, viewIds[index]!);
+        if (block !== hit.block) clean = false;
+        slots.push({
+          key: `${entry.seq}:${index}`,
+          callId: viewIds[index]!,
+          toolName: use.name,
+          resultSeq: hit.seq,
+          messageIndex: 1,
+          blockIndex: resultBlocks.length,
+        });
+        resultBlocks.push(block);
+      }
+      for (const { use, index } of [...pending].sort((a, b) => a.index - b.index)) {
+        repairs.push({
+          kind: 'missing_result',
+          seq: entry.seq,
+          detail: `tool_use ${use.id} (${use.name}) has no result; a placeholder answers it`,
+        });
+        slots.push({
+          key: `${entry.seq}:${index}`,
+          callId: viewIds[index]!,
+          toolName: use.name,
+          resultSeq: null,
+          messageIndex: 1,
+          blockIndex: resultBlocks.length,
+        });
+        resultBlocks.push({
+          type: 'tool_result',
+          tool_use_id: viewIds[index]!,
+          content: missingResultText(use.name),
+          is_error: true,
+        });
+      }
+      let callMessage = withoutEmptyText(message) ?? message;
+      if (renamed) {
+        let n = 0;
+        const blocks = (callMessage.content as AnthropicContentBlock[]).map((b) =>
+          b.type === 'tool_use' ? { ...b, id: viewIds[n++]! } : b,
+        );
+        callMessage = freezeDeep({ ...callMessage, content: blocks } as AnthropicMessage);
+        repairs.push({
+          kind: 'renamed_id',
+          seq: entry.seq,
+          detail: `tool_use ids ${uses.map((u) => u.id).join(', ')} shown as ${viewIds.join(', ')} (the API wants unique ids)`,
+        });
+      }
+      if (callMessage !== message) clean = false;
+      const messages: Message[] = [callMessage];
+      if (clean && resultSeqs.length === 1) {
+        messages.push(entries[i + 1]!.message);
+      } else {
+        messages.push(freezeDeep({ role: 'user', content: [...resultBlocks, ...extraBlocks] }));
+      }
+      atoms.push({
+        id: entry.seq,
+        kind: 'exchange',
+        seqs: [entry.seq, ...resultSeqs],
+        messages,
+        results: slots,
+        repaired: !clean || resultSeqs.length !== 1,
+        open,
+        hasUserContent: extraBlocks.length > 0,
+      });
+      for (const moved of displaced) {
+        repairs.push({
+          kind: 'moved',
+          seq: moved.seq,
+          detail: `message between tool_use ${entry.seq} and its results moved after them`,
+        });
+        pushAnthropicSingle(atoms, repairs, moved);
+      }
+      i = j;
+      continue;
+    }
+    const blocks = blocksOf(message);
+    if (message.role === 'user' && blocks?.some((b) => b.type === 'tool_result')) {
+      // Results with no tool_use right before them: keep whatever else the message says.
+      const rest = blocks.filter((b) => b.type !== 'tool_result' && !isEmptyTextBlock(b));
+      repairs.push({
+        kind: 'orphan_result',
+        seq: entry.seq,
+        detail: 'tool_result blocks with no tool_use before them; left out',
+      });
+      if (rest.length > 0)
+        atoms.push(singleAtom(entry, 'anthropic', freezeDeep({ role: 'user', content: rest })));
+      i++;
+      continue;
+    }
+    pushAnthropicSingle(atoms, repairs, entry);
+    i++;
+  }
+  return { atoms, repairs, closedUntil };
+}
+
+function pushAnthropicSingle(atoms: Atom[], repairs: Repair[], entry: HistoryEntry): void {
+  const message = entry.message as AnthropicMessage;
+  const cleaned = withoutEmptyText(message);
+  if (!cleaned) {
+    repairs.push({
+      kind: 'empty_text',
+      seq: entry.seq,
+      detail: 'message with no non-empty content left out',
+    });
+    return;
+  }
+  if (cleaned !== message) {
+    repairs.push({ kind: 'empty_text', seq: entry.seq, detail: 'empty text blocks left out' });
+  }
+  atoms.push(singleAtom(entry, 'anthropic', cleaned));
+}
+
+// ------------------------------------------------------------------------------------ incremental
+
+/**
+ * Groups a history into atoms. Incremental: `update` re-groups only from the first entry of the
+ * open tail exchange, so a request over a long, unchanged history costs O(new messages).
+ */
+export class AtomIndex {
+  readonly format: MessageFormat;
+  private closed: Atom[] = [];
+  /** Tool ids the closed atoms show (Anthropic), so a reused id further on gets a new one. */
+  private closedIds = new Set<string>();
+  private closedRepairs: Repair[] = [];
+  private tail: Atom[] = [];
+  private tailRepairs: Repair[] = [];
+  /** Index into the entries of the first entry not yet in `closed`. */
+  private closedUntil = 0;
+  private seen = 0;
+
+  constructor(format: MessageFormat) {
+    this.format = format;
+  }
+
+  /** Brings the atoms up to date with `entries` (which only ever grow; call `reset` otherwise). */
+  update(entries: readonly HistoryEntry[]): void {
+    if (entries.length === this.seen) return;
+    if (entries.length < this.seen) throw new Error('AtomIndex.update: history shrank; call reset() first');
+    const built =
+      this.format === 'openai'
+        ? buildOpenAI(entries, this.closedUntil)
+        : buildAnthropic(entries, this.closedUntil, new Set(this.closedIds));
+    // Atoms before the open tail can never change again: later entries cannot reach back past it.
+    let split = built.atoms.length;
+    if (built.closedUntil < entries.length) {
+      const firstOpenSeq = entries[built.closedUntil]!.seq;
+      split = built.atoms.findIndex((a) => a.seqs.some((s) => s >= firstOpenSeq));
+      if (split < 0) split = built.atoms.length;
+    }
+    for (let k = 0; k < split; k++) {
+      const atom = built.atoms[k]!;
+      this.closed.push(atom);
+      if (this.format === 'anthropic') for (const slot of atom.results) this.closedIds.add(slot.callId);
+    }
+    this.tail = built.atoms.slice(split);
+    const boundarySeq =
+      built.closedUntil < entries.length ? entries[built.closedUntil]!.seq : Number.POSITIVE_INFINITY;
+    for (const r of built.repairs) {
+      if (r.seq < boundarySeq) this.closedRepairs.push(r);
+    }
+    this.tailRepairs = built.repairs.filter((r) => r.seq >= boundarySeq);
+    this.closedUntil = built.closedUntil;
+    this.seen = entries.length;
+  }
+
+  /** Forgets everything (after `setMessages` or `clear`). */
+  reset(): void {
+    this.closed = [];
+    this.closedIds = new Set();
+    this.closedRepairs = [];
+    this.tail = [];
+    this.tailRepairs = [];
+    this.closedUntil = 0;
+    this.seen = 0;
+  }
+
+  /** Number of atoms that will never change again. */
+  get closedCount(): number {
+    return this.closed.length;
+  }
+
+  get length(): number {
+    return this.closed.length + this.tail.length;
+  }
+
+  at(index: number): Atom {
+    return index < this.closed.length ? this.closed[index]! : this.tail[index - this.closed.length]!;
+  }
+
+  all(): Atom[] {
+    return this.tail.length === 0 ? this.closed.slice() : [...this.closed, ...this.tail];
+  }
+
+  repairs(): Repair[] {
+    return [...this.closedRepairs, ...this.tailRepairs];
+  }
+}
+
+/** Groups a whole history into atoms at once (see `AtomIndex` for the incremental form). */
+export function buildAtoms(
+  entries: readonly HistoryEntry[],
+  format: MessageFormat,
+): { atoms: Atom[]; repairs: Repair[] } {
+  const built = format === 'openai' ? buildOpenAI(entries, 0) : buildAnthropic(entries, 0, new Set());
+  return { atoms: built.atoms, repairs: built.repairs };
+}

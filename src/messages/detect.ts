@@ -1,0 +1,107 @@
+/**
+ * Which provider format a message or conversation is in. A conversation is stored and returned
+ * in one format, so the first message that betrays a format fixes it and a later message that
+ * betrays the other one is refused, naming the field that gave it away.
+ */
+
+import { FormatMismatchError } from '../errors.js';
+import type { MessageFormat } from './types.js';
+
+/** The field that shows a message's format, relative to the message (`content[0].type`). */
+export interface FormatEvidence {
+  format: MessageFormat;
+  /** Path inside the message, e.g. `role`, `tool_calls`, `content[2].type`. */
+  field: string;
+  /** What was found there, for error messages: `role "tool"`, `a "tool_use" block`. */
+  found: string;
+}
+
+const OPENAI_ROLES = new Set(['tool', 'developer']);
+const OPENAI_PARTS = new Set(['image_url', 'input_audio', 'file', 'refusal']);
+const ANTHROPIC_BLOCKS = new Set([
+  'tool_use',
+  'tool_result',
+  'image',
+  'document',
+  'thinking',
+  'redacted_thinking',
+]);
+
+/** Display name of a format in messages. */
+export function formatName(format: MessageFormat): string {
+  return format === 'openai' ? 'OpenAI' : 'Anthropic';
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The first field of a message that only one provider's format has, or undefined when the message
+ * fits either (plain string content, text parts only) or is not a message at all. Used both to
+ * detect a conversation's format and to point at the culprit when formats are mixed.
+ */
+export function formatEvidence(message: unknown): FormatEvidence | undefined {
+  if (!isRecord(message)) return undefined;
+  const role = message.role;
+  if (typeof role === 'string' && OPENAI_ROLES.has(role)) {
+    return { format: 'openai', field: 'role', found: `role "${role}"` };
+  }
+  if ('tool_calls' in message && message.tool_calls !== undefined) {
+    return { format: 'openai', field: 'tool_calls', found: 'a "tool_calls" field' };
+  }
+  if ('tool_call_id' in message && message.tool_call_id !== undefined) {
+    return { format: 'openai', field: 'tool_call_id', found: 'a "tool_call_id" field' };
+  }
+  const content = message.content;
+  if (!Array.isArray(content)) return undefined;
+  for (let i = 0; i < content.length; i++) {
+    const block: unknown = content[i];
+    if (!isRecord(block) || typeof block.type !== 'string') continue;
+    if (OPENAI_PARTS.has(block.type)) {
+      return { format: 'openai', field: `content[${i}].type`, found: `a "${block.type}" content part` };
+    }
+    if (ANTHROPIC_BLOCKS.has(block.type)) {
+      return { format: 'anthropic', field: `content[${i}].type`, found: `a "${block.type}" content block` };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The format a single message is in, or `'either'` when it fits both (a message with string
+ * content or only text parts can be sent to either provider as it is).
+ */
+export function detectMessageFormat(message: unknown): MessageFormat | 'either' {
+  return formatEvidence(message)?.format ?? 'either';
+}
+
+/**
+ * The format a conversation is in once `message` (at `index`) joins it, given the format so far
+ * (undefined while every message fitted either). Throws `FormatMismatchError` naming the field of
+ * `messages[index]` that belongs to the other format, so nothing mixed is ever stored.
+ */
+export function resolveConversationFormat(
+  current: MessageFormat | undefined,
+  message: unknown,
+  index: number,
+): MessageFormat | undefined {
+  const evidence = formatEvidence(message);
+  if (!evidence) return current;
+  if (current === undefined || current === evidence.format) return evidence.format;
+  throw new FormatMismatchError(
+    `messages[${index}].${evidence.field}`,
+    `${formatName(evidence.format)} (${evidence.found})`,
+    formatName(current),
+  );
+}
+
+/**
+ * The format of a whole conversation, or undefined when every message fits either. Throws
+ * `FormatMismatchError` at the first message that contradicts the ones before it.
+ */
+export function detectConversationFormat(messages: readonly unknown[]): MessageFormat | undefined {
+  let format: MessageFormat | undefined;
+  for (let i = 0; i < messages.length; i++) format = resolveConversationFormat(format, messages[i], i);
+  return format;
+}

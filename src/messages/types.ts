@@ -1,0 +1,200 @@
+/**
+ * The two provider message formats contextkit stores and returns, kept as the providers
+ * document them so a view can be sent without conversion.
+ */
+
+/** Which provider's wire format a conversation is in. */
+export type MessageFormat = 'openai' | 'anthropic';
+
+// ---------------------------------------------------------------- OpenAI Chat Completions
+
+export interface OpenAITextPart {
+  type: 'text';
+  text: string;
+}
+
+export interface OpenAIImagePart {
+  type: 'image_url';
+  image_url: { url: string; detail?: 'auto' | 'low' | 'high' };
+}
+
+export interface OpenAIInputAudioPart {
+  type: 'input_audio';
+  input_audio: { data: string; format: string };
+}
+
+export interface OpenAIFilePart {
+  type: 'file';
+  file: { file_data?: string; file_id?: string; filename?: string };
+}
+
+export interface OpenAIRefusalPart {
+  type: 'refusal';
+  refusal: string;
+}
+
+export type OpenAIContentPart =
+  | OpenAITextPart
+  | OpenAIImagePart
+  | OpenAIInputAudioPart
+  | OpenAIFilePart
+  | OpenAIRefusalPart;
+
+export interface OpenAIToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface OpenAISystemMessage {
+  role: 'system' | 'developer';
+  content: string | OpenAITextPart[];
+  name?: string;
+}
+
+export interface OpenAIUserMessage {
+  role: 'user';
+  content: string | OpenAIContentPart[];
+  name?: string;
+}
+
+export interface OpenAIAssistantMessage {
+  role: 'assistant';
+  content?: string | OpenAIContentPart[] | null;
+  tool_calls?: OpenAIToolCall[];
+  name?: string;
+  refusal?: string | null;
+}
+
+export interface OpenAIToolMessage {
+  role: 'tool';
+  tool_call_id: string;
+  content: string | OpenAITextPart[];
+  name?: string;
+}
+
+export type OpenAIMessage = OpenAISystemMessage | OpenAIUserMessage | OpenAIAssistantMessage | OpenAIToolMessage;
+
+// ---------------------------------------------------------------- Anthropic Messages
+
+export interface AnthropicTextBlock {
+  type: 'text';
+  text: string;
+  cache_control?: unknown;
+  citations?: unknown;
+}
+
+export type AnthropicImageSource =
+  | { type: 'base64'; media_type: string; data: string }
+  | { type: 'url'; url: string }
+  | { type: 'file'; file_id: string };
+
+export interface AnthropicImageBlock {
+  type: 'image';
+  source: AnthropicImageSource;
+  cache_control?: unknown;
+}
+
+export interface AnthropicDocumentBlock {
+  type: 'document';
+  source:
+    | { type: 'base64'; media_type: string; data: string }
+    | { type: 'text'; media_type: string; data: string }
+    | { type: 'url'; url: string }
+    | { type: 'content'; content: string | Array<AnthropicTextBlock | AnthropicImageBlock> }
+    | { type: 'file'; file_id: string };
+  title?: string;
+  context?: string;
+  citations?: unknown;
+  cache_control?: unknown;
+}
+
+export interface AnthropicToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: unknown;
+  cache_control?: unknown;
+}
+
+export interface AnthropicToolResultBlock {
+  type: 'tool_result';
+  tool_use_id: string;
+  content?: string | Array<AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock>;
+  is_error?: boolean;
+  cache_control?: unknown;
+}
+
+export interface AnthropicThinkingBlock {
+  type: 'thinking';
+  thinking: string;
+  signature: string;
+}
+
+export interface AnthropicRedactedThinkingBlock {
+  type: 'redacted_thinking';
+  data: string;
+}
+
+export type AnthropicContentBlock =
+  | AnthropicTextBlock
+  | AnthropicImageBlock
+  | AnthropicDocumentBlock
+  | AnthropicToolUseBlock
+  | AnthropicToolResultBlock
+  | AnthropicThinkingBlock
+  | AnthropicRedactedThinkingBlock;
+
+/** Anthropic's top-level `system` prompt is given to contextkit as a `role: "system"` message. */
+export interface AnthropicSystemMessage {
+  role: 'system';
+  content: string | AnthropicTextBlock[];
+}
+
+export interface AnthropicUserMessage {
+  role: 'user';
+  content: string | AnthropicContentBlock[];
+}
+
+export interface AnthropicAssistantMessage {
+  role: 'assistant';
+  content: string | AnthropicContentBlock[];
+}
+
+export type AnthropicMessage = AnthropicSystemMessage | AnthropicUserMessage | AnthropicAssistantMessage;
+
+// ---------------------------------------------------------------- Either
+
+/** A message in either format. Stored messages are deep-frozen copies of what was added. */
+export type Message = OpenAIMessage | AnthropicMessage;
+
+/** Roles contextkit accepts across both formats. */
+export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+
+/** Metadata kept beside each stored message (never sent to a provider). */
+export interface MessageMetadata {
+  /** ISO 8601, UTC, milliseconds; stamped by `addMessage` unless given. */
+  timestamp: string;
+  /** Never compacted (kept verbatim in every view). */
+  critical?: boolean;
+  /** Kept verbatim in every view, like `critical`; meant for facts the user pins. */
+  pinned?: boolean;
+  /** In views but never written to a store. */
+  ephemeral?: boolean;
+  /** Where the message came from (`user`, `hook`, `import`, …): free text for observability. */
+  source?: string;
+  /** Anything else the caller attaches. */
+  [key: string]: unknown;
+}
+
+/** One stored message with its sequence number (0-based, dense, in insertion order). */
+export interface HistoryEntry {
+  readonly seq: number;
+  readonly message: Readonly<Message>;
+  readonly metadata: Readonly<MessageMetadata>;
+}
+
+/** A tool definition as passed to a provider; counted in the budget. */
+export type ToolDefinition =
+  | { type: 'function'; function: { name: string; description?: string; parameters?: unknown; strict?: boolean } }
+  | { name: string; description?: string; input_schema?: unknown; [key: string]: unknown };

@@ -1,0 +1,61 @@
+import type { Message, MessageMetadata } from '../messages/types.js';
+
+/** A message as a store keeps it: its sequence number, metadata and the message itself. */
+export interface StoredEntry {
+  seq: number;
+  message: Message;
+  metadata: MessageMetadata;
+}
+
+/** What is appended: the store assigns the sequence numbers. */
+export interface NewEntry {
+  message: Message;
+  metadata: MessageMetadata;
+}
+
+/** Per-conversation metadata (compaction plan, guard state, summaries) with its CAS version. */
+export interface MetaRecord {
+  value: Record<string, unknown> | null;
+  /** 0 when nothing was ever written; incremented by every successful `setMeta`. */
+  version: number;
+}
+
+/** A page of conversation ids. */
+export interface ConversationPage {
+  ids: string[];
+  /** Pass back as `cursor` for the next page; absent on the last page. */
+  cursor?: string;
+}
+
+/**
+ * Durable, ordered conversation logs. Every driver (memory, file, SQLite, Redis, Postgres)
+ * implements this and passes the one conformance suite.
+ */
+export interface ConversationStore {
+  /** Which driver this is (`memory`, `file`, …), for reports. */
+  readonly kind: string;
+  /**
+   * Appends a batch atomically and durably; resolves with the sequence number given to the
+   * first entry. With `expectedSeq`, rejects with `ConflictError` (appending nothing) unless
+   * the conversation currently holds exactly that many entries.
+   */
+  append(conversationId: string, entries: readonly NewEntry[], options?: { expectedSeq?: number }): Promise<number>;
+  /** Entries in sequence order, from `fromSeq` (default 0), at most `limit`. */
+  read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]>;
+  /** How many entries the conversation holds (the next sequence number); 0 when absent. */
+  head(conversationId: string): Promise<number>;
+  /** Replaces the whole log atomically (session restore); sequence numbers restart at 0. */
+  replace(conversationId: string, entries: readonly NewEntry[]): Promise<void>;
+  getMeta(conversationId: string): Promise<MetaRecord>;
+  /** Compare-and-set: rejects with `ConflictError` when `expectedVersion` is not the current one. */
+  setMeta(
+    conversationId: string,
+    value: Record<string, unknown>,
+    options?: { expectedVersion?: number },
+  ): Promise<number>;
+  /** Conversation ids in lexicographic order, optionally under a prefix, paged by cursor. */
+  list(options?: { prefix?: string; cursor?: string; limit?: number }): Promise<ConversationPage>;
+  /** Removes a conversation's log and metadata; no error when absent. */
+  delete(conversationId: string): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,198 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigurationError } from '../errors.js';
+import {
+  BUILTIN_MODELS,
+  CLAUDE_TOKENIZER,
+  createModelCatalog,
+  GEMINI_TOKENIZER,
+  getModelInfo,
+} from './catalog.js';
+
+describe('model catalog: built-in models', () => {
+  it('knows the current models of all three providers', () => {
+    const openai = [
+      'gpt-4o',
+      'gpt-4o-mini',
+      'gpt-4.1',
+      'gpt-4.1-mini',
+      'gpt-4.1-nano',
+      'o1',
+      'o3',
+      'o3-mini',
+      'o4-mini',
+    ];
+    const openaiMore = ['gpt-5', 'gpt-5-mini', 'gpt-5-nano', 'gpt-4-turbo', 'gpt-4', 'gpt-3.5-turbo'];
+    const anthropic = [
+      'claude-opus-4-1',
+      'claude-sonnet-4-5',
+      'claude-haiku-4-5',
+      'claude-3-7-sonnet',
+      'claude-3-5-haiku',
+    ];
+    const google = ['gemini-2.5-pro', 'gemini-2.5-flash', 'gemini-2.0-flash', 'gemini-1.5-pro'];
+    for (const id of [...openai, ...openaiMore]) expect(getModelInfo(id)?.provider, id).toBe('openai');
+    for (const id of anthropic) expect(getModelInfo(id)?.provider, id).toBe('anthropic');
+    for (const id of google) expect(getModelInfo(id)?.provider, id).toBe('google');
+  });
+
+  it('uses o200k for the 4o/4.1/o-series/5 families and cl100k for gpt-4, gpt-4-turbo and gpt-3.5', () => {
+    for (const id of ['gpt-4o', 'gpt-4.1-nano', 'o1', 'o3-mini', 'o4-mini', 'gpt-5', 'gpt-5-nano']) {
+      expect(getModelInfo(id)?.tokenizer, id).toEqual({ kind: 'exact', encoding: 'o200k_base' });
+    }
+    for (const id of ['gpt-4', 'gpt-4-turbo', 'gpt-3.5-turbo']) {
+      expect(getModelInfo(id)?.tokenizer, id).toEqual({ kind: 'exact', encoding: 'cl100k_base' });
+    }
+    expect(getModelInfo('claude-sonnet-4-5')?.tokenizer).toBe(CLAUDE_TOKENIZER);
+    expect(getModelInfo('gemini-2.5-flash')?.tokenizer).toBe(GEMINI_TOKENIZER);
+    expect(CLAUDE_TOKENIZER.kind).toBe('estimate');
+  });
+
+  it('has the documented limits', () => {
+    expect(getModelInfo('gpt-4o')).toMatchObject({ contextWindow: 128_000, maxOutputTokens: 16_384 });
+    expect(getModelInfo('gpt-4.1')).toMatchObject({ contextWindow: 1_047_576, maxOutputTokens: 32_768 });
+    expect(getModelInfo('gpt-5')).toMatchObject({ contextWindow: 400_000, maxOutputTokens: 128_000 });
+    expect(getModelInfo('o3')).toMatchObject({ contextWindow: 200_000, maxOutputTokens: 100_000 });
+    expect(getModelInfo('gpt-4')).toMatchObject({ contextWindow: 8_192, maxOutputTokens: 8_192 });
+    expect(getModelInfo('claude-sonnet-4-5')).toMatchObject({
+      contextWindow: 200_000,
+      maxOutputTokens: 64_000,
+    });
+    expect(getModelInfo('claude-opus-4-1')).toMatchObject({
+      contextWindow: 200_000,
+      maxOutputTokens: 32_000,
+    });
+    expect(getModelInfo('claude-3-5-haiku')).toMatchObject({
+      contextWindow: 200_000,
+      maxOutputTokens: 8_192,
+    });
+    expect(getModelInfo('gemini-2.5-pro')).toMatchObject({
+      contextWindow: 1_048_576,
+      maxOutputTokens: 65_536,
+    });
+    expect(getModelInfo('gemini-2.0-flash')).toMatchObject({
+      contextWindow: 1_048_576,
+      maxOutputTokens: 8_192,
+    });
+  });
+
+  it('has sane, frozen, unique entries', () => {
+    const ids = new Set<string>();
+    for (const info of BUILTIN_MODELS) {
+      expect(ids.has(info.id), info.id).toBe(false);
+      ids.add(info.id);
+      expect(Number.isInteger(info.contextWindow) && info.contextWindow > 0, info.id).toBe(true);
+      expect(info.maxOutputTokens > 0 && info.maxOutputTokens <= info.contextWindow, info.id).toBe(true);
+      expect(Object.isFrozen(info), info.id).toBe(true);
+    }
+  });
+});
+
+describe('model catalog: lookup', () => {
+  it('matches dated snapshots to their model, longest id first', () => {
+    expect(getModelInfo('gpt-4o-2024-08-06')?.id).toBe('gpt-4o');
+    expect(getModelInfo('gpt-4o-mini-2024-07-18')?.id).toBe('gpt-4o-mini');
+    expect(getModelInfo('gpt-4.1-nano-2025-04-14')?.id).toBe('gpt-4.1-nano');
+    expect(getModelInfo('o3-mini-2025-01-31')?.id).toBe('o3-mini');
+    expect(getModelInfo('gpt-4-turbo-2024-04-09')?.id).toBe('gpt-4-turbo');
+    expect(getModelInfo('gpt-4-0613')?.id).toBe('gpt-4');
+    expect(getModelInfo('claude-sonnet-4-5-20250929')?.id).toBe('claude-sonnet-4-5');
+    expect(getModelInfo('claude-sonnet-4-20250514')?.id).toBe('claude-sonnet-4');
+    expect(getModelInfo('claude-opus-4-1-20250805')?.id).toBe('claude-opus-4-1');
+    expect(getModelInfo('claude-3-7-sonnet-latest')?.id).toBe('claude-3-7-sonnet');
+    expect(getModelInfo('gemini-2.5-flash-preview-05-20')?.id).toBe('gemini-2.5-flash');
+    expect(getModelInfo('gemini-1.5-pro-002')?.id).toBe('gemini-1.5-pro');
+  });
+
+  it('does not let a shorter id claim a different model across a version dot', () => {
+    expect(getModelInfo('gpt-4.5-preview')?.id).toBe('gpt-4.5-preview');
+    expect(getModelInfo('gpt-4.7')).toBeUndefined();
+  });
+
+  it('strips gateway and cloud prefixes', () => {
+    expect(getModelInfo('openai/gpt-4o')?.id).toBe('gpt-4o');
+    expect(getModelInfo('anthropic/claude-sonnet-4-5')?.id).toBe('claude-sonnet-4-5');
+    expect(getModelInfo('anthropic/claude-3.7-sonnet')?.id).toBe('claude-3-7-sonnet');
+    expect(getModelInfo('models/gemini-2.5-pro')?.id).toBe('gemini-2.5-pro');
+    expect(getModelInfo('google/gemini-2.0-flash-001')?.id).toBe('gemini-2.0-flash');
+    expect(getModelInfo('us.anthropic.claude-sonnet-4-5-20250929-v1:0')?.id).toBe('claude-sonnet-4-5');
+    expect(getModelInfo('anthropic.claude-3-5-haiku-20241022-v1:0')?.id).toBe('claude-3-5-haiku');
+    expect(getModelInfo('claude-opus-4-1@20250805')?.id).toBe('claude-opus-4-1');
+    expect(getModelInfo('ft:gpt-4o-mini-2024-07-18:acme::abc123')?.id).toBe('gpt-4o-mini');
+    expect(getModelInfo('  GPT-4o  ')?.id).toBe('gpt-4o');
+  });
+
+  it('returns undefined for unknown models', () => {
+    expect(getModelInfo('llama-3-70b')).toBeUndefined();
+    expect(getModelInfo('gpt')).toBeUndefined();
+    expect(getModelInfo('')).toBeUndefined();
+    expect(getModelInfo('mistral/mixtral-8x7b')).toBeUndefined();
+  });
+});
+
+describe('model catalog: user entries', () => {
+  it('overrides fields of a known model, and its snapshots follow', () => {
+    const models = { 'claude-sonnet-4-5': { contextWindow: 1_000_000 } };
+    const info = getModelInfo('claude-sonnet-4-5', models);
+    expect(info).toMatchObject({
+      id: 'claude-sonnet-4-5',
+      provider: 'anthropic',
+      contextWindow: 1_000_000,
+      maxOutputTokens: 64_000,
+    });
+    expect(info?.tokenizer).toBe(CLAUDE_TOKENIZER);
+    expect(getModelInfo('claude-sonnet-4-5-20250929', models)?.contextWindow).toBe(1_000_000);
+    // The built-in catalog is untouched.
+    expect(getModelInfo('claude-sonnet-4-5')?.contextWindow).toBe(200_000);
+  });
+
+  it('adds new models, inheriting from the model a new id extends', () => {
+    const catalog = createModelCatalog({
+      'acme-llm': { provider: 'openai', contextWindow: 32_000, maxOutputTokens: 4_000 },
+      'claude-opus-5': { contextWindow: 500_000, maxOutputTokens: 64_000 },
+      'gpt-4o-2024-08-06': { maxOutputTokens: 8_000 },
+      'my-gemini': {
+        provider: 'google',
+        contextWindow: 100_000,
+        maxOutputTokens: 1_000,
+        tokenizer: { kind: 'estimate', encoding: 'o200k_base', factor: 1.3 },
+      },
+    });
+    expect(catalog.get('acme-llm')).toMatchObject({
+      provider: 'openai',
+      tokenizer: { kind: 'exact', encoding: 'o200k_base' },
+    });
+    expect(catalog.get('claude-opus-5')).toMatchObject({
+      provider: 'anthropic',
+      tokenizer: CLAUDE_TOKENIZER,
+    });
+    expect(catalog.get('gpt-4o-2024-08-06')).toMatchObject({
+      contextWindow: 128_000,
+      maxOutputTokens: 8_000,
+    });
+    expect(catalog.get('gpt-4o')?.maxOutputTokens).toBe(16_384);
+    expect(catalog.get('my-gemini')?.tokenizer).toEqual({
+      kind: 'estimate',
+      encoding: 'o200k_base',
+      factor: 1.3,
+    });
+    expect(catalog.list().map((m) => m.id)).toEqual(
+      expect.arrayContaining(['acme-llm', 'claude-opus-5', 'gpt-4o']),
+    );
+    expect(Object.isFrozen(catalog.get('acme-llm'))).toBe(true);
+  });
+
+  it('rejects entries it cannot use, naming the field', () => {
+    expect(() => createModelCatalog({ 'acme-llm': { contextWindow: 1000, maxOutputTokens: 100 } })).toThrow(
+      /provider/,
+    );
+    expect(() => createModelCatalog({ 'acme-llm': { provider: 'openai', maxOutputTokens: 100 } })).toThrow(
+      /models\["acme-llm"\]\.contextWindow/,
+    );
+    expect(() => createModelCatalog({ 'gpt-4o': { maxOutputTokens: 200_000 } })).toThrow(/maxOutputTokens/);
+    expect(() =>
+      createModelCatalog({
+        'gpt-4o': { tokenizer: { kind: 'estimate', encoding: 'o200k_base', factor: -1 } },
+      }),
+    ).toThrow(ConfigurationError);
+  });
+});
