@@ -211,6 +211,8 @@ export class ContextManager {
   private planVersion = 0;
   private view: ViewCache | null = null;
   private readonly memo = new Map<string, WeakMap<object, number>>();
+  /** Tool definitions are usually the same array every request: count them once per counter. */
+  private readonly toolsMemo = new WeakMap<object, Map<string, number>>();
   private readonly counters = new Map<string, TokenCounter>();
   private readonly warned = new Set<string>();
   private lastBudget: { budget: number; source: string } | null = null;
@@ -234,7 +236,10 @@ export class ContextManager {
     this.catalog = createModelCatalog(options.models);
     this.fixedCounter = options.tokenCounter;
     this.now = options.now ?? (() => new Date());
-    this.store = options.store === undefined ? null : resolveStore(options.store);
+    this.store =
+      options.store === undefined
+        ? null
+        : resolveStore(options.store, { onWarning: (message) => this.warn('store_warning', message) });
     this.queue = this.store ? this.load(this.store) : Promise.resolve();
   }
 
@@ -334,11 +339,28 @@ export class ContextManager {
         return;
       } catch (err) {
         if (!(err instanceof ConflictError) || attempt >= 20) throw err;
-        const tail = await store.read(this.conversationId, { fromSeq: this.storeHead });
-        for (const e of tail) this.pushEntry(e.message, e.metadata);
-        this.storeHead += tail.length;
+        await this.takeTail(store);
       }
     }
+  }
+
+  /**
+   * Takes in what other writers appended to the store since this manager last read it. Requests
+   * never re-read the store (that would put I/O on every turn); an append that finds the store
+   * ahead takes in the new tail by itself. Resolves with the number of messages taken in.
+   */
+  sync(): Promise<number> {
+    return this.enqueue(async () => {
+      if (!this.store) return 0;
+      return this.takeTail(this.store);
+    });
+  }
+
+  private async takeTail(store: ConversationStore): Promise<number> {
+    const tail = await store.read(this.conversationId, { fromSeq: this.storeHead });
+    for (const e of tail) this.pushEntry(e.message, e.metadata);
+    this.storeHead += tail.length;
+    return tail.length;
   }
 
   /** The full stored history, never compacted (ephemeral messages included). */
@@ -458,6 +480,21 @@ export class ContextManager {
     return sum;
   }
 
+  private countTools(counter: TokenCounter, tools: readonly ToolDefinition[] | undefined): number {
+    if (!tools || tools.length === 0) return counter.countTools(tools);
+    let byCounter = this.toolsMemo.get(tools);
+    if (!byCounter) {
+      byCounter = new Map();
+      this.toolsMemo.set(tools, byCounter);
+    }
+    let n = byCounter.get(counter.id);
+    if (n === undefined) {
+      n = counter.countTools(tools);
+      byCounter.set(counter.id, n);
+    }
+    return n;
+  }
+
   /** Tokens of the whole stored history with the configured model's counter. */
   async getTokenCount(): Promise<number> {
     return this.enqueue(() => {
@@ -531,7 +568,7 @@ export class ContextManager {
       this.emitter.emit('context:budget', { budget, source });
     }
     const counter = this.counterFor(info ? info.id : undefined);
-    const toolsTokens = counter.countTools(request.tools);
+    const toolsTokens = this.countTools(counter, request.tools);
     const fixedTokens = toolsTokens + counter.requestOverhead;
     return { budget, source, counter, format, fixedTokens, toolsTokens };
   }

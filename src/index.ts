@@ -1,0 +1,67 @@
+/**
+ * contextkit: conversation memory for LLM agents. Add every message; before each model call ask
+ * `getMessagesForRequest()` for a list that fits the window, is valid for the provider, keeps
+ * what matters, and leaves the stored history whole.
+ */
+
+export type { CompactionPlan } from './compaction/plan.js';
+export {
+  ConfigurationError,
+  ConflictError,
+  ContextkitError,
+  ContextOverflowError,
+  FormatMismatchError,
+  InvalidMessageError,
+  type MessageIssue,
+  type OverflowBreakdown,
+  StoreError,
+} from './errors.js';
+export {
+  type CompactionReceipt,
+  ContextEmitter,
+  type ContextEventName,
+  type ContextEvents,
+  type Listener,
+} from './events.js';
+export {
+  type AddMessageOptions,
+  ContextManager,
+  type ContextManagerOptions,
+  type ProviderInfo,
+  type RequestOptions,
+  type Usage,
+} from './manager.js';
+export {
+  type Atom,
+  AtomIndex,
+  type AtomKind,
+  buildAtoms,
+  type Repair,
+  type ToolResultSlot,
+} from './messages/atoms.js';
+export {
+  hasNonToolResultContent,
+  hasToolCalls,
+  isToolResultMessage,
+  messageText,
+  toolCallIds,
+  toolResultIds,
+} from './messages/content.js';
+export { convertMessages, toAnthropic, toOpenAI } from './messages/convert.js';
+export {
+  detectConversationFormat,
+  detectMessageFormat,
+  resolveConversationFormat,
+} from './messages/detect.js';
+export { type AnthropicRequestParts, toAnthropicRequest } from './messages/split.js';
+export type * from './messages/types.js';
+export { messageProblems, validateMessage } from './messages/validate-message.js';
+export {
+  assertValidRequest,
+  type RequestProblem,
+  type RequestValidation,
+  validateRequest,
+} from './messages/validate-request.js';
+export { type Coordinator, type MountConfig, mount, optionsFromConfig } from './mount.js';
+export * from './stores/index.js';
+export * from './tokens/index.js';

@@ -1,0 +1,59 @@
+/**
+ * Whole-file writes that a crash cannot leave half done: the seed's file persistence wrote in
+ * place, so a crash mid-write left a truncated file. Here the data goes to a temp file in the
+ * same directory, is flushed, and replaces the target with one atomic `rename`.
+ */
+
+import { randomBytes } from 'node:crypto';
+import { type FileHandle, open, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+
+/**
+ * Flushes a directory's entries (a new, renamed or removed file) to disk. Not every platform
+ * can open a directory for syncing (Windows cannot); there the rename is as durable as the
+ * file system makes it, and the error is ignored.
+ */
+export async function syncDirectory(dir: string): Promise<void> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(dir, 'r');
+    await handle.sync();
+  } catch {
+    // Best effort: see above.
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
+}
+
+/** Writes every byte of `data` through `handle`, however many calls the OS needs. */
+export async function writeAll(handle: FileHandle, data: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < data.length) {
+    const { bytesWritten } = await handle.write(data, offset, data.length - offset);
+    offset += bytesWritten;
+  }
+}
+
+/**
+ * Replaces `path` with `data` atomically and durably: after it resolves a crash leaves the new
+ * content, before it the old one, never a mix. The temp file starts with `.` and ends in
+ * `.tmp`, so listings that skip dot files never see it; it is removed on failure.
+ */
+export async function writeFileAtomic(path: string, data: string | Buffer): Promise<void> {
+  const dir = dirname(path);
+  const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const handle = await open(temp, 'wx');
+  try {
+    try {
+      await writeAll(handle, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, path);
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+  await syncDirectory(dir);
+}

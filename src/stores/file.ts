@@ -1,0 +1,623 @@
+/**
+ * The embedded durable store: a directory of JSONL logs, one per conversation, that several
+ * processes can share.
+ *
+ * Layout, for a conversation whose id encodes (see `keys.ts`) to NAME:
+ * - `NAME.jsonl`: the log (format in `jsonl-log.ts`), appended one batch per `write` and
+ *   flushed (`fdatasync`) before `append` resolves;
+ * - `NAME.meta.json`: `{"version":N,"value":{…}}`, replaced through a temp file and `rename`;
+ * - `NAME.id`: the full id, only when NAME is the hashed form of a long id;
+ * - `NAME.lock`: present while one process writes (see `file-lock.ts`);
+ * - `NAME.jsonl.torn-TIME`: the bytes of a torn write, moved aside (never deleted) on repair.
+ * Encoded names contain no `.`, so the part before the first `.` is always the name, and temp
+ * files (starting with `.`) are never mistaken for conversations.
+ *
+ * Within a process, operations on one conversation run one at a time (a promise chain per
+ * conversation). Across processes, every write (append, replace, setMeta, delete) holds the
+ * conversation's lock file, and an append checks `expectedSeq` against the head read under
+ * that lock, so two processes never both append at the same sequence number. Reads take no
+ * lock: a whole-file replace is an atomic rename, and a reader that meets an unfinished batch
+ * at the end (a write in progress, or a crash) re-reads under the lock before deciding it is
+ * torn.
+ *
+ * `head()` does not re-read the log each time: the byte offset of every entry is cached per
+ * conversation together with the file's inode, size and mtime; when another process appends,
+ * the size changes and only the new bytes are indexed; a replaced or truncated file (new
+ * inode, smaller size) is indexed again from the start. Indexing checks each line's framing
+ * (sequence number, batch marker, newline); `read` parses and checks in full the lines it
+ * returns, so damage inside a line is reported by the read that meets it.
+ */
+
+import { type FileHandle, mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { ConflictError, StoreError } from '../errors.js';
+import { syncDirectory, writeAll, writeFileAtomic } from './atomic-write.js';
+import { type FileLockOptions, withFileLock } from './file-lock.js';
+import { formatBatch, indexLog, type LogIndex, type LogLocation, parseEntries } from './jsonl-log.js';
+import { decodeId, encodeId, isHashedName, validateConversationId } from './keys.js';
+import { listOptions, pageIds } from './page.js';
+import type { ConversationPage, ConversationStore, MetaRecord, NewEntry, StoredEntry } from './types.js';
+import { readRange, validateCount, validateMetaValue, validateNewEntries } from './validate.js';
+
+/** Options of {@link FileStore}. */
+export interface FileStoreOptions {
+  /**
+   * Told about a torn write found at the end of a log (and what was done with it) and about
+   * files in the directory that are not conversations. Defaults to `process.emitWarning`.
+   */
+  onWarning?: (message: string) => void;
+  /** How long a write waits for another process's lock before failing. Default 10 s. */
+  lockTimeoutMs?: number;
+  /** Age after which a lock is taken to be abandoned even if its pid seems alive. Default 30 s. */
+  staleLockMs?: number;
+}
+
+interface Paths {
+  log: string;
+  meta: string;
+  lock: string;
+  id: string;
+}
+
+interface CachedIndex extends LogIndex {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  warned?: boolean;
+}
+
+/** The file changed under a read (it shrank): index it again. */
+class FileChanged extends Error {}
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+}
+
+async function openIfExists(path: string, flags: string): Promise<FileHandle | undefined> {
+  try {
+    return await open(path, flags);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+async function unlinkIfExists(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (error) {
+    if (errorCode(error) !== 'ENOENT') throw error;
+  }
+}
+
+async function readBytes(handle: FileHandle, start: number, end: number): Promise<Buffer> {
+  const buf = Buffer.allocUnsafe(end - start);
+  let filled = 0;
+  while (filled < buf.length) {
+    const { bytesRead } = await handle.read(buf, filled, buf.length - filled, start + filled);
+    if (bytesRead === 0) throw new FileChanged();
+    filled += bytesRead;
+  }
+  return buf;
+}
+
+function toJson(conversationId: string, path: string, value: unknown): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch (cause) {
+    throw new StoreError(conversationId, `${path} cannot be stored as JSON: ${(cause as Error).message}`, {
+      cause,
+      code: 'invalid_argument',
+    });
+  }
+  if (json === undefined) {
+    throw new StoreError(conversationId, `${path} cannot be stored as JSON`, { code: 'invalid_argument' });
+  }
+  return json;
+}
+
+/**
+ * Conversation logs as JSONL files in one directory (`file:DIR`), durable before `append`
+ * resolves, safe to share between processes, and readable by hand. See the module comment for
+ * the layout, the locking and the recovery of torn writes.
+ */
+export class FileStore implements ConversationStore {
+  readonly kind = 'file';
+  /** The directory, made absolute at construction so a later `chdir` does not move it. */
+  readonly dir: string;
+  readonly #warnHandler: (message: string) => void;
+  readonly #lock: FileLockOptions;
+  readonly #cache = new Map<string, CachedIndex>();
+  readonly #queues = new Map<string, Promise<void>>();
+  readonly #pending = new Set<Promise<void>>();
+  readonly #verifiedIds = new Set<string>();
+  readonly #skippedNames = new Set<string>();
+  #dirReady: Promise<void> | undefined;
+  #closed = false;
+
+  constructor(dir: string, options: FileStoreOptions = {}) {
+    if (typeof dir !== 'string' || dir.length === 0) {
+      throw new StoreError(undefined, 'the file store needs a directory path');
+    }
+    this.dir = resolve(dir);
+    this.#warnHandler = options.onWarning ?? ((message) => process.emitWarning(message, 'ContextkitWarning'));
+    this.#lock = { timeoutMs: options.lockTimeoutMs ?? 10_000, staleMs: options.staleLockMs ?? 30_000 };
+  }
+
+  #warn(message: string): void {
+    try {
+      this.#warnHandler(message);
+    } catch {
+      // A failing warning handler must not fail the store operation that warned.
+    }
+  }
+
+  #paths(name: string): Paths {
+    const base = join(this.dir, name);
+    return { log: `${base}.jsonl`, meta: `${base}.meta.json`, lock: `${base}.lock`, id: `${base}.id` };
+  }
+
+  #ensureDir(): Promise<void> {
+    this.#dirReady ??= mkdir(this.dir, { recursive: true }).then(
+      () => undefined,
+      (error: unknown) => {
+        this.#dirReady = undefined;
+        throw error;
+      },
+    );
+    return this.#dirReady;
+  }
+
+  /** Runs `fn` after every earlier operation on the same conversation in this instance. */
+  #run<T>(
+    operation: string,
+    conversationId: string,
+    fn: (where: LogLocation, name: string, paths: Paths) => Promise<T>,
+  ): Promise<T> {
+    if (this.#closed) {
+      return Promise.reject(
+        new StoreError(undefined, `the file store at ${this.dir} is closed`, { code: 'closed' }),
+      );
+    }
+    let name: string;
+    try {
+      validateConversationId(conversationId);
+      name = encodeId(conversationId);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const paths = this.#paths(name);
+    const where = { conversationId, file: paths.log };
+    const previous = this.#queues.get(name) ?? Promise.resolve();
+    const task = previous.then(() =>
+      fn(where, name, paths).catch((error: unknown) => {
+        if (error instanceof StoreError) throw error;
+        throw new StoreError(
+          conversationId,
+          `${operation} failed in ${this.dir}: ${(error as Error).message}`,
+          {
+            cause: error,
+          },
+        );
+      }),
+    );
+    const settled = task.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#queues.set(name, settled);
+    this.#pending.add(settled);
+    void settled.then(() => {
+      this.#pending.delete(settled);
+      if (this.#queues.get(name) === settled) this.#queues.delete(name);
+    });
+    return task;
+  }
+
+  #locked<T>(paths: Paths, conversationId: string, fn: () => Promise<T>): Promise<T> {
+    return withFileLock(paths.lock, conversationId, this.#lock, fn);
+  }
+
+  /**
+   * Makes sure a hashed (long-id) name belongs to this id: refuses a name whose sidecar holds
+   * another id, and on a write (under the lock) writes the `.id` sidecar when it is missing,
+   * also when another instance deleted the conversation since this one last looked.
+   */
+  async #checkIdFile(conversationId: string, name: string, paths: Paths, create: boolean): Promise<void> {
+    if (!isHashedName(name) || (!create && this.#verifiedIds.has(name))) return;
+    let stored: string | undefined;
+    try {
+      stored = await readFile(paths.id, 'utf8');
+    } catch (error) {
+      if (errorCode(error) !== 'ENOENT') throw error;
+    }
+    if (stored === undefined) {
+      if (!create) return;
+      await writeFileAtomic(paths.id, conversationId);
+    } else if (stored !== conversationId) {
+      throw new StoreError(
+        conversationId,
+        `${paths.id} names another conversation (${JSON.stringify(stored.slice(0, 60))}); the directory holds a file this store did not write`,
+        { code: 'corrupt' },
+      );
+    }
+    this.#verifiedIds.add(name);
+  }
+
+  /** The log's index, from the cache when the file is unchanged, else by reading it. */
+  async #index(where: LogLocation, name: string, handle: FileHandle, locked: boolean): Promise<CachedIndex> {
+    for (let attempt = 0; ; attempt++) {
+      const info = await handle.stat();
+      const cached = this.#cache.get(name);
+      if (cached && cached.ino === info.ino && cached.size === info.size && cached.mtimeMs === info.mtimeMs) {
+        if (cached.torn && locked) this.#warnTorn(where, cached);
+        return cached;
+      }
+      try {
+        let index: LogIndex;
+        if (cached && !cached.torn && cached.ino === info.ino && info.size > cached.size) {
+          // Appended by someone else since we last looked: index only the new bytes.
+          const more = indexLog(
+            await readBytes(handle, cached.size, info.size),
+            cached.size,
+            cached.offsets.length,
+            where,
+          );
+          const offsets = cached.offsets;
+          for (const offset of more.offsets) offsets.push(offset);
+          index = more.torn
+            ? { offsets, validEnd: more.validEnd, torn: more.torn }
+            : { offsets, validEnd: more.validEnd };
+        } else {
+          index = indexLog(await readBytes(handle, 0, info.size), 0, 0, where);
+        }
+        const next: CachedIndex = { ...index, ino: info.ino, size: info.size, mtimeMs: info.mtimeMs };
+        this.#cache.set(name, next);
+        if (next.torn && locked) this.#warnTorn(where, next);
+        return next;
+      } catch (error) {
+        this.#cache.delete(name);
+        if (!(error instanceof FileChanged) || attempt >= 5) throw error;
+      }
+    }
+  }
+
+  #warnTorn(where: LogLocation, index: CachedIndex): void {
+    if (index.warned || !index.torn) return;
+    index.warned = true;
+    const { torn } = index;
+    this.#warn(
+      `conversation ${JSON.stringify(where.conversationId)}: ${where.file} ends in a torn write at line ${torn.line} ` +
+        `(${torn.bytes} bytes: ${torn.found}), likely a crash mid-append; reading the ${index.offsets.length} ` +
+        'valid entries before it. The torn bytes will be moved aside before the next append.',
+    );
+  }
+
+  /**
+   * Opens the log and indexes it; when the end looks torn, looks again under the lock, since
+   * an unfinished batch is usually another process's write still in progress.
+   */
+  async #snapshot<T>(
+    where: LogLocation,
+    name: string,
+    paths: Paths,
+    absent: T,
+    use: (handle: FileHandle, index: CachedIndex) => Promise<T>,
+  ): Promise<T> {
+    const attempt = async (locked: boolean): Promise<{ value: T } | undefined> => {
+      for (let tries = 0; ; tries++) {
+        const handle = await openIfExists(paths.log, 'r');
+        if (!handle) {
+          this.#cache.delete(name);
+          return { value: absent };
+        }
+        try {
+          const index = await this.#index(where, name, handle, locked);
+          if (index.torn && !locked) return undefined;
+          return { value: await use(handle, index) };
+        } catch (error) {
+          if (!(error instanceof FileChanged) || tries >= 5) throw error;
+          this.#cache.delete(name);
+        } finally {
+          await handle.close();
+        }
+      }
+    };
+    const unlocked = await attempt(false);
+    if (unlocked) return unlocked.value;
+    const locked = await this.#locked(paths, where.conversationId, () => attempt(true));
+    return (locked as { value: T }).value;
+  }
+
+  /** Copies a torn tail to `NAME.jsonl.torn-TIME` and cuts the log back to its valid prefix. */
+  async #setTornAside(
+    where: LogLocation,
+    name: string,
+    handle: FileHandle,
+    index: CachedIndex,
+  ): Promise<CachedIndex> {
+    const torn = index.torn;
+    if (!torn) return index;
+    const bytes = await readBytes(handle, torn.fromByte, torn.fromByte + torn.bytes);
+    const stamp = Date.now();
+    let aside = `${where.file}.torn-${stamp}`;
+    let asideHandle: FileHandle | undefined;
+    for (let n = 1; !asideHandle; n++) {
+      try {
+        asideHandle = await open(aside, 'wx');
+      } catch (error) {
+        if (errorCode(error) !== 'EEXIST' || n > 100) throw error;
+        aside = `${where.file}.torn-${stamp}-${n}`;
+      }
+    }
+    try {
+      await writeAll(asideHandle, bytes);
+      await asideHandle.sync();
+    } finally {
+      await asideHandle.close();
+    }
+    await handle.truncate(index.validEnd);
+    await handle.datasync();
+    await syncDirectory(this.dir);
+    this.#warn(
+      `conversation ${JSON.stringify(where.conversationId)}: moved the torn write at line ${torn.line} of ${where.file} ` +
+        `(${torn.bytes} bytes) to ${aside} and cut the log to its ${index.offsets.length} valid entries`,
+    );
+    const info = await handle.stat();
+    const repaired: CachedIndex = {
+      offsets: index.offsets,
+      validEnd: index.validEnd,
+      ino: info.ino,
+      size: info.size,
+      mtimeMs: info.mtimeMs,
+    };
+    this.#cache.set(name, repaired);
+    return repaired;
+  }
+
+  async #readMeta(where: LogLocation, paths: Paths): Promise<MetaRecord> {
+    let text: string;
+    try {
+      text = await readFile(paths.meta, 'utf8');
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return { value: null, version: 0 };
+      throw error;
+    }
+    let record: unknown;
+    try {
+      record = JSON.parse(text);
+    } catch {
+      record = undefined;
+    }
+    const { version, value } = (typeof record === 'object' && record !== null ? record : {}) as Record<
+      string,
+      unknown
+    >;
+    if (
+      typeof version !== 'number' ||
+      !Number.isSafeInteger(version) ||
+      version < 1 ||
+      typeof value !== 'object' ||
+      value === null ||
+      Array.isArray(value)
+    ) {
+      throw new StoreError(
+        where.conversationId,
+        `${paths.meta} holds ${JSON.stringify(text.slice(0, 60))}, not a metadata record; it was not changed — restore or remove it`,
+        { code: 'corrupt' },
+      );
+    }
+    return { value: value as Record<string, unknown>, version };
+  }
+
+  async append(
+    conversationId: string,
+    entries: readonly NewEntry[],
+    options?: { expectedSeq?: number },
+  ): Promise<number> {
+    return this.#run('append', conversationId, async (where, name, paths) => {
+      validateNewEntries(conversationId, entries);
+      const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
+      const serialized = entries.map((entry, i) => ({
+        metadata: toJson(conversationId, `entries[${i}].metadata`, entry.metadata),
+        message: toJson(conversationId, `entries[${i}].message`, entry.message),
+      }));
+      if (serialized.length === 0) {
+        await this.#checkIdFile(conversationId, name, paths, false);
+        const head = await this.#snapshot(where, name, paths, 0, async (_, index) => index.offsets.length);
+        if (expected !== undefined && expected !== head) {
+          throw new ConflictError(conversationId, expected, head);
+        }
+        return head;
+      }
+      await this.#ensureDir();
+      return this.#locked(paths, conversationId, async () => {
+        await this.#checkIdFile(conversationId, name, paths, true);
+        const handle = await open(paths.log, 'a+');
+        let removeEmpty = false;
+        try {
+          let index = await this.#index(where, name, handle, true);
+          if (index.torn) index = await this.#setTornAside(where, name, handle, index);
+          const head = index.offsets.length;
+          if (expected !== undefined && expected !== head) {
+            removeEmpty = head === 0 && index.validEnd === 0;
+            throw new ConflictError(conversationId, expected, head);
+          }
+          const data = formatBatch(head, serialized);
+          const start = index.validEnd;
+          await writeAll(handle, data);
+          await handle.datasync();
+          if (start === 0) await syncDirectory(this.dir);
+          const info = await handle.stat();
+          if (info.size === start + data.length) {
+            // Every line of `data` ends in a newline: record where each one starts.
+            let lineStart = 0;
+            while (lineStart < data.length) {
+              index.offsets.push(start + lineStart);
+              lineStart = data.indexOf(0x0a, lineStart) + 1;
+            }
+            const end = start + data.length;
+            this.#cache.set(name, {
+              offsets: index.offsets,
+              validEnd: end,
+              ino: info.ino,
+              size: end,
+              mtimeMs: info.mtimeMs,
+            });
+          } else {
+            this.#cache.delete(name);
+          }
+          return head;
+        } finally {
+          await handle.close();
+          if (removeEmpty) {
+            await unlinkIfExists(paths.log);
+            this.#cache.delete(name);
+          }
+        }
+      });
+    });
+  }
+
+  async read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]> {
+    return this.#run('read', conversationId, async (where, name, paths) => {
+      const { fromSeq, limit } = readRange(conversationId, options);
+      await this.#checkIdFile(conversationId, name, paths, false);
+      return this.#snapshot<StoredEntry[]>(where, name, paths, [], async (handle, index) => {
+        const count = index.offsets.length;
+        if (fromSeq >= count || limit === 0) return [];
+        const endSeq = Math.min(count, fromSeq + limit);
+        const start = index.offsets[fromSeq] as number;
+        const end = endSeq < count ? (index.offsets[endSeq] as number) : index.validEnd;
+        return parseEntries(await readBytes(handle, start, end), fromSeq, where);
+      });
+    });
+  }
+
+  async head(conversationId: string): Promise<number> {
+    return this.#run('head', conversationId, async (where, name, paths) => {
+      await this.#checkIdFile(conversationId, name, paths, false);
+      return this.#snapshot(where, name, paths, 0, async (_, index) => index.offsets.length);
+    });
+  }
+
+  async replace(conversationId: string, entries: readonly NewEntry[]): Promise<void> {
+    return this.#run('replace', conversationId, async (_where, name, paths) => {
+      validateNewEntries(conversationId, entries);
+      const serialized = entries.map((entry, i) => ({
+        metadata: toJson(conversationId, `entries[${i}].metadata`, entry.metadata),
+        message: toJson(conversationId, `entries[${i}].message`, entry.message),
+      }));
+      await this.#ensureDir();
+      await this.#locked(paths, conversationId, async () => {
+        await this.#checkIdFile(conversationId, name, paths, serialized.length > 0);
+        this.#cache.delete(name);
+        if (serialized.length === 0) {
+          await unlinkIfExists(paths.log);
+          await syncDirectory(this.dir);
+        } else {
+          await writeFileAtomic(paths.log, formatBatch(0, serialized));
+        }
+      });
+    });
+  }
+
+  async getMeta(conversationId: string): Promise<MetaRecord> {
+    return this.#run('getMeta', conversationId, async (where, name, paths) => {
+      await this.#checkIdFile(conversationId, name, paths, false);
+      return this.#readMeta(where, paths);
+    });
+  }
+
+  async setMeta(
+    conversationId: string,
+    value: Record<string, unknown>,
+    options?: { expectedVersion?: number },
+  ): Promise<number> {
+    return this.#run('setMeta', conversationId, async (where, name, paths) => {
+      validateMetaValue(conversationId, value);
+      const expected = validateCount(conversationId, 'expectedVersion', options?.expectedVersion);
+      const json = toJson(conversationId, 'metadata', value);
+      await this.#ensureDir();
+      return this.#locked(paths, conversationId, async () => {
+        await this.#checkIdFile(conversationId, name, paths, true);
+        const current = (await this.#readMeta(where, paths)).version;
+        if (expected !== undefined && expected !== current) {
+          throw new ConflictError(conversationId, expected, current, 'version');
+        }
+        const version = current + 1;
+        await writeFileAtomic(paths.meta, `{"version":${version},"value":${json}}\n`);
+        return version;
+      });
+    });
+  }
+
+  async list(options?: { prefix?: string; cursor?: string; limit?: number }): Promise<ConversationPage> {
+    if (this.#closed)
+      throw new StoreError(undefined, `the file store at ${this.dir} is closed`, { code: 'closed' });
+    const checked = listOptions(options);
+    let files: string[];
+    try {
+      files = await readdir(this.dir);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return { ids: [] };
+      throw new StoreError(undefined, `cannot list ${this.dir}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    const names = new Set<string>();
+    for (const file of files) {
+      const dot = file.indexOf('.');
+      if (dot <= 0) continue;
+      const ext = file.slice(dot);
+      if (ext === '.jsonl' || ext === '.meta.json') names.add(file.slice(0, dot));
+    }
+    const ids = await Promise.all(
+      [...names].map(async (name): Promise<string | undefined> => {
+        try {
+          if (!isHashedName(name)) return decodeId(name);
+          const id = await readFile(join(this.dir, `${name}.id`), 'utf8');
+          if (encodeId(id) === name) return id;
+        } catch {
+          // Reported below.
+        }
+        if (!this.#skippedNames.has(name)) {
+          this.#skippedNames.add(name);
+          this.#warn(
+            `${join(this.dir, name)}.*: not a conversation this store wrote (its name does not decode); skipped`,
+          );
+        }
+        return undefined;
+      }),
+    );
+    return pageIds(
+      ids.filter((id): id is string => id !== undefined),
+      checked,
+    );
+  }
+
+  async delete(conversationId: string): Promise<void> {
+    return this.#run('delete', conversationId, async (_where, name, paths) => {
+      const exists = await stat(this.dir).then(
+        () => true,
+        () => false,
+      );
+      if (!exists) return;
+      await this.#locked(paths, conversationId, async () => {
+        await unlinkIfExists(paths.log);
+        await unlinkIfExists(paths.meta);
+        await unlinkIfExists(paths.id);
+        this.#cache.delete(name);
+        this.#verifiedIds.delete(name);
+        await syncDirectory(this.dir);
+      });
+    });
+  }
+
+  /** Waits for the operations already started, then refuses new ones. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.all(this.#pending);
+  }
+}

@@ -1,0 +1,20 @@
+/**
+ * The public store API: the conversation-log interface and its built-in drivers, store URLs,
+ * id encoding, the key-value `Persistence` and the TTL `Cache`. SQLite, Redis and Postgres
+ * drivers are separate entry points, reached through `openStore`.
+ */
+
+export { Cache, type CacheEntry, type CacheOptions, DEFAULT_TTL_MS, type InvalidateScope } from './cache.js';
+export { FileStore, type FileStoreOptions } from './file.js';
+export {
+  compareIds,
+  decodeId,
+  encodeId,
+  isHashedName,
+  MAX_NAME_BYTES,
+  validateConversationId,
+} from './keys.js';
+export { MemoryStore } from './memory.js';
+export { FilePersistence, MemoryPersistence, type Persistence } from './persistence.js';
+export { openStore, type ResolveStoreOptions, resolveStore } from './resolve.js';
+export type { ConversationPage, ConversationStore, MetaRecord, NewEntry, StoredEntry } from './types.js';

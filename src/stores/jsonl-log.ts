@@ -1,0 +1,230 @@
+/**
+ * The file store's on-disk log format, kept apart from the I/O so it can be tested on bytes.
+ *
+ * One JSON object a line: `{"seq":N,"metadata":{…},"message":{…}}`. The first line of a batch
+ * of more than one entry also carries `"batch":K` (K lines written by one `write`), so a
+ * reader can tell a whole batch from one cut short by a crash or still being written, and a
+ * batch stays all-or-nothing on disk too. JSON never contains a raw newline, so lines split on
+ * `\n` bytes exactly.
+ *
+ * A damaged end (a last line without its newline or that is not JSON, or a batch with lines
+ * missing) is a torn write: the valid prefix before it is the log. Damage followed by intact
+ * entries, or a sequence number out of order, is corruption: an error, never a guess.
+ */
+
+import { StoreError } from '../errors.js';
+import type { Message, MessageMetadata } from '../messages/types.js';
+import type { StoredEntry } from './types.js';
+
+/** Where a log lives, for error messages. */
+export interface LogLocation {
+  conversationId: string;
+  file: string;
+}
+
+/** The end of a log that a write did not finish. */
+export interface TornTail {
+  /** Byte offset where the damage starts (the end of the valid prefix). */
+  fromByte: number;
+  /** How many bytes it spans, to the end of the file. */
+  bytes: number;
+  /** 1-based line number of its first line. */
+  line: number;
+  /** What was found there, for the warning. */
+  found: string;
+}
+
+/** Where each entry of a log's valid prefix starts, found without parsing every message. */
+export interface LogIndex {
+  /** Byte offset of each entry's line, by sequence number. */
+  offsets: number[];
+  /** Byte offset just after the valid prefix (after its last whole batch). */
+  validEnd: number;
+  torn?: TornTail;
+}
+
+const NEWLINE = 0x0a;
+const FAST_LINE = /^\{"seq":(\d+)(?:,"batch":(\d+))?,"(?:metadata|message)":/;
+
+/** A short, escaped excerpt of what a line holds. */
+function excerpt(text: string): string {
+  return JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+type LineCheck =
+  | { ok: true; batch: number | undefined; entry?: StoredEntry }
+  | { ok: false; kind: 'json' | 'shape' | 'seq'; found: string };
+
+/** Judges one line fully: JSON, shape, and the sequence number it must carry. */
+function checkParsed(text: string, seq: number): LineCheck {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, kind: 'json', found: `${excerpt(text)}, which is not JSON` };
+  }
+  if (!isPlainObject(value))
+    return { ok: false, kind: 'shape', found: `${excerpt(text)}, which is not an entry` };
+  const { seq: lineSeq, batch, message, metadata } = value;
+  if (typeof lineSeq !== 'number' || !isPlainObject(message) || !isPlainObject(metadata)) {
+    return {
+      ok: false,
+      kind: 'shape',
+      found: `${excerpt(text)}, which lacks a numeric "seq", a "message" object or a "metadata" object`,
+    };
+  }
+  if (lineSeq !== seq) return { ok: false, kind: 'seq', found: `seq ${lineSeq} where ${seq} was expected` };
+  if (batch !== undefined && (typeof batch !== 'number' || !Number.isSafeInteger(batch) || batch < 2)) {
+    return { ok: false, kind: 'shape', found: `a bad "batch" value ${JSON.stringify(batch)}` };
+  }
+  return {
+    ok: true,
+    batch: batch as number | undefined,
+    entry: { seq, message: message as unknown as Message, metadata: metadata as MessageMetadata },
+  };
+}
+
+/** The fast path for lines this module wrote; anything else gets the full check. */
+function checkLine(buf: Buffer, start: number, end: number, seq: number): LineCheck {
+  const head = FAST_LINE.exec(buf.toString('utf8', start, Math.min(end, start + 48)));
+  if (head && buf[end - 1] === 0x7d) {
+    if (Number(head[1]) !== seq)
+      return { ok: false, kind: 'seq', found: `seq ${head[1]} where ${seq} was expected` };
+    const batch = head[2] === undefined ? undefined : Number(head[2]);
+    if (batch === undefined || batch >= 2) return { ok: true, batch };
+  }
+  return checkParsed(buf.toString('utf8', start, end), seq);
+}
+
+/** Whether any line from `start` on parses as an entry (of any sequence number). */
+function hasEntryAfter(buf: Buffer, start: number): boolean {
+  let pos = start;
+  while (pos < buf.length) {
+    const nl = buf.indexOf(NEWLINE, pos);
+    const end = nl === -1 ? buf.length : nl;
+    try {
+      const value: unknown = JSON.parse(buf.toString('utf8', pos, end));
+      if (isPlainObject(value) && typeof value.seq === 'number') return true;
+    } catch {
+      // Not an entry; keep looking.
+    }
+    if (nl === -1) break;
+    pos = nl + 1;
+  }
+  return false;
+}
+
+function corrupt(where: LogLocation, line: number, found: string): StoreError {
+  return new StoreError(
+    where.conversationId,
+    `${where.file} line ${line}: found ${found}; the log is corrupt before its end, so it was not read or changed — restore it from a backup or cut it at that line`,
+    { code: 'corrupt' },
+  );
+}
+
+/**
+ * Indexes `buf`, the bytes of a log from byte `base` on, where `base` is a batch boundary
+ * holding entry `firstSeq`. Throws a `StoreError` (code `corrupt`) naming the line for damage
+ * before the end; reports damage at the end as `torn`.
+ */
+export function indexLog(buf: Buffer, base: number, firstSeq: number, where: LogLocation): LogIndex {
+  const offsets: number[] = [];
+  let committed = 0;
+  let validEnd = 0;
+  let remaining = 0;
+  let pos = 0;
+  let problem:
+    | { start: number; kind: 'json' | 'shape' | 'seq' | 'batch' | 'unterminated'; found: string }
+    | undefined;
+  while (pos < buf.length) {
+    const nl = buf.indexOf(NEWLINE, pos);
+    const seq = firstSeq + offsets.length;
+    if (nl === -1) {
+      problem = {
+        start: pos,
+        kind: 'unterminated',
+        found: `${excerpt(buf.toString('utf8', pos, Math.min(buf.length, pos + 80)))} without a final newline`,
+      };
+      break;
+    }
+    const check = checkLine(buf, pos, nl, seq);
+    if (!check.ok) {
+      problem = { start: pos, kind: check.kind, found: check.found };
+      break;
+    }
+    if (check.batch !== undefined) {
+      if (remaining > 0) {
+        problem = {
+          start: pos,
+          kind: 'batch',
+          found: `a new batch while ${remaining} line(s) of the previous one are missing`,
+        };
+        break;
+      }
+      remaining = check.batch;
+    }
+    offsets.push(base + pos);
+    if (remaining > 0) remaining--;
+    pos = nl + 1;
+    if (remaining === 0) {
+      committed = offsets.length;
+      validEnd = pos;
+    }
+  }
+  if (problem) {
+    const line = firstSeq + offsets.length + 1;
+    const tornKind = problem.kind === 'unterminated' || problem.kind === 'json';
+    const nl = buf.indexOf(NEWLINE, problem.start);
+    if (!tornKind || (nl !== -1 && hasEntryAfter(buf, nl + 1))) throw corrupt(where, line, problem.found);
+  }
+  if (!problem && remaining === 0) return { offsets, validEnd: base + validEnd };
+  offsets.length = committed;
+  const found = problem
+    ? problem.found
+    : `a batch with ${remaining} of its line(s) missing (starting at line ${firstSeq + committed + 1})`;
+  return {
+    offsets,
+    validEnd: base + validEnd,
+    torn: { fromByte: base + validEnd, bytes: buf.length - validEnd, line: firstSeq + committed + 1, found },
+  };
+}
+
+/**
+ * Parses whole lines of a valid region (ending in a newline) into entries numbered from
+ * `firstSeq`, checking each fully; the index only checked their framing.
+ */
+export function parseEntries(buf: Buffer, firstSeq: number, where: LogLocation): StoredEntry[] {
+  const entries: StoredEntry[] = [];
+  let pos = 0;
+  while (pos < buf.length) {
+    let nl = buf.indexOf(NEWLINE, pos);
+    if (nl === -1) nl = buf.length;
+    const seq = firstSeq + entries.length;
+    const check = checkParsed(buf.toString('utf8', pos, nl), seq);
+    if (!check.ok || !check.entry)
+      throw corrupt(where, seq + 1, check.ok ? 'an unreadable entry' : check.found);
+    entries.push(check.entry);
+    pos = nl + 1;
+  }
+  return entries;
+}
+
+/**
+ * Formats a batch as the bytes of one append. Entries arrive already serialized, so a value
+ * that cannot be JSON-encoded fails before the lock is taken and nothing is written.
+ */
+export function formatBatch(
+  firstSeq: number,
+  batch: ReadonlyArray<{ metadata: string; message: string }>,
+): Buffer {
+  let text = '';
+  batch.forEach((entry, i) => {
+    const marker = i === 0 && batch.length > 1 ? `,"batch":${batch.length}` : '';
+    text += `{"seq":${firstSeq + i}${marker},"metadata":${entry.metadata},"message":${entry.message}}\n`;
+  });
+  return Buffer.from(text, 'utf8');
+}

@@ -1,0 +1,128 @@
+/**
+ * The default store: conversation logs in this process's memory, gone when it exits.
+ */
+
+import { ConflictError, StoreError } from '../errors.js';
+import { validateConversationId } from './keys.js';
+import { listOptions, pageIds } from './page.js';
+import type { ConversationPage, ConversationStore, MetaRecord, NewEntry, StoredEntry } from './types.js';
+import { readRange, validateCount, validateMetaValue, validateNewEntries } from './validate.js';
+
+function copy<T>(conversationId: string, value: T): T {
+  try {
+    return structuredClone(value);
+  } catch (cause) {
+    throw new StoreError(conversationId, `cannot store a value that cannot be copied: ${String(cause)}`, {
+      cause,
+      code: 'invalid_argument',
+    });
+  }
+}
+
+/**
+ * Keeps every conversation in a `Map`, copying values on the way in and out (so neither the
+ * caller's later mutations nor mutations of what `read` returned reach the store) and
+ * otherwise behaving exactly like the durable drivers: store-assigned sequence numbers,
+ * `expectedSeq` conflicts, all-or-nothing batches, metadata compare-and-set.
+ */
+export class MemoryStore implements ConversationStore {
+  readonly kind = 'memory';
+  readonly #logs = new Map<string, StoredEntry[]>();
+  readonly #meta = new Map<string, MetaRecord>();
+  #closed = false;
+
+  #open(...conversationId: [unknown] | []): void {
+    if (this.#closed) throw new StoreError(undefined, 'the memory store is closed', { code: 'closed' });
+    if (conversationId.length > 0) validateConversationId(conversationId[0]);
+  }
+
+  async append(
+    conversationId: string,
+    entries: readonly NewEntry[],
+    options?: { expectedSeq?: number },
+  ): Promise<number> {
+    this.#open(conversationId);
+    validateNewEntries(conversationId, entries);
+    const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
+    const log = this.#logs.get(conversationId) ?? [];
+    const head = log.length;
+    if (expected !== undefined && expected !== head) throw new ConflictError(conversationId, expected, head);
+    // Copy the whole batch before touching the log, so a value that cannot be copied leaves
+    // nothing half-appended.
+    const copies = entries.map((entry, i) => ({
+      seq: head + i,
+      message: copy(conversationId, entry.message),
+      metadata: copy(conversationId, entry.metadata),
+    }));
+    if (copies.length > 0) {
+      log.push(...copies);
+      this.#logs.set(conversationId, log);
+    }
+    return head;
+  }
+
+  async read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]> {
+    this.#open(conversationId);
+    const { fromSeq, limit } = readRange(conversationId, options);
+    const log = this.#logs.get(conversationId) ?? [];
+    const end = Math.min(log.length, fromSeq + limit);
+    return log.slice(fromSeq, end).map((entry) => copy(conversationId, entry));
+  }
+
+  async head(conversationId: string): Promise<number> {
+    this.#open(conversationId);
+    return this.#logs.get(conversationId)?.length ?? 0;
+  }
+
+  async replace(conversationId: string, entries: readonly NewEntry[]): Promise<void> {
+    this.#open(conversationId);
+    validateNewEntries(conversationId, entries);
+    const log = entries.map((entry, seq) => ({
+      seq,
+      message: copy(conversationId, entry.message),
+      metadata: copy(conversationId, entry.metadata),
+    }));
+    if (log.length === 0) this.#logs.delete(conversationId);
+    else this.#logs.set(conversationId, log);
+  }
+
+  async getMeta(conversationId: string): Promise<MetaRecord> {
+    this.#open(conversationId);
+    const record = this.#meta.get(conversationId);
+    return record ? copy(conversationId, record) : { value: null, version: 0 };
+  }
+
+  async setMeta(
+    conversationId: string,
+    value: Record<string, unknown>,
+    options?: { expectedVersion?: number },
+  ): Promise<number> {
+    this.#open(conversationId);
+    validateMetaValue(conversationId, value);
+    const expected = validateCount(conversationId, 'expectedVersion', options?.expectedVersion);
+    const current = this.#meta.get(conversationId)?.version ?? 0;
+    if (expected !== undefined && expected !== current) {
+      throw new ConflictError(conversationId, expected, current, 'version');
+    }
+    const version = current + 1;
+    this.#meta.set(conversationId, { value: copy(conversationId, value), version });
+    return version;
+  }
+
+  async list(options?: { prefix?: string; cursor?: string; limit?: number }): Promise<ConversationPage> {
+    this.#open();
+    const checked = listOptions(options);
+    return pageIds(new Set([...this.#logs.keys(), ...this.#meta.keys()]), checked);
+  }
+
+  async delete(conversationId: string): Promise<void> {
+    this.#open(conversationId);
+    this.#logs.delete(conversationId);
+    this.#meta.delete(conversationId);
+  }
+
+  /** Marks the store closed; later calls reject. The data is dropped with the instance. */
+  async close(): Promise<void> {
+    this.#closed = true;
+  }
+}

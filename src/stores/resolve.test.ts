@@ -1,0 +1,117 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigurationError, StoreError } from '../errors.js';
+import { FileStore } from './file.js';
+import { MemoryStore } from './memory.js';
+import { importDriver, openStore, resolveStore } from './resolve.js';
+
+describe('resolveStore', () => {
+  it('defaults to a fresh in-memory store', () => {
+    const a = resolveStore(undefined);
+    expect(a).toBeInstanceOf(MemoryStore);
+    expect(resolveStore(undefined)).not.toBe(a);
+    expect(resolveStore('memory:')).toBeInstanceOf(MemoryStore);
+    expect(resolveStore('MEMORY:')).toBeInstanceOf(MemoryStore);
+  });
+
+  it('returns a store object as it is', () => {
+    const store = new MemoryStore();
+    expect(resolveStore(store)).toBe(store);
+  });
+
+  it('opens file: directories, relative, absolute or as file:// URLs', () => {
+    const relative = resolveStore('file:./.contextkit');
+    expect(relative).toBeInstanceOf(FileStore);
+    expect((relative as FileStore).dir).toBe(resolve('.contextkit'));
+    expect((resolveStore('file:/var/data/ck') as FileStore).dir).toBe('/var/data/ck');
+    expect((resolveStore('file:///tmp/with%20space') as FileStore).dir).toBe('/tmp/with space');
+  });
+
+  it('passes onWarning to the file store it makes', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'contextkit-resolve-'));
+    try {
+      const warnings: string[] = [];
+      const store = resolveStore(`file:${dir}`, { onWarning: (m) => warnings.push(m) });
+      await writeFile(join(dir, 'Stray.jsonl'), '');
+      await store.list();
+      expect(warnings).toHaveLength(1);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('points the async drivers to openStore', () => {
+    for (const url of [
+      'sqlite:./h.db',
+      'redis://localhost:6379',
+      'rediss://h',
+      'postgres://u@h/db',
+      'postgresql://h/db',
+    ]) {
+      expect(() => resolveStore(url), url).toThrow(ConfigurationError);
+      expect(() => resolveStore(url), url).toThrow(/asynchronously; open one with `await openStore\(/);
+    }
+  });
+
+  it('refuses what it does not know, listing what it accepts', () => {
+    expect(() => resolveStore('mongodb://h')).toThrow(
+      /store: unknown store "mongodb:\/\/h"; accepted: memory:, file:DIR, sqlite:PATH/,
+    );
+    expect(() => resolveStore('./data')).toThrow(/for a directory, write file:\.\/data/);
+    expect(() => resolveStore('file:')).toThrow(/needs a directory/);
+    expect(() => resolveStore('sqlite:')).toThrow(/needs a database path/);
+    expect(() => resolveStore('memory:x')).toThrow(/takes no path/);
+    expect(() => resolveStore({ append: () => 0 } as never)).toThrow(
+      /a ConversationStore object, got object/,
+    );
+  });
+});
+
+describe('openStore', () => {
+  it('opens memory and file stores itself', async () => {
+    expect(await openStore('memory:')).toBeInstanceOf(MemoryStore);
+    expect(await openStore(undefined)).toBeInstanceOf(MemoryStore);
+    expect(await openStore('file:./x')).toBeInstanceOf(FileStore);
+  });
+
+  it('says which driver is missing from the build', async () => {
+    const error = await importDriver(
+      'sqlite',
+      ['./no-such-driver.js', 'contextkit-no-such/stores/x'],
+      'better-sqlite3',
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreError);
+    expect((error as StoreError).code).toBe('missing_driver');
+    expect((error as Error).message).toMatch(/not available in this build .*no-such-driver\.js/);
+  });
+
+  it('says which peer dependency to install', async () => {
+    const peer = 'contextkit-test-peer-that-is-not-installed';
+    const error = await importDriver('redis', ['./no-such-driver.js', peer], peer).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreError);
+    expect((error as StoreError).code).toBe('missing_dependency');
+    expect((error as Error).message).toContain(`npm install ${peer}`);
+  });
+
+  it('takes the first module that exists', async () => {
+    const loaded = (await importDriver('x', ['./no-such-driver.js', 'node:path'], 'none')) as {
+      sep?: string;
+    };
+    expect(typeof loaded.sep).toBe('string');
+  });
+
+  const sqliteDriver = join(import.meta.dirname, 'sqlite.ts');
+  it.skipIf(!existsSync(sqliteDriver))('loads the SQLite driver beside it for sqlite: URLs', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'contextkit-resolve-'));
+    try {
+      const store = await openStore(`sqlite:${join(dir, 'h.db')}`);
+      expect(store.kind).toBe('sqlite');
+      await store.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,82 @@
+/**
+ * Reading back the JSON text the database drivers (SQLite, Redis, Postgres) store, so that a
+ * damaged row or list element surfaces as a `StoreError` that names the conversation, the
+ * place and what was found there, instead of a bare `SyntaxError`.
+ */
+
+import { StoreError } from '../errors.js';
+import type { MessageMetadata } from '../messages/types.js';
+import type { Message } from '../messages/types.js';
+import type { StoredEntry } from './types.js';
+
+const PREVIEW_CHARS = 60;
+
+/** A short, printable excerpt of damaged text for an error message. */
+export function describeFound(value: unknown): string {
+  if (value === null || value === undefined) return 'nothing (null)';
+  if (typeof value !== 'string') return `a ${typeof value}`;
+  if (value.length === 0) return 'an empty string';
+  const head = JSON.stringify(value.slice(0, PREVIEW_CHARS));
+  return value.length > PREVIEW_CHARS ? `${head}… (${value.length} characters)` : head;
+}
+
+/**
+ * Parses stored JSON text that must hold an object. `where` says which part of the
+ * conversation it is (`entry 12 message`, `metadata`).
+ */
+export function parseStoredObject(conversationId: string, where: string, text: unknown): Record<string, unknown> {
+  if (typeof text !== 'string') {
+    throw new StoreError(conversationId, `${where} is damaged: expected JSON text, found ${describeFound(text)}`, {
+      code: 'corrupt',
+    });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (cause) {
+    throw new StoreError(conversationId, `${where} is damaged: it is not JSON, found ${describeFound(text)}`, {
+      cause,
+      code: 'corrupt',
+    });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new StoreError(
+      conversationId,
+      `${where} is damaged: expected a JSON object, found ${describeFound(text)}`,
+      { code: 'corrupt' },
+    );
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Rebuilds an entry from its stored columns; the message and metadata stay as written. */
+export function parseStoredEntry(
+  conversationId: string,
+  seq: number,
+  metadataText: unknown,
+  messageText: unknown,
+): StoredEntry {
+  const metadata = parseStoredObject(conversationId, `entry ${seq} metadata`, metadataText);
+  const message = parseStoredObject(conversationId, `entry ${seq} message`, messageText);
+  return { seq, message: message as unknown as Message, metadata: metadata as MessageMetadata };
+}
+
+/**
+ * Serializes a value for storage, turning what JSON cannot hold (a cycle, a BigInt) into a
+ * `StoreError` before anything is written.
+ */
+export function stringifyForStore(conversationId: string, where: string, value: unknown): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (cause) {
+    throw new StoreError(conversationId, `${where} cannot be stored as JSON: ${String(cause)}`, {
+      cause,
+      code: 'invalid_argument',
+    });
+  }
+  if (text === undefined) {
+    throw new StoreError(conversationId, `${where} cannot be stored as JSON`, { code: 'invalid_argument' });
+  }
+  return text;
+}

@@ -1,0 +1,101 @@
+/**
+ * Argument checks every `ConversationStore` driver shares, so all of them reject the same bad
+ * input with the same message before touching storage.
+ */
+
+import { StoreError } from '../errors.js';
+import type { NewEntry } from './types.js';
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value;
+}
+
+/**
+ * Checks that a batch is an array of `{ message, metadata }` objects, so a driver can reject
+ * the whole batch (atomically: nothing appended) before writing any of it.
+ */
+export function validateNewEntries(
+  conversationId: string,
+  entries: unknown,
+): asserts entries is readonly NewEntry[] {
+  if (!Array.isArray(entries)) {
+    throw new StoreError(conversationId, `entries must be an array, got ${describe(entries)}`, {
+      code: 'invalid_argument',
+    });
+  }
+  entries.forEach((entry: unknown, i) => {
+    if (!isPlainObject(entry)) {
+      throw new StoreError(conversationId, `entries[${i}] must be an object, got ${describe(entry)}`, {
+        code: 'invalid_argument',
+      });
+    }
+    if (!isPlainObject(entry.message)) {
+      throw new StoreError(
+        conversationId,
+        `entries[${i}].message must be an object, got ${describe(entry.message)}`,
+        {
+          code: 'invalid_argument',
+        },
+      );
+    }
+    if (!isPlainObject(entry.metadata)) {
+      throw new StoreError(
+        conversationId,
+        `entries[${i}].metadata must be an object, got ${describe(entry.metadata)}`,
+        { code: 'invalid_argument' },
+      );
+    }
+  });
+}
+
+/**
+ * Checks an optional count-like argument (`expectedSeq`, `expectedVersion`, `fromSeq`,
+ * `limit`): absent, or a non-negative safe integer.
+ */
+export function validateCount(
+  conversationId: string | undefined,
+  name: string,
+  value: unknown,
+): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new StoreError(
+      conversationId,
+      `${name} must be a non-negative integer, got ${typeof value === 'number' ? value : describe(value)}`,
+      { code: 'invalid_argument' },
+    );
+  }
+  return value;
+}
+
+/** `read` options with their defaults applied: from the start, no limit. */
+export function readRange(
+  conversationId: string,
+  options: { fromSeq?: number; limit?: number } | undefined,
+): { fromSeq: number; limit: number } {
+  return {
+    fromSeq: validateCount(conversationId, 'fromSeq', options?.fromSeq) ?? 0,
+    limit: validateCount(conversationId, 'limit', options?.limit) ?? Number.POSITIVE_INFINITY,
+  };
+}
+
+/**
+ * Checks a metadata value: a plain object (the interface's `Record<string, unknown>`), so
+ * every driver can store it as one JSON document.
+ */
+export function validateMetaValue(
+  conversationId: string,
+  value: unknown,
+): asserts value is Record<string, unknown> {
+  if (!isPlainObject(value)) {
+    throw new StoreError(conversationId, `metadata must be an object, got ${describe(value)}`, {
+      code: 'invalid_argument',
+    });
+  }
+}
