@@ -13,6 +13,7 @@ import { type CompactionReceipt, ContextEmitter, type ContextEventName, type Lis
 import { type Atom, AtomIndex } from './messages/atoms.js';
 import { convertMessages } from './messages/convert.js';
 import { resolveConversationFormat } from './messages/detect.js';
+import { freezeDeep } from './messages/freeze.js';
 import type {
   HistoryEntry,
   Message,
@@ -162,14 +163,6 @@ function checkOptions(o: ContextManagerOptions): void {
   if (o.conversationId !== undefined && (typeof o.conversationId !== 'string' || o.conversationId === '')) {
     throw new ConfigurationError('conversationId', 'must be a non-empty string');
   }
-}
-
-function freezeDeep<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const key of Object.keys(value)) freezeDeep((value as Record<string, unknown>)[key]);
-  }
-  return value;
 }
 
 function encodePlan(plan: CompactionPlan): Record<string, unknown> {

@@ -1,4 +1,5 @@
 import type { Atom } from '../messages/atoms.js';
+import { freezeDeep } from '../messages/freeze.js';
 import type {
   AnthropicContentBlock,
   AnthropicMessage,
@@ -24,14 +25,6 @@ export interface TextPart {
   text: string;
   /** The result slot this text belongs to, when it is (part of) a tool result. */
   slotKey?: string;
-}
-
-function freezeDeep<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const key of Object.keys(value)) freezeDeep((value as Record<string, unknown>)[key]);
-  }
-  return value;
 }
 
 /** Cuts the middle out of `text`, keeping `head` and `tail` characters around a marker. */

@@ -1,3 +1,4 @@
+import { freezeDeep } from './freeze.js';
 import type {
   AnthropicContentBlock,
   AnthropicMessage,
@@ -62,14 +63,6 @@ export interface Repair {
 /** Text given in place of a result that never came. */
 export function missingResultText(toolName: string): string {
   return `[contextkit: no result was recorded for this ${toolName} call (the run was interrupted before it returned). Call it again if you still need it.]`;
-}
-
-function freezeDeep<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const key of Object.keys(value)) freezeDeep((value as Record<string, unknown>)[key]);
-  }
-  return value;
 }
 
 // ---------------------------------------------------------------------------------------- OpenAI
