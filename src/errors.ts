@@ -64,7 +64,7 @@ export interface OverflowBreakdown {
   latestTurn: number;
   /** Tool definitions passed with the request. */
   tools: number;
-  /** Fixed per-request framing. */
+  /** Fixed per-request framing, and any notice the provider's rules require (an Anthropic view opens with a user message). */
   overhead: number;
 }
 

@@ -102,6 +102,8 @@ interface Resolved {
 interface ViewCache {
   key: string;
   plan: CompactionPlan | null;
+  /** The plan's decisions as sets and maps, built once per plan rather than once per turn. */
+  edits: AtomEdits & { dropped: ReadonlySet<number> };
   messages: Message[];
   tokens: number;
   atomsCovered: number;
@@ -612,6 +614,7 @@ export class ContextManager {
       view = {
         key,
         plan: this.plan,
+        edits: this.planEdits(this.plan),
         messages: [],
         tokens: 0,
         atomsCovered: 0,
@@ -626,7 +629,7 @@ export class ContextManager {
       view.atomsCovered = view.closedAtoms;
     }
     if (view.atomsCovered === atoms.length) return view;
-    const edits = this.planEdits(view.plan);
+    const edits = view.edits;
     const planned = view.plan ? view.plan.historyLength : 0;
     for (let k = view.atomsCovered; k < atoms.length; k++) {
       const atom = atoms.at(k);
@@ -706,11 +709,13 @@ export class ContextManager {
       total = this.countFresh(r.counter, messages, r.format) + r.fixedTokens;
     }
     const notice = r.format === 'anthropic' ? this.startNotice(messages) : undefined;
+    let noticeTokens = 0;
     if (notice) {
       messages.splice(notice.at, 0, notice.message);
-      total += this.count(r.counter, notice.message, 'anthropic');
+      noticeTokens = this.count(r.counter, notice.message, 'anthropic');
+      total += noticeTokens;
     }
-    if (total > r.budget) throw this.overflow(r, total);
+    if (total > r.budget) throw this.overflow(r, total, noticeTokens);
     const pct = total / r.budget;
     this.lastUsage = { budget: r.budget, tokens: total, pct, trigger, target, messages: messages.length };
     this.emitter.emit('context:measure', {
@@ -731,7 +736,7 @@ export class ContextManager {
     return { at: first, message: omitted ? OMITTED_NOTICE : START_NOTICE };
   }
 
-  private overflow(r: Resolved, required: number): ContextOverflowError {
+  private overflow(r: Resolved, required: number, noticeTokens = 0): ContextOverflowError {
     const atoms = this.ensureAtoms().all();
     const protection = this.protections(atoms);
     const breakdown: OverflowBreakdown = {
@@ -739,7 +744,7 @@ export class ContextManager {
       pinned: 0,
       latestTurn: 0,
       tools: r.toolsTokens,
-      overhead: r.fixedTokens - r.toolsTokens,
+      overhead: r.fixedTokens - r.toolsTokens + noticeTokens,
     };
     atoms.forEach((atom, i) => {
       const p = protection[i];

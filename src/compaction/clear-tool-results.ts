@@ -1,29 +1,77 @@
+import type { Atom } from '../messages/atoms.js';
 import { draftEdits, type PlanContext, type PlanDraft } from './draft.js';
+import type { AtomEdits } from './edit-atom.js';
 
-/**
- * Step 1: replaces the oldest tool results with a short placeholder, oldest first, until the view
- * is at the target. The newest `keepToolResults` results and those of protected atoms stay.
- */
-export function clearToolResults(ctx: PlanContext, draft: PlanDraft): PlanDraft {
-  if (draft.total <= ctx.target) return draft;
-  // Count the newest results from the end, across all atoms, to find which are kept.
+/** Stand-in for "about N tokens" while sizing: four digits, like most real figures. */
+const SIZING_TOKENS = 1000;
+
+/** The newest `keepToolResults` results, counted from the end across all atoms. */
+function newestSlots(ctx: PlanContext): Set<string> {
   let toKeep = ctx.keepToolResults;
-  const keptSlots = new Set<string>();
+  const kept = new Set<string>();
   for (let i = ctx.atoms.length - 1; i >= 0 && toKeep > 0; i--) {
     const results = ctx.atoms[i]!.results;
     for (let r = results.length - 1; r >= 0 && toKeep > 0; r--) {
       if (results[r]!.resultSeq === null) continue;
-      keptSlots.add(results[r]!.key);
+      kept.add(results[r]!.key);
       toKeep--;
     }
   }
+  return kept;
+}
+
+function clearable(atom: Atom, draft: PlanDraft, kept: ReadonlySet<string>) {
+  return atom.results.filter((s) => s.resultSeq !== null && !kept.has(s.key) && !draft.cleared.has(s.key));
+}
+
+/**
+ * Where dropping will begin: walking back from the newest atom with every clearable result cleared,
+ * the first atom that no longer fits. Clearing results older than that would be wasted work.
+ */
+function firstSurvivor(ctx: PlanContext, draft: PlanDraft, kept: ReadonlySet<string>): number {
+  let total = ctx.fixedTokens;
+  ctx.atoms.forEach((atom, i) => {
+    if (ctx.protection[i] !== 'none' && !draft.dropped.has(atom.id)) total += draft.atomTokens[i]!;
+  });
+  for (let i = ctx.atoms.length - 1; i >= 0; i--) {
+    const atom = ctx.atoms[i]!;
+    if (ctx.protection[i] !== 'none' || draft.dropped.has(atom.id)) continue;
+    const slots = clearable(atom, draft, kept);
+    let minimal = draft.atomTokens[i]!;
+    if (slots.length > 0) {
+      const edits: AtomEdits = {
+        cleared: new Map([...draft.cleared, ...slots.map((s) => [s.key, SIZING_TOKENS] as const)]),
+        truncated: draft.truncated,
+      };
+      minimal = ctx.measure(atom, edits);
+    }
+    if (total + minimal > ctx.target) return i + 1;
+    total += minimal;
+  }
+  return 0;
+}
+
+/**
+ * Step 1: replaces the oldest tool results with a short placeholder, oldest first, until the view
+ * is at the target. The newest `keepToolResults` results and those of protected atoms stay, and so
+ * do results of atoms that dropping will remove anyway.
+ */
+export function clearToolResults(ctx: PlanContext, draft: PlanDraft): PlanDraft {
+  if (draft.total <= ctx.target) return draft;
+  const kept = newestSlots(ctx);
+  const from = firstSurvivor(ctx, draft, kept);
+  // What the drop step will take out anyway does not need clearing to get under the target.
+  let doomed = 0;
+  for (let i = 0; i < from; i++) {
+    if (ctx.protection[i] === 'none' && !draft.dropped.has(ctx.atoms[i]!.id)) doomed += draft.atomTokens[i]!;
+  }
+  const goal = ctx.target + doomed;
   const next: PlanDraft = { ...draft, cleared: new Map(draft.cleared), atomTokens: draft.atomTokens.slice() };
-  for (let i = 0; i < ctx.atoms.length && next.total > ctx.target; i++) {
+  for (let i = from; i < ctx.atoms.length && next.total > goal; i++) {
     const atom = ctx.atoms[i]!;
     if (ctx.protection[i] !== 'none' || next.dropped.has(atom.id)) continue;
-    for (const slot of atom.results) {
-      if (next.total <= ctx.target) break;
-      if (slot.resultSeq === null || keptSlots.has(slot.key) || next.cleared.has(slot.key)) continue;
+    for (const slot of clearable(atom, next, kept)) {
+      if (next.total <= goal) break;
       const before = next.atomTokens[i]!;
       next.cleared.set(slot.key, resultTokens(ctx, atom.messages[slot.messageIndex], slot.blockIndex));
       const after = ctx.measure(atom, draftEdits(next));

@@ -1,0 +1,137 @@
+import { describe, expect, it } from 'vitest';
+import { buildAtoms } from '../messages/atoms.js';
+import type { HistoryEntry, Message } from '../messages/types.js';
+import { clearToolResults } from './clear-tool-results.js';
+import type { PlanContext, Protection } from './draft.js';
+import { initialDraft } from './draft.js';
+import { dropOldest } from './drop-oldest.js';
+import { NO_EDITS, renderAtom } from './edit-atom.js';
+import { planView } from './plan.js';
+import { fitText, truncateOversized } from './truncate-oversized.js';
+
+const countText = (t: string) => Math.ceil(t.length / 4);
+
+function context(
+  messages: Message[],
+  target: number,
+  protect: (i: number) => Protection = () => 'none',
+): PlanContext {
+  const entries: HistoryEntry[] = messages.map((message, seq) => ({
+    seq,
+    message,
+    metadata: { timestamp: 't' },
+  }));
+  const { atoms } = buildAtoms(entries, 'openai');
+  return {
+    atoms,
+    protection: atoms.map((_, i) => protect(i)),
+    measure: (atom, edits) => renderAtom(atom, edits).reduce((n, m) => n + countText(JSON.stringify(m)), 0),
+    countText,
+    fixedTokens: 0,
+    budget: target * 2,
+    target,
+    keepToolResults: 1,
+  };
+}
+
+const round = (id: string, result: string): Message[] => [
+  { role: 'user', content: `ask ${id}` },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id, type: 'function', function: { name: 'fetch', arguments: '{}' } }],
+  },
+  { role: 'tool', tool_call_id: id, content: result },
+];
+
+describe('clearToolResults', () => {
+  it('clears the oldest results first, keeps the newest, and stops at the target', () => {
+    const messages = [
+      ...round('a', 'x'.repeat(4000)),
+      ...round('b', 'y'.repeat(4000)),
+      ...round('c', 'z'.repeat(4000)),
+    ];
+    const ctx = context(messages, 1500);
+    const draft = clearToolResults(ctx, initialDraft(ctx, NO_EDITS));
+    expect([...draft.cleared.keys()]).toEqual(['1:0', '4:0']);
+    expect(draft.total).toBeLessThanOrEqual(1500);
+    // With more room, only the oldest goes.
+    const roomy = context(messages, 2400);
+    expect([...clearToolResults(roomy, initialDraft(roomy, NO_EDITS)).cleared.keys()]).toEqual(['1:0']);
+    expect(draft.dropped.size).toBe(0);
+  });
+
+  it('leaves protected atoms alone', () => {
+    const messages = [
+      ...round('a', 'x'.repeat(4000)),
+      ...round('b', 'y'.repeat(4000)),
+      ...round('c', 'z'.repeat(4000)),
+    ];
+    const ctx = context(messages, 1000, (i) => (i === 1 ? 'keep' : 'none'));
+    const draft = clearToolResults(ctx, initialDraft(ctx, NO_EDITS));
+    expect(draft.cleared.has('1:0')).toBe(false);
+  });
+
+  it('does not clear results of atoms that dropping will remove anyway', () => {
+    const messages = Array.from({ length: 40 }, (_, i) => round(`c${i}`, 'r'.repeat(2000))).flat();
+    const ctx = context(messages, 600);
+    const draft = clearToolResults(ctx, initialDraft(ctx, NO_EDITS));
+    // Only the last few rounds fit even cleared: the results before them are not worth clearing.
+    expect(draft.cleared.size).toBeLessThan(10);
+    const after = dropOldest(ctx, draft);
+    expect(after.total).toBeLessThanOrEqual(600);
+    for (const key of after.cleared.keys()) expect(after.dropped.has(Number(key.split(':')[0]))).toBe(false);
+  });
+});
+
+describe('dropOldest', () => {
+  it('drops whole atoms, oldest first, skipping protected ones', () => {
+    const messages = [
+      { role: 'system', content: 'sys' } as Message,
+      ...round('a', 'x'.repeat(400)),
+      ...round('b', 'y'.repeat(400)),
+    ];
+    const ctx = context(messages, 160, (i) => (i === 0 ? 'verbatim' : 'none'));
+    const draft = dropOldest(ctx, initialDraft(ctx, NO_EDITS));
+    // Atoms: system, user a, exchange a, user b, exchange b.
+    expect([...draft.dropped].sort((x, y) => x - y)).toEqual([1, 2, 4]);
+    expect(draft.total).toBeLessThanOrEqual(160);
+  });
+});
+
+describe('truncateOversized', () => {
+  it('cuts the middle of the largest text, keeping head and tail', () => {
+    const big = `HEAD ${'m'.repeat(8000)} TAIL`;
+    const messages = round('a', big);
+    const ctx = context(messages, 600, (i) => (i === 0 ? 'verbatim' : 'none'));
+    const draft = truncateOversized(ctx, initialDraft(ctx, NO_EDITS));
+    expect(draft.total).toBeLessThanOrEqual(600);
+    const rendered = renderAtom(ctx.atoms[1]!, { cleared: draft.cleared, truncated: draft.truncated });
+    const text = String(rendered[1]!.content);
+    expect(text.startsWith('HEAD')).toBe(true);
+    expect(text.endsWith('TAIL')).toBe(true);
+  });
+
+  it('fitText finds a head and tail that fit, or says the text already fits', () => {
+    expect(fitText('short', 100, countText)).toBeUndefined();
+    const fit = fitText('a'.repeat(10_000), 500, countText)!;
+    expect(fit.head + fit.tail).toBeLessThan(2000);
+    expect(fit.head).toBeGreaterThan(0);
+  });
+});
+
+describe('planView', () => {
+  it('only ever adds to the previous plan', () => {
+    const messages = Array.from({ length: 10 }, (_, i) => round(`c${i}`, 'r'.repeat(800))).flat();
+    const ctx = context(messages, 800);
+    const first = planView(ctx, { ...NO_EDITS, dropped: new Set() });
+    const second = planView(
+      { ...ctx, target: 400 },
+      { cleared: first.cleared, truncated: first.truncated, dropped: first.dropped },
+    );
+    for (const id of first.dropped) expect(second.dropped.has(id)).toBe(true);
+    for (const key of first.cleared.keys())
+      expect(second.cleared.has(key) || second.dropped.has(Number(key.split(':')[0]))).toBe(true);
+    expect(second.total).toBeLessThanOrEqual(400);
+  });
+});
