@@ -1,0 +1,45 @@
+/**
+ * `npm run bench [NAME] [options]`: runs one benchmark (default `core`). Each benchmark is one
+ * module, loaded only when asked for, so a new one is one entry in `BENCHMARKS`.
+ */
+import { UsageError } from './usage-error.js';
+
+interface Benchmark {
+  /** One line for the list printed on a bad name. */
+  summary: string;
+  run(args: readonly string[]): Promise<void>;
+}
+
+const BENCHMARKS: Record<string, Benchmark> = {
+  core: {
+    summary: 'agent loop over 1k/10k/100k messages vs recounting trimmers; counting throughput; memory',
+    run: async (args) => (await import('./core.js')).runCoreBenchmark(args),
+  },
+};
+
+const DEFAULT_BENCHMARK = 'core';
+
+function usage(problem: string): never {
+  const names = Object.entries(BENCHMARKS).map(([name, b]) => `  ${name.padEnd(12)} ${b.summary}`);
+  process.stderr.write(
+    `bench: ${problem}\nusage: npm run bench [-- NAME [options]]\nbenchmarks:\n${names.join('\n')}\n`,
+  );
+  process.exit(2);
+}
+
+async function main(argv: readonly string[]): Promise<void> {
+  const [first, ...rest] = argv;
+  const named = first !== undefined && !first.startsWith('-');
+  const name = named ? first : DEFAULT_BENCHMARK;
+  const args = named ? rest : argv;
+  const benchmark = Object.hasOwn(BENCHMARKS, name) ? BENCHMARKS[name] : undefined;
+  if (!benchmark) usage(`unknown benchmark ${JSON.stringify(name)}`);
+  try {
+    await benchmark.run(args);
+  } catch (err) {
+    if (err instanceof UsageError) usage(err.message);
+    throw err;
+  }
+}
+
+await main(process.argv.slice(2));
