@@ -5,8 +5,7 @@
  */
 
 import { StoreError } from '../errors.js';
-import type { MessageMetadata } from '../messages/types.js';
-import type { Message } from '../messages/types.js';
+import type { Message, MessageMetadata } from '../messages/types.js';
 import type { StoredEntry } from './types.js';
 
 const PREVIEW_CHARS = 60;
@@ -24,20 +23,32 @@ export function describeFound(value: unknown): string {
  * Parses stored JSON text that must hold an object. `where` says which part of the
  * conversation it is (`entry 12 message`, `metadata`).
  */
-export function parseStoredObject(conversationId: string, where: string, text: unknown): Record<string, unknown> {
+export function parseStoredObject(
+  conversationId: string,
+  where: string,
+  text: unknown,
+): Record<string, unknown> {
   if (typeof text !== 'string') {
-    throw new StoreError(conversationId, `${where} is damaged: expected JSON text, found ${describeFound(text)}`, {
-      code: 'corrupt',
-    });
+    throw new StoreError(
+      conversationId,
+      `${where} is damaged: expected JSON text, found ${describeFound(text)}`,
+      {
+        code: 'corrupt',
+      },
+    );
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (cause) {
-    throw new StoreError(conversationId, `${where} is damaged: it is not JSON, found ${describeFound(text)}`, {
-      cause,
-      code: 'corrupt',
-    });
+    throw new StoreError(
+      conversationId,
+      `${where} is damaged: it is not JSON, found ${describeFound(text)}`,
+      {
+        cause,
+        code: 'corrupt',
+      },
+    );
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new StoreError(

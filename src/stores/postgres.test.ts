@@ -1,0 +1,164 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { testStore } from '../../test/support/store-conformance.js';
+import { StoreError } from '../errors.js';
+import { openPostgresStore, POSTGRES_SCHEMA_VERSION } from './postgres.js';
+import type { NewEntry } from './types.js';
+
+const url = process.env.DATABASE_URL;
+if (!url)
+  console.log(
+    'postgres store tests skipped: set DATABASE_URL (e.g. postgres://root@127.0.0.1:5432/test) to run them',
+  );
+
+let admin: Promise<pg.Client> | undefined;
+
+/** One connection for inspection and cleanup, opened on first use. */
+function adminClient(): Promise<pg.Client> {
+  admin ??= (async () => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    return client;
+  })();
+  return admin;
+}
+
+afterAll(async () => {
+  if (admin) await (await admin).end();
+});
+
+function uniqueSchema(): string {
+  return `ck_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+}
+
+async function dropSchema(schema: string): Promise<void> {
+  await (await adminClient()).query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+}
+
+function entry(text: string): NewEntry {
+  return { message: { role: 'user', content: text }, metadata: { timestamp: '2025-01-02T03:04:05.678Z' } };
+}
+
+describe.skipIf(!url)('postgres', () => {
+  testStore('postgres', async () => {
+    const schema = uniqueSchema();
+    return {
+      store: await openPostgresStore(url as string, { schema }),
+      reopen: () => openPostgresStore(url as string, { schema }),
+      cleanup: () => dropSchema(schema),
+    };
+  });
+
+  describe('PostgresStore', () => {
+    it('migrates once when many workers open a new schema together, and records the version', async () => {
+      const schema = uniqueSchema();
+      try {
+        const stores = await Promise.all(
+          Array.from({ length: 6 }, () => openPostgresStore(url as string, { schema, maxConnections: 2 })),
+        );
+        await Promise.all(stores.map((store, i) => store.append('c', [entry(`w${i}`)])));
+        expect(await stores[0]?.head('c')).toBe(6);
+        await Promise.all(stores.map((store) => store.close()));
+        const client = await adminClient();
+        const { rows } = await client.query(`SELECT version FROM "${schema}".contextkit_schema`);
+        expect(rows).toEqual([{ version: POSTGRES_SCHEMA_VERSION }]);
+      } finally {
+        await dropSchema(schema);
+      }
+    });
+
+    it('refuses a schema newer than it knows, changing nothing', async () => {
+      const schema = uniqueSchema();
+      try {
+        const store = await openPostgresStore(url as string, { schema });
+        await store.append('c', [entry('kept')]);
+        await store.close();
+        const client = await adminClient();
+        await client.query(`UPDATE "${schema}".contextkit_schema SET version = 99`);
+        await expect(openPostgresStore(url as string, { schema })).rejects.toMatchObject({
+          code: 'schema_version',
+          message: expect.stringMatching(/schema version 99 .*newer than .*upgrade contextkit/),
+        });
+        const { rows } = await client.query(`SELECT count(*)::int AS n FROM "${schema}".contextkit_entries`);
+        expect(rows).toEqual([{ n: 1 }]);
+      } finally {
+        await dropSchema(schema);
+      }
+    });
+
+    it('stores the JSON text exactly as serialized (text, not jsonb), keyed by (conversation_id, seq)', async () => {
+      const schema = uniqueSchema();
+      const store = await openPostgresStore(url as string, { schema, tablePrefix: 'ck_' });
+      try {
+        const message = { role: 'user' as const, content: 'x', zeta: 1, alpha: 1.5e300 };
+        await store.append('c', [{ message, metadata: { timestamp: 't', b: 2, a: 1 } }]);
+        const { rows } = await (await adminClient()).query(
+          `SELECT e.seq::int AS seq, e.message, e.metadata FROM "${schema}".ck_entries e`,
+        );
+        expect(rows).toEqual([
+          { seq: 0, message: JSON.stringify(message), metadata: '{"timestamp":"t","b":2,"a":1}' },
+        ]);
+        const { rows: keys } = await (await adminClient()).query(
+          `SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+           WHERE i.indrelid = '"${schema}".ck_entries'::regclass AND i.indisprimary ORDER BY a.attnum`,
+        );
+        expect(keys.map((k: { attname: string }) => k.attname)).toEqual(['conversation_id', 'seq']);
+      } finally {
+        await store.close();
+        await dropSchema(schema);
+      }
+    });
+
+    it('keeps stores with different table prefixes apart in one schema', async () => {
+      const schema = uniqueSchema();
+      const one = await openPostgresStore(url as string, { schema, tablePrefix: 'one_' });
+      const two = await openPostgresStore(url as string, { schema, tablePrefix: 'two_' });
+      try {
+        await one.append('c', [entry('one')]);
+        expect(await two.head('c')).toBe(0);
+        expect((await one.list()).ids).toEqual(['c']);
+        expect((await two.list()).ids).toEqual([]);
+      } finally {
+        await one.close();
+        await two.close();
+        await dropSchema(schema);
+      }
+    });
+
+    it('keeps an id far beyond a btree row (10,000 characters)', async () => {
+      const schema = uniqueSchema();
+      const store = await openPostgresStore(url as string, { schema });
+      try {
+        const long = 'ü'.repeat(10_000);
+        const longer = `${long}!`;
+        await store.append(long, [entry('a')]);
+        await store.append(longer, [entry('b')]);
+        expect((await store.read(longer)).map((e) => e.message.content)).toEqual(['b']);
+        expect((await store.list({ prefix: long })).ids).toEqual([long, longer]);
+        expect((await store.list({ limit: 1 })).ids).toEqual([long]);
+      } finally {
+        await store.close();
+        await dropSchema(schema);
+      }
+    });
+  });
+});
+
+describe('openPostgresStore', () => {
+  it('rejects with a StoreError, password redacted, when nothing listens', async () => {
+    const error = await openPostgresStore('postgres://user:s3cret@127.0.0.1:1/db').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreError);
+    expect((error as Error).message).toMatch(/cannot be opened/);
+    expect((error as Error).message).not.toContain('s3cret');
+  });
+
+  it('rejects a schema or table prefix that is not a plain identifier', async () => {
+    await expect(openPostgresStore('postgres://127.0.0.1:1/db', { schema: 'a"; drop' })).rejects.toThrow(
+      /schema must be lowercase/,
+    );
+    await expect(openPostgresStore('postgres://127.0.0.1:1/db', { tablePrefix: 'X-' })).rejects.toThrow(
+      /tablePrefix must be/,
+    );
+  });
+});

@@ -1,0 +1,576 @@
+/**
+ * The shared-server driver on Postgres (`pg`, an optional peer dependency): any number of
+ * workers on any number of machines append to the same conversations without losing or
+ * duplicating a message.
+ *
+ * - The driver creates and migrates its own tables: a `<prefix>schema` table holds the schema
+ *   version, and the ordered migrations below run in one transaction under
+ *   `pg_advisory_xact_lock`, so workers starting together migrate exactly once.
+ * - `<prefix>conversations` has one row per conversation (the id as UTF-8 `bytea`, its head,
+ *   its metadata and CAS version); `<prefix>entries` has one row per message keyed by
+ *   `(conversation_id, seq)`. The id is `bytea` because Postgres `text` cannot hold U+0000 and
+ *   sorts by locale; bytes sort in code point order like every other driver.
+ * - An append is one statement: it locks the conversation row (`SELECT … FOR UPDATE`),
+ *   checks `expectedSeq` against its head, inserts the batch and moves the head, atomically;
+ *   concurrent writers queue on the row, none overwrites another, and the
+ *   `(conversation_id, seq)` primary key would refuse a duplicate even if that failed.
+ * - Messages and metadata are `text` holding the JSON as written, not `jsonb`, which would
+ *   reorder keys and normalize numbers and so break byte-for-byte export round trips.
+ *
+ * Needs Postgres 12 or later (stored generated columns).
+ */
+
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import { ConflictError, StoreError } from '../errors.js';
+import { validateConversationId } from './keys.js';
+import { listOptions } from './page.js';
+import { pageStart, prefixUpperBound } from './prefix-range.js';
+import { parseStoredEntry, parseStoredObject, stringifyForStore } from './stored-json.js';
+import type { ConversationPage, ConversationStore, MetaRecord, NewEntry, StoredEntry } from './types.js';
+import { readRange, validateCount, validateMetaValue, validateNewEntries } from './validate.js';
+
+/** Where the driver keeps its tables, and how many connections it may hold. */
+export interface PostgresStoreOptions {
+  /** The Postgres schema holding the tables; created when absent (default `public`). */
+  schema?: string;
+  /** Prepended to every table name (default `contextkit_`), so several stores can share a schema. */
+  tablePrefix?: string;
+  /** Most connections the pool opens (default 10). */
+  maxConnections?: number;
+}
+
+/** The schema version this code writes; a newer database is refused rather than misread. */
+export const POSTGRES_SCHEMA_VERSION = 1;
+
+/** Bytes of an id that the listing index covers: a btree entry must stay under ~2.7 kB. */
+const INDEXED_ID_BYTES = 1024;
+
+interface Tables {
+  schema: string;
+  conversations: string;
+  entries: string;
+  /** A name for indexes, unqualified. */
+  indexPrefix: string;
+}
+
+/**
+ * Ordered migrations; entry `i` takes the schema from version `i` to `i + 1`. The
+ * conversation lookup goes through `name_hash` (SHA-256 of the id) because a btree cannot
+ * index ids of any length; listing goes through an index on the id's first bytes.
+ */
+const MIGRATIONS: ReadonlyArray<(t: Tables) => string[]> = [
+  (t) => [
+    `CREATE TABLE ${t.conversations} (
+       id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+       name bytea NOT NULL,
+       name_hash bytea GENERATED ALWAYS AS (sha256(name)) STORED NOT NULL UNIQUE,
+       head bigint NOT NULL DEFAULT 0,
+       meta_value text,
+       meta_version bigint NOT NULL DEFAULT 0
+     )`,
+    `CREATE INDEX ${quote(`${t.indexPrefix}conversations_name`)} ON ${t.conversations}
+       ((substring(name FROM 1 FOR ${INDEXED_ID_BYTES})), name_hash)`,
+    `CREATE TABLE ${t.entries} (
+       conversation_id bigint NOT NULL REFERENCES ${t.conversations} (id) ON DELETE CASCADE,
+       seq bigint NOT NULL,
+       metadata text NOT NULL,
+       message text NOT NULL,
+       PRIMARY KEY (conversation_id, seq)
+     )`,
+  ],
+];
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
+
+function quote(identifier: string): string {
+  return `"${identifier.replace(/"/g, '""')}"`;
+}
+
+function checkIdentifier(option: string, value: string, maxLength: number): void {
+  if (typeof value !== 'string' || !IDENTIFIER.test(value) || value.length > maxLength) {
+    throw new StoreError(
+      undefined,
+      `Postgres option ${option} must be lowercase letters, digits and _ (not starting with a digit), at most ${maxLength} characters; got ${JSON.stringify(value)}`,
+      { code: 'invalid_argument' },
+    );
+  }
+}
+
+/** The URL without its password, for error messages. */
+function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url.replace(/:[^:@/]*@/, ':***@');
+  }
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) {
+    return error.errors.map((e: unknown) => errorText(e)).join('; ');
+  }
+  return error instanceof Error ? error.message || error.name : String(error);
+}
+
+function idBytes(conversationId: string): Buffer {
+  return Buffer.from(conversationId, 'utf8');
+}
+
+const statementNames = new Map<string, string>();
+
+/** A stable name for a prepared statement: its text's digest (the text embeds the tables). */
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `contextkit_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+/** Postgres returns bigint as a string; every count here fits a double. */
+function toCount(value: unknown): number {
+  return typeof value === 'number' ? value : Number(value);
+}
+
+interface LockedConversation {
+  id: string;
+  head: number;
+  metaVersion: number;
+}
+
+/**
+ * Conversations in Postgres tables. Open it with {@link openPostgresStore}, which creates
+ * and migrates the tables; see the module comment for the layout and the locking.
+ */
+export class PostgresStore implements ConversationStore {
+  readonly kind = 'postgres';
+  readonly #pool: pg.Pool;
+  readonly #where: string;
+  readonly #t: Tables;
+  #closed = false;
+
+  /** Use {@link openPostgresStore}: the tables must be migrated before the first call. */
+  private constructor(pool: pg.Pool, where: string, tables: Tables) {
+    this.#pool = pool;
+    this.#where = where;
+    this.#t = tables;
+  }
+
+  /** @internal Opens the pool and migrates; see {@link openPostgresStore}. */
+  static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+    const schema = options.schema ?? 'public';
+    const tablePrefix = options.tablePrefix ?? 'contextkit_';
+    checkIdentifier('schema', schema, 63);
+    // The longest derived name is `<prefix>conversations_name` (18 more characters).
+    if (tablePrefix !== '') checkIdentifier('tablePrefix', tablePrefix, 63 - 18);
+    const maxConnections = options.maxConnections ?? 10;
+    if (!Number.isSafeInteger(maxConnections) || maxConnections < 1) {
+      throw new StoreError(
+        undefined,
+        `Postgres option maxConnections must be a positive integer, got ${maxConnections}`,
+        {
+          code: 'invalid_argument',
+        },
+      );
+    }
+    const where = redact(url);
+    const tables: Tables = {
+      schema: quote(schema),
+      conversations: `${quote(schema)}.${quote(`${tablePrefix}conversations`)}`,
+      entries: `${quote(schema)}.${quote(`${tablePrefix}entries`)}`,
+      indexPrefix: tablePrefix,
+    };
+    const pool = new pg.Pool({ connectionString: url, max: maxConnections, connectionTimeoutMillis: 10_000 });
+    // An idle connection that drops (server restart) is replaced on the next call; without a
+    // listener the pool's 'error' event would end the process.
+    pool.on('error', () => {});
+    const store = new PostgresStore(pool, where, tables);
+    try {
+      await store.#migrate(`${quote(schema)}.${quote(`${tablePrefix}schema`)}`, `${schema}.${tablePrefix}`);
+    } catch (error) {
+      await pool.end().catch(() => {});
+      if (error instanceof StoreError) throw error;
+      throw new StoreError(undefined, `Postgres store ${where} cannot be opened: ${errorText(error)}`, {
+        cause: error,
+      });
+    }
+    return store;
+  }
+
+  async #migrate(schemaTable: string, lockName: string): Promise<void> {
+    const client = await this.#pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`contextkit schema ${lockName}`]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.#t.schema}`);
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${schemaTable} (
+           one boolean PRIMARY KEY DEFAULT true CHECK (one),
+           version integer NOT NULL,
+           migrated_at timestamptz NOT NULL DEFAULT now()
+         )`,
+      );
+      const found = await client.query<{ version: number }>(`SELECT version FROM ${schemaTable}`);
+      const current = found.rows[0]?.version ?? 0;
+      if (current > MIGRATIONS.length) {
+        throw new StoreError(
+          undefined,
+          `Postgres store ${this.#where} has schema version ${current} in ${schemaTable}, newer than this contextkit knows (${MIGRATIONS.length}); upgrade contextkit`,
+          { code: 'schema_version' },
+        );
+      }
+      for (let version = current; version < MIGRATIONS.length; version++) {
+        for (const statement of (MIGRATIONS[version] as (t: Tables) => string[])(this.#t)) {
+          await client.query(statement);
+        }
+      }
+      if (current !== MIGRATIONS.length) {
+        await client.query(
+          `INSERT INTO ${schemaTable} (version) VALUES ($1)
+           ON CONFLICT (one) DO UPDATE SET version = excluded.version, migrated_at = now()`,
+          [MIGRATIONS.length],
+        );
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  #checkOpen(conversationId: string | undefined): void {
+    if (this.#closed) {
+      throw new StoreError(conversationId, `Postgres store ${this.#where} is closed`, { code: 'closed' });
+    }
+  }
+
+  #failure(conversationId: string | undefined, what: string, error: unknown): StoreError {
+    if (error instanceof StoreError) return error;
+    return new StoreError(
+      conversationId,
+      `Postgres store ${this.#where}: ${what} failed: ${errorText(error)}`,
+      {
+        cause: error,
+      },
+    );
+  }
+
+  /** Runs `work` in one transaction on one connection, rolling back on any failure. */
+  async #transaction<T>(
+    conversationId: string,
+    what: string,
+    work: (client: pg.PoolClient) => Promise<T>,
+  ): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (error) {
+      throw this.#failure(conversationId, what, error);
+    }
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      try {
+        await client.query('ROLLBACK');
+      } catch {
+        broken = true;
+      }
+      throw this.#failure(conversationId, what, error);
+    } finally {
+      // A connection whose rollback failed is in an unknown state: destroy it.
+      client.release(broken);
+    }
+  }
+
+  async #query<R extends pg.QueryResultRow>(
+    conversationId: string | undefined,
+    what: string,
+    text: string,
+    values: unknown[],
+  ): Promise<R[]> {
+    try {
+      // A named statement is parsed and planned once per connection, not on every call.
+      return (await this.#pool.query<R>({ name: statementName(text), text, values })).rows;
+    } catch (error) {
+      throw this.#failure(conversationId, what, error);
+    }
+  }
+
+  /**
+   * Locks the conversation's row for the rest of the transaction, creating it when `create`
+   * is set; `undefined` when absent and not created.
+   */
+  async #lock(client: pg.PoolClient, name: Buffer, create: boolean): Promise<LockedConversation | undefined> {
+    const select = `SELECT id, head, meta_version FROM ${this.#t.conversations} WHERE name_hash = sha256($1) FOR UPDATE`;
+    for (;;) {
+      const found = await client.query<{ id: string; head: string; meta_version: string }>(select, [name]);
+      const row = found.rows[0];
+      if (row) return { id: row.id, head: toCount(row.head), metaVersion: toCount(row.meta_version) };
+      if (!create) return undefined;
+      // A concurrent creator makes this wait for its commit, then do nothing; the next select
+      // then sees (and locks) its row.
+      const inserted = await client.query<{ id: string }>(
+        `INSERT INTO ${this.#t.conversations} (name) VALUES ($1) ON CONFLICT (name_hash) DO NOTHING RETURNING id`,
+        [name],
+      );
+      const id = inserted.rows[0]?.id;
+      if (id !== undefined) return { id, head: 0, metaVersion: 0 };
+    }
+  }
+
+  async #insertEntries(client: pg.PoolClient, id: string, firstSeq: number, rows: Array<[string, string]>) {
+    // One statement per batch: unnest keeps it one round trip whatever the batch size.
+    await client.query(
+      `INSERT INTO ${this.#t.entries} (conversation_id, seq, metadata, message)
+       SELECT $1, $2::bigint + t.ord - 1, t.metadata, t.message
+       FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(metadata, message, ord)`,
+      [id, firstSeq, rows.map((r) => r[0]), rows.map((r) => r[1])],
+    );
+  }
+
+  #serialize(conversationId: string, entries: readonly NewEntry[]): Array<[string, string]> {
+    return entries.map((entry, i) => [
+      stringifyForStore(conversationId, `entries[${i}].metadata`, entry.metadata),
+      stringifyForStore(conversationId, `entries[${i}].message`, entry.message),
+    ]);
+  }
+
+  async append(
+    conversationId: string,
+    entries: readonly NewEntry[],
+    options?: { expectedSeq?: number },
+  ): Promise<number> {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    validateNewEntries(conversationId, entries);
+    const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
+    const rows = this.#serialize(conversationId, entries);
+    if (rows.length === 0) {
+      const head = await this.head(conversationId);
+      if (expected !== undefined && expected !== head)
+        throw new ConflictError(conversationId, expected, head);
+      return head;
+    }
+    const name = idBytes(conversationId);
+    for (;;) {
+      // One statement, so the row lock is held only while the server runs it, never across a
+      // round trip. The lock is taken only on a row whose head matches `expectedSeq` (re-checked
+      // on the latest version after waiting), so a writer that lost the race neither queues for
+      // the lock nor writes WAL: it learns the current head and goes.
+      const result = await this.#query<{ current: string | null; taken: string | null }>(
+        conversationId,
+        'append',
+        `WITH current AS (
+           SELECT head FROM ${this.#t.conversations} WHERE name_hash = sha256($1)
+         ), locked AS (
+           SELECT id, head FROM ${this.#t.conversations}
+           WHERE name_hash = sha256($1) AND ($2::bigint IS NULL OR head = $2::bigint)
+           FOR UPDATE
+         ), inserted AS (
+           INSERT INTO ${this.#t.entries} (conversation_id, seq, metadata, message)
+           SELECT locked.id, locked.head + t.ord - 1, t.metadata, t.message
+           FROM locked, unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(metadata, message, ord)
+         ), moved AS (
+           UPDATE ${this.#t.conversations} AS c SET head = locked.head + $5 FROM locked WHERE c.id = locked.id
+         )
+         SELECT (SELECT head FROM current) AS current, (SELECT head FROM locked) AS taken`,
+        [name, expected ?? null, rows.map((r) => r[0]), rows.map((r) => r[1]), rows.length],
+      );
+      const row = result[0];
+      if (row?.taken !== null && row?.taken !== undefined) return toCount(row.taken);
+      if (row?.current !== null && row?.current !== undefined) {
+        const seen = toCount(row.current);
+        // Not locked although the row was there: the head moved, or the row went away
+        // (a concurrent delete) while this waited. The snapshot may predate that commit, so
+        // ask again; when the head still matches, the row was recreated: try again.
+        const actual = expected === undefined || seen === expected ? await this.head(conversationId) : seen;
+        if (expected !== undefined && actual !== expected)
+          throw new ConflictError(conversationId, expected, actual);
+        continue;
+      }
+      // First append to this conversation: create its row (a concurrent creator wins
+      // harmlessly), then append as above.
+      if (expected !== undefined && expected !== 0) throw new ConflictError(conversationId, expected, 0);
+      await this.#query(
+        conversationId,
+        'append',
+        `INSERT INTO ${this.#t.conversations} (name) VALUES ($1) ON CONFLICT (name_hash) DO NOTHING`,
+        [name],
+      );
+    }
+  }
+
+  async read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]> {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    const { fromSeq, limit } = readRange(conversationId, options);
+    if (limit === 0) return [];
+    const rows = await this.#query<{ seq: string; metadata: unknown; message: unknown }>(
+      conversationId,
+      'read',
+      `SELECT e.seq, e.metadata, e.message
+       FROM ${this.#t.entries} e JOIN ${this.#t.conversations} c ON c.id = e.conversation_id
+       WHERE c.name_hash = sha256($1) AND e.seq >= $2
+       ORDER BY e.seq
+       LIMIT $3`,
+      [idBytes(conversationId), fromSeq, Number.isFinite(limit) ? limit : null],
+    );
+    return rows.map((row) => parseStoredEntry(conversationId, toCount(row.seq), row.metadata, row.message));
+  }
+
+  async head(conversationId: string): Promise<number> {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    const rows = await this.#query<{ head: string }>(
+      conversationId,
+      'head',
+      `SELECT head FROM ${this.#t.conversations} WHERE name_hash = sha256($1)`,
+      [idBytes(conversationId)],
+    );
+    return rows[0] ? toCount(rows[0].head) : 0;
+  }
+
+  async replace(conversationId: string, entries: readonly NewEntry[]): Promise<void> {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    validateNewEntries(conversationId, entries);
+    const rows = this.#serialize(conversationId, entries);
+    const name = idBytes(conversationId);
+    await this.#transaction(conversationId, 'replace', async (client) => {
+      const locked = await this.#lock(client, name, rows.length > 0);
+      if (locked === undefined) return;
+      await client.query(`DELETE FROM ${this.#t.entries} WHERE conversation_id = $1`, [locked.id]);
+      if (rows.length === 0 && locked.metaVersion === 0) {
+        // Nothing left to list: drop the row, as if the conversation had been deleted.
+        await client.query(`DELETE FROM ${this.#t.conversations} WHERE id = $1`, [locked.id]);
+        return;
+      }
+      if (rows.length > 0) await this.#insertEntries(client, locked.id, 0, rows);
+      await client.query(`UPDATE ${this.#t.conversations} SET head = $2 WHERE id = $1`, [
+        locked.id,
+        rows.length,
+      ]);
+    });
+  }
+
+  async getMeta(conversationId: string): Promise<MetaRecord> {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    const rows = await this.#query<{ meta_value: unknown; meta_version: string }>(
+      conversationId,
+      'getMeta',
+      `SELECT meta_value, meta_version FROM ${this.#t.conversations} WHERE name_hash = sha256($1)`,
+      [idBytes(conversationId)],
+    );
+    const row = rows[0];
+    const version = row ? toCount(row.meta_version) : 0;
+    if (!row || version === 0) return { value: null, version: 0 };
+    return { value: parseStoredObject(conversationId, 'metadata', row.meta_value), version };
+  }
+
+  async setMeta(
+    conversationId: string,
+    value: Record<string, unknown>,
+    options?: { expectedVersion?: number },
+  ): Promise<number> {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    validateMetaValue(conversationId, value);
+    const expected = validateCount(conversationId, 'expectedVersion', options?.expectedVersion);
+    const text = stringifyForStore(conversationId, 'metadata', value);
+    const name = idBytes(conversationId);
+    // One statement, atomic on its own: create-or-bump, guarded by the expected version.
+    const rows =
+      expected === undefined || expected === 0
+        ? await this.#query<{ meta_version: string }>(
+            conversationId,
+            'setMeta',
+            `INSERT INTO ${this.#t.conversations} AS c (name, meta_value, meta_version) VALUES ($1, $2, 1)
+             ON CONFLICT (name_hash) DO UPDATE SET meta_value = excluded.meta_value, meta_version = c.meta_version + 1
+             WHERE $3::bigint IS NULL OR c.meta_version = $3
+             RETURNING meta_version`,
+            [name, text, expected ?? null],
+          )
+        : await this.#query<{ meta_version: string }>(
+            conversationId,
+            'setMeta',
+            `UPDATE ${this.#t.conversations} SET meta_value = $2, meta_version = meta_version + 1
+             WHERE name_hash = sha256($1) AND meta_version = $3
+             RETURNING meta_version`,
+            [name, text, expected],
+          );
+    const row = rows[0];
+    if (row) return toCount(row.meta_version);
+    const actual = (await this.getMeta(conversationId)).version;
+    throw new ConflictError(conversationId, expected ?? 0, actual, 'version');
+  }
+
+  async list(options?: { prefix?: string; cursor?: string; limit?: number }): Promise<ConversationPage> {
+    this.#checkOpen(undefined);
+    const { prefix, cursor, limit } = listOptions(options);
+    const start = pageStart(prefix, cursor);
+    const upper = prefixUpperBound(prefix);
+    // The first two conditions let the planner walk the index on the id's first bytes; the
+    // full comparison then decides, so ids longer than the indexed part still sort exactly.
+    const rows = await this.#query<{ name: Buffer }>(
+      undefined,
+      'list',
+      `SELECT name FROM ${this.#t.conversations}
+       WHERE substring(name FROM 1 FOR ${INDEXED_ID_BYTES}) >= substring($1::bytea FROM 1 FOR ${INDEXED_ID_BYTES})
+         AND ($2::bytea IS NULL OR substring(name FROM 1 FOR ${INDEXED_ID_BYTES}) <= substring($2::bytea FROM 1 FOR ${INDEXED_ID_BYTES}))
+         AND (CASE WHEN $3 THEN name > $1::bytea ELSE name >= $1::bytea END)
+         AND ($2::bytea IS NULL OR name < $2::bytea)
+       ORDER BY substring(name FROM 1 FOR ${INDEXED_ID_BYTES}), name
+       LIMIT $4`,
+      [
+        idBytes(start.from),
+        upper === undefined ? null : idBytes(upper),
+        start.exclusive,
+        Number.isFinite(limit) ? limit + 1 : null,
+      ],
+    );
+    const ids = rows.map((row) => row.name.toString('utf8'));
+    if (ids.length <= limit) return { ids };
+    const page = ids.slice(0, limit);
+    return { ids: page, cursor: page[page.length - 1] as string };
+  }
+
+  async delete(conversationId: string): Promise<void> {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    // Entries go with the row (ON DELETE CASCADE), in the same statement.
+    await this.#query(
+      conversationId,
+      'delete',
+      `DELETE FROM ${this.#t.conversations} WHERE name_hash = sha256($1)`,
+      [idBytes(conversationId)],
+    );
+  }
+
+  /** Ends the pool after the calls in flight; idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#pool.end();
+  }
+}
+
+/**
+ * Connects to Postgres at `url` (`postgres://user:pass@host:port/db`), creates or migrates the
+ * tables, and returns the store; the driver behind `postgres://` store URLs. Rejects with a
+ * `StoreError` (password redacted) when the server cannot be reached or the schema is newer
+ * than this code.
+ */
+export async function openPostgresStore(url: string, options?: PostgresStoreOptions): Promise<PostgresStore> {
+  return PostgresStore.open(url, options);
+}

@@ -1,0 +1,139 @@
+import { randomBytes } from 'node:crypto';
+import { createClient } from 'redis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { testStore } from '../../test/support/store-conformance.js';
+import { StoreError } from '../errors.js';
+import { encodeId } from './keys.js';
+import { openRedisStore } from './redis.js';
+import type { NewEntry } from './types.js';
+
+const url = process.env.REDIS_URL;
+if (!url) console.log('redis store tests skipped: set REDIS_URL (e.g. redis://127.0.0.1:6379) to run them');
+
+async function connectAdmin() {
+  const client = createClient({ url: url as string });
+  client.on('error', () => {});
+  await client.connect();
+  return client;
+}
+
+let admin: ReturnType<typeof connectAdmin> | undefined;
+
+/** One connection for setup and cleanup, opened on first use. */
+function adminClient(): ReturnType<typeof connectAdmin> {
+  admin ??= connectAdmin();
+  return admin;
+}
+
+afterAll(async () => {
+  if (admin) await (await admin).close();
+});
+
+/** Deletes every key under `prefix` (made of [a-z0-9:-] only, so it needs no glob escaping). */
+async function deleteKeys(prefix: string): Promise<void> {
+  const client = await adminClient();
+  for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) {
+    if (keys.length > 0) await client.del(keys);
+  }
+}
+
+function uniquePrefix(): string {
+  return `ck-test-${process.pid}-${randomBytes(4).toString('hex')}:`;
+}
+
+function entry(text: string): NewEntry {
+  return { message: { role: 'user', content: text }, metadata: { timestamp: '2025-01-02T03:04:05.678Z' } };
+}
+
+describe.skipIf(!url)('redis', () => {
+  testStore('redis', async () => {
+    const keyPrefix = uniquePrefix();
+    return {
+      store: await openRedisStore(url as string, { keyPrefix }),
+      reopen: () => openRedisStore(url as string, { keyPrefix }),
+      cleanup: () => deleteKeys(keyPrefix),
+    };
+  });
+
+  describe('RedisStore', () => {
+    it('keeps a list per conversation, a hash for metadata and a sorted set of ids under its prefix', async () => {
+      const keyPrefix = uniquePrefix();
+      const store = await openRedisStore(url as string, { keyPrefix });
+      const client = await adminClient();
+      try {
+        const id = 'team/Ünï';
+        await store.append(id, [entry('a'), entry('b')]);
+        await store.setMeta(id, { plan: 1 });
+        const base = `${keyPrefix}conv:${encodeId(id)}`;
+        expect(await client.type(`${base}:log`)).toBe('list');
+        expect(await client.lLen(`${base}:log`)).toBe(2);
+        expect(await client.lIndex(`${base}:log`, 0)).toBe(
+          '{"metadata":{"timestamp":"2025-01-02T03:04:05.678Z"},"message":{"role":"user","content":"a"}}',
+        );
+        expect(await client.hGetAll(`${base}:meta`)).toEqual({ value: '{"plan":1}', version: '1' });
+        expect(await client.zRange(`${keyPrefix}conversations`, 0, -1)).toEqual([id]);
+      } finally {
+        await store.close();
+        await deleteKeys(keyPrefix);
+      }
+    });
+
+    it('keeps stores with different prefixes apart', async () => {
+      const [p1, p2] = [uniquePrefix(), uniquePrefix()];
+      const one = await openRedisStore(url as string, { keyPrefix: p1 });
+      const two = await openRedisStore(url as string, { keyPrefix: p2 });
+      try {
+        await one.append('c', [entry('one')]);
+        expect(await two.head('c')).toBe(0);
+        expect((await two.list()).ids).toEqual([]);
+      } finally {
+        await one.close();
+        await two.close();
+        await deleteKeys(p1);
+        await deleteKeys(p2);
+      }
+    });
+
+    it('loads its scripts again after the server forgot them', async () => {
+      const keyPrefix = uniquePrefix();
+      const store = await openRedisStore(url as string, { keyPrefix });
+      try {
+        await store.append('c', [entry('before')]);
+        await (await adminClient()).scriptFlush();
+        expect(await store.append('c', [entry('after')], { expectedSeq: 1 })).toBe(1);
+        expect(await store.setMeta('c', { a: 1 })).toBe(1);
+        expect((await store.read('c')).map((e) => e.message.content)).toEqual(['before', 'after']);
+      } finally {
+        await store.close();
+        await deleteKeys(keyPrefix);
+      }
+    });
+
+    it('appends a batch larger than one Lua unpack() in one atomic step', async () => {
+      const keyPrefix = uniquePrefix();
+      const store = await openRedisStore(url as string, { keyPrefix });
+      try {
+        const batch = Array.from({ length: 12_345 }, (_, i) => entry(`m${i}`));
+        expect(await store.append('c', batch, { expectedSeq: 0 })).toBe(0);
+        expect(await store.head('c')).toBe(12_345);
+        const tail = await store.read('c', { fromSeq: 12_343 });
+        expect(tail.map((e) => [e.seq, e.message.content])).toEqual([
+          [12_343, 'm12343'],
+          [12_344, 'm12344'],
+        ]);
+      } finally {
+        await store.close();
+        await deleteKeys(keyPrefix);
+      }
+    });
+  });
+});
+
+describe('openRedisStore', () => {
+  it('rejects with a StoreError, password redacted, when nothing listens', async () => {
+    const error = await openRedisStore('redis://user:s3cret@127.0.0.1:1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreError);
+    expect((error as Error).message).toMatch(/cannot be reached/);
+    expect((error as Error).message).not.toContain('s3cret');
+  });
+});

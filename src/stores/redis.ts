@@ -1,0 +1,463 @@
+/**
+ * The shared in-memory-server driver on Redis (`redis`, node-redis v6, an optional peer
+ * dependency).
+ *
+ * Keys, under a configurable prefix (default `ck:`):
+ * - `{prefix}conv:{encoded id}:log` — a LIST, one JSON element per entry (`{"metadata":…,
+ *   "message":…}`); the index in the list is the sequence number.
+ * - `{prefix}conv:{encoded id}:meta` — a HASH with `value` (JSON) and `version`.
+ * - `{prefix}conversations` — a sorted set of the ids (all score 0, so `ZRANGEBYLEX` pages
+ *   them in byte order, which is code point order).
+ * The id is encoded with `encodeId` so keys stay printable; the sorted set keeps it exactly.
+ *
+ * Every write is one Lua script, run atomically by the server in one round trip: an append
+ * checks the key's type and `LLEN == expectedSeq`, then `RPUSH`es the whole batch. Scripts go
+ * by `EVALSHA`, falling back to `EVAL` once after the server's script cache was flushed.
+ *
+ * Durability is the server's: with `appendonly yes` and `appendfsync always` a resolved
+ * append survives a Redis crash; with the defaults the last second (or everything, without
+ * persistence) may be lost. Single-node Redis only: the scripts touch keys in several slots.
+ */
+
+import { createHash } from 'node:crypto';
+import { createClient } from 'redis';
+import { ConflictError, StoreError } from '../errors.js';
+import type { Message, MessageMetadata } from '../messages/types.js';
+import { encodeId, validateConversationId } from './keys.js';
+import { listOptions } from './page.js';
+import { pageStart, prefixUpperBound } from './prefix-range.js';
+import { describeFound, parseStoredObject, stringifyForStore } from './stored-json.js';
+import type { ConversationPage, ConversationStore, MetaRecord, NewEntry, StoredEntry } from './types.js';
+import { readRange, validateCount, validateMetaValue, validateNewEntries } from './validate.js';
+
+/** Where the keys live. */
+export interface RedisStoreOptions {
+  /** Prepended to every key (default `ck:`), so several stores can share one database. */
+  keyPrefix?: string;
+}
+
+type Client = ReturnType<typeof createClient>;
+
+// Lua's unpack() is limited by the C stack; RPUSH in slices well below it.
+const PUSH_SLICE = `
+local function push(key, first)
+  for i = first, #ARGV, 1000 do
+    redis.call('RPUSH', key, unpack(ARGV, i, math.min(i + 999, #ARGV)))
+  end
+end
+local function kind(key)
+  return redis.call('TYPE', key).ok
+end
+`;
+
+/**
+ * KEYS: log, meta, index. ARGV: expectedSeq (-1 for none), id, entries…
+ * Returns {'ok', head} | {'conflict', head} | {'wrongtype', key, type}.
+ */
+const APPEND = `${PUSH_SLICE}
+local t = kind(KEYS[1])
+if t ~= 'list' and t ~= 'none' then return {'wrongtype', KEYS[1], t} end
+local head = redis.call('LLEN', KEYS[1])
+local expected = tonumber(ARGV[1])
+if expected >= 0 and expected ~= head then return {'conflict', head} end
+if #ARGV > 2 then
+  local it = kind(KEYS[3])
+  if it ~= 'zset' and it ~= 'none' then return {'wrongtype', KEYS[3], it} end
+  push(KEYS[1], 3)
+  redis.call('ZADD', KEYS[3], 0, ARGV[2])
+end
+return {'ok', head}
+`;
+
+/** KEYS: log, meta, index. ARGV: id, entries… Returns {'ok', 0} | {'wrongtype', key, type}. */
+const REPLACE = `${PUSH_SLICE}
+for _, key in ipairs({KEYS[1], KEYS[2]}) do
+  local t = kind(key)
+  local want = key == KEYS[1] and 'list' or 'hash'
+  if t ~= want and t ~= 'none' then return {'wrongtype', key, t} end
+end
+local it = kind(KEYS[3])
+if it ~= 'zset' and it ~= 'none' then return {'wrongtype', KEYS[3], it} end
+redis.call('DEL', KEYS[1])
+if #ARGV > 1 then
+  push(KEYS[1], 2)
+  redis.call('ZADD', KEYS[3], 0, ARGV[1])
+elseif redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('ZREM', KEYS[3], ARGV[1])
+end
+return {'ok', 0}
+`;
+
+/**
+ * KEYS: meta, index. ARGV: expectedVersion (-1 for none), id, value.
+ * Returns {'ok', version} | {'conflict', version} | {'wrongtype', key, type}.
+ */
+const SET_META = `
+local t = redis.call('TYPE', KEYS[1]).ok
+if t ~= 'hash' and t ~= 'none' then return {'wrongtype', KEYS[1], t} end
+local it = redis.call('TYPE', KEYS[2]).ok
+if it ~= 'zset' and it ~= 'none' then return {'wrongtype', KEYS[2], it} end
+local current = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+local expected = tonumber(ARGV[1])
+if expected >= 0 and expected ~= current then return {'conflict', current} end
+redis.call('HSET', KEYS[1], 'value', ARGV[3], 'version', current + 1)
+redis.call('ZADD', KEYS[2], 0, ARGV[2])
+return {'ok', current + 1}
+`;
+
+/** KEYS: log, meta, index. ARGV: id. */
+const DELETE = `
+local it = redis.call('TYPE', KEYS[3]).ok
+if it ~= 'zset' and it ~= 'none' then return {'wrongtype', KEYS[3], it} end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('ZREM', KEYS[3], ARGV[1])
+return {'ok', 0}
+`;
+
+interface Script {
+  source: string;
+  sha: string;
+}
+
+function script(source: string): Script {
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+const SCRIPTS = {
+  append: script(APPEND),
+  replace: script(REPLACE),
+  setMeta: script(SET_META),
+  delete: script(DELETE),
+};
+
+function errorText(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) {
+    return error.errors.map((e: unknown) => errorText(e)).join('; ');
+  }
+  return error instanceof Error ? error.message || error.name : String(error);
+}
+
+/** The URL without its password, for error messages. */
+function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url.replace(/:[^:@/]*@/, ':***@');
+  }
+}
+
+function isWrongType(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('WRONGTYPE');
+}
+
+/** A script's reply: `[status, …]` with strings and integers. */
+function scriptReply(reply: unknown): [string, ...Array<string | number>] {
+  if (Array.isArray(reply) && typeof reply[0] === 'string') {
+    return reply.map((part: unknown) => (typeof part === 'number' ? part : String(part))) as [
+      string,
+      ...Array<string | number>,
+    ];
+  }
+  throw new Error(`unexpected script reply ${JSON.stringify(reply)}`);
+}
+
+/**
+ * Conversations in Redis. Open it with {@link openRedisStore}; see the module comment for the
+ * keys, the scripts and durability.
+ */
+export class RedisStore implements ConversationStore {
+  readonly kind = 'redis';
+  readonly #client: Client;
+  readonly #where: string;
+  readonly #prefix: string;
+  readonly #index: string;
+  #closed = false;
+
+  /** Use {@link openRedisStore}, which connects first. */
+  private constructor(client: Client, where: string, prefix: string) {
+    this.#client = client;
+    this.#where = where;
+    this.#prefix = prefix;
+    this.#index = `${prefix}conversations`;
+  }
+
+  /** @internal Connects and returns the store; see {@link openRedisStore}. */
+  static async open(url: string, options: RedisStoreOptions = {}): Promise<RedisStore> {
+    const prefix = options.keyPrefix ?? 'ck:';
+    if (typeof prefix !== 'string') {
+      throw new StoreError(undefined, `Redis option keyPrefix must be a string, got ${typeof prefix}`, {
+        code: 'invalid_argument',
+      });
+    }
+    const where = redact(url);
+    let connected = false;
+    let client: Client;
+    try {
+      client = createClient({
+        url,
+        socket: {
+          connectTimeout: 5_000,
+          // Give up quickly on a server that never answered; once connected, ride out restarts.
+          reconnectStrategy: (retries: number, cause: Error) =>
+            !connected && retries >= 2 ? cause : Math.min(50 * 2 ** retries, 2_000),
+        },
+      });
+    } catch (error) {
+      throw new StoreError(undefined, `Redis store ${where} cannot be opened: ${errorText(error)}`, {
+        cause: error,
+      });
+    }
+    // Without a listener a dropped connection's 'error' event would end the process; commands
+    // in flight reject on their own and are reported by the call that issued them.
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      connected = true;
+    } catch (error) {
+      client.destroy();
+      throw new StoreError(undefined, `Redis store ${where} cannot be reached: ${errorText(error)}`, {
+        cause: error,
+      });
+    }
+    return new RedisStore(client, where, prefix);
+  }
+
+  #keys(conversationId: string): { log: string; meta: string } {
+    const base = `${this.#prefix}conv:${encodeId(conversationId)}`;
+    return { log: `${base}:log`, meta: `${base}:meta` };
+  }
+
+  #checkOpen(conversationId: string | undefined): void {
+    if (this.#closed) {
+      throw new StoreError(conversationId, `Redis store ${this.#where} is closed`, { code: 'closed' });
+    }
+  }
+
+  #wrongType(conversationId: string | undefined, key: string, type: string): StoreError {
+    return new StoreError(
+      conversationId,
+      `Redis key ${JSON.stringify(key)} holds a ${type}, not what contextkit stores there; nothing was changed (is another program using the prefix ${JSON.stringify(this.#prefix)}?)`,
+      { code: 'wrong_type' },
+    );
+  }
+
+  async #failure(
+    conversationId: string | undefined,
+    what: string,
+    error: unknown,
+    keys: string[],
+  ): Promise<StoreError> {
+    if (error instanceof StoreError) return error;
+    if (isWrongType(error)) {
+      for (const key of keys) {
+        const type = await this.#client.type(key).catch(() => 'unknown');
+        const expected = key.endsWith(':log') ? 'list' : key.endsWith(':meta') ? 'hash' : 'zset';
+        if (type !== expected && type !== 'none') return this.#wrongType(conversationId, key, String(type));
+      }
+    }
+    return new StoreError(conversationId, `Redis store ${this.#where}: ${what} failed: ${errorText(error)}`, {
+      cause: error,
+    });
+  }
+
+  /** Runs a command, turning failures (a key of the wrong type above all) into `StoreError`. */
+  async #call<T>(
+    conversationId: string | undefined,
+    what: string,
+    keys: string[],
+    work: () => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      throw await this.#failure(conversationId, what, error, keys);
+    }
+  }
+
+  async #eval(
+    conversationId: string | undefined,
+    what: string,
+    which: Script,
+    keys: string[],
+    args: string[],
+  ): Promise<[string, ...Array<string | number>]> {
+    const reply = await this.#call(conversationId, what, keys, async () => {
+      try {
+        return await this.#client.evalSha(which.sha, { keys, arguments: args });
+      } catch (error) {
+        if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
+        return await this.#client.eval(which.source, { keys, arguments: args });
+      }
+    });
+    const parsed = scriptReply(reply);
+    if (parsed[0] === 'wrongtype')
+      throw this.#wrongType(conversationId, String(parsed[1]), String(parsed[2]));
+    return parsed;
+  }
+
+  #serialize(conversationId: string, entries: readonly NewEntry[]): string[] {
+    return entries.map((entry, i) => {
+      const metadata = stringifyForStore(conversationId, `entries[${i}].metadata`, entry.metadata);
+      const message = stringifyForStore(conversationId, `entries[${i}].message`, entry.message);
+      return `{"metadata":${metadata},"message":${message}}`;
+    });
+  }
+
+  async append(
+    conversationId: string,
+    entries: readonly NewEntry[],
+    options?: { expectedSeq?: number },
+  ): Promise<number> {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    validateNewEntries(conversationId, entries);
+    const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
+    const elements = this.#serialize(conversationId, entries);
+    const { log, meta } = this.#keys(conversationId);
+    const [status, head] = await this.#eval(
+      conversationId,
+      'append',
+      SCRIPTS.append,
+      [log, meta, this.#index],
+      [String(expected ?? -1), conversationId, ...elements],
+    );
+    if (status === 'conflict') throw new ConflictError(conversationId, expected ?? 0, Number(head));
+    return Number(head);
+  }
+
+  async read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]> {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    const { fromSeq, limit } = readRange(conversationId, options);
+    if (limit === 0) return [];
+    const { log } = this.#keys(conversationId);
+    const last = Number.isFinite(limit) ? fromSeq + limit - 1 : -1;
+    const elements = await this.#call(conversationId, 'read', [log], () =>
+      this.#client.lRange(log, fromSeq, last),
+    );
+    return elements.map((element, i) => {
+      const seq = fromSeq + i;
+      const record = parseStoredObject(conversationId, `entry ${seq}`, element);
+      const { metadata, message } = record;
+      if (
+        typeof metadata !== 'object' ||
+        metadata === null ||
+        typeof message !== 'object' ||
+        message === null
+      ) {
+        throw new StoreError(
+          conversationId,
+          `entry ${seq} is damaged: expected {"metadata":{…},"message":{…}}, found ${describeFound(element)}`,
+          { code: 'corrupt' },
+        );
+      }
+      return { seq, message: message as Message, metadata: metadata as MessageMetadata };
+    });
+  }
+
+  async head(conversationId: string): Promise<number> {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    const { log } = this.#keys(conversationId);
+    return this.#call(conversationId, 'head', [log], () => this.#client.lLen(log));
+  }
+
+  async replace(conversationId: string, entries: readonly NewEntry[]): Promise<void> {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    validateNewEntries(conversationId, entries);
+    const elements = this.#serialize(conversationId, entries);
+    const { log, meta } = this.#keys(conversationId);
+    await this.#eval(
+      conversationId,
+      'replace',
+      SCRIPTS.replace,
+      [log, meta, this.#index],
+      [conversationId, ...elements],
+    );
+  }
+
+  async getMeta(conversationId: string): Promise<MetaRecord> {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    const { meta } = this.#keys(conversationId);
+    const [value, version] = await this.#call(conversationId, 'getMeta', [meta], () =>
+      this.#client.hmGet(meta, ['value', 'version']),
+    );
+    if (version === null || version === undefined) return { value: null, version: 0 };
+    const parsed = Number(version);
+    if (!Number.isSafeInteger(parsed) || parsed < 1) {
+      throw new StoreError(
+        conversationId,
+        `metadata is damaged: field version of ${JSON.stringify(meta)} holds ${describeFound(String(version))}`,
+        { code: 'corrupt' },
+      );
+    }
+    return { value: parseStoredObject(conversationId, 'metadata', value), version: parsed };
+  }
+
+  async setMeta(
+    conversationId: string,
+    value: Record<string, unknown>,
+    options?: { expectedVersion?: number },
+  ): Promise<number> {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    validateMetaValue(conversationId, value);
+    const expected = validateCount(conversationId, 'expectedVersion', options?.expectedVersion);
+    const text = stringifyForStore(conversationId, 'metadata', value);
+    const { meta } = this.#keys(conversationId);
+    const [status, version] = await this.#eval(
+      conversationId,
+      'setMeta',
+      SCRIPTS.setMeta,
+      [meta, this.#index],
+      [String(expected ?? -1), conversationId, text],
+    );
+    if (status === 'conflict')
+      throw new ConflictError(conversationId, expected ?? 0, Number(version), 'version');
+    return Number(version);
+  }
+
+  async list(options?: { prefix?: string; cursor?: string; limit?: number }): Promise<ConversationPage> {
+    this.#checkOpen(undefined);
+    const { prefix, cursor, limit } = listOptions(options);
+    const start = pageStart(prefix, cursor);
+    const upper = prefixUpperBound(prefix);
+    const min = start.from === '' && !start.exclusive ? '-' : `${start.exclusive ? '(' : '['}${start.from}`;
+    const max = upper === undefined ? '+' : `(${upper}`;
+    const ids = await this.#call(undefined, 'list', [this.#index], () =>
+      Number.isFinite(limit)
+        ? this.#client.zRangeByLex(this.#index, min, max, { LIMIT: { offset: 0, count: limit + 1 } })
+        : this.#client.zRangeByLex(this.#index, min, max),
+    );
+    if (ids.length <= limit) return { ids };
+    const page = ids.slice(0, limit);
+    return { ids: page, cursor: page[page.length - 1] as string };
+  }
+
+  async delete(conversationId: string): Promise<void> {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    const { log, meta } = this.#keys(conversationId);
+    await this.#eval(conversationId, 'delete', SCRIPTS.delete, [log, meta, this.#index], [conversationId]);
+  }
+
+  /** Waits for the commands in flight, then closes the connection; idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#client.close();
+  }
+}
+
+/**
+ * Connects to Redis at `url` (`redis://[:password@]host:port[/db]`, or `rediss://` for TLS)
+ * and returns the store; the driver behind `redis://` store URLs. Rejects with a `StoreError`
+ * (password redacted) when the server cannot be reached.
+ */
+export async function openRedisStore(url: string, options?: RedisStoreOptions): Promise<RedisStore> {
+  return RedisStore.open(url, options);
+}

@@ -1,0 +1,117 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { testStore } from '../../test/support/store-conformance.js';
+import { ConflictError, StoreError } from '../errors.js';
+import { openSqliteStore, SQLITE_SCHEMA_VERSION, SqliteStore } from './sqlite.js';
+import type { NewEntry } from './types.js';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempPath(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ck-sqlite-'));
+  dirs.push(dir);
+  return join(dir, 'store.db');
+}
+
+function entry(text: string): NewEntry {
+  return { message: { role: 'user', content: text }, metadata: { timestamp: '2025-01-02T03:04:05.678Z' } };
+}
+
+testStore('sqlite', async () => {
+  const path = tempPath();
+  return { store: await openSqliteStore(path), reopen: () => openSqliteStore(path) };
+});
+
+describe('SqliteStore', () => {
+  it('puts the file in WAL mode and records its schema version', async () => {
+    const path = tempPath();
+    await (await openSqliteStore(path)).close();
+    const db = new Database(path, { readonly: true });
+    try {
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(db.prepare('SELECT version FROM contextkit_schema').all()).toEqual([
+        { version: SQLITE_SCHEMA_VERSION },
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('refuses a file whose schema is newer than it knows, changing nothing', async () => {
+    const path = tempPath();
+    const store = await openSqliteStore(path);
+    await store.append('c', [entry('kept')]);
+    await store.close();
+    const db = new Database(path);
+    db.prepare('UPDATE contextkit_schema SET version = 99').run();
+    db.close();
+    await expect(openSqliteStore(path)).rejects.toMatchObject({
+      code: 'schema_version',
+      message: expect.stringMatching(/schema version 99, newer than .*upgrade contextkit/),
+    });
+    const check = new Database(path, { readonly: true });
+    expect(check.prepare('SELECT count(*) AS n FROM entries').get()).toEqual({ n: 1 });
+    check.close();
+  });
+
+  it('shares one file between connections as it would between processes', async () => {
+    const path = tempPath();
+    const a = await openSqliteStore(path);
+    const b = await openSqliteStore(path, { synchronous: 'normal' });
+    try {
+      expect(await a.append('c', [entry('from a')], { expectedSeq: 0 })).toBe(0);
+      await expect(b.append('c', [entry('from b')], { expectedSeq: 0 })).rejects.toBeInstanceOf(
+        ConflictError,
+      );
+      expect(await b.append('c', [entry('from b')], { expectedSeq: await b.head('c') })).toBe(1);
+      expect((await a.read('c')).map((e) => e.message.content)).toEqual(['from a', 'from b']);
+      await b.setMeta('c', { by: 'b' });
+      await expect(a.setMeta('c', { by: 'a' }, { expectedVersion: 0 })).rejects.toMatchObject({ actual: 1 });
+      expect((await a.list()).ids).toEqual(['c']);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('gives up after busyTimeoutMs when another connection holds the write lock', async () => {
+    const path = tempPath();
+    const store = await openSqliteStore(path, { busyTimeoutMs: 100 });
+    const holder = new Database(path);
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      const started = Date.now();
+      const error = await store.append('c', [entry('blocked')]).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StoreError);
+      expect(error).toMatchObject({ code: 'busy', conversationId: 'c' });
+      expect((error as Error).message).toMatch(/busyTimeoutMs=100/);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(90);
+      // Reads do not need the write lock (WAL).
+      expect(await store.head('c')).toBe(0);
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    expect(await store.append('c', [entry('now')])).toBe(0);
+    await store.close();
+  });
+
+  it('rejects bad options', () => {
+    const path = tempPath();
+    expect(() => new SqliteStore(path, { synchronous: 'off' as 'full' })).toThrow(/synchronous must be/);
+    expect(() => new SqliteStore(path, { busyTimeoutMs: -1 })).toThrow(/busyTimeoutMs/);
+  });
+
+  it('works in memory', async () => {
+    const store = await openSqliteStore(':memory:');
+    expect(await store.append('c', [entry('x')])).toBe(0);
+    expect(store.kind).toBe('sqlite');
+    await store.close();
+  });
+});

@@ -1,0 +1,451 @@
+/**
+ * The embedded driver: many conversations in one SQLite file (`better-sqlite3`, an optional
+ * peer dependency), shared safely by any number of processes on one machine.
+ *
+ * - WAL journal, so readers never block the writer and a killed process loses nothing that
+ *   was committed.
+ * - `synchronous=FULL` by default: every commit is fsynced, so an append that resolved survives
+ *   power loss too (the promise of `ConversationStore.append`). `synchronous: 'normal'` keeps
+ *   crash safety for the process but may lose the last commits on power loss; it is about 10×
+ *   faster for one-at-a-time appends.
+ * - Each write is one `BEGIN IMMEDIATE` transaction that reads the head and checks
+ *   `expectedSeq` while holding the write lock; other processes wait up to `busyTimeoutMs`.
+ *
+ * better-sqlite3 is synchronous: a call blocks the event loop while it runs (and while it
+ * waits for another process's lock), which is what makes one transaction per call cheap.
+ */
+
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { ConflictError, StoreError } from '../errors.js';
+import { validateConversationId } from './keys.js';
+import { listOptions } from './page.js';
+import { pageStart, prefixUpperBound } from './prefix-range.js';
+import { describeFound, parseStoredEntry, parseStoredObject, stringifyForStore } from './stored-json.js';
+import type { ConversationPage, ConversationStore, MetaRecord, NewEntry, StoredEntry } from './types.js';
+import { readRange, validateCount, validateMetaValue, validateNewEntries } from './validate.js';
+
+/** How a SQLite store trades durability for speed, and how long it waits for other processes. */
+export interface SqliteStoreOptions {
+  /**
+   * `full` (default): fsync on every commit, so a resolved append survives power loss.
+   * `normal`: a resolved append survives the process being killed, not the machine losing power.
+   */
+  synchronous?: 'full' | 'normal';
+  /** How long a call waits for another process's write lock before failing (default 10 000 ms). */
+  busyTimeoutMs?: number;
+}
+
+/** The schema version this code writes; a newer file is refused rather than misread. */
+export const SQLITE_SCHEMA_VERSION = 1;
+
+const SQLITE_HEADER = 'SQLite format 3\u0000';
+
+/**
+ * Ordered migrations; entry `i` takes the schema from version `i` to `i + 1`.
+ *
+ * One `conversations` row per conversation that has entries or metadata holds its head (so
+ * the append transaction reads one row) and its metadata with the CAS version; listing pages
+ * through its primary key. `entries` is a rowid table (not WITHOUT ROWID) because a message
+ * may be megabytes.
+ */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE conversations (
+     conversation_id TEXT NOT NULL PRIMARY KEY,
+     head INTEGER NOT NULL DEFAULT 0,
+     meta_value TEXT,
+     meta_version INTEGER NOT NULL DEFAULT 0
+   ) WITHOUT ROWID;
+   CREATE TABLE entries (
+     conversation_id TEXT NOT NULL,
+     seq INTEGER NOT NULL,
+     metadata TEXT NOT NULL,
+     message TEXT NOT NULL,
+     PRIMARY KEY (conversation_id, seq)
+   );`,
+];
+
+interface HeadRow {
+  head: number;
+  meta_version: number;
+}
+
+interface EntryRow {
+  seq: number;
+  metadata: unknown;
+  message: unknown;
+}
+
+interface MetaRow {
+  meta_value: unknown;
+  meta_version: number;
+}
+
+function errorCode(error: unknown): string | undefined {
+  if (typeof error === 'object' && error !== null && 'code' in error) {
+    const code = (error as { code: unknown }).code;
+    return typeof code === 'string' ? code : undefined;
+  }
+  return undefined;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Refuses, before SQLite touches it, a path that is a directory or a file that is not a
+ * SQLite database, so nothing of it is overwritten and the error says what is there.
+ */
+function checkDatabaseFile(path: string): void {
+  if (path === ':memory:' || path === '') return;
+  let size: number;
+  try {
+    const stat = statSync(path);
+    if (stat.isDirectory()) {
+      throw new StoreError(undefined, `SQLite store ${path} is a directory, not a database file`, {
+        code: 'not_a_database',
+      });
+    }
+    size = stat.size;
+  } catch (error) {
+    if (error instanceof StoreError) throw error;
+    if (errorCode(error) === 'ENOENT') return;
+    throw new StoreError(undefined, `SQLite store ${path} cannot be read: ${errorText(error)}`, {
+      cause: error,
+    });
+  }
+  if (size === 0) return;
+  const header = Buffer.alloc(Math.min(size, 64));
+  const fd = openSync(path, 'r');
+  try {
+    readSync(fd, header, 0, header.length, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (header.subarray(0, SQLITE_HEADER.length).toString('latin1') === SQLITE_HEADER) return;
+  throw new StoreError(
+    undefined,
+    `SQLite store ${path} is not a SQLite database (${size} bytes starting with ${describeHeader(header)}); ` +
+      'point the store at a new path or at a database contextkit created — the file was left untouched',
+    { code: 'not_a_database' },
+  );
+}
+
+function describeHeader(header: Buffer): string {
+  const text = header.toString('utf8');
+  // Mostly printable text is shown as text; anything else as hex.
+  const printable = text.replace(/[^\x20-\x7e\n\r\t\u00a0-\uffff]/g, '').length;
+  if (!text.includes('\ufffd') && printable >= text.length * 0.9) return describeFound(text);
+  return `bytes ${header.subarray(0, 16).toString('hex')}`;
+}
+
+/**
+ * Conversations in one SQLite file. Open it with {@link openSqliteStore} (or construct it
+ * directly: opening is synchronous); see the module comment for durability and locking.
+ */
+export class SqliteStore implements ConversationStore {
+  readonly kind = 'sqlite';
+  /** The database file, as given. */
+  readonly path: string;
+  readonly #db: Database.Database;
+  readonly #busyTimeoutMs: number;
+  #closed = false;
+
+  readonly #selectHead: Database.Statement<[string], HeadRow>;
+  readonly #insertEntry: Database.Statement<[string, number, string, string]>;
+  readonly #upsertHead: Database.Statement<[string, number]>;
+  readonly #deleteEntries: Database.Statement<[string]>;
+  readonly #deleteConversation: Database.Statement<[string]>;
+  readonly #deleteIfEmpty: Database.Statement<[string]>;
+  readonly #selectEntries: Database.Statement<[string, number, number], EntryRow>;
+  readonly #selectMeta: Database.Statement<[string], MetaRow>;
+  readonly #upsertMeta: Database.Statement<[string, string, number]>;
+
+  constructor(path: string, options: SqliteStoreOptions = {}) {
+    const synchronous = options.synchronous ?? 'full';
+    if (synchronous !== 'full' && synchronous !== 'normal') {
+      throw new StoreError(
+        undefined,
+        `SQLite option synchronous must be 'full' or 'normal', got ${String(synchronous)}`,
+        {
+          code: 'invalid_argument',
+        },
+      );
+    }
+    const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
+    if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+      throw new StoreError(
+        undefined,
+        `SQLite option busyTimeoutMs must be a non-negative integer, got ${busyTimeoutMs}`,
+        {
+          code: 'invalid_argument',
+        },
+      );
+    }
+    this.path = path;
+    this.#busyTimeoutMs = busyTimeoutMs;
+    checkDatabaseFile(path);
+    let db: Database.Database;
+    try {
+      db = new Database(path, { timeout: busyTimeoutMs });
+    } catch (error) {
+      throw new StoreError(undefined, `SQLite store ${path} cannot be opened: ${errorText(error)}`, {
+        cause: error,
+      });
+    }
+    this.#db = db;
+    try {
+      db.pragma('journal_mode = WAL');
+      db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
+      this.#migrate();
+      this.#selectHead = db.prepare<[string], HeadRow>(
+        'SELECT head, meta_version FROM conversations WHERE conversation_id = ?',
+      );
+      this.#insertEntry = db.prepare<[string, number, string, string]>(
+        'INSERT INTO entries (conversation_id, seq, metadata, message) VALUES (?, ?, ?, ?)',
+      );
+      this.#upsertHead = db.prepare<[string, number]>(
+        `INSERT INTO conversations (conversation_id, head) VALUES (?, ?)
+         ON CONFLICT (conversation_id) DO UPDATE SET head = excluded.head`,
+      );
+      this.#deleteEntries = db.prepare<[string]>('DELETE FROM entries WHERE conversation_id = ?');
+      this.#deleteConversation = db.prepare<[string]>('DELETE FROM conversations WHERE conversation_id = ?');
+      this.#deleteIfEmpty = db.prepare<[string]>(
+        'DELETE FROM conversations WHERE conversation_id = ? AND head = 0 AND meta_version = 0',
+      );
+      this.#selectEntries = db.prepare<[string, number, number], EntryRow>(
+        'SELECT seq, metadata, message FROM entries WHERE conversation_id = ? AND seq >= ? ORDER BY seq LIMIT ?',
+      );
+      this.#selectMeta = db.prepare<[string], MetaRow>(
+        'SELECT meta_value, meta_version FROM conversations WHERE conversation_id = ?',
+      );
+      this.#upsertMeta = db.prepare<[string, string, number]>(
+        `INSERT INTO conversations (conversation_id, meta_value, meta_version) VALUES (?, ?, ?)
+         ON CONFLICT (conversation_id) DO UPDATE SET meta_value = excluded.meta_value, meta_version = excluded.meta_version`,
+      );
+    } catch (error) {
+      db.close();
+      if (error instanceof StoreError) throw error;
+      const code = errorCode(error);
+      if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
+        throw new StoreError(
+          undefined,
+          `SQLite store ${path} is damaged or not a database: ${errorText(error)}`,
+          {
+            cause: error,
+            code: 'not_a_database',
+          },
+        );
+      }
+      throw new StoreError(undefined, `SQLite store ${path} cannot be opened: ${errorText(error)}`, {
+        cause: error,
+      });
+    }
+  }
+
+  /** Brings the schema to {@link SQLITE_SCHEMA_VERSION} under the write lock, once per file. */
+  #migrate(): void {
+    const db = this.#db;
+    db.transaction(() => {
+      db.exec('CREATE TABLE IF NOT EXISTS contextkit_schema (version INTEGER NOT NULL)');
+      const row = db.prepare('SELECT version FROM contextkit_schema').get() as
+        | { version: number }
+        | undefined;
+      const current = row?.version ?? 0;
+      if (current > MIGRATIONS.length) {
+        throw new StoreError(
+          undefined,
+          `SQLite store ${this.path} has schema version ${current}, newer than this contextkit knows (${MIGRATIONS.length}); upgrade contextkit`,
+          { code: 'schema_version' },
+        );
+      }
+      for (let version = current; version < MIGRATIONS.length; version++)
+        db.exec(MIGRATIONS[version] as string);
+      if (row === undefined)
+        db.prepare('INSERT INTO contextkit_schema (version) VALUES (?)').run(MIGRATIONS.length);
+      else if (current !== MIGRATIONS.length)
+        db.prepare('UPDATE contextkit_schema SET version = ?').run(MIGRATIONS.length);
+    }).immediate();
+  }
+
+  /** Runs one call's work, turning SQLite failures into a `StoreError` that names the file. */
+  #run<T>(conversationId: string | undefined, what: string, work: () => T): T {
+    if (this.#closed) {
+      throw new StoreError(conversationId, `SQLite store ${this.path} is closed`, { code: 'closed' });
+    }
+    try {
+      return work();
+    } catch (error) {
+      if (error instanceof StoreError) throw error;
+      const code = errorCode(error);
+      const hint =
+        code === 'SQLITE_BUSY'
+          ? ` (another process held the write lock longer than busyTimeoutMs=${this.#busyTimeoutMs})`
+          : '';
+      throw new StoreError(
+        conversationId,
+        `SQLite store ${this.path}: ${what} failed: ${errorText(error)}${hint}`,
+        {
+          cause: error,
+          code: code === 'SQLITE_BUSY' ? 'busy' : 'store',
+        },
+      );
+    }
+  }
+
+  #serialize(conversationId: string, entries: readonly NewEntry[]): Array<[string, string]> {
+    return entries.map((entry, i) => [
+      stringifyForStore(conversationId, `entries[${i}].metadata`, entry.metadata),
+      stringifyForStore(conversationId, `entries[${i}].message`, entry.message),
+    ]);
+  }
+
+  async append(
+    conversationId: string,
+    entries: readonly NewEntry[],
+    options?: { expectedSeq?: number },
+  ): Promise<number> {
+    return this.#run(conversationId, 'append', () => {
+      validateConversationId(conversationId);
+      validateNewEntries(conversationId, entries);
+      const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
+      const rows = this.#serialize(conversationId, entries);
+      return this.#db
+        .transaction(() => {
+          const head = this.#selectHead.get(conversationId)?.head ?? 0;
+          if (expected !== undefined && expected !== head)
+            throw new ConflictError(conversationId, expected, head);
+          if (rows.length === 0) return head;
+          rows.forEach(([metadata, message], i) => {
+            this.#insertEntry.run(conversationId, head + i, metadata, message);
+          });
+          this.#upsertHead.run(conversationId, head + rows.length);
+          return head;
+        })
+        .immediate();
+    });
+  }
+
+  async read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]> {
+    return this.#run(conversationId, 'read', () => {
+      validateConversationId(conversationId);
+      const { fromSeq, limit } = readRange(conversationId, options);
+      const rows = this.#selectEntries.all(conversationId, fromSeq, Number.isFinite(limit) ? limit : -1);
+      return rows.map((row) => parseStoredEntry(conversationId, row.seq, row.metadata, row.message));
+    });
+  }
+
+  async head(conversationId: string): Promise<number> {
+    return this.#run(conversationId, 'head', () => {
+      validateConversationId(conversationId);
+      return this.#selectHead.get(conversationId)?.head ?? 0;
+    });
+  }
+
+  async replace(conversationId: string, entries: readonly NewEntry[]): Promise<void> {
+    this.#run(conversationId, 'replace', () => {
+      validateConversationId(conversationId);
+      validateNewEntries(conversationId, entries);
+      const rows = this.#serialize(conversationId, entries);
+      this.#db
+        .transaction(() => {
+          this.#deleteEntries.run(conversationId);
+          rows.forEach(([metadata, message], seq) => {
+            this.#insertEntry.run(conversationId, seq, metadata, message);
+          });
+          this.#upsertHead.run(conversationId, rows.length);
+          this.#deleteIfEmpty.run(conversationId);
+        })
+        .immediate();
+    });
+  }
+
+  async getMeta(conversationId: string): Promise<MetaRecord> {
+    return this.#run(conversationId, 'getMeta', () => {
+      validateConversationId(conversationId);
+      const row = this.#selectMeta.get(conversationId);
+      if (row === undefined || row.meta_version === 0) return { value: null, version: 0 };
+      return {
+        value: parseStoredObject(conversationId, 'metadata', row.meta_value),
+        version: row.meta_version,
+      };
+    });
+  }
+
+  async setMeta(
+    conversationId: string,
+    value: Record<string, unknown>,
+    options?: { expectedVersion?: number },
+  ): Promise<number> {
+    return this.#run(conversationId, 'setMeta', () => {
+      validateConversationId(conversationId);
+      validateMetaValue(conversationId, value);
+      const expected = validateCount(conversationId, 'expectedVersion', options?.expectedVersion);
+      const text = stringifyForStore(conversationId, 'metadata', value);
+      return this.#db
+        .transaction(() => {
+          const current = this.#selectHead.get(conversationId)?.meta_version ?? 0;
+          if (expected !== undefined && expected !== current) {
+            throw new ConflictError(conversationId, expected, current, 'version');
+          }
+          this.#upsertMeta.run(conversationId, text, current + 1);
+          return current + 1;
+        })
+        .immediate();
+    });
+  }
+
+  async list(options?: { prefix?: string; cursor?: string; limit?: number }): Promise<ConversationPage> {
+    return this.#run(undefined, 'list', () => {
+      const { prefix, cursor, limit } = listOptions(options);
+      const start = pageStart(prefix, cursor);
+      const upper = prefixUpperBound(prefix);
+      const clauses = [start.exclusive ? 'conversation_id > ?' : 'conversation_id >= ?'];
+      const params: Array<string | number> = [start.from];
+      if (upper !== undefined) {
+        clauses.push('conversation_id < ?');
+        params.push(upper);
+      }
+      // One more than asked tells whether another page follows.
+      params.push(Number.isFinite(limit) ? limit + 1 : -1);
+      const ids = this.#db
+        .prepare(
+          `SELECT conversation_id FROM conversations WHERE ${clauses.join(' AND ')} ORDER BY conversation_id LIMIT ?`,
+        )
+        .pluck()
+        .all(...params) as string[];
+      if (ids.length <= limit) return { ids };
+      const page = ids.slice(0, limit);
+      return { ids: page, cursor: page[page.length - 1] as string };
+    });
+  }
+
+  async delete(conversationId: string): Promise<void> {
+    this.#run(conversationId, 'delete', () => {
+      validateConversationId(conversationId);
+      this.#db
+        .transaction(() => {
+          this.#deleteEntries.run(conversationId);
+          this.#deleteConversation.run(conversationId);
+        })
+        .immediate();
+    });
+  }
+
+  /** Closes the file (checkpointing the WAL when this is the last connection); idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#db.close();
+  }
+}
+
+/**
+ * Opens (creating and migrating when needed) the SQLite store at `path`; the driver behind
+ * `sqlite:PATH` store URLs. Rejects with a `StoreError` naming the path when the file is not
+ * a SQLite database, leaving it untouched.
+ */
+export async function openSqliteStore(path: string, options?: SqliteStoreOptions): Promise<SqliteStore> {
+  return new SqliteStore(path, options);
+}

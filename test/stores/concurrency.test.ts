@@ -1,0 +1,203 @@
+/**
+ * Concurrency: 8 processes append 1,000 messages each, one message per append, to one
+ * conversation on each shared driver, with `expectedSeq` and a retry (re-reading the head)
+ * on every `ConflictError`. Exactly 8,000 must be stored, none twice, each writer's own in
+ * its order, and every read any process made (during and after) must be a prefix of one
+ * and the same order.
+ */
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { StoredEntry } from '../../src/stores/types.js';
+import { openSpec, type StoreSpec } from './fixtures/open-store.js';
+
+const WRITERS = 8;
+const PER_WRITER = 1000;
+const TOTAL = WRITERS * PER_WRITER;
+const FIXTURE = join(import.meta.dirname, 'fixtures', 'concurrent-writer.ts');
+const CONVERSATION = 'shared conversation';
+
+interface WriterReport {
+  prefixes: Array<[number, string]>;
+  final: [number, string] | undefined;
+  retries: number;
+}
+
+function startWriter(
+  spec: StoreSpec,
+  writer: number,
+): { child: ChildProcess; ready: Promise<void>; done: Promise<WriterReport> } {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      FIXTURE,
+      JSON.stringify(spec),
+      CONVERSATION,
+      String(writer),
+      String(PER_WRITER),
+      String(TOTAL),
+    ],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8');
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: string) => {
+      out += chunk;
+      if (out.startsWith('ready\n')) resolve();
+    });
+    child.on('close', () => reject(new Error(`writer ${writer} exited before it was ready:\n${stderr}`)));
+  });
+  const done = new Promise<WriterReport>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) {
+        reject(new Error(`writer ${writer} exited with ${code}:\n${stderr}`));
+        return;
+      }
+      const report: WriterReport = { prefixes: [], final: undefined, retries: 0 };
+      for (const line of out.split('\n')) {
+        const [kind, a, b] = line.split(' ');
+        if (kind === 'prefix') report.prefixes.push([Number(a), String(b)]);
+        if (kind === 'final') report.final = [Number(a), String(b)];
+        if (kind === 'retries') report.retries = Number(a);
+      }
+      resolve(report);
+    });
+  });
+  return { child, ready, done };
+}
+
+function digest(entries: StoredEntry[]): string {
+  const hash = createHash('sha256');
+  for (const entry of entries) hash.update(`${entry.seq}:${String(entry.message.content)}\n`);
+  return hash.digest('hex');
+}
+
+const cleanups: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const cleanup of cleanups) await cleanup();
+});
+
+const redisUrl = process.env.REDIS_URL;
+const databaseUrl = process.env.DATABASE_URL;
+if (!redisUrl) console.log('concurrency test for redis skipped: REDIS_URL is not set');
+if (!databaseUrl) console.log('concurrency test for postgres skipped: DATABASE_URL is not set');
+
+const drivers: Array<{ name: string; skip: boolean; spec: () => Promise<StoreSpec> }> = [
+  {
+    name: 'file',
+    skip: false,
+    spec: async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'ck-conc-'));
+      cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+      return { driver: 'file', location: join(dir, 'store') };
+    },
+  },
+  {
+    name: 'sqlite',
+    skip: false,
+    spec: async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'ck-conc-'));
+      cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+      return { driver: 'sqlite', location: join(dir, 'store.db') };
+    },
+  },
+  {
+    name: 'redis',
+    skip: !redisUrl,
+    spec: async () => {
+      const keyPrefix = `ck-conc-${process.pid}-${randomBytes(4).toString('hex')}:`;
+      const spec: StoreSpec = { driver: 'redis', location: redisUrl as string, keyPrefix };
+      cleanups.push(async () => {
+        const store = await openSpec(spec);
+        await store.delete(CONVERSATION);
+        await store.close();
+      });
+      return spec;
+    },
+  },
+  {
+    name: 'postgres',
+    skip: !databaseUrl,
+    spec: async () => {
+      const schema = `ck_conc_${process.pid}_${randomBytes(4).toString('hex')}`;
+      cleanups.push(async () => {
+        const pg = (await import('pg')).default;
+        const client = new pg.Client({ connectionString: databaseUrl });
+        await client.connect();
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await client.end();
+      });
+      return { driver: 'postgres', location: databaseUrl as string, schema };
+    },
+  },
+];
+
+describe('concurrency: 8 processes × 1,000 single-message appends to one conversation', () => {
+  for (const driver of drivers) {
+    it.skipIf(driver.skip)(
+      `${driver.name}: stores exactly 8,000, none twice, in one order every reader sees`,
+      async () => {
+        const spec = await driver.spec();
+        // Create the store (and its schema) once, so the writers race on appends, not on setup.
+        await (await openSpec(spec)).close();
+        const started = performance.now();
+        const writers = Array.from({ length: WRITERS }, (_, w) => startWriter(spec, w));
+        try {
+          await Promise.all(writers.map((w) => w.ready));
+          const appendStart = performance.now();
+          for (const w of writers) w.child.stdin?.end('go\n');
+          const reports = await Promise.all(writers.map((w) => w.done));
+          const appendSeconds = (performance.now() - appendStart) / 1000;
+
+          const store = await openSpec(spec);
+          let entries: StoredEntry[];
+          try {
+            entries = await store.read(CONVERSATION);
+            expect(await store.head(CONVERSATION)).toBe(TOTAL);
+          } finally {
+            await store.close();
+          }
+          expect(entries).toHaveLength(TOTAL);
+          expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: TOTAL }, (_, i) => i));
+          const texts = entries.map((e) => String(e.message.content));
+          expect(new Set(texts).size).toBe(TOTAL);
+          for (let w = 0; w < WRITERS; w++) {
+            const mine = texts.filter((t) => t.startsWith(`w${w}-`));
+            expect(mine).toEqual(Array.from({ length: PER_WRITER }, (_, i) => `w${w}-${i}`));
+          }
+
+          // One order: each process's reads, during the run and at the end, are prefixes of it.
+          const full = digest(entries);
+          for (const [w, report] of reports.entries()) {
+            expect(report.final, `writer ${w} final read`).toEqual([TOTAL, full]);
+            for (const [length, seen] of report.prefixes) {
+              expect(seen, `writer ${w} read of ${length} entries`).toBe(digest(entries.slice(0, length)));
+            }
+          }
+          const retries = reports.reduce((sum, r) => sum + r.retries, 0);
+          console.log(
+            `concurrency ${driver.name}: ${TOTAL} appends in ${appendSeconds.toFixed(1)} s ` +
+              `(${Math.round(TOTAL / appendSeconds)}/s, ${retries} conflicts retried; ` +
+              `${((performance.now() - started) / 1000).toFixed(1)} s with process start-up)`,
+          );
+        } finally {
+          for (const w of writers) if (w.child.exitCode === null) w.child.kill('SIGKILL');
+        }
+      },
+      600_000,
+    );
+  }
+});
