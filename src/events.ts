@@ -12,8 +12,14 @@ export interface CompactionReceipt {
   tokensAfter: number;
   messagesBefore: number;
   messagesAfter: number;
-  /** Seqs of stored messages left out of the view by this compaction (not by earlier ones). */
+  /** Seqs of stored messages this compaction left out of the view with no summary (facts kept). */
   dropped: number[];
+  /** Seqs of stored messages this compaction replaced by the summary. */
+  summarized: number[];
+  /** The summary now in the view: the seqs it covers, who wrote it, its length. */
+  summary?: { fromSeq: number; toSeq: number; tools: string; chars: number };
+  /** The facts block: facts kept in all, new with this compaction, left out for room, and their values. */
+  facts: { kept: number; added: number; omitted: number; values: string[] };
   /** Tool results replaced by a placeholder: the seq holding the result, the call's tool, its tokens. */
   cleared: Array<{ seq: number; callSeq: number; tool: string; tokens: number }>;
   /** Texts whose middle was cut: the seq of the message and the characters removed. */

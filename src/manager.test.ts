@@ -326,8 +326,10 @@ describe('compaction', () => {
     await ctx.addMessage({ role: 'assistant', content: 'Noted DK-7731.' }, { critical: true });
     await longSession(ctx, 20);
     const view = await ctx.getMessagesForRequest({ tokenBudget: 2500 });
-    expect(view[0]).toEqual({ role: 'user', content: 'The deploy key is DK-7731; never forget it.' });
-    expect(view[1]).toEqual({ role: 'assistant', content: 'Noted DK-7731.' });
+    // Kept verbatim and first among the turns (after the system prompt and any facts block).
+    const turns = view.filter((m) => m.role !== 'system');
+    expect(turns[0]).toEqual({ role: 'user', content: 'The deploy key is DK-7731; never forget it.' });
+    expect(turns[1]).toEqual({ role: 'assistant', content: 'Noted DK-7731.' });
   });
 
   it('counts tool definitions in the budget', async () => {

@@ -1,7 +1,21 @@
-import type { PlanContext, Protection } from './compaction/draft.js';
+import { clearToolResults } from './compaction/clear-tool-results.js';
+import type { PlanContext, PlanDraft, Protection } from './compaction/draft.js';
+import { dropOldest } from './compaction/drop-oldest.js';
 import { type AtomEdits, NO_EDITS, renderAtom } from './compaction/edit-atom.js';
 import { CONVERSATION_START_TEXT, OMITTED_START_TEXT } from './compaction/placeholders.js';
-import { type CompactionPlan, planView } from './compaction/plan.js';
+import { type CompactionPlan, type PlanEdits, type PlanSummary, startDraft } from './compaction/plan.js';
+import { selectForSummary } from './compaction/select-for-summary.js';
+import {
+  capFacts,
+  type FactsSite,
+  factsCap,
+  factsMessage,
+  MIN_SUMMARY_TOKENS,
+  SUMMARY_FRAME_TOKENS,
+  summaryMessage,
+  summaryReserve,
+} from './compaction/summary-message.js';
+import { capProtectedOversized, truncateOversized } from './compaction/truncate-oversized.js';
 import {
   ConfigurationError,
   ConflictError,
@@ -10,6 +24,10 @@ import {
   type OverflowBreakdown,
 } from './errors.js';
 import { type CompactionReceipt, ContextEmitter, type ContextEventName, type Listener } from './events.js';
+import { type Calibration, createCalibration } from './guard/calibration.js';
+import type { CountClient } from './guard/count-endpoints.js';
+import { isContextOverflowError, overflowNumbers } from './guard/overflow-errors.js';
+import { type UsageCounts, usageFromAnthropic, usageFromCounts, usageFromOpenAI } from './guard/usage.js';
 import { type Atom, AtomIndex } from './messages/atoms.js';
 import { convertMessages } from './messages/convert.js';
 import { resolveConversationFormat } from './messages/detect.js';
@@ -22,11 +40,14 @@ import type {
   ToolDefinition,
 } from './messages/types.js';
 import { validateMessage } from './messages/validate-message.js';
+import { metaPersistence } from './stores/meta-persistence.js';
 import { resolveStore } from './stores/resolve.js';
 import type { ConversationStore, NewEntry } from './stores/types.js';
 import { createModelCatalog, type ModelCatalog } from './tokens/catalog.js';
 import { createTokenCounter } from './tokens/counter.js';
 import type { ModelInfo, TokenCounter } from './tokens/types.js';
+import { createOfflineTools } from './tools/offline.js';
+import type { ContextTools, ExtractedFact } from './tools/types.js';
 
 /** Provider info as the seed contract passes it: `getInfo().defaults` or the numbers directly. */
 export interface ProviderInfo {
@@ -62,6 +83,25 @@ export interface ContextManagerOptions {
   tokenCounter?: TokenCounter;
   /** Clock for timestamps (tests). */
   now?: () => Date;
+  /**
+   * How older messages leave the view once clearing old tool results is not enough: `summarize`
+   * (default) puts one summary where they stood, `truncate` drops them. Either way their facts are
+   * kept in the facts block, and whatever is still too much is dropped.
+   */
+  strategy?: 'summarize' | 'truncate';
+  /** Writes summaries and extracts facts: the offline tools by default, or an LLM's. */
+  tools?: ContextTools;
+  /** Where the facts block of what left the view goes (default `system`: after the system prompt). */
+  facts?: FactsSite;
+  /**
+   * Exact counts from the provider's endpoint (`createCountClient`), asked for when an estimated
+   * view is near the budget (at `exactCountAt`, default 0.9): Claude and Gemini, whose tokenizers
+   * are not offline. On failure the estimate stands.
+   */
+  countClient?: CountClient;
+  exactCountAt?: number;
+  /** Learns a per-model correction from reported usage (`recordUsage`); `false` turns it off. */
+  calibration?: Calibration | false;
 }
 
 export interface AddMessageOptions {
@@ -90,7 +130,13 @@ export interface Usage {
 }
 
 interface Resolved {
+  /** The budget planning works with: the declared one divided by the learned correction. */
   budget: number;
+  /** The budget as given or derived, in billed tokens. */
+  declared: number;
+  /** What the calibration learns under: the catalog id, or the counter's id. */
+  modelKey: string;
+  correction: number;
   source: string;
   counter: TokenCounter;
   format: MessageFormat;
@@ -103,7 +149,10 @@ interface ViewCache {
   key: string;
   plan: CompactionPlan | null;
   /** The plan's decisions as sets and maps, built once per plan rather than once per turn. */
-  edits: AtomEdits & { dropped: ReadonlySet<number> };
+  edits: PlanEdits;
+  /** The plan's summary and facts block as messages, made once so their counts are memoized. */
+  summary?: Message;
+  facts?: Message;
   messages: Message[];
   tokens: number;
   atomsCovered: number;
@@ -186,7 +235,12 @@ function decodePlan(value: unknown): CompactionPlan | null {
  */
 export class ContextManager {
   readonly options: Readonly<
-    Required<Omit<ContextManagerOptions, 'store' | 'models' | 'tokenCounter' | 'model' | 'now'>>
+    Required<
+      Omit<
+        ContextManagerOptions,
+        'store' | 'models' | 'tokenCounter' | 'model' | 'now' | 'tools' | 'countClient' | 'calibration'
+      >
+    >
   > & {
     model?: string;
   };
@@ -195,6 +249,19 @@ export class ContextManager {
   private readonly store: ConversationStore | null;
   private readonly catalog: ModelCatalog;
   private readonly fixedCounter: TokenCounter | undefined;
+  private readonly tools: ContextTools;
+  private readonly countClient: CountClient | undefined;
+  private calibration: Calibration | null = null;
+  /** What the last request sent, for `recordUsage` and `recoverFromOverflow`. */
+  private lastRequest: {
+    request: RequestOptions;
+    tokens: number;
+    budget: number;
+    model: string;
+    recovered: boolean;
+  } | null = null;
+  /** Facts the last plan could not fit in the block (reported in its receipt). */
+  private factsOmitted = 0;
   private readonly now: () => Date;
   private entries: HistoryEntry[] = [];
   /** Seq the store will give the next persisted entry. */
@@ -210,6 +277,7 @@ export class ContextManager {
   private readonly toolsMemo = new WeakMap<object, Map<string, number>>();
   private readonly counters = new Map<string, TokenCounter>();
   private readonly warned = new Set<string>();
+  private readonly calibrated = new Set<string>();
   private lastBudget: { budget: number; source: string } | null = null;
   private lastUsage: Usage | null = null;
   private loadedFromStore = false;
@@ -225,16 +293,28 @@ export class ContextManager {
       keepToolResults: options.keepToolResults ?? DEFAULTS.keepToolResults,
       safetyMargin: options.safetyMargin ?? DEFAULTS.safetyMargin,
       conversationId: options.conversationId ?? 'default',
+      strategy: options.strategy ?? 'summarize',
+      facts: options.facts ?? 'system',
+      exactCountAt: options.exactCountAt ?? 0.9,
       ...(options.model !== undefined ? { model: options.model } : {}),
     };
     this.conversationId = this.options.conversationId;
     this.catalog = createModelCatalog(options.models);
     this.fixedCounter = options.tokenCounter;
+    this.tools = options.tools ?? createOfflineTools();
+    this.countClient = options.countClient;
     this.now = options.now ?? (() => new Date());
     this.store =
       options.store === undefined
         ? null
         : resolveStore(options.store, { onWarning: (message) => this.warn('store_warning', message) });
+    if (options.calibration !== false) {
+      this.calibration =
+        options.calibration ??
+        createCalibration(
+          this.store ? { persistence: metaPersistence(this.store, this.conversationId, 'calibration') } : {},
+        );
+    }
     this.queue = this.store ? this.load(this.store) : Promise.resolve();
   }
 
@@ -565,7 +645,19 @@ export class ContextManager {
     const counter = this.counterFor(info ? info.id : undefined);
     const toolsTokens = this.countTools(counter, request.tools);
     const fixedTokens = toolsTokens + counter.requestOverhead;
-    return { budget, source, counter, format, fixedTokens, toolsTokens };
+    const modelKey = info?.id ?? model ?? counter.id;
+    const correction = this.calibration?.correction(modelKey) ?? 1;
+    return {
+      budget: Math.max(1, Math.floor(budget / correction)),
+      declared: budget,
+      modelKey,
+      correction,
+      source,
+      counter,
+      format,
+      fixedTokens,
+      toolsTokens,
+    };
   }
 
   private providerBudget(p: ProviderInfo): number | undefined {
@@ -596,12 +688,13 @@ export class ContextManager {
     return this.atoms;
   }
 
-  private planEdits(plan: CompactionPlan | null): AtomEdits & { dropped: ReadonlySet<number> } {
-    if (!plan) return { ...NO_EDITS, dropped: new Set() };
+  private planEdits(plan: CompactionPlan | null): PlanEdits {
+    if (!plan) return { ...NO_EDITS, dropped: new Set(), summarized: new Set() };
     return {
       cleared: new Map(plan.cleared),
       truncated: new Map(plan.truncated),
       dropped: new Set(plan.dropped),
+      summarized: new Set(plan.summarized ?? []),
     };
   }
 
@@ -615,6 +708,7 @@ export class ContextManager {
         key,
         plan: this.plan,
         edits: this.planEdits(this.plan),
+        ...this.planMessages(this.plan, atoms.format),
         messages: [],
         tokens: 0,
         atomsCovered: 0,
@@ -633,6 +727,14 @@ export class ContextManager {
     const planned = view.plan ? view.plan.historyLength : 0;
     for (let k = view.atomsCovered; k < atoms.length; k++) {
       const atom = atoms.at(k);
+      if (view.facts && atom.id === view.plan?.factsAt) {
+        view.messages.push(view.facts);
+        view.tokens += this.count(counter, view.facts);
+      }
+      if (view.summary && atom.id === view.plan?.summary?.at) {
+        view.messages.push(view.summary);
+        view.tokens += this.count(counter, view.summary);
+      }
       if (!edits.dropped.has(atom.id)) {
         const rendered = atom.id < planned ? renderAtom(atom, edits) : atom.messages;
         for (const m of rendered) {
@@ -648,6 +750,18 @@ export class ContextManager {
       }
     }
     return view;
+  }
+
+  private planMessages(
+    plan: CompactionPlan | null,
+    format: MessageFormat,
+  ): { summary?: Message; facts?: Message } {
+    const out: { summary?: Message; facts?: Message } = {};
+    if (plan?.summary) out.summary = summaryMessage(plan.summary, format);
+    if (plan?.facts && plan.facts.length > 0 && this.factsSite() !== 'none') {
+      out.facts = factsMessage(plan.facts, this.factsSite());
+    }
+    return out;
   }
 
   /** Which atoms compaction may touch, and how far. */
@@ -689,7 +803,55 @@ export class ContextManager {
   }
 
   private async request(request: RequestOptions): Promise<Message[]> {
-    const r = this.resolve(request);
+    let r = this.resolve(request);
+    if (this.calibration && !this.calibrated.has(r.modelKey)) {
+      this.calibrated.add(r.modelKey);
+      try {
+        await this.calibration.load(r.modelKey);
+      } catch (err) {
+        this.warn('calibration', `could not load the usage calibration of ${r.modelKey}: ${String(err)}`);
+      }
+      r = this.resolve(request);
+    }
+    let out = await this.viewFor(r);
+    // Near the budget with an estimate, ask the provider for the exact count where it offers one.
+    if (this.countClient && !r.counter.exact && out.total >= this.options.exactCountAt * r.budget) {
+      const exact = await this.exactCount(r, out.messages, request);
+      if (exact !== undefined && exact > r.declared) {
+        const tighter: Resolved = {
+          ...r,
+          budget: Math.max(1, Math.floor((r.budget * r.declared) / exact) - 1),
+        };
+        await this.compactNow(tighter, 'over_budget');
+        out = await this.viewFor(tighter);
+        r = tighter;
+      }
+    }
+    if (out.total > r.budget) throw this.overflow(r, out.total, out.noticeTokens);
+    const trigger = Math.floor(this.options.compactThreshold * r.declared);
+    const target = Math.floor(this.options.targetUsage * r.declared);
+    const tokens = Math.ceil(out.total * r.correction);
+    const pct = tokens / r.declared;
+    this.lastUsage = { budget: r.declared, tokens, pct, trigger, target, messages: out.messages.length };
+    this.lastRequest = {
+      request,
+      tokens: out.total,
+      budget: r.declared,
+      model: r.modelKey,
+      recovered: false,
+    };
+    this.emitter.emit('context:measure', {
+      tokens,
+      budget: r.declared,
+      pct,
+      exact: r.counter.exact,
+      messages: out.messages.length,
+    });
+    return out.messages;
+  }
+
+  /** The current plan's view, compacting first when it has grown past the trigger. */
+  private async viewFor(r: Resolved): Promise<{ messages: Message[]; total: number; noticeTokens: number }> {
     let view = this.buildView(r.counter);
     const trigger = Math.floor(this.options.compactThreshold * r.budget);
     const target = Math.floor(this.options.targetUsage * r.budget);
@@ -715,17 +877,114 @@ export class ContextManager {
       noticeTokens = this.count(r.counter, notice.message, 'anthropic');
       total += noticeTokens;
     }
-    if (total > r.budget) throw this.overflow(r, total, noticeTokens);
-    const pct = total / r.budget;
-    this.lastUsage = { budget: r.budget, tokens: total, pct, trigger, target, messages: messages.length };
-    this.emitter.emit('context:measure', {
-      tokens: total,
-      budget: r.budget,
-      pct,
-      exact: r.counter.exact,
-      messages: messages.length,
+    return { messages, total, noticeTokens };
+  }
+
+  /** The provider's exact count of a view, or undefined (with a warning) when it cannot be had. */
+  private async exactCount(
+    r: Resolved,
+    messages: Message[],
+    request: RequestOptions,
+  ): Promise<number | undefined> {
+    try {
+      const exact = await this.countClient!.count({ model: r.modelKey, messages, tools: request.tools });
+      this.emitter.emit('context:measure', {
+        tokens: exact,
+        budget: r.declared,
+        pct: exact / r.declared,
+        exact: true,
+        messages: messages.length,
+      });
+      if (this.calibration) {
+        const estimated = this.countFresh(r.counter, messages, r.format) + r.fixedTokens;
+        await this.calibration.record({ model: r.modelKey, estimated, actual: exact }).catch(() => undefined);
+      }
+      return exact;
+    } catch (err) {
+      this.warnOnce(
+        'exact_count',
+        'exact_count',
+        `exact count unavailable, keeping the estimate: ${(err as Error).message}`,
+      );
+      return undefined;
+    }
+  }
+
+  /**
+   * Learns from what the provider billed for the last request (or for `messages`): the per-model
+   * correction the fast estimate uses from the next request on. Outliers are damped and the
+   * first sample moves the estimate only a little (see `createCalibration`).
+   */
+  recordUsage(usage: UsageCounts, messages?: readonly Message[]): Promise<void> {
+    return this.enqueue(async () => {
+      if (!this.calibration) return;
+      const sample = usageFromCounts(usage);
+      const info = sample.model ? this.catalog.get(sample.model) : undefined;
+      const model = info?.id ?? sample.model ?? this.lastRequest?.model;
+      let estimated: number | undefined;
+      if (messages) {
+        const counter = this.counterFor(info?.id ?? (model && this.catalog.get(model) ? model : undefined));
+        estimated = this.countFresh(counter, messages) + counter.requestOverhead;
+      } else if (this.lastRequest && (!sample.model || this.lastRequest.model === model)) {
+        estimated = this.lastRequest.tokens;
+      }
+      if (!model || estimated === undefined || estimated <= 0) {
+        this.warn(
+          'usage_unmatched',
+          'recordUsage: no request to compare this usage with; pass the messages it billed',
+        );
+        return;
+      }
+      await this.calibration.record({ model, estimated, actual: sample.totalInputTokens });
     });
-    return messages;
+  }
+
+  /** `recordUsage` from an OpenAI Chat Completions or Responses API response. */
+  recordOpenAIUsage(response: unknown, messages?: readonly Message[]): Promise<void> {
+    const u = usageFromOpenAI(response);
+    return this.recordUsage(
+      { model: u.model, inputTokens: u.totalInputTokens, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      messages,
+    );
+  }
+
+  /** `recordUsage` from an Anthropic Messages response. */
+  recordAnthropicUsage(response: unknown, messages?: readonly Message[]): Promise<void> {
+    const u = usageFromAnthropic(response);
+    return this.recordUsage(
+      {
+        model: u.model,
+        inputTokens: u.inputTokens,
+        cacheReadTokens: u.cacheReadTokens,
+        cacheWriteTokens: u.cacheWriteTokens,
+      },
+      messages,
+    );
+  }
+
+  /**
+   * After the provider refused the last request as too long: tightens the budget from the numbers
+   * in its error (or by 15% when it gives none) and returns a smaller valid view. Once per request:
+   * a second overflow for the same request is thrown back.
+   */
+  async recoverFromOverflow(err: unknown): Promise<Message[]> {
+    const last = this.lastRequest;
+    if (!isContextOverflowError(err) || !last || last.recovered) throw err;
+    const numbers = overflowNumbers(err) ?? {};
+    let budget: number;
+    if (numbers.limit && numbers.actual)
+      budget = Math.floor(((last.tokens * numbers.limit) / numbers.actual) * 0.97);
+    else if (numbers.limit) budget = Math.floor(Math.min(last.budget, numbers.limit) * 0.9);
+    else budget = Math.floor(last.budget * 0.85);
+    if (numbers.actual && this.calibration) {
+      await this.calibration
+        .record({ model: last.model, estimated: last.tokens, actual: numbers.actual })
+        .catch(() => undefined);
+    }
+    this.warn('overflow_recovery', `the provider refused ${last.tokens} tokens; retrying within ${budget}`);
+    const view = await this.getMessagesForRequest({ ...last.request, tokenBudget: Math.max(1, budget) });
+    if (this.lastRequest) this.lastRequest.recovered = true;
+    return view;
   }
 
   /** An Anthropic view must open with a user message: where it does not, one is put first. */
@@ -786,7 +1045,8 @@ export class ContextManager {
     const messagesBefore = before.messages.length;
     this.emitter.emit('context:pre_compact', { messageCount: messagesBefore, tokens: tokensBefore });
     const protection = this.protections(atoms);
-    const previous = this.planEdits(this.plan);
+    const previousPlan = this.plan;
+    const previous = this.planEdits(previousPlan);
     const counter = r.counter;
     const measure = (atom: Atom, edits: AtomEdits) => {
       const rendered = renderAtom(atom, edits);
@@ -794,36 +1054,31 @@ export class ContextManager {
         ? this.countAll(counter, rendered)
         : this.countFresh(counter, rendered);
     };
+    const summaries = new Map<string, string>();
     let target = Math.floor(this.options.targetUsage * r.budget);
-    let draft = planView(this.planContext(atoms, protection, measure, counter, r, target), previous);
-    // The planner's sums are exact per atom; re-check the rendered whole and tighten if needed.
-    for (let attempt = 0; attempt < 3 && draft.total > r.budget; attempt++) {
-      target = Math.max(0, target - (draft.total - r.budget) - 1);
-      draft = planView(this.planContext(atoms, protection, measure, counter, r, target), previous);
+    let plan = previousPlan;
+    // Plan, render, measure the whole view; if the rendered view is over the budget (a summary
+    // longer than its estimate, say), plan again for a lower target.
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const ctx = this.planContext(atoms, protection, measure, counter, r, target);
+      plan = await this.draftPlan(ctx, atoms, previousPlan, previous, counter, r, summaries);
+      this.plan = plan;
+      this.planVersion++;
+      const view = this.buildView(counter);
+      plan.tokens = view.tokens + r.fixedTokens;
+      if (plan.tokens <= r.budget || target === 0) break;
+      target = Math.max(0, target - (plan.tokens - r.budget) - 1);
     }
-    const dropped = [...draft.dropped].sort((a, b) => a - b);
-    const plan: CompactionPlan = {
-      v: 1,
-      dropped,
-      cleared: [...draft.cleared],
-      truncated: [...draft.truncated],
-      historyLength: this.entries.length,
-      budget: r.budget,
-      tokens: draft.total,
-      counterId: counter.id,
-    };
-    this.plan = plan;
-    this.planVersion++;
+    const final = plan!;
     const after = this.buildView(counter);
-    plan.tokens = after.tokens + r.fixedTokens;
-    if (!this.hasEphemeral) await this.saveMeta({ plan: encodePlan(plan) });
-    const receipt = this.receipt(atoms, previous, plan, {
+    if (!this.hasEphemeral) await this.saveMeta({ plan: encodePlan(final) });
+    const receipt = this.receipt(atoms, previousPlan, previous, final, {
       reason,
       budget: r.budget,
       trigger: Math.floor(this.options.compactThreshold * r.budget),
       target: Math.floor(this.options.targetUsage * r.budget),
       tokensBefore,
-      tokensAfter: plan.tokens,
+      tokensAfter: final.tokens,
       messagesBefore,
       messagesAfter: after.messages.length,
       counter: counter.id,
@@ -832,10 +1087,163 @@ export class ContextManager {
     });
     this.emitter.emit('context:post_compact', {
       messageCount: after.messages.length,
-      tokens: plan.tokens,
+      tokens: final.tokens,
       receipt,
     });
     return receipt;
+  }
+
+  /**
+   * One planning pass: clear old results, cut a protected result too large to ever fit, summarize
+   * the oldest atoms (or drop them, with the truncating strategy), drop what is still too much,
+   * cut oversized texts, then take the facts of everything that left the view into the facts
+   * block, making room for it if it grew.
+   */
+  private async draftPlan(
+    ctx: PlanContext,
+    atoms: readonly Atom[],
+    previousPlan: CompactionPlan | null,
+    previous: PlanEdits,
+    counter: TokenCounter,
+    r: Resolved,
+    summaries: Map<string, string>,
+  ): Promise<CompactionPlan> {
+    const format = r.format;
+    const oldFacts = previousPlan?.facts ?? [];
+    const factsTokensBefore =
+      oldFacts.length > 0 ? this.countFresh(counter, [factsMessage(oldFacts, this.factsSite())]) : 0;
+    let draft = startDraft(ctx, previous);
+    draft.total += factsTokensBefore;
+    draft = clearToolResults(ctx, draft);
+    draft = capProtectedOversized(ctx, draft);
+    let summary = previousPlan?.summary;
+    if (this.strategy === 'summarize') {
+      const reserve = summaryReserve(r.budget);
+      if (reserve >= MIN_SUMMARY_TOKENS) draft = selectForSummary(ctx, draft, reserve);
+      if (draft.summarized.size > 0) {
+        summary = await this.summarize(atoms, draft.summarized, previousPlan, reserve, counter, summaries);
+        const actual = this.countFresh(counter, [summaryMessage(summary, format)]);
+        draft.total += actual - reserve;
+      }
+    } else if (summary) {
+      draft.total += this.countFresh(counter, [summaryMessage(summary, format)]);
+    }
+    draft = dropOldest(ctx, draft);
+    draft = truncateOversized(ctx, draft);
+    let facts = oldFacts;
+    if (this.factsSite() !== 'none') {
+      facts = await this.collectFacts(atoms, previous, draft, oldFacts, ctx, counter);
+      const factsTokens =
+        facts.length > 0 ? this.countFresh(counter, [factsMessage(facts, this.factsSite())]) : 0;
+      draft.total += factsTokens - factsTokensBefore;
+      if (draft.total > ctx.target) {
+        // The facts of what left take room too: make it by dropping and cutting further.
+        draft = truncateOversized(ctx, dropOldest(ctx, draft));
+        facts = await this.collectFacts(atoms, previous, draft, oldFacts, ctx, counter);
+      }
+    }
+    const measureFacts = (f: readonly ExtractedFact[]) =>
+      this.countFresh(counter, [factsMessage(f, this.factsSite())]);
+    // Summary and facts are help, not obligations: where they would push the view over the
+    // budget, the facts block shrinks first and then the summary goes, before anything protected.
+    if (draft.total > ctx.budget && facts.length > 0) {
+      const tokens = this.countFresh(counter, [factsMessage(facts, this.factsSite())]);
+      const capped = capFacts(facts, tokens - (draft.total - ctx.budget), measureFacts);
+      this.factsOmitted += capped.omitted;
+      facts = capped.facts;
+      draft.total +=
+        (facts.length > 0 ? this.countFresh(counter, [factsMessage(facts, this.factsSite())]) : 0) - tokens;
+    }
+    if (draft.total > ctx.budget && summary && draft.summarized.size > 0) {
+      draft.total -= this.countFresh(counter, [summaryMessage(summary, format)]);
+      draft = { ...draft, summarized: new Set() };
+      summary = undefined;
+    }
+    const firstConversational = atoms.find((a) => a.kind !== 'system');
+    const plan: CompactionPlan = {
+      v: 1,
+      dropped: [...draft.dropped].sort((a, b) => a - b),
+      cleared: [...draft.cleared],
+      truncated: [...draft.truncated],
+      historyLength: this.entries.length,
+      budget: r.budget,
+      tokens: draft.total,
+      counterId: counter.id,
+    };
+    if (draft.summarized.size > 0 && summary) {
+      plan.summarized = [...draft.summarized].sort((a, b) => a - b);
+      plan.summary = summary;
+    }
+    if (facts.length > 0 && firstConversational) {
+      plan.facts = facts;
+      plan.factsAt = firstConversational.id;
+    }
+    return plan;
+  }
+
+  /** The summary of every summarized atom: the previous summary carried forward plus the new ones. */
+  private async summarize(
+    atoms: readonly Atom[],
+    summarized: ReadonlySet<number>,
+    previousPlan: CompactionPlan | null,
+    maxTokens: number,
+    counter: TokenCounter,
+    memo: Map<string, string>,
+  ): Promise<PlanSummary> {
+    const already = new Set(previousPlan?.summarized ?? []);
+    const fresh = atoms.filter((a) => summarized.has(a.id) && !already.has(a.id));
+    const covered = atoms.filter((a) => summarized.has(a.id));
+    const seqs = covered.flatMap((a) => a.seqs);
+    const fromSeq = Math.min(...seqs);
+    const toSeq = Math.max(...seqs);
+    const at = covered[0]!.id;
+    if (fresh.length === 0 && previousPlan?.summary) return { ...previousPlan.summary, at };
+    const key = `${previousPlan?.summary?.text.length ?? 0}|${fresh.map((a) => a.id).join(',')}|${maxTokens}`;
+    let text = memo.get(key);
+    if (text === undefined) {
+      const entries = fresh.flatMap((a) => a.seqs.map((s) => this.entries[s]!)).sort((x, y) => x.seq - y.seq);
+      text = await this.tools.summarize(entries, {
+        maxTokens: Math.max(1, maxTokens - SUMMARY_FRAME_TOKENS),
+        previousSummary: previousPlan?.summary?.text,
+        countText: (t) => counter.countText(t),
+      });
+      memo.set(key, text);
+    }
+    return { text, at, fromSeq, toSeq, tools: this.tools.kind };
+  }
+
+  /** Facts kept so far plus those of everything this plan takes out of the view. */
+  private async collectFacts(
+    atoms: readonly Atom[],
+    previous: PlanEdits,
+    draft: PlanDraft,
+    oldFacts: readonly ExtractedFact[],
+    ctx: PlanContext,
+    counter: TokenCounter,
+  ): Promise<ExtractedFact[]> {
+    const leaving = new Set<number>();
+    for (const atom of atoms) {
+      if (draft.dropped.has(atom.id) && !previous.dropped.has(atom.id))
+        for (const s of atom.seqs) leaving.add(s);
+      for (const slot of atom.results) {
+        if (slot.resultSeq !== null && draft.cleared.has(slot.key) && !previous.cleared.has(slot.key)) {
+          leaving.add(slot.resultSeq);
+        }
+      }
+    }
+    for (const key of draft.truncated.keys()) {
+      if (previous.truncated.has(key)) continue;
+      const atom = atoms.find((a) => a.id === Number(key.split('@')[0]));
+      if (atom) for (const s of atom.seqs) leaving.add(s);
+    }
+    if (leaving.size === 0) return [...oldFacts];
+    const entries = [...leaving].sort((a, b) => a - b).map((s) => this.entries[s]!);
+    const facts = await this.tools.extractFacts(entries, { previousFacts: oldFacts });
+    const capped = capFacts(facts, factsCap(ctx.budget), (f) =>
+      this.countFresh(counter, [factsMessage(f, this.factsSite())]),
+    );
+    this.factsOmitted = capped.omitted;
+    return capped.facts;
   }
 
   private planContext(
@@ -873,17 +1281,25 @@ export class ContextManager {
 
   private receipt(
     atoms: readonly Atom[],
-    previous: AtomEdits & { dropped: ReadonlySet<number> },
+    previousPlan: CompactionPlan | null,
+    previous: PlanEdits,
     plan: CompactionPlan,
-    base: Omit<CompactionReceipt, 'dropped' | 'cleared' | 'truncated' | 'repairs' | 'atFloor'>,
+    base: Omit<
+      CompactionReceipt,
+      'dropped' | 'summarized' | 'summary' | 'facts' | 'cleared' | 'truncated' | 'repairs' | 'atFloor'
+    >,
   ): CompactionReceipt {
     const dropped: number[] = [];
+    const summarized: number[] = [];
     const cleared: CompactionReceipt['cleared'] = [];
     const truncated: CompactionReceipt['truncated'] = [];
-    const droppedNow = new Set(plan.dropped.filter((id) => !previous.dropped.has(id)));
+    const summarizedNow = new Set(plan.summarized ?? []);
+    const droppedNow = new Set(plan.dropped);
     const slots = new Map<string, { seq: number; tool: string }>();
     for (const atom of atoms) {
-      if (droppedNow.has(atom.id)) dropped.push(...atom.seqs);
+      if (!previous.dropped.has(atom.id) && droppedNow.has(atom.id)) {
+        (summarizedNow.has(atom.id) ? summarized : dropped).push(...atom.seqs);
+      }
       for (const slot of atom.results) {
         if (slot.resultSeq !== null) slots.set(slot.key, { seq: slot.resultSeq, tool: slot.toolName });
       }
@@ -912,9 +1328,29 @@ export class ContextManager {
       });
     }
     dropped.sort((a, b) => a - b);
+    summarized.sort((a, b) => a - b);
+    const oldFacts = new Set((previousPlan?.facts ?? []).map((f) => `${f.category}\u0000${f.value}`));
+    const facts = plan.facts ?? [];
     return {
       ...base,
       dropped,
+      summarized,
+      ...(plan.summary && summarized.length > 0
+        ? {
+            summary: {
+              fromSeq: plan.summary.fromSeq,
+              toSeq: plan.summary.toSeq,
+              tools: plan.summary.tools,
+              chars: plan.summary.text.length,
+            },
+          }
+        : {}),
+      facts: {
+        kept: facts.length,
+        added: facts.filter((f) => !oldFacts.has(`${f.category}\u0000${f.value}`)).length,
+        omitted: this.factsOmitted,
+        values: facts.map((f) => f.value),
+      },
       cleared,
       truncated,
       repairs: this.atoms?.repairs() ?? [],
@@ -937,6 +1373,14 @@ export class ContextManager {
       // The plan is a cache of a decision any process can remake: losing a race costs nothing.
       if (!(err instanceof ConflictError)) throw err;
     }
+  }
+
+  private get strategy(): 'summarize' | 'truncate' {
+    return this.options.strategy;
+  }
+
+  private factsSite(): FactsSite {
+    return this.options.facts;
   }
 
   // ------------------------------------------------------------------------------------ reports

@@ -28,7 +28,10 @@ export interface PlanContext {
 
 /** The decisions made so far, and what the view costs under them. */
 export interface PlanDraft {
+  /** Atoms out of the view, whether dropped or summarized. */
   dropped: Set<number>;
+  /** The dropped atoms a summary stands for. */
+  summarized: Set<number>;
   cleared: Map<string, number>;
   truncated: Map<string, { head: number; tail: number }>;
   /** Tokens of each atom under the draft's edits (0 when dropped), parallel to `ctx.atoms`. */
@@ -47,6 +50,7 @@ export function initialDraft(ctx: PlanContext, edits: AtomEdits): PlanDraft {
   const total = atomTokens.reduce((a, b) => a + b, ctx.fixedTokens);
   return {
     dropped: new Set(),
+    summarized: new Set(),
     cleared: new Map(edits.cleared),
     truncated: new Map(edits.truncated),
     atomTokens,

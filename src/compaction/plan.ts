@@ -1,3 +1,4 @@
+import type { ExtractedFact } from '../tools/types.js';
 import { clearToolResults } from './clear-tool-results.js';
 import { initialDraft, type PlanContext, type PlanDraft } from './draft.js';
 import { dropOldest } from './drop-oldest.js';
@@ -21,6 +22,25 @@ export interface CompactionPlan {
   tokens: number;
   /** The counter the tokens were counted with. */
   counterId: string;
+  /** Atom ids the summary stands for (all of them also in `dropped`). */
+  summarized?: number[];
+  /** One summary in place of the summarized atoms, standing where the first of them stood. */
+  summary?: PlanSummary;
+  /** Facts of everything that left the view, merged across plans; never replaced. */
+  facts?: ExtractedFact[];
+  /** Atom id before which the facts block stands (right after the leading system messages). */
+  factsAt?: number;
+}
+
+/** A summary kept in a plan: what it covers, where it stands, who wrote it. */
+export interface PlanSummary {
+  text: string;
+  /** Atom id the summary message stands before. */
+  at: number;
+  fromSeq: number;
+  toSeq: number;
+  /** `offline`, `openai`, `anthropic`, … */
+  tools: string;
 }
 
 /** The steps in the order they run; each returns a new draft. */
@@ -36,14 +56,28 @@ export const DEFAULT_STEPS: ReadonlyArray<(ctx: PlanContext, draft: PlanDraft) =
  * cut oversized texts. Starts from `previous` edits so a new plan only ever adds to the old one,
  * which keeps what was already cleared cleared (the model has seen the placeholder).
  */
-export function planView(
-  ctx: PlanContext,
-  previous: AtomEdits & { dropped: ReadonlySet<number> },
-  steps = DEFAULT_STEPS,
-): PlanDraft {
+export function planView(ctx: PlanContext, previous: PlanEdits, steps = DEFAULT_STEPS): PlanDraft {
+  let draft = startDraft(ctx, previous);
+  for (const step of steps) draft = step(ctx, draft);
+  return draft;
+}
+
+/** A plan's decisions as the sets and maps the steps and the renderer work with. */
+export interface PlanEdits extends AtomEdits {
+  dropped: ReadonlySet<number>;
+  summarized?: ReadonlySet<number>;
+}
+
+/** The draft a new plan starts from: the previous plan's decisions, measured afresh. */
+export function startDraft(ctx: PlanContext, previous: PlanEdits): PlanDraft {
   let draft = initialDraft(ctx, previous);
   if (previous.dropped.size > 0) {
-    draft = { ...draft, dropped: new Set(previous.dropped), atomTokens: draft.atomTokens.slice() };
+    draft = {
+      ...draft,
+      dropped: new Set(previous.dropped),
+      summarized: new Set(previous.summarized ?? []),
+      atomTokens: draft.atomTokens.slice(),
+    };
     ctx.atoms.forEach((atom, i) => {
       if (draft.dropped.has(atom.id)) {
         draft.total -= draft.atomTokens[i]!;
@@ -51,6 +85,5 @@ export function planView(
       }
     });
   }
-  for (const step of steps) draft = step(ctx, draft);
   return draft;
 }

@@ -1,0 +1,364 @@
+/**
+ * Exact token counts from the providers' own counting endpoints, for the measurer to use near
+ * the limit where an estimate's error matters. Over plain `fetch`, no SDK.
+ *
+ * Request shapes, as confirmed through the docs search:
+ *
+ * - Anthropic, "Count tokens in a Message" (platform.claude.com/docs/api/beta/messages/count_tokens):
+ *   `POST {baseURL}/v1/messages/count_tokens` with headers `x-api-key`,
+ *   `anthropic-version: 2023-06-01` (platform.claude.com/docs/en/api/versioning: "you must send
+ *   an anthropic-version request header"; a later version exists, hence `anthropicVersion`) and
+ *   `content-type: application/json`; body `{ model, messages, system?, tools? }` (also
+ *   `tool_choice`, `thinking`), the fields of a Messages request minus `max_tokens`; it counts
+ *   "tools, images, and documents" too. Response `{ input_tokens }`.
+ * - Gemini, `models.countTokens` (ai.google.dev/api/tokens):
+ *   `POST {baseURL}/v1beta/models/{model}:countTokens` with the key in `x-goog-api-key`; body
+ *   either `{ contents }` or `{ generateContentRequest }`, mutually exclusive; only the latter
+ *   carries `systemInstruction` and `tools`, and it needs its own `model: "models/{model}"`.
+ *   Response `{ totalTokens }`.
+ *
+ * Both are sent the whole request (system prompt and tools included), since that is what the
+ * provider bills. Results are cached by content: the SHA-256 of the canonical JSON (keys sorted)
+ * of provider, model and body, in an in-memory LRU and optionally in a `Cache` under
+ * `exact-count`; identical requests in flight share one call. Any failure rejects with
+ * {@link CountFailedError} (code `count_failed`) so the caller keeps its estimate.
+ */
+
+import { createHash } from 'node:crypto';
+import { ConfigurationError, ContextkitError } from '../errors.js';
+import { convertMessages } from '../messages/convert.js';
+import { toAnthropicRequest } from '../messages/split.js';
+import type { AnthropicTextBlock, Message, ToolDefinition } from '../messages/types.js';
+import type { Cache } from '../stores/cache.js';
+import { toGeminiContents, toGeminiTools } from './gemini-contents.js';
+
+/** Providers that offer a counting endpoint. */
+export type CountProvider = 'anthropic' | 'google';
+
+/** What to count: the request as it would be sent, in either message format. */
+export interface CountRequest {
+  model: string;
+  /** The view; `role: "system"` messages become the system prompt. */
+  messages: readonly Message[];
+  /** A system prompt given apart; it comes before the view's own system messages. */
+  system?: string | readonly AnthropicTextBlock[];
+  tools?: readonly ToolDefinition[];
+}
+
+/** Options of {@link createCountClient}. */
+export interface CountClientOptions {
+  provider: CountProvider;
+  /** Default `https://api.anthropic.com` or `https://generativelanguage.googleapis.com`. */
+  baseURL?: string;
+  apiKey: string;
+  /** Per call, default 10 000 ms. */
+  timeoutMs?: number;
+  /** Injectable for tests and custom transports; default the global `fetch`. */
+  fetch?: typeof fetch;
+  /** A shared cache (e.g. over the store's persistence) for counts across processes. */
+  cache?: Cache;
+  /** How long counts live in `cache`, default 7 days (a model's tokenizer does not change). */
+  cacheTtlMs?: number;
+  /** How many counts the in-memory LRU holds, default 1000. */
+  memoSize?: number;
+  /** Default `2023-06-01`. */
+  anthropicVersion?: string;
+}
+
+/** Counts requests exactly through one provider's endpoint. */
+export interface CountClient {
+  readonly provider: CountProvider;
+  /** Input tokens of the request; rejects with {@link CountFailedError}. */
+  count(request: CountRequest): Promise<number>;
+}
+
+/** Why a count failed, for callers that log or back off. */
+export type CountFailure = 'request' | 'http' | 'timeout' | 'network' | 'response';
+
+/**
+ * An exact count could not be had. The caller keeps its estimate; `status` is the HTTP status
+ * when the provider answered, and the message quotes the provider's error, never the key.
+ */
+export class CountFailedError extends ContextkitError {
+  readonly provider: CountProvider;
+  readonly reason: CountFailure;
+  readonly status: number | undefined;
+  constructor(
+    provider: CountProvider,
+    reason: CountFailure,
+    message: string,
+    options: { status?: number; cause?: unknown } = {},
+  ) {
+    super('count_failed', `${provider} token count failed: ${message}`, { cause: options.cause });
+    this.provider = provider;
+    this.reason = reason;
+    this.status = options.status;
+  }
+}
+
+/** The name counts are kept under in a `Cache`. */
+export const EXACT_COUNT_CACHE = 'exact-count';
+
+const DEFAULT_BASE_URLS: Readonly<Record<CountProvider, string>> = {
+  anthropic: 'https://api.anthropic.com',
+  google: 'https://generativelanguage.googleapis.com',
+};
+const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_CACHE_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+const DEFAULT_MEMO_SIZE = 1000;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** JSON with object keys sorted and `undefined` members left out, so equal content hashes equal. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value))
+    return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  if (isRecord(value)) {
+    const members = Object.keys(value)
+      .sort()
+      .filter((key) => value[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`);
+    return `{${members.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function anthropicTools(tools: readonly ToolDefinition[]): Array<Record<string, unknown>> {
+  return tools.map((tool) => {
+    if ('function' in tool && isRecord(tool.function)) {
+      const fn = tool.function;
+      const out: Record<string, unknown> = { name: fn.name };
+      if (fn.description !== undefined) out.description = fn.description;
+      // Anthropic requires a schema for a custom tool; an OpenAI tool may omit it.
+      out.input_schema = fn.parameters ?? { type: 'object', properties: {} };
+      return out;
+    }
+    return { ...tool };
+  });
+}
+
+function anthropicBody(request: CountRequest): Record<string, unknown> {
+  const split = toAnthropicRequest(convertMessages(request.messages, 'anthropic'));
+  const blocks: AnthropicTextBlock[] = [];
+  let allStrings = true;
+  for (const part of [request.system, split.system]) {
+    if (part === undefined) continue;
+    if (typeof part === 'string') {
+      if (part !== '') blocks.push({ type: 'text', text: part });
+    } else {
+      allStrings = false;
+      blocks.push(...part);
+    }
+  }
+  const body: Record<string, unknown> = { model: request.model, messages: split.messages };
+  if (blocks.length > 0) body.system = allStrings ? blocks.map((b) => b.text).join('\n\n') : blocks;
+  if (request.tools !== undefined && request.tools.length > 0) body.tools = anthropicTools(request.tools);
+  return body;
+}
+
+/** Gemini model ids are accepted with or without their `models/` prefix. */
+function geminiModelId(model: string): string {
+  return model.startsWith('models/') ? model.slice('models/'.length) : model;
+}
+
+function geminiBody(request: CountRequest): Record<string, unknown> {
+  const parts = toGeminiContents(request.messages, request.system);
+  const generateContentRequest: Record<string, unknown> = {
+    model: `models/${geminiModelId(request.model)}`,
+    contents: parts.contents,
+  };
+  if (parts.systemInstruction) generateContentRequest.systemInstruction = parts.systemInstruction;
+  const tools = toGeminiTools(request.tools);
+  if (tools.length > 0) generateContentRequest.tools = tools;
+  return { generateContentRequest };
+}
+
+/**
+ * The JSON body `count` sends for `request` (exported so callers and tests can see exactly what
+ * is counted). Throws what message conversion throws for a view that mixes formats.
+ */
+export function countRequestBody(provider: CountProvider, request: CountRequest): Record<string, unknown> {
+  return provider === 'anthropic' ? anthropicBody(request) : geminiBody(request);
+}
+
+/** A short excerpt of an error body: the provider's `error.message` when there is one. */
+function errorExcerpt(text: string): string {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    const error = isRecord(parsed) ? parsed.error : undefined;
+    if (isRecord(error) && typeof error.message === 'string') return error.message.slice(0, 300);
+  } catch {
+    // Not JSON: quote the start of the text.
+  }
+  return JSON.stringify(text.slice(0, 200));
+}
+
+function isAbort(error: unknown): boolean {
+  return isRecord(error) && (error.name === 'AbortError' || error.name === 'TimeoutError');
+}
+
+/** A bounded map that forgets the least recently used entry first. */
+class Lru {
+  readonly #max: number;
+  readonly #map = new Map<string, number>();
+  constructor(max: number) {
+    this.#max = max;
+  }
+  get(key: string): number | undefined {
+    const value = this.#map.get(key);
+    if (value === undefined) return undefined;
+    this.#map.delete(key);
+    this.#map.set(key, value);
+    return value;
+  }
+  set(key: string, value: number): void {
+    this.#map.delete(key);
+    this.#map.set(key, value);
+    if (this.#map.size > this.#max) {
+      const oldest = this.#map.keys().next();
+      if (!oldest.done) this.#map.delete(oldest.value);
+    }
+  }
+}
+
+function positiveOption(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !(value > 0)) {
+    throw new ConfigurationError(name, `must be a positive number, got ${String(value)}`);
+  }
+  return value;
+}
+
+/**
+ * A client for one provider's counting endpoint (see the module note). Counts are cached by
+ * content, so asking again for an unchanged view costs nothing; a failed count is not cached.
+ */
+export function createCountClient(options: CountClientOptions): CountClient {
+  const { provider, apiKey, cache } = options;
+  if (provider !== 'anthropic' && provider !== 'google') {
+    throw new ConfigurationError('provider', `must be "anthropic" or "google", got ${String(provider)}`);
+  }
+  if (typeof apiKey !== 'string' || apiKey === '') {
+    throw new ConfigurationError('apiKey', `the ${provider} count endpoint needs an API key`);
+  }
+  const baseURL = (options.baseURL ?? DEFAULT_BASE_URLS[provider]).replace(/\/+$/, '');
+  const timeoutMs = positiveOption('timeoutMs', options.timeoutMs, DEFAULT_TIMEOUT_MS);
+  const cacheTtlMs = positiveOption('cacheTtlMs', options.cacheTtlMs, DEFAULT_CACHE_TTL_MS);
+  const memo = new Lru(positiveOption('memoSize', options.memoSize, DEFAULT_MEMO_SIZE));
+  const doFetch = options.fetch ?? globalThis.fetch;
+  const anthropicVersion = options.anthropicVersion ?? '2023-06-01';
+  const pending = new Map<string, Promise<number>>();
+
+  const endpoint = (model: string): { url: string; headers: Record<string, string> } =>
+    provider === 'anthropic'
+      ? {
+          url: `${baseURL}/v1/messages/count_tokens`,
+          headers: {
+            'x-api-key': apiKey,
+            'anthropic-version': anthropicVersion,
+            'content-type': 'application/json',
+          },
+        }
+      : {
+          url: `${baseURL}/v1beta/models/${encodeURIComponent(geminiModelId(model))}:countTokens`,
+          headers: { 'x-goog-api-key': apiKey, 'content-type': 'application/json' },
+        };
+
+  const fail = (reason: CountFailure, message: string, extra?: { status?: number; cause?: unknown }) =>
+    new CountFailedError(provider, reason, message, extra);
+
+  async function call(model: string, body: Record<string, unknown>): Promise<number> {
+    const { url, headers } = endpoint(model);
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    try {
+      let response: Response;
+      try {
+        response = await doFetch(url, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(body),
+          signal: controller.signal,
+        });
+      } catch (cause) {
+        if (controller.signal.aborted || isAbort(cause)) {
+          throw fail('timeout', `no answer within ${timeoutMs} ms`, { cause });
+        }
+        throw fail('network', `cannot reach ${url}: ${String(cause)}`, { cause });
+      }
+      let text: string;
+      try {
+        text = await response.text();
+      } catch (cause) {
+        if (controller.signal.aborted) throw fail('timeout', `no answer within ${timeoutMs} ms`, { cause });
+        throw fail('network', `the answer was cut off: ${String(cause)}`, { cause });
+      }
+      if (!response.ok) {
+        throw fail('http', `HTTP ${response.status}: ${errorExcerpt(text)}`, { status: response.status });
+      }
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch (cause) {
+        throw fail('response', `the answer is not JSON: ${JSON.stringify(text.slice(0, 80))}`, { cause });
+      }
+      const field = provider === 'anthropic' ? 'input_tokens' : 'totalTokens';
+      const value = isRecord(parsed) ? parsed[field] : undefined;
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+        throw fail('response', `the answer has no ${field} count: ${JSON.stringify(text.slice(0, 80))}`);
+      }
+      return value;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function lookup(key: string, model: string, body: Record<string, unknown>): Promise<number> {
+    if (cache) {
+      try {
+        const cached = await cache.get<unknown>(EXACT_COUNT_CACHE, key);
+        if (typeof cached === 'number' && Number.isInteger(cached) && cached >= 0) {
+          memo.set(key, cached);
+          return cached;
+        }
+      } catch {
+        // A cache that cannot be read is a miss: the endpoint still answers.
+      }
+    }
+    const value = await call(model, body);
+    memo.set(key, value);
+    if (cache) {
+      // A count that cannot be stored is still a good count.
+      await cache.set(EXACT_COUNT_CACHE, key, value, { ttlMs: cacheTtlMs }).catch(() => undefined);
+    }
+    return value;
+  }
+
+  return {
+    provider,
+    async count(request: CountRequest): Promise<number> {
+      let body: Record<string, unknown>;
+      try {
+        if (!isRecord(request) || typeof request.model !== 'string' || request.model === '') {
+          throw new TypeError('request.model must be a non-empty string');
+        }
+        if (!Array.isArray(request.messages)) throw new TypeError('request.messages must be an array');
+        body = countRequestBody(provider, request);
+      } catch (cause) {
+        throw fail('request', `cannot build the request: ${(cause as Error).message}`, { cause });
+      }
+      const key = createHash('sha256')
+        .update(canonicalJson({ provider, model: request.model, body }))
+        .digest('hex');
+      const known = memo.get(key);
+      if (known !== undefined) return known;
+      const inFlight = pending.get(key);
+      if (inFlight) return inFlight;
+      const promise = lookup(key, request.model, body).finally(() => pending.delete(key));
+      pending.set(key, promise);
+      return promise;
+    },
+  };
+}

@@ -1,0 +1,200 @@
+/**
+ * What a provider says a request cost, read from its response, so the measurer can learn the
+ * real price of what it estimated. Field names as the providers document them:
+ *
+ * - OpenAI Chat Completions: `usage.prompt_tokens` (all input, cached included) and
+ *   `usage.prompt_tokens_details.cached_tokens`; the Responses API: `usage.input_tokens` and
+ *   `usage.input_tokens_details.cached_tokens`. OpenAI bills no separate cache write.
+ * - Anthropic Messages: `usage.input_tokens` (input after the last cache breakpoint only),
+ *   `usage.cache_read_input_tokens` and `usage.cache_creation_input_tokens`; the whole input is
+ *   their sum. The cache fields may be absent or `null`.
+ * - Gemini: `usageMetadata.promptTokenCount` (all input, cached included) and
+ *   `usageMetadata.cachedContentTokenCount`; the model is in `modelVersion`.
+ *
+ * Every reader takes the whole response or just its usage object, and returns the same shape,
+ * three disjoint parts and their sum: `inputTokens` (neither read from nor written to a cache,
+ * Anthropic's own meaning of `input_tokens`), `cacheReadTokens`, `cacheWriteTokens`, and
+ * `totalInputTokens`, what the view cost and what calibration compares against.
+ */
+
+import { ContextkitError } from '../errors.js';
+
+/** One request's input cost as the provider reported it. */
+export interface UsageSample {
+  /** The model the provider says answered, when the response names it. */
+  model?: string;
+  /** Input tokens neither read from nor written to the prompt cache. */
+  inputTokens: number;
+  /** Input tokens read from the provider's prompt cache. */
+  cacheReadTokens: number;
+  /** Input tokens written to the prompt cache (Anthropic bills these apart; 0 elsewhere). */
+  cacheWriteTokens: number;
+  /** Every input token of the request: `inputTokens + cacheReadTokens + cacheWriteTokens`. */
+  totalInputTokens: number;
+}
+
+/** A response whose usage cannot be read; `field` is the path of the culprit. */
+export class InvalidUsageError extends ContextkitError {
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super('invalid_usage', `${field}: ${message}`);
+    this.field = field;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.slice(0, 40))}`;
+  if (typeof value === 'number') return String(value);
+  return typeof value;
+}
+
+function count(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    throw new InvalidUsageError(field, `expected a non-negative integer, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** An optional count: absent or `null` is 0. */
+function optionalCount(value: unknown, field: string): number {
+  return value === undefined || value === null ? 0 : count(value, field);
+}
+
+function optionalRecord(value: unknown, field: string): Record<string, unknown> | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!isRecord(value)) throw new InvalidUsageError(field, `expected an object, got ${describe(value)}`);
+  return value;
+}
+
+/** The usage object and the model name, from a response or from the usage object itself. */
+function usageOf(
+  response: unknown,
+  usageKey: string,
+  modelKey: string,
+): { usage: Record<string, unknown>; path: string; model?: string } {
+  if (!isRecord(response))
+    throw new InvalidUsageError('response', `expected an object, got ${describe(response)}`);
+  const model = typeof response[modelKey] === 'string' ? (response[modelKey] as string) : undefined;
+  if (!(usageKey in response)) return { usage: response, path: usageKey, ...(model ? { model } : {}) };
+  const usage = response[usageKey];
+  if (!isRecord(usage)) throw new InvalidUsageError(usageKey, `expected an object, got ${describe(usage)}`);
+  return { usage, path: usageKey, ...(model ? { model } : {}) };
+}
+
+function sample(
+  model: string | undefined,
+  inputTokens: number,
+  cacheReadTokens: number,
+  cacheWriteTokens: number,
+): UsageSample {
+  const out: UsageSample = {
+    inputTokens,
+    cacheReadTokens,
+    cacheWriteTokens,
+    totalInputTokens: inputTokens + cacheReadTokens + cacheWriteTokens,
+  };
+  if (model !== undefined) out.model = model;
+  return out;
+}
+
+/**
+ * Reads an OpenAI Chat Completions or Responses API response (or its `usage`). Cached tokens
+ * are part of `prompt_tokens`/`input_tokens` there, so they are taken out of `inputTokens`.
+ */
+export function usageFromOpenAI(response: unknown): UsageSample {
+  const { usage, path, model } = usageOf(response, 'usage', 'model');
+  const chat = 'prompt_tokens' in usage;
+  const totalField = chat ? 'prompt_tokens' : 'input_tokens';
+  const detailsField = chat ? 'prompt_tokens_details' : 'input_tokens_details';
+  if (!chat && !('input_tokens' in usage)) {
+    throw new InvalidUsageError(
+      `${path}.prompt_tokens`,
+      'missing (neither prompt_tokens nor input_tokens is there)',
+    );
+  }
+  const total = count(usage[totalField], `${path}.${totalField}`);
+  const details = optionalRecord(usage[detailsField], `${path}.${detailsField}`);
+  const cachedField = `${path}.${detailsField}.cached_tokens`;
+  const cached = details ? optionalCount(details.cached_tokens, cachedField) : 0;
+  if (cached > total) {
+    throw new InvalidUsageError(cachedField, `${cached} cached tokens exceed the ${total} input tokens`);
+  }
+  return sample(model, total - cached, cached, 0);
+}
+
+/**
+ * Reads an Anthropic Messages response (or its `usage`). `input_tokens` there excludes what was
+ * read from or written to the cache, so the whole input is the sum of the three.
+ */
+export function usageFromAnthropic(response: unknown): UsageSample {
+  const { usage, path, model } = usageOf(response, 'usage', 'model');
+  const input = count(usage.input_tokens, `${path}.input_tokens`);
+  const read = optionalCount(usage.cache_read_input_tokens, `${path}.cache_read_input_tokens`);
+  const write = optionalCount(usage.cache_creation_input_tokens, `${path}.cache_creation_input_tokens`);
+  return sample(model, input, read, write);
+}
+
+/** Reads a Gemini `generateContent` response (or its `usageMetadata`). */
+export function usageFromGemini(response: unknown): UsageSample {
+  const { usage, path, model } = usageOf(response, 'usageMetadata', 'modelVersion');
+  const total = count(usage.promptTokenCount, `${path}.promptTokenCount`);
+  const cached = optionalCount(usage.cachedContentTokenCount, `${path}.cachedContentTokenCount`);
+  if (cached > total) {
+    throw new InvalidUsageError(
+      `${path}.cachedContentTokenCount`,
+      `${cached} cached tokens exceed the ${total} prompt tokens`,
+    );
+  }
+  return sample(model, total - cached, cached, 0);
+}
+
+/**
+ * Reads any of the three providers' responses (or bare usage objects), telling them apart by
+ * their fields: `usageMetadata`/`promptTokenCount` is Gemini, `prompt_tokens` or
+ * `input_tokens_details` is OpenAI, `cache_*_input_tokens` is Anthropic. A bare `input_tokens`
+ * with none of these is read as Anthropic's, which gives the same total as OpenAI's reading.
+ */
+export function usageFromResponse(response: unknown): UsageSample {
+  if (!isRecord(response))
+    throw new InvalidUsageError('response', `expected an object, got ${describe(response)}`);
+  if ('usageMetadata' in response || 'promptTokenCount' in response) return usageFromGemini(response);
+  const usage = isRecord(response.usage) ? response.usage : response;
+  if ('prompt_tokens' in usage || 'input_tokens_details' in usage) return usageFromOpenAI(response);
+  if ('input_tokens' in usage) return usageFromAnthropic(response);
+  throw new InvalidUsageError(
+    'usage',
+    'no known usage fields (prompt_tokens, input_tokens or usageMetadata.promptTokenCount)',
+  );
+}
+
+/** The counts a caller reports by hand, contextkit's own names; the cache parts default to 0. */
+export interface UsageCounts {
+  model?: string;
+  inputTokens: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+}
+
+/**
+ * Checks counts reported by hand (`recordUsage({ model, inputTokens, … })`) and completes them
+ * with their total, so hand-made and parsed samples are used the same way.
+ */
+export function usageFromCounts(counts: UsageCounts): UsageSample {
+  if (!isRecord(counts)) throw new InvalidUsageError('usage', `expected an object, got ${describe(counts)}`);
+  const model = counts.model;
+  if (model !== undefined && typeof model !== 'string') {
+    throw new InvalidUsageError('usage.model', `expected a string, got ${describe(model)}`);
+  }
+  return sample(
+    model,
+    count(counts.inputTokens, 'usage.inputTokens'),
+    optionalCount(counts.cacheReadTokens, 'usage.cacheReadTokens'),
+    optionalCount(counts.cacheWriteTokens, 'usage.cacheWriteTokens'),
+  );
+}

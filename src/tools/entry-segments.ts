@@ -1,0 +1,120 @@
+/**
+ * A conversation as the context tools read it: a flat list of labelled pieces of text (what the
+ * user said, what the assistant said, each tool call's arguments, each tool result), in order,
+ * each with the sequence number of its entry. The summarizer, the fact extractor and the LLM
+ * transcript all read entries through this, so they agree on what a message "says".
+ */
+import { messageText } from '../messages/content.js';
+import type { HistoryEntry, Message } from '../messages/types.js';
+
+/** Whether a segment is prose, a tool call's arguments, or a tool's result. */
+export type SegmentKind = 'text' | 'call' | 'result';
+
+/** One labelled piece of text from an entry. */
+export interface Segment {
+  seq: number;
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  kind: SegmentKind;
+  /** `user`, `assistant`, `system`, `call get_user`, `tool get_user` (or `tool` when the name is unknown). */
+  label: string;
+  /** The tool's name for calls and results, when known. */
+  toolName?: string;
+  /** For calls: the arguments as JSON text. */
+  text: string;
+  /** An Anthropic tool_result with `is_error: true`. */
+  isError?: boolean;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function argumentsText(input: unknown): string {
+  if (typeof input === 'string') return input;
+  if (input === undefined) return '';
+  try {
+    return JSON.stringify(input) ?? '';
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * The segments of `entries`, in order. Tool results are labelled with their call's name, found by
+ * the call id among the calls seen so far (the latest call with that id wins, which pairs reused
+ * ids by adjacency as the atoms do). Empty texts are left out.
+ */
+export function entrySegments(entries: readonly HistoryEntry[]): Segment[] {
+  const out: Segment[] = [];
+  const callNames = new Map<string, string>();
+  for (const entry of entries) pushEntry(out, entry.seq, entry.message as Message, callNames);
+  return out;
+}
+
+function pushEntry(out: Segment[], seq: number, message: Message, callNames: Map<string, string>): void {
+  const role = message.role;
+  if (role === 'system' || role === 'developer') {
+    pushText(out, { seq, role: 'system', kind: 'text', label: 'system', text: messageText(message) });
+    return;
+  }
+  if (role === 'tool') {
+    const id = message.tool_call_id;
+    const name = typeof message.name === 'string' ? message.name : callNames.get(id);
+    pushResult(out, seq, name, messageText(message), false);
+    return;
+  }
+  if (role === 'assistant') {
+    pushText(out, { seq, role: 'assistant', kind: 'text', label: 'assistant', text: messageText(message) });
+    if ('tool_calls' in message && Array.isArray(message.tool_calls)) {
+      for (const call of message.tool_calls as unknown[]) {
+        if (!isRecord(call) || !isRecord(call.function)) continue;
+        const name = typeof call.function.name === 'string' ? call.function.name : 'tool';
+        if (typeof call.id === 'string') callNames.set(call.id, name);
+        pushCall(out, seq, name, argumentsText(call.function.arguments));
+      }
+    }
+    if (Array.isArray(message.content)) {
+      for (const block of message.content as unknown[]) {
+        if (!isRecord(block) || block.type !== 'tool_use') continue;
+        const name = typeof block.name === 'string' ? block.name : 'tool';
+        if (typeof block.id === 'string') callNames.set(block.id, name);
+        pushCall(out, seq, name, argumentsText(block.input));
+      }
+    }
+    return;
+  }
+  // user: plain text, or blocks among which Anthropic tool results, each labelled on its own.
+  const content: unknown = message.content;
+  if (!Array.isArray(content) || !content.some((b) => isRecord(b) && b.type === 'tool_result')) {
+    pushText(out, { seq, role: 'user', kind: 'text', label: 'user', text: messageText(message) });
+    return;
+  }
+  for (const block of content) {
+    if (!isRecord(block)) continue;
+    const single = { role: 'user', content: [block] } as unknown as Message;
+    if (block.type === 'tool_result') {
+      const id = block.tool_use_id;
+      const name = typeof id === 'string' ? callNames.get(id) : undefined;
+      pushResult(out, seq, name, messageText(single), block.is_error === true);
+    } else {
+      pushText(out, { seq, role: 'user', kind: 'text', label: 'user', text: messageText(single) });
+    }
+  }
+}
+
+function pushText(out: Segment[], segment: Segment): void {
+  if (segment.text.trim() !== '') out.push(segment);
+}
+
+function pushCall(out: Segment[], seq: number, name: string, text: string): void {
+  if (text.trim() === '' || text.trim() === '{}') return;
+  out.push({ seq, role: 'assistant', kind: 'call', label: `call ${name}`, toolName: name, text });
+}
+
+function pushResult(out: Segment[], seq: number, name: string | undefined, text: string, isError: boolean): void {
+  if (text.trim() === '') return;
+  const segment: Segment = { seq, role: 'tool', kind: 'result', label: name ? `tool ${name}` : 'tool', text };
+  if (name) segment.toolName = name;
+  if (isError) segment.isError = true;
+  out.push(segment);
+}

@@ -1,0 +1,262 @@
+/**
+ * The offline summarizer: extractive, deterministic, no network. It keeps whole sentences (and
+ * lines of tool output) verbatim, so the paths, ids, numbers and dates in them survive exactly,
+ * and picks the ones an agent needs again: decisions, errors, what the user asked, sentences that
+ * carry facts, recent ones. Kept sentences stay in conversation order, one line per message,
+ * labelled by speaker (`user:`, `assistant:`, `call read_file:`, `tool read_file:`).
+ *
+ * Recursive: with `previousSummary`, its sentences come first and are the last to be trimmed, so
+ * a summary of summaries keeps what the first one kept for as long as the budget allows.
+ */
+import type { HistoryEntry } from '../messages/types.js';
+import { entrySegments, type Segment } from './entry-segments.js';
+import { textUnits } from './sentences.js';
+import type { SummarizeOptions } from './types.js';
+
+/** The cheap default count: about four characters per token. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/** Score added to every sentence of the previous summary: they are kept before any new one. */
+const PREVIOUS_BONUS = 1000;
+/** Units of a long text that are always scored: its start and its end (see `candidateUnits`). */
+const HEAD_UNITS = 40;
+const TAIL_UNITS = 20;
+/** The greedy fill stops after this many units in a row did not fit: the rest are no smaller. */
+const MAX_MISSES = 500;
+
+const DECISION =
+  /\b(?:decided|decide to|we will|we'll|chose|chosen|choose|agreed|agree to|confirmed|confirm|proceed|go ahead|approved|let's|plan is|will use|switch(?:ed)? to|instead of|settled on)\b/i;
+const ERROR =
+  /\b(?:error|errors|failed|failure|fails|failing|exception|traceback|panic|fatal|crash(?:ed)?|denied|not found|invalid|cannot|can't|unable|refused|timeout|timed out)\b|^\s*at \S+ \(|\bE[A-Z]{3,}\b/i;
+const BOILERPLATE =
+  /^(?:hi|hello|hey|thanks|thank you|ok|okay|sure|great|perfect|got it|sounds good|you're welcome|no problem|let me (?:check|look|see)|one moment|is there anything else|let me know|happy to help|i can help|how can i (?:help|assist)|continue|done)\b/i;
+/** Signs of a fact (a number, an email, an amount, a path): cheap, for scoring only. */
+const FACTISH = /\d{2,}|[@$€£/]/g;
+const LABEL = /^((?:user|assistant|system|tool|call)(?: [\w.:-]+)?): (.*)$/;
+const STOPWORDS = new Set([
+  'the',
+  'and',
+  'for',
+  'that',
+  'this',
+  'with',
+  'from',
+  'what',
+  'when',
+  'where',
+  'which',
+  'who',
+  'how',
+  'why',
+  'are',
+  'was',
+  'were',
+  'will',
+  'would',
+  'should',
+  'could',
+  'have',
+  'has',
+  'had',
+  'not',
+  'but',
+  'you',
+  'your',
+  'our',
+  'its',
+  'into',
+  'about',
+  'over',
+  'then',
+  'than',
+  'them',
+  'they',
+  'there',
+  'here',
+]);
+
+interface Group {
+  label: string;
+  units: number[];
+}
+
+interface Units {
+  text: string[];
+  score: number[];
+  group: number[];
+}
+
+function factSignals(text: string): number {
+  FACTISH.lastIndex = 0;
+  let n = 0;
+  while (n < 3 && FACTISH.exec(text) !== null) n += 1;
+  return n;
+}
+
+function focusWords(focus: string | undefined): string[] {
+  if (!focus) return [];
+  const words = focus.toLowerCase().match(/[\p{L}\p{N}_./-]{3,}/gu) ?? [];
+  return [...new Set(words.filter((w) => !STOPWORDS.has(w)))].slice(0, 20);
+}
+
+/** How much a unit is worth keeping; see the module comment for what counts. */
+function unitScore(text: string, role: string, kind: string, firstOfUser: boolean, recency: number, focus: string[]): number {
+  let score = 1 + 2 * recency;
+  if (kind === 'result') score -= 1;
+  if (role === 'user' && kind === 'text') score += firstOfUser ? 3 : 1.5;
+  if (DECISION.test(text)) score += 4;
+  if (ERROR.test(text)) score += 4;
+  const facts = factSignals(text);
+  score += 1.5 * facts;
+  if (facts === 0) {
+    if (text.length < 60 && BOILERPLATE.test(text)) score -= 3;
+    else if (text.length < 12) score -= 2;
+  }
+  if (focus.length > 0) {
+    const lower = text.toLowerCase();
+    let shared = 0;
+    for (const word of focus) if (lower.includes(word)) shared += 1;
+    score += 2 * Math.min(3, shared);
+  }
+  return score;
+}
+
+function addPrevious(summary: string, groups: Group[], units: Units, focus: string[]): void {
+  const lines = summary.split('\n').filter((line) => line.trim() !== '');
+  lines.forEach((line, i) => {
+    const match = LABEL.exec(line);
+    const label = match ? (match[1] as string) : '';
+    const body = match ? (match[2] as string) : line;
+    const group: Group = { label, units: [] };
+    const recency = lines.length > 1 ? i / (lines.length - 1) : 1;
+    for (const text of textUnits(body, true)) {
+      group.units.push(units.text.length);
+      units.text.push(text);
+      units.score.push(PREVIOUS_BONUS + unitScore(text, '', 'text', false, recency, focus));
+      units.group.push(groups.length);
+    }
+    if (group.units.length > 0) groups.push(group);
+  });
+}
+
+/**
+ * The units of a long text worth scoring: its first `HEAD_UNITS` and last `TAIL_UNITS`, and any
+ * in between that mention an error. A 200 KB log has thousands of lines; scoring them all would
+ * cost more than the rest of the summary, and its middle rarely matters unless something failed.
+ */
+function candidateUnits(units: string[]): string[] {
+  if (units.length <= HEAD_UNITS + TAIL_UNITS) return units;
+  const out = units.slice(0, HEAD_UNITS);
+  for (let i = HEAD_UNITS; i < units.length - TAIL_UNITS; i += 1) {
+    const unit = units[i] as string;
+    if (ERROR.test(unit)) out.push(unit);
+  }
+  for (let i = units.length - TAIL_UNITS; i < units.length; i += 1) out.push(units[i] as string);
+  return out;
+}
+
+function addEntries(entries: readonly HistoryEntry[], groups: Group[], units: Units, focus: string[]): void {
+  const segments = entrySegments(entries).filter((s) => s.role !== 'system');
+  const last = Math.max(1, segments.length - 1);
+  // Exact duplicates (a repeated "Let me check.", the same log line) are kept once, first time.
+  const seen = new Set<string>(units.text);
+  for (let i = 0; i < segments.length; i += 1) {
+    const segment = segments[i] as Segment;
+    const group: Group = { label: segment.label, units: [] };
+    const recency = i / last;
+    let first = true;
+    for (const text of candidateUnits(textUnits(segment.text, segment.kind === 'text'))) {
+      if (seen.has(text)) continue;
+      seen.add(text);
+      let score = unitScore(text, segment.role, segment.kind, first, recency, focus);
+      if (segment.isError) score += 2;
+      first = false;
+      group.units.push(units.text.length);
+      units.text.push(text);
+      units.score.push(score);
+      units.group.push(groups.length);
+    }
+    if (group.units.length > 0) groups.push(group);
+  }
+}
+
+function render(groups: readonly Group[], units: Units, kept: Uint8Array): string {
+  const lines: string[] = [];
+  for (const group of groups) {
+    const texts = group.units.filter((u) => kept[u] === 1).map((u) => units.text[u] as string);
+    if (texts.length === 0) continue;
+    lines.push(group.label === '' ? texts.join(' ') : `${group.label}: ${texts.join(' ')}`);
+  }
+  return lines.join('\n');
+}
+
+/**
+ * Unit indices from best to worst: by score, then later first (recency breaks ties). Sorted as
+ * numbers in a typed array, which is several times faster than a comparator on 100k units.
+ */
+function rankUnits(score: readonly number[]): Float64Array {
+  const n = score.length;
+  const keys = new Float64Array(n);
+  for (let i = 0; i < n; i += 1) keys[i] = -Math.round((score[i] as number) * 1000) * 4_194_304 - i;
+  keys.sort();
+  for (let i = 0; i < n; i += 1) {
+    const key = keys[i] as number;
+    const rounded = Math.ceil(key / 4_194_304) * 4_194_304;
+    keys[i] = rounded - key;
+  }
+  return keys;
+}
+
+/**
+ * An extractive summary of `entries` within `options.maxTokens` (see the module comment). Returns
+ * the body only, one line per message; the caller adds its own header. Empty when nothing fits.
+ */
+export function summarizeOffline(entries: readonly HistoryEntry[], options: SummarizeOptions): string {
+  const count = options.countText ?? estimateTokens;
+  const budget = Math.floor(options.maxTokens);
+  if (!(budget > 0)) return '';
+  const focus = focusWords(options.focus);
+  const groups: Group[] = [];
+  const units: Units = { text: [], score: [], group: [] };
+  if (options.previousSummary) addPrevious(options.previousSummary, groups, units, focus);
+  addEntries(entries, groups, units, focus);
+
+  const kept = new Uint8Array(units.text.length);
+  const opened = new Uint8Array(groups.length);
+  const order = rankUnits(units.score);
+  let remaining = budget;
+  let misses = 0;
+  for (let r = 0; r < order.length && remaining > 0 && misses < MAX_MISSES; r += 1) {
+    const u = order[r] as number;
+    const g = units.group[u] as number;
+    const cost =
+      count(units.text[u] as string) + 1 + (opened[g] === 1 ? 0 : count(`${(groups[g] as Group).label}: `) + 1);
+    if (cost > remaining) {
+      misses += 1;
+      continue;
+    }
+    misses = 0;
+    kept[u] = 1;
+    opened[g] = 1;
+    remaining -= cost;
+  }
+
+  // The sum of the parts can undercount the whole with a real tokenizer: trim the lowest until it fits.
+  let summary = render(groups, units, kept);
+  let total = count(summary);
+  let r = order.length - 1;
+  while (total > budget && r >= 0) {
+    let freed = 0;
+    for (; r >= 0 && freed < total - budget; r -= 1) {
+      const u = order[r] as number;
+      if (kept[u] !== 1) continue;
+      kept[u] = 0;
+      freed += count(units.text[u] as string) + 1;
+    }
+    summary = render(groups, units, kept);
+    total = count(summary);
+  }
+  return summary;
+}
