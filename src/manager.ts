@@ -1132,14 +1132,20 @@ export class ContextManager {
     draft = truncateOversized(ctx, draft);
     let facts = oldFacts;
     if (this.factsSite() !== 'none') {
-      facts = await this.collectFacts(atoms, previous, draft, oldFacts, ctx, counter);
-      const factsTokens =
-        facts.length > 0 ? this.countFresh(counter, [factsMessage(facts, this.factsSite())]) : 0;
-      draft.total += factsTokens - factsTokensBefore;
-      if (draft.total > ctx.target) {
-        // The facts of what left take room too: make it by dropping and cutting further.
-        draft = truncateOversized(ctx, dropOldest(ctx, draft));
+      const measureBlock = (f: readonly ExtractedFact[]) =>
+        f.length > 0 ? this.countFresh(counter, [factsMessage(f, this.factsSite())]) : 0;
+      let factsTokens = factsTokensBefore;
+      // The facts of what left take room too; making that room takes more out, whose facts
+      // join the block: a few rounds settle it.
+      for (let round = 0; round < 3; round++) {
         facts = await this.collectFacts(atoms, previous, draft, oldFacts, ctx, counter);
+        const now = measureBlock(facts);
+        draft.total += now - factsTokens;
+        factsTokens = now;
+        if (draft.total <= ctx.target) break;
+        const before = draft.dropped.size;
+        draft = truncateOversized(ctx, dropOldest(ctx, draft));
+        if (draft.dropped.size === before) break;
       }
     }
     const measureFacts = (f: readonly ExtractedFact[]) =>

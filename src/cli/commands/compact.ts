@@ -1,0 +1,86 @@
+import { type Command, Option } from 'commander';
+import type { CompactionReceipt } from '../../events.js';
+import { ContextManager } from '../../manager.js';
+import type { MessageFormat } from '../../messages/types.js';
+import { formatInt } from '../format-number.js';
+import { loadConversation } from '../input.js';
+import { modelCounter } from '../model-counter.js';
+import { positiveInteger } from '../number-option.js';
+import { receiptLines } from '../receipt-text.js';
+import { printWarning } from '../warn.js';
+
+interface CompactOptions {
+  budget: number;
+  model?: string;
+  format?: MessageFormat;
+  json?: boolean;
+  messagesPath?: string;
+}
+
+/**
+ * `contextkit compact FILE --budget N`: the view a ContextManager would send at that budget, on
+ * stdout, ready to pipe into a request; what was cleared, dropped and truncated goes to stderr so
+ * the two never mix.
+ */
+export function registerCompact(program: Command): void {
+  program
+    .command('compact')
+    .description('print the view of a conversation that fits a token budget (report on stderr)')
+    .argument('<file>', 'conversation: JSON array, JSONL, or {"messages": [...]}; - for stdin')
+    .requiredOption('-b, --budget <n>', 'token budget of the view (e.g. 8000 or 8k)', positiveInteger)
+    .option(
+      '-m, --model <id>',
+      'model whose tokenizer to count with (default: gpt-4o, or claude-sonnet-4-5 for Anthropic format)',
+    )
+    .addOption(
+      new Option('-f, --format <format>', "format of the view (default: the input's)").choices([
+        'openai',
+        'anthropic',
+      ]),
+    )
+    .option(
+      '--messages-path <path>',
+      'where the messages are in another shape, as dot-separated keys (e.g. 0.traj)',
+    )
+    .option(
+      '--json',
+      'print { messages, receipt, usage } instead of the messages alone (no report on stderr)',
+    )
+    .action(async (file: string, options: CompactOptions) => {
+      const conversation = await loadConversation(file, { messagesPath: options.messagesPath });
+      const model = modelCounter(options.model, conversation.format);
+      if (model.warning) printWarning(model.warning);
+      const manager = new ContextManager({ model: model.info.id });
+      manager.on('context:warn', (e) => printWarning(e.message));
+      const receipts: CompactionReceipt[] = [];
+      manager.on('context:post_compact', (e) => receipts.push(e.receipt));
+      for (const message of conversation.messages) await manager.addMessage(message);
+      const format = options.format ?? conversation.format;
+      const messages = await manager.getMessagesForRequest({
+        tokenBudget: options.budget,
+        ...(format ? { provider: format } : {}),
+      });
+      const usage = manager.usage();
+      const receipt = receipts.at(-1) ?? null;
+      await manager.close();
+      if (options.json) {
+        process.stdout.write(`${JSON.stringify({ messages, receipt, usage }, null, 2)}\n`);
+        return;
+      }
+      process.stdout.write(`${JSON.stringify(messages, null, 2)}\n`);
+      const before = receipt ? receipt.tokensBefore : usage.tokens;
+      const report = [
+        `compact: ${formatInt(conversation.messages.length)} messages, ${formatInt(before)} tokens → ` +
+          `${formatInt(messages.length)} messages, ${formatInt(usage.tokens)} tokens ` +
+          `(budget ${formatInt(usage.budget)}; ${model.label} for ${model.info.id}${format && format !== conversation.format ? `; converted to ${format}` : ''})`,
+      ];
+      if (receipt) report.push(...receiptLines(receipt));
+      else {
+        report.push(
+          `  nothing to compact: ${formatInt(usage.tokens)} tokens is under the trigger (${formatInt(usage.trigger)}, ` +
+            `${Math.round((usage.trigger / usage.budget) * 100)}% of the budget)`,
+        );
+      }
+      process.stderr.write(`${report.join('\n')}\n`);
+    });
+}

@@ -1,0 +1,80 @@
+import { type Command, Option } from 'commander';
+import { ContextkitError } from '../../errors.js';
+import { detectConversationFormat, formatName } from '../../messages/detect.js';
+import type { MessageFormat } from '../../messages/types.js';
+import { validateRequest } from '../../messages/validate-request.js';
+import { CliError } from '../cli-error.js';
+import { parseInput, readInput } from '../input.js';
+
+interface ValidateOptions {
+  provider?: MessageFormat;
+  json?: boolean;
+  messagesPath?: string;
+}
+
+function detected(messages: readonly unknown[]): MessageFormat | 'mixed' | undefined {
+  try {
+    return detectConversationFormat(messages);
+  } catch (error) {
+    if (error instanceof ContextkitError) return 'mixed';
+    throw error;
+  }
+}
+
+/**
+ * `contextkit validate FILE --provider P`: would the provider accept these messages as a request?
+ * Lists every problem (index, path, message) on stdout and exits 1 when there is one, so it can
+ * gate a pipeline.
+ */
+export function registerValidate(program: Command): void {
+  program
+    .command('validate')
+    .description("check a conversation against a provider's request rules (exit 1 when invalid)")
+    .argument('<file>', 'conversation: JSON array, JSONL, or {"messages": [...]}; - for stdin')
+    .addOption(
+      new Option(
+        '-p, --provider <provider>',
+        "provider whose rules to apply (default: the conversation's format)",
+      ).choices(['openai', 'anthropic']),
+    )
+    .option(
+      '--messages-path <path>',
+      'where the messages are in another shape, as dot-separated keys (e.g. 0.traj)',
+    )
+    .option('--json', 'print { valid, provider, messages, problems } as JSON')
+    .action(async (file: string, options: ValidateOptions) => {
+      const source = file === '-' ? 'stdin' : file;
+      const raw = parseInput(await readInput(file), source, { messagesPath: options.messagesPath });
+      const found = detected(raw.messages);
+      const provider: MessageFormat = options.provider ?? (found === 'anthropic' ? 'anthropic' : 'openai');
+      const result = validateRequest(raw.messages, provider);
+      const count = raw.messages.length;
+      if (options.json) {
+        process.stdout.write(
+          `${JSON.stringify({ valid: result.valid, provider, messages: count, problems: result.problems }, null, 2)}\n`,
+        );
+      } else if (result.valid) {
+        process.stdout.write(`valid (${count} message${count === 1 ? '' : 's'}, ${formatName(provider)})\n`);
+      } else {
+        const lines = result.problems.map((p) => {
+          const line = p.index >= 0 && raw.lines ? ` (line ${raw.lines[p.index]})` : '';
+          return `  [${p.index >= 0 ? p.index : '-'}]${line} ${p.path}: ${p.message}`;
+        });
+        if (found === 'mixed') lines.push('  note: the conversation mixes OpenAI and Anthropic messages');
+        else if (found && found !== provider) {
+          lines.push(
+            `  note: the conversation is in ${formatName(found)} format; try --provider ${found}, or convert it with contextkit compact --format ${provider}`,
+          );
+        }
+        process.stdout.write(
+          `invalid for ${formatName(provider)}: ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'} in ${count} messages\n${lines.join('\n')}\n`,
+        );
+      }
+      if (!result.valid) {
+        throw new CliError(
+          `${source} is not a valid ${formatName(provider)} request (${result.problems.length} problem${result.problems.length === 1 ? '' : 's'})`,
+          1,
+        );
+      }
+    });
+}

@@ -1,0 +1,48 @@
+/**
+ * Which model the commands count for, and how to say whether the counts are exact. Without
+ * `--model`, an Anthropic conversation is counted for Claude and anything else for GPT-4o, so a
+ * count is never silently made with the other provider's tokenizer.
+ */
+
+import type { MessageFormat } from '../messages/types.js';
+import { getModelInfo } from '../tokens/catalog.js';
+import { createTokenCounter } from '../tokens/counter.js';
+import type { ModelInfo, TokenCounter } from '../tokens/types.js';
+
+/** A model resolved for counting, with the words reports use for its counter. */
+export interface ModelCounter {
+  /** The catalog entry used (the fallback's when the model asked for is unknown). */
+  info: ModelInfo;
+  counter: TokenCounter;
+  /** `exact (o200k_base)` or `estimate (cl100k_base × 1.2)`. */
+  label: string;
+  /** Set when the model asked for is not in the catalog and a default was used instead. */
+  warning?: string;
+}
+
+/** The model a conversation in `format` is counted for when none is named. */
+export function defaultModel(format: MessageFormat | undefined): string {
+  return format === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o';
+}
+
+/** How a counter's figures should be read: exact, or an estimate and from what. */
+export function counterLabel(info: ModelInfo): string {
+  const t = info.tokenizer;
+  return t.kind === 'exact' ? `exact (${t.encoding})` : `estimate (${t.encoding} × ${t.factor})`;
+}
+
+/**
+ * The counter for `model` (or the format's default). An unknown model falls back to the default
+ * with a warning rather than failing: the counts are still useful, and the warning says whose.
+ */
+export function modelCounter(model: string | undefined, format: MessageFormat | undefined): ModelCounter {
+  const fallback = defaultModel(format);
+  const asked = model ?? fallback;
+  const known = getModelInfo(asked);
+  const info = known ?? (getModelInfo(fallback) as ModelInfo);
+  const result: ModelCounter = { info, counter: createTokenCounter(info), label: counterLabel(info) };
+  if (!known) {
+    result.warning = `model ${JSON.stringify(asked)} is not in the catalog; counting with ${info.id}'s tokenizer`;
+  }
+  return result;
+}
