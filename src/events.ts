@@ -4,7 +4,7 @@ import type { Repair } from './messages/atoms.js';
 /** What one compaction did, by sequence number, with the tokens before and after. */
 export interface CompactionReceipt {
   /** Why it ran: the trigger was crossed, `compact({ force: true })`, or the budget shrank under the view. */
-  reason: 'threshold' | 'forced' | 'over_budget';
+  reason: 'threshold' | 'forced' | 'over_budget' | 'clearing';
   budget: number;
   trigger: number;
   target: number;

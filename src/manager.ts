@@ -1,10 +1,13 @@
 import { clearToolResults } from './compaction/clear-tool-results.js';
+import { dedupeRepeated } from './compaction/dedupe-repeated.js';
 import type { PlanContext, PlanDraft, Protection } from './compaction/draft.js';
 import { dropOldest } from './compaction/drop-oldest.js';
 import { type AtomEdits, NO_EDITS, renderAtom } from './compaction/edit-atom.js';
+import { dropByImportance } from './compaction/importance.js';
 import { CONVERSATION_START_TEXT, OMITTED_START_TEXT } from './compaction/placeholders.js';
 import { type CompactionPlan, type PlanEdits, type PlanSummary, startDraft } from './compaction/plan.js';
 import { selectForSummary } from './compaction/select-for-summary.js';
+import type { CustomStrategy, StrategyOption } from './compaction/strategy.js';
 import {
   capFacts,
   type FactsSite,
@@ -16,6 +19,7 @@ import {
   summaryReserve,
 } from './compaction/summary-message.js';
 import { capProtectedOversized, truncateOversized } from './compaction/truncate-oversized.js';
+import { escalate, type Level, levelOf, selectByZones } from './compaction/zones.js';
 import {
   ConfigurationError,
   ConflictError,
@@ -88,7 +92,27 @@ export interface ContextManagerOptions {
    * (default) puts one summary where they stood, `truncate` drops them. Either way their facts are
    * kept in the facts block, and whatever is still too much is dropped.
    */
-  strategy?: 'summarize' | 'truncate';
+  strategy?: StrategyOption;
+  /** For the `layered` strategy: how many of the newest atoms make the recent zone (default 6). */
+  recentCount?: number;
+  /** Clearing of old tool results, with the options of Anthropic's context editing. */
+  clearing?: {
+    /** Clear on its own once the view passes this many tokens, before the compaction trigger. */
+    trigger?: number;
+    /** Alias of `keepToolResults`. */
+    keep?: number;
+    clearAtLeast?: number;
+    excludeTools?: readonly string[];
+    clearToolInputs?: boolean;
+  };
+  /**
+   * Levels on top of the compaction trigger: a `context:warn` when usage first passes `warnAt`
+   * (default 0.8; it re-arms once usage falls again), and `ContextOverflowError` when a view
+   * would still be above `declineAt` after compacting (default: only above the budget).
+   * `jumpEscalation` (default 0.3): a leap of that share of the budget in one request escalates
+   * the layered strategy one level; the first measurement is never a leap.
+   */
+  guard?: { warnAt?: number; declineAt?: number; jumpEscalation?: number };
   /** Writes summaries and extracts facts: the offline tools by default, or an LLM's. */
   tools?: ContextTools;
   /** Where the facts block of what left the view goes (default `system`: after the system prompt). */
@@ -238,7 +262,17 @@ export class ContextManager {
     Required<
       Omit<
         ContextManagerOptions,
-        'store' | 'models' | 'tokenCounter' | 'model' | 'now' | 'tools' | 'countClient' | 'calibration'
+        | 'store'
+        | 'models'
+        | 'tokenCounter'
+        | 'model'
+        | 'now'
+        | 'tools'
+        | 'countClient'
+        | 'calibration'
+        | 'clearing'
+        | 'guard'
+        | 'recentCount'
       >
     >
   > & {
@@ -251,6 +285,17 @@ export class ContextManager {
   private readonly fixedCounter: TokenCounter | undefined;
   private readonly tools: ContextTools;
   private readonly countClient: CountClient | undefined;
+  private readonly clearing: NonNullable<ContextManagerOptions['clearing']>;
+  private readonly guard: { warnAt: number; declineAt: number | undefined; jumpEscalation: number };
+  private readonly layeredRecent: number;
+  /** Guard state: the level the layered strategy last acted at, the last usage, the warn latch. */
+  private guardState: { level: Level | undefined; usage: number | undefined; warned: boolean } = {
+    level: undefined,
+    usage: undefined,
+    warned: false,
+  };
+  /** The level the compaction under way acts at (layered strategy). */
+  private pendingLevel: Level | undefined;
   private calibration: Calibration | null = null;
   /** What the last request sent, for `recordUsage` and `recoverFromOverflow`. */
   private lastRequest: {
@@ -303,6 +348,13 @@ export class ContextManager {
     this.fixedCounter = options.tokenCounter;
     this.tools = options.tools ?? createOfflineTools();
     this.countClient = options.countClient;
+    this.clearing = options.clearing ?? {};
+    this.guard = {
+      warnAt: options.guard?.warnAt ?? 0.8,
+      declineAt: options.guard?.declineAt,
+      jumpEscalation: options.guard?.jumpEscalation ?? 0.3,
+    };
+    this.layeredRecent = options.recentCount ?? 6;
     this.now = options.now ?? (() => new Date());
     this.store =
       options.store === undefined
@@ -347,6 +399,8 @@ export class ContextManager {
     this.storeHead = stored.length;
     this.loadedFromStore = stored.length > 0;
     this.plan = decodePlan(meta.value?.plan);
+    const guard = meta.value?.guard as { level?: Level; usage?: number } | undefined;
+    if (guard) this.guardState = { level: guard.level, usage: guard.usage, warned: false };
     this.planVersion++;
   }
 
@@ -693,6 +747,7 @@ export class ContextManager {
     return {
       cleared: new Map(plan.cleared),
       truncated: new Map(plan.truncated),
+      clearInputs: this.clearing.clearToolInputs === true,
       dropped: new Set(plan.dropped),
       summarized: new Set(plan.summarized ?? []),
     };
@@ -828,6 +883,13 @@ export class ContextManager {
       }
     }
     if (out.total > r.budget) throw this.overflow(r, out.total, out.noticeTokens);
+    if (this.guard.declineAt !== undefined && out.total > this.guard.declineAt * r.budget) {
+      throw this.overflow(
+        { ...r, budget: Math.floor(this.guard.declineAt * r.budget) },
+        out.total,
+        out.noticeTokens,
+      );
+    }
     const trigger = Math.floor(this.options.compactThreshold * r.declared);
     const target = Math.floor(this.options.targetUsage * r.declared);
     const tokens = Math.ceil(out.total * r.correction);
@@ -860,11 +922,22 @@ export class ContextManager {
     const replanAt = this.plan
       ? Math.min(r.budget, Math.max(trigger, this.plan.tokens + (trigger - target)))
       : trigger;
-    if (total > replanAt) {
-      await this.compactNow(r, total > r.budget ? 'over_budget' : 'threshold');
+    const usage = total / r.budget;
+    if (usage >= this.guard.warnAt && !this.guardState.warned) {
+      this.guardState.warned = true;
+      this.warn('usage_high', `the view is at ${Math.round(usage * 100)}% of the ${r.declared}-token budget`);
+    } else if (usage < this.guard.warnAt) {
+      this.guardState.warned = false;
+    }
+    const reason = this.compactionDue(total, r, replanAt);
+    if (reason) {
+      await this.compactNow(r, reason);
       view = this.buildView(r.counter);
       total = view.tokens + r.fixedTokens;
+      // The level falls with the usage: it is where the view is now, not a high-water mark.
+      this.guardState.level = levelOf(total / r.budget);
     }
+    this.guardState.usage = total / r.budget;
     let messages = view.messages.slice();
     if (r.format !== (this.format ?? r.format)) {
       messages = convertMessages(messages, r.format);
@@ -878,6 +951,44 @@ export class ContextManager {
       total += noticeTokens;
     }
     return { messages, total, noticeTokens };
+  }
+
+  /**
+   * Whether to compact now, and why. The layered strategy acts at its levels (0.5, 0.7, 0.85,
+   * 0.95) each time usage reaches a level above the one it last acted at, one level higher after a
+   * leap; every strategy compacts past the trigger (after the hysteresis gap) or the budget.
+   */
+  private compactionDue(
+    total: number,
+    r: Resolved,
+    replanAt: number,
+  ): CompactionReceipt['reason'] | undefined {
+    this.pendingLevel = undefined;
+    const usage = total / r.budget;
+    let level = levelOf(usage);
+    const last = this.guardState.usage;
+    if (last !== undefined && usage - last >= this.guard.jumpEscalation) level = escalate(level);
+    if (
+      this.options.strategy === 'layered' &&
+      level !== undefined &&
+      rank(level) > rank(this.guardState.level)
+    ) {
+      this.pendingLevel = level;
+      return total > r.budget ? 'over_budget' : 'threshold';
+    }
+    if (total > replanAt) {
+      this.pendingLevel = level;
+      return total > r.budget ? 'over_budget' : 'threshold';
+    }
+    const clearAt = this.clearing.trigger;
+    if (
+      clearAt !== undefined &&
+      total * r.correction > clearAt &&
+      (!this.plan || this.plan.tokens * r.correction <= clearAt)
+    ) {
+      return 'clearing';
+    }
+    return undefined;
   }
 
   /** The provider's exact count of a view, or undefined (with a warning) when it cannot be had. */
@@ -1056,12 +1167,27 @@ export class ContextManager {
     };
     const summaries = new Map<string, string>();
     let target = Math.floor(this.options.targetUsage * r.budget);
+    if (reason === 'clearing' && this.clearing.trigger !== undefined) {
+      target = Math.min(
+        Math.floor(this.options.compactThreshold * r.budget),
+        Math.floor(this.clearing.trigger / r.correction) - 1,
+      );
+    }
     let plan = previousPlan;
     // Plan, render, measure the whole view; if the rendered view is over the budget (a summary
     // longer than its estimate, say), plan again for a lower target.
     for (let attempt = 0; attempt < 4; attempt++) {
       const ctx = this.planContext(atoms, protection, measure, counter, r, target);
-      plan = await this.draftPlan(ctx, atoms, previousPlan, previous, counter, r, summaries);
+      plan = await this.draftPlan(
+        ctx,
+        atoms,
+        previousPlan,
+        previous,
+        counter,
+        r,
+        summaries,
+        reason === 'clearing',
+      );
       this.plan = plan;
       this.planVersion++;
       const view = this.buildView(counter);
@@ -1071,7 +1197,13 @@ export class ContextManager {
     }
     const final = plan!;
     const after = this.buildView(counter);
-    if (!this.hasEphemeral) await this.saveMeta({ plan: encodePlan(final) });
+    if (!this.hasEphemeral) {
+      const after = final.tokens / r.budget;
+      await this.saveMeta({
+        plan: encodePlan(final),
+        guard: { level: levelOf(after) ?? null, usage: after },
+      });
+    }
     const receipt = this.receipt(atoms, previousPlan, previous, final, {
       reason,
       budget: r.budget,
@@ -1107,6 +1239,7 @@ export class ContextManager {
     counter: TokenCounter,
     r: Resolved,
     summaries: Map<string, string>,
+    clearOnly = false,
   ): Promise<CompactionPlan> {
     const format = r.format;
     const oldFacts = previousPlan?.facts ?? [];
@@ -1114,39 +1247,55 @@ export class ContextManager {
       oldFacts.length > 0 ? this.countFresh(counter, [factsMessage(oldFacts, this.factsSite())]) : 0;
     let draft = startDraft(ctx, previous);
     draft.total += factsTokensBefore;
-    draft = clearToolResults(ctx, draft);
+    // The summary in the view now; selection adds a reserve only when there is none yet.
+    const oldSummaryTokens = previousPlan?.summary
+      ? this.countFresh(counter, [summaryMessage(previousPlan.summary, format)])
+      : 0;
+    draft.total += oldSummaryTokens;
+    draft = clearToolResults(clearOnly ? { ...ctx, clearing: { ...ctx.clearing, clearOnly } } : ctx, draft);
+    if (clearOnly)
+      return this.finishPlan(
+        draft,
+        previousPlan?.summary,
+        previousPlan?.summarized,
+        await this.collectFacts(atoms, previous, draft, oldFacts, ctx, counter),
+        atoms,
+        counter,
+        r,
+      );
     draft = capProtectedOversized(ctx, draft);
+    draft = dedupeRepeated(ctx, draft);
     let summary = previousPlan?.summary;
-    if (this.strategy === 'summarize') {
-      const reserve = summaryReserve(r.budget);
-      if (reserve >= MIN_SUMMARY_TOKENS) draft = selectForSummary(ctx, draft, reserve);
-      if (draft.summarized.size > 0) {
-        summary = await this.summarize(atoms, draft.summarized, previousPlan, reserve, counter, summaries);
-        const actual = this.countFresh(counter, [summaryMessage(summary, format)]);
-        draft.total += actual - reserve;
-      }
-    } else if (summary) {
-      draft.total += this.countFresh(counter, [summaryMessage(summary, format)]);
+    const strategy = this.options.strategy;
+    const reserve = summaryReserve(r.budget);
+    const canSummarize = reserve >= MIN_SUMMARY_TOKENS;
+    if (strategy === 'summarize' && canSummarize) {
+      draft = selectForSummary(ctx, draft, reserve);
+    } else if (strategy === 'layered' && canSummarize) {
+      draft = selectByZones(ctx, draft, this.pendingLevel ?? 'healthy', this.layeredRecent, reserve);
+    } else if (strategy === 'smart') {
+      draft = dropByImportance(ctx, draft);
+    } else if (typeof strategy === 'function') {
+      draft = await this.applyCustom(strategy, ctx, draft, canSummarize ? reserve : 0);
+    }
+    const grew = [...draft.summarized].some((id) => !previous.summarized?.has(id));
+    if (grew) {
+      summary = await this.summarize(atoms, draft.summarized, previousPlan, reserve, counter, summaries);
+      const actual = this.countFresh(counter, [summaryMessage(summary, format)]);
+      draft.total += actual - (previousPlan?.summary ? oldSummaryTokens : reserve);
     }
     draft = dropOldest(ctx, draft);
     draft = truncateOversized(ctx, draft);
     let facts = oldFacts;
     if (this.factsSite() !== 'none') {
-      const measureBlock = (f: readonly ExtractedFact[]) =>
-        f.length > 0 ? this.countFresh(counter, [factsMessage(f, this.factsSite())]) : 0;
-      let factsTokens = factsTokensBefore;
-      // The facts of what left take room too; making that room takes more out, whose facts
-      // join the block: a few rounds settle it.
-      for (let round = 0; round < 3; round++) {
-        facts = await this.collectFacts(atoms, previous, draft, oldFacts, ctx, counter);
-        const now = measureBlock(facts);
-        draft.total += now - factsTokens;
-        factsTokens = now;
-        if (draft.total <= ctx.target) break;
-        const before = draft.dropped.size;
-        draft = truncateOversized(ctx, dropOldest(ctx, draft));
-        if (draft.dropped.size === before) break;
-      }
+      // Facts never push conversation out: they take the room left under the target, plus a
+      // quarter of the gap between target and trigger, and at most their cap.
+      const withoutFacts = draft.total - factsTokensBefore;
+      const gap = Math.floor(this.options.compactThreshold * r.budget) - ctx.target;
+      const room = Math.min(factsCap(r.budget), Math.max(0, ctx.target - withoutFacts) + Math.floor(gap / 4));
+      facts = await this.collectFacts(atoms, previous, draft, oldFacts, ctx, counter, room);
+      const now = facts.length > 0 ? this.countFresh(counter, [factsMessage(facts, this.factsSite())]) : 0;
+      draft.total = withoutFacts + now;
     }
     const measureFacts = (f: readonly ExtractedFact[]) =>
       this.countFresh(counter, [factsMessage(f, this.factsSite())]);
@@ -1165,6 +1314,27 @@ export class ContextManager {
       draft = { ...draft, summarized: new Set() };
       summary = undefined;
     }
+    return this.finishPlan(
+      draft,
+      summary,
+      draft.summarized.size > 0 ? [...draft.summarized] : undefined,
+      facts,
+      atoms,
+      counter,
+      r,
+    );
+  }
+
+  /** The plan a draft comes to, with its summary and facts block placed. */
+  private finishPlan(
+    draft: PlanDraft,
+    summary: PlanSummary | undefined,
+    summarized: readonly number[] | undefined,
+    facts: ExtractedFact[],
+    atoms: readonly Atom[],
+    counter: TokenCounter,
+    r: Resolved,
+  ): CompactionPlan {
     const firstConversational = atoms.find((a) => a.kind !== 'system');
     const plan: CompactionPlan = {
       v: 1,
@@ -1176,8 +1346,8 @@ export class ContextManager {
       tokens: draft.total,
       counterId: counter.id,
     };
-    if (draft.summarized.size > 0 && summary) {
-      plan.summarized = [...draft.summarized].sort((a, b) => a - b);
+    if (summarized && summarized.length > 0 && summary) {
+      plan.summarized = [...summarized].sort((a, b) => a - b);
       plan.summary = summary;
     }
     if (facts.length > 0 && firstConversational) {
@@ -1185,6 +1355,62 @@ export class ContextManager {
       plan.factsAt = firstConversational.id;
     }
     return plan;
+  }
+
+  /** Applies a custom strategy's decision, keeping to what it may touch. */
+  private async applyCustom(
+    strategy: CustomStrategy,
+    ctx: PlanContext,
+    draft: PlanDraft,
+    reserve: number,
+  ): Promise<PlanDraft> {
+    const decision = await strategy({
+      atoms: ctx.atoms.map((atom, i) => ({
+        id: atom.id,
+        seqs: atom.seqs,
+        kind: atom.kind,
+        tokens: draft.atomTokens[i]!,
+        protection: ctx.protection[i]!,
+        inView: !draft.dropped.has(atom.id),
+        messages: atom.messages,
+      })),
+      budget: ctx.budget,
+      target: ctx.target,
+      total: draft.total,
+      level: this.pendingLevel,
+    });
+    const next: PlanDraft = {
+      ...draft,
+      dropped: new Set(draft.dropped),
+      summarized: new Set(draft.summarized),
+      atomTokens: draft.atomTokens.slice(),
+    };
+    const index = new Map(ctx.atoms.map((a, i) => [a.id, i]));
+    const refused: number[] = [];
+    const take = (id: number, summarize: boolean) => {
+      const i = index.get(id);
+      if (i === undefined || next.dropped.has(id)) return;
+      if (ctx.protection[i] !== 'none') {
+        refused.push(id);
+        return;
+      }
+      if (summarize && reserve > 0) {
+        if (next.summarized.size === 0) next.total += reserve;
+        next.summarized.add(id);
+      }
+      next.dropped.add(id);
+      next.total -= next.atomTokens[i]!;
+      next.atomTokens[i] = 0;
+    };
+    for (const id of decision.summarize ?? []) take(id, true);
+    for (const id of decision.drop ?? []) take(id, false);
+    if (refused.length > 0) {
+      this.warn(
+        'strategy_refused',
+        `the custom strategy chose protected atoms ${refused.join(', ')}; they stay in the view`,
+      );
+    }
+    return next;
   }
 
   /** The summary of every summarized atom: the previous summary carried forward plus the new ones. */
@@ -1226,6 +1452,7 @@ export class ContextManager {
     oldFacts: readonly ExtractedFact[],
     ctx: PlanContext,
     counter: TokenCounter,
+    room = factsCap(ctx.budget),
   ): Promise<ExtractedFact[]> {
     const leaving = new Set<number>();
     for (const atom of atoms) {
@@ -1245,7 +1472,7 @@ export class ContextManager {
     if (leaving.size === 0) return [...oldFacts];
     const entries = [...leaving].sort((a, b) => a - b).map((s) => this.entries[s]!);
     const facts = await this.tools.extractFacts(entries, { previousFacts: oldFacts });
-    const capped = capFacts(facts, factsCap(ctx.budget), (f) =>
+    const capped = capFacts(facts, room, (f) =>
       this.countFresh(counter, [factsMessage(f, this.factsSite())]),
     );
     this.factsOmitted = capped.omitted;
@@ -1269,7 +1496,8 @@ export class ContextManager {
       fixedTokens: r.fixedTokens + (r.format === 'anthropic' ? NOTICE_RESERVE : 0),
       budget: r.budget,
       target,
-      keepToolResults: this.options.keepToolResults,
+      keepToolResults: this.clearing.keep ?? this.options.keepToolResults,
+      clearing: this.clearing,
     };
   }
 
@@ -1381,10 +1609,6 @@ export class ContextManager {
     }
   }
 
-  private get strategy(): 'summarize' | 'truncate' {
-    return this.options.strategy;
-  }
-
   private factsSite(): FactsSite {
     return this.options.facts;
   }
@@ -1438,6 +1662,10 @@ export class ContextManager {
     this.warned.add(key);
     this.warn(code, message);
   }
+}
+
+function rank(level: Level | undefined): number {
+  return level === undefined ? -1 : ['healthy', 'pressure', 'urgent', 'critical'].indexOf(level);
 }
 
 function partLength(message: Message, rest: string): number {

@@ -13,8 +13,12 @@ import { referenceProblems } from './support/reference-validator.js';
 const MODEL: Record<MessageFormat, string> = { openai: 'gpt-4o', anthropic: 'claude-sonnet-4-5' };
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 60);
 
-async function managerWith(conv: GeneratedConversation): Promise<ContextManager> {
-  const ctx = new ContextManager({ model: MODEL[conv.format] });
+const STRATEGIES = ['summarize', 'truncate', 'smart', 'layered'] as const;
+type Strategy = (typeof STRATEGIES)[number];
+const strategyArb = fc.constantFrom(...STRATEGIES);
+
+async function managerWith(conv: GeneratedConversation, strategy: Strategy): Promise<ContextManager> {
+  const ctx = new ContextManager({ model: MODEL[conv.format], strategy });
   for (let i = 0; i < conv.messages.length; i++) await ctx.addMessage(conv.messages[i], conv.options[i]);
   return ctx;
 }
@@ -26,8 +30,12 @@ function isLatestUser(message: Message): boolean {
 }
 
 /** Checks every invariant of DESIGN.md that one view must hold. */
-async function checkView(conv: GeneratedConversation, budgetShare: number): Promise<void> {
-  const ctx = await managerWith(conv);
+async function checkView(
+  conv: GeneratedConversation,
+  budgetShare: number,
+  strategy: Strategy,
+): Promise<void> {
+  const ctx = await managerWith(conv, strategy);
   const counter = createTokenCounter(getModelInfo(MODEL[conv.format])!);
   const full = await counter.measure(conv.messages, { format: conv.format });
   const budget = Math.max(64, Math.floor(full * budgetShare));
@@ -73,16 +81,17 @@ async function checkView(conv: GeneratedConversation, budgetShare: number): Prom
   // 5. Non-destructive.
   expect(await ctx.getMessages()).toEqual(conv.messages);
   // 6. Deterministic.
-  const again = await managerWith(conv);
+  const again = await managerWith(conv, strategy);
   expect(await again.getMessagesForRequest({ tokenBudget: budget })).toEqual(view);
 }
 
-describe.each(['openai', 'anthropic'] as const)('every view, %s format', (format) => {
+describe.each(['openai', 'anthropic'] as const)('every view, %s format, every strategy', (format) => {
   it('fits, is valid, keeps what must be kept, is ordered, non-destructive and deterministic', async () => {
     await fc.assert(
       fc.asyncProperty(
         conversationArb({ format }),
         fc.double({ min: 0.15, max: 1.3, noNaN: true }),
+        strategyArb,
         checkView,
       ),
       { numRuns: RUNS },
@@ -94,6 +103,7 @@ describe.each(['openai', 'anthropic'] as const)('every view, %s format', (format
       fc.asyncProperty(
         conversationArb({ format, huge: true, broken: true, maxTurns: 3 }),
         fc.double({ min: 0.1, max: 1.2, noNaN: true }),
+        strategyArb,
         checkView,
       ),
       { numRuns: Math.ceil(RUNS / 3) },
@@ -105,13 +115,14 @@ describe.each(['openai', 'anthropic'] as const)('every view, %s format', (format
       fc.asyncProperty(
         conversationArb({ format, minTurns: 3, maxTurns: 6 }),
         fc.double({ min: 0.3, max: 0.9, noNaN: true }),
-        async (conv, share) => {
+        strategyArb,
+        async (conv, share, strategy) => {
           const counter = createTokenCounter(getModelInfo(MODEL[format])!);
           const budget = Math.max(
             200,
             Math.floor((await counter.measure(conv.messages, { format })) * share),
           );
-          const ctx = new ContextManager({ model: MODEL[format] });
+          const ctx = new ContextManager({ model: MODEL[format], strategy });
           let compactions = 0;
           ctx.on('context:post_compact', () => compactions++);
           let previous: Message[] | null = null;

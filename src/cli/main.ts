@@ -9,12 +9,13 @@ import { Command, CommanderError } from 'commander';
 import { ConfigurationError, ContextkitError } from '../errors.js';
 import { CliError } from './cli-error.js';
 import { registerCompact } from './commands/compact.js';
+import { registerConversations } from './commands/conversations.js';
 import { registerCount } from './commands/count.js';
 import { registerDemo } from './commands/demo.js';
 import { registerInspect } from './commands/inspect.js';
 import { registerValidate } from './commands/validate.js';
 
-const COMMANDS = ['count', 'compact', 'validate', 'inspect', 'demo'];
+const COMMANDS = ['count', 'compact', 'validate', 'inspect', 'demo', 'conversations'];
 
 function packageVersion(): string {
   try {
@@ -47,6 +48,7 @@ export function buildProgram(): Command {
   registerValidate(program);
   registerInspect(program);
   registerDemo(program);
+  registerConversations(program);
   return program;
 }
 

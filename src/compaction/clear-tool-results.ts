@@ -20,15 +20,22 @@ function newestSlots(ctx: PlanContext): Set<string> {
   return kept;
 }
 
-function clearable(atom: Atom, draft: PlanDraft, kept: ReadonlySet<string>) {
-  return atom.results.filter((s) => s.resultSeq !== null && !kept.has(s.key) && !draft.cleared.has(s.key));
+function clearable(atom: Atom, draft: PlanDraft, kept: ReadonlySet<string>, excluded: ReadonlySet<string>) {
+  return atom.results.filter(
+    (s) => s.resultSeq !== null && !kept.has(s.key) && !draft.cleared.has(s.key) && !excluded.has(s.toolName),
+  );
 }
 
 /**
  * Where dropping will begin: walking back from the newest atom with every clearable result cleared,
  * the first atom that no longer fits. Clearing results older than that would be wasted work.
  */
-function firstSurvivor(ctx: PlanContext, draft: PlanDraft, kept: ReadonlySet<string>): number {
+function firstSurvivor(
+  ctx: PlanContext,
+  draft: PlanDraft,
+  kept: ReadonlySet<string>,
+  excluded: ReadonlySet<string>,
+): number {
   let total = ctx.fixedTokens;
   ctx.atoms.forEach((atom, i) => {
     if (ctx.protection[i] !== 'none' && !draft.dropped.has(atom.id)) total += draft.atomTokens[i]!;
@@ -36,7 +43,7 @@ function firstSurvivor(ctx: PlanContext, draft: PlanDraft, kept: ReadonlySet<str
   for (let i = ctx.atoms.length - 1; i >= 0; i--) {
     const atom = ctx.atoms[i]!;
     if (ctx.protection[i] !== 'none' || draft.dropped.has(atom.id)) continue;
-    const slots = clearable(atom, draft, kept);
+    const slots = clearable(atom, draft, kept, excluded);
     let minimal = draft.atomTokens[i]!;
     if (slots.length > 0) {
       const edits: AtomEdits = {
@@ -59,18 +66,21 @@ function firstSurvivor(ctx: PlanContext, draft: PlanDraft, kept: ReadonlySet<str
 export function clearToolResults(ctx: PlanContext, draft: PlanDraft): PlanDraft {
   if (draft.total <= ctx.target) return draft;
   const kept = newestSlots(ctx);
-  const from = firstSurvivor(ctx, draft, kept);
+  const excluded = new Set(ctx.clearing?.excludeTools ?? []);
+  const from = ctx.clearing?.clearOnly ? 0 : firstSurvivor(ctx, draft, kept, excluded);
   // What the drop step will take out anyway does not need clearing to get under the target.
   let doomed = 0;
   for (let i = 0; i < from; i++) {
     if (ctx.protection[i] === 'none' && !draft.dropped.has(ctx.atoms[i]!.id)) doomed += draft.atomTokens[i]!;
   }
-  const goal = ctx.target + doomed;
+  const start = draft.total;
+  // With clearAtLeast, a clearing that starts goes on until it has saved that much.
+  const goal = Math.min(ctx.target + doomed, start - (ctx.clearing?.clearAtLeast ?? 0));
   const next: PlanDraft = { ...draft, cleared: new Map(draft.cleared), atomTokens: draft.atomTokens.slice() };
   for (let i = from; i < ctx.atoms.length && next.total > goal; i++) {
     const atom = ctx.atoms[i]!;
     if (ctx.protection[i] !== 'none' || next.dropped.has(atom.id)) continue;
-    for (const slot of clearable(atom, next, kept)) {
+    for (const slot of clearable(atom, next, kept, excluded)) {
       if (next.total <= goal) break;
       const before = next.atomTokens[i]!;
       next.cleared.set(slot.key, resultTokens(ctx, atom.messages[slot.messageIndex], slot.blockIndex));

@@ -1,6 +1,18 @@
 import type { Atom } from '../messages/atoms.js';
 import type { AtomEdits } from './edit-atom.js';
 
+/** The options of Anthropic's context editing, for the clearing step. */
+export interface ClearingOptions {
+  /** Tools whose results are never cleared. */
+  excludeTools?: readonly string[];
+  /** Once clearing starts, clear at least this many tokens, so the cache it breaks is worth it. */
+  clearAtLeast?: number;
+  /** Also replace the cleared calls' inputs (arguments) with an empty object. */
+  clearToolInputs?: boolean;
+  /** Nothing is dropped after this clearing (a clear-only plan): clear from the oldest result. */
+  clearOnly?: boolean;
+}
+
 /** How far compaction may touch an atom. */
 export type Protection =
   /** System, critical, pinned, the latest user message: kept exactly as stored. */
@@ -24,6 +36,8 @@ export interface PlanContext {
   target: number;
   /** The newest results that are never cleared. */
   keepToolResults: number;
+  /** Anthropic context-editing style options of the clearing step. */
+  clearing?: ClearingOptions;
 }
 
 /** The decisions made so far, and what the view costs under them. */

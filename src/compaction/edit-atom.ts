@@ -15,6 +15,8 @@ export interface AtomEdits {
   cleared: ReadonlyMap<string, number>;
   /** Text part keys (see `textParts`) to the characters kept at the head and the tail. */
   truncated: ReadonlyMap<string, { head: number; tail: number }>;
+  /** Cleared results whose calls' inputs are cleared too (context editing's `clear_tool_inputs`). */
+  clearInputs?: boolean;
 }
 
 export const NO_EDITS: AtomEdits = { cleared: new Map(), truncated: new Map() };
@@ -123,6 +125,11 @@ export function renderAtom(atom: Atom, edits: AtomEdits): readonly Message[] {
       replace(slot.messageIndex, freezeDeep({ ...(current as AnthropicMessage), content: next } as Message));
     }
   }
+  if (edits.clearInputs && clearedHere.length > 0) {
+    const call = (out ?? atom.messages)[0]!;
+    const indices = new Set(clearedHere.map((slot) => Number(slot.key.split(':')[1])));
+    replace(0, withInputsCleared(call, indices));
+  }
   const prefix = `${atom.id}@`;
   for (const [key, keep] of edits.truncated) {
     if (!key.startsWith(prefix)) continue;
@@ -134,6 +141,25 @@ export function renderAtom(atom: Atom, edits: AtomEdits): readonly Message[] {
     if (rewritten) replace(mi, rewritten);
   }
   return out ?? atom.messages;
+}
+
+/** The call message with the inputs of the given calls replaced by an empty object. */
+function withInputsCleared(message: Message, indices: ReadonlySet<number>): Message {
+  if (message.role !== 'assistant') return message;
+  if ('tool_calls' in message && message.tool_calls) {
+    const calls = message.tool_calls.map((c, i) =>
+      indices.has(i) ? { ...c, function: { ...c.function, arguments: '{}' } } : c,
+    );
+    return freezeDeep({ ...message, tool_calls: calls } as Message);
+  }
+  if (!Array.isArray(message.content)) return message;
+  let n = -1;
+  const blocks = (message.content as AnthropicContentBlock[]).map((b) => {
+    if (b.type !== 'tool_use') return b;
+    n++;
+    return indices.has(n) ? { ...b, input: {} } : b;
+  });
+  return freezeDeep({ ...message, content: blocks } as unknown as Message);
 }
 
 function truncatePart(

@@ -10,7 +10,7 @@
  */
 import type { HistoryEntry } from '../messages/types.js';
 import { entrySegments, type Segment } from './entry-segments.js';
-import { textUnits } from './sentences.js';
+import { type TextUnit, textUnits } from './sentences.js';
 import type { SummarizeOptions } from './types.js';
 
 /** The cheap default count: about four characters per token. */
@@ -28,8 +28,11 @@ const MAX_MISSES = 500;
 
 const DECISION =
   /\b(?:decided|decide to|we will|we'll|chose|chosen|choose|agreed|agree to|confirmed|confirm|proceed|go ahead|approved|let's|plan is|will use|switch(?:ed)? to|instead of|settled on)\b/i;
-const ERROR =
-  /\b(?:error|errors|failed|failure|fails|failing|exception|traceback|panic|fatal|crash(?:ed)?|denied|not found|invalid|cannot|can't|unable|refused|timeout|timed out)\b|^\s*at \S+ \(|\bE[A-Z]{3,}\b/i;
+const ERROR_WORD =
+  /\b(?:error|errors|failed|failure|fails|failing|exception|traceback|panic|fatal|crash(?:ed)?|denied|not found|invalid|cannot|can't|unable|refused|timeout|timed out)\b|^\s*at \S+ \(/i;
+/** Error codes such as ENOENT or ECONNREFUSED (case matters: `Entries` is not one). */
+const ERROR_CODE = /\bE[A-Z]{3,}\b/;
+const ERROR = { test: (text: string): boolean => ERROR_WORD.test(text) || ERROR_CODE.test(text) };
 const BOILERPLATE =
   /^(?:hi|hello|hey|thanks|thank you|ok|okay|sure|great|perfect|got it|sounds good|you're welcome|no problem|let me (?:check|look|see)|one moment|is there anything else|let me know|happy to help|i can help|how can i (?:help|assist)|continue|done)\b/i;
 /** Signs of a fact (a number, an email, an amount, a path): cheap, for scoring only. */
@@ -86,6 +89,9 @@ interface Units {
   text: string[];
   score: number[];
   group: number[];
+  /** Which line of its source text the unit is on, and its place among the text's units. */
+  line: number[];
+  place: number[];
 }
 
 function factSignals(text: string): number {
@@ -131,29 +137,60 @@ function addPrevious(summary: string, groups: Group[], units: Units, focus: stri
     const body = match ? (match[2] as string) : line;
     const group: Group = { label, units: [] };
     const recency = lines.length > 1 ? i / (lines.length - 1) : 1;
-    for (const text of textUnits(body, true)) {
+    for (const unit of textUnits(body, true)) {
       group.units.push(units.text.length);
-      units.text.push(text);
-      units.score.push(PREVIOUS_BONUS + unitScore(text, '', 'text', false, recency, focus));
+      units.text.push(unit.text);
+      units.score.push(PREVIOUS_BONUS + unitScore(unit.text, '', 'text', false, recency, focus));
       units.group.push(groups.length);
+      units.line.push(unit.line);
+      units.place.push(unit.place);
     }
     if (group.units.length > 0) groups.push(group);
   });
 }
 
+/** Texts longer than this are sampled (see `candidateUnits`) rather than cut whole into units. */
+const SAMPLE_ABOVE_CHARS = 16_384;
+/** At most this many error lines are taken from the middle of one long text. */
+const MAX_MIDDLE_ERRORS = 20;
+/** Lines and places of units from different parts of a sampled text never look adjacent. */
+const PART_GAP = 1_000_000_000;
+
+/** The whole line of `text` around `at`. */
+function lineAround(text: string, at: number): { start: number; end: number } {
+  const start = text.lastIndexOf('\n', at) + 1;
+  const newline = text.indexOf('\n', at);
+  return { start, end: newline === -1 ? text.length : newline };
+}
+
 /**
- * The units of a long text worth scoring: its first `HEAD_UNITS` and last `TAIL_UNITS`, and any
- * in between that mention an error. A 200 KB log has thousands of lines; scoring them all would
- * cost more than the rest of the summary, and its middle rarely matters unless something failed.
+ * The units of a text worth scoring: all of a short text's; of a long one, its first `HEAD_UNITS`,
+ * its last `TAIL_UNITS`, and the lines in between that mention an error. A 200 KB log has
+ * thousands of lines; scoring them all would cost more than the rest of the summary, and its
+ * middle rarely matters unless something failed. The middle is searched for errors with one
+ * regex pass, without cutting it into units.
  */
-function candidateUnits(units: string[]): string[] {
-  if (units.length <= HEAD_UNITS + TAIL_UNITS) return units;
-  const out = units.slice(0, HEAD_UNITS);
-  for (let i = HEAD_UNITS; i < units.length - TAIL_UNITS; i += 1) {
-    const unit = units[i] as string;
-    if (ERROR.test(unit)) out.push(unit);
+function candidateUnits(text: string, prose: boolean): TextUnit[] {
+  if (text.length <= SAMPLE_ABOVE_CHARS) return textUnits(text, prose);
+  const headEnd = lineAround(text, SAMPLE_ABOVE_CHARS / 2).end;
+  const tailStart = lineAround(text, text.length - SAMPLE_ABOVE_CHARS / 4).start;
+  const out = textUnits(text.slice(0, headEnd), prose).slice(0, HEAD_UNITS);
+  const pattern = new RegExp(`${ERROR_WORD.source}|${ERROR_CODE.source}`, 'gim');
+  pattern.lastIndex = headEnd;
+  let found = 0;
+  for (let match = pattern.exec(text); match !== null && match.index < tailStart; match = pattern.exec(text)) {
+    const line = lineAround(text, match.index);
+    found += 1;
+    for (const unit of textUnits(text.slice(line.start, line.end), prose)) {
+      if (ERROR.test(unit.text)) out.push({ text: unit.text, line: -found, place: found * PART_GAP + unit.place });
+    }
+    pattern.lastIndex = line.end;
+    if (found >= MAX_MIDDLE_ERRORS) break;
   }
-  for (let i = units.length - TAIL_UNITS; i < units.length; i += 1) out.push(units[i] as string);
+  const tail = textUnits(text.slice(tailStart), prose);
+  for (const unit of tail.slice(-TAIL_UNITS)) {
+    out.push({ text: unit.text, line: PART_GAP + unit.line, place: (MAX_MIDDLE_ERRORS + 1) * PART_GAP + unit.place });
+  }
   return out;
 }
 
@@ -167,7 +204,8 @@ function addEntries(entries: readonly HistoryEntry[], groups: Group[], units: Un
     const group: Group = { label: segment.label, units: [] };
     const recency = i / last;
     let first = true;
-    for (const text of candidateUnits(textUnits(segment.text, segment.kind === 'text'))) {
+    for (const unit of candidateUnits(segment.text, segment.kind === 'text')) {
+      const text = unit.text;
       if (seen.has(text)) continue;
       seen.add(text);
       let score = unitScore(text, segment.role, segment.kind, first, recency, focus);
@@ -177,17 +215,35 @@ function addEntries(entries: readonly HistoryEntry[], groups: Group[], units: Un
       units.text.push(text);
       units.score.push(score);
       units.group.push(groups.length);
+      units.line.push(unit.line);
+      units.place.push(unit.place);
     }
     if (group.units.length > 0) groups.push(group);
   }
 }
 
+/**
+ * One line per group (message part or previous-summary line): its kept units in order, joined by
+ * a space when they follow each other on one line of the source, ` … ` when something between them
+ * was left out, and ` | ` when they come from different lines (log lines, list items).
+ */
 function render(groups: readonly Group[], units: Units, kept: Uint8Array): string {
   const lines: string[] = [];
   for (const group of groups) {
-    const texts = group.units.filter((u) => kept[u] === 1).map((u) => units.text[u] as string);
-    if (texts.length === 0) continue;
-    lines.push(group.label === '' ? texts.join(' ') : `${group.label}: ${texts.join(' ')}`);
+    let text = '';
+    let line = -1;
+    let place = -1;
+    for (const u of group.units) {
+      if (kept[u] !== 1) continue;
+      const unitLine = units.line[u] as number;
+      const unitPlace = units.place[u] as number;
+      const separator = unitLine !== line ? ' | ' : unitPlace === place + 1 ? ' ' : ' … ';
+      text += text === '' ? (units.text[u] as string) : `${separator}${units.text[u] as string}`;
+      line = unitLine;
+      place = unitPlace;
+    }
+    if (text === '') continue;
+    lines.push(group.label === '' ? text : `${group.label}: ${text}`);
   }
   return lines.join('\n');
 }
@@ -219,7 +275,7 @@ export function summarizeOffline(entries: readonly HistoryEntry[], options: Summ
   if (!(budget > 0)) return '';
   const focus = focusWords(options.focus);
   const groups: Group[] = [];
-  const units: Units = { text: [], score: [], group: [] };
+  const units: Units = { text: [], score: [], group: [], line: [], place: [] };
   if (options.previousSummary) addPrevious(options.previousSummary, groups, units, focus);
   addEntries(entries, groups, units, focus);
 
@@ -230,6 +286,8 @@ export function summarizeOffline(entries: readonly HistoryEntry[], options: Summ
   let misses = 0;
   for (let r = 0; r < order.length && remaining > 0 && misses < MAX_MISSES; r += 1) {
     const u = order[r] as number;
+    // Boilerplate and the like (negative score) is never worth a token, even when there is room.
+    if ((units.score[u] as number) < 0) break;
     const g = units.group[u] as number;
     const cost =
       count(units.text[u] as string) + 1 + (opened[g] === 1 ? 0 : count(`${(groups[g] as Group).label}: `) + 1);

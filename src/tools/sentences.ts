@@ -85,16 +85,25 @@ export function splitLong(text: string): string[] {
   return out;
 }
 
+/** One unit of a text, which of its lines it is on, and its place among the text's units. */
+export interface TextUnit {
+  text: string;
+  line: number;
+  place: number;
+}
+
 /**
  * The units of a text: its lines, each cut into sentences when `prose`, and overlong pieces cut
  * further. Tool output is read by lines (log lines, JSON, tables) and only long lines are cut.
  */
-export function textUnits(text: string, prose: boolean): string[] {
-  const out: string[] = [];
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    const pieces = prose || line.length > MAX_UNIT_CHARS ? splitSentences(line) : [line.trim()];
-    for (const piece of pieces) for (const unit of splitLong(piece)) out.push(unit);
+export function textUnits(text: string, prose: boolean): TextUnit[] {
+  const out: TextUnit[] = [];
+  const lines = text.split('\n');
+  for (let line = 0; line < lines.length; line += 1) {
+    const content = lines[line] as string;
+    if (content.trim() === '') continue;
+    const pieces = prose || content.length > MAX_UNIT_CHARS ? splitSentences(content) : [content.trim()];
+    for (const piece of pieces) for (const unit of splitLong(piece)) out.push({ text: unit, line, place: out.length });
   }
   return out;
 }

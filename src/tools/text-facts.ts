@@ -38,13 +38,17 @@ interface Located {
   start: number;
   /** Where the scan resumes (past the token read around an anchor). */
   resume?: number;
+  /** For patterns that find several kinds (the digit pass): what this one is. */
+  category?: FactCategory;
 }
 
 type Verdict = string | Located | null;
 
 interface Pattern {
   category: FactCategory;
-  regex: RegExp;
+  /** Matches candidates; or, for the digit pass, `find` walks the text by hand. */
+  regex?: RegExp;
+  find?: (text: string, from: number) => Located | null;
   /** Cheap test on what the text contains; the regex is skipped when it fails. */
   worth: (has: Features) => boolean;
   /** Final say over a match: the value (trimmed), or a located value, or null to reject it. */
@@ -62,67 +66,36 @@ interface Features {
   windowsPath: boolean;
   capitalized: boolean;
   capitals: boolean;
-  month: boolean;
-  meridiem: boolean;
+  underscore: boolean;
   currencySign: boolean;
   currencyWord: boolean;
   keyValue: boolean;
 }
 
-/** Month names, currency words and am/pm: any of them lets the word-based patterns run. */
-const WORD_GATE =
-  /Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec|USD|EUR|GBP|JPY|CAD|AUD|CHF|INR|dollar|euro|pound|cent|\d ?[apAP]\.?[mM]/;
+/** Currency codes: the code-first amount pattern runs only when one is there. */
+const CURRENCY_CODE = /USD|EUR|GBP|JPY|CAD|AUD|CHF|INR/;
 
 /**
- * One pass over the characters, then one regex for the words: far cheaper than a test per
- * feature on the many short texts of a conversation.
+ * Native scans (`includes`, a regex test that stops at the first hit): several times faster than
+ * one pass over the characters in JavaScript.
  */
 function features(text: string): Features {
-  let digit = false;
-  let colon = false;
-  let slash = false;
-  let dot = false;
-  let at = false;
-  let equals = false;
-  let currencySign = false;
-  let capitalized = false;
-  let capitals = false;
-  let upperRun = 0;
-  for (let i = 0; i < text.length; i += 1) {
-    const code = text.charCodeAt(i);
-    if (code >= 65 && code <= 90) {
-      upperRun += 1;
-      if (upperRun >= 5) capitals = true;
-      const next = text.charCodeAt(i + 1);
-      if (next >= 97 && next <= 122) capitalized = true;
-      continue;
-    }
-    upperRun = 0;
-    if (code >= 97 && code <= 122) continue;
-    if (code >= 48 && code <= 57) digit = true;
-    else if (code === 58) colon = true;
-    else if (code === 47) slash = true;
-    else if (code === 46) dot = true;
-    else if (code === 64) at = true;
-    else if (code === 61) equals = true;
-    else if (code === 36 || code === 8364 || code === 163 || code === 165 || code === 8377) currencySign = true;
-  }
-  const words = digit && WORD_GATE.test(text);
+  const digit = /\d/.test(text);
+  const colon = text.includes(':');
   return {
     digit,
     colon,
-    slash,
-    dot,
-    at,
-    link: text.includes('://') || text.includes('www.'),
+    slash: text.includes('/'),
+    dot: text.includes('.'),
+    at: text.includes('@'),
+    link: colon && (text.includes('://') || text.includes('www.')),
     windowsPath: colon && text.includes(':\\'),
-    capitalized,
-    capitals,
-    month: words,
-    meridiem: words,
-    currencySign: digit && currencySign,
-    currencyWord: words,
-    keyValue: colon || equals,
+    capitalized: /[A-Z][a-z]/.test(text),
+    capitals: /[A-Z]{5}/.test(text),
+    underscore: text.includes('_'),
+    currencySign: digit && /[$€£¥₹]/.test(text),
+    currencyWord: digit && CURRENCY_CODE.test(text),
+    keyValue: colon || text.includes('='),
   };
 }
 
@@ -318,7 +291,8 @@ function acceptTime(match: RegExpExecArray, text: string): string | null {
   if (hour > 23 || (/[apAP]\.?[mM]/.test(value) && (hour === 0 || hour > 12))) return null;
   const next = text[match.index + value.length];
   if (next !== undefined && /[\d:]/.test(next)) return null;
-  return value;
+  // "3:30 pm." ends a sentence; "3:30 p.m." keeps its dots.
+  return /[^.][mM]\.$/.test(value) && !/[apAP]\.[mM]\.$/.test(value) ? value.slice(0, -1) : value;
 }
 
 function acceptPhone(match: RegExpExecArray, text: string): string | null {
@@ -332,12 +306,15 @@ function acceptPhone(match: RegExpExecArray, text: string): string | null {
 const ID_CONTEXT =
   /\b(?:ids?|numbers?|no|code|codes|reservations?|bookings?|confirmation|orders?|tickets?|ref|reference|pnr|locator|key|sku|record|account|case|invoice)\b[^.!?\n]{0,24}$/i;
 
+/** `usr_beef`, `ord_a1c0`: a short lowercase prefix and a hex tail, the shape of generated ids. */
+const HEX_TAIL = /^[a-z]{2,8}_[0-9a-f]{4,16}$/;
+
 const UNIT_SUFFIX = /^\d+(?:st|nd|rd|th|ms|s|px|em|rem|kb|mb|gb|tb|am|pm|k|m|x|h|d|min|sec|hrs?|mins?)$/i;
 
 /**
  * An id: letters and digits mixed (`HAT136`, `usr_8f3a`, `T-1042`, `mia_li_3668`, a UUID), four
- * characters or more, not a number with a unit (`10ms`); or an all-caps code (`SDZQKO`) where the
- * words just before call it an id, a code, a reservation, an order…
+ * characters or more, not a number with a unit (`10ms`); a prefix and a hex tail (`usr_beef`); or
+ * an all-caps code (`SDZQKO`) where the words just before call it an id, a code, a reservation…
  */
 function acceptIdentifier(value: string, text: string, start: number): string | null {
   if (value.length < 4) return null;
@@ -347,18 +324,28 @@ function acceptIdentifier(value: string, text: string, start: number): string | 
   if (!digits && /^[A-Z]{5,10}$/.test(value)) {
     return ID_CONTEXT.test(text.slice(Math.max(0, start - 48), start)) ? value : null;
   }
-  return null;
+  return HEX_TAIL.test(value) ? value : null;
 }
 
 /** The token (letters, digits, `_`, `-`) around the digit at `at`, when it is an id. */
 function tokenAroundDigit(text: string, at: number): Located | null {
-  const run = runAround(text, at, isTokenChar);
-  let start = run.start;
-  let end = run.end;
+  let start = at;
+  let end = at + 1;
+  let letter = false;
+  while (start > 0 && isTokenChar(text.charCodeAt(start - 1))) {
+    start -= 1;
+    if (!letter && isLetter(text.charCodeAt(start))) letter = true;
+  }
+  while (end < text.length && isTokenChar(text.charCodeAt(end))) {
+    if (!letter && isLetter(text.charCodeAt(end))) letter = true;
+    end += 1;
+  }
+  const resume = end;
+  if (!letter) return null;
   while (start < end && !isWordChar(text.charCodeAt(start))) start += 1;
   while (end > start && !isWordChar(text.charCodeAt(end - 1))) end -= 1;
   const id = acceptIdentifier(text.slice(start, end), text, start);
-  return { value: id ?? '', start, resume: run.end };
+  return { value: id ?? '', start, resume };
 }
 
 const NAME_TRIGGER =
@@ -435,9 +422,13 @@ function nameFromCapitalized(match: RegExpExecArray, text: string): Located | nu
 }
 
 function acceptNumber(value: string): string | null {
-  const number = value.replace(/,$/, '');
-  const digits = number.replace(/\D/g, '');
-  return digits.length >= 2 || number.includes('.') ? number : null;
+  const number = value.endsWith(',') ? value.slice(0, -1) : value;
+  let digits = 0;
+  for (let i = 0; i < number.length && digits < 2; i += 1) {
+    const code = number.charCodeAt(i);
+    if (code >= 48 && code <= 57) digits += 1;
+  }
+  return digits >= 2 || number.includes('.') ? number : null;
 }
 
 /** `key: value` or `key=value` whose key is snake_case (`user_id: X`) or an id (`id=X`, `orderId: X`). */
@@ -458,6 +449,136 @@ function keyValueAt(text: string, at: number): Located | null {
 }
 
 // ---------------------------------------------------------------- the patterns, in priority order
+
+// ---------------------------------------------------------------- facts around a run of digits
+
+/** Sticky regexes tried at one position of the digit pass; each is a fact's whole shape. */
+const AT = {
+  monthFirst: new RegExp(String.raw`${MONTH}\.? \d{1,2}(?:st|nd|rd|th)?(?:,? \d{4})?(?![\d:])|${MONTH} \d{4}\b`, 'y'),
+  dayFirst: new RegExp(String.raw`\d{1,2}(?:st|nd|rd|th)? (?:of )?${MONTH}(?:,? \d{4})?\b`, 'y'),
+  numericDate: /\d{1,4}[-/.]\d{1,2}[-/.]\d{2,4}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?/y,
+  clock:
+    /\d{1,2}:[0-5]\d(?::[0-5]\d)?(?:\s?[AaPp]\.?[Mm]\.?(?![A-Za-z]))?(?: (?:UTC|GMT|EST|EDT|CST|CDT|MST|MDT|PST|PDT|CET|CEST|BST|JST)\b)?/y,
+  meridiem: /\d{1,2} ?(?:[ap]\.m\.|[AP]\.M\.|[ap]m\b|[AP]M\b)/y,
+  phone: /(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)\s?|\d{2,4}[\s.-])\d{3,4}[\s.-]\d{3,5}(?!\w)|\+\d{10,15}\b/y,
+  amountWord: /\d[\d,]*(?:\.\d+)? ?(?:USD|EUR|GBP|JPY|CAD|AUD|CHF|INR|dollars?|euros?|pounds?|cents?)\b/y,
+  address:
+    /\d{1,6} (?:[A-Z][A-Za-z]*\.? ){1,4}(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter|Parkway|Pkwy|Circle|Cir|Square|Sq|Highway|Hwy|Trail|Trl|Alley)\b\.?(?:,? (?:Suite|Ste|Apt|Apartment|Unit|#)\.? ?[A-Za-z0-9-]+)?(?:, [A-Z][A-Za-z]+(?: [A-Z][A-Za-z]+){0,2})?(?:, [A-Z]{2}(?: \d{5}(?:-\d{4})?)?)?/y,
+  number: /\d[\d,]*(?:\.\d+)?(?:%|[a-zA-Z]{1,3}(?!\w))?/y,
+};
+const MONTH_BEFORE = new RegExp(String.raw`\b${MONTH}\.? $`);
+
+/** Whether the word ending at `at` could be a month name: cheap, before trying the regex. */
+function mayEndMonth(text: string, at: number): boolean {
+  let i = at;
+  if (text[i] === '.') i -= 1;
+  const end = i;
+  while (i >= 0 && isLetter(text.charCodeAt(i))) i -= 1;
+  const length = end - i;
+  return length >= 3 && length <= 9 && 'JFMASOND'.includes(text[i + 1] as string);
+}
+
+function stickyAt(regex: RegExp, text: string, at: number): RegExpExecArray | null {
+  if (at < 0) return null;
+  regex.lastIndex = at;
+  return regex.exec(text);
+}
+
+function located(category: FactCategory, value: string, start: number): Located {
+  return { category, value, start, resume: start + value.length };
+}
+
+/**
+ * The fact that starts at (or just before) the run of digits `text[start, end)`: a date, a time, a
+ * phone number, an amount in words, a street address, an id, or a plain number, tried in that
+ * order. One pass stops at each run of digits once and looks at the characters around it to pick
+ * the shapes worth trying, instead of one pass over the text per shape.
+ */
+function factAtDigits(text: string, start: number, end: number): Located | null {
+  const next = text[end] ?? '';
+  const before = text[start - 1] ?? '';
+  const runLength = end - start;
+  // Dates with a month name: "May 20", "May 2024" (month before) or "20 May 2024" (after).
+  if (before === ' ' && runLength <= 4 && mayEndMonth(text, start - 2)) {
+    const month = MONTH_BEFORE.exec(text.slice(Math.max(0, start - 11), start));
+    if (month) {
+      const from = start - (Math.min(start, 11) - month.index);
+      const match = stickyAt(AT.monthFirst, text, from);
+      if (match) {
+        const value = acceptMonthDay(match[0]);
+        if (value) return located('date', value, from);
+      }
+    }
+  }
+  const token = startsToken(text, start);
+  if (token && runLength <= 2 && (next === ' ' || /[snrt]/.test(next))) {
+    const match = stickyAt(AT.dayFirst, text, start);
+    if (match) {
+      const value = acceptMonthDay(match[0]);
+      if (value) return located('date', value, start);
+    }
+  }
+  if (token && runLength <= 4 && (next === '-' || next === '/' || next === '.')) {
+    const match = stickyAt(AT.numericDate, text, start);
+    const value = match ? acceptNumericDate(match, text) : null;
+    if (typeof value === 'string') return located('date', value, start);
+  }
+  if (token && runLength <= 2 && next === ':') {
+    const match = stickyAt(AT.clock, text, start);
+    const value = match ? acceptTime(match, text) : null;
+    if (value) return located('time', value, start);
+  }
+  if (token && runLength <= 2 && (next === ' ' || /[apAP]/.test(next))) {
+    const match = stickyAt(AT.meridiem, text, start);
+    const value = match ? acceptTime(match, text) : null;
+    if (value) return located('time', value, start);
+  }
+  // Phones: "+1 555 123 4567", "(555) 123-4567", "555-123-4567".
+  const phoneStart = before === '+' || before === '(' ? start - 1 : token ? start : -1;
+  if (phoneStart >= 0 && (phoneStart < start || /[\s.-]/.test(next))) {
+    const match = stickyAt(AT.phone, text, phoneStart);
+    const value = match ? acceptPhone(match, text) : null;
+    if (value) return located('phone', value, phoneStart);
+  }
+  if (token && (next === ' ' || next === ',' || next === '.' || /[A-Zdepc]/.test(next))) {
+    const match = stickyAt(AT.amountWord, text, start);
+    if (match) return located('amount', match[0].replace(/,$/, ''), start);
+  }
+  if (token && runLength <= 6 && next === ' ') {
+    const match = stickyAt(AT.address, text, start);
+    if (match) return located('address', match[0], start);
+  }
+  const id = tokenAroundDigit(text, start);
+  if (id !== null) {
+    id.category = 'identifier';
+    return id;
+  }
+  if (!token || before === ',') return null;
+  const match = stickyAt(AT.number, text, start);
+  const value = match ? acceptNumber(match[0]) : null;
+  return value ? located('number', value, start) : null;
+}
+
+/** The next run of digits at or after `from`, and the fact around it (see `factAtDigits`). */
+function nextDigitFact(text: string, from: number): Located | null {
+  let start = from;
+  while (start < text.length) {
+    const code = text.charCodeAt(start);
+    if (code >= 48 && code <= 57) break;
+    start += 1;
+  }
+  if (start >= text.length) return null;
+  let end = start + 1;
+  while (end < text.length) {
+    const code = text.charCodeAt(end);
+    if (code < 48 || code > 57) break;
+    end += 1;
+  }
+  const fact = factAtDigits(text, start, end);
+  if (fact === null) return { value: '', start, resume: end };
+  if (fact.resume === undefined || fact.resume < end) fact.resume = end;
+  return fact;
+}
 
 const PATTERNS: readonly Pattern[] = [
   {
@@ -481,45 +602,6 @@ const PATTERNS: readonly Pattern[] = [
     accept: (m, text) => fileNameEndingAt(text, m.index, m.index + m[0].length),
   },
   {
-    category: 'date',
-    // Starts with a digit so the engine skips quickly to candidates; `acceptNumericDate` checks the rest.
-    regex: /\d{1,4}[-/.]\d{1,2}[-/.]\d{2,4}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?/g,
-    worth: (has) => has.digit,
-    accept: acceptNumericDate,
-  },
-  {
-    category: 'date',
-    regex: new RegExp(
-      [
-        String.raw`\b${MONTH}\.? \d{1,2}(?:st|nd|rd|th)?(?:,? \d{4})?(?![\d:])`,
-        String.raw`\b\d{1,2}(?:st|nd|rd|th)? (?:of )?${MONTH}(?:,? \d{4})?\b`,
-        String.raw`\b${MONTH} \d{4}\b`,
-      ].join('|'),
-      'g',
-    ),
-    worth: (has) => has.month,
-    accept: (m) => acceptMonthDay(m[0]),
-  },
-  {
-    category: 'time',
-    regex:
-      /\d{1,2}:[0-5]\d(?::[0-5]\d)?(?:\s?[AaPp]\.?[Mm]\.?(?![A-Za-z]))?(?: (?:UTC|GMT|EST|EDT|CST|CDT|MST|MDT|PST|PDT|CET|CEST|BST|JST)\b)?/g,
-    worth: (has) => has.digit && has.colon,
-    accept: acceptTime,
-  },
-  {
-    category: 'time',
-    regex: /\d{1,2}(?::[0-5]\d)? ?(?:[ap]\.m\.|[AP]\.M\.|[ap]m\b|[AP]M\b)/g,
-    worth: (has) => has.meridiem,
-    accept: acceptTime,
-  },
-  {
-    category: 'phone',
-    regex: /(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)\s?|\d{2,4}[\s.-])\d{3,4}[\s.-]\d{3,5}(?!\w)|\+\d{10,15}\b/g,
-    worth: (has) => has.digit,
-    accept: acceptPhone,
-  },
-  {
     category: 'amount',
     regex: /[$€£¥₹] ?\d[\d,]*(?:\.\d+)?(?: ?(?:[kKmMbB]|million|billion|thousand)\b)?/g,
     worth: (has) => has.currencySign,
@@ -531,28 +613,12 @@ const PATTERNS: readonly Pattern[] = [
     worth: (has) => has.currencyWord,
     accept: (m, text) => (isWordChar(text.charCodeAt(m.index - 1)) ? null : m[0].replace(/,$/, '')),
   },
-  {
-    category: 'amount',
-    regex: /\d[\d,]*(?:\.\d+)? ?(?:USD|EUR|GBP|JPY|CAD|AUD|CHF|INR|dollars?|euros?|pounds?|cents?)\b/g,
-    worth: (has) => has.currencyWord,
-    accept: (m, text) => (startsToken(text, m.index) ? m[0].replace(/,$/, '') : null),
-  },
-  {
-    category: 'address',
-    regex:
-      /\b\d{1,6} (?:[A-Z][A-Za-z]*\.? ){1,4}(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter|Parkway|Pkwy|Circle|Cir|Square|Sq|Highway|Hwy|Trail|Trl|Alley)\b\.?(?:,? (?:Suite|Ste|Apt|Apartment|Unit|#)\.? ?[A-Za-z0-9-]+)?(?:, [A-Z][A-Za-z]+(?: [A-Z][A-Za-z]+){0,2})?(?:, [A-Z]{2}(?: \d{5}(?:-\d{4})?)?)?/g,
-    worth: (has) => has.digit && has.capitalized,
-  },
+  { category: 'number', find: nextDigitFact, worth: (has) => has.digit },
   {
     category: 'identifier',
-    regex: /\d/g,
-    worth: (has) => has.digit,
-    accept: (m, text) => tokenAroundDigit(text, m.index),
-  },
-  {
-    category: 'identifier',
-    regex: /(?<![\w-])[A-Z]{5,10}(?![\w-])/g,
-    worth: (has) => has.capitals,
+    // Ids without digits: all-caps codes, and snake_case with a hex tail (`usr_beef`).
+    regex: /(?<![\w-])(?:[A-Z]{5,10}|[a-z]{2,8}_[0-9a-f]{4,16})(?![\w-])/g,
+    worth: (has) => has.capitals || has.underscore,
     accept: (m, text) => acceptIdentifier(m[0], text, m.index),
   },
   {
@@ -560,12 +626,6 @@ const PATTERNS: readonly Pattern[] = [
     regex: /[A-Z][a-z'-]+(?: [A-Z][a-z'-]+){0,3}/g,
     worth: (has) => has.capitalized,
     accept: nameFromCapitalized,
-  },
-  {
-    category: 'number',
-    regex: /(?<![\w.,-])\d[\d,]*(?:\.\d+)?(?:%|[a-zA-Z]{1,3}(?!\w))?/g,
-    worth: (has) => has.digit,
-    accept: (m) => acceptNumber(m[0]),
   },
   {
     category: 'other',
@@ -668,8 +728,8 @@ function labelBefore(text: string, start: number): string | undefined {
  * sparse text is still read whole; a dense one only until its first facts. Without a limit every
  * match is read.
  */
-const ATTEMPTS_PER_FACT = 40;
-const MIN_ATTEMPTS_PER_PATTERN = 2000;
+const ATTEMPTS_PER_FACT = 4;
+const MIN_ATTEMPTS_PER_PATTERN = 200;
 
 /**
  * Which characters are taken, shared by every call (the scan is synchronous) and grown on demand,
@@ -680,6 +740,20 @@ let taken = new Uint8Array(1024);
 function isFree(start: number, end: number): boolean {
   for (let i = start; i < end; i += 1) if (taken[i] === 1) return false;
   return true;
+}
+
+/** The next match of a regex pattern at or after `from`, as a candidate (empty when rejected). */
+function nextMatch(pattern: Pattern, text: string, from: number): Located | null {
+  const regex = pattern.regex as RegExp;
+  regex.lastIndex = from;
+  const match = regex.exec(text);
+  if (match === null) return null;
+  const matchEnd = match.index + match[0].length;
+  const verdict = pattern.accept ? pattern.accept(match, text) : match[0];
+  if (verdict === null) return { value: '', start: match.index, resume: matchEnd };
+  if (typeof verdict === 'string') return { value: verdict, start: match.index, resume: matchEnd };
+  if (verdict.resume === undefined || verdict.resume < matchEnd) verdict.resume = matchEnd;
+  return verdict;
 }
 
 /**
@@ -699,29 +773,21 @@ export function textFacts(text: string, options: TextFactsOptions = {}): TextFac
   const has = features(text);
   scan: for (const pattern of PATTERNS) {
     if (!pattern.worth(has)) continue;
-    const regex = pattern.regex;
-    regex.lastIndex = 0;
-    let attempts = 0;
-    for (let match = regex.exec(text); match !== null && attempts < maxAttempts; match = regex.exec(text)) {
-      attempts += 1;
-      const verdict = pattern.accept ? pattern.accept(match, text) : match[0];
-      if (verdict === null) continue;
-      let value: string;
-      let start = match.index;
-      if (typeof verdict === 'string') {
-        value = verdict;
-      } else {
-        value = verdict.value;
-        start = verdict.start;
-        if (verdict.resume !== undefined && verdict.resume > regex.lastIndex) regex.lastIndex = verdict.resume;
-      }
+    let from = 0;
+    for (let attempts = 0; attempts < maxAttempts; attempts += 1) {
+      const candidate = pattern.find ? pattern.find(text, from) : nextMatch(pattern, text, from);
+      if (candidate === null) break;
+      from = Math.max(from + 1, candidate.resume ?? candidate.start + candidate.value.length);
+      const value = candidate.value;
+      const start = candidate.start;
       const end = start + value.length;
       if (value === '' || !isFree(start, end)) continue;
       taken.fill(1, start, end);
-      const fact: TextFact = { category: pattern.category, value, start, end };
+      const category = candidate.category ?? pattern.category;
+      const fact: TextFact = { category, value, start, end };
       marked.push(fact);
-      if (isKnown?.(pattern.category, value)) continue;
-      const id = `${pattern.category}\u0000${value}`;
+      if (isKnown?.(category, value)) continue;
+      const id = `${category}\u0000${value}`;
       if (seen.has(id)) continue;
       seen.add(id);
       found.push(fact);

@@ -1,0 +1,48 @@
+import type { ContextManager, RequestOptions } from '../manager.js';
+import type { Message, OpenAIMessage } from '../messages/types.js';
+
+/** One message of a fitted view, with the stored message it shows unchanged, if it is one. */
+export interface FittedEntry {
+  message: OpenAIMessage;
+  /**
+   * Seq of the stored message this view message is, unchanged. Undefined for what the plan
+   * rewrote (a cleared result, a cut text) or wrote itself (the summary, the facts block, a
+   * placeholder for a result that never came).
+   */
+  seq: number | undefined;
+}
+
+/** A stable text key of a message, for telling whether a stored history is a prefix of another. */
+export function messageKey(message: Message): string {
+  return JSON.stringify(message);
+}
+
+/**
+ * Brings `manager` up to `messages` and returns its request view with, per message, the seq of the
+ * stored message it is. The integrations keep their framework's own objects beside the messages
+ * they give the manager; the seq lets them hand back those objects, not a lossy conversion, for
+ * every message the plan left alone.
+ *
+ * The manager's history must be a prefix of `messages` (compared by content): the rest is added.
+ * Returns `undefined`, adding nothing, when it is not, so the caller can choose another manager.
+ */
+export async function fitThrough(
+  manager: ContextManager,
+  messages: readonly OpenAIMessage[],
+  request: RequestOptions,
+  keys: readonly string[] = messages.map(messageKey),
+): Promise<FittedEntry[] | undefined> {
+  let entries = await manager.getEntries();
+  if (entries.length > messages.length) return undefined;
+  for (const entry of entries) {
+    if (messageKey(entry.message) !== keys[entry.seq]) return undefined;
+  }
+  if (entries.length < messages.length) {
+    for (const message of messages.slice(entries.length)) await manager.addMessage(message);
+    entries = await manager.getEntries();
+  }
+  const seqOf = new Map<object, number>();
+  for (const entry of entries) seqOf.set(entry.message, entry.seq);
+  const view = await manager.getMessagesForRequest({ ...request, provider: 'openai' });
+  return view.map((message) => ({ message: message as OpenAIMessage, seq: seqOf.get(message) }));
+}

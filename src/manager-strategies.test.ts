@@ -1,0 +1,214 @@
+import { describe, expect, it } from 'vitest';
+import type { StrategyInput } from './compaction/strategy.js';
+import { ContextOverflowError } from './errors.js';
+import type { CompactionReceipt } from './events.js';
+import { ContextManager, type ContextManagerOptions } from './manager.js';
+import type { Message } from './messages/types.js';
+import { validateRequest } from './messages/validate-request.js';
+
+const filler = (n: number, seed = 0) =>
+  Array.from({ length: n }, (_, i) => `note${(i * 7 + seed) % 53} stuff${i % 11}`).join(' ');
+
+const call = (id: string, name: string, args = '{}'): Message => ({
+  role: 'assistant',
+  content: null,
+  tool_calls: [{ id, type: 'function', function: { name, arguments: args } }],
+});
+
+async function build(options: ContextManagerOptions, turns: number, size = 100) {
+  const ctx = new ContextManager({ model: 'gpt-4o', ...options });
+  const receipts: CompactionReceipt[] = [];
+  ctx.on('context:post_compact', (e) => receipts.push(e.receipt));
+  await ctx.addMessage({ role: 'system', content: 'You are a support agent.' });
+  for (let t = 0; t < turns; t++) {
+    await ctx.addMessage({ role: 'user', content: `question ${t}: ${filler(size, t)}` });
+    await ctx.addMessage({ role: 'assistant', content: `answer ${t}: ${filler(size / 2, t)}` });
+  }
+  return { ctx, receipts };
+}
+
+describe('smart strategy', () => {
+  it('keeps an early user decision over later chatter', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o', strategy: 'smart' });
+    await ctx.addMessage({ role: 'system', content: 'sys' });
+    await ctx.addMessage({
+      role: 'user',
+      content: 'Decided: we will use PostgreSQL 16 for order ORD-88421, never MySQL.',
+    });
+    await ctx.addMessage({ role: 'assistant', content: 'Confirmed, PostgreSQL 16 it is.' });
+    for (let t = 0; t < 30; t++) {
+      await ctx.addMessage({ role: 'user', content: `chatter ${filler(60, t)}` });
+      await ctx.addMessage({ role: 'assistant', content: `sure ${filler(30, t)}` });
+    }
+    const view = await ctx.getMessagesForRequest({ tokenBudget: 2500 });
+    expect(JSON.stringify(view)).toContain('Decided: we will use PostgreSQL 16 for order ORD-88421');
+    expect(ctx.usage().tokens).toBeLessThanOrEqual(2500);
+  });
+});
+
+describe('layered strategy and the guard', () => {
+  it('acts at 0.5, lets its level fall after compacting, and does not re-summarize at moderate usage', async () => {
+    const { ctx, receipts } = await build({ strategy: 'layered' }, 20);
+    const full = await ctx.getTokenCount();
+    const budget = Math.floor(full / 0.55);
+    await ctx.getMessagesForRequest({ tokenBudget: budget });
+    expect(receipts).toHaveLength(1); // healthy: the old zone summarized
+    expect(receipts[0]!.summarized.length).toBeGreaterThan(0);
+    const after = ctx.usage().pct;
+    expect(after).toBeLessThan(0.55);
+    for (let i = 0; i < 4; i++) {
+      await ctx.addMessage({ role: 'user', content: `small ${i}` });
+      await ctx.getMessagesForRequest({ tokenBudget: budget });
+    }
+    expect(receipts).toHaveLength(1);
+  });
+
+  it('does not take the first measurement for a jump, and escalates on a real leap', async () => {
+    const { ctx, receipts } = await build({ strategy: 'layered' }, 20);
+    const full = await ctx.getTokenCount();
+    // First request at 0.72: pressure, not escalated to urgent.
+    await ctx.getMessagesForRequest({ tokenBudget: Math.floor(full / 0.72) });
+    expect(receipts).toHaveLength(1);
+    const firstLeft = receipts[0]!.messagesAfter;
+    const { ctx: ctx2, receipts: receipts2 } = await build({ strategy: 'layered' }, 20);
+    const budget2 = Math.floor(full / 0.4);
+    await ctx2.getMessagesForRequest({ tokenBudget: budget2 });
+    expect(receipts2).toHaveLength(0);
+    // One huge tool result: usage leaps by more than 0.3 of the budget.
+    await ctx2.addMessage(call('big', 'dump'));
+    await ctx2.addMessage({ role: 'tool', tool_call_id: 'big', content: filler(Math.floor(budget2 / 6), 1) });
+    await ctx2.getMessagesForRequest({ tokenBudget: budget2 });
+    expect(receipts2).toHaveLength(1);
+    expect(firstLeft).toBeGreaterThan(0);
+  });
+
+  it('warns once when usage passes warnAt, again only after it fell back', async () => {
+    const { ctx } = await build({ guard: { warnAt: 0.5 } }, 6);
+    const warnings: string[] = [];
+    ctx.on('context:warn', (w) => warnings.push(w.code));
+    const full = await ctx.getTokenCount();
+    await ctx.getMessagesForRequest({ tokenBudget: Math.floor(full / 0.6) });
+    await ctx.getMessagesForRequest({ tokenBudget: Math.floor(full / 0.6) });
+    expect(warnings.filter((w) => w === 'usage_high')).toHaveLength(1);
+    await ctx.getMessagesForRequest({ tokenBudget: full * 10 });
+    await ctx.getMessagesForRequest({ tokenBudget: Math.floor(full / 0.6) });
+    expect(warnings.filter((w) => w === 'usage_high')).toHaveLength(2);
+  });
+
+  it('declines above declineAt after compacting, with the history untouched', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o', guard: { declineAt: 0.5 } });
+    await ctx.addMessage({ role: 'system', content: filler(200) });
+    await ctx.addMessage({ role: 'user', content: 'hi' });
+    const before = await ctx.getMessages();
+    const full = await ctx.getTokenCount();
+    await expect(ctx.getMessagesForRequest({ tokenBudget: Math.floor(full * 1.5) })).rejects.toBeInstanceOf(
+      ContextOverflowError,
+    );
+    expect(await ctx.getMessages()).toEqual(before);
+  });
+});
+
+describe('a custom strategy', () => {
+  it('decides what leaves; protected choices are refused with a warning; the view still fits', async () => {
+    const seen: StrategyInput[] = [];
+    const { ctx } = await build(
+      {
+        strategy: (input) => {
+          seen.push(input);
+          // Summarize every other unprotected atom, and try to drop the system prompt.
+          const open = input.atoms.filter((a) => a.protection === 'none' && a.inView);
+          return { summarize: open.filter((_, i) => i % 2 === 0).map((a) => a.id), drop: [0] };
+        },
+      },
+      20,
+    );
+    const warnings: string[] = [];
+    ctx.on('context:warn', (w) => warnings.push(w.code));
+    const view = await ctx.getMessagesForRequest({ tokenBudget: 2000 });
+    expect(seen).toHaveLength(1);
+    expect(warnings).toContain('strategy_refused');
+    expect(view[0]).toEqual({ role: 'system', content: 'You are a support agent.' });
+    expect(ctx.usage().tokens).toBeLessThanOrEqual(2000);
+    expect(validateRequest(view, 'openai').valid).toBe(true);
+  });
+});
+
+describe('deduplication', () => {
+  it('drops older copies of a repeated exchange first', async () => {
+    // Clearing (which runs first) is kept out of the way: every result is among the kept ones.
+    const ctx = new ContextManager({
+      model: 'gpt-4o',
+      strategy: 'truncate',
+      facts: 'none',
+      keepToolResults: 100,
+    });
+    const receipts: CompactionReceipt[] = [];
+    ctx.on('context:post_compact', (e) => receipts.push(e.receipt));
+    await ctx.addMessage({ role: 'user', content: `start ${filler(150)}` });
+    for (let i = 0; i < 12; i++) {
+      await ctx.addMessage(call(`poll${i}`, 'job_status', '{"job":"J-7"}'));
+      await ctx.addMessage({
+        role: 'tool',
+        tool_call_id: `poll${i}`,
+        content: `job J-7 is still running ${filler(40)}`,
+      });
+    }
+    await ctx.addMessage({ role: 'user', content: 'and now?' });
+    const full = await ctx.getTokenCount();
+    await ctx.getMessagesForRequest({ tokenBudget: Math.floor(full * 1.02) });
+    // The first user message (not a repeat) outlives the repeated polls.
+    expect(receipts[0]!.dropped).not.toContain(0);
+    expect(receipts[0]!.dropped.length).toBeGreaterThan(0);
+  });
+});
+
+describe('clearing with context-editing options', () => {
+  async function toolSession(options: ContextManagerOptions) {
+    const ctx = new ContextManager({ model: 'gpt-4o', ...options });
+    const receipts: CompactionReceipt[] = [];
+    ctx.on('context:post_compact', (e) => receipts.push(e.receipt));
+    await ctx.addMessage({ role: 'user', content: 'go' });
+    for (let i = 0; i < 8; i++) {
+      const name = i % 2 === 0 ? 'read_file' : 'memory';
+      await ctx.addMessage(call(`c${i}`, name, `{"path":"src/f${i}.ts"}`));
+      await ctx.addMessage({ role: 'tool', tool_call_id: `c${i}`, content: filler(400, i) });
+    }
+    return { ctx, receipts };
+  }
+
+  it('never clears excluded tools, and clears inputs when asked', async () => {
+    const { ctx, receipts } = await toolSession({
+      clearing: { excludeTools: ['memory'], clearToolInputs: true },
+    });
+    const full = await ctx.getTokenCount();
+    // Target 0.6 × 1.3 of the history: clearing two or three old read_file results is enough.
+    const budget = Math.floor(full * 1.3);
+    await ctx.compact({ force: true, tokenBudget: budget });
+    const view = await ctx.getMessagesForRequest({ tokenBudget: budget });
+    expect(receipts[0]!.dropped).toEqual([]);
+    expect(receipts[0]!.cleared.length).toBeGreaterThan(0);
+    expect(receipts[0]!.cleared.every((c) => c.tool === 'read_file')).toBe(true);
+    const stored = await ctx.getMessages();
+    for (const c of receipts[0]!.cleared) {
+      const id = (stored[c.callSeq] as { tool_calls: Array<{ id: string }> }).tool_calls[0]!.id;
+      const shown = view.find(
+        (m) => m.role === 'assistant' && 'tool_calls' in m && m.tool_calls?.[0]?.id === id,
+      ) as {
+        tool_calls: Array<{ function: { arguments: string } }>;
+      };
+      expect(shown.tool_calls[0]!.function.arguments).toBe('{}');
+    }
+    // Stored history keeps the inputs.
+    expect(JSON.stringify(stored)).toContain('src/f0.ts');
+  });
+
+  it('clears on its own past its trigger, and at least clearAtLeast once it starts', async () => {
+    const { ctx, receipts } = await toolSession({ clearing: { trigger: 2000, clearAtLeast: 1500 } });
+    const full = await ctx.getTokenCount();
+    await ctx.getMessagesForRequest({ tokenBudget: full * 10 });
+    expect(receipts).toHaveLength(1);
+    expect(receipts[0]!.reason).toBe('clearing');
+    expect(receipts[0]!.dropped).toEqual([]);
+    expect(receipts[0]!.tokensBefore - receipts[0]!.tokensAfter).toBeGreaterThanOrEqual(1500);
+  });
+});

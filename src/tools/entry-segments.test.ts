@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import type { HistoryEntry, Message } from '../messages/types.js';
+import { entrySegments } from './entry-segments.js';
+
+function entries(messages: readonly Message[]): HistoryEntry[] {
+  return messages.map((message, seq) => ({ seq, message, metadata: { timestamp: '2024-01-01T00:00:00.000Z' } }));
+}
+
+describe('entrySegments', () => {
+  it('labels OpenAI calls and results by tool name, pairing reused ids with the latest call', () => {
+    const segments = entrySegments(
+      entries([
+        { role: 'assistant', content: null, tool_calls: [{ id: 'x', type: 'function', function: { name: 'a', arguments: '{"n":1}' } }] },
+        { role: 'tool', tool_call_id: 'x', content: 'first' },
+        { role: 'assistant', content: 'again', tool_calls: [{ id: 'x', type: 'function', function: { name: 'b', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'x', content: 'second' },
+        { role: 'tool', tool_call_id: 'unknown', content: 'orphan' },
+      ]),
+    );
+    expect(segments.map((s) => `${s.seq} ${s.label}: ${s.text}`)).toEqual([
+      '0 call a: {"n":1}',
+      '1 tool a: first',
+      '2 assistant: again',
+      '3 tool b: second',
+      '4 tool: orphan',
+    ]);
+  });
+
+  it('splits an Anthropic user message into its tool results and its own text', () => {
+    const segments = entrySegments(
+      entries([
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'grep', input: { q: 'TODO' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'src/a.ts:3 TODO' }], is_error: false },
+            { type: 'text', text: 'Also fix the README.' },
+          ],
+        },
+        { role: 'assistant', content: [{ type: 'thinking', thinking: 'private', signature: 's' }, { type: 'text', text: 'Done.' }] },
+      ]),
+    );
+    expect(segments).toEqual([
+      { seq: 0, role: 'assistant', kind: 'call', label: 'call grep', toolName: 'grep', text: '{"q":"TODO"}' },
+      { seq: 1, role: 'tool', kind: 'result', label: 'tool grep', toolName: 'grep', text: 'src/a.ts:3 TODO' },
+      { seq: 1, role: 'user', kind: 'text', label: 'user', text: 'Also fix the README.' },
+      { seq: 2, role: 'assistant', kind: 'text', label: 'assistant', text: 'Done.' },
+    ]);
+  });
+});

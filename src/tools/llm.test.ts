@@ -1,0 +1,245 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type FakeLLMServer,
+  type FakeMode,
+  type FakeProvider,
+  startFakeLLMServer,
+} from '../../test/support/fake-llm-server.js';
+import type { HistoryEntry, Message } from '../messages/types.js';
+import { createAnthropicTools, createOpenAITools, type LLMToolsOptions, type LLMWarning } from './llm.js';
+import { extractFactsOffline } from './offline-facts.js';
+import { summarizeOffline } from './offline-summarizer.js';
+import { renderTranscript } from './transcript.js';
+import type { ContextTools } from './types.js';
+
+const API_KEY = 'sk-test-not-a-real-key';
+
+const messages: Message[] = [
+  { role: 'system', content: 'You are a careful airline agent.' },
+  { role: 'user', content: 'Hi, my user id is mia_li_3668. I want to change reservation ZFA04Y to May 22.' },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [
+      { id: 'c1', type: 'function', function: { name: 'get_reservation_details', arguments: '{"reservation_id":"ZFA04Y"}' } },
+    ],
+  },
+  {
+    role: 'tool',
+    tool_call_id: 'c1',
+    content: '{"reservation_id":"ZFA04Y","flights":[{"flight_number":"HAT136","date":"2024-05-20"}],"total":523}',
+  },
+  { role: 'assistant', content: 'Flight HAT136 on 2024-05-20 can move to 2024-05-22 for $45. Shall I proceed?' },
+  { role: 'user', content: 'Yes, proceed.' },
+];
+const entries: HistoryEntry[] = messages.map((message, seq) => ({
+  seq,
+  message,
+  metadata: { timestamp: '2024-05-15T15:00:00.000Z' },
+}));
+
+/** A fetch that refuses anything but 127.0.0.1 and records every url it was asked for. */
+function loopbackFetch(urls: string[]): typeof globalThis.fetch {
+  return (input, init) => {
+    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+    urls.push(url.href);
+    if (url.hostname !== '127.0.0.1') return Promise.reject(new Error(`blocked request to ${url.host}`));
+    return globalThis.fetch(input, init);
+  };
+}
+
+const create: Record<FakeProvider, (options: LLMToolsOptions) => ContextTools> = {
+  openai: createOpenAITools,
+  anthropic: createAnthropicTools,
+};
+
+describe.each(['openai', 'anthropic'] as const)('%s tools against a fake server', (provider) => {
+  let server: FakeLLMServer;
+  let warnings: LLMWarning[];
+  let urls: string[];
+  let tools: ContextTools;
+
+  beforeAll(async () => {
+    server = await startFakeLLMServer({ provider, apiKey: API_KEY });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+  beforeEach(() => {
+    server.setMode('ok');
+    server.requests.length = 0;
+    warnings = [];
+    urls = [];
+    tools = create[provider]({
+      baseURL: server.baseURL,
+      apiKey: API_KEY,
+      model: 'test-model',
+      timeoutMs: 300,
+      fetch: loopbackFetch(urls),
+      onWarn: (warning) => warnings.push(warning),
+    });
+  });
+
+  it('sends the documented request shape and returns the reply text', async () => {
+    server.setReply(() => 'user mia_li_3668 asked to move ZFA04Y (HAT136, 2024-05-20) to 2024-05-22 for $45; agreed.');
+    const summary = await tools.summarize(entries, { maxTokens: 300, previousSummary: 'Earlier: greeted the user.' });
+    expect(summary).toBe('user mia_li_3668 asked to move ZFA04Y (HAT136, 2024-05-20) to 2024-05-22 for $45; agreed.');
+    expect(tools.kind).toBe(provider);
+    expect(warnings).toEqual([]);
+    expect(server.requests).toHaveLength(1);
+    const request = server.requests[0];
+    expect(request?.problems).toEqual([]);
+    expect(request?.method).toBe('POST');
+    const body = request?.body as Record<string, unknown>;
+    expect(body.model).toBe('test-model');
+    expect(body.max_tokens).toBe(300);
+    expect(body.temperature).toBe(0);
+    if (provider === 'openai') {
+      expect(request?.path).toBe('/v1/chat/completions');
+      expect(request?.headers.authorization).toBe(`Bearer ${API_KEY}`);
+      expect((body.messages as Array<{ role: string }>).map((m) => m.role)).toEqual(['system', 'user']);
+    } else {
+      expect(request?.path).toBe('/v1/messages');
+      expect(request?.headers['x-api-key']).toBe(API_KEY);
+      expect(request?.headers['anthropic-version']).toBe('2023-06-01');
+      expect(typeof body.system).toBe('string');
+      expect((body.messages as Array<{ role: string }>).map((m) => m.role)).toEqual(['user']);
+    }
+    expect(request?.headers['content-type']).toBe('application/json');
+  });
+
+  it('asks to keep paths, ids, numbers and names verbatim and carries the summary and facts forward', async () => {
+    let prompt = { system: '', user: '' };
+    server.setReply((p) => {
+      prompt = p;
+      return 'ok';
+    });
+    await tools.summarize(entries, { maxTokens: 200, previousSummary: 'Earlier: user usr_0042 asked about bags.', focus: 'dates' });
+    expect(prompt.system).toMatch(/exactly as written/);
+    expect(prompt.system).toMatch(/file path, id, number/);
+    expect(prompt.system).toContain('at most 160 tokens');
+    expect(prompt.user).toContain('Earlier: user usr_0042 asked about bags.');
+    expect(prompt.user).toContain('[identifier]: ZFA04Y (msg 1)');
+    expect(prompt.user).toContain('- user_id [identifier]: mia_li_3668 (msg 1)');
+    expect(prompt.user).toContain('Focus on: dates');
+    expect(prompt.user).toContain(renderTranscript(entries));
+    expect(prompt.user).toContain('[#3 tool get_reservation_details] {"reservation_id":"ZFA04Y"');
+    expect(prompt.user).not.toContain('careful airline agent');
+  });
+
+  it('adds validated model facts to the offline ones and drops invented ones', async () => {
+    server.setReply(() =>
+      [
+        'Here are the facts:',
+        '```json',
+        JSON.stringify([
+          { key: 'New Date', value: '2024-05-22', category: 'date', seq: 4 },
+          { key: 'fee', value: '$45', category: 'amount', seq: 4 },
+          { key: 'answer', value: 'Yes, proceed', category: 'confirmation', seq: 99 },
+          { key: 'invented', value: 'HAT999', category: 'identifier', seq: 3 },
+          { key: 'bad', value: { nested: true }, category: 'other', seq: 1 },
+          'not an object',
+        ]),
+        '```',
+      ].join('\n'),
+    );
+    const facts = await tools.extractFacts(entries);
+    const offline = extractFactsOffline(entries);
+    expect(warnings).toEqual([]);
+    for (const fact of offline) expect(facts).toContainEqual(fact);
+    expect(facts).toContainEqual({ key: 'answer', value: 'Yes, proceed', category: 'other', seq: 5 });
+    expect(facts.some((f) => f.value === 'HAT999')).toBe(false);
+    expect(facts.filter((f) => f.value === '2024-05-22')).toHaveLength(1);
+    expect(server.requests[0]?.problems).toEqual([]);
+  });
+
+  it('keeps previous facts when the model returns none', async () => {
+    server.setReply(() => '[]');
+    const previous = [{ key: 'email', value: 'old@example.com', category: 'email' as const, seq: 0 }];
+    const facts = await tools.extractFacts(entries.slice(1), { previousFacts: previous });
+    expect(facts[0]).toEqual(previous[0]);
+    expect(facts).toEqual(extractFactsOffline(entries.slice(1), { previousFacts: previous }));
+  });
+
+  const failures: Array<[FakeMode, RegExp]> = [
+    ['error500', /HTTP 500/],
+    ['error429', /HTTP 429/],
+    ['hang', /no reply within 300 ms/],
+    ['garbage', /not JSON/],
+    ['empty', /empty/],
+    ['truncated', /cut off|does not parse|no JSON array/],
+  ];
+  it.each(failures)('falls back to the offline tools with a warning on %s', async (mode, reason) => {
+    server.setMode(mode);
+    server.setReply(() => '[{"key":"x","value":"ZFA04Y","category":"identifier","seq":1}');
+    const summary = await tools.summarize(entries, { maxTokens: 120 });
+    expect(summary).toBe(summarizeOffline(entries, { maxTokens: 120 }));
+    const facts = await tools.extractFacts(entries);
+    expect(facts).toEqual(extractFactsOffline(entries));
+    expect(warnings).toHaveLength(2);
+    for (const warning of warnings) {
+      expect(warning.code).toBe('llm_fallback');
+      expect(warning.message).toMatch(reason);
+      expect(warning.message).toContain('used the offline tools instead');
+      expect(warning.message).not.toContain(API_KEY);
+    }
+  });
+
+  it('falls back when the summary is over budget', async () => {
+    server.setReply(() => 'word '.repeat(400));
+    const summary = await tools.summarize(entries, { maxTokens: 50 });
+    expect(summary).toBe(summarizeOffline(entries, { maxTokens: 50 }));
+    expect(warnings[0]?.message).toMatch(/over the 50 allowed/);
+  });
+
+  it('falls back on a wrong key (401) and on a network error', async () => {
+    const wrongKey = create[provider]({
+      baseURL: server.baseURL,
+      apiKey: 'sk-wrong',
+      model: 'test-model',
+      fetch: loopbackFetch(urls),
+      onWarn: (warning) => warnings.push(warning),
+    });
+    await wrongKey.summarize(entries, { maxTokens: 100 });
+    expect(warnings[0]?.message).toMatch(/HTTP 401/);
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const unreachable = create[provider]({
+      baseURL: `http://127.0.0.1:${port}`,
+      apiKey: API_KEY,
+      model: 'test-model',
+      fetch: loopbackFetch(urls),
+      onWarn: (warning) => warnings.push(warning),
+    });
+    const facts = await unreachable.extractFacts(entries);
+    expect(facts).toEqual(extractFactsOffline(entries));
+    expect(warnings[1]?.message).toMatch(/network error/);
+  });
+
+  it('survives a throwing warning listener, and sends nothing for no entries', async () => {
+    server.setMode('error500');
+    const noisy = create[provider]({
+      baseURL: server.baseURL,
+      apiKey: API_KEY,
+      model: 'test-model',
+      fetch: loopbackFetch(urls),
+      onWarn: () => {
+        throw new Error('listener bug');
+      },
+    });
+    await expect(noisy.summarize(entries, { maxTokens: 100 })).resolves.toBe(summarizeOffline(entries, { maxTokens: 100 }));
+    const before = server.requests.length;
+    await expect(noisy.summarize([], { maxTokens: 100, previousSummary: 'kept' })).resolves.toBe('kept');
+    await expect(noisy.extractFacts([])).resolves.toEqual([]);
+    expect(server.requests.length).toBe(before);
+  });
+
+  it('never sends a request anywhere but 127.0.0.1', () => {
+    for (const url of urls) expect(new URL(url).hostname).toBe('127.0.0.1');
+    for (const request of server.requests) expect(request.remoteAddress).toMatch(/^(::ffff:)?127\.0\.0\.1$/);
+  });
+});

@@ -1,0 +1,256 @@
+/**
+ * Context tools backed by a chat model over plain `fetch`: OpenAI-compatible Chat Completions
+ * (`POST {baseURL}/chat/completions`) and Anthropic Messages (`POST {baseURL}/v1/messages`).
+ *
+ * A model is optional help, never a dependency: on any failure (timeout, network error, 4xx, 5xx,
+ * a reply that does not parse, an empty or over-budget summary) the call falls back to the offline
+ * tools and reports what failed through `onWarn`, so compaction always completes. Facts from the
+ * model are checked against the messages and added to the offline extractor's, never substituted.
+ */
+import type { HistoryEntry } from '../messages/types.js';
+import { createOfflineTools } from './offline.js';
+import { estimateTokens } from './offline-summarizer.js';
+import { factsPrompt, type PromptPair, parseFactsReply, summaryPrompt, validateFacts } from './llm-prompts.js';
+import { mergeFacts } from './merge-facts.js';
+import { renderTranscript } from './transcript.js';
+import type { ContextTools, ExtractedFact, ExtractFactsOptions, SummarizeOptions } from './types.js';
+
+/** What `onWarn` receives when a model call failed and the offline tools answered instead. */
+export interface LLMWarning {
+  code: 'llm_fallback';
+  message: string;
+}
+
+/** Options of `createOpenAITools` and `createAnthropicTools`. */
+export interface LLMToolsOptions {
+  /** `https://api.openai.com/v1` (OpenAI-compatible) or `https://api.anthropic.com` (Anthropic). */
+  baseURL: string;
+  apiKey: string;
+  model: string;
+  /** Per request, including reading the reply. Default 60,000 ms. */
+  timeoutMs?: number;
+  /** Defaults to the global `fetch`. */
+  fetch?: typeof globalThis.fetch;
+  /** Answers when the model fails. Defaults to `createOfflineTools()`. */
+  fallback?: ContextTools;
+  /** Told about every fallback; a throwing listener is ignored. */
+  onWarn?: (warning: LLMWarning) => void;
+  /** Transcript limits (see `renderTranscript`): whole transcript, default 200,000 characters… */
+  maxTranscriptChars?: number;
+  /** …and each tool result, default 2,000 characters. */
+  maxResultChars?: number;
+  /** `max_tokens` of a fact-extraction reply. Default 4,096. */
+  factsMaxTokens?: number;
+}
+
+/** One chat completion: the text of the reply, and whether it was cut by `max_tokens`. */
+interface Completion {
+  text: string;
+  truncated: boolean;
+}
+
+/** How one provider's API is called and read. */
+interface Provider {
+  kind: 'openai' | 'anthropic';
+  url: string;
+  headers: Record<string, string>;
+  body(prompt: PromptPair, maxTokens: number): unknown;
+  read(reply: unknown): Completion;
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+const DEFAULT_FACTS_MAX_TOKENS = 4_096;
+const ANTHROPIC_VERSION = '2023-06-01';
+
+function trimSlash(url: string): string {
+  return url.replace(/\/+$/, '');
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Tools over an OpenAI-compatible Chat Completions endpoint (OpenAI, Azure-style proxies, vLLM,
+ * Ollama, LiteLLM…): `Authorization: Bearer`, body `{ model, messages, temperature: 0, max_tokens }`,
+ * reply text from `choices[0].message.content`.
+ */
+export function createOpenAITools(options: LLMToolsOptions): ContextTools {
+  const provider: Provider = {
+    kind: 'openai',
+    url: `${trimSlash(options.baseURL)}/chat/completions`,
+    headers: { authorization: `Bearer ${options.apiKey}`, 'content-type': 'application/json' },
+    body: (prompt, maxTokens) => ({
+      model: options.model,
+      messages: [
+        { role: 'system', content: prompt.system },
+        { role: 'user', content: prompt.user },
+      ],
+      temperature: 0,
+      max_tokens: maxTokens,
+    }),
+    read: (reply) => {
+      const choice = isRecord(reply) && Array.isArray(reply.choices) ? reply.choices[0] : undefined;
+      const message = isRecord(choice) ? choice.message : undefined;
+      const content = isRecord(message) ? message.content : undefined;
+      if (typeof content !== 'string') throw new Error('the reply has no choices[0].message.content');
+      return { text: content, truncated: isRecord(choice) && choice.finish_reason === 'length' };
+    },
+  };
+  return createLLMTools(provider, options);
+}
+
+/**
+ * Tools over the Anthropic Messages API: headers `x-api-key` and `anthropic-version: 2023-06-01`,
+ * body `{ model, max_tokens, system, messages, temperature: 0 }`, reply text from the `text` blocks
+ * of `content`.
+ */
+export function createAnthropicTools(options: LLMToolsOptions): ContextTools {
+  const provider: Provider = {
+    kind: 'anthropic',
+    url: `${trimSlash(options.baseURL)}/v1/messages`,
+    headers: {
+      'x-api-key': options.apiKey,
+      'anthropic-version': ANTHROPIC_VERSION,
+      'content-type': 'application/json',
+    },
+    body: (prompt, maxTokens) => ({
+      model: options.model,
+      max_tokens: maxTokens,
+      system: prompt.system,
+      messages: [{ role: 'user', content: prompt.user }],
+      temperature: 0,
+    }),
+    read: (reply) => {
+      const content = isRecord(reply) ? reply.content : undefined;
+      if (!Array.isArray(content)) throw new Error('the reply has no content array');
+      const text = content
+        .filter((block): block is { type: 'text'; text: string } => isRecord(block) && block.type === 'text' && typeof block.text === 'string')
+        .map((block) => block.text)
+        .join('');
+      return { text, truncated: isRecord(reply) && reply.stop_reason === 'max_tokens' };
+    },
+  };
+  return createLLMTools(provider, options);
+}
+
+/** The body of an error reply, shortened, for the warning (never the request, which holds the key). */
+async function errorDetail(response: Response): Promise<string> {
+  try {
+    const text = (await response.text()).replace(/\s+/g, ' ').trim();
+    return text === '' ? '' : `: ${text.slice(0, 300)}`;
+  } catch {
+    return '';
+  }
+}
+
+async function complete(
+  provider: Provider,
+  options: LLMToolsOptions,
+  prompt: PromptPair,
+  maxTokens: number,
+): Promise<Completion> {
+  const doFetch = options.fetch ?? globalThis.fetch;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  try {
+    let response: Response;
+    try {
+      response = await doFetch(provider.url, {
+        method: 'POST',
+        headers: provider.headers,
+        body: JSON.stringify(provider.body(prompt, maxTokens)),
+        signal: controller.signal,
+      });
+    } catch (error) {
+      if (controller.signal.aborted) throw new Error(`no reply within ${timeoutMs} ms`);
+      throw new Error(`network error: ${(error as Error).message}`);
+    }
+    if (!response.ok) throw new Error(`HTTP ${response.status}${await errorDetail(response)}`);
+    let raw: string;
+    try {
+      raw = await response.text();
+    } catch (error) {
+      if (controller.signal.aborted) throw new Error(`no complete reply within ${timeoutMs} ms`);
+      throw new Error(`network error while reading the reply: ${(error as Error).message}`);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      throw new Error(`the reply is not JSON: ${raw.slice(0, 120)}`);
+    }
+    return provider.read(parsed);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function createLLMTools(provider: Provider, options: LLMToolsOptions): ContextTools {
+  const fallback = options.fallback ?? createOfflineTools();
+  const transcriptOptions = {
+    ...(options.maxTranscriptChars !== undefined ? { maxChars: options.maxTranscriptChars } : {}),
+    ...(options.maxResultChars !== undefined ? { maxResultChars: options.maxResultChars } : {}),
+  };
+  const warn = (what: string, error: unknown): void => {
+    const reason = error instanceof Error ? error.message : String(error);
+    try {
+      options.onWarn?.({
+        code: 'llm_fallback',
+        message: `${provider.kind} ${what} failed (${reason}) at ${provider.url}; used the ${fallback.kind} tools instead`,
+      });
+    } catch {
+      // A failing listener must not break compaction.
+    }
+  };
+
+  return {
+    kind: provider.kind,
+
+    async summarize(entries: readonly HistoryEntry[], summarizeOptions: SummarizeOptions): Promise<string> {
+      if (entries.length === 0) return summarizeOptions.previousSummary ?? '';
+      try {
+        const count = summarizeOptions.countText ?? estimateTokens;
+        const facts = await fallback.extractFacts(entries);
+        const prompt = summaryPrompt({
+          transcript: renderTranscript(entries, transcriptOptions),
+          maxTokens: summarizeOptions.maxTokens,
+          facts,
+          ...(summarizeOptions.previousSummary !== undefined ? { previousSummary: summarizeOptions.previousSummary } : {}),
+          ...(summarizeOptions.focus !== undefined ? { focus: summarizeOptions.focus } : {}),
+        });
+        const reply = await complete(provider, options, prompt, Math.max(1, Math.floor(summarizeOptions.maxTokens)));
+        const text = reply.text.trim();
+        if (text === '') throw new Error('the summary is empty');
+        if (reply.truncated) throw new Error('the summary was cut off at max_tokens');
+        const tokens = count(text);
+        if (tokens > summarizeOptions.maxTokens) {
+          throw new Error(`the summary has ${tokens} tokens, over the ${summarizeOptions.maxTokens} allowed`);
+        }
+        return text;
+      } catch (error) {
+        warn('summarize', error);
+        return fallback.summarize(entries, summarizeOptions);
+      }
+    },
+
+    async extractFacts(entries: readonly HistoryEntry[], factOptions: ExtractFactsOptions = {}): Promise<ExtractedFact[]> {
+      const offline = await fallback.extractFacts(entries, factOptions);
+      if (entries.length === 0) return offline;
+      try {
+        const prompt = factsPrompt({
+          transcript: renderTranscript(entries, transcriptOptions),
+          ...(factOptions.categories !== undefined ? { categories: factOptions.categories } : {}),
+        });
+        const reply = await complete(provider, options, prompt, options.factsMaxTokens ?? DEFAULT_FACTS_MAX_TOKENS);
+        if (reply.text.trim() === '') throw new Error('the reply is empty');
+        const items = parseFactsReply(reply.text);
+        return mergeFacts(offline, validateFacts(items, entries, factOptions.categories));
+      } catch (error) {
+        warn('extractFacts', error);
+        return offline;
+      }
+    },
+  };
+}

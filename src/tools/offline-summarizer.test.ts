@@ -1,0 +1,207 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { answerTextArb, conversationArb, type FactText, userTextArb } from '../../test/support/arbitraries.js';
+import type { HistoryEntry, Message } from '../messages/types.js';
+import { entrySegments } from './entry-segments.js';
+import { estimateTokens, summarizeOffline } from './offline-summarizer.js';
+import { splitSentences } from './sentences.js';
+
+function entries(messages: readonly Message[], first = 0): HistoryEntry[] {
+  return messages.map((message, i) => ({ seq: first + i, message, metadata: { timestamp: '2024-01-01T00:00:00.000Z' } }));
+}
+
+const LABEL = /^((?:user|assistant|system|tool|call)(?: [\w.:-]+)?): (.*)$/;
+
+function body(line: string): string {
+  return LABEL.exec(line)?.[2] ?? line;
+}
+
+/** A chat of alternating user and assistant prose with facts in it. */
+const chatArb = fc
+  .array(fc.tuple(userTextArb, answerTextArb), { minLength: 1, maxLength: 12 })
+  .map((turns) => {
+    const texts: FactText[] = turns.flat();
+    const messages: Message[] = texts.map((t, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: t.text }));
+    return { messages, facts: texts.flatMap((t) => t.facts) };
+  });
+
+describe('summarizeOffline', () => {
+  it('is deterministic: the same entries give the same summary', () => {
+    fc.assert(
+      fc.property(conversationArb(), fc.integer({ min: 20, max: 2000 }), (conversation, maxTokens) => {
+        const a = summarizeOffline(entries(conversation.messages), { maxTokens });
+        const b = summarizeOffline(entries(structuredClone(conversation.messages)), { maxTokens });
+        expect(a).toBe(b);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('stays within maxTokens, counted by the default estimate or by countText', () => {
+    const words = (text: string): number => text.split(/\s+/).filter((w) => w !== '').length;
+    fc.assert(
+      fc.property(conversationArb(), fc.integer({ min: 0, max: 600 }), fc.boolean(), (conversation, maxTokens, byWords) => {
+        const countText = byWords ? words : estimateTokens;
+        const summary = summarizeOffline(entries(conversation.messages), { maxTokens, countText });
+        expect(countText(summary)).toBeLessThanOrEqual(maxTokens);
+      }),
+      { numRuns: 80 },
+    );
+  });
+
+  it('keeps sentences whole: every word of the summary is a whole word of the conversation', () => {
+    fc.assert(
+      fc.property(chatArb, fc.integer({ min: 10, max: 400 }), ({ messages }, maxTokens) => {
+        const words = new Set(messages.flatMap((m) => String(m.content).split(/\s+/)));
+        const summary = summarizeOffline(entries(messages), { maxTokens });
+        for (const line of summary.split('\n').filter((l) => l !== '')) {
+          for (const word of body(line).split(/\s+/)) if (word !== '|' && word !== '…') expect(words).toContain(word);
+        }
+      }),
+    );
+  });
+
+  it('keeps every path, id, number, date and email verbatim, all of them when the budget allows', () => {
+    fc.assert(
+      fc.property(chatArb, ({ messages, facts }) => {
+        const summary = summarizeOffline(entries(messages), { maxTokens: 100_000 });
+        for (const fact of facts) expect(summary).toContain(fact);
+      }),
+    );
+  });
+
+  it('under a tight budget prefers sentences that carry facts, and each fact it shows is whole', () => {
+    fc.assert(
+      fc.property(chatArb, ({ messages, facts }) => {
+        const filler: Message[] = [
+          { role: 'assistant', content: 'Let me check.' },
+          { role: 'assistant', content: 'Okay, thanks for waiting while I look into this for you today.' },
+        ];
+        const all = entries([...filler, ...messages]);
+        const summary = summarizeOffline(all, { maxTokens: 60 });
+        expect(summary).not.toContain('Let me check.');
+        const words = new Set(summary.split(/[\s,;()]+/).map((w) => w.replace(/[.?]$/, '')));
+        for (const fact of facts) {
+          // A fact is either shown whole or not at all: no prefix of it stands alone in the summary.
+          for (const word of words) if (word !== fact && fact.startsWith(word) && word.length > 3) {
+            expect(facts.some((other) => other === word || other.startsWith(word))).toBe(true);
+          }
+        }
+      }),
+    );
+  });
+
+  it('labels lines by speaker and tool, in conversation order', () => {
+    const messages: Message[] = [
+      { role: 'system', content: 'You are a careful agent.' },
+      { role: 'user', content: 'Please fix the failing test in src/date.ts today.' },
+      {
+        role: 'assistant',
+        content: 'Reading the file now.',
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{"path":"src/date.ts"}' } }],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: 'Error: expected 2024-05-20 but got 2024-05-19' },
+      { role: 'assistant', content: 'We decided to compare dates in UTC. The fix is in src/date.ts line 42.' },
+    ];
+    const summary = summarizeOffline(entries(messages), { maxTokens: 1000 });
+    expect(summary.split('\n')).toEqual([
+      'user: Please fix the failing test in src/date.ts today.',
+      'assistant: Reading the file now.',
+      'call read_file: {"path":"src/date.ts"}',
+      'tool read_file: Error: expected 2024-05-20 but got 2024-05-19',
+      'assistant: We decided to compare dates in UTC. The fix is in src/date.ts line 42.',
+    ]);
+    expect(summary).not.toContain('careful agent');
+  });
+
+  it('favours decisions, errors and requests over small talk when space is short', () => {
+    const messages: Message[] = [
+      { role: 'user', content: 'Can you look at the billing export for order ord_1234 today?' },
+      { role: 'assistant', content: 'Sure, happy to help with that. Let me know if anything else comes up later on.' },
+      { role: 'assistant', content: 'The weather in the logs looks calm and nothing much is happening there at all.' },
+      { role: 'tool', tool_call_id: 'x', content: 'TypeError: cannot read property total of undefined' },
+      { role: 'assistant', content: 'We agreed to retry the export tomorrow morning instead of now.' },
+    ];
+    const summary = summarizeOffline(entries(messages), { maxTokens: 60 });
+    expect(summary).toContain('ord_1234');
+    expect(summary).toContain('TypeError: cannot read property total of undefined');
+    expect(summary).toContain('We agreed to retry the export tomorrow morning instead of now.');
+    expect(summary).not.toContain('weather');
+  });
+
+  it('boosts sentences that share words with the focus', () => {
+    const messages: Message[] = [
+      { role: 'assistant', content: 'The parser rejects timezone offsets in the config loader module.' },
+      { role: 'assistant', content: 'The cache layer keeps stale entries after the invoice export job.' },
+    ];
+    const focused = summarizeOffline(entries(messages), { maxTokens: 26, focus: 'invoice export' });
+    expect(focused).toContain('invoice export');
+    expect(focused).not.toContain('timezone');
+    const other = summarizeOffline(entries(messages), { maxTokens: 26, focus: 'timezone parser' });
+    expect(other).toContain('timezone offsets');
+    expect(other).not.toContain('invoice');
+  });
+
+  it('carries the previous summary forward, first', () => {
+    fc.assert(
+      fc.property(chatArb, chatArb, ({ messages: older }, { messages: newer }) => {
+        const previous = summarizeOffline(entries(older), { maxTokens: 150 });
+        const next = summarizeOffline(entries(newer, older.length), { maxTokens: 400, previousSummary: previous });
+        expect(next.startsWith(previous)).toBe(true);
+      }),
+    );
+  });
+
+  it('trims the previous summary last', () => {
+    const previous = 'user: Fix src/a.ts by 2024-05-20.\nassistant: Fixed src/a.ts; the 12 tests pass.';
+    const newer: Message[] = [
+      {
+        role: 'user',
+        content:
+          'Error: the deploy of build 7731 to https://staging.example.com failed for user usr_9f3a on 2024-05-21 at 10:15.',
+      },
+    ];
+    const budget = estimateTokens(previous) + 10;
+    expect(summarizeOffline(entries(newer, 5), { maxTokens: budget, previousSummary: previous })).toBe(previous);
+    const smaller = summarizeOffline(entries(newer, 5), { maxTokens: 14, previousSummary: previous });
+    expect(smaller).not.toBe('');
+    expect(smaller).not.toContain('7731');
+    expect(previous).toContain(smaller.split(': ').slice(1).join(': '));
+  });
+
+  it('drops repeated sentences and returns nothing for no budget', () => {
+    const messages: Message[] = [
+      { role: 'assistant', content: 'Deployed build 4411 to staging.' },
+      { role: 'assistant', content: 'Deployed build 4411 to staging.' },
+    ];
+    expect(summarizeOffline(entries(messages), { maxTokens: 500 })).toBe('assistant: Deployed build 4411 to staging.');
+    expect(summarizeOffline(entries(messages), { maxTokens: 0 })).toBe('');
+    expect(summarizeOffline([], { maxTokens: 100 })).toBe('');
+  });
+
+  it('reads huge tool output by its start, its end and its errors', () => {
+    const lines = Array.from({ length: 5000 }, (_, i) => `line ${i} ok`);
+    lines[2500] = 'FATAL error: disk quota exceeded on /var/data/db.sqlite';
+    const messages: Message[] = [{ role: 'tool', tool_call_id: 'x', content: lines.join('\n') }];
+    const summary = summarizeOffline(entries(messages), { maxTokens: 40 });
+    expect(summary).toContain('FATAL error: disk quota exceeded on /var/data/db.sqlite');
+  });
+
+  it('every sentence of the summary comes from a message of the range', () => {
+    fc.assert(
+      fc.property(conversationArb(), (conversation) => {
+        const list = entries(conversation.messages);
+        const corpus = entrySegments(list).map((s) => s.text);
+        const summary = summarizeOffline(list, { maxTokens: 300 });
+        for (const line of summary.split('\n').filter((l) => l !== '')) {
+          for (const piece of body(line).split(/ \| | … /)) {
+            for (const sentence of splitSentences(piece)) {
+              expect(corpus.some((text) => text.includes(sentence))).toBe(true);
+            }
+          }
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
