@@ -212,3 +212,24 @@ describe('clearing with context-editing options', () => {
     expect(receipts[0]!.tokensBefore - receipts[0]!.tokensAfter).toBeGreaterThanOrEqual(1500);
   });
 });
+
+describe('the compaction notice', () => {
+  it('ends the view right after a compaction, after any tool results, and only then', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o', compactionNotice: true });
+    await ctx.addMessage({ role: 'system', content: 'sys' });
+    for (let t = 0; t < 20; t++) {
+      await ctx.addMessage({ role: 'user', content: `q${t} ${filler(80, t)}` });
+      await ctx.addMessage(call(`c${t}`, 'lookup'));
+      await ctx.addMessage({ role: 'tool', tool_call_id: `c${t}`, content: filler(80, t) });
+    }
+    const view = await ctx.getMessagesForRequest({ tokenBudget: 3000 });
+    expect(view.at(-1)!.role).toBe('system');
+    expect(String(view.at(-1)!.content)).toMatch(/to fit the context window/);
+    expect(view.at(-2)!.role).toBe('tool');
+    expect(validateRequest(view, 'openai').valid).toBe(true);
+    expect(ctx.usage().tokens).toBeLessThanOrEqual(3000);
+    const next = await ctx.getMessagesForRequest({ tokenBudget: 3000 });
+    expect(next.at(-1)!.role).toBe('tool');
+    expect(next).toEqual(view.slice(0, -1));
+  });
+});

@@ -113,6 +113,12 @@ export interface ContextManagerOptions {
    * the layered strategy one level; the first measurement is never a leap.
    */
   guard?: { warnAt?: number; declineAt?: number; jumpEscalation?: number };
+  /**
+   * In the request right after a compaction, a short note at the end of the view tells the model
+   * that older messages were summarized or left out (default off: the note is gone next turn,
+   * which costs that one turn's prompt-cache hit at the tail).
+   */
+  compactionNotice?: boolean;
   /** Writes summaries and extracts facts: the offline tools by default, or an LLM's. */
   tools?: ContextTools;
   /** Where the facts block of what left the view goes (default `system`: after the system prompt). */
@@ -273,6 +279,7 @@ export class ContextManager {
         | 'clearing'
         | 'guard'
         | 'recentCount'
+        | 'compactionNotice'
       >
     >
   > & {
@@ -288,6 +295,9 @@ export class ContextManager {
   private readonly clearing: NonNullable<ContextManagerOptions['clearing']>;
   private readonly guard: { warnAt: number; declineAt: number | undefined; jumpEscalation: number };
   private readonly layeredRecent: number;
+  private readonly noticeAfterCompaction: boolean;
+  /** Set by a compaction, taken by the next view when `compactionNotice` is on. */
+  private noticeDue: CompactionReceipt | null = null;
   /** Guard state: the level the layered strategy last acted at, the last usage, the warn latch. */
   private guardState: { level: Level | undefined; usage: number | undefined; warned: boolean } = {
     level: undefined,
@@ -355,6 +365,7 @@ export class ContextManager {
       jumpEscalation: options.guard?.jumpEscalation ?? 0.3,
     };
     this.layeredRecent = options.recentCount ?? 6;
+    this.noticeAfterCompaction = options.compactionNotice === true;
     this.now = options.now ?? (() => new Date());
     this.store =
       options.store === undefined
@@ -943,6 +954,18 @@ export class ContextManager {
       messages = convertMessages(messages, r.format);
       total = this.countFresh(r.counter, messages, r.format) + r.fixedTokens;
     }
+    const due = this.noticeDue;
+    this.noticeDue = null;
+    // The note goes at the very end, after any tool results (never between a call and its result),
+    // and not after an assistant message (that would turn a prefill into a new turn).
+    if (due && this.noticeAfterCompaction && messages.length > 0 && messages.at(-1)!.role !== 'assistant') {
+      const note = compactionNote(due, r.format);
+      const cost = this.countFresh(r.counter, [note], r.format);
+      if (total + cost <= r.budget - NOTICE_RESERVE) {
+        messages.push(note);
+        total += cost;
+      }
+    }
     const notice = r.format === 'anthropic' ? this.startNotice(messages) : undefined;
     let noticeTokens = 0;
     if (notice) {
@@ -1217,6 +1240,7 @@ export class ContextManager {
       exact: counter.exact,
       durationMs: performance.now() - started,
     });
+    this.noticeDue = receipt;
     this.emitter.emit('context:post_compact', {
       messageCount: after.messages.length,
       tokens: final.tokens,
@@ -1662,6 +1686,20 @@ export class ContextManager {
     this.warned.add(key);
     this.warn(code, message);
   }
+}
+
+/** The note that tells the model what the last compaction took out of its view. */
+function compactionNote(receipt: CompactionReceipt, format: MessageFormat): Message {
+  const parts: string[] = [];
+  if (receipt.summarized.length > 0)
+    parts.push(`${receipt.summarized.length} older messages were summarized`);
+  if (receipt.dropped.length > 0) parts.push(`${receipt.dropped.length} older messages were left out`);
+  if (receipt.cleared.length > 0) parts.push(`${receipt.cleared.length} old tool results were cleared`);
+  if (receipt.truncated.length > 0) parts.push(`${receipt.truncated.length} long texts were shortened`);
+  const what = parts.length > 0 ? parts.join(', ') : 'the conversation was compacted';
+  const facts = receipt.facts.kept > 0 ? ' Key facts from them are listed near the top.' : '';
+  const content = `[contextkit: to fit the context window, ${what}.${facts} The full history is kept; ask if you need something that is no longer shown.]`;
+  return freezeDeep(format === 'anthropic' ? { role: 'user', content } : { role: 'system', content });
 }
 
 function rank(level: Level | undefined): number {
