@@ -4,7 +4,16 @@
  * what matters, and leaves the stored history whole.
  */
 
-export type { CompactionPlan } from './compaction/plan.js';
+export type { ClearingOptions, Protection } from './compaction/draft.js';
+export type { CompactionPlan, PlanSummary } from './compaction/plan.js';
+export type {
+  CustomStrategy,
+  StrategyDecision,
+  StrategyInput,
+  StrategyOption,
+} from './compaction/strategy.js';
+export type { FactsSite } from './compaction/summary-message.js';
+export { LEVELS, type Level, levelOf } from './compaction/zones.js';
 export {
   ConfigurationError,
   ConflictError,
@@ -23,6 +32,31 @@ export {
   type ContextEvents,
   type Listener,
 } from './events.js';
+export {
+  type Calibration,
+  type CalibrationEntry,
+  type CalibrationOptions,
+  type CalibrationSample,
+  createCalibration,
+} from './guard/calibration.js';
+export {
+  type CountClient,
+  type CountClientOptions,
+  CountFailedError,
+  type CountRequest,
+  createCountClient,
+} from './guard/count-endpoints.js';
+export { isContextOverflowError, type OverflowNumbers, overflowNumbers } from './guard/overflow-errors.js';
+export {
+  InvalidUsageError,
+  type UsageCounts,
+  type UsageSample,
+  usageFromAnthropic,
+  usageFromCounts,
+  usageFromGemini,
+  usageFromOpenAI,
+  usageFromResponse,
+} from './guard/usage.js';
 export {
   type AddMessageOptions,
   ContextManager,
@@ -64,4 +98,6 @@ export {
 } from './messages/validate-request.js';
 export { type Coordinator, type MountConfig, mount, optionsFromConfig } from './mount.js';
 export * from './stores/index.js';
+export { metaPersistence } from './stores/meta-persistence.js';
 export * from './tokens/index.js';
+export * from './tools/index.js';

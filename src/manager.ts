@@ -50,6 +50,12 @@ import type { ConversationStore, NewEntry } from './stores/types.js';
 import { createModelCatalog, type ModelCatalog } from './tokens/catalog.js';
 import { createTokenCounter } from './tokens/counter.js';
 import type { ModelInfo, TokenCounter } from './tokens/types.js';
+import {
+  createAnthropicTools,
+  createOpenAITools,
+  type LLMToolsOptions,
+  type LLMWarning,
+} from './tools/llm.js';
 import { createOfflineTools } from './tools/offline.js';
 import type { ContextTools, ExtractedFact } from './tools/types.js';
 
@@ -121,6 +127,12 @@ export interface ContextManagerOptions {
   compactionNotice?: boolean;
   /** Writes summaries and extracts facts: the offline tools by default, or an LLM's. */
   tools?: ContextTools;
+  /**
+   * Summarize and extract facts with a model over plain `fetch` (OpenAI-compatible Chat
+   * Completions or Anthropic Messages). Any failure falls back to the offline tools with a
+   * `context:warn` (`llm_fallback`). Ignored when `tools` is given.
+   */
+  llm?: Omit<LLMToolsOptions, 'onWarn'> & { provider: 'openai' | 'anthropic' };
   /** Where the facts block of what left the view goes (default `system`: after the system prompt). */
   facts?: FactsSite;
   /**
@@ -280,6 +292,7 @@ export class ContextManager {
         | 'guard'
         | 'recentCount'
         | 'compactionNotice'
+        | 'llm'
       >
     >
   > & {
@@ -356,7 +369,7 @@ export class ContextManager {
     this.conversationId = this.options.conversationId;
     this.catalog = createModelCatalog(options.models);
     this.fixedCounter = options.tokenCounter;
-    this.tools = options.tools ?? createOfflineTools();
+    this.tools = options.tools ?? this.llmTools(options.llm) ?? createOfflineTools();
     this.countClient = options.countClient;
     this.clearing = options.clearing ?? {};
     this.guard = {
@@ -1631,6 +1644,15 @@ export class ContextManager {
       // The plan is a cache of a decision any process can remake: losing a race costs nothing.
       if (!(err instanceof ConflictError)) throw err;
     }
+  }
+
+  private llmTools(llm: ContextManagerOptions['llm']): ContextTools | undefined {
+    if (!llm) return undefined;
+    const { provider, ...rest } = llm;
+    const onWarn = (w: LLMWarning) => this.warn(w.code, w.message);
+    return provider === 'anthropic'
+      ? createAnthropicTools({ ...rest, onWarn })
+      : createOpenAITools({ ...rest, onWarn });
   }
 
   private factsSite(): FactsSite {

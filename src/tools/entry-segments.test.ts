@@ -3,16 +3,28 @@ import type { HistoryEntry, Message } from '../messages/types.js';
 import { entrySegments } from './entry-segments.js';
 
 function entries(messages: readonly Message[]): HistoryEntry[] {
-  return messages.map((message, seq) => ({ seq, message, metadata: { timestamp: '2024-01-01T00:00:00.000Z' } }));
+  return messages.map((message, seq) => ({
+    seq,
+    message,
+    metadata: { timestamp: '2024-01-01T00:00:00.000Z' },
+  }));
 }
 
 describe('entrySegments', () => {
   it('labels OpenAI calls and results by tool name, pairing reused ids with the latest call', () => {
     const segments = entrySegments(
       entries([
-        { role: 'assistant', content: null, tool_calls: [{ id: 'x', type: 'function', function: { name: 'a', arguments: '{"n":1}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'x', type: 'function', function: { name: 'a', arguments: '{"n":1}' } }],
+        },
         { role: 'tool', tool_call_id: 'x', content: 'first' },
-        { role: 'assistant', content: 'again', tool_calls: [{ id: 'x', type: 'function', function: { name: 'b', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: 'again',
+          tool_calls: [{ id: 'x', type: 'function', function: { name: 'b', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 'x', content: 'second' },
         { role: 'tool', tool_call_id: 'unknown', content: 'orphan' },
       ]),
@@ -33,11 +45,22 @@ describe('entrySegments', () => {
         {
           role: 'user',
           content: [
-            { type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'src/a.ts:3 TODO' }], is_error: false },
+            {
+              type: 'tool_result',
+              tool_use_id: 't1',
+              content: [{ type: 'text', text: 'src/a.ts:3 TODO' }],
+              is_error: false,
+            },
             { type: 'text', text: 'Also fix the README.' },
           ],
         },
-        { role: 'assistant', content: [{ type: 'thinking', thinking: 'private', signature: 's' }, { type: 'text', text: 'Done.' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'private', signature: 's' },
+            { type: 'text', text: 'Done.' },
+          ],
+        },
       ]),
     );
     expect(segments).toEqual([

@@ -111,7 +111,13 @@ function pushCall(out: Segment[], seq: number, name: string, text: string): void
   out.push({ seq, role: 'assistant', kind: 'call', label: `call ${name}`, toolName: name, text });
 }
 
-function pushResult(out: Segment[], seq: number, name: string | undefined, text: string, isError: boolean): void {
+function pushResult(
+  out: Segment[],
+  seq: number,
+  name: string | undefined,
+  text: string,
+  isError: boolean,
+): void {
   if (text.trim() === '') return;
   const segment: Segment = { seq, role: 'tool', kind: 'result', label: name ? `tool ${name}` : 'tool', text };
   if (name) segment.toolName = name;

@@ -66,9 +66,13 @@ describe('renderFactsBlock / parseFactsBlock', () => {
   });
 
   it("reads the seed's lines without a message number, and unknown categories as other", () => {
-    const text = [FACTS_OPEN, FACTS_HEADING, '- user_id [identifier]: usr_8f3a', '- mood [feeling]: calm', FACTS_CLOSE].join(
-      '\n',
-    );
+    const text = [
+      FACTS_OPEN,
+      FACTS_HEADING,
+      '- user_id [identifier]: usr_8f3a',
+      '- mood [feeling]: calm',
+      FACTS_CLOSE,
+    ].join('\n');
     expect(parseFactsBlock(text)).toEqual([
       { key: 'user_id', value: 'usr_8f3a', category: 'identifier', seq: -1 },
       { key: 'mood', value: 'calm', category: 'other', seq: -1 },

@@ -4,7 +4,7 @@
  * view saved to a file). The seed's wire format, with contextkit's own markers and the source
  * message of each fact.
  */
-import { FACT_CATEGORIES, type ExtractedFact, type FactCategory } from './types.js';
+import { type ExtractedFact, FACT_CATEGORIES, type FactCategory } from './types.js';
 
 /** Opens the block. */
 export const FACTS_OPEN = '<!-- contextkit:facts -->';
@@ -27,7 +27,7 @@ function escapeKey(text: string): string {
   return escapeValue(text).replace(/\[/g, '\\[');
 }
 
-function unescape(text: string): string {
+function unescapeText(text: string): string {
   return text.replace(/\\([\\nr[])/g, (_, c: string) => (c === 'n' ? '\n' : c === 'r' ? '\r' : c));
 }
 
@@ -67,8 +67,8 @@ export function parseFactsBlock(text: string): ExtractedFact[] {
       if (!match) continue;
       const category = match[2] as string;
       facts.push({
-        key: unescape(match[1] as string),
-        value: unescape(match[3] as string),
+        key: unescapeText(match[1] as string),
+        value: unescapeText(match[3] as string),
         category: CATEGORIES.has(category) ? (category as FactCategory) : 'other',
         seq: match[4] === undefined ? -1 : Number(match[4]),
       });

@@ -32,12 +32,14 @@ const MAX_OTHER_LENGTH = 80;
  */
 export const MAX_JSON_FACTS = 2000;
 
-const NAME_KEY = /(?:^|_)(?:first|last|middle|full|given|family|sur|display|user|customer|passenger|contact)?_?name$/;
+const NAME_KEY =
+  /(?:^|_)(?:first|last|middle|full|given|family|sur|display|user|customer|passenger|contact)?_?name$/;
 const ADDRESS_KEY = /address|street|city|zip|postal|postcode|province|state|country|region/;
 const PHONE_KEY = /phone|mobile|tel|fax/;
 const AMOUNT_KEY =
   /price|amount|cost|balance|total|fee|refund|paid|payment|charge|fare|salary|budget|spent|deposit|subtotal|tax/;
-const ID_KEY = /(?:^|_)(?:id|ids|uuid|code|codes|number|no|ref|reference|key|sku|token|reservations?|orders?)$/;
+const ID_KEY =
+  /(?:^|_)(?:id|ids|uuid|code|codes|number|no|ref|reference|key|sku|token|reservations?|orders?)$/;
 const PATH_KEY = /(?:^|_)(?:path|file|filename|dir|directory|folder)$/;
 
 const EMAIL = /^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}$/;
@@ -45,7 +47,8 @@ const URL = /^(?:https?:\/\/|www\.)\S+$/;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 const OTHER_DATE = /^(?:\d{1,2}[/.]\d{1,2}[/.]\d{2,4}|\d{4}\/\d{1,2}\/\d{1,2})$/;
 const TIME = /^(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:\s?[AaPp]\.?[Mm]\.?)?$/;
-const AMOUNT = /^(?:[$€£¥₹] ?-?\d[\d,]*(?:\.\d+)?|-?\d[\d,]*(?:\.\d+)? ?(?:USD|EUR|GBP|JPY|CAD|AUD|CHF|INR))$/;
+const AMOUNT =
+  /^(?:[$€£¥₹] ?-?\d[\d,]*(?:\.\d+)?|-?\d[\d,]*(?:\.\d+)? ?(?:USD|EUR|GBP|JPY|CAD|AUD|CHF|INR))$/;
 const NUMERIC = /^-?\d[\d,]*(?:\.\d+)?$/;
 const PERSON_NAME = /^\p{L}[\p{L}'’ .-]{0,60}$/u;
 const CODE = /^[A-Za-z0-9][A-Za-z0-9_.:/-]{2,}$/;
@@ -176,7 +179,8 @@ export function jsonFacts(root: unknown): JsonFact[] {
       return;
     }
     if (at === undefined) at = { parent: undefined, step: '$' };
-    const name = GENERIC_KEYS.has(key) && parentKey !== '' && !/\d/.test(parentKey) ? `${parentKey}_${key}` : key;
+    const name =
+      GENERIC_KEYS.has(key) && parentKey !== '' && !/\d/.test(parentKey) ? `${parentKey}_${key}` : key;
     if (typeof value === 'number') {
       const category = classifyNumber(key, value);
       if (category) push(category, String(value), name, at);

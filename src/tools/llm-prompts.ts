@@ -108,7 +108,9 @@ export function validateFacts(
     const raw = item.value;
     const value = typeof raw === 'string' ? raw.trim() : typeof raw === 'number' ? String(raw) : '';
     if (value === '') continue;
-    const category = (typeof item.category === 'string' && CATEGORIES.has(item.category) ? item.category : 'other') as FactCategory;
+    const category = (
+      typeof item.category === 'string' && CATEGORIES.has(item.category) ? item.category : 'other'
+    ) as FactCategory;
     if (allowed && !allowed.has(category)) continue;
     const escaped = JSON.stringify(value).slice(1, -1);
     const holds = (seq: number): boolean => {

@@ -23,15 +23,23 @@ const messages: Message[] = [
     role: 'assistant',
     content: null,
     tool_calls: [
-      { id: 'c1', type: 'function', function: { name: 'get_reservation_details', arguments: '{"reservation_id":"ZFA04Y"}' } },
+      {
+        id: 'c1',
+        type: 'function',
+        function: { name: 'get_reservation_details', arguments: '{"reservation_id":"ZFA04Y"}' },
+      },
     ],
   },
   {
     role: 'tool',
     tool_call_id: 'c1',
-    content: '{"reservation_id":"ZFA04Y","flights":[{"flight_number":"HAT136","date":"2024-05-20"}],"total":523}',
+    content:
+      '{"reservation_id":"ZFA04Y","flights":[{"flight_number":"HAT136","date":"2024-05-20"}],"total":523}',
   },
-  { role: 'assistant', content: 'Flight HAT136 on 2024-05-20 can move to 2024-05-22 for $45. Shall I proceed?' },
+  {
+    role: 'assistant',
+    content: 'Flight HAT136 on 2024-05-20 can move to 2024-05-22 for $45. Shall I proceed?',
+  },
   { role: 'user', content: 'Yes, proceed.' },
 ];
 const entries: HistoryEntry[] = messages.map((message, seq) => ({
@@ -83,9 +91,16 @@ describe.each(['openai', 'anthropic'] as const)('%s tools against a fake server'
   });
 
   it('sends the documented request shape and returns the reply text', async () => {
-    server.setReply(() => 'user mia_li_3668 asked to move ZFA04Y (HAT136, 2024-05-20) to 2024-05-22 for $45; agreed.');
-    const summary = await tools.summarize(entries, { maxTokens: 300, previousSummary: 'Earlier: greeted the user.' });
-    expect(summary).toBe('user mia_li_3668 asked to move ZFA04Y (HAT136, 2024-05-20) to 2024-05-22 for $45; agreed.');
+    server.setReply(
+      () => 'user mia_li_3668 asked to move ZFA04Y (HAT136, 2024-05-20) to 2024-05-22 for $45; agreed.',
+    );
+    const summary = await tools.summarize(entries, {
+      maxTokens: 300,
+      previousSummary: 'Earlier: greeted the user.',
+    });
+    expect(summary).toBe(
+      'user mia_li_3668 asked to move ZFA04Y (HAT136, 2024-05-20) to 2024-05-22 for $45; agreed.',
+    );
     expect(tools.kind).toBe(provider);
     expect(warnings).toEqual([]);
     expect(server.requests).toHaveLength(1);
@@ -116,7 +131,11 @@ describe.each(['openai', 'anthropic'] as const)('%s tools against a fake server'
       prompt = p;
       return 'ok';
     });
-    await tools.summarize(entries, { maxTokens: 200, previousSummary: 'Earlier: user usr_0042 asked about bags.', focus: 'dates' });
+    await tools.summarize(entries, {
+      maxTokens: 200,
+      previousSummary: 'Earlier: user usr_0042 asked about bags.',
+      focus: 'dates',
+    });
     expect(prompt.system).toMatch(/exactly as written/);
     expect(prompt.system).toMatch(/file path, id, number/);
     expect(prompt.system).toContain('at most 160 tokens');
@@ -231,7 +250,9 @@ describe.each(['openai', 'anthropic'] as const)('%s tools against a fake server'
         throw new Error('listener bug');
       },
     });
-    await expect(noisy.summarize(entries, { maxTokens: 100 })).resolves.toBe(summarizeOffline(entries, { maxTokens: 100 }));
+    await expect(noisy.summarize(entries, { maxTokens: 100 })).resolves.toBe(
+      summarizeOffline(entries, { maxTokens: 100 }),
+    );
     const before = server.requests.length;
     await expect(noisy.summarize([], { maxTokens: 100, previousSummary: 'kept' })).resolves.toBe('kept');
     await expect(noisy.extractFacts([])).resolves.toEqual([]);

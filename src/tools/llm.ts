@@ -8,10 +8,16 @@
  * model are checked against the messages and added to the offline extractor's, never substituted.
  */
 import type { HistoryEntry } from '../messages/types.js';
+import {
+  factsPrompt,
+  type PromptPair,
+  parseFactsReply,
+  summaryPrompt,
+  validateFacts,
+} from './llm-prompts.js';
+import { mergeFacts } from './merge-facts.js';
 import { createOfflineTools } from './offline.js';
 import { estimateTokens } from './offline-summarizer.js';
-import { factsPrompt, type PromptPair, parseFactsReply, summaryPrompt, validateFacts } from './llm-prompts.js';
-import { mergeFacts } from './merge-facts.js';
 import { renderTranscript } from './transcript.js';
 import type { ContextTools, ExtractedFact, ExtractFactsOptions, SummarizeOptions } from './types.js';
 
@@ -125,7 +131,10 @@ export function createAnthropicTools(options: LLMToolsOptions): ContextTools {
       const content = isRecord(reply) ? reply.content : undefined;
       if (!Array.isArray(content)) throw new Error('the reply has no content array');
       const text = content
-        .filter((block): block is { type: 'text'; text: string } => isRecord(block) && block.type === 'text' && typeof block.text === 'string')
+        .filter(
+          (block): block is { type: 'text'; text: string } =>
+            isRecord(block) && block.type === 'text' && typeof block.text === 'string',
+        )
         .map((block) => block.text)
         .join('');
       return { text, truncated: isRecord(reply) && reply.stop_reason === 'max_tokens' };
@@ -217,10 +226,17 @@ function createLLMTools(provider: Provider, options: LLMToolsOptions): ContextTo
           transcript: renderTranscript(entries, transcriptOptions),
           maxTokens: summarizeOptions.maxTokens,
           facts,
-          ...(summarizeOptions.previousSummary !== undefined ? { previousSummary: summarizeOptions.previousSummary } : {}),
+          ...(summarizeOptions.previousSummary !== undefined
+            ? { previousSummary: summarizeOptions.previousSummary }
+            : {}),
           ...(summarizeOptions.focus !== undefined ? { focus: summarizeOptions.focus } : {}),
         });
-        const reply = await complete(provider, options, prompt, Math.max(1, Math.floor(summarizeOptions.maxTokens)));
+        const reply = await complete(
+          provider,
+          options,
+          prompt,
+          Math.max(1, Math.floor(summarizeOptions.maxTokens)),
+        );
         const text = reply.text.trim();
         if (text === '') throw new Error('the summary is empty');
         if (reply.truncated) throw new Error('the summary was cut off at max_tokens');
@@ -235,7 +251,10 @@ function createLLMTools(provider: Provider, options: LLMToolsOptions): ContextTo
       }
     },
 
-    async extractFacts(entries: readonly HistoryEntry[], factOptions: ExtractFactsOptions = {}): Promise<ExtractedFact[]> {
+    async extractFacts(
+      entries: readonly HistoryEntry[],
+      factOptions: ExtractFactsOptions = {},
+    ): Promise<ExtractedFact[]> {
       const offline = await fallback.extractFacts(entries, factOptions);
       if (entries.length === 0) return offline;
       try {
@@ -243,7 +262,12 @@ function createLLMTools(provider: Provider, options: LLMToolsOptions): ContextTo
           transcript: renderTranscript(entries, transcriptOptions),
           ...(factOptions.categories !== undefined ? { categories: factOptions.categories } : {}),
         });
-        const reply = await complete(provider, options, prompt, options.factsMaxTokens ?? DEFAULT_FACTS_MAX_TOKENS);
+        const reply = await complete(
+          provider,
+          options,
+          prompt,
+          options.factsMaxTokens ?? DEFAULT_FACTS_MAX_TOKENS,
+        );
         if (reply.text.trim() === '') throw new Error('the reply is empty');
         const items = parseFactsReply(reply.text);
         return mergeFacts(offline, validateFacts(items, entries, factOptions.categories));

@@ -13,20 +13,26 @@ const factArb: fc.Arbitrary<ExtractedFact> = fc.record({
 describe('mergeFacts', () => {
   it('keeps one fact per (category, value), the earliest, ordered by seq, losing none of the kept', () => {
     fc.assert(
-      fc.property(fc.array(factArb, { maxLength: 15 }), fc.array(factArb, { maxLength: 15 }), (kept, added) => {
-        const merged = mergeFacts(kept, added);
-        const all = [...kept, ...added];
-        const ids = merged.map((f) => `${f.category}|${f.value}`);
-        expect(new Set(ids).size).toBe(ids.length);
-        for (const fact of all) {
-          const winner = merged.find((m) => m.category === fact.category && m.value === fact.value);
-          expect(winner).toBeDefined();
-          expect(winner?.seq).toBeLessThanOrEqual(fact.seq);
-        }
-        for (let i = 1; i < merged.length; i += 1) {
-          expect((merged[i] as ExtractedFact).seq).toBeGreaterThanOrEqual((merged[i - 1] as ExtractedFact).seq);
-        }
-      }),
+      fc.property(
+        fc.array(factArb, { maxLength: 15 }),
+        fc.array(factArb, { maxLength: 15 }),
+        (kept, added) => {
+          const merged = mergeFacts(kept, added);
+          const all = [...kept, ...added];
+          const ids = merged.map((f) => `${f.category}|${f.value}`);
+          expect(new Set(ids).size).toBe(ids.length);
+          for (const fact of all) {
+            const winner = merged.find((m) => m.category === fact.category && m.value === fact.value);
+            expect(winner).toBeDefined();
+            expect(winner?.seq).toBeLessThanOrEqual(fact.seq);
+          }
+          for (let i = 1; i < merged.length; i += 1) {
+            expect((merged[i] as ExtractedFact).seq).toBeGreaterThanOrEqual(
+              (merged[i - 1] as ExtractedFact).seq,
+            );
+          }
+        },
+      ),
     );
   });
 

@@ -8,14 +8,22 @@ import { extractFactsOffline, MAX_NEW_FACTS_PER_ENTRY } from './offline-facts.js
 import type { ExtractedFact, FactCategory } from './types.js';
 
 function entries(messages: readonly Message[], first = 0): HistoryEntry[] {
-  return messages.map((message, i) => ({ seq: first + i, message, metadata: { timestamp: '2024-01-01T00:00:00.000Z' } }));
+  return messages.map((message, i) => ({
+    seq: first + i,
+    message,
+    metadata: { timestamp: '2024-01-01T00:00:00.000Z' },
+  }));
 }
 
 function user(content: string): Message {
   return { role: 'user', content };
 }
 
-function find(facts: readonly ExtractedFact[], category: FactCategory, value: string): ExtractedFact | undefined {
+function find(
+  facts: readonly ExtractedFact[],
+  category: FactCategory,
+  value: string,
+): ExtractedFact | undefined {
   return facts.find((f) => f.category === category && f.value === value);
 }
 
@@ -41,7 +49,11 @@ describe('extractFactsOffline: categories on hand-written text', () => {
     ['email', 'Write to ana.12@example.com today.', 'ana.12@example.com'],
     ['phone', 'Call +1 415 555 0132 after six.', '+1 415 555 0132'],
     ['phone', 'Or (555) 123-4567 at the office.', '(555) 123-4567'],
-    ['address', 'Ship it to 825 Laurel Lane, Suite 595, Houston, TX 77243.', '825 Laurel Lane, Suite 595, Houston, TX 77243'],
+    [
+      'address',
+      'Ship it to 825 Laurel Lane, Suite 595, Houston, TX 77243.',
+      '825 Laurel Lane, Suite 595, Houston, TX 77243',
+    ],
     ['amount', 'The refund is $1,234.50 in total.', '$1,234.50'],
     ['amount', 'They charged 300 USD twice.', '300 USD'],
     ['amount', 'A coffee was €12.', '€12'],
@@ -52,7 +64,11 @@ describe('extractFactsOffline: categories on hand-written text', () => {
     ['identifier', 'Reservation ZFA04Y is confirmed.', 'ZFA04Y'],
     ['identifier', 'See ticket T-1042.', 'T-1042'],
     ['identifier', 'Account mia_li_3668 is locked.', 'mia_li_3668'],
-    ['identifier', 'Request 123e4567-e89b-12d3-a456-426614174000 failed.', '123e4567-e89b-12d3-a456-426614174000'],
+    [
+      'identifier',
+      'Request 123e4567-e89b-12d3-a456-426614174000 failed.',
+      '123e4567-e89b-12d3-a456-426614174000',
+    ],
     ['identifier', 'The reservation code is SDZQKO.', 'SDZQKO'],
     ['other', 'status: ok, order_state: shipped_late', 'shipped_late'],
   ];
@@ -62,12 +78,16 @@ describe('extractFactsOffline: categories on hand-written text', () => {
   });
 
   it('leaves out tiny numbers, plain words and numbers with units', () => {
-    const facts = extractFactsOffline(entries([user('It took 3 tries, 10ms each, for the 2 of us and/or the team.')]));
+    const facts = extractFactsOffline(
+      entries([user('It took 3 tries, 10ms each, for the 2 of us and/or the team.')]),
+    );
     expect(facts.map((f) => f.value)).toEqual([]);
   });
 
   it('names a fact after the words before it', () => {
-    const facts = extractFactsOffline(entries([user('My user ID is sofia_kim_7287 and my email is s.kim@example.com')]));
+    const facts = extractFactsOffline(
+      entries([user('My user ID is sofia_kim_7287 and my email is s.kim@example.com')]),
+    );
     expect(find(facts, 'identifier', 'sofia_kim_7287')?.key).toBe('user_id');
     expect(find(facts, 'email', 's.kim@example.com')?.key).toBe('email');
   });
@@ -87,13 +107,18 @@ describe('extractFactsOffline: categories on hand-written text', () => {
   });
 
   it('skips system messages: they stay in every view', () => {
-    const facts = extractFactsOffline(entries([{ role: 'system', content: 'The time is 2024-05-15 15:00:00 EST.' }]));
+    const facts = extractFactsOffline(
+      entries([{ role: 'system', content: 'The time is 2024-05-15 15:00:00 EST.' }]),
+    );
     expect(facts).toEqual([]);
   });
 
   it('does not find a date or number inside a path, or a number inside an id', () => {
     const facts = extractFactsOffline(entries([user('Logs in logs/2024-05-20.log mention HAT136.')]));
-    expect(facts.map((f) => `${f.category}=${f.value}`)).toEqual(['path=logs/2024-05-20.log', 'identifier=HAT136']);
+    expect(facts.map((f) => `${f.category}=${f.value}`)).toEqual([
+      'path=logs/2024-05-20.log',
+      'identifier=HAT136',
+    ]);
   });
 });
 
@@ -105,7 +130,10 @@ describe('extractFactsOffline: JSON in tool calls and results', () => {
       {
         id: 'call_1',
         type: 'function',
-        function: { name: 'get_reservation_details', arguments: '{"reservation_id":"ZFA04Y","user_id":"mia_li_3668"}' },
+        function: {
+          name: 'get_reservation_details',
+          arguments: '{"reservation_id":"ZFA04Y","user_id":"mia_li_3668"}',
+        },
       },
     ],
   };
@@ -120,7 +148,8 @@ describe('extractFactsOffline: JSON in tool calls and results', () => {
       payment_methods: { certificate_7504069: { source: 'certificate', amount: 250 } },
       insurance: false,
       bags: 2,
-      notes: 'Passenger asked to move to seat 14C on 2024-05-21, see https://example.com/r/ZFA04Y for the change.',
+      notes:
+        'Passenger asked to move to seat 14C on 2024-05-21, see https://example.com/r/ZFA04Y for the change.',
     }),
   };
   const facts = extractFactsOffline(entries([call, result]));
@@ -145,7 +174,9 @@ describe('extractFactsOffline: JSON in tool calls and results', () => {
   });
 
   it('spans say where in the JSON a value sits', () => {
-    expect(find(facts, 'identifier', 'HAT136')?.span).toBe('tool get_reservation_details: flights[0].flight_number');
+    expect(find(facts, 'identifier', 'HAT136')?.span).toBe(
+      'tool get_reservation_details: flights[0].flight_number',
+    );
   });
 
   it('reads Anthropic tool_use input and tool_result content the same way', () => {
@@ -157,12 +188,18 @@ describe('extractFactsOffline: JSON in tool calls and results', () => {
         },
         {
           role: 'user',
-          content: [{ type: 'tool_result', tool_use_id: 't1', content: '{"email":"ana@example.com","plan":"pro"}' }],
+          content: [
+            { type: 'tool_result', tool_use_id: 't1', content: '{"email":"ana@example.com","plan":"pro"}' },
+          ],
         },
       ]),
     );
     expect(find(anthropic, 'identifier', 'usr_8f3a')).toMatchObject({ key: 'user_id', seq: 0 });
-    expect(find(anthropic, 'email', 'ana@example.com')).toMatchObject({ key: 'email', seq: 1, span: 'tool get_user: email' });
+    expect(find(anthropic, 'email', 'ana@example.com')).toMatchObject({
+      key: 'email',
+      seq: 1,
+      span: 'tool get_user: email',
+    });
   });
 });
 
@@ -181,7 +218,9 @@ describe('extractFactsOffline: merging and limits', () => {
         ),
         fc.array(factSetArb, { maxLength: 4 }),
         (previous, sets) => {
-          const texts = sets.map((f) => user(`Fix ${f.path} for ${f.id} (${f.email}) by ${f.date}, ${f.number} runs.`));
+          const texts = sets.map((f) =>
+            user(`Fix ${f.path} for ${f.id} (${f.email}) by ${f.date}, ${f.number} runs.`),
+          );
           const merged = extractFactsOffline(entries(texts, 10), { previousFacts: previous });
           for (const fact of previous) {
             expect(merged.some((m) => m.category === fact.category && m.value === fact.value)).toBe(true);
@@ -189,7 +228,9 @@ describe('extractFactsOffline: merging and limits', () => {
           const identities = merged.map((m) => `${m.category}\u0000${m.value}`);
           expect(new Set(identities).size).toBe(identities.length);
           for (let i = 1; i < merged.length; i += 1) {
-            expect((merged[i] as ExtractedFact).seq).toBeGreaterThanOrEqual((merged[i - 1] as ExtractedFact).seq);
+            expect((merged[i] as ExtractedFact).seq).toBeGreaterThanOrEqual(
+              (merged[i - 1] as ExtractedFact).seq,
+            );
           }
         },
       ),
@@ -198,8 +239,13 @@ describe('extractFactsOffline: merging and limits', () => {
 
   it('keeps the earliest seq when a new entry repeats a known fact', () => {
     const previous: ExtractedFact[] = [{ key: 'path', value: 'src/a.ts', category: 'path', seq: 3 }];
-    const merged = extractFactsOffline(entries([user('Again src/a.ts and src/b.ts.')], 9), { previousFacts: previous });
-    expect(merged).toEqual([previous[0], expect.objectContaining({ value: 'src/b.ts', seq: 9, key: 'path_2' })]);
+    const merged = extractFactsOffline(entries([user('Again src/a.ts and src/b.ts.')], 9), {
+      previousFacts: previous,
+    });
+    expect(merged).toEqual([
+      previous[0],
+      expect.objectContaining({ value: 'src/b.ts', seq: 9, key: 'path_2' }),
+    ]);
   });
 
   it('keeps previous facts even when the categories filter leaves them out', () => {
@@ -212,8 +258,14 @@ describe('extractFactsOffline: merging and limits', () => {
   });
 
   it(`keeps at most ${MAX_NEW_FACTS_PER_ENTRY} new facts from one huge entry, ids first for JSON`, () => {
-    const rows = Array.from({ length: 300 }, (_, i) => ({ note: `row ${i}`, ref: `REF${1000 + i}`, total: 10 + i }));
-    const facts = extractFactsOffline(entries([{ role: 'tool', tool_call_id: 'x', content: JSON.stringify(rows) }]));
+    const rows = Array.from({ length: 300 }, (_, i) => ({
+      note: `row ${i}`,
+      ref: `REF${1000 + i}`,
+      total: 10 + i,
+    }));
+    const facts = extractFactsOffline(
+      entries([{ role: 'tool', tool_call_id: 'x', content: JSON.stringify(rows) }]),
+    );
     expect(facts).toHaveLength(MAX_NEW_FACTS_PER_ENTRY);
     expect(facts.every((f) => f.category === 'identifier')).toBe(true);
     const log = Array.from({ length: 2000 }, (_, i) => `line ${i}: wrote out/file_${i}.json`).join('\n');
@@ -223,7 +275,9 @@ describe('extractFactsOffline: merging and limits', () => {
   it('is deterministic: the same entries give the same facts', () => {
     fc.assert(
       fc.property(fc.array(factSetArb, { minLength: 1, maxLength: 6 }), (sets) => {
-        const texts = sets.map((f) => user(`User ${f.id} (${f.email}) edited ${f.path} on ${f.date}: ${f.number}.`));
+        const texts = sets.map((f) =>
+          user(`User ${f.id} (${f.email}) edited ${f.path} on ${f.date}: ${f.number}.`),
+        );
         expect(extractFactsOffline(entries(texts))).toEqual(extractFactsOffline(entries(texts)));
       }),
     );
@@ -232,7 +286,9 @@ describe('extractFactsOffline: merging and limits', () => {
   it('finds every generated path, id, date and email verbatim', () => {
     fc.assert(
       fc.property(factSetArb, (f) => {
-        const facts = extractFactsOffline(entries([user(`User ${f.id} (${f.email}) edited ${f.path} on ${f.date}.`)]));
+        const facts = extractFactsOffline(
+          entries([user(`User ${f.id} (${f.email}) edited ${f.path} on ${f.date}.`)]),
+        );
         const values = facts.map((x) => x.value);
         for (const value of [f.id, f.email, f.path, f.date]) expect(values).toContain(value);
       }),
@@ -240,43 +296,47 @@ describe('extractFactsOffline: merging and limits', () => {
   });
 });
 
-if (!existsSync(TAU_BENCH_PATH)) console.log(`tau-bench data not found at ${TAU_BENCH_PATH}: coverage test skipped`);
+if (!existsSync(TAU_BENCH_PATH))
+  console.log(`tau-bench data not found at ${TAU_BENCH_PATH}: coverage test skipped`);
 
 describe.skipIf(!hasTauBench())('extractFactsOffline on the tau-bench runs', () => {
-  it.each(['openai', 'anthropic'] as const)('finds the ground-truth action arguments present in each run (%s)', (format) => {
-    const runs = loadTauBench();
-    let present = 0;
-    let exact = 0;
-    let held = 0;
-    const shares: number[] = [];
-    for (const run of runs) {
-      if (run.presentFacts.length === 0) continue;
-      const facts = extractFactsOffline(entries(run[format]));
-      const values = new Set(facts.map((f) => f.value));
-      let runExact = 0;
-      for (const fact of run.presentFacts) {
-        present += 1;
-        if (values.has(fact)) {
-          exact += 1;
-          runExact += 1;
+  it.each(['openai', 'anthropic'] as const)(
+    'finds the ground-truth action arguments present in each run (%s)',
+    (format) => {
+      const runs = loadTauBench();
+      let present = 0;
+      let exact = 0;
+      let held = 0;
+      const shares: number[] = [];
+      for (const run of runs) {
+        if (run.presentFacts.length === 0) continue;
+        const facts = extractFactsOffline(entries(run[format]));
+        const values = new Set(facts.map((f) => f.value));
+        let runExact = 0;
+        for (const fact of run.presentFacts) {
+          present += 1;
+          if (values.has(fact)) {
+            exact += 1;
+            runExact += 1;
+          }
+          // Held: the value is a fact, or a whole word of one ("$500" holds 500, "Mohamed Silva" holds Silva).
+          const word = new RegExp(`(^|[^\\w])${fact.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^\\w])`);
+          if (values.has(fact) || facts.some((f) => word.test(f.value))) held += 1;
         }
-        // Held: the value is a fact, or a whole word of one ("$500" holds 500, "Mohamed Silva" holds Silva).
-        const word = new RegExp(`(^|[^\\w])${fact.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^\\w])`);
-        if (values.has(fact) || facts.some((f) => word.test(f.value))) held += 1;
+        shares.push(runExact / run.presentFacts.length);
       }
-      shares.push(runExact / run.presentFacts.length);
-    }
-    const exactShare = exact / present;
-    const heldShare = held / present;
-    const meanRun = shares.reduce((a, b) => a + b, 0) / shares.length;
-    const below90 = shares.filter((share) => share < 0.9).length;
-    console.log(
-      `tau-bench (${format}): offline facts hold ${(100 * exactShare).toFixed(1)}% of ${present} present action ` +
-        `arguments exactly, ${(100 * heldShare).toFixed(1)}% within a fact; mean per run ${(100 * meanRun).toFixed(1)}%, ` +
-        `${below90} of ${shares.length} runs under 90%`,
-    );
-    expect(exactShare).toBeGreaterThan(0.97);
-    expect(heldShare).toBeGreaterThan(0.98);
-    expect(meanRun).toBeGreaterThan(0.95);
-  });
+      const exactShare = exact / present;
+      const heldShare = held / present;
+      const meanRun = shares.reduce((a, b) => a + b, 0) / shares.length;
+      const below90 = shares.filter((share) => share < 0.9).length;
+      console.log(
+        `tau-bench (${format}): offline facts hold ${(100 * exactShare).toFixed(1)}% of ${present} present action ` +
+          `arguments exactly, ${(100 * heldShare).toFixed(1)}% within a fact; mean per run ${(100 * meanRun).toFixed(1)}%, ` +
+          `${below90} of ${shares.length} runs under 90%`,
+      );
+      expect(exactShare).toBeGreaterThan(0.97);
+      expect(heldShare).toBeGreaterThan(0.98);
+      expect(meanRun).toBeGreaterThan(0.95);
+    },
+  );
 });

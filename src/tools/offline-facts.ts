@@ -14,9 +14,8 @@ import type { ExtractedFact, ExtractFactsOptions, FactCategory } from './types.j
  * At most this many new facts per entry: a 500 KB log or search result would otherwise add
  * thousands. Which ones: from JSON, the most useful categories first (ids before emails, urls,
  * paths, dates, amounts … before `other`), earlier before later; from text, the first found in the
- * patterns' priority order (urls, emails, paths, dates, times, phones, amounts, addresses, ids,
- * names, numbers, `key: value` pairs). Facts already known (from `previousFacts` or an earlier
- * entry) are not counted and never dropped.
+ * patterns' priority order (see `text-facts.ts`). Facts already known (from `previousFacts` or an
+ * earlier entry) are not counted and never dropped.
  */
 export const MAX_NEW_FACTS_PER_ENTRY = 50;
 
@@ -41,7 +40,9 @@ const SPAN_RADIUS = 30;
 function textSpan(text: string, start: number, end: number): string {
   const from = Math.max(0, start - SPAN_RADIUS);
   const to = Math.min(text.length, end + SPAN_RADIUS);
-  return (from > 0 ? '…' : '') + text.slice(from, to).replace(/\s+/g, ' ').trim() + (to < text.length ? '…' : '');
+  return (
+    (from > 0 ? '…' : '') + text.slice(from, to).replace(/\s+/g, ' ').trim() + (to < text.length ? '…' : '')
+  );
 }
 
 /** The facts kept so far, by category, for cheap membership tests. */
@@ -92,7 +93,9 @@ function pickJsonFacts(found: JsonFact[], limit: number, isNew: (f: JsonFact) =>
   if (fresh.length <= limit) return fresh;
   const order = fresh.map((_, i) => i);
   order.sort(
-    (a, b) => CATEGORY_RANK[(fresh[a] as JsonFact).category] - CATEGORY_RANK[(fresh[b] as JsonFact).category] || a - b,
+    (a, b) =>
+      CATEGORY_RANK[(fresh[a] as JsonFact).category] - CATEGORY_RANK[(fresh[b] as JsonFact).category] ||
+      a - b,
   );
   return order
     .slice(0, limit)

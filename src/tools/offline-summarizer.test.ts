@@ -1,13 +1,22 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { answerTextArb, conversationArb, type FactText, userTextArb } from '../../test/support/arbitraries.js';
+import {
+  answerTextArb,
+  conversationArb,
+  type FactText,
+  userTextArb,
+} from '../../test/support/arbitraries.js';
 import type { HistoryEntry, Message } from '../messages/types.js';
 import { entrySegments } from './entry-segments.js';
 import { estimateTokens, summarizeOffline } from './offline-summarizer.js';
 import { splitSentences } from './sentences.js';
 
 function entries(messages: readonly Message[], first = 0): HistoryEntry[] {
-  return messages.map((message, i) => ({ seq: first + i, message, metadata: { timestamp: '2024-01-01T00:00:00.000Z' } }));
+  return messages.map((message, i) => ({
+    seq: first + i,
+    message,
+    metadata: { timestamp: '2024-01-01T00:00:00.000Z' },
+  }));
 }
 
 const LABEL = /^((?:user|assistant|system|tool|call)(?: [\w.:-]+)?): (.*)$/;
@@ -21,7 +30,10 @@ const chatArb = fc
   .array(fc.tuple(userTextArb, answerTextArb), { minLength: 1, maxLength: 12 })
   .map((turns) => {
     const texts: FactText[] = turns.flat();
-    const messages: Message[] = texts.map((t, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: t.text }));
+    const messages: Message[] = texts.map((t, i) => ({
+      role: i % 2 === 0 ? 'user' : 'assistant',
+      content: t.text,
+    }));
     return { messages, facts: texts.flatMap((t) => t.facts) };
   });
 
@@ -40,11 +52,16 @@ describe('summarizeOffline', () => {
   it('stays within maxTokens, counted by the default estimate or by countText', () => {
     const words = (text: string): number => text.split(/\s+/).filter((w) => w !== '').length;
     fc.assert(
-      fc.property(conversationArb(), fc.integer({ min: 0, max: 600 }), fc.boolean(), (conversation, maxTokens, byWords) => {
-        const countText = byWords ? words : estimateTokens;
-        const summary = summarizeOffline(entries(conversation.messages), { maxTokens, countText });
-        expect(countText(summary)).toBeLessThanOrEqual(maxTokens);
-      }),
+      fc.property(
+        conversationArb(),
+        fc.integer({ min: 0, max: 600 }),
+        fc.boolean(),
+        (conversation, maxTokens, byWords) => {
+          const countText = byWords ? words : estimateTokens;
+          const summary = summarizeOffline(entries(conversation.messages), { maxTokens, countText });
+          expect(countText(summary)).toBeLessThanOrEqual(maxTokens);
+        },
+      ),
       { numRuns: 80 },
     );
   });
@@ -55,7 +72,8 @@ describe('summarizeOffline', () => {
         const words = new Set(messages.flatMap((m) => String(m.content).split(/\s+/)));
         const summary = summarizeOffline(entries(messages), { maxTokens });
         for (const line of summary.split('\n').filter((l) => l !== '')) {
-          for (const word of body(line).split(/\s+/)) if (word !== '|' && word !== '…') expect(words).toContain(word);
+          for (const word of body(line).split(/\s+/))
+            if (word !== '|' && word !== '…') expect(words).toContain(word);
         }
       }),
     );
@@ -83,9 +101,10 @@ describe('summarizeOffline', () => {
         const words = new Set(summary.split(/[\s,;()]+/).map((w) => w.replace(/[.?]$/, '')));
         for (const fact of facts) {
           // A fact is either shown whole or not at all: no prefix of it stands alone in the summary.
-          for (const word of words) if (word !== fact && fact.startsWith(word) && word.length > 3) {
-            expect(facts.some((other) => other === word || other.startsWith(word))).toBe(true);
-          }
+          for (const word of words)
+            if (word !== fact && fact.startsWith(word) && word.length > 3) {
+              expect(facts.some((other) => other === word || other.startsWith(word))).toBe(true);
+            }
         }
       }),
     );
@@ -98,10 +117,19 @@ describe('summarizeOffline', () => {
       {
         role: 'assistant',
         content: 'Reading the file now.',
-        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{"path":"src/date.ts"}' } }],
+        tool_calls: [
+          {
+            id: 'c1',
+            type: 'function',
+            function: { name: 'read_file', arguments: '{"path":"src/date.ts"}' },
+          },
+        ],
       },
       { role: 'tool', tool_call_id: 'c1', content: 'Error: expected 2024-05-20 but got 2024-05-19' },
-      { role: 'assistant', content: 'We decided to compare dates in UTC. The fix is in src/date.ts line 42.' },
+      {
+        role: 'assistant',
+        content: 'We decided to compare dates in UTC. The fix is in src/date.ts line 42.',
+      },
     ];
     const summary = summarizeOffline(entries(messages), { maxTokens: 1000 });
     expect(summary.split('\n')).toEqual([
@@ -117,8 +145,14 @@ describe('summarizeOffline', () => {
   it('favours decisions, errors and requests over small talk when space is short', () => {
     const messages: Message[] = [
       { role: 'user', content: 'Can you look at the billing export for order ord_1234 today?' },
-      { role: 'assistant', content: 'Sure, happy to help with that. Let me know if anything else comes up later on.' },
-      { role: 'assistant', content: 'The weather in the logs looks calm and nothing much is happening there at all.' },
+      {
+        role: 'assistant',
+        content: 'Sure, happy to help with that. Let me know if anything else comes up later on.',
+      },
+      {
+        role: 'assistant',
+        content: 'The weather in the logs looks calm and nothing much is happening there at all.',
+      },
       { role: 'tool', tool_call_id: 'x', content: 'TypeError: cannot read property total of undefined' },
       { role: 'assistant', content: 'We agreed to retry the export tomorrow morning instead of now.' },
     ];
@@ -146,7 +180,10 @@ describe('summarizeOffline', () => {
     fc.assert(
       fc.property(chatArb, chatArb, ({ messages: older }, { messages: newer }) => {
         const previous = summarizeOffline(entries(older), { maxTokens: 150 });
-        const next = summarizeOffline(entries(newer, older.length), { maxTokens: 400, previousSummary: previous });
+        const next = summarizeOffline(entries(newer, older.length), {
+          maxTokens: 400,
+          previousSummary: previous,
+        });
         expect(next.startsWith(previous)).toBe(true);
       }),
     );
@@ -162,7 +199,9 @@ describe('summarizeOffline', () => {
       },
     ];
     const budget = estimateTokens(previous) + 10;
-    expect(summarizeOffline(entries(newer, 5), { maxTokens: budget, previousSummary: previous })).toBe(previous);
+    expect(summarizeOffline(entries(newer, 5), { maxTokens: budget, previousSummary: previous })).toBe(
+      previous,
+    );
     const smaller = summarizeOffline(entries(newer, 5), { maxTokens: 14, previousSummary: previous });
     expect(smaller).not.toBe('');
     expect(smaller).not.toContain('7731');
@@ -174,7 +213,9 @@ describe('summarizeOffline', () => {
       { role: 'assistant', content: 'Deployed build 4411 to staging.' },
       { role: 'assistant', content: 'Deployed build 4411 to staging.' },
     ];
-    expect(summarizeOffline(entries(messages), { maxTokens: 500 })).toBe('assistant: Deployed build 4411 to staging.');
+    expect(summarizeOffline(entries(messages), { maxTokens: 500 })).toBe(
+      'assistant: Deployed build 4411 to staging.',
+    );
     expect(summarizeOffline(entries(messages), { maxTokens: 0 })).toBe('');
     expect(summarizeOffline([], { maxTokens: 100 })).toBe('');
   });

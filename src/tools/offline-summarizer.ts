@@ -108,7 +108,14 @@ function focusWords(focus: string | undefined): string[] {
 }
 
 /** How much a unit is worth keeping; see the module comment for what counts. */
-function unitScore(text: string, role: string, kind: string, firstOfUser: boolean, recency: number, focus: string[]): number {
+function unitScore(
+  text: string,
+  role: string,
+  kind: string,
+  firstOfUser: boolean,
+  recency: number,
+  focus: string[],
+): number {
   let score = 1 + 2 * recency;
   if (kind === 'result') score -= 1;
   if (role === 'user' && kind === 'text') score += firstOfUser ? 3 : 1.5;
@@ -178,18 +185,27 @@ function candidateUnits(text: string, prose: boolean): TextUnit[] {
   const pattern = new RegExp(`${ERROR_WORD.source}|${ERROR_CODE.source}`, 'gim');
   pattern.lastIndex = headEnd;
   let found = 0;
-  for (let match = pattern.exec(text); match !== null && match.index < tailStart; match = pattern.exec(text)) {
+  for (
+    let match = pattern.exec(text);
+    match !== null && match.index < tailStart;
+    match = pattern.exec(text)
+  ) {
     const line = lineAround(text, match.index);
     found += 1;
     for (const unit of textUnits(text.slice(line.start, line.end), prose)) {
-      if (ERROR.test(unit.text)) out.push({ text: unit.text, line: -found, place: found * PART_GAP + unit.place });
+      if (ERROR.test(unit.text))
+        out.push({ text: unit.text, line: -found, place: found * PART_GAP + unit.place });
     }
     pattern.lastIndex = line.end;
     if (found >= MAX_MIDDLE_ERRORS) break;
   }
   const tail = textUnits(text.slice(tailStart), prose);
   for (const unit of tail.slice(-TAIL_UNITS)) {
-    out.push({ text: unit.text, line: PART_GAP + unit.line, place: (MAX_MIDDLE_ERRORS + 1) * PART_GAP + unit.place });
+    out.push({
+      text: unit.text,
+      line: PART_GAP + unit.line,
+      place: (MAX_MIDDLE_ERRORS + 1) * PART_GAP + unit.place,
+    });
   }
   return out;
 }
@@ -290,7 +306,9 @@ export function summarizeOffline(entries: readonly HistoryEntry[], options: Summ
     if ((units.score[u] as number) < 0) break;
     const g = units.group[u] as number;
     const cost =
-      count(units.text[u] as string) + 1 + (opened[g] === 1 ? 0 : count(`${(groups[g] as Group).label}: `) + 1);
+      count(units.text[u] as string) +
+      1 +
+      (opened[g] === 1 ? 0 : count(`${(groups[g] as Group).label}: `) + 1);
     if (cost > remaining) {
       misses += 1;
       continue;

@@ -12,11 +12,14 @@ import type { ContextTools, ExtractedFact, ExtractFactsOptions, SummarizeOptions
 export function createOfflineTools(): ContextTools {
   return {
     kind: 'offline',
-    summarize(entries: readonly HistoryEntry[], options: SummarizeOptions): Promise<string> {
-      return Promise.resolve(summarizeOffline(entries, options));
+    async summarize(entries: readonly HistoryEntry[], options: SummarizeOptions): Promise<string> {
+      return summarizeOffline(entries, options);
     },
-    extractFacts(entries: readonly HistoryEntry[], options?: ExtractFactsOptions): Promise<ExtractedFact[]> {
-      return Promise.resolve(extractFactsOffline(entries, options));
+    async extractFacts(
+      entries: readonly HistoryEntry[],
+      options?: ExtractFactsOptions,
+    ): Promise<ExtractedFact[]> {
+      return extractFactsOffline(entries, options);
     },
   };
 }

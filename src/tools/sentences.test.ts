@@ -4,12 +4,9 @@ import { MAX_UNIT_CHARS, splitLong, splitSentences, textUnits } from './sentence
 
 describe('splitSentences', () => {
   it('splits at sentence ends but not inside paths, numbers or abbreviations', () => {
-    expect(splitSentences('Fix src/x.ts now. Version 1.5 ships e.g. Friday. Dr. Lima agreed! Done?')).toEqual([
-      'Fix src/x.ts now.',
-      'Version 1.5 ships e.g. Friday.',
-      'Dr. Lima agreed!',
-      'Done?',
-    ]);
+    expect(splitSentences('Fix src/x.ts now. Version 1.5 ships e.g. Friday. Dr. Lima agreed! Done?')).toEqual(
+      ['Fix src/x.ts now.', 'Version 1.5 ships e.g. Friday.', 'Dr. Lima agreed!', 'Done?'],
+    );
   });
 
   it('does not split before a lowercase word', () => {
@@ -20,16 +17,22 @@ describe('splitSentences', () => {
 describe('splitLong', () => {
   it('cuts long text at commas and spaces into verbatim pieces', () => {
     fc.assert(
-      fc.property(fc.array(fc.stringMatching(/^[a-z0-9/._-]{1,30}$/), { maxLength: 80 }), fc.constantFrom(' ', ', '), (words, sep) => {
-        const text = words.join(sep);
-        const pieces = splitLong(text);
-        for (const piece of pieces) {
-          expect(piece.length).toBeLessThanOrEqual(MAX_UNIT_CHARS);
-          expect(text).toContain(piece);
-        }
-        const tokens = new Set(words);
-        for (const piece of pieces) for (const token of piece.split(/,? /)) if (token !== '') expect(tokens).toContain(token.replace(/,$/, ''));
-      }),
+      fc.property(
+        fc.array(fc.stringMatching(/^[a-z0-9/._-]{1,30}$/), { maxLength: 80 }),
+        fc.constantFrom(' ', ', '),
+        (words, sep) => {
+          const text = words.join(sep);
+          const pieces = splitLong(text);
+          for (const piece of pieces) {
+            expect(piece.length).toBeLessThanOrEqual(MAX_UNIT_CHARS);
+            expect(text).toContain(piece);
+          }
+          const tokens = new Set(words);
+          for (const piece of pieces)
+            for (const token of piece.split(/,? /))
+              if (token !== '') expect(tokens).toContain(token.replace(/,$/, ''));
+        },
+      ),
     );
   });
 

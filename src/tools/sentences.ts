@@ -103,7 +103,8 @@ export function textUnits(text: string, prose: boolean): TextUnit[] {
     const content = lines[line] as string;
     if (content.trim() === '') continue;
     const pieces = prose || content.length > MAX_UNIT_CHARS ? splitSentences(content) : [content.trim()];
-    for (const piece of pieces) for (const unit of splitLong(piece)) out.push({ text: unit, line, place: out.length });
+    for (const piece of pieces)
+      for (const unit of splitLong(piece)) out.push({ text: unit, line, place: out.length });
   }
   return out;
 }

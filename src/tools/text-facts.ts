@@ -2,9 +2,11 @@
  * Facts in free text: the patterns that find paths, ids, dates, amounts and the rest in prose,
  * logs and tool output, and the label that names each one ("user ID is X" → `user_id`).
  *
- * Patterns run in a fixed priority order (urls before paths, paths before dates, ids before plain
- * numbers) and a character taken by one fact cannot be taken by another, so `src/2024-05-20.log`
- * is one path, not a path and a date, and `HAT136` is one id, not an id and the number 136.
+ * Patterns run in a fixed priority order (urls, emails, paths, amounts with a currency sign or
+ * code; then one pass over the runs of digits, which finds dates, times, phones, amounts in words,
+ * street addresses, ids and plain numbers; then all-caps and hex-tailed ids, names, `key: value`
+ * pairs) and a character taken by one fact cannot be taken by another, so `src/2024-05-20.log` is
+ * one path, not a path and a date, and `HAT136` is one id, not an id and the number 136.
  *
  * Speed matters (compaction reads every message it drops): each pattern is one pass over the text,
  * skipped when a cheap test says it cannot match, and the costly ones are anchored on a rare
@@ -120,7 +122,13 @@ function isTokenChar(code: number): boolean {
 function isPathChar(code: number): boolean {
   // word characters and @ + . ~ - /
   return (
-    isWordChar(code) || code === 64 || code === 43 || code === 46 || code === 126 || code === 45 || code === 47
+    isWordChar(code) ||
+    code === 64 ||
+    code === 43 ||
+    code === 46 ||
+    code === 126 ||
+    code === 45 ||
+    code === 47
   );
 }
 
@@ -130,7 +138,11 @@ function isEmailChar(code: number): boolean {
 }
 
 /** The run of characters around `text[at]` for which `inside` holds. */
-function runAround(text: string, at: number, inside: (code: number) => boolean): { start: number; end: number } {
+function runAround(
+  text: string,
+  at: number,
+  inside: (code: number) => boolean,
+): { start: number; end: number } {
   let start = at;
   let end = at + 1;
   while (start > 0 && inside(text.charCodeAt(start - 1))) start -= 1;
@@ -209,10 +221,16 @@ function acceptPath(value: string): string | null {
   const last = path.slice(lastSegmentStart);
   const dot = last.lastIndexOf('.');
   const extension =
-    dot > 0 && dot < last.length - 1 && last.length - dot <= 11 && /^[A-Za-z0-9]+$/.test(last.slice(dot + 1)) && !/^\d+\.\d+$/.test(last);
-  if (slashes === 0) return extension && /[A-Za-z]/.test(last.slice(dot + 1)) && !/^[A-Z][a-z]+\.js$/.test(path) ? path : null;
+    dot > 0 &&
+    dot < last.length - 1 &&
+    last.length - dot <= 11 &&
+    /^[A-Za-z0-9]+$/.test(last.slice(dot + 1)) &&
+    !/^\d+\.\d+$/.test(last);
+  if (slashes === 0)
+    return extension && /[A-Za-z]/.test(last.slice(dot + 1)) && !/^[A-Z][a-z]+\.js$/.test(path) ? path : null;
   const rooted = path[0] === '/' || path.startsWith('./') || path.startsWith('../') || path.startsWith('~/');
-  if (rooted || extension || slashes - (path[0] === '/' ? 1 : 0) - (path.endsWith('/') ? 1 : 0) >= 2) return path;
+  if (rooted || extension || slashes - (path[0] === '/' ? 1 : 0) - (path.endsWith('/') ? 1 : 0) >= 2)
+    return path;
   return null;
 }
 
@@ -381,7 +399,17 @@ const NOT_NAMES = new Set([
 const MONTH_WORD = new RegExp(`^${MONTH}$`);
 
 /** Words after which a capitalized run may be a name; the full phrase is checked only after one. */
-const TRIGGER_ENDINGS = new Set(['is', 'am', 'me', 'named', 'called', 'customer', 'passenger', 'contact', 'name:']);
+const TRIGGER_ENDINGS = new Set([
+  'is',
+  'am',
+  'me',
+  'named',
+  'called',
+  'customer',
+  'passenger',
+  'contact',
+  'name:',
+]);
 
 /** The word before `start` (skipping one space), lowercased, with a trailing `.` of a title dropped. */
 function previousWord(text: string, start: number): string {
@@ -407,7 +435,9 @@ function nameFromCapitalized(match: RegExpExecArray, text: string): Located | nu
     if (TITLES.has(word)) return { value: words.slice(k).join(' '), start: wordStart };
     if (LEADING_TRIGGERS.has(word)) {
       const next = words[k + 1] as string;
-      return NOT_NAMES.has(next) ? null : { value: words.slice(k + 1).join(' '), start: wordStart + word.length + 1 };
+      return NOT_NAMES.has(next)
+        ? null
+        : { value: words.slice(k + 1).join(' '), start: wordStart + word.length + 1 };
     }
     wordStart += word.length + 1;
   }
@@ -416,7 +446,11 @@ function nameFromCapitalized(match: RegExpExecArray, text: string): Located | nu
   const previous = previousWord(text, start);
   if (previous === '') return null;
   const title = previous.replace(/\.$/, '');
-  if (TITLES.has(title)) return { value: text.slice(start - previous.length - 1, start + run.length), start: start - previous.length - 1 };
+  if (TITLES.has(title))
+    return {
+      value: text.slice(start - previous.length - 1, start + run.length),
+      start: start - previous.length - 1,
+    };
   if (!TRIGGER_ENDINGS.has(previous.toLowerCase())) return null;
   return NAME_TRIGGER.test(text.slice(Math.max(0, start - 16), start)) ? { value: run, start } : null;
 }
@@ -454,9 +488,13 @@ function keyValueAt(text: string, at: number): Located | null {
 
 /** Sticky regexes tried at one position of the digit pass; each is a fact's whole shape. */
 const AT = {
-  monthFirst: new RegExp(String.raw`${MONTH}\.? \d{1,2}(?:st|nd|rd|th)?(?:,? \d{4})?(?![\d:])|${MONTH} \d{4}\b`, 'y'),
+  monthFirst: new RegExp(
+    String.raw`${MONTH}\.? \d{1,2}(?:st|nd|rd|th)?(?:,? \d{4})?(?![\d:])|${MONTH} \d{4}\b`,
+    'y',
+  ),
   dayFirst: new RegExp(String.raw`\d{1,2}(?:st|nd|rd|th)? (?:of )?${MONTH}(?:,? \d{4})?\b`, 'y'),
-  numericDate: /\d{1,4}[-/.]\d{1,2}[-/.]\d{2,4}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?/y,
+  numericDate:
+    /\d{1,4}[-/.]\d{1,2}[-/.]\d{2,4}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?/y,
   clock:
     /\d{1,2}:[0-5]\d(?::[0-5]\d)?(?:\s?[AaPp]\.?[Mm]\.?(?![A-Za-z]))?(?: (?:UTC|GMT|EST|EDT|CST|CDT|MST|MDT|PST|PDT|CET|CEST|BST|JST)\b)?/y,
   meridiem: /\d{1,2} ?(?:[ap]\.m\.|[AP]\.M\.|[ap]m\b|[AP]M\b)/y,
@@ -594,7 +632,12 @@ const PATTERNS: readonly Pattern[] = [
     worth: (has) => has.windowsPath,
     accept: (m) => acceptPath(m[0]),
   },
-  { category: 'path', regex: /\//g, worth: (has) => has.slash, accept: (m, text) => pathAround(text, m.index) },
+  {
+    category: 'path',
+    regex: /\//g,
+    worth: (has) => has.slash,
+    accept: (m, text) => pathAround(text, m.index),
+  },
   {
     category: 'path',
     regex: new RegExp(String.raw`\.(?:${FILE_EXTENSIONS})(?![\w-])`, 'g'),
@@ -661,7 +704,20 @@ const LEADING_FILLER = new Set([
   'at',
   'is',
 ]);
-const NOT_LABELS = new Set(['it', 'this', 'that', 'which', 'what', 'there', 'here', 'he', 'she', 'they', 'i', 'we']);
+const NOT_LABELS = new Set([
+  'it',
+  'this',
+  'that',
+  'which',
+  'what',
+  'there',
+  'here',
+  'he',
+  'she',
+  'they',
+  'i',
+  'we',
+]);
 const LINKING_VERBS = new Set(['is', 'are', 'was']);
 const MAX_LABEL_WORDS = 3;
 const keyCache = new Map<string, string>();
@@ -771,30 +827,34 @@ export function textFacts(text: string, options: TextFactsOptions = {}): TextFac
   if (limit <= 0) return found;
   if (taken.length < text.length) taken = new Uint8Array(Math.max(text.length, taken.length * 2));
   const has = features(text);
-  scan: for (const pattern of PATTERNS) {
-    if (!pattern.worth(has)) continue;
-    let from = 0;
-    for (let attempts = 0; attempts < maxAttempts; attempts += 1) {
-      const candidate = pattern.find ? pattern.find(text, from) : nextMatch(pattern, text, from);
-      if (candidate === null) break;
-      from = Math.max(from + 1, candidate.resume ?? candidate.start + candidate.value.length);
-      const value = candidate.value;
-      const start = candidate.start;
-      const end = start + value.length;
-      if (value === '' || !isFree(start, end)) continue;
-      taken.fill(1, start, end);
-      const category = candidate.category ?? pattern.category;
-      const fact: TextFact = { category, value, start, end };
-      marked.push(fact);
-      if (isKnown?.(category, value)) continue;
-      const id = `${category}\u0000${value}`;
-      if (seen.has(id)) continue;
-      seen.add(id);
-      found.push(fact);
-      if (found.length >= limit) break scan;
+  try {
+    scan: for (const pattern of PATTERNS) {
+      if (!pattern.worth(has)) continue;
+      let from = 0;
+      for (let attempts = 0; attempts < maxAttempts; attempts += 1) {
+        const candidate = pattern.find ? pattern.find(text, from) : nextMatch(pattern, text, from);
+        if (candidate === null) break;
+        from = Math.max(from + 1, candidate.resume ?? candidate.start + candidate.value.length);
+        const value = candidate.value;
+        const start = candidate.start;
+        const end = start + value.length;
+        if (value === '' || !isFree(start, end)) continue;
+        taken.fill(1, start, end);
+        const category = candidate.category ?? pattern.category;
+        const fact: TextFact = { category, value, start, end };
+        marked.push(fact);
+        if (isKnown?.(category, value)) continue;
+        const id = `${category}\u0000${value}`;
+        if (seen.has(id)) continue;
+        seen.add(id);
+        found.push(fact);
+        if (found.length >= limit) break scan;
+      }
     }
+  } finally {
+    // Leave the shared buffer clean for the next call, whatever happened in this one.
+    for (const fact of marked) taken.fill(0, fact.start, fact.end);
   }
-  for (const fact of marked) taken.fill(0, fact.start, fact.end);
   return found.sort((a, b) => a.start - b.start);
 }
 

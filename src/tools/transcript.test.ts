@@ -3,7 +3,11 @@ import type { HistoryEntry, Message } from '../messages/types.js';
 import { cutMiddle, renderTranscript } from './transcript.js';
 
 function entries(messages: readonly Message[]): HistoryEntry[] {
-  return messages.map((message, seq) => ({ seq, message, metadata: { timestamp: '2024-01-01T00:00:00.000Z' } }));
+  return messages.map((message, seq) => ({
+    seq,
+    message,
+    metadata: { timestamp: '2024-01-01T00:00:00.000Z' },
+  }));
 }
 
 describe('renderTranscript', () => {
@@ -12,8 +16,14 @@ describe('renderTranscript', () => {
       entries([
         { role: 'system', content: 'Secret system prompt.' },
         { role: 'user', content: 'Read src/a.ts' },
-        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read_file', input: { path: 'src/a.ts' } }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ENOENT', is_error: true }] },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 't1', name: 'read_file', input: { path: 'src/a.ts' } }],
+        },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ENOENT', is_error: true }],
+        },
       ]),
     );
     expect(transcript).toBe(
@@ -36,7 +46,12 @@ describe('renderTranscript', () => {
     expect(transcript).toContain('TAIL');
     expect(transcript).toMatch(/\[… \d+ characters omitted …\]/);
     expect(transcript.length).toBeLessThan(1200);
-    const many = entries(Array.from({ length: 400 }, (_, i): Message => ({ role: 'user', content: `message ${i} ${'y'.repeat(300)}` })));
+    const many = entries(
+      Array.from(
+        { length: 400 },
+        (_, i): Message => ({ role: 'user', content: `message ${i} ${'y'.repeat(300)}` }),
+      ),
+    );
     const small = renderTranscript(many, { maxChars: 20_000 });
     expect(small.length).toBeLessThanOrEqual(20_000);
     expect(small).toContain('[#0 user]');
