@@ -907,6 +907,14 @@ export class ContextManager {
       }
     }
     if (out.total > r.budget) throw this.overflow(r, out.total, out.noticeTokens);
+    // Warn on what is sent, after compacting: a view still this full leaves the model little room.
+    const sent = out.total / r.budget;
+    if (sent >= this.guard.warnAt && !this.guardState.warned) {
+      this.guardState.warned = true;
+      this.warn('usage_high', `the view is at ${Math.round(sent * 100)}% of the ${r.declared}-token budget`);
+    } else if (sent < this.guard.warnAt) {
+      this.guardState.warned = false;
+    }
     if (this.guard.declineAt !== undefined && out.total > this.guard.declineAt * r.budget) {
       throw this.overflow(
         { ...r, budget: Math.floor(this.guard.declineAt * r.budget) },
@@ -946,13 +954,6 @@ export class ContextManager {
     const replanAt = this.plan
       ? Math.min(r.budget, Math.max(trigger, this.plan.tokens + (trigger - target)))
       : trigger;
-    const usage = total / r.budget;
-    if (usage >= this.guard.warnAt && !this.guardState.warned) {
-      this.guardState.warned = true;
-      this.warn('usage_high', `the view is at ${Math.round(usage * 100)}% of the ${r.declared}-token budget`);
-    } else if (usage < this.guard.warnAt) {
-      this.guardState.warned = false;
-    }
     const reason = this.compactionDue(total, r, replanAt);
     if (reason) {
       await this.compactNow(r, reason);

@@ -8,22 +8,38 @@ import type { PlanContext, PlanDraft } from './draft.js';
  */
 export function selectForSummary(ctx: PlanContext, draft: PlanDraft, reserve: number): PlanDraft {
   if (draft.total <= ctx.target) return draft;
+  // The summary costs its reserve once; with a summary already in the view, it grows within it.
+  const next = toSummary(draft, [], reserve);
+  for (let i = 0; i < ctx.atoms.length && next.total > ctx.target; i++) {
+    if (ctx.protection[i] !== 'none' || next.dropped.has(ctx.atoms[i]!.id)) continue;
+    take(ctx, next, i);
+  }
+  if (next.summarized.size === draft.summarized.size) return draft;
+  return next;
+}
+
+/** A copy of `draft` with the atoms at `indices` moved into the summary (reserve counted once). */
+export function toSummary(
+  draft: PlanDraft,
+  indices: readonly number[],
+  reserve: number,
+  ctx?: PlanContext,
+): PlanDraft {
   const next: PlanDraft = {
     ...draft,
     dropped: new Set(draft.dropped),
     summarized: new Set(draft.summarized),
     atomTokens: draft.atomTokens.slice(),
   };
-  // The summary costs its reserve once, whether it is new or grows from the previous one.
   if (next.summarized.size === 0) next.total += reserve;
-  for (let i = 0; i < ctx.atoms.length && next.total > ctx.target; i++) {
-    const atom = ctx.atoms[i]!;
-    if (ctx.protection[i] !== 'none' || next.dropped.has(atom.id)) continue;
-    next.dropped.add(atom.id);
-    next.summarized.add(atom.id);
-    next.total -= next.atomTokens[i]!;
-    next.atomTokens[i] = 0;
-  }
-  if (next.summarized.size === draft.summarized.size) return draft;
+  if (ctx) for (const i of indices) take(ctx, next, i);
   return next;
+}
+
+function take(ctx: PlanContext, draft: PlanDraft, i: number): void {
+  const id = ctx.atoms[i]!.id;
+  draft.dropped.add(id);
+  draft.summarized.add(id);
+  draft.total -= draft.atomTokens[i]!;
+  draft.atomTokens[i] = 0;
 }

@@ -1,4 +1,5 @@
 import type { PlanContext, PlanDraft } from './draft.js';
+import { toSummary } from './select-for-summary.js';
 
 /** The seed's LayeredStrategy levels, from the usage at which each begins. */
 export type Level = 'healthy' | 'pressure' | 'urgent' | 'critical';
@@ -53,19 +54,6 @@ export function selectByZones(
           : 2;
   const take = open.slice(0, Math.max(0, open.length - keepLast));
   if (take.length === 0) return draft;
-  const next: PlanDraft = {
-    ...draft,
-    dropped: new Set(draft.dropped),
-    summarized: new Set(draft.summarized),
-    atomTokens: draft.atomTokens.slice(),
-  };
-  if (next.summarized.size === 0) next.total += reserve;
-  for (const i of take) {
-    const id = ctx.atoms[i]!.id;
-    next.dropped.add(id);
-    next.summarized.add(id);
-    next.total -= next.atomTokens[i]!;
-    next.atomTokens[i] = 0;
-  }
+  const next = toSummary(draft, take, reserve, ctx);
   return next;
 }

@@ -73,7 +73,11 @@ export interface OpenAIToolMessage {
   name?: string;
 }
 
-export type OpenAIMessage = OpenAISystemMessage | OpenAIUserMessage | OpenAIAssistantMessage | OpenAIToolMessage;
+export type OpenAIMessage =
+  | OpenAISystemMessage
+  | OpenAIUserMessage
+  | OpenAIAssistantMessage
+  | OpenAIToolMessage;
 
 // ---------------------------------------------------------------- Anthropic Messages
 
@@ -196,5 +200,8 @@ export interface HistoryEntry {
 
 /** A tool definition as passed to a provider; counted in the budget. */
 export type ToolDefinition =
-  | { type: 'function'; function: { name: string; description?: string; parameters?: unknown; strict?: boolean } }
+  | {
+      type: 'function';
+      function: { name: string; description?: string; parameters?: unknown; strict?: boolean };
+    }
   | { name: string; description?: string; input_schema?: unknown; [key: string]: unknown };

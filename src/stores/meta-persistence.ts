@@ -7,7 +7,11 @@ import type { ConversationStore } from './types.js';
  * that belongs beside a conversation (the usage calibration, guard state) travels with it through
  * any store driver. Writes go through the store's compare-and-set and retry on a lost race.
  */
-export function metaPersistence(store: ConversationStore, conversationId: string, field: string): Persistence {
+export function metaPersistence(
+  store: ConversationStore,
+  conversationId: string,
+  field: string,
+): Persistence {
   const read = async () => {
     const meta = await store.getMeta(conversationId);
     const bag = (meta.value?.[field] ?? {}) as Record<string, unknown>;
@@ -26,7 +30,11 @@ export function metaPersistence(store: ConversationStore, conversationId: string
       const next = structuredClone(bag);
       change(next);
       try {
-        await store.setMeta(conversationId, { ...(meta.value ?? {}), [field]: next }, { expectedVersion: meta.version });
+        await store.setMeta(
+          conversationId,
+          { ...(meta.value ?? {}), [field]: next },
+          { expectedVersion: meta.version },
+        );
         return;
       } catch (err) {
         if (!(err instanceof ConflictError) || attempt >= 20) throw err;

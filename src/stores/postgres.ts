@@ -26,7 +26,7 @@ import { ConflictError, StoreError } from '../errors.js';
 import { validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
 import { pageStart, prefixUpperBound } from './prefix-range.js';
-import { parseStoredEntry, parseStoredObject, stringifyForStore } from './stored-json.js';
+import { parseStoredEntry, parseStoredObject, serializeEntries, stringifyForStore } from './stored-json.js';
 import type { ConversationPage, ConversationStore, MetaRecord, NewEntry, StoredEntry } from './types.js';
 import { readRange, validateCount, validateMetaValue, validateNewEntries } from './validate.js';
 
@@ -338,13 +338,6 @@ export class PostgresStore implements ConversationStore {
     );
   }
 
-  #serialize(conversationId: string, entries: readonly NewEntry[]): Array<[string, string]> {
-    return entries.map((entry, i) => [
-      stringifyForStore(conversationId, `entries[${i}].metadata`, entry.metadata),
-      stringifyForStore(conversationId, `entries[${i}].message`, entry.message),
-    ]);
-  }
-
   async append(
     conversationId: string,
     entries: readonly NewEntry[],
@@ -354,7 +347,7 @@ export class PostgresStore implements ConversationStore {
     validateConversationId(conversationId);
     validateNewEntries(conversationId, entries);
     const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
-    const rows = this.#serialize(conversationId, entries);
+    const rows = serializeEntries(conversationId, entries);
     if (rows.length === 0) {
       const head = await this.head(conversationId);
       if (expected !== undefined && expected !== head)
@@ -444,7 +437,7 @@ export class PostgresStore implements ConversationStore {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
     validateNewEntries(conversationId, entries);
-    const rows = this.#serialize(conversationId, entries);
+    const rows = serializeEntries(conversationId, entries);
     const name = idBytes(conversationId);
     await this.#transaction(conversationId, 'replace', async (client) => {
       const locked = await this.#lock(client, name, rows.length > 0);

@@ -21,7 +21,13 @@ import { ConflictError, StoreError } from '../errors.js';
 import { validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
 import { pageStart, prefixUpperBound } from './prefix-range.js';
-import { describeFound, parseStoredEntry, parseStoredObject, stringifyForStore } from './stored-json.js';
+import {
+  describeFound,
+  parseStoredEntry,
+  parseStoredObject,
+  serializeEntries,
+  stringifyForStore,
+} from './stored-json.js';
 import type { ConversationPage, ConversationStore, MetaRecord, NewEntry, StoredEntry } from './types.js';
 import { readRange, validateCount, validateMetaValue, validateNewEntries } from './validate.js';
 
@@ -294,13 +300,6 @@ export class SqliteStore implements ConversationStore {
     }
   }
 
-  #serialize(conversationId: string, entries: readonly NewEntry[]): Array<[string, string]> {
-    return entries.map((entry, i) => [
-      stringifyForStore(conversationId, `entries[${i}].metadata`, entry.metadata),
-      stringifyForStore(conversationId, `entries[${i}].message`, entry.message),
-    ]);
-  }
-
   async append(
     conversationId: string,
     entries: readonly NewEntry[],
@@ -310,7 +309,7 @@ export class SqliteStore implements ConversationStore {
       validateConversationId(conversationId);
       validateNewEntries(conversationId, entries);
       const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
-      const rows = this.#serialize(conversationId, entries);
+      const rows = serializeEntries(conversationId, entries);
       return this.#db
         .transaction(() => {
           const head = this.#selectHead.get(conversationId)?.head ?? 0;
@@ -347,7 +346,7 @@ export class SqliteStore implements ConversationStore {
     this.#run(conversationId, 'replace', () => {
       validateConversationId(conversationId);
       validateNewEntries(conversationId, entries);
-      const rows = this.#serialize(conversationId, entries);
+      const rows = serializeEntries(conversationId, entries);
       this.#db
         .transaction(() => {
           this.#deleteEntries.run(conversationId);

@@ -91,3 +91,14 @@ export function stringifyForStore(conversationId: string, where: string, value: 
   }
   return text;
 }
+
+/** Each entry's metadata and message as JSON text, for the drivers that store them as text. */
+export function serializeEntries(
+  conversationId: string,
+  entries: ReadonlyArray<{ metadata: unknown; message: unknown }>,
+): Array<[string, string]> {
+  return entries.map((entry, i) => [
+    stringifyForStore(conversationId, `entries[${i}].metadata`, entry.metadata),
+    stringifyForStore(conversationId, `entries[${i}].message`, entry.message),
+  ]);
+}

@@ -39,7 +39,11 @@ export interface ConversationStore {
    * first entry. With `expectedSeq`, rejects with `ConflictError` (appending nothing) unless
    * the conversation currently holds exactly that many entries.
    */
-  append(conversationId: string, entries: readonly NewEntry[], options?: { expectedSeq?: number }): Promise<number>;
+  append(
+    conversationId: string,
+    entries: readonly NewEntry[],
+    options?: { expectedSeq?: number },
+  ): Promise<number>;
   /** Entries in sequence order, from `fromSeq` (default 0), at most `limit`. */
   read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]>;
   /** How many entries the conversation holds (the next sequence number); 0 when absent. */
