@@ -48,7 +48,9 @@ export interface ContextEvents {
   error: { event: string; error: unknown };
 }
 
+/** The name of any event a manager emits. */
 export type ContextEventName = keyof ContextEvents;
+/** A listener for one event. */
 export type Listener<E extends ContextEventName> = (payload: ContextEvents[E]) => void;
 
 /**

@@ -68,6 +68,7 @@ export interface ProviderInfo {
   format?: MessageFormat;
 }
 
+/** Options of `new ContextManager(options)`; every one has a default (see the README). */
 export interface ContextManagerOptions {
   /** Model id: decides the tokenizer and, through the catalog, the budget. */
   model?: string;
@@ -146,6 +147,7 @@ export interface ContextManagerOptions {
   calibration?: Calibration | false;
 }
 
+/** Options of `addMessage`: how compaction treats the message, and metadata to keep beside it. */
 export interface AddMessageOptions {
   critical?: boolean;
   ephemeral?: boolean;
@@ -153,6 +155,7 @@ export interface AddMessageOptions {
   metadata?: Partial<MessageMetadata> & Record<string, unknown>;
 }
 
+/** Options of `getMessagesForRequest`: the budget (or what to derive it from), the wire format, the tools sent. */
 export interface RequestOptions {
   tokenBudget?: number;
   /** `'openai'` or `'anthropic'` for the wire format, or provider info for the budget. */
@@ -162,6 +165,7 @@ export interface RequestOptions {
   tools?: readonly ToolDefinition[];
 }
 
+/** What the last view used of its budget, and where compaction starts and aims. */
 export interface Usage {
   budget: number;
   tokens: number;

@@ -33,6 +33,7 @@ export interface StrategyDecision {
   drop?: readonly number[];
 }
 
+/** Your own strategy: given the atoms and the numbers, say which atoms leave the view. */
 export type CustomStrategy = (input: StrategyInput) => StrategyDecision | Promise<StrategyDecision>;
 
 /** The built-in strategies, or your own function. */

@@ -4,6 +4,7 @@ import { toSummary } from './select-for-summary.js';
 /** The seed's LayeredStrategy levels, from the usage at which each begins. */
 export type Level = 'healthy' | 'pressure' | 'urgent' | 'critical';
 
+/** The layered strategy's levels and the usage at which each begins. */
 export const LEVELS: ReadonlyArray<{ level: Level; at: number }> = [
   { level: 'healthy', at: 0.5 },
   { level: 'pressure', at: 0.7 },

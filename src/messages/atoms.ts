@@ -33,8 +33,10 @@ export interface ToolResultSlot {
   blockIndex: number;
 }
 
+/** A system message, a lone message, or a tool exchange (calls with all their results). */
 export type AtomKind = 'system' | 'message' | 'exchange';
 
+/** A unit a view keeps or drops whole, with the messages it puts in a view. */
 export interface Atom {
   /** Seq of the first stored message the atom renders; unique and stable. */
   id: number;

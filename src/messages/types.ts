@@ -8,31 +8,37 @@ export type MessageFormat = 'openai' | 'anthropic';
 
 // ---------------------------------------------------------------- OpenAI Chat Completions
 
+/** A text part of OpenAI message content. */
 export interface OpenAITextPart {
   type: 'text';
   text: string;
 }
 
+/** An image part: a URL or a `data:` URL, with the detail level that sets its cost. */
 export interface OpenAIImagePart {
   type: 'image_url';
   image_url: { url: string; detail?: 'auto' | 'low' | 'high' };
 }
 
+/** An audio part of a user message (base64 data and its format). */
 export interface OpenAIInputAudioPart {
   type: 'input_audio';
   input_audio: { data: string; format: string };
 }
 
+/** A file part (inline data or an uploaded file id). */
 export interface OpenAIFilePart {
   type: 'file';
   file: { file_data?: string; file_id?: string; filename?: string };
 }
 
+/** A refusal part of an assistant message. */
 export interface OpenAIRefusalPart {
   type: 'refusal';
   refusal: string;
 }
 
+/** Any part of OpenAI message content. */
 export type OpenAIContentPart =
   | OpenAITextPart
   | OpenAIImagePart
@@ -40,24 +46,28 @@ export type OpenAIContentPart =
   | OpenAIFilePart
   | OpenAIRefusalPart;
 
+/** One function call of an assistant message; `arguments` is a JSON string. */
 export interface OpenAIToolCall {
   id: string;
   type: 'function';
   function: { name: string; arguments: string };
 }
 
+/** A system (or developer) message. */
 export interface OpenAISystemMessage {
   role: 'system' | 'developer';
   content: string | OpenAITextPart[];
   name?: string;
 }
 
+/** A user message: text or parts (images, audio, files). */
 export interface OpenAIUserMessage {
   role: 'user';
   content: string | OpenAIContentPart[];
   name?: string;
 }
 
+/** An assistant message: text, tool calls, or both. */
 export interface OpenAIAssistantMessage {
   role: 'assistant';
   content?: string | OpenAIContentPart[] | null;
@@ -66,6 +76,7 @@ export interface OpenAIAssistantMessage {
   refusal?: string | null;
 }
 
+/** A tool result, answering the call with `tool_call_id`. */
 export interface OpenAIToolMessage {
   role: 'tool';
   tool_call_id: string;
@@ -73,6 +84,7 @@ export interface OpenAIToolMessage {
   name?: string;
 }
 
+/** Any OpenAI Chat Completions message. */
 export type OpenAIMessage =
   | OpenAISystemMessage
   | OpenAIUserMessage
@@ -81,6 +93,7 @@ export type OpenAIMessage =
 
 // ---------------------------------------------------------------- Anthropic Messages
 
+/** A text block. Anthropic refuses empty or whitespace-only text. */
 export interface AnthropicTextBlock {
   type: 'text';
   text: string;
@@ -88,17 +101,20 @@ export interface AnthropicTextBlock {
   citations?: unknown;
 }
 
+/** Where an image comes from: inline base64, a URL, or an uploaded file. */
 export type AnthropicImageSource =
   | { type: 'base64'; media_type: string; data: string }
   | { type: 'url'; url: string }
   | { type: 'file'; file_id: string };
 
+/** An image block; its cost comes from its dimensions. */
 export interface AnthropicImageBlock {
   type: 'image';
   source: AnthropicImageSource;
   cache_control?: unknown;
 }
 
+/** A document block (PDF, plain text, or content blocks). */
 export interface AnthropicDocumentBlock {
   type: 'document';
   source:
@@ -113,6 +129,7 @@ export interface AnthropicDocumentBlock {
   cache_control?: unknown;
 }
 
+/** A tool call in an assistant message; `input` is the parsed arguments. */
 export interface AnthropicToolUseBlock {
   type: 'tool_use';
   id: string;
@@ -121,6 +138,7 @@ export interface AnthropicToolUseBlock {
   cache_control?: unknown;
 }
 
+/** A tool result in a user message, answering the `tool_use` with `tool_use_id`. */
 export interface AnthropicToolResultBlock {
   type: 'tool_result';
   tool_use_id: string;
@@ -129,17 +147,20 @@ export interface AnthropicToolResultBlock {
   cache_control?: unknown;
 }
 
+/** Extended thinking, signed; kept as it is (never cut). */
 export interface AnthropicThinkingBlock {
   type: 'thinking';
   thinking: string;
   signature: string;
 }
 
+/** Encrypted thinking; kept as it is. */
 export interface AnthropicRedactedThinkingBlock {
   type: 'redacted_thinking';
   data: string;
 }
 
+/** Any Anthropic content block. */
 export type AnthropicContentBlock =
   | AnthropicTextBlock
   | AnthropicImageBlock
@@ -155,16 +176,19 @@ export interface AnthropicSystemMessage {
   content: string | AnthropicTextBlock[];
 }
 
+/** A user message: text, images, documents, tool results. */
 export interface AnthropicUserMessage {
   role: 'user';
   content: string | AnthropicContentBlock[];
 }
 
+/** An assistant message: text, tool calls, thinking. */
 export interface AnthropicAssistantMessage {
   role: 'assistant';
   content: string | AnthropicContentBlock[];
 }
 
+/** Any Anthropic message, with the system prompt as a `role: "system"` message. */
 export type AnthropicMessage = AnthropicSystemMessage | AnthropicUserMessage | AnthropicAssistantMessage;
 
 // ---------------------------------------------------------------- Either
