@@ -12,10 +12,12 @@ import { registerCompact } from './commands/compact.js';
 import { registerConversations } from './commands/conversations.js';
 import { registerCount } from './commands/count.js';
 import { registerDemo } from './commands/demo.js';
+import { registerEval } from './commands/eval.js';
 import { registerInspect } from './commands/inspect.js';
+import { registerReplay } from './commands/replay.js';
 import { registerValidate } from './commands/validate.js';
 
-const COMMANDS = ['count', 'compact', 'validate', 'inspect', 'demo', 'conversations'];
+const COMMANDS = ['count', 'compact', 'validate', 'inspect', 'demo', 'conversations', 'replay', 'eval'];
 
 function packageVersion(): string {
   try {
@@ -48,7 +50,9 @@ export function buildProgram(): Command {
   registerValidate(program);
   registerInspect(program);
   registerDemo(program);
+  registerEval(program);
   registerConversations(program);
+  registerReplay(program);
   return program;
 }
 

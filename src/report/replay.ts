@@ -6,6 +6,7 @@
  */
 
 import { modelCounter } from '../cli/model-counter.js';
+import type { StrategyOption } from '../compaction/strategy.js';
 import { ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt } from '../events.js';
 import { ContextManager } from '../manager.js';
@@ -13,13 +14,20 @@ import { messageText } from '../messages/content.js';
 import { detectConversationFormat } from '../messages/detect.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 
+/** The built-in compaction strategies, by name (a report names the one it replayed with). */
+export type ReplayStrategy = Exclude<StrategyOption, (...args: never[]) => unknown>;
+
+/** The built-in strategy names, for command-line choices. */
+export const REPLAY_STRATEGIES: readonly ReplayStrategy[] = ['summarize', 'truncate', 'smart', 'layered'];
+
 /** How to replay: the model to count and budget for, an explicit budget, the compaction strategy. */
 export interface ReplayOptions {
   /** Model id from the catalog (default: gpt-4o, or claude-sonnet-4-5 for Anthropic format). */
   model?: string;
   /** Token budget of every request; without it, the model's window decides. */
   budget?: number;
-  strategy?: 'summarize' | 'truncate';
+  /** Default `summarize`, as the manager's. */
+  strategy?: ReplayStrategy;
   /** Where the conversation came from (a file name), shown in the report. */
   source?: string;
   /** Keep a short text preview of every message in the report (default true). */
@@ -121,7 +129,7 @@ export interface ReplayReport {
   format: MessageFormat | 'either';
   model: string;
   counter: { id: string; exact: boolean; label: string };
-  strategy: 'summarize' | 'truncate';
+  strategy: ReplayStrategy;
   /** The budget asked for, or the model's (window − output − safety margin). */
   budget: { tokens: number; source: 'option' | 'model' };
   turns: ReplayTurn[];
@@ -153,7 +161,8 @@ function toolNames(message: Message): string[] {
   }
   if (Array.isArray(message.content)) {
     for (const block of message.content as unknown[]) {
-      if (isRecord(block) && block.type === 'tool_use' && typeof block.name === 'string') names.push(block.name);
+      if (isRecord(block) && block.type === 'tool_use' && typeof block.name === 'string')
+        names.push(block.name);
     }
   }
   return names;
@@ -281,7 +290,10 @@ export async function replayConversation(
   if (model.warning) warnings.add(model.warning);
 
   const manager = new ContextManager({ model: model.info.id, strategy });
-  manager.on('context:warn', (e) => warnings.add(e.message));
+  // `usage_high` is the guard's per-request heads-up; the chart shows every request's usage.
+  manager.on('context:warn', (e) => {
+    if (e.code !== 'usage_high') warnings.add(e.message);
+  });
   const compactions: ReplayCompaction[] = [];
   let turnNumber = 0;
   manager.on('context:post_compact', (e) => {
@@ -379,7 +391,10 @@ export async function replayConversation(
       model: model.info.id,
       counter: { id: counter.id, exact: counter.exact, label: model.label },
       strategy,
-      budget: { tokens: options.budget ?? firstBudget, source: options.budget === undefined ? 'model' : 'option' },
+      budget: {
+        tokens: options.budget ?? firstBudget,
+        source: options.budget === undefined ? 'model' : 'option',
+      },
       turns,
       compactions,
       messages: previews,

@@ -28,6 +28,7 @@ export const REPORT_STYLE = `
   }
 }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 html { -webkit-text-size-adjust: 100%; }
 body {
   margin: 0; background: var(--bg); color: var(--ink);
@@ -47,7 +48,7 @@ header.page { margin-bottom: 20px; }
 .meta { display: flex; flex-wrap: wrap; gap: 6px 18px; margin-top: 8px; color: var(--muted); font-size: 13px; }
 .meta b { color: var(--ink); font-weight: 600; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 12px; box-shadow: var(--shadow); }
-.totals { display: grid; grid-template-columns: repeat(auto-fit, minmax(170px, 1fr)); gap: 12px; margin-bottom: 16px; }
+.totals { display: grid; grid-template-columns: repeat(6, minmax(0, 1fr)); gap: 12px; margin-bottom: 16px; }
 .stat { padding: 14px 16px; }
 .stat .label { font-size: 12px; color: var(--muted); font-weight: 550; }
 .stat .value { font-size: 24px; font-weight: 650; letter-spacing: -0.02em; margin-top: 2px; font-variant-numeric: tabular-nums; }
@@ -69,7 +70,7 @@ header.page { margin-bottom: 20px; }
 .chart { position: relative; min-height: 200px; }
 .chart svg { display: block; width: 100%; height: auto; overflow: visible; }
 .chart noscript { display: block; padding: 60px 0; text-align: center; color: var(--muted); }
-.chart-note { font-size: 12.5px; color: var(--muted); margin: 6px 0 0; }
+.chart-note { font-size: 12.5px; color: var(--muted); margin: 2px 0 4px; }
 .grid line { stroke: var(--grid); stroke-width: 1; }
 .axis line, .axis path { stroke: var(--line); }
 .axis text, .tick-label { fill: var(--muted); font-size: 11px; font-variant-numeric: tabular-nums; }
@@ -85,11 +86,11 @@ header.page { margin-bottom: 20px; }
 .ref-label.budget { fill: var(--budget); }
 .ref-label.trigger { fill: var(--trigger); }
 .ref-label.target { fill: var(--target); }
-.off-scale { fill: var(--stored); font-size: 11px; font-weight: 600; paint-order: stroke; stroke: var(--card); stroke-width: 3px; }
 .marker { cursor: pointer; outline: none; }
 .marker .guide { stroke: var(--compaction); stroke-width: 1; stroke-dasharray: 2 3; opacity: 0.45; }
 .marker .drop { stroke: var(--compaction); stroke-width: 2.5; stroke-linecap: round; }
 .marker .before { fill: var(--card); stroke: var(--compaction); stroke-width: 2; }
+.marker .before-off { fill: none; stroke: var(--compaction); stroke-width: 2.5; stroke-linecap: round; stroke-linejoin: round; }
 .marker .badge { fill: var(--compaction); stroke: var(--card); stroke-width: 2; }
 .marker .badge-text { fill: #fff; font-size: 10.5px; font-weight: 700; text-anchor: middle; dominant-baseline: central; pointer-events: none; }
 .marker .hit { fill: transparent; }
@@ -122,7 +123,7 @@ header.page { margin-bottom: 20px; }
 .sw.kept { background: var(--kept); height: 8px; } .sw.compacted { background: var(--reset); height: 8px; }
 .sw.broken { background: var(--broken); height: 8px; } .sw.none { background: var(--none); height: 8px; }
 section.list { padding: 16px 18px 8px; margin-bottom: 16px; }
-section.list > header { display: flex; align-items: baseline; justify-content: space-between; gap: 12px; margin-bottom: 10px; }
+section.list > header { display: flex; flex-wrap: wrap; align-items: baseline; justify-content: space-between; gap: 12px; margin-bottom: 10px; }
 .compactions { list-style: none; margin: 0; padding: 0; }
 .compactions > li { border-top: 1px solid var(--line); }
 .compactions > li:first-child { border-top: 0; }
@@ -141,9 +142,13 @@ details.compaction.selected > summary { background: var(--compaction-soft); }
 .turn { font-weight: 600; }
 .turn small { display: block; font-weight: 450; color: var(--muted); font-size: 11.5px; }
 .tokens-cell { display: flex; flex-direction: column; gap: 4px; }
-.bar { position: relative; height: 6px; border-radius: 3px; background: var(--chip); overflow: hidden; }
-.bar > i { position: absolute; left: 0; top: 0; bottom: 0; background: var(--sent); border-radius: 3px; }
-.bar > b { position: absolute; top: 0; bottom: 0; background: var(--compaction); opacity: 0.35; }
+.bar { display: block; width: 100%; max-width: 260px; height: 6px; }
+.bar .bar-bg { fill: var(--chip); }
+.bar .bar-cut { fill: var(--compaction); opacity: 0.35; }
+.bar .bar-after { fill: var(--sent); }
+.legend-badge { fill: var(--compaction); }
+.strip-legend { margin-top: 6px; }
+.strip-legend b { color: var(--ink); font-weight: 600; }
 .actions { display: flex; flex-wrap: wrap; gap: 4px 6px; }
 .pill { display: inline-block; font-size: 11.5px; padding: 1px 8px; border-radius: 999px; background: var(--chip); color: var(--muted); white-space: nowrap; }
 .pill.strong { color: var(--ink); }
@@ -155,9 +160,10 @@ details[open] > summary .chev { transform: rotate(90deg); }
 .receipt dt { font-size: 11.5px; color: var(--muted); }
 .receipt dd { margin: 0; font-weight: 550; font-variant-numeric: tabular-nums; }
 .receipt section { display: grid; gap: 6px; }
+.receipt p { margin: 0; }
 .chips { display: flex; flex-wrap: wrap; gap: 4px; }
 .chip { font-family: ui-monospace, 'SF Mono', Menlo, Consolas, monospace; font-size: 11.5px; padding: 1px 7px; border-radius: 6px; background: var(--chip); border: 1px solid var(--line); white-space: nowrap; cursor: help; }
-table.rows { border-collapse: collapse; font-size: 12.5px; width: 100%; max-width: 640px; }
+table.rows { border-collapse: collapse; font-size: 12.5px; width: 100%; max-width: 860px; }
 table.rows th { text-align: left; font-weight: 550; color: var(--muted); font-size: 11.5px; padding: 2px 10px 4px 0; }
 table.rows td { padding: 3px 10px 3px 0; border-top: 1px solid var(--line); vertical-align: top; }
 table.rows td.r, table.rows th.r { text-align: right; font-variant-numeric: tabular-nums; }
@@ -167,6 +173,8 @@ ul.facts li code { display: inline-block; max-width: 420px; overflow: hidden; te
 .warnings { padding: 12px 18px; margin-bottom: 16px; border-color: var(--trigger); }
 .warnings ul { margin: 6px 0 0; padding-left: 18px; }
 footer { color: var(--faint); font-size: 12px; text-align: center; margin-top: 24px; }
+@media (max-width: 1020px) { .totals { grid-template-columns: repeat(3, minmax(0, 1fr)); } }
+@media (max-width: 560px) { .totals { grid-template-columns: repeat(2, minmax(0, 1fr)); } }
 @media (max-width: 760px) {
   main { padding: 18px 12px 36px; }
   details.compaction > summary { grid-template-columns: 28px 1fr auto; }
