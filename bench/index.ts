@@ -15,6 +15,14 @@ const BENCHMARKS: Record<string, Benchmark> = {
     summary: 'agent loop over 1k/10k/100k messages vs recounting trimmers; counting throughput; memory',
     run: async (args) => (await import('./core.js')).runCoreBenchmark(args),
   },
+  compaction: {
+    summary: 'planning a compaction of 10k messages, truncate vs summarize; per-turn cost between plans',
+    run: async (args) => (await import('./compaction.js')).runCompactionBenchmark(args),
+  },
+  stores: {
+    summary: 'appends/s and resume time of 10k/100k messages for every store driver vs the seed JSON file',
+    run: async (args) => (await import('./stores.js')).runStoresBenchmark(args),
+  },
 };
 
 const DEFAULT_BENCHMARK = 'core';

@@ -122,6 +122,18 @@ export interface EvalSummary {
   keptOfLost: number;
   /** `keptOfLost / lostByTruncation`; null when truncation lost nothing. */
   keptShare: number | null;
+  /**
+   * What contextkit's compactions did over the compared runs: where the kept facts could be
+   * (facts-block sizes, facts left out of a capped block) and how many runs got a summary.
+   */
+  compactions: {
+    runs: number;
+    summarizedRuns: number;
+    factsKept: number;
+    factsOmitted: number;
+    /** Runs whose facts block left facts out for room. */
+    cappedRuns: number;
+  };
   goal: {
     /** Every contextkit view of a compared run is valid and within its budget. */
     allValid: boolean;
@@ -230,7 +242,7 @@ function addView(totals: ViewTotals, view: ViewEvaluation, budget: number): void
   totals.factsHeld += view.factsHeld.length;
 }
 
-/** One run at the options' budget ratio. */
+/** One run at the options' budget ratio: for callers that evaluate runs as they come, or in parallel. */
 export async function evaluateRun(
   run: TauBenchRun,
   index: number,
@@ -300,8 +312,16 @@ export function summarizeRuns(results: readonly RunEvaluation[], options: EvalOp
   let presentFacts = 0;
   let lost = 0;
   let kept = 0;
+  const compactions = { runs: 0, summarizedRuns: 0, factsKept: 0, factsOmitted: 0, cappedRuns: 0 };
   for (const r of results) {
     if (r.overflow) continue;
+    if (r.compaction) {
+      compactions.runs++;
+      if (r.compaction.summarized > 0) compactions.summarizedRuns++;
+      compactions.factsKept += r.compaction.factsKept;
+      compactions.factsOmitted += r.compaction.factsOmitted;
+      if (r.compaction.factsOmitted > 0) compactions.cappedRuns++;
+    }
     compared++;
     presentFacts += r.presentFacts.length;
     lost += r.lostByTruncation.length;
@@ -327,6 +347,7 @@ export function summarizeRuns(results: readonly RunEvaluation[], options: EvalOp
     lostByTruncation: lost,
     keptOfLost: kept,
     keptShare,
+    compactions,
     goal: {
       allValid,
       allWithinBudget,

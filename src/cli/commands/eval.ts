@@ -1,0 +1,185 @@
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import {
+  type EvalSummary,
+  evaluateRuns,
+  GOAL_BUDGET_RATIO,
+  GOAL_KEPT_SHARE,
+  type RunEvaluation,
+  type ViewTotals,
+} from '../../eval/tau-bench-eval.js';
+import { readTauBenchFile } from '../../eval/tau-bench-file.js';
+import type { MessageFormat } from '../../messages/types.js';
+import { formatInt } from '../format-number.js';
+import { modelCounter } from '../model-counter.js';
+import { ProgressBar } from '../progress.js';
+import { textTable } from '../text-table.js';
+import { printWarning } from '../warn.js';
+
+interface EvalCommandOptions {
+  budgetRatio: number;
+  format: MessageFormat;
+  model?: string;
+  strategy: 'summarize' | 'truncate';
+  json?: boolean;
+}
+
+/** At most this many failing runs are named in the text report (all are in `--json`). */
+const FAILURES_SHOWN = 10;
+
+/** `0.3`, `.3` or `30%`: a share of each run's size, above 0 and at most all of it. */
+function budgetRatio(value: string): number {
+  const text = value.trim();
+  const percent = text.endsWith('%');
+  const n = Number(percent ? text.slice(0, -1) : text) / (percent ? 100 : 1);
+  if (text === '' || text === '%' || !Number.isFinite(n) || n <= 0 || n > 1) {
+    throw new InvalidArgumentError('expected a share of each run above 0 and at most 1 (e.g. 0.3 or 30%)');
+  }
+  return n;
+}
+
+function runCount(n: number): string {
+  return `${formatInt(n)} run${n === 1 ? '' : 's'}`;
+}
+
+function percent(part: number, whole: number): string {
+  return whole === 0 ? '–' : `${((part / whole) * 100).toFixed(1)}%`;
+}
+
+function viewColumn(t: ViewTotals, compared: number, presentFacts: number, failures = 0): string[] {
+  const views = t.views + failures;
+  return [
+    `${formatInt(t.valid)}/${formatInt(views)}`,
+    `${formatInt(t.withinBudget)}/${formatInt(views)}`,
+    t.views === 0 ? '–' : formatInt(t.tokens / t.views),
+    t.views === 0 ? '–' : `${Math.round((t.budgetShare / t.views) * 100)}%`,
+    `${formatInt(t.factsHeld)}/${formatInt(presentFacts)} (${percent(t.factsHeld, presentFacts)})`,
+    compared === 0 ? '–' : `${formatInt(failures)}`,
+  ];
+}
+
+/** The runs whose contextkit view breaks the goal, one line each. */
+function failureLines(runs: readonly RunEvaluation[]): string[] {
+  const failing = runs.filter((r) => !r.overflow && (!r.contextkit?.valid || !r.contextkit.withinBudget));
+  const lines = failing.slice(0, FAILURES_SHOWN).map((r) => {
+    const where = `run ${r.index} (task ${r.taskId}, trial ${r.trial}), budget ${formatInt(r.budget)}`;
+    if (!r.contextkit) return `  ${where}: ${r.contextkitError ?? 'no view'}`;
+    const why = [
+      ...(r.contextkit.withinBudget ? [] : [`${formatInt(r.contextkit.tokens)} tokens, over the budget`]),
+      ...r.contextkit.problems.map((p) => `${p.path}: ${p.message}`),
+    ];
+    return `  ${where}: ${why.join('; ')}`;
+  });
+  if (failing.length > FAILURES_SHOWN)
+    lines.push(`  … and ${failing.length - FAILURES_SHOWN} more (see --json)`);
+  return failing.length === 0 ? [] : ['contextkit views that fail the goal:', ...lines];
+}
+
+/** The report a person reads: both views side by side, what truncation loses, the goal's verdict. */
+function reportLines(
+  summary: EvalSummary,
+  runs: readonly RunEvaluation[],
+  source: string,
+  label: string,
+): string[] {
+  const s = summary;
+  const head = [
+    `eval: ${runCount(s.runs)} from ${source}; budget ${Math.round(s.budgetRatio * 1000) / 10}% of each run ` +
+      `(${label} for ${s.model}); ${s.format} format; contextkit strategy ${s.strategy}, offline tools`,
+    `compared: ${runCount(s.compared)}; overflow: ${runCount(s.overflows)} whose system prompt and latest request alone exceed the budget (no valid view exists; not compared, not failures)`,
+  ];
+  const table = textTable(
+    [
+      ['', 'contextkit', 'truncation'],
+      ...[
+        'valid (validateRequest)',
+        'within budget',
+        'tokens (mean)',
+        'share of budget (mean)',
+        'present facts held',
+        'no view (error)',
+      ].map((name, i) => [
+        name,
+        viewColumn(s.contextkit, s.compared, s.presentFacts, s.contextkit.failures)[i]!,
+        viewColumn(s.truncation, s.compared, s.presentFacts)[i]!,
+      ]),
+    ],
+    ['left', 'right', 'right'],
+  );
+  const kept =
+    s.lostByTruncation === 0
+      ? 'truncation loses none of the present facts'
+      : `of the ${formatInt(s.lostByTruncation)} present facts truncation loses, contextkit keeps ${formatInt(s.keptOfLost)} (${percent(s.keptOfLost, s.lostByTruncation)})`;
+  const where =
+    s.budgetRatio === GOAL_BUDGET_RATIO
+      ? `R = ${GOAL_BUDGET_RATIO}`
+      : `R = ${s.budgetRatio} (the issue states it at R = ${GOAL_BUDGET_RATIO})`;
+  const goal =
+    `goal at ${where}, offline: every view valid (${s.goal.allValid ? 'yes' : 'no'}) and within budget ` +
+    `(${s.goal.allWithinBudget ? 'yes' : 'no'}), ≥ ${GOAL_KEPT_SHARE * 100}% of what truncation loses kept ` +
+    `(${s.keptShare === null ? 'nothing lost' : percent(s.keptOfLost, s.lostByTruncation)}): ${s.goal.met ? 'PASS' : 'MISS'}`;
+  const c = s.compactions;
+  const compactions =
+    c.runs === 0
+      ? 'contextkit compacted none of the compared runs'
+      : `contextkit compacted ${runCount(c.runs)}: ${formatInt(c.summarizedRuns)} with a summary; facts block of ` +
+        `${(c.factsKept / c.runs).toFixed(1)} facts on average, ${formatInt(c.factsOmitted)} facts left out of it for room ` +
+        `(in ${runCount(c.cappedRuns)})`;
+  return [...head, ...table, kept, compactions, ...failureLines(runs), goal];
+}
+
+/**
+ * `contextkit eval FILE --budget-ratio R`: contextkit against plain truncation on tau-bench runs,
+ * each compacted to R of its own size (issue 4's evaluation). The report goes to stdout (or the
+ * whole result as JSON with `--json`); progress goes to stderr.
+ */
+export function registerEval(program: Command): void {
+  program
+    .command('eval')
+    .description(
+      'compare contextkit with plain truncation on tau-bench runs, each cut to a share of its size',
+    )
+    .argument('<file>', 'tau-bench trajectories: a JSON array of runs with "traj" and "info.task.actions"')
+    .requiredOption(
+      '-r, --budget-ratio <r>',
+      "each view's budget as a share of its run's tokens (e.g. 0.3 or 30%)",
+      budgetRatio,
+    )
+    .addOption(
+      new Option('-f, --format <format>', 'format the runs are sent in')
+        .choices(['openai', 'anthropic'])
+        .default('openai'),
+    )
+    .option(
+      '-m, --model <id>',
+      'model whose tokenizer sets the budgets (default: gpt-4o, or claude-sonnet-4-5 for Anthropic format)',
+    )
+    .addOption(
+      new Option('-s, --strategy <strategy>', "contextkit's compaction strategy")
+        .choices(['summarize', 'truncate'])
+        .default('summarize'),
+    )
+    .option('--json', 'print { summary, runs } as JSON instead of the report')
+    .action(async (file: string, options: EvalCommandOptions) => {
+      const model = modelCounter(options.model, options.format);
+      if (model.warning) printWarning(model.warning);
+      const runs = await readTauBenchFile(file);
+      const progress = new ProgressBar({ total: runs.length, unit: 'runs', label: 'eval' });
+      const result = await evaluateRuns(runs, {
+        budgetRatio: options.budgetRatio,
+        format: options.format,
+        model: model.info.id,
+        strategy: options.strategy,
+        onRun: (done) => progress.update(done),
+      }).catch((error: unknown) => {
+        progress.stop();
+        throw error;
+      });
+      progress.done();
+      if (options.json) {
+        process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+        return;
+      }
+      const lines = reportLines(result.summary, result.runs, file, model.label);
+      process.stdout.write(`${lines.join('\n')}\n`);
+    });
+}
