@@ -334,6 +334,8 @@ export class ContextManager {
   } | null = null;
   /** Facts the last plan could not fit in the block (reported in its receipt). */
   private factsOmitted = 0;
+  /** Seqs of the user and assistant messages the last fact extraction read (their facts rank first). */
+  private statedSeqs = new Set<number>();
   private readonly now: () => Date;
   private entries: HistoryEntry[] = [];
   /** Seq the store will give the next persisted entry. */
@@ -1300,7 +1302,11 @@ export class ContextManager {
         draft,
         previousPlan?.summary,
         previousPlan?.summarized,
-        await this.collectFacts(atoms, previous, draft, oldFacts, ctx, counter),
+        this.capFactsTo(
+          await this.factCandidates(atoms, previous, draft, oldFacts, factsCap(r.budget)),
+          factsCap(r.budget),
+          counter,
+        ).facts,
         atoms,
         counter,
         r,
@@ -1334,18 +1340,46 @@ export class ContextManager {
       // quarter of the gap between target and trigger, and at most their cap.
       const withoutFacts = draft.total - factsTokensBefore;
       const gap = Math.floor(this.options.compactThreshold * r.budget) - ctx.target;
-      const room = Math.min(factsCap(r.budget), Math.max(0, ctx.target - withoutFacts) + Math.floor(gap / 4));
-      facts = await this.collectFacts(atoms, previous, draft, oldFacts, ctx, counter, room);
+      // At the floor (what must stay is already past the target) the block may fill up to the
+      // trigger: the next plan then waits for growth past this plan's size anyway.
+      const trigger = Math.floor(this.options.compactThreshold * r.budget);
+      const roomFor = (used: number) =>
+        Math.min(
+          factsCap(r.budget),
+          used > ctx.target
+            ? Math.max(Math.floor(gap / 4), trigger - used)
+            : ctx.target - used + Math.floor(gap / 4),
+        );
+      let room = roomFor(withoutFacts);
+      const candidates = await this.factCandidates(atoms, previous, draft, oldFacts, room);
+      let capped = this.capFactsTo(candidates, room, counter);
+      // A summary and the facts compete for a tight budget. The facts carry the ids, paths and
+      // numbers an agent acts on, so where the summary squeezes them, the summary goes.
+      const summaryTokens =
+        summary && draft.summarized.size > 0
+          ? this.countFresh(counter, [summaryMessage(summary, format)])
+          : 0;
+      if (
+        capped.omitted > 0 &&
+        summaryTokens > 0 &&
+        (roomFor(withoutFacts - summaryTokens) > room || withoutFacts > ctx.target)
+      ) {
+        draft.total -= summaryTokens;
+        draft = { ...draft, summarized: new Set() };
+        summary = undefined;
+        room = roomFor(withoutFacts - summaryTokens);
+        capped = this.capFactsTo(candidates, room, counter);
+      }
+      facts = capped.facts;
+      this.factsOmitted = capped.omitted;
       const now = facts.length > 0 ? this.countFresh(counter, [factsMessage(facts, this.factsSite())]) : 0;
-      draft.total = withoutFacts + now;
+      draft.total += now - factsTokensBefore;
     }
-    const measureFacts = (f: readonly ExtractedFact[]) =>
-      this.countFresh(counter, [factsMessage(f, this.factsSite())]);
     // Summary and facts are help, not obligations: where they would push the view over the
     // budget, the facts block shrinks first and then the summary goes, before anything protected.
     if (draft.total > ctx.budget && facts.length > 0) {
       const tokens = this.countFresh(counter, [factsMessage(facts, this.factsSite())]);
-      const capped = capFacts(facts, tokens - (draft.total - ctx.budget), measureFacts);
+      const capped = this.capFactsTo(facts, tokens - (draft.total - ctx.budget), counter);
       this.factsOmitted += capped.omitted;
       facts = capped.facts;
       draft.total +=
@@ -1487,14 +1521,19 @@ export class ContextManager {
   }
 
   /** Facts kept so far plus those of everything this plan takes out of the view. */
-  private async collectFacts(
+  /**
+   * The facts of what this plan takes out of the view (cleared results, dropped, summarized and
+   * cut messages), merged with the facts kept so far. What the user said and what the agent
+   * passed to tools is read in full; tool results are read newest first, only until there are
+   * several times more candidates than the block can hold, so a plan over a long history does
+   * not read all of it.
+   */
+  private async factCandidates(
     atoms: readonly Atom[],
     previous: PlanEdits,
     draft: PlanDraft,
     oldFacts: readonly ExtractedFact[],
-    ctx: PlanContext,
-    counter: TokenCounter,
-    room = factsCap(ctx.budget),
+    room: number,
   ): Promise<ExtractedFact[]> {
     const leaving = new Set<number>();
     for (const atom of atoms) {
@@ -1506,19 +1545,42 @@ export class ContextManager {
         }
       }
     }
+    const byId = new Map(atoms.map((a) => [a.id, a]));
     for (const key of draft.truncated.keys()) {
       if (previous.truncated.has(key)) continue;
-      const atom = atoms.find((a) => a.id === Number(key.split('@')[0]));
+      const atom = byId.get(Number(key.split('@')[0]));
       if (atom) for (const s of atom.seqs) leaving.add(s);
     }
     if (leaving.size === 0) return [...oldFacts];
-    const entries = [...leaving].sort((a, b) => a - b).map((s) => this.entries[s]!);
-    const facts = await this.tools.extractFacts(entries, { previousFacts: oldFacts });
-    const capped = capFacts(facts, room, (f) =>
-      this.countFresh(counter, [factsMessage(f, this.factsSite())]),
+    const stated: HistoryEntry[] = [];
+    const results: HistoryEntry[] = [];
+    for (const seq of [...leaving].sort((a, b) => a - b)) {
+      const entry = this.entries[seq]!;
+      if (isStated(entry.message)) stated.push(entry);
+      else results.push(entry);
+    }
+    let facts = await this.tools.extractFacts(stated, { previousFacts: oldFacts });
+    // About six tokens a fact: enough candidates to fill the block three times over.
+    const enough = oldFacts.length + Math.max(30, Math.ceil(room / 2));
+    for (let end = results.length; end > 0 && facts.length < enough; end -= 64) {
+      facts = await this.tools.extractFacts(results.slice(Math.max(0, end - 64), end), {
+        previousFacts: facts,
+      });
+    }
+    this.statedSeqs = new Set(stated.map((e) => e.seq));
+    return facts;
+  }
+
+  /** `capFacts` with this manager's ranking (stated facts first) and counter. */
+  private capFactsTo(facts: readonly ExtractedFact[], room: number, counter: TokenCounter) {
+    const stated = this.statedSeqs;
+    return capFacts(
+      facts,
+      room,
+      (f) => (f.length > 0 ? this.countFresh(counter, [factsMessage(f, this.factsSite())]) : 0),
+      (t) => counter.countText(t),
+      (f) => stated.has(f.seq),
     );
-    this.factsOmitted = capped.omitted;
-    return capped.facts;
   }
 
   private planContext(
@@ -1727,6 +1789,14 @@ function compactionNote(receipt: CompactionReceipt, format: MessageFormat): Mess
   const facts = receipt.facts.kept > 0 ? ' Key facts from them are listed near the top.' : '';
   const content = `[contextkit: to fit the context window, ${what}.${facts} The full history is kept; ask if you need something that is no longer shown.]`;
   return freezeDeep(format === 'anthropic' ? { role: 'user', content } : { role: 'system', content });
+}
+
+/** A message whose words are the user's or the agent's own: user text, assistant text and tool calls. */
+function isStated(message: Message): boolean {
+  if (message.role === 'assistant') return true;
+  if (message.role !== 'user') return false;
+  if (typeof message.content === 'string') return true;
+  return (message.content as Array<{ type: string }>).some((b) => b.type !== 'tool_result');
 }
 
 function rank(level: Level | undefined): number {

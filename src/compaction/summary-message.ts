@@ -1,6 +1,5 @@
 import { freezeDeep } from '../messages/freeze.js';
 import type { Message, MessageFormat } from '../messages/types.js';
-import { renderFactsBlock } from '../tools/facts-block.js';
 import type { ExtractedFact, FactCategory } from '../tools/types.js';
 import type { PlanSummary } from './plan.js';
 
@@ -18,9 +17,9 @@ export function summaryReserve(budget: number): number {
   return Math.min(4000, Math.floor(budget * 0.1));
 }
 
-/** The facts block may take this share of the budget, and at least `min(120, a quarter)`. */
+/** The facts block may take a tenth of the budget, and at least `min(200, a quarter)`. */
 export function factsCap(budget: number): number {
-  return Math.max(Math.floor(budget * 0.08), Math.min(120, Math.floor(budget / 4)));
+  return Math.max(Math.floor(budget * 0.1), Math.min(200, Math.floor(budget / 4)));
 }
 
 /**
@@ -32,9 +31,29 @@ export function summaryMessage(summary: PlanSummary, format: MessageFormat): Mes
   return freezeDeep(format === 'anthropic' ? { role: 'user', content } : { role: 'system', content });
 }
 
+/** Opens and closes the facts block, so tools and people can find it in a prompt. */
+export const FACTS_BLOCK_OPEN = '<!-- contextkit:facts -->';
+export const FACTS_BLOCK_CLOSE = '<!-- /contextkit:facts -->';
+const FACTS_HEADER = 'Facts from earlier messages that are no longer shown:';
+
+/**
+ * The facts block's text: one line per key with its values in order (`- reservation_id: ZFA04Y,
+ * 8JX2P1`), about six tokens a fact, so a small budget still holds dozens of them.
+ */
+export function renderFactsText(facts: readonly ExtractedFact[]): string {
+  const byKey = new Map<string, string[]>();
+  for (const f of facts) {
+    const values = byKey.get(f.key);
+    if (values) values.push(f.value);
+    else byKey.set(f.key, [f.value]);
+  }
+  const lines = [...byKey].map(([key, values]) => `- ${key}: ${values.join(', ')}`);
+  return `${FACTS_BLOCK_OPEN}\n${FACTS_HEADER}\n${lines.join('\n')}\n${FACTS_BLOCK_CLOSE}`;
+}
+
 /** The facts block as a message: a system message after the system prompt, or a user message. */
 export function factsMessage(facts: readonly ExtractedFact[], site: FactsSite): Message {
-  return freezeDeep({ role: site === 'first-user' ? 'user' : 'system', content: renderFactsBlock(facts) });
+  return freezeDeep({ role: site === 'first-user' ? 'user' : 'system', content: renderFactsText(facts) });
 }
 
 /** Which facts go first when the block must be capped: what an agent acts on. */
@@ -54,36 +73,52 @@ const PRIORITY: Readonly<Record<FactCategory, number>> = {
 };
 
 /**
- * Keeps the facts block within `maxTokens`, measured by `measure` (the tokens of the block as the
- * message it will be). Facts are never dropped while they fit; past the cap, identifiers, paths,
- * URLs and emails outrank amounts, dates and names, which outrank bare numbers, and among equals
- * the earliest (an account id stated once at the start) stays. The kept facts keep their order.
+ * Keeps the facts block within `maxTokens`, as measured by `measure` (the block as the message it
+ * will be). Past the cap, facts the user stated or the agent passed to a tool (`stated`) go first;
+ * then identifiers, paths, URLs and emails, then amounts, dates and names, then bare numbers; among
+ * equals the earliest stays. Kept facts keep their order. Line costs are added up cheaply and the
+ * result checked with `measure`, so a cap costs a few counts, not one per fact.
  */
 export function capFacts(
   facts: readonly ExtractedFact[],
   maxTokens: number,
   measure: (facts: readonly ExtractedFact[]) => number,
+  countText: (text: string) => number,
+  stated: (fact: ExtractedFact) => boolean = () => false,
 ): { facts: ExtractedFact[]; omitted: number } {
-  if (facts.length === 0 || measure(facts) <= maxTokens) return { facts: [...facts], omitted: 0 };
+  if (facts.length === 0) return { facts: [], omitted: 0 };
+  if (maxTokens <= 0) return { facts: [], omitted: facts.length };
   const ranked = facts
-    .map((fact, index) => ({ fact, index }))
+    .map((fact, index) => ({ fact, index, first: stated(fact) ? 0 : 1 }))
     .sort(
       (a, b) =>
-        PRIORITY[a.fact.category] - PRIORITY[b.fact.category] || a.fact.seq - b.fact.seq || a.index - b.index,
+        a.first - b.first ||
+        PRIORITY[a.fact.category] - PRIORITY[b.fact.category] ||
+        a.fact.seq - b.fact.seq ||
+        a.index - b.index,
     );
-  const top = (k: number) =>
-    ranked
-      .slice(0, k)
+  const empty = measure([]);
+  const keys = new Set<string>();
+  let used = empty;
+  const chosen: typeof ranked = [];
+  for (const r of ranked) {
+    const cost = countText(keys.has(r.fact.key) ? `, ${r.fact.value}` : `\n- ${r.fact.key}: ${r.fact.value}`);
+    if (used + cost > maxTokens) continue;
+    used += cost;
+    keys.add(r.fact.key);
+    chosen.push(r);
+  }
+  const inOrder = () =>
+    chosen
+      .slice()
       .sort((a, b) => a.index - b.index)
       .map((r) => r.fact);
-  // The largest k whose top-ranked facts fit: the block only grows with k.
-  let lo = 0;
-  let hi = facts.length - 1;
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (measure(top(mid)) <= maxTokens) lo = mid;
-    else hi = mid - 1;
+  let kept = inOrder();
+  // The sum of line costs can be off by a token here and there: trim the lowest ranked until it fits.
+  while (kept.length > 0 && measure(kept) > maxTokens) {
+    chosen.pop();
+    kept = inOrder();
   }
-  const kept = lo > 0 && measure(top(lo)) <= maxTokens ? top(lo) : [];
+  if (kept.length === 0 && empty > maxTokens) return { facts: [], omitted: facts.length };
   return { facts: kept, omitted: facts.length - kept.length };
 }

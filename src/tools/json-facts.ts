@@ -171,7 +171,13 @@ export function jsonFacts(root: unknown): JsonFact[] {
     if (isRecord(value)) {
       for (const rawKey in value) {
         const node: PathNode = { parent: at, step: rawKey };
-        if (rawKey.length >= 5 && looksLikeId(rawKey) && /\d/.test(rawKey)) {
+        // An id used as a key (`"certificate_8544743": {…}`), not a numbered field (`address2`).
+        if (
+          rawKey.length >= 5 &&
+          looksLikeId(rawKey) &&
+          /\d/.test(rawKey) &&
+          !/^[a-z_]+\d{1,2}$/i.test(rawKey)
+        ) {
           push('identifier', rawKey, key || 'id', node);
         }
         visit(value[rawKey], factKey(rawKey) || key, key, node);
