@@ -218,6 +218,10 @@ const DEFAULTS = {
 
 /** Tokens kept aside for the Anthropic start notice, which a view may need. */
 const NOTICE_RESERVE = 24;
+/** Past this many entries, a summary reads the user's requests and the newest half of this. */
+const SUMMARY_INPUT_ENTRIES = 600;
+/** The user's first messages, always read for facts however long the history. */
+const OPENING_REQUESTS = 16;
 const OMITTED_NOTICE: Message = freezeDeep({ role: 'user', content: OMITTED_START_TEXT });
 const START_NOTICE: Message = freezeDeep({ role: 'user', content: CONVERSATION_START_TEXT });
 
@@ -1509,7 +1513,17 @@ export class ContextManager {
     const key = `${previousPlan?.summary?.text.length ?? 0}|${fresh.map((a) => a.id).join(',')}|${maxTokens}`;
     let text = memo.get(key);
     if (text === undefined) {
-      const entries = fresh.flatMap((a) => a.seqs.map((s) => this.entries[s]!)).sort((x, y) => x.seq - y.seq);
+      let entries = fresh.flatMap((a) => a.seqs.map((s) => this.entries[s]!)).sort((x, y) => x.seq - y.seq);
+      // A summary of a few thousand tokens cannot use a long history's every sentence: it reads
+      // every request the user made and the newest stretch of the rest.
+      if (entries.length > SUMMARY_INPUT_ENTRIES) {
+        const tail = entries.slice(-SUMMARY_INPUT_ENTRIES / 2);
+        const from = tail[0]!.seq;
+        entries = [
+          ...entries.filter((e) => e.seq < from && e.message.role === 'user' && isStated(e.message)),
+          ...tail,
+        ];
+      }
       text = await this.tools.summarize(entries, {
         maxTokens: Math.max(1, maxTokens - SUMMARY_FRAME_TOKENS),
         previousSummary: previousPlan?.summary?.text,
@@ -1552,22 +1566,31 @@ export class ContextManager {
       if (atom) for (const s of atom.seqs) leaving.add(s);
     }
     if (leaving.size === 0) return [...oldFacts];
-    const stated: HistoryEntry[] = [];
+    // The user's messages, then the agent's, then tool results are read newest first, until there
+    // are about three times as many candidates as the block can hold (six tokens a fact).
+    const said: HistoryEntry[] = [];
+    const agent: HistoryEntry[] = [];
     const results: HistoryEntry[] = [];
     for (const seq of [...leaving].sort((a, b) => a - b)) {
       const entry = this.entries[seq]!;
-      if (isStated(entry.message)) stated.push(entry);
-      else results.push(entry);
+      if (!isStated(entry.message)) results.push(entry);
+      else if (entry.message.role === 'user') said.push(entry);
+      else agent.push(entry);
     }
-    let facts = await this.tools.extractFacts(stated, { previousFacts: oldFacts });
-    // About six tokens a fact: enough candidates to fill the block three times over.
-    const enough = oldFacts.length + Math.max(30, Math.ceil(room / 2));
-    for (let end = results.length; end > 0 && facts.length < enough; end -= 64) {
-      facts = await this.tools.extractFacts(results.slice(Math.max(0, end - 64), end), {
-        previousFacts: facts,
-      });
+    const enough = oldFacts.length + Math.max(60, Math.ceil(room / 2));
+    // The first requests of a conversation usually state the task and its ids: always read.
+    const opening = said.slice(0, OPENING_REQUESTS);
+    let facts = await this.tools.extractFacts(opening, { previousFacts: oldFacts });
+    const stated = new Set(opening.map((e) => e.seq));
+    for (const group of [said.slice(OPENING_REQUESTS), agent, results]) {
+      const isStatement = group !== results;
+      for (let end = group.length; end > 0 && facts.length < enough; end -= 64) {
+        const chunk = group.slice(Math.max(0, end - 64), end);
+        if (isStatement) for (const e of chunk) stated.add(e.seq);
+        facts = await this.tools.extractFacts(chunk, { previousFacts: facts });
+      }
     }
-    this.statedSeqs = new Set(stated.map((e) => e.seq));
+    this.statedSeqs = stated;
     return facts;
   }
 
@@ -1596,6 +1619,7 @@ export class ContextManager {
       protection,
       measure,
       countText: (t) => counter.countText(t),
+      messageTokens: (m) => this.count(counter, m),
       // Room for the start notice an Anthropic view may need once older messages are gone.
       fixedTokens: r.fixedTokens + (r.format === 'anthropic' ? NOTICE_RESERVE : 0),
       budget: r.budget,

@@ -1,9 +1,10 @@
 import type { Atom } from '../messages/atoms.js';
+import type { Message } from '../messages/types.js';
 import { draftEdits, type PlanContext, type PlanDraft } from './draft.js';
 import type { AtomEdits } from './edit-atom.js';
 
-/** Stand-in for "about N tokens" while sizing: four digits, like most real figures. */
-const SIZING_TOKENS = 1000;
+/** About what a cleared-result placeholder costs, for sizing before the exact measure. */
+const PLACEHOLDER_TOKENS = 40;
 
 /** The newest `keepToolResults` results, counted from the end across all atoms. */
 function newestSlots(ctx: PlanContext): Set<string> {
@@ -45,12 +46,12 @@ function firstSurvivor(
     if (ctx.protection[i] !== 'none' || draft.dropped.has(atom.id)) continue;
     const slots = clearable(atom, draft, kept, excluded);
     let minimal = draft.atomTokens[i]!;
-    if (slots.length > 0) {
-      const edits: AtomEdits = {
-        cleared: new Map([...draft.cleared, ...slots.map((s) => [s.key, SIZING_TOKENS] as const)]),
-        truncated: draft.truncated,
-      };
-      minimal = ctx.measure(atom, edits);
+    // Sizing only: each result's share of its message's memoized count, less a placeholder's.
+    for (const slot of slots) {
+      minimal -= Math.max(
+        0,
+        resultTokens(ctx, atom.messages[slot.messageIndex], slot.blockIndex) - PLACEHOLDER_TOKENS,
+      );
     }
     if (total + minimal > ctx.target) return i + 1;
     total += minimal;
@@ -97,16 +98,28 @@ export function clearToolResults(ctx: PlanContext, draft: PlanDraft): PlanDraft 
   return next;
 }
 
-/** Tokens of one result's own content, for the placeholder's "about N tokens". */
+/**
+ * About how many tokens one result's content has, for the placeholder's "about N tokens": the
+ * message's memoized count shared out by characters, so clearing never re-tokenizes a result.
+ */
 function resultTokens(ctx: PlanContext, message: unknown, blockIndex: number): number {
   const m = message as { content?: unknown };
   const content =
     blockIndex < 0 ? m.content : (m.content as Array<{ content?: unknown }>)[blockIndex]?.content;
-  if (typeof content === 'string') return ctx.countText(content);
+  const chars = textLength(content);
+  if (!ctx.messageTokens) return typeof content === 'string' ? ctx.countText(content) : Math.ceil(chars / 4);
+  const whole = textLength(m.content);
+  const tokens = ctx.messageTokens(message as Message);
+  return whole > 0 ? Math.round((tokens * chars) / whole) : 0;
+}
+
+function textLength(content: unknown): number {
+  if (typeof content === 'string') return content.length;
   if (!Array.isArray(content)) return 0;
-  let sum = 0;
-  for (const part of content as Array<{ text?: unknown }>) {
-    if (typeof part.text === 'string') sum += ctx.countText(part.text);
+  let n = 0;
+  for (const part of content as Array<{ text?: unknown; content?: unknown }>) {
+    if (typeof part.text === 'string') n += part.text.length;
+    else if (part.content !== undefined) n += textLength(part.content);
   }
-  return sum;
+  return n;
 }

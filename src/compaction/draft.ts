@@ -1,4 +1,5 @@
 import type { Atom } from '../messages/atoms.js';
+import type { Message } from '../messages/types.js';
 import type { AtomEdits } from './edit-atom.js';
 
 /** The options of Anthropic's context editing, for the clearing step. */
@@ -29,6 +30,8 @@ export interface PlanContext {
   /** Tokens of one atom rendered under the given edits (memoized by the caller). */
   measure: (atom: Atom, edits: AtomEdits) => number;
   countText: (text: string) => number;
+  /** Tokens of one stored message (memoized by the caller): cheap where `countText` is not. */
+  messageTokens?: (message: Message) => number;
   /** Tokens outside the atoms: tool definitions, request framing, reserve for notices. */
   fixedTokens: number;
   budget: number;

@@ -3,7 +3,8 @@
  * happened and what it can do about it, and they are deterministic so views stay byte-stable.
  */
 
-const grouped = new Intl.NumberFormat('en-US');
+/** `12345` → `12,345`; a regex, since `Intl.NumberFormat` costs more than the rest of a placeholder. */
+const grouped = { format: (n: number) => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',') };
 
 /** Stands in for a tool result cleared from the view. */
 export function clearedResultText(toolName: string, tokens: number): string {

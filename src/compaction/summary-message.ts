@@ -17,9 +17,12 @@ export function summaryReserve(budget: number): number {
   return Math.min(4000, Math.floor(budget * 0.1));
 }
 
-/** The facts block may take a tenth of the budget, and at least `min(200, a quarter)`. */
+/**
+ * The facts block may take a tenth of the budget, at least `min(200, a quarter)` and at most
+ * 2,000 tokens (some 300 facts): past that a list stops being a reminder and becomes noise.
+ */
 export function factsCap(budget: number): number {
-  return Math.max(Math.floor(budget * 0.1), Math.min(200, Math.floor(budget / 4)));
+  return Math.min(2000, Math.max(Math.floor(budget * 0.1), Math.min(200, Math.floor(budget / 4))));
 }
 
 /**

@@ -80,6 +80,8 @@ function plural(n: number, word: string): string {
  * reported only when `fn` itself succeeded, so the first failure is the one printed.
  */
 async function withStore<T>(url: string, fn: (store: ConversationStore) => Promise<T>): Promise<T> {
+  if (url.trim() === '')
+    throw new CliError('--store is empty (so is $CONTEXTKIT_STORE if set): name a store', 2);
   const store = await openStore(url, { onWarning: printWarning });
   if (store.kind === 'memory') {
     printWarning('the memory: store lives only in this process: it starts empty and is forgotten on exit');
@@ -235,7 +237,15 @@ async function listCommand(options: ListOptions): Promise<void> {
           if (!(error instanceof StoreError)) throw error;
           // One damaged conversation must not hide the others: report it and go on.
           printWarning(error.message);
-          rows.push({ id, messages: 0, tokens: 0, format: '?', model: '', exact: false, error: error.message });
+          rows.push({
+            id,
+            messages: 0,
+            tokens: 0,
+            format: '?',
+            model: '',
+            exact: false,
+            error: error.message,
+          });
           process.exitCode = 1;
         }
       }
@@ -305,7 +315,7 @@ export class ReadOnlyStoreView implements ConversationStore {
     );
   }
 
-  append(conversationId: string): Promise<number> {
+  append(conversationId: string, _entries?: readonly NewEntry[]): Promise<number> {
     return this.#refuse('append', conversationId);
   }
 
@@ -317,7 +327,7 @@ export class ReadOnlyStoreView implements ConversationStore {
     return this.#store.head(conversationId);
   }
 
-  replace(conversationId: string): Promise<void> {
+  replace(conversationId: string, _entries?: readonly NewEntry[]): Promise<void> {
     return this.#refuse('replace', conversationId);
   }
 
@@ -596,7 +606,9 @@ export function parseImport(text: string, source: string, now: () => Date = () =
     } catch {
       const found = findJsonSyntaxError(body);
       throw new CliError(
-        found ? `${source}:${found.line}:${found.column}: invalid JSON: ${found.reason}` : `${source}: invalid JSON`,
+        found
+          ? `${source}:${found.line}:${found.column}: invalid JSON: ${found.reason}`
+          : `${source}: invalid JSON`,
         1,
       );
     }
@@ -666,7 +678,10 @@ export function parseImport(text: string, source: string, now: () => Date = () =
       );
     }
     if (!isRecord(value.metadata)) {
-      throw new CliError(`${where(i)}: "metadata" must be an object, found ${describeValue(value.metadata)}`, 1);
+      throw new CliError(
+        `${where(i)}: "metadata" must be an object, found ${describeValue(value.metadata)}`,
+        1,
+      );
     }
     messages.push(value.message);
     metadata.push(value.metadata as MessageMetadata);
@@ -793,6 +808,7 @@ async function deleteCommand(conversationId: string, options: DeleteOptions): Pr
       );
       if (!ok) {
         process.stderr.write('not deleted\n');
+        process.exitCode = 1;
         return;
       }
     }
@@ -833,7 +849,11 @@ export function registerConversations(program: Command): void {
     .description("a conversation's messages, or with --budget the view a request would send")
     .argument('<id>', 'conversation id')
     .addOption(storeOption())
-    .option('-b, --budget <n>', 'show the request view at this token budget (e.g. 8000 or 8k)', positiveInteger)
+    .option(
+      '-b, --budget <n>',
+      'show the request view at this token budget (e.g. 8000 or 8k)',
+      positiveInteger,
+    )
     .option('-m, --model <id>', MODEL_HELP)
     .option('--json', 'print the messages (or the view) as a JSON array')
     .action((id: string, options: ShowOptions) => showCommand(id, options));

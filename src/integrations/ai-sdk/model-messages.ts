@@ -47,6 +47,8 @@ interface Origin {
 interface PartAt {
   message: number;
   part: number;
+  /** The proxy that stands for it, whose riders follow it. */
+  proxy: number;
 }
 
 /**
@@ -267,7 +269,9 @@ export function fromModelMessages(messages: readonly AnyModelMessage[]): Convert
       case 'assistant':
         if (typeof content !== 'string') {
           content.forEach((part, k) => {
-            if (isClientCall(part)) calls.set(String(part.toolCallId), { message: index, part: k });
+            if (isClientCall(part)) {
+              calls.set(String(part.toolCallId), { message: index, part: k, proxy: proxies.length });
+            }
           });
         }
         push(assistantProxy(content), all);
@@ -279,9 +283,13 @@ export function fromModelMessages(messages: readonly AnyModelMessage[]): Convert
         let pendingRiders: number[] = [];
         content.forEach((part, k) => {
           if (part.type === 'tool-result') {
+            results.set(String(part.toolCallId), {
+              message: index,
+              part: k,
+              proxy: proxies.length + groups.length,
+            });
             groups.push([...pendingRiders, k]);
             pendingRiders = [];
-            results.set(String(part.toolCallId), { message: index, part: k });
           } else if (groups.length > 0) groups[groups.length - 1]!.push(k);
           else pendingRiders.push(k);
         });
@@ -361,7 +369,7 @@ function userParts(content: OpenAIMessage['content']): Part[] {
           data: part.input_audio.data,
           mediaType: part.input_audio.format === 'mp3' ? 'audio/mpeg' : `audio/${part.input_audio.format}`,
         };
-      case 'file': {
+      default: {
         const inline = part.file.file_data === undefined ? null : DATA_URL.exec(part.file.file_data);
         if (!inline) return { type: 'text', text: `[file ${part.file.filename ?? part.file.file_id ?? ''}]` };
         const out: Part = { type: 'file', data: inline[2] ?? '', mediaType: inline[1] ?? 'application/pdf' };
@@ -384,18 +392,25 @@ function parseArguments(args: string): unknown {
  * Rebuilds an assistant message the plan rewrote: its own text, and, from the SDK message it came
  * from (found by its tool calls), the reasoning, provider options and tool-call parts.
  */
-function assistantPiece(message: OpenAIAssistantMessage, side: ModelMessageSideMap, fresh: () => number): Piece {
+function assistantPiece(
+  message: OpenAIAssistantMessage,
+  side: ModelMessageSideMap,
+  fresh: () => number,
+): Piece {
   const text = plainText(message.content ?? '');
   const edited = new Map((message.tool_calls ?? []).map((c) => [c.id, c]));
   const firstCall = message.tool_calls?.[0];
   const at = firstCall ? side.calls.get(firstCall.id) : undefined;
   const source = at ? contentOf(side.source[at.message]!) : undefined;
   if (at && Array.isArray(source)) {
+    // Only a cut changes the text; an edit of the calls alone (inputs cleared) leaves it as it was.
+    const textCut = text !== plainText(side.proxies[at.proxy]?.content ?? '');
     const parts: Part[] = [];
     let textPlaced = false;
     for (const part of source) {
       if (part.type === 'text') {
-        if (!textPlaced && text !== '') parts.push({ ...part, text });
+        if (!textCut) parts.push(part);
+        else if (!textPlaced && text !== '') parts.push({ ...part, text });
         textPlaced = true;
       } else if (isClientCall(part)) {
         const call = edited.get(String(part.toolCallId));
@@ -407,7 +422,7 @@ function assistantPiece(message: OpenAIAssistantMessage, side: ModelMessageSideM
         );
       } else parts.push(part);
     }
-    if (!textPlaced && text !== '') parts.unshift({ type: 'text', text });
+    if (textCut && !textPlaced && text !== '') parts.unshift({ type: 'text', text });
     return { group: at.message, role: 'assistant', parts };
   }
   const parts: Part[] = text === '' ? [] : [{ type: 'text', text }];
@@ -423,7 +438,13 @@ function assistantPiece(message: OpenAIAssistantMessage, side: ModelMessageSideM
 }
 
 /** Rebuilds a tool result the plan cleared or cut, on the SDK's own result part. */
-function toolPiece(message: OpenAIMessage & { role: 'tool' }, side: ModelMessageSideMap, previous: Piece | undefined, fresh: () => number): Piece {
+function toolPiece(
+  message: OpenAIMessage & { role: 'tool' },
+  side: ModelMessageSideMap,
+  previous: Piece | undefined,
+  viewCalls: ReadonlyMap<string, string>,
+  fresh: () => number,
+): Piece {
   const text = plainText(message.content);
   const at = side.results.get(message.tool_call_id);
   const original = at ? contentOf(side.source[at.message]!)[at.part] : undefined;
@@ -438,11 +459,21 @@ function toolPiece(message: OpenAIMessage & { role: 'tool' }, side: ModelMessage
   }
   const call = side.calls.get(message.tool_call_id);
   const callPart = call ? contentOf(side.source[call.message]!)[call.part] : undefined;
-  const toolName = isRecord(callPart) && typeof callPart.toolName === 'string' ? callPart.toolName : 'tool';
+  const toolName =
+    isRecord(callPart) && typeof callPart.toolName === 'string'
+      ? callPart.toolName
+      : (viewCalls.get(message.tool_call_id) ?? 'tool');
   return {
     group: previous?.role === 'tool' ? previous.group : fresh(),
     role: 'tool',
-    parts: [{ type: 'tool-result', toolCallId: message.tool_call_id, toolName, output: { type: 'text', value: text } }],
+    parts: [
+      {
+        type: 'tool-result',
+        toolCallId: message.tool_call_id,
+        toolName,
+        output: { type: 'text', value: text },
+      },
+    ],
   };
 }
 
@@ -460,43 +491,76 @@ function wholePieces(index: number, side: ModelMessageSideMap): Piece[] {
 function isWhole(message: AnyModelMessage, piece: Piece): boolean {
   const content = contentOf(message);
   if (typeof content === 'string') return piece.text === content;
-  return piece.text === undefined && piece.parts.length === content.length && piece.parts.every((p, i) => p === content[i]);
+  return (
+    piece.text === undefined &&
+    piece.parts.length === content.length &&
+    piece.parts.every((p, i) => p === content[i])
+  );
+}
+
+/** How `toModelMessages` writes what it cannot take from the SDK's own messages. */
+export interface ToModelMessagesOptions {
+  /**
+   * What a system message contextkit writes after the conversation has started (a summary) becomes:
+   * `user` (default), since most providers (Anthropic, Google) take system messages only at the
+   * start, or `system` for providers that take them anywhere (OpenAI).
+   */
+  systemInside?: 'system' | 'user';
 }
 
 /**
  * The SDK messages for a fitted view: each entry that is an unchanged proxy gives back its SDK
  * message (or the parts of it it stands for), rewritten entries are rebuilt on the SDK message
  * they came from, and what contextkit wrote (summary, facts) becomes a system message at the top
- * or a user message further down (providers take system messages only at the start).
+ * and, further down, what `systemInside` says.
  */
-export function restoreModelMessages(entries: readonly ProxyEntry[], side: ModelMessageSideMap): ModelMessage[] {
+export function restoreModelMessages(
+  entries: readonly ProxyEntry[],
+  side: ModelMessageSideMap,
+  options: ToModelMessagesOptions = {},
+): ModelMessage[] {
   let next = -1;
   const fresh = () => next--;
   const pieces: Piece[] = [];
+  const ridersOf = (proxy: number | undefined) => {
+    if (proxy === undefined) return;
+    for (const index of side.riders.get(proxy) ?? []) pieces.push(...wholePieces(index, side));
+  };
   for (const index of side.leading) pieces.push(...wholePieces(index, side));
   let started = false;
+  const viewCalls = new Map<string, string>();
   for (const { message, proxy } of entries) {
     const previous = pieces[pieces.length - 1];
+    if (message.role === 'assistant')
+      for (const c of message.tool_calls ?? []) viewCalls.set(c.id, c.function.name);
     if (proxy !== undefined) {
       const origin = side.origins[proxy]!;
       const source = side.source[origin.message]!;
       const content = contentOf(source);
       pieces.push(
         origin.parts === 'string' || typeof content === 'string'
-          ? { group: origin.message, role: source.role, text: typeof content === 'string' ? content : '', parts: [] }
+          ? {
+              group: origin.message,
+              role: source.role,
+              text: typeof content === 'string' ? content : '',
+              parts: [],
+            }
           : { group: origin.message, role: source.role, parts: origin.parts.map((k) => content[k]!) },
       );
-      for (const index of side.riders.get(proxy) ?? []) pieces.push(...wholePieces(index, side));
+      ridersOf(proxy);
     } else if (message.role === 'tool') {
-      pieces.push(toolPiece(message, side, previous, fresh));
+      pieces.push(toolPiece(message, side, previous, viewCalls, fresh));
+      ridersOf(side.results.get(message.tool_call_id)?.proxy);
     } else if (message.role === 'assistant') {
       pieces.push(assistantPiece(message, side, fresh));
+      const first = message.tool_calls?.[0];
+      ridersOf(first ? side.calls.get(first.id)?.proxy : undefined);
     } else if (message.role === 'user') {
       pieces.push({ group: fresh(), role: 'user', parts: userParts(message.content) });
     } else {
       const text = plainText(message.content);
       pieces.push(
-        started
+        started && options.systemInside !== 'system'
           ? { group: fresh(), role: 'user', parts: [{ type: 'text', text }] }
           : { group: fresh(), role: 'system', text, parts: [] },
       );
@@ -509,7 +573,12 @@ export function restoreModelMessages(entries: readonly ProxyEntry[], side: Model
     const first = pieces[i]!;
     const merged: Piece = { ...first, parts: first.parts.slice() };
     let j = i + 1;
-    while (j < pieces.length && pieces[j]!.group === first.group && first.group >= 0 && first.text === undefined) {
+    while (
+      j < pieces.length &&
+      pieces[j]!.group === first.group &&
+      first.group >= 0 &&
+      first.text === undefined
+    ) {
       merged.parts.push(...pieces[j]!.parts);
       j++;
     }
@@ -533,7 +602,11 @@ export function restoreModelMessages(entries: readonly ProxyEntry[], side: Model
  * keeps the tool call and options of its original; without it the conversion keeps text, images,
  * files, tool calls and tool results.
  */
-export function toModelMessages(messages: readonly Message[], sideMap?: ModelMessageSideMap): ModelMessage[] {
+export function toModelMessages(
+  messages: readonly Message[],
+  sideMap?: ModelMessageSideMap,
+  options: ToModelMessagesOptions = {},
+): ModelMessage[] {
   const openai = convertMessages(messages, 'openai');
   const side: ModelMessageSideMap = sideMap ?? fromModelMessages([]).sideMap;
   const byObject = new Map<object, number>(side.proxies.map((p, i) => [p, i]));
@@ -544,5 +617,5 @@ export function toModelMessages(messages: readonly Message[], sideMap?: ModelMes
     if (proxy !== undefined) last = proxy;
     return { message, proxy };
   });
-  return restoreModelMessages(entries, side);
+  return restoreModelMessages(entries, side, options);
 }

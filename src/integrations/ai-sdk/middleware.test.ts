@@ -1,0 +1,287 @@
+import { createOpenAI } from '@ai-sdk/openai';
+import {
+  generateText,
+  jsonSchema,
+  type ModelMessage,
+  simulateReadableStream,
+  stepCountIs,
+  streamText,
+  tool,
+  wrapLanguageModel,
+} from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type FakeOpenAIServer,
+  type FakeRequest,
+  startFakeOpenAI,
+  toolLoopReply,
+} from '../../../test/support/fake-openai-server.js';
+import { ConfigurationError } from '../../errors.js';
+import { ContextManager } from '../../manager.js';
+import type { Message } from '../../messages/types.js';
+import { MemoryStore } from '../../stores/memory.js';
+import { getModelInfo } from '../../tokens/catalog.js';
+import { createTokenCounter } from '../../tokens/counter.js';
+import { contextMiddleware, contextPrepareStep } from './middleware.js';
+import { fromModelMessages } from './model-messages.js';
+
+const counter = createTokenCounter(getModelInfo('gpt-4o')!);
+const SYSTEM = 'You are a research agent. Use lookup for every question.';
+
+/** A tool result of about 250 tokens, different per call. */
+function longResult(query: string, step: number): string {
+  const words = Array.from({ length: 160 }, (_, i) => `${query.split(' ')[0] ?? 'x'}${(i * 7 + step) % 97}`);
+  return `Result ${step} for "${query}": ${words.join(' ')}`;
+}
+
+const lookup = tool({
+  description: 'Looks something up.',
+  inputSchema: jsonSchema<{ query: string; step: number }>({
+    type: 'object',
+    properties: { query: { type: 'string' }, step: { type: 'number' } },
+    required: ['query', 'step'],
+    additionalProperties: false,
+  }),
+  execute: async ({ query, step }) => longResult(query, step),
+});
+
+/** Tokens of what the model was sent, counted as contextkit counts a request. */
+async function wireTokens(request: FakeRequest): Promise<number> {
+  const messages = request.body.messages as Message[];
+  const tools = request.body.tools as Parameters<typeof counter.measure>[1] extends infer O
+    ? O extends { tools?: infer T }
+      ? T
+      : never
+    : never;
+  return counter.measure(messages, { tools });
+}
+
+function lastUserText(request: FakeRequest): string | undefined {
+  const users = request.transcript.filter((e) => e.kind === 'user');
+  const last = users[users.length - 1];
+  return last && 'text' in last ? last.text : undefined;
+}
+
+describe('contextMiddleware with generateText over a fake OpenAI model on 127.0.0.1', () => {
+  let server: FakeOpenAIServer;
+  beforeAll(async () => {
+    server = await startFakeOpenAI({ reply: toolLoopReply(4) });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('fits every step of every multi-step tool loop: in budget, no orphans, system and latest user kept', async () => {
+    const budget = 2_000;
+    const provider = createOpenAI({ baseURL: server.baseURL, apiKey: 'test-key' });
+    const model = wrapLanguageModel({
+      model: provider.chat('gpt-4o'),
+      middleware: contextMiddleware({ budget }),
+    });
+    const questions = [
+      'alpha: where is the config loaded',
+      'bravo: which tests fail on CI',
+      'charlie: who owns the billing module',
+      'delta: what changed in release 4.2',
+      'echo: how large is the cache',
+      'foxtrot: why is the build slow',
+    ];
+    const messages: ModelMessage[] = [];
+    const first = server.requests.length;
+    const fullTokens: number[] = [];
+    for (const question of questions) {
+      messages.push({ role: 'user', content: question });
+      const result = await generateText({
+        model,
+        system: SYSTEM,
+        messages,
+        tools: { lookup },
+        stopWhen: stepCountIs(10),
+      });
+      expect(result.steps).toHaveLength(5);
+      expect(result.text).toContain(question.slice(0, 20));
+      messages.push(...result.response.messages);
+      fullTokens.push(await counter.measure(fromModelMessages(messages).messages));
+    }
+    const requests = server.requests.slice(first);
+    expect(requests).toHaveLength(questions.length * 5);
+    // The unfitted conversation ends far above the budget: fitting had work to do.
+    expect(fullTokens[fullTokens.length - 1]).toBeGreaterThan(budget * 3);
+    for (const [i, request] of requests.entries()) {
+      expect(request.problems, `request ${i}`).toEqual([]);
+      expect(await wireTokens(request), `request ${i}`).toBeLessThanOrEqual(budget);
+      expect(request.transcript[0]).toEqual({ kind: 'system', text: SYSTEM });
+      expect(lastUserText(request)).toBe(questions[Math.floor(i / 5)]);
+    }
+    // The exchange in progress is whole: the model sees the result of the call it just made.
+    const last = requests[requests.length - 1]!;
+    const [call, result] = last.transcript.slice(-2);
+    expect(call).toMatchObject({ kind: 'call', arguments: expect.stringContaining('"step":4') });
+    expect(result).toMatchObject({ kind: 'result', callId: call?.kind === 'call' ? call.callId : '' });
+    expect(result?.kind === 'result' && result.text.startsWith('Result 4 for "foxtrot')).toBe(true);
+  });
+
+  it('stores the whole conversation in a manager of your own, and refuses a prompt that does not extend it', async () => {
+    const store = new MemoryStore();
+    const manager = new ContextManager({ store, conversationId: 'chat-1', model: 'gpt-4o' });
+    const provider = createOpenAI({ baseURL: server.baseURL, apiKey: 'test-key' });
+    const model = wrapLanguageModel({
+      model: provider.chat('gpt-4o'),
+      middleware: contextMiddleware({ manager, budget: 1_500 }),
+    });
+    const messages: ModelMessage[] = [];
+    const first = server.requests.length;
+    for (const question of ['one: first question', 'two: second question', 'three: third question']) {
+      messages.push({ role: 'user', content: question });
+      const result = await generateText({
+        model,
+        system: SYSTEM,
+        messages,
+        tools: { lookup },
+        stopWhen: stepCountIs(10),
+      });
+      messages.push(...result.response.messages);
+    }
+    for (const request of server.requests.slice(first)) {
+      expect(request.problems).toEqual([]);
+      expect(await wireTokens(request)).toBeLessThanOrEqual(1_500);
+    }
+    // Everything but the last reply (which no call has sent yet) is stored, tool results whole.
+    const stored = await store.read('chat-1');
+    expect(stored.length).toBe(1 + messages.length - 1);
+    const storedResults = stored.filter((e) => e.message.role === 'tool');
+    expect(storedResults).toHaveLength(12);
+    for (const e of storedResults) expect(String(e.message.content)).toMatch(/^Result \d for/);
+
+    await expect(
+      generateText({ model, system: 'A different system prompt', prompt: 'hello' }),
+    ).rejects.toThrow(ConfigurationError);
+  });
+
+  it('fits the messages of each step through prepareStep', async () => {
+    const provider = createOpenAI({ baseURL: server.baseURL, apiKey: 'test-key' });
+    const budget = 1_400;
+    const messages: ModelMessage[] = [];
+    const first = server.requests.length;
+    const prepareStep = contextPrepareStep({ budget });
+    for (const question of ['golf: a question', 'hotel: another one', 'india: and a third']) {
+      messages.push({ role: 'user', content: question });
+      const result = await generateText({
+        model: provider.chat('gpt-4o'),
+        messages,
+        tools: { lookup },
+        stopWhen: stepCountIs(10),
+        prepareStep,
+      });
+      messages.push(...result.response.messages);
+    }
+    const requests = server.requests.slice(first);
+    expect(requests).toHaveLength(15);
+    for (const request of requests) {
+      expect(request.problems).toEqual([]);
+      expect(await wireTokens(request)).toBeLessThanOrEqual(budget);
+    }
+  });
+});
+
+describe('contextMiddleware on the prompt a model receives', () => {
+  it('passes provider options and images through to the model, fitted or not', async () => {
+    const seen: Array<Parameters<MockLanguageModelV3['doGenerate']>[0]['prompt']> = [];
+    const mock = new MockLanguageModelV3({
+      modelId: 'gpt-4o',
+      doGenerate: async (options) => {
+        seen.push(options.prompt);
+        return {
+          content: [{ type: 'text', text: 'ok' }],
+          finishReason: { unified: 'stop', raw: 'stop' },
+          usage: {
+            inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
+            outputTokens: { total: 1, text: 1, reasoning: 0 },
+          },
+          warnings: [],
+        };
+      },
+    });
+    const cache = { anthropic: { cacheControl: { type: 'ephemeral' } } };
+    const pixel = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+      'base64',
+    );
+    const history: ModelMessage[] = [
+      { role: 'user', content: [{ type: 'text', text: 'old question '.repeat(300) }] },
+      { role: 'assistant', content: 'old answer '.repeat(300) },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What is this?', providerOptions: cache },
+          { type: 'image', image: pixel, mediaType: 'image/png' },
+        ],
+      },
+    ];
+    const model = wrapLanguageModel({ model: mock, middleware: contextMiddleware({ budget: 600 }) });
+    await generateText({ model, system: 'Be brief.', messages: history, providerOptions: {} });
+    const prompt = seen[0]!;
+    // The old turn is gone (or summarized); the system prompt and the latest user message are whole.
+    expect(prompt[0]).toMatchObject({ role: 'system', content: 'Be brief.' });
+    const lastUser = prompt[prompt.length - 1]!;
+    expect(lastUser.role).toBe('user');
+    expect(lastUser.content).toEqual([
+      { type: 'text', text: 'What is this?', providerOptions: cache },
+      { type: 'file', data: expect.anything(), mediaType: 'image/png' },
+    ]);
+    expect(JSON.stringify(prompt)).not.toContain('old answer old answer');
+
+    // Within the budget, the prompt is passed on as the SDK built it.
+    const roomy = wrapLanguageModel({ model: mock, middleware: contextMiddleware({ budget: 50_000 }) });
+    await generateText({ model: roomy, system: 'Be brief.', messages: history });
+    await generateText({ model: mock, system: 'Be brief.', messages: history });
+    expect(seen[1]).toHaveLength(4);
+    expect(seen[1]).toEqual(seen[2]);
+  });
+
+  it('fits the prompt of a streamed call too', async () => {
+    const prompts: Array<Parameters<MockLanguageModelV3['doStream']>[0]['prompt']> = [];
+    const mock = new MockLanguageModelV3({
+      modelId: 'gpt-4o',
+      doStream: async (options) => {
+        prompts.push(options.prompt);
+        return {
+          stream: simulateReadableStream({
+            chunks: [
+              { type: 'stream-start' as const, warnings: [] },
+              { type: 'text-start' as const, id: 't' },
+              { type: 'text-delta' as const, id: 't', delta: 'streamed' },
+              { type: 'text-end' as const, id: 't' },
+              {
+                type: 'finish' as const,
+                finishReason: { unified: 'stop' as const, raw: 'stop' },
+                usage: {
+                  inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
+                  outputTokens: { total: 1, text: 1, reasoning: 0 },
+                },
+              },
+            ],
+          }),
+        };
+      },
+    });
+    const history: ModelMessage[] = [];
+    for (let i = 0; i < 20; i++) {
+      history.push({ role: 'user', content: `question ${i}: ${'detail '.repeat(40)}` });
+      history.push({ role: 'assistant', content: `answer ${i}: ${'reason '.repeat(40)}` });
+    }
+    history.push({ role: 'user', content: 'the latest question' });
+    const model = wrapLanguageModel({ model: mock, middleware: contextMiddleware({ budget: 800 }) });
+    const result = streamText({ model, system: 'Be brief.', messages: history });
+    expect(await result.text).toBe('streamed');
+    const prompt = prompts[0]!;
+    expect(await counter.measure(fromModelMessages(prompt).messages)).toBeLessThanOrEqual(800);
+    expect(prompt[0]).toMatchObject({ role: 'system', content: 'Be brief.' });
+    expect(prompt[prompt.length - 1]).toEqual({
+      role: 'user',
+      content: [{ type: 'text', text: 'the latest question' }],
+    });
+    expect(prompt.length).toBeLessThan(history.length);
+  });
+});

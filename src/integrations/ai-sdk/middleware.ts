@@ -1,0 +1,80 @@
+import type { LanguageModel, LanguageModelMiddleware, ModelMessage } from 'ai';
+import type { ToolDefinition } from '../../messages/types.js';
+import type { LanguageModelPrompt } from './model-messages.js';
+import { type FitOptions, PromptFitter } from './prompt-fitter.js';
+
+/** Options of `contextMiddleware` and `contextPrepareStep`. */
+export type ContextMiddlewareOptions = FitOptions;
+
+type CallParams = Parameters<NonNullable<LanguageModelMiddleware['transformParams']>>[0]['params'];
+
+/** The function tools of a call as contextkit counts them (provider tools have no schema to count). */
+function toolDefinitions(tools: CallParams['tools']): ToolDefinition[] {
+  const out: ToolDefinition[] = [];
+  for (const tool of tools ?? []) {
+    if (tool.type !== 'function') continue;
+    const fn: { name: string; description?: string; parameters?: unknown } = {
+      name: tool.name,
+      parameters: tool.inputSchema,
+    };
+    if (tool.description !== undefined) fn.description = tool.description;
+    out.push({ type: 'function', function: fn });
+  }
+  return out;
+}
+
+/**
+ * A language-model middleware that fits the prompt of every call to the model's window, each step
+ * of a multi-step tool loop included, since the SDK calls the model once per step and every call
+ * goes through `transformParams`. Nothing the SDK keeps is changed: only what this call sends.
+ *
+ * ```ts
+ * const model = wrapLanguageModel({ model: openai('gpt-4o'), middleware: contextMiddleware() });
+ * ```
+ *
+ * The prompt keeps the system prompt, the latest user message and the tool exchange in progress;
+ * tool calls stay with their results; older tool results are cleared, then older turns summarized
+ * or dropped, as `ContextManager` plans it. Throws `ContextOverflowError` when what must be kept
+ * cannot fit.
+ */
+export function contextMiddleware(options: ContextMiddlewareOptions = {}): LanguageModelMiddleware {
+  const fitter = new PromptFitter(options);
+  return {
+    specificationVersion: 'v3',
+    transformParams: async ({ params, model }) => {
+      const prompt = await fitter.fit(params.prompt, {
+        modelId: model.modelId,
+        provider: model.provider,
+        tools: toolDefinitions(params.tools),
+      });
+      return { ...params, prompt: prompt as unknown as LanguageModelPrompt };
+    },
+  };
+}
+
+/** What the SDK passes to `prepareStep` that this helper reads. */
+export interface PrepareStepInput {
+  messages: ModelMessage[];
+  model?: LanguageModel;
+}
+
+/**
+ * A `prepareStep` for `generateText` / `streamText` that fits each step's `messages` to the budget,
+ * for when wrapping the model is not an option. The SDK passes the system prompt apart from
+ * `messages`, so it is not counted here: leave room for it in `budget`, or use `contextMiddleware`,
+ * which sees the whole prompt. The returned messages are used for that step only.
+ */
+export function contextPrepareStep(
+  options: ContextMiddlewareOptions = {},
+): (step: PrepareStepInput) => Promise<{ messages: ModelMessage[] }> {
+  const fitter = new PromptFitter(options);
+  return async ({ messages, model }) => {
+    const request =
+      typeof model === 'string'
+        ? { modelId: model }
+        : model === undefined
+          ? {}
+          : { modelId: model.modelId, provider: model.provider };
+    return { messages: await fitter.fit(messages, request) };
+  };
+}

@@ -1,0 +1,125 @@
+import type { ModelMessage } from 'ai';
+import { ConfigurationError } from '../../errors.js';
+import { ContextManager, type ContextManagerOptions } from '../../manager.js';
+import type { ToolDefinition } from '../../messages/types.js';
+import { createModelCatalog } from '../../tokens/catalog.js';
+import { type FittedEntry, fitThrough, messageKey } from '../fit-through.js';
+import { type AnyModelMessage, fromModelMessages, restoreModelMessages } from './model-messages.js';
+
+/** How the AI SDK integrations fit messages: shared by the middleware and the `prepareStep` helper. */
+export interface FitOptions {
+  /**
+   * A manager of your own: its history must be a prefix of every prompt (the SDK sends the whole
+   * conversation each call); the rest of the prompt is added to it, so it is stored and its plan
+   * lives on. Without one, in-memory managers are made from `options` and reused while the prompt
+   * grows (each step of a tool loop extends the last), so the plan and the prompt cache hold.
+   */
+  manager?: ContextManager;
+  /** Options for the in-memory managers (ignored with `manager`); each keeps its own history, so no store. */
+  options?: Omit<ContextManagerOptions, 'store' | 'conversationId'>;
+  /** Token budget of the messages and tools; by default the model's window from the catalog. */
+  budget?: number;
+  /** Catalog model id that decides the tokenizer and the default budget; by default the SDK model's id when the catalog knows it. */
+  model?: string;
+  /** How many conversations keep their in-memory manager between calls (default 16; 0 makes a new one every call). */
+  conversations?: number;
+}
+
+interface PooledManager {
+  manager: ContextManager;
+  keys: string[];
+  busy: boolean;
+}
+
+/** Fits SDK messages to a budget through a contextkit manager, and gives back SDK messages. */
+export class PromptFitter {
+  private readonly pool: PooledManager[] = [];
+  private readonly capacity: number;
+  private readonly catalog = createModelCatalog();
+
+  constructor(private readonly settings: FitOptions = {}) {
+    this.capacity = settings.conversations ?? 16;
+    if (!Number.isInteger(this.capacity) || this.capacity < 0) {
+      throw new ConfigurationError('conversations', 'must be a whole number ≥ 0');
+    }
+  }
+
+  /** The catalog model to count with: the one configured, else the SDK model's when known. */
+  modelFor(modelId: string | undefined): string | undefined {
+    if (this.settings.model !== undefined) return this.settings.model;
+    if (this.settings.options?.model !== undefined) return undefined;
+    return modelId !== undefined && this.catalog.get(modelId) ? modelId : undefined;
+  }
+
+  async fit(
+    messages: readonly AnyModelMessage[],
+    request: { modelId?: string; provider?: string; tools?: readonly ToolDefinition[] } = {},
+  ): Promise<ModelMessage[]> {
+    const { messages: proxies, sideMap } = fromModelMessages(messages);
+    const keys = proxies.map(messageKey);
+    const model = this.modelFor(request.modelId);
+    const options = {
+      ...(this.settings.budget !== undefined ? { tokenBudget: this.settings.budget } : {}),
+      ...(model !== undefined ? { model } : {}),
+      ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
+    };
+    let fitted: FittedEntry[] | undefined;
+    if (this.settings.manager) {
+      fitted = await fitThrough(this.settings.manager, proxies, options, keys);
+      if (!fitted) {
+        throw new ConfigurationError(
+          'manager',
+          `the manager's history (conversation ${this.settings.manager.conversationId}) is not a prefix of this prompt: give each conversation its own manager, or none`,
+        );
+      }
+    } else {
+      const lease = this.lease(keys);
+      try {
+        fitted = await fitThrough(lease.manager, proxies, options, keys);
+        if (!fitted) {
+          // Its history went astray (a message it refused half-way): start that conversation over.
+          lease.manager = new ContextManager(this.settings.options);
+          fitted = await fitThrough(lease.manager, proxies, options, keys);
+        }
+        lease.keys = keys;
+      } catch (err) {
+        const at = this.pool.indexOf(lease);
+        if (at >= 0) this.pool.splice(at, 1);
+        throw err;
+      } finally {
+        lease.busy = false;
+      }
+    }
+    // OpenAI takes system messages anywhere; the other providers only at the start.
+    const systemInside = request.provider?.startsWith('openai') ? 'system' : 'user';
+    return restoreModelMessages(
+      fitted!.map(({ message, seq }) => ({ message, proxy: seq })),
+      sideMap,
+      { systemInside },
+    );
+  }
+
+  /** The idle pooled manager whose history is the longest prefix of `keys`, or a new one. */
+  private lease(keys: readonly string[]): PooledManager {
+    let best: PooledManager | undefined;
+    for (const entry of this.pool) {
+      if (entry.busy || entry.keys.length > keys.length) continue;
+      if (best && best.keys.length >= entry.keys.length) continue;
+      if (entry.keys.every((k, i) => k === keys[i])) best = entry;
+    }
+    if (best) {
+      // Most recently used last, so the least recently used is the one evicted.
+      this.pool.splice(this.pool.indexOf(best), 1);
+      this.pool.push(best);
+      best.busy = true;
+      return best;
+    }
+    const entry: PooledManager = { manager: new ContextManager(this.settings.options), keys: [], busy: true };
+    if (this.capacity > 0) {
+      this.pool.push(entry);
+      const idle = this.pool.findIndex((e) => !e.busy);
+      if (this.pool.length > this.capacity && idle >= 0) this.pool.splice(idle, 1);
+    }
+    return entry;
+  }
+}

@@ -1,0 +1,77 @@
+import { BaseListChatMessageHistory } from '@langchain/core/chat_history';
+import {
+  type BaseMessage,
+  mapChatMessagesToStoredMessages,
+  mapStoredMessagesToChatMessages,
+  type StoredMessage,
+} from '@langchain/core/messages';
+import { ConfigurationError } from '../../errors.js';
+import type { MessageMetadata } from '../../messages/types.js';
+import { MemoryStore } from '../../stores/memory.js';
+import { resolveStore } from '../../stores/resolve.js';
+import type { ConversationStore } from '../../stores/types.js';
+import { toBaseMessages, toOpenAIMessage } from './base-messages.js';
+
+export interface ContextkitChatMessageHistoryOptions {
+  /** Where the messages are kept: a store, or `memory:` / `file:DIR` / … Default: a new in-memory store. */
+  store?: ConversationStore | string;
+  /** The conversation id in the store. */
+  sessionId: string;
+}
+
+function isStoredMessage(value: unknown): value is StoredMessage {
+  return typeof value === 'object' && value !== null && 'type' in value && 'data' in value;
+}
+
+/**
+ * A LangChain chat message history (for `RunnableWithMessageHistory` and the like) kept in a
+ * contextkit store. Each message is stored as the OpenAI message contextkit plans with, so a
+ * `ContextManager` on the same store and conversation id reads the same conversation, with the
+ * LangChain message itself (ids, tool calls, provider fields) in the entry's metadata so it comes
+ * back exactly. Messages written by others (a `ContextManager`) are converted.
+ */
+export class ContextkitChatMessageHistory extends BaseListChatMessageHistory {
+  lc_namespace = ['contextkit', 'langchain'];
+  readonly sessionId: string;
+  private readonly store: ConversationStore;
+
+  constructor(options: ContextkitChatMessageHistoryOptions) {
+    super();
+    if (typeof options?.sessionId !== 'string' || options.sessionId === '') {
+      throw new ConfigurationError('sessionId', 'must be a non-empty string');
+    }
+    this.sessionId = options.sessionId;
+    this.store = options.store === undefined ? new MemoryStore() : resolveStore(options.store);
+  }
+
+  async getMessages(): Promise<BaseMessage[]> {
+    const entries = await this.store.read(this.sessionId);
+    return entries.map((entry) => {
+      const stored = entry.metadata.langchain;
+      if (isStoredMessage(stored)) return mapStoredMessagesToChatMessages([stored])[0]!;
+      return toBaseMessages([entry.message])[0]!;
+    });
+  }
+
+  async addMessage(message: BaseMessage): Promise<void> {
+    await this.addMessages([message]);
+  }
+
+  override async addMessages(messages: BaseMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    const head = await this.store.head(this.sessionId);
+    const timestamp = new Date().toISOString();
+    const stored = mapChatMessagesToStoredMessages(messages);
+    await this.store.append(
+      this.sessionId,
+      messages.map((message, i) => {
+        const metadata: MessageMetadata = { timestamp, source: 'langchain', langchain: stored[i] };
+        return { message: toOpenAIMessage(message, head + i), metadata };
+      }),
+    );
+  }
+
+  override async clear(): Promise<void> {
+    await this.store.delete(this.sessionId);
+  }
+}

@@ -1,0 +1,8 @@
+/**
+ * `contextkit/openai-agents`: a `Session` for the OpenAI Agents SDK backed by a contextkit store,
+ * whose history is fitted to the budget with every tool call kept beside its result.
+ * `@openai/agents` is an optional peer dependency: only its types are used.
+ */
+
+export { type ItemProxies, itemsToProxies, proxiesToItems } from './openai-agents/agent-items.js';
+export { ContextkitSession, type ContextkitSessionOptions } from './openai-agents/session.js';

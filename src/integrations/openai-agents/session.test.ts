@@ -1,0 +1,249 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent, type AgentInputItem, OpenAIProvider, Runner, setTracingDisabled, tool } from '@openai/agents';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type FakeOpenAIServer,
+  type FakeRequest,
+  startFakeOpenAI,
+  toolLoopReply,
+} from '../../../test/support/fake-openai-server.js';
+import type { OpenAIMessage } from '../../messages/types.js';
+import { validateRequest } from '../../messages/validate-request.js';
+import { FileStore } from '../../stores/file.js';
+import { MemoryStore } from '../../stores/memory.js';
+import { getModelInfo } from '../../tokens/catalog.js';
+import { createTokenCounter } from '../../tokens/counter.js';
+import { itemsToProxies } from './agent-items.js';
+import { ContextkitSession } from './session.js';
+
+// Traces would be sent to OpenAI: this test talks to 127.0.0.1 only.
+setTracingDisabled(true);
+
+const counter = createTokenCounter(getModelInfo('gpt-4o')!);
+
+function longResult(query: string, step: number): string {
+  const words = Array.from({ length: 160 }, (_, i) => `${query.split(' ')[0] ?? 'x'}${(i * 7 + step) % 97}`);
+  return `Result ${step} for "${query}": ${words.join(' ')}`;
+}
+
+const lookup = tool({
+  name: 'lookup',
+  description: 'Looks something up.',
+  parameters: {
+    type: 'object',
+    properties: { query: { type: 'string' }, step: { type: 'number' } },
+    required: ['query', 'step'],
+    additionalProperties: false,
+  },
+  strict: true,
+  execute: async (input) => {
+    const { query, step } = input as { query: string; step: number };
+    return longResult(query, step);
+  },
+});
+
+/** Tokens of items as contextkit counts them. */
+function itemTokens(items: readonly AgentInputItem[]): Promise<number> {
+  return counter.measure(itemsToProxies(items).messages);
+}
+
+/** The problems the API would find with the pairing of calls and results in items. */
+function pairingProblems(items: readonly AgentInputItem[]): string[] {
+  if (items.length === 0) return [];
+  const proxies = itemsToProxies(items).messages;
+  return validateRequest(proxies, 'openai').problems.map((p) => `${p.path}: ${p.message}`);
+}
+
+describe('ContextkitSession with an Agent over a fake Responses endpoint on 127.0.0.1', () => {
+  let server: FakeOpenAIServer;
+  let runner: Runner;
+  beforeAll(async () => {
+    server = await startFakeOpenAI({ reply: toolLoopReply(3) });
+    runner = new Runner({
+      modelProvider: new OpenAIProvider({ apiKey: 'test-key', baseURL: server.baseURL, useResponses: true }),
+      tracingDisabled: true,
+    });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('gives the model a fitted history with no orphaned calls over many turns; the store keeps all', async () => {
+    const store = new MemoryStore();
+    const budget = 1_800;
+    const session = new ContextkitSession({ store, sessionId: 'agent-run', budget, model: 'gpt-4o' });
+    const given: AgentInputItem[][] = [];
+    const getItems = session.getItems.bind(session);
+    session.getItems = async (limit?: number) => {
+      const items = await getItems(limit);
+      given.push(items);
+      return items;
+    };
+    const agent = new Agent({
+      name: 'Researcher',
+      instructions: 'Use lookup.',
+      model: 'gpt-4o',
+      tools: [lookup],
+    });
+    const questions = [
+      'alpha question',
+      'bravo question',
+      'charlie question',
+      'delta question',
+      'echo question',
+    ];
+    const first = server.requests.length;
+    for (const question of questions) {
+      const result = await runner.run(agent, question, { session });
+      expect(result.finalOutput).toBe(`Done after 3 tool calls: ${question}`);
+    }
+    // What the session gave the model: within budget, calls and results paired.
+    expect(given).toHaveLength(questions.length);
+    for (const items of given) {
+      expect(await itemTokens(items)).toBeLessThanOrEqual(budget);
+      expect(pairingProblems(items)).toEqual([]);
+    }
+    // The model got no orphan either, in any step of any turn.
+    const requests: FakeRequest[] = server.requests.slice(first);
+    expect(requests).toHaveLength(questions.length * 4);
+    for (const request of requests) expect(request.problems).toEqual([]);
+
+    // The store has every item: per turn the user input, 3 calls, 3 results and the answer.
+    const all = await session.getAllItems();
+    expect(all).toHaveLength(questions.length * 8);
+    expect(all.filter((i) => i.type === 'function_call_result')).toHaveLength(15);
+    for (const item of all) {
+      if (item.type !== 'function_call_result') continue;
+      const output = typeof item.output === 'string' ? item.output : JSON.stringify(item.output);
+      expect(output).toMatch(/Result \d for/);
+    }
+    // And it was more than the budget: fitting had work to do.
+    expect(await itemTokens(all)).toBeGreaterThan(budget * 2);
+    const last = given[given.length - 1]!;
+    expect(last.length).toBeLessThan(all.length - 8);
+  });
+
+  it('survives a restart: a new session on the same file store fits the same history', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ck-agents-'));
+    try {
+      const agent = new Agent({
+        name: 'Researcher',
+        instructions: 'Use lookup.',
+        model: 'gpt-4o',
+        tools: [lookup],
+      });
+      const a = new ContextkitSession({
+        store: new FileStore(dir),
+        sessionId: 's1',
+        budget: 1_500,
+        model: 'gpt-4o',
+      });
+      await runner.run(agent, 'first question', { session: a });
+      await runner.run(agent, 'second question', { session: a });
+      const b = new ContextkitSession({
+        store: new FileStore(dir),
+        sessionId: 's1',
+        budget: 1_500,
+        model: 'gpt-4o',
+      });
+      expect(await b.getAllItems()).toEqual(await a.getAllItems());
+      expect(await b.getItems()).toEqual(await a.getItems());
+      const result = await runner.run(agent, 'third question', { session: b });
+      expect(result.finalOutput).toBe('Done after 3 tool calls: third question');
+      expect(await b.getAllItems()).toHaveLength(24);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('ContextkitSession as a Session', () => {
+  const call = (id: string, step: number): AgentInputItem => ({
+    type: 'function_call',
+    callId: id,
+    name: 'lookup',
+    arguments: JSON.stringify({ step }),
+    status: 'completed',
+  });
+  const result = (id: string, text: string): AgentInputItem => ({
+    type: 'function_call_result',
+    callId: id,
+    name: 'lookup',
+    status: 'completed',
+    output: text,
+  });
+
+  it('adds, pops and clears items, and keeps them as given', async () => {
+    const session = new ContextkitSession({ sessionId: 'basic' });
+    expect(await session.getSessionId()).toBe('basic');
+    const items: AgentInputItem[] = [
+      { role: 'user', content: 'hi' },
+      {
+        type: 'reasoning',
+        content: [{ type: 'input_text', text: 'thinking' }],
+        providerData: { encrypted: 'x' },
+      },
+      call('c1', 1),
+      result('c1', 'one'),
+      {
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'done' }],
+      },
+    ];
+    await session.addItems(items);
+    expect(await session.getItems()).toEqual(items);
+    expect(await session.popItem()).toEqual(items[4]);
+    expect(await session.getAllItems()).toEqual(items.slice(0, 4));
+    expect(await session.getItems(1)).toEqual([]);
+    expect(await session.getItems(2)).toEqual(items.slice(2, 4));
+    await session.clearSession();
+    expect(await session.getItems()).toEqual([]);
+    expect(await session.popItem()).toBeUndefined();
+  });
+
+  it('clears old outputs on their own items and never splits a call from its result', async () => {
+    const session = new ContextkitSession({ sessionId: 'fit', budget: 700, model: 'gpt-4o' });
+    const items: AgentInputItem[] = [{ role: 'system', content: 'sys' }];
+    for (let turn = 0; turn < 6; turn++) {
+      items.push({ role: 'user', content: `question ${turn}` });
+      items.push(call(`c${turn}a`, 1), call(`c${turn}b`, 2));
+      items.push(
+        result(`c${turn}a`, longResult(`q${turn}`, 1)),
+        result(`c${turn}b`, longResult(`q${turn}`, 2)),
+      );
+      items.push({
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: `answer ${turn}` }],
+      });
+    }
+    await session.addItems(items);
+    const fitted = await session.getItems();
+    expect(await itemTokens(fitted)).toBeLessThanOrEqual(700);
+    expect(pairingProblems(fitted)).toEqual([]);
+    expect(fitted[0]).toEqual({ role: 'system', content: 'sys' });
+    expect(fitted).toContainEqual({ role: 'user', content: 'question 5' });
+    // Every item but what contextkit wrote (a summary, a cleared or cut output) is the stored one.
+    const stored = JSON.stringify(items);
+    for (const item of fitted) {
+      const text = JSON.stringify(item);
+      if (!stored.includes(text)) {
+        const generated =
+          (item.type === 'function_call_result' && String(item.output).includes('contextkit:')) ||
+          ('role' in item && item.role === 'system');
+        expect(generated, text).toBe(true);
+      }
+    }
+    // Parallel calls stay together: both calls of a turn, or neither.
+    const callIds = new Set(fitted.flatMap((i) => (i.type === 'function_call' ? [i.callId] : [])));
+    for (let turn = 0; turn < 6; turn++) expect(callIds.has(`c${turn}a`)).toBe(callIds.has(`c${turn}b`));
+    // Proxies are valid contextkit messages.
+    const proxies: OpenAIMessage[] = itemsToProxies(fitted).messages;
+    expect(validateRequest(proxies, 'openai').valid).toBe(true);
+  });
+});

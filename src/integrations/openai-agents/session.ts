@@ -1,0 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import type { AgentInputItem, Session } from '@openai/agents';
+import { ConfigurationError } from '../../errors.js';
+import { ContextManager, type ContextManagerOptions } from '../../manager.js';
+import type { Message, MessageMetadata } from '../../messages/types.js';
+import { MemoryStore } from '../../stores/memory.js';
+import { resolveStore } from '../../stores/resolve.js';
+import type { ConversationStore } from '../../stores/types.js';
+import { fitThrough, messageKey } from '../fit-through.js';
+import { itemsToProxies, proxiesToItems } from './agent-items.js';
+
+export interface ContextkitSessionOptions {
+  /** Where the items are kept: a store, or `memory:` / `file:DIR` / … Default: a new in-memory store. */
+  store?: ConversationStore | string;
+  /** The conversation id in the store; a random UUID by default. */
+  sessionId?: string;
+  /** Token budget of the history `getItems` returns; by default the model's window from the catalog. */
+  budget?: number;
+  /** Catalog model id that decides the tokenizer and the default budget. */
+  model?: string;
+  /** Options of the manager that plans the fitted history (strategy, thresholds, counter…). */
+  options?: Omit<ContextManagerOptions, 'store' | 'conversationId'>;
+}
+
+/**
+ * A session for the OpenAI Agents SDK (`run(agent, input, { session })`) that keeps every item in
+ * a contextkit store, as the SDK gave it, and gives the model a history fitted to the budget:
+ * `getItems()` returns the stored items with old tool outputs cleared and old turns summarized or
+ * dropped as `ContextManager` plans it, never a `function_call_result` without its
+ * `function_call` or the reverse. `getAllItems()` returns everything stored.
+ *
+ * The budget covers the history only: the agent's instructions, its tools and the new input come
+ * on top, so leave room for them. The store's conversation holds Agents SDK items, not chat
+ * messages: open it with this class, not with a `ContextManager`.
+ */
+export class ContextkitSession implements Session {
+  readonly sessionId: string;
+  private readonly store: ConversationStore;
+  private readonly settings: ContextkitSessionOptions;
+  /** Plans over the items' messages; kept while the stored items only grow, so its plan holds. */
+  private manager: ContextManager;
+
+  constructor(options: ContextkitSessionOptions = {}) {
+    if (
+      options.sessionId !== undefined &&
+      (typeof options.sessionId !== 'string' || options.sessionId === '')
+    ) {
+      throw new ConfigurationError('sessionId', 'must be a non-empty string');
+    }
+    this.settings = options;
+    this.sessionId = options.sessionId ?? randomUUID();
+    this.store = options.store === undefined ? new MemoryStore() : resolveStore(options.store);
+    this.manager = this.newManager();
+  }
+
+  private newManager(): ContextManager {
+    const model = this.settings.model ?? this.settings.options?.model;
+    return new ContextManager({ ...this.settings.options, ...(model !== undefined ? { model } : {}) });
+  }
+
+  async getSessionId(): Promise<string> {
+    return this.sessionId;
+  }
+
+  /** Every stored item, in order, never fitted. */
+  async getAllItems(): Promise<AgentInputItem[]> {
+    const entries = await this.store.read(this.sessionId);
+    return entries.map((e) => e.message as unknown as AgentInputItem);
+  }
+
+  /**
+   * The history to send: the stored items fitted to the budget (see the class note). With
+   * `limit`, at most the newest `limit` of those, starting after any result whose call the limit
+   * cut off.
+   */
+  async getItems(limit?: number): Promise<AgentInputItem[]> {
+    const items = await this.getAllItems();
+    if (items.length === 0 || limit === 0) return [];
+    const proxies = itemsToProxies(items);
+    const keys = proxies.messages.map((m) => messageKey(m as Message));
+    const request = this.settings.budget !== undefined ? { tokenBudget: this.settings.budget } : {};
+    let view = await fitThrough(this.manager, proxies.messages, request, keys);
+    if (!view) {
+      // The stored items were rewritten (popItem, another writer): plan afresh.
+      this.manager = this.newManager();
+      view = await fitThrough(this.manager, proxies.messages, request, keys);
+    }
+    const fitted = proxiesToItems(
+      view!.map(({ message, seq }) => ({ message, proxy: seq })),
+      items,
+      proxies,
+    );
+    return limit === undefined ? fitted : newest(fitted, limit);
+  }
+
+  async addItems(items: AgentInputItem[]): Promise<void> {
+    if (items.length === 0) return;
+    const timestamp = new Date().toISOString();
+    const metadata: MessageMetadata = { timestamp, source: 'openai-agents' };
+    await this.store.append(
+      this.sessionId,
+      items.map((item) => ({ message: item as unknown as Message, metadata })),
+    );
+  }
+
+  async popItem(): Promise<AgentInputItem | undefined> {
+    const entries = await this.store.read(this.sessionId);
+    const last = entries[entries.length - 1];
+    if (!last) return undefined;
+    await this.store.replace(
+      this.sessionId,
+      entries.slice(0, -1).map((e) => ({ message: e.message, metadata: e.metadata })),
+    );
+    return last.message as unknown as AgentInputItem;
+  }
+
+  async clearSession(): Promise<void> {
+    await this.store.delete(this.sessionId);
+    this.manager = this.newManager();
+  }
+}
+
+/** The newest `limit` items, without a result whose call falls before the cut. */
+function newest(items: readonly AgentInputItem[], limit: number): AgentInputItem[] {
+  const tail = items.slice(Math.max(0, items.length - limit));
+  const calls = new Set<string>();
+  return tail.filter((item) => {
+    const record = item as Record<string, unknown>;
+    if (typeof record.callId !== 'string') return true;
+    if (typeof record.type === 'string' && /_(result|output)$/.test(record.type))
+      return calls.has(record.callId);
+    calls.add(record.callId);
+    return true;
+  });
+}

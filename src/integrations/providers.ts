@@ -1,0 +1,71 @@
+/**
+ * Provider SDK helpers: take what `openai.chat.completions.create()` or
+ * `anthropic.messages.create()` returned, and in one call add the reply to the conversation and
+ * let the manager learn from the usage the provider billed.
+ */
+
+import { InvalidMessageError } from '../errors.js';
+import type { AddMessageOptions, ContextManager } from '../manager.js';
+import type { AnthropicAssistantMessage, OpenAIAssistantMessage } from '../messages/types.js';
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Adds a Chat Completions response's `choices[0].message` to the conversation, as OpenAI's own
+ * examples send it back, and records the response's `usage` (when it has one) against the
+ * request that produced it, so the next estimates learn from the billed count. Returns the
+ * message added. Throws `InvalidMessageError` when the response has no message.
+ */
+export async function addOpenAIResponse(
+  manager: ContextManager,
+  response: unknown,
+  options?: AddMessageOptions,
+): Promise<OpenAIAssistantMessage> {
+  const choices = isRecord(response) ? response.choices : undefined;
+  const first: unknown = Array.isArray(choices) ? choices[0] : undefined;
+  const message = isRecord(first) ? first.message : undefined;
+  if (!isRecord(message)) {
+    throw new InvalidMessageError([
+      {
+        path: 'response.choices[0].message',
+        message:
+          'expected a Chat Completions response with a message (for the Responses API, add its output yourself)',
+      },
+    ]);
+  }
+  const reply = { ...message } as unknown as OpenAIAssistantMessage;
+  // A reply of nothing (no text, no calls, no refusal) is stored as empty text, which OpenAI accepts back.
+  const hasCalls = Array.isArray(reply.tool_calls) && reply.tool_calls.length > 0;
+  if (reply.content === null && !hasCalls && typeof reply.refusal !== 'string') reply.content = '';
+  if (isRecord(response) && response.usage !== undefined && response.usage !== null) {
+    await manager.recordOpenAIUsage(response);
+  }
+  await manager.addMessage(reply, options);
+  return reply;
+}
+
+/**
+ * Adds an Anthropic Messages response as `{ role: 'assistant', content: response.content }` and
+ * records its `usage` (cache reads and writes included) against the request that produced it.
+ * Returns the message added. Throws `InvalidMessageError` when the response has no content.
+ */
+export async function addAnthropicResponse(
+  manager: ContextManager,
+  response: unknown,
+  options?: AddMessageOptions,
+): Promise<AnthropicAssistantMessage> {
+  const content = isRecord(response) ? response.content : undefined;
+  if (!Array.isArray(content) && typeof content !== 'string') {
+    throw new InvalidMessageError([
+      { path: 'response.content', message: 'expected an Anthropic Messages response with content blocks' },
+    ]);
+  }
+  const reply = { role: 'assistant', content } as AnthropicAssistantMessage;
+  if (isRecord(response) && response.usage !== undefined && response.usage !== null) {
+    await manager.recordAnthropicUsage(response);
+  }
+  await manager.addMessage(reply, options);
+  return reply;
+}
