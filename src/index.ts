@@ -57,6 +57,7 @@ export {
   usageFromOpenAI,
   usageFromResponse,
 } from './guard/usage.js';
+export { addAnthropicResponse, addOpenAIResponse } from './integrations/providers.js';
 export {
   type AddMessageOptions,
   ContextManager,
@@ -97,6 +98,15 @@ export {
   validateRequest,
 } from './messages/validate-request.js';
 export { type Coordinator, type MountConfig, mount, optionsFromConfig } from './mount.js';
+export { type ReportHtmlOptions, renderReportHtml } from './report/html.js';
+export {
+  type ReplayCompaction,
+  type ReplayOptions,
+  type ReplayReport,
+  type ReplayTotals,
+  type ReplayTurn,
+  replayConversation,
+} from './report/replay.js';
 export * from './stores/index.js';
 export { metaPersistence } from './stores/meta-persistence.js';
 export * from './tokens/index.js';

@@ -12,6 +12,7 @@ import { resolveStore } from '../../stores/resolve.js';
 import type { ConversationStore } from '../../stores/types.js';
 import { toBaseMessages, toOpenAIMessage } from './base-messages.js';
 
+/** Options of `new ContextkitChatMessageHistory(…)`: the store and the session id. */
 export interface ContextkitChatMessageHistoryOptions {
   /** Where the messages are kept: a store, or `memory:` / `file:DIR` / … Default: a new in-memory store. */
   store?: ConversationStore | string;

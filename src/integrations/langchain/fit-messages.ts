@@ -5,6 +5,7 @@ import type { ToolDefinition } from '../../messages/types.js';
 import { fitThrough } from '../fit-through.js';
 import { fromBaseMessages, rebuild } from './base-messages.js';
 
+/** Options of `fitMessages` / `fitBaseMessages`: the budget (or model), the tools sent, manager options. */
 export interface FitMessagesOptions {
   /** Token budget of the messages (and `tools`); by default the model's window from the catalog. */
   budget?: number;

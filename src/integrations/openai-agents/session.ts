@@ -9,6 +9,7 @@ import type { ConversationStore } from '../../stores/types.js';
 import { fitThrough, messageKey } from '../fit-through.js';
 import { itemsToProxies, proxiesToItems } from './agent-items.js';
 
+/** Options of `new ContextkitSession(…)`: where items are stored, under which id, and the budget `getItems` fits. */
 export interface ContextkitSessionOptions {
   /** Where the items are kept: a store, or `memory:` / `file:DIR` / … Default: a new in-memory store. */
   store?: ConversationStore | string;
