@@ -4,7 +4,7 @@
  */
 
 import type { CompactionReceipt } from '../events.js';
-import { formatInt } from './format-number.js';
+import { formatInt } from '../format-number.js';
 
 /** Sorted sequence numbers as ranges: `#1–9, #12, #15–16`. */
 export function seqRanges(seqs: readonly number[], max = 8): string {

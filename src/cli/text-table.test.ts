@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatInt } from './format-number.js';
+import { formatInt } from '../format-number.js';
 import { textTable } from './text-table.js';
 
 describe('textTable', () => {

@@ -1,19 +1,18 @@
+import { formatInt } from '../format-number.js';
+
 /**
  * The words contextkit puts in a view in place of what it left out. They tell the model what
  * happened and what it can do about it, and they are deterministic so views stay byte-stable.
  */
 
-/** `12345` → `12,345`; a regex, since `Intl.NumberFormat` costs more than the rest of a placeholder. */
-const grouped = { format: (n: number) => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',') };
-
 /** Stands in for a tool result cleared from the view. */
 export function clearedResultText(toolName: string, tokens: number): string {
-  return `[contextkit: the result of this ${toolName} call (about ${grouped.format(tokens)} tokens) was cleared to save context. Call ${toolName} again if you need it.]`;
+  return `[contextkit: the result of this ${toolName} call (about ${formatInt(tokens)} tokens) was cleared to save context. Call ${toolName} again if you need it.]`;
 }
 
 /** Marks where the middle of an oversized text was cut. */
 export function truncationMarker(removedChars: number): string {
-  return `\n\n[… contextkit: ${grouped.format(removedChars)} characters cut from the middle of this text to fit the context window …]\n\n`;
+  return `\n\n[… contextkit: ${formatInt(removedChars)} characters cut from the middle of this text to fit the context window …]\n\n`;
 }
 
 /** Opens an Anthropic view whose first kept message is the assistant's (the API wants a user first). */

@@ -7,8 +7,8 @@
  */
 
 import { createHash } from 'node:crypto';
-import { formatInt } from '../cli/format-number.js';
 import type { CompactionReceipt } from '../events.js';
+import { formatInt } from '../format-number.js';
 import { escapeHtml } from './escape-html.js';
 import type { MessagePreview, ReplayCompaction, ReplayReport, ReplayTurn } from './replay.js';
 import { REPORT_SCRIPT } from './report-script.js';

@@ -5,7 +5,6 @@
  * provider's prompt cache would have kept hitting are the figures the replay report draws.
  */
 
-import { modelCounter } from '../cli/model-counter.js';
 import type { StrategyOption } from '../compaction/strategy.js';
 import { ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt } from '../events.js';
@@ -13,6 +12,7 @@ import { ContextManager } from '../manager.js';
 import { messageText } from '../messages/content.js';
 import { detectConversationFormat } from '../messages/detect.js';
 import type { Message, MessageFormat } from '../messages/types.js';
+import { modelCounter } from '../tokens/model-counter.js';
 
 /** The built-in compaction strategies, by name (a report names the one it replayed with). */
 export type ReplayStrategy = Exclude<StrategyOption, (...args: never[]) => unknown>;

@@ -1,10 +1,10 @@
 import { type Command, Option } from 'commander';
 import type { CompactionReceipt } from '../../events.js';
+import { formatInt } from '../../format-number.js';
 import { ContextManager } from '../../manager.js';
 import type { MessageFormat } from '../../messages/types.js';
-import { formatInt } from '../format-number.js';
+import { modelCounter } from '../../tokens/model-counter.js';
 import { loadConversation } from '../input.js';
-import { modelCounter } from '../model-counter.js';
 import { positiveInteger } from '../number-option.js';
 import { receiptLines } from '../receipt-text.js';
 import { printWarning } from '../warn.js';

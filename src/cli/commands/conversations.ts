@@ -20,6 +20,7 @@ import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { type Command, Option } from 'commander';
 import { ConflictError, InvalidMessageError, StoreError } from '../../errors.js';
+import { formatInt } from '../../format-number.js';
 import { ContextManager } from '../../manager.js';
 import { detectConversationFormat } from '../../messages/detect.js';
 import type { Message, MessageFormat, MessageMetadata } from '../../messages/types.js';
@@ -31,12 +32,11 @@ import type {
   NewEntry,
   StoredEntry,
 } from '../../stores/types.js';
+import { type ModelCounter, modelCounter } from '../../tokens/model-counter.js';
 import { previewMessage } from '../breakdown.js';
 import { CliError } from '../cli-error.js';
-import { formatInt } from '../format-number.js';
 import { checkConversation, readInput } from '../input.js';
 import { findJsonSyntaxError } from '../json-syntax-error.js';
-import { type ModelCounter, modelCounter } from '../model-counter.js';
 import { positiveInteger } from '../number-option.js';
 import { ProgressBar } from '../progress.js';
 import { receiptLines } from '../receipt-text.js';

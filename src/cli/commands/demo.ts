@@ -1,13 +1,13 @@
 import { type Command, Option } from 'commander';
 import type { CompactionReceipt } from '../../events.js';
+import { formatInt } from '../../format-number.js';
 import { ContextManager } from '../../manager.js';
 import { detectConversationFormat } from '../../messages/detect.js';
 import type { Message, MessageFormat } from '../../messages/types.js';
 import { FileStore } from '../../stores/file.js';
+import { counterLabel, defaultModel, modelCounter } from '../../tokens/model-counter.js';
 import { CliError } from '../cli-error.js';
 import { DEMO_CONVERSATION, messageFingerprint, resumeDemo, saveDemoRecord } from '../demo-resume.js';
-import { formatInt } from '../format-number.js';
-import { counterLabel, defaultModel, modelCounter } from '../model-counter.js';
 import { positiveInteger } from '../number-option.js';
 import { ProgressBar } from '../progress.js';
 import { receiptLines, receiptSummary } from '../receipt-text.js';

@@ -8,9 +8,9 @@ import {
   type ViewTotals,
 } from '../../eval/tau-bench-eval.js';
 import { readTauBenchFile } from '../../eval/tau-bench-file.js';
+import { formatInt } from '../../format-number.js';
 import type { MessageFormat } from '../../messages/types.js';
-import { formatInt } from '../format-number.js';
-import { modelCounter } from '../model-counter.js';
+import { modelCounter } from '../../tokens/model-counter.js';
 import { ProgressBar } from '../progress.js';
 import { textTable } from '../text-table.js';
 import { printWarning } from '../warn.js';

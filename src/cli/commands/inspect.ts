@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
+import { formatInt } from '../../format-number.js';
+import { modelCounter } from '../../tokens/model-counter.js';
 import { conversationBreakdown } from '../breakdown.js';
-import { formatInt } from '../format-number.js';
 import { loadConversation } from '../input.js';
-import { modelCounter } from '../model-counter.js';
 import { positiveInteger } from '../number-option.js';
 import { textTable } from '../text-table.js';
 import { printWarning } from '../warn.js';

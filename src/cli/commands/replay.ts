@@ -1,6 +1,7 @@
 import { stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { type Command, Option } from 'commander';
+import { formatInt } from '../../format-number.js';
 import { renderReportHtml } from '../../report/html.js';
 import {
   REPLAY_STRATEGIES,
@@ -9,7 +10,6 @@ import {
   replayConversation,
 } from '../../report/replay.js';
 import { CliError } from '../cli-error.js';
-import { formatInt } from '../format-number.js';
 import { loadConversation } from '../input.js';
 import { positiveInteger } from '../number-option.js';
 import { ProgressBar } from '../progress.js';

@@ -5,9 +5,9 @@
  */
 
 import type { MessageFormat } from '../messages/types.js';
-import { getModelInfo } from '../tokens/catalog.js';
-import { createTokenCounter } from '../tokens/counter.js';
-import type { ModelInfo, TokenCounter } from '../tokens/types.js';
+import { getModelInfo } from './catalog.js';
+import { createTokenCounter } from './counter.js';
+import type { ModelInfo, TokenCounter } from './types.js';
 
 /** A model resolved for counting, with the words reports use for its counter. */
 export interface ModelCounter {
