@@ -1,7 +1,6 @@
 import type { Atom } from '../messages/atoms.js';
 import type { Message } from '../messages/types.js';
 import { draftEdits, type PlanContext, type PlanDraft } from './draft.js';
-import type { AtomEdits } from './edit-atom.js';
 
 /** About what a cleared-result placeholder costs, for sizing before the exact measure. */
 const PLACEHOLDER_TOKENS = 40;
