@@ -1,5 +1,8 @@
 import type { PlanContext, PlanDraft } from './draft.js';
 
+/** Texts longer than this are not checked for repeats. */
+const REPEAT_MAX_CHARS = 4000;
+
 /**
  * Drops an unprotected atom whose messages say exactly what a later atom says (a status polled
  * twice with the same answer, a repeated "ok"): the later copy carries it. Runs before anything
@@ -12,6 +15,11 @@ export function dedupeRepeated(ctx: PlanContext, draft: PlanDraft): PlanDraft {
   for (let i = 0; i < ctx.atoms.length; i++) {
     const atom = ctx.atoms[i]!;
     if (draft.dropped.has(atom.id)) continue;
+    // Repeats worth finding are short (a poll, an "ok"): a long atom is left alone, unserialized.
+    if (
+      ctx.atoms[i]!.messages.some((m) => typeof m.content === 'string' && m.content.length > REPEAT_MAX_CHARS)
+    )
+      continue;
     const shape = atom.messages.map((m) => `${m.role}:${contentLength(m.content)}`).join('|');
     const list = shapes.get(shape);
     if (list) list.push(i);

@@ -48,6 +48,26 @@ function isLowSurrogate(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;
 }
 
+/**
+ * The cleared form of an OpenAI tool message, the same object every time it is asked for, so its
+ * token count is taken once (while planning) and found again when the view is built.
+ */
+const clearedMessages = new WeakMap<object, Map<string, Message>>();
+
+function clearedToolMessage(message: Message, text: string): Message {
+  let byText = clearedMessages.get(message);
+  if (!byText) {
+    byText = new Map();
+    clearedMessages.set(message, byText);
+  }
+  let cleared = byText.get(text);
+  if (!cleared) {
+    cleared = freezeDeep({ ...(message as OpenAIMessage), content: text } as Message);
+    byText.set(text, cleared);
+  }
+  return cleared;
+}
+
 /** Lists the texts of an atom that truncation may cut (never thinking blocks or tool inputs). */
 export function textParts(atom: Atom): TextPart[] {
   const parts: TextPart[] = [];
@@ -110,7 +130,7 @@ export function renderAtom(atom: Atom, edits: AtomEdits): readonly Message[] {
     const current = (out ?? atom.messages)[slot.messageIndex]!;
     const text = clearedResultText(slot.toolName, edits.cleared.get(slot.key)!);
     if (slot.blockIndex < 0) {
-      replace(slot.messageIndex, freezeDeep({ ...(current as OpenAIMessage), content: text } as Message));
+      replace(slot.messageIndex, clearedToolMessage(current, text));
     } else {
       const blocks = (current as AnthropicMessage).content as AnthropicContentBlock[];
       const next = blocks.slice();
