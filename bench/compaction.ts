@@ -96,6 +96,8 @@ async function runStrategy(
     collect();
     const counted = await filledManager(strategy, history);
     await counted.getMessagesForRequest({ tokenBudget: UNBOUNDED });
+    // Warm is the planning alone: the garbage of filling the manager is not the plan's to collect.
+    collect();
     warm.push(await forcedPlan(counted));
     await counted.close();
   }

@@ -1206,12 +1206,9 @@ export class ContextManager {
     const previousPlan = this.plan;
     const previous = this.planEdits(previousPlan);
     const counter = r.counter;
-    const measure = (atom: Atom, edits: AtomEdits) => {
-      const rendered = renderAtom(atom, edits);
-      return rendered === atom.messages
-        ? this.countAll(counter, rendered)
-        : this.countFresh(counter, rendered);
-    };
+    // Memoized even for messages made while planning: the memo holds them weakly, and the ones the
+    // plan keeps (placeholders keep their identity) are found again when the view is built.
+    const measure = (atom: Atom, edits: AtomEdits) => this.countAll(counter, renderAtom(atom, edits));
     const summaries = new Map<string, string>();
     let target = Math.floor(this.options.targetUsage * r.budget);
     if (reason === 'clearing' && this.clearing.trigger !== undefined) {
@@ -1657,13 +1654,18 @@ export class ContextManager {
     const truncated: CompactionReceipt['truncated'] = [];
     const summarizedNow = new Set(plan.summarized ?? []);
     const droppedNow = new Set(plan.dropped);
+    const newlyCleared = new Set(
+      plan.cleared.map(([key]) => key).filter((key) => !previous.cleared.has(key)),
+    );
     const slots = new Map<string, { seq: number; tool: string }>();
     for (const atom of atoms) {
       if (!previous.dropped.has(atom.id) && droppedNow.has(atom.id)) {
         (summarizedNow.has(atom.id) ? summarized : dropped).push(...atom.seqs);
       }
       for (const slot of atom.results) {
-        if (slot.resultSeq !== null) slots.set(slot.key, { seq: slot.resultSeq, tool: slot.toolName });
+        if (slot.resultSeq !== null && newlyCleared.has(slot.key)) {
+          slots.set(slot.key, { seq: slot.resultSeq, tool: slot.toolName });
+        }
       }
     }
     for (const [key, tokens] of plan.cleared) {

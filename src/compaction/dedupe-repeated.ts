@@ -10,9 +10,20 @@ const REPEAT_MAX_CHARS = 4000;
  */
 export function dedupeRepeated(ctx: PlanContext, draft: PlanDraft): PlanDraft {
   if (draft.total <= ctx.target) return draft;
+  // Only atoms that could stay are worth checking: walking back from the newest, the first atom
+  // past the target marks where dropping will begin anyway.
+  let from = 0;
+  let kept = ctx.fixedTokens;
+  for (let i = ctx.atoms.length - 1; i >= 0; i--) {
+    kept += draft.atomTokens[i]!;
+    if (kept > ctx.target * 2) {
+      from = i;
+      break;
+    }
+  }
   // A cheap shape first (roles and text lengths): only atoms that share one can be repeats.
   const shapes = new Map<string, number[]>();
-  for (let i = 0; i < ctx.atoms.length; i++) {
+  for (let i = from; i < ctx.atoms.length; i++) {
     const atom = ctx.atoms[i]!;
     if (draft.dropped.has(atom.id)) continue;
     // Repeats worth finding are short (a poll, an "ok"): a long atom is left alone, unserialized.
