@@ -26,7 +26,10 @@ export interface CompactionReceipt {
   truncated: Array<{ seq: number; removedChars: number }>;
   /** What the view had to repair to stay valid (missing results, orphans, moved messages). */
   repairs: Repair[];
-  /** The protected messages alone were above the target: the view stops at that floor. */
+  /**
+   * The view ends above the target (beyond the quarter of the gap to the trigger that the facts
+   * block may use): what must be kept does not fit in the target, so the view stops at that floor.
+   */
   atFloor: boolean;
   /** Counter id and whether counts are exact or estimates. */
   counter: string;

@@ -1718,7 +1718,8 @@ export class ContextManager {
       cleared,
       truncated,
       repairs: this.atoms?.repairs() ?? [],
-      atFloor: plan.tokens > base.target,
+      // Above the target by more than the facts block's slack: what must be kept does not fit in it.
+      atFloor: plan.tokens > base.target + Math.floor((base.trigger - base.target) / 4),
     };
   }
 
