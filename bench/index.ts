@@ -23,6 +23,11 @@ const BENCHMARKS: Record<string, Benchmark> = {
     summary: 'appends/s and resume time of 10k/100k messages for every store driver vs the seed JSON file',
     run: async (args) => (await import('./stores.js')).runStoresBenchmark(args),
   },
+  peers: {
+    summary:
+      'contextkit vs LangChain trimMessages, Mastra TokenLimiter, AI SDK pruneMessages, seed baselines',
+    run: async (args) => (await import('./peers.js')).runPeersBenchmark(args),
+  },
 };
 
 const DEFAULT_BENCHMARK = 'core';
