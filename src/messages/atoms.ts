@@ -275,7 +275,19 @@ const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
  * The id a tool_use carries in views: the stored one, unless the API would refuse it (a reused
  * id, or characters outside `[a-zA-Z0-9_-]`). Depends only on the history, so views stay stable.
  */
-function viewToolId(id: string, seq: number, seen: Set<string>): string {
+/** The tool ids views already show: those of closed atoms, and those met while grouping the tail. */
+interface SeenIds {
+  has(id: string): boolean;
+  add(id: string): void;
+}
+
+/** Closed ids read through, the tail's kept apart: no copy of the closed set per update. */
+function layeredIds(closed: ReadonlySet<string>): SeenIds {
+  const tail = new Set<string>();
+  return { has: (id) => closed.has(id) || tail.has(id), add: (id) => void tail.add(id) };
+}
+
+function viewToolId(id: string, seq: number, seen: SeenIds): string {
   let out = TOOL_ID.test(id) ? id : id.replace(/[^a-zA-Z0-9_-]/g, '_') || 'tool';
   if (seen.has(out)) out = `${out}_s${seq}`;
   for (let n = 2; seen.has(out); n++) out = `${out}_${n}`;
@@ -293,7 +305,7 @@ function withoutEmptyText(message: AnthropicMessage): AnthropicMessage | undefin
   return freezeDeep({ ...message, content: kept } as AnthropicMessage);
 }
 
-function buildAnthropic(entries: readonly HistoryEntry[], from: number, seenIds: Set<string>): BuildResult {
+function buildAnthropic(entries: readonly HistoryEntry[], from: number, seenIds: SeenIds): BuildResult {
   const atoms: Atom[] = [];
   const repairs: Repair[] = [];
   let closedUntil = entries.length;
@@ -502,7 +514,7 @@ export class AtomIndex {
     const built =
       this.format === 'openai'
         ? buildOpenAI(entries, this.closedUntil)
-        : buildAnthropic(entries, this.closedUntil, new Set(this.closedIds));
+        : buildAnthropic(entries, this.closedUntil, layeredIds(this.closedIds));
     // Atoms before the open tail can never change again: later entries cannot reach back past it.
     let split = built.atoms.length;
     if (built.closedUntil < entries.length) {
@@ -564,6 +576,7 @@ export function buildAtoms(
   entries: readonly HistoryEntry[],
   format: MessageFormat,
 ): { atoms: Atom[]; repairs: Repair[] } {
-  const built = format === 'openai' ? buildOpenAI(entries, 0) : buildAnthropic(entries, 0, new Set());
+  const built =
+    format === 'openai' ? buildOpenAI(entries, 0) : buildAnthropic(entries, 0, layeredIds(new Set()));
   return { atoms: built.atoms, repairs: built.repairs };
 }
