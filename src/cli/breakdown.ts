@@ -5,6 +5,7 @@
 
 import { messageText } from '../messages/content.js';
 import type { Message, MessageFormat } from '../messages/types.js';
+import type { ModelCounter } from '../tokens/model-counter.js';
 import type { TokenCounter } from '../tokens/types.js';
 
 /** Tokens and messages of one role. */
@@ -209,5 +210,22 @@ export function conversationBreakdown(
     bySize,
     images: media.images,
     documents: media.documents,
+  };
+}
+
+/** The figures `count --json` and `inspect --json` both open with: what was counted, and how. */
+export function breakdownHeader(
+  conversation: { source: string; format?: MessageFormat | undefined },
+  model: ModelCounter,
+  b: ConversationBreakdown,
+): Record<string, unknown> {
+  return {
+    source: conversation.source,
+    format: conversation.format ?? 'either',
+    model: model.info.id,
+    counter: { id: model.counter.id, exact: model.counter.exact, label: model.label },
+    messages: b.messages,
+    tokens: b.tokens,
+    overhead: b.overhead,
   };
 }

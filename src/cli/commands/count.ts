@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { formatInt } from '../../format-number.js';
 import { modelCounter } from '../../tokens/model-counter.js';
-import { conversationBreakdown } from '../breakdown.js';
+import { breakdownHeader, conversationBreakdown } from '../breakdown.js';
 import { loadConversation } from '../input.js';
 import { textTable } from '../text-table.js';
 import { printWarning } from '../warn.js';
@@ -38,13 +38,7 @@ export function registerCount(program: Command): void {
       const b = conversationBreakdown(conversation.messages, format, model.counter);
       if (options.json) {
         const json = {
-          source: conversation.source,
-          format: conversation.format ?? 'either',
-          model: model.info.id,
-          counter: { id: model.counter.id, exact: model.counter.exact, label: model.label },
-          messages: b.messages,
-          tokens: b.tokens,
-          overhead: b.overhead,
+          ...breakdownHeader(conversation, model, b),
           byRole: Object.fromEntries(
             b.byRole.map((r) => [r.role, { messages: r.messages, tokens: r.tokens }]),
           ),

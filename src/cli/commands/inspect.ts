@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { formatInt } from '../../format-number.js';
 import { modelCounter } from '../../tokens/model-counter.js';
-import { conversationBreakdown } from '../breakdown.js';
+import { breakdownHeader, conversationBreakdown } from '../breakdown.js';
 import { loadConversation } from '../input.js';
 import { positiveInteger } from '../number-option.js';
 import { textTable } from '../text-table.js';
@@ -45,13 +45,7 @@ export function registerInspect(program: Command): void {
       const largest = b.bySize.slice(0, options.top);
       if (options.json) {
         const json = {
-          source: conversation.source,
-          format: conversation.format ?? 'either',
-          model: model.info.id,
-          counter: { id: model.counter.id, exact: model.counter.exact, label: model.label },
-          messages: b.messages,
-          tokens: b.tokens,
-          overhead: b.overhead,
+          ...breakdownHeader(conversation, model, b),
           byRole: b.byRole,
           byTool: b.byTool,
           largest,
