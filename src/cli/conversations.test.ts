@@ -1,9 +1,3 @@
-/**
- * `contextkit conversations`: the import parser and the read-only view in process, then the
- * command end to end (spawned as `node --import tsx src/cli/run.ts …`), including the
- * export → import → export round trip, byte for byte, on every driver this machine has.
- */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { longSessionMessages } from '../../test/support/arbitraries.js';
+import { type CliRun, runCli } from '../../test/support/run-cli.js';
 import { ConflictError, StoreError } from '../errors.js';
 import type { Message, MessageFormat, MessageMetadata } from '../messages/types.js';
 import { validateRequest } from '../messages/validate-request.js';
@@ -23,17 +18,13 @@ import { CliError } from './cli-error.js';
 import { exportLine, parseImport, ReadOnlyStoreView } from './commands/conversations.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const RUN = join(ROOT, 'src/cli/run.ts');
-const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+const _RUN = join(ROOT, 'src/cli/run.ts');
+const _TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 
 /** Each case spawns several commands; on a loaded 2-core machine one can take seconds. */
 const SPAWN_TIMEOUT = 240_000;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
 /** The environment of every spawned command: no store from the caller's shell, no stack traces. */
 const environment: Record<string, string | undefined> = {
@@ -43,21 +34,8 @@ const environment: Record<string, string | undefined> = {
 };
 delete environment.CONTEXTKIT_STORE;
 
-function cli(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--import', TSX, RUN, ...args], {
-      cwd: ROOT,
-      env: { ...environment, ...options.env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-    child.stdin.end(options.input ?? '');
-  });
-}
+const cli = (args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<Run> =>
+  runCli(args, { input: options.input, env: { ...environment, ...options.env } });
 
 /** An error is one line, `contextkit: …`, and never a stack trace. */
 function expectOneLineError(run: Run, code: number, pattern: RegExp): void {

@@ -1,14 +1,10 @@
-/**
- * The command end to end: each case spawns `node --import tsx src/cli/run.ts …` (no build
- * needed) and checks exit codes, stdout and the one-line errors on stderr.
- */
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliRun, runCli } from '../../test/support/run-cli.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import { validateRequest } from '../messages/validate-request.js';
 import { getModelInfo } from '../tokens/catalog.js';
@@ -16,32 +12,15 @@ import { createTokenCounter } from '../tokens/counter.js';
 import type { ModelInfo } from '../tokens/types.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const RUN = join(ROOT, 'src/cli/run.ts');
-const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+const _RUN = join(ROOT, 'src/cli/run.ts');
+const _TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const FIXTURES = join(ROOT, 'test/fixtures/cli');
 const TAU = resolve(ROOT, '../shared/data/tau-bench/airline-gpt4o.json');
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
-function cli(args: string[], options: { input?: string; cwd?: string } = {}): Promise<Run> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--import', TSX, RUN, ...args], {
-      cwd: options.cwd ?? ROOT,
-      env: { ...process.env, CONTEXTKIT_DEBUG: '', NO_COLOR: '1' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-    child.stdin.end(options.input ?? '');
-  });
-}
+const cli = (args: string[], options: { input?: string; cwd?: string } = {}): Promise<Run> =>
+  runCli(args, options);
 
 const fixture = (name: string) => join(FIXTURES, name);
 

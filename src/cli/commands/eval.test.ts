@@ -1,42 +1,19 @@
-/**
- * `contextkit eval` end to end: spawns `node --import tsx src/cli/run.ts eval …` on the synthetic
- * runs (and on the real tau-bench file when it is there) and checks the report, the JSON, the
- * progress on stderr and the one-line usage errors.
- */
-import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { type CliRun, runCli } from '../../../test/support/run-cli.js';
 import { hasTauBench, TAU_BENCH_PATH } from '../../../test/support/tau-bench.js';
 import { type EvalResult, evaluateRuns } from '../../eval/tau-bench-eval.js';
 import { readTauBenchFile } from '../../eval/tau-bench-file.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const RUN = join(ROOT, 'src/cli/run.ts');
-const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+const _RUN = join(ROOT, 'src/cli/run.ts');
+const _TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const FIXTURE = join(ROOT, 'test/fixtures/eval/three-runs.json');
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
-function cli(args: string[]): Promise<Run> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--import', TSX, RUN, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, CONTEXTKIT_DEBUG: '', NO_COLOR: '1' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-    child.stdin.end();
-  });
-}
+const cli = (args: string[]): Promise<Run> => runCli(args);
 
 function expectUsageError(run: Run, code: number, pattern: RegExp): void {
   expect(run.code).toBe(code);

@@ -1,41 +1,19 @@
-/**
- * `contextkit replay` end to end: spawns `node --import tsx src/cli/run.ts replay …` and checks the
- * files it writes, what it prints, and its one-line errors.
- */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { longSessionMessages } from '../../../test/support/arbitraries.js';
+import { type CliRun, runCli } from '../../../test/support/run-cli.js';
 import type { ReplayReport } from '../../report/replay.js';
 
 const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const RUN = join(ROOT, 'src/cli/run.ts');
-const TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+const _RUN = join(ROOT, 'src/cli/run.ts');
+const _TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
-function cli(args: string[], input = ''): Promise<Run> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--import', TSX, RUN, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, CONTEXTKIT_DEBUG: '', NO_COLOR: '1' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
+const cli = (args: string[], input = ''): Promise<Run> => runCli(args, { input });
 
 function reportData(html: string): ReplayReport {
   const match = /<script type="application\/json" id="report-data">([\s\S]*?)<\/script>/.exec(html);

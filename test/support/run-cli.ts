@@ -1,0 +1,39 @@
+import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/** The repository root (tests spawn the CLI from its sources, so no build is needed). */
+export const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+
+const RUN = join(REPO_ROOT, 'src/cli/run.ts');
+const TSX = pathToFileURL(join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+
+/** What a `contextkit` run printed and how it exited. */
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `contextkit ARGS` as a child process with `input` on stdin. The environment is the test's,
+ * without stack traces or colour, unless `env` is given, which replaces it whole.
+ */
+export function runCli(
+  args: readonly string[],
+  options: { input?: string; cwd?: string; env?: Record<string, string | undefined> } = {},
+): Promise<CliRun> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ['--import', TSX, RUN, ...args], {
+      cwd: options.cwd ?? REPO_ROOT,
+      env: options.env ?? { ...process.env, CONTEXTKIT_DEBUG: '', NO_COLOR: '1' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', fail);
+    child.on('close', (code) => done({ code, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
+}
