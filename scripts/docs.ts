@@ -34,7 +34,7 @@ export async function entryPoints(): Promise<EntryPoint[]> {
   return out;
 }
 
-interface Documented {
+export interface Documented {
   name: string;
   kind: string;
   signature: string;
@@ -104,7 +104,15 @@ function render(sections: Array<{ entry: EntryPoint; items: Documented[] }>): st
   return `${lines.join('\n').trimEnd()}\n`;
 }
 
-async function main(): Promise<void> {
+/**
+ * Every public entry point's documented exports, and `specifier: name (file)` for each export
+ * that has no doc comment.
+ */
+export async function documentAll(): Promise<{
+  entries: EntryPoint[];
+  sections: Array<{ entry: EntryPoint; items: Documented[] }>;
+  missing: string[];
+}> {
   const entries = await entryPoints();
   const program = ts.createProgram(
     entries.map((e) => e.file),
@@ -124,6 +132,11 @@ async function main(): Promise<void> {
     sections.push({ entry, items });
     for (const name of undocumented) missing.push(`${entry.specifier}: ${name}`);
   }
+  return { entries, sections, missing };
+}
+
+async function main(): Promise<void> {
+  const { entries, sections, missing } = await documentAll();
   mkdirSync(join(root, 'docs'), { recursive: true });
   writeFileSync(join(root, 'docs', 'api.md'), render(sections));
   const count = sections.reduce((n, s) => n + s.items.length, 0);

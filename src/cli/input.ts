@@ -80,19 +80,28 @@ export async function readInput(file: string, stdin: NodeJS.ReadableStream = pro
   }
 }
 
-function syntaxError(source: string, text: string, lineOffset = 0): CliError {
+/**
+ * The error for text that is not JSON: `source:line:column: invalid JSON: reason`. `lineOffset`
+ * is the line `text` starts on, less one; with `lineKnown`, a text whose fault cannot be placed
+ * still names its line (a JSONL line).
+ */
+export function syntaxError(source: string, text: string, lineOffset = 0, lineKnown = false): CliError {
   const found = findJsonSyntaxError(text);
-  if (!found) return new CliError(`${source}: invalid JSON`, 1);
+  if (!found) return new CliError(`${source}${lineKnown ? `:${lineOffset + 1}` : ''}: invalid JSON`, 1);
   return new CliError(
     `${source}:${found.line + lineOffset}:${found.column}: invalid JSON: ${found.reason}`,
     1,
   );
 }
 
-/** Parses JSONL: one JSON value a non-blank line. */
-function parseLines(text: string, source: string): { values: unknown[]; lines: number[] } {
+/** Parses JSONL: one JSON value a non-blank line, with each value's line number and length. */
+export function parseLines(
+  text: string,
+  source: string,
+): { values: unknown[]; lines: number[]; sizes: number[] } {
   const values: unknown[] = [];
   const lines: number[] = [];
+  const sizes: number[] = [];
   const all = text.split('\n');
   for (let i = 0; i < all.length; i++) {
     const line = (all[i] as string).replace(/\r$/, '');
@@ -100,11 +109,12 @@ function parseLines(text: string, source: string): { values: unknown[]; lines: n
     try {
       values.push(JSON.parse(line));
     } catch {
-      throw syntaxError(source, line, i);
+      throw syntaxError(source, line, i, true);
     }
     lines.push(i + 1);
+    sizes.push(line.length);
   }
-  return { values, lines };
+  return { values, lines, sizes };
 }
 
 function parsesAlone(line: string): boolean {

@@ -6,8 +6,8 @@ import type { PlanContext, Protection } from './draft.js';
 import { initialDraft } from './draft.js';
 import { dropOldest } from './drop-oldest.js';
 import { NO_EDITS, renderAtom } from './edit-atom.js';
-import { planView } from './plan.js';
-import { fitText, truncateOversized } from './truncate-oversized.js';
+import { type PlanEdits, startDraft } from './plan.js';
+import { capProtectedOversized, fitText, truncateOversized } from './truncate-oversized.js';
 
 const countText = (t: string) => Math.ceil(t.length / 4);
 
@@ -120,7 +120,15 @@ describe('truncateOversized', () => {
   });
 });
 
-describe('planView', () => {
+/** The truncating pipeline, from a previous plan's decisions. */
+function planView(ctx: PlanContext, previous: PlanEdits) {
+  let draft = startDraft(ctx, previous);
+  for (const step of [clearToolResults, capProtectedOversized, dropOldest, truncateOversized])
+    draft = step(ctx, draft);
+  return draft;
+}
+
+describe('a new plan over a previous one', () => {
   it('only ever adds to the previous plan', () => {
     const messages = Array.from({ length: 10 }, (_, i) => round(`c${i}`, 'r'.repeat(800))).flat();
     const ctx = context(messages, 800);

@@ -1,9 +1,6 @@
 import type { ExtractedFact } from '../tools/types.js';
-import { clearToolResults } from './clear-tool-results.js';
 import { initialDraft, type PlanContext, type PlanDraft } from './draft.js';
-import { dropOldest } from './drop-oldest.js';
 import type { AtomEdits } from './edit-atom.js';
-import { capProtectedOversized, truncateOversized } from './truncate-oversized.js';
 
 /** A compaction plan: what the view leaves out or shortens, kept between requests. */
 export interface CompactionPlan {
@@ -41,25 +38,6 @@ export interface PlanSummary {
   toSeq: number;
   /** `offline`, `openai`, `anthropic`, … */
   tools: string;
-}
-
-/** The steps in the order they run; each returns a new draft. */
-export const DEFAULT_STEPS: ReadonlyArray<(ctx: PlanContext, draft: PlanDraft) => PlanDraft> = [
-  clearToolResults,
-  capProtectedOversized,
-  dropOldest,
-  truncateOversized,
-];
-
-/**
- * Plans a view at or under `ctx.target`: clear old tool results, then drop the oldest atoms, then
- * cut oversized texts. Starts from `previous` edits so a new plan only ever adds to the old one,
- * which keeps what was already cleared cleared (the model has seen the placeholder).
- */
-export function planView(ctx: PlanContext, previous: PlanEdits, steps = DEFAULT_STEPS): PlanDraft {
-  let draft = startDraft(ctx, previous);
-  for (const step of steps) draft = step(ctx, draft);
-  return draft;
 }
 
 /** A plan's decisions as the sets and maps the steps and the renderer work with. */

@@ -35,8 +35,7 @@ import type {
 import { type ModelCounter, modelCounter } from '../../tokens/model-counter.js';
 import { previewMessage } from '../breakdown.js';
 import { CliError } from '../cli-error.js';
-import { checkConversation, readInput } from '../input.js';
-import { findJsonSyntaxError } from '../json-syntax-error.js';
+import { checkConversation, parseLines, readInput, syntaxError } from '../input.js';
 import { positiveInteger } from '../number-option.js';
 import { ProgressBar } from '../progress.js';
 import { receiptLines } from '../receipt-text.js';
@@ -596,45 +595,20 @@ function looksLikeEntry(value: unknown): value is { seq: unknown; metadata: unkn
  */
 export function parseImport(text: string, source: string, now: () => Date = () => new Date()): ImportData {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  const values: unknown[] = [];
-  const lines: number[] = [];
-  const sizes: number[] = [];
+  let values: unknown[] = [];
+  let lines: number[] = [];
+  let sizes: number[] = [];
   if (body.trimStart().startsWith('[')) {
     let array: unknown;
     try {
       array = JSON.parse(body);
     } catch {
-      const found = findJsonSyntaxError(body);
-      throw new CliError(
-        found
-          ? `${source}:${found.line}:${found.column}: invalid JSON: ${found.reason}`
-          : `${source}: invalid JSON`,
-        1,
-      );
+      throw syntaxError(source, body);
     }
-    for (const value of array as unknown[]) {
-      values.push(value);
-      sizes.push(JSON.stringify(value)?.length ?? 0);
-    }
+    values = array as unknown[];
+    sizes = values.map((value) => JSON.stringify(value)?.length ?? 0);
   } else {
-    const all = body.split('\n');
-    for (let i = 0; i < all.length; i++) {
-      const line = (all[i] as string).replace(/\r$/, '');
-      if (line.trim() === '') continue;
-      try {
-        values.push(JSON.parse(line));
-      } catch {
-        const found = findJsonSyntaxError(line);
-        throw new CliError(
-          found
-            ? `${source}:${i + 1}:${found.column}: invalid JSON: ${found.reason}`
-            : `${source}:${i + 1}: invalid JSON`,
-          1,
-        );
-      }
-      lines.push(i + 1);
-      sizes.push(line.length);
-    }
+    ({ values, lines, sizes } = parseLines(body, source));
   }
   if (values.length === 0) throw new CliError(`${source}: no entries or messages to import`, 1);
   const where = (i: number) => (lines.length > 0 ? `${source}:${lines[i]}` : `${source}: element ${i}`);
