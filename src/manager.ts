@@ -57,6 +57,7 @@ import {
   type LLMWarning,
 } from './tools/llm.js';
 import { createOfflineTools } from './tools/offline.js';
+import { OfflineFactExtractor } from './tools/offline-facts.js';
 import type { ContextTools, ExtractedFact } from './tools/types.js';
 
 /** Provider info as the seed contract passes it: `getInfo().defaults` or the numbers directly. */
@@ -218,10 +219,14 @@ const DEFAULTS = {
 
 /** Tokens kept aside for the Anthropic start notice, which a view may need. */
 const NOTICE_RESERVE = 24;
-/** Past this many entries, a summary reads the user's requests and the newest half of this. */
+/** A summary reads at most this many entries: the newest half of them, the rest the user's requests. */
 const SUMMARY_INPUT_ENTRIES = 600;
 /** The user's first messages, always read for facts however long the history. */
 const OPENING_REQUESTS = 16;
+/** Fact candidates are read until their lines would fill the block this many times over… */
+const FACT_CANDIDATES_OVER_ROOM = 3;
+/** …and there are at least this many, so a small block still gets a choice. */
+const MIN_FACT_CANDIDATES = 60;
 const OMITTED_NOTICE: Message = freezeDeep({ role: 'user', content: OMITTED_START_TEXT });
 const START_NOTICE: Message = freezeDeep({ role: 'user', content: CONVERSATION_START_TEXT });
 
@@ -312,6 +317,8 @@ export class ContextManager {
   private readonly catalog: ModelCatalog;
   private readonly fixedCounter: TokenCounter | undefined;
   private readonly tools: ContextTools;
+  /** The tools are the built-in offline ones: fact extraction can run incrementally, in process. */
+  private readonly offlineTools: boolean;
   private readonly countClient: CountClient | undefined;
   private readonly clearing: NonNullable<ContextManagerOptions['clearing']>;
   private readonly guard: { warnAt: number; declineAt: number | undefined; jumpEscalation: number };
@@ -340,6 +347,10 @@ export class ContextManager {
   private factsOmitted = 0;
   /** Seqs of the user and assistant messages the last fact extraction read (their facts rank first). */
   private statedSeqs = new Set<number>();
+  /** Summary and facts-block messages by the summary or facts list they render. */
+  private readonly blockMessages = new WeakMap<object, Message>();
+  /** Each plan's decisions as sets and maps (read-only: steps copy before they change anything). */
+  private readonly editsOfPlan = new WeakMap<CompactionPlan, PlanEdits>();
   private readonly now: () => Date;
   private entries: HistoryEntry[] = [];
   /** Seq the store will give the next persisted entry. */
@@ -379,7 +390,9 @@ export class ContextManager {
     this.conversationId = this.options.conversationId;
     this.catalog = createModelCatalog(options.models);
     this.fixedCounter = options.tokenCounter;
-    this.tools = options.tools ?? this.llmTools(options.llm) ?? createOfflineTools();
+    const tools = options.tools ?? this.llmTools(options.llm);
+    this.tools = tools ?? createOfflineTools();
+    this.offlineTools = tools === undefined;
     this.countClient = options.countClient;
     this.clearing = options.clearing ?? {};
     this.guard = {
@@ -778,13 +791,18 @@ export class ContextManager {
 
   private planEdits(plan: CompactionPlan | null): PlanEdits {
     if (!plan) return { ...NO_EDITS, dropped: new Set(), summarized: new Set() };
-    return {
-      cleared: new Map(plan.cleared),
-      truncated: new Map(plan.truncated),
-      clearInputs: this.clearing.clearToolInputs === true,
-      dropped: new Set(plan.dropped),
-      summarized: new Set(plan.summarized ?? []),
-    };
+    let edits = this.editsOfPlan.get(plan);
+    if (edits === undefined) {
+      edits = {
+        cleared: new Map(plan.cleared),
+        truncated: new Map(plan.truncated),
+        clearInputs: this.clearing.clearToolInputs === true,
+        dropped: new Set(plan.dropped),
+        summarized: new Set(plan.summarized ?? []),
+      };
+      this.editsOfPlan.set(plan, edits);
+    }
+    return edits;
   }
 
   /** Brings the cached view up to date: re-renders only the atoms that are new or still open. */
@@ -846,9 +864,9 @@ export class ContextManager {
     format: MessageFormat,
   ): { summary?: Message; facts?: Message } {
     const out: { summary?: Message; facts?: Message } = {};
-    if (plan?.summary) out.summary = summaryMessage(plan.summary, format);
+    if (plan?.summary) out.summary = this.summaryMessageOf(plan.summary, format);
     if (plan?.facts && plan.facts.length > 0 && this.factsSite() !== 'none') {
-      out.facts = factsMessage(plan.facts, this.factsSite());
+      out.facts = this.factsMessageOf(plan.facts);
     }
     return out;
   }
@@ -1241,7 +1259,7 @@ export class ContextManager {
     }
     const final = plan!;
     const after = this.buildView(counter);
-    if (!this.hasEphemeral) {
+    if (!this.hasEphemeral && this.store) {
       const after = final.tokens / r.budget;
       await this.saveMeta({
         plan: encodePlan(final),
@@ -1288,13 +1306,12 @@ export class ContextManager {
   ): Promise<CompactionPlan> {
     const format = r.format;
     const oldFacts = previousPlan?.facts ?? [];
-    const factsTokensBefore =
-      oldFacts.length > 0 ? this.countFresh(counter, [factsMessage(oldFacts, this.factsSite())]) : 0;
+    const factsTokensBefore = oldFacts.length > 0 ? this.count(counter, this.factsMessageOf(oldFacts)) : 0;
     let draft = startDraft(ctx, previous);
     draft.total += factsTokensBefore;
     // The summary in the view now; selection adds a reserve only when there is none yet.
     const oldSummaryTokens = previousPlan?.summary
-      ? this.countFresh(counter, [summaryMessage(previousPlan.summary, format)])
+      ? this.count(counter, this.summaryMessageOf(previousPlan.summary, format))
       : 0;
     draft.total += oldSummaryTokens;
     draft = clearToolResults(clearOnly ? { ...ctx, clearing: { ...ctx.clearing, clearOnly } } : ctx, draft);
@@ -1330,7 +1347,7 @@ export class ContextManager {
     const grew = [...draft.summarized].some((id) => !previous.summarized?.has(id));
     if (grew) {
       summary = await this.summarize(atoms, draft.summarized, previousPlan, reserve, counter, summaries);
-      const actual = this.countFresh(counter, [summaryMessage(summary, format)]);
+      const actual = this.count(counter, this.summaryMessageOf(summary, format));
       draft.total += actual - (previousPlan?.summary ? oldSummaryTokens : reserve);
     }
     draft = dropOldest(ctx, draft);
@@ -1358,7 +1375,7 @@ export class ContextManager {
       // numbers an agent acts on, so where the summary squeezes them, the summary goes.
       const summaryTokens =
         summary && draft.summarized.size > 0
-          ? this.countFresh(counter, [summaryMessage(summary, format)])
+          ? this.count(counter, this.summaryMessageOf(summary, format))
           : 0;
       if (
         capped.omitted > 0 &&
@@ -1373,21 +1390,20 @@ export class ContextManager {
       }
       facts = capped.facts;
       this.factsOmitted = capped.omitted;
-      const now = facts.length > 0 ? this.countFresh(counter, [factsMessage(facts, this.factsSite())]) : 0;
+      const now = facts.length > 0 ? this.count(counter, this.factsMessageOf(facts)) : 0;
       draft.total += now - factsTokensBefore;
     }
     // Summary and facts are help, not obligations: where they would push the view over the
     // budget, the facts block shrinks first and then the summary goes, before anything protected.
     if (draft.total > ctx.budget && facts.length > 0) {
-      const tokens = this.countFresh(counter, [factsMessage(facts, this.factsSite())]);
+      const tokens = this.count(counter, this.factsMessageOf(facts));
       const capped = this.capFactsTo(facts, tokens - (draft.total - ctx.budget), counter);
       this.factsOmitted += capped.omitted;
       facts = capped.facts;
-      draft.total +=
-        (facts.length > 0 ? this.countFresh(counter, [factsMessage(facts, this.factsSite())]) : 0) - tokens;
+      draft.total += (facts.length > 0 ? this.count(counter, this.factsMessageOf(facts)) : 0) - tokens;
     }
     if (draft.total > ctx.budget && summary && draft.summarized.size > 0) {
-      draft.total -= this.countFresh(counter, [summaryMessage(summary, format)]);
+      draft.total -= this.count(counter, this.summaryMessageOf(summary, format));
       draft = { ...draft, summarized: new Set() };
       summary = undefined;
     }
@@ -1431,6 +1447,14 @@ export class ContextManager {
       plan.facts = facts;
       plan.factsAt = firstConversational.id;
     }
+    // The draft's sets are the plan's: the view is built from them without converting back.
+    this.editsOfPlan.set(plan, {
+      cleared: draft.cleared,
+      truncated: draft.truncated,
+      clearInputs: this.clearing.clearToolInputs === true,
+      dropped: draft.dropped,
+      summarized: plan.summarized ? draft.summarized : new Set(),
+    });
     return plan;
   }
 
@@ -1499,25 +1523,49 @@ export class ContextManager {
     counter: TokenCounter,
     memo: Map<string, string>,
   ): Promise<PlanSummary> {
-    const already = new Set(previousPlan?.summarized ?? []);
-    const fresh = atoms.filter((a) => summarized.has(a.id) && !already.has(a.id));
-    const covered = atoms.filter((a) => summarized.has(a.id));
-    const seqs = covered.flatMap((a) => a.seqs);
-    const fromSeq = Math.min(...seqs);
-    const toSeq = Math.max(...seqs);
-    const at = covered[0]!.id;
+    const already = this.planEdits(previousPlan).summarized ?? new Set<number>();
+    const fresh: Atom[] = [];
+    let at: number | undefined;
+    let fromSeq = Number.POSITIVE_INFINITY;
+    let toSeq = Number.NEGATIVE_INFINITY;
+    // The memo's key names the fresh atoms by their count and a hash of their ids.
+    let hash = 0x811c9dc5;
+    for (const atom of atoms) {
+      if (!summarized.has(atom.id)) continue;
+      at ??= atom.id;
+      for (const seq of atom.seqs) {
+        if (seq < fromSeq) fromSeq = seq;
+        if (seq > toSeq) toSeq = seq;
+      }
+      if (already.has(atom.id)) continue;
+      fresh.push(atom);
+      hash = Math.imul(hash ^ atom.id, 0x01000193) >>> 0;
+    }
+    if (at === undefined) throw new Error('contextkit: a summary was asked for no atoms');
     if (fresh.length === 0 && previousPlan?.summary) return { ...previousPlan.summary, at };
-    const key = `${previousPlan?.summary?.text.length ?? 0}|${fresh.map((a) => a.id).join(',')}|${maxTokens}`;
+    const key = `${previousPlan?.summary?.text.length ?? 0}|${fresh.length}:${hash}|${maxTokens}`;
     let text = memo.get(key);
     if (text === undefined) {
-      let entries = fresh.flatMap((a) => a.seqs.map((s) => this.entries[s]!)).sort((x, y) => x.seq - y.seq);
+      let entries: HistoryEntry[] = [];
+      for (const atom of fresh) for (const seq of atom.seqs) entries.push(this.entries[seq]!);
+      entries.sort((x, y) => x.seq - y.seq);
       // A summary of a few thousand tokens cannot use a long history's every sentence: it reads
-      // every request the user made and the newest stretch of the rest.
+      // the user's opening requests, the newest stretch of everything, and as many of the user's
+      // other requests, newest first, as make up `SUMMARY_INPUT_ENTRIES`.
       if (entries.length > SUMMARY_INPUT_ENTRIES) {
         const tail = entries.slice(-SUMMARY_INPUT_ENTRIES / 2);
         const from = tail[0]!.seq;
+        const requests = entries.filter(
+          (e) => e.seq < from && e.message.role === 'user' && isStated(e.message),
+        );
+        const room = SUMMARY_INPUT_ENTRIES - tail.length;
         entries = [
-          ...entries.filter((e) => e.seq < from && e.message.role === 'user' && isStated(e.message)),
+          ...(requests.length > room
+            ? [
+                ...requests.slice(0, OPENING_REQUESTS),
+                ...requests.slice(requests.length - (room - OPENING_REQUESTS)),
+              ]
+            : requests),
           ...tail,
         ];
       }
@@ -1531,13 +1579,12 @@ export class ContextManager {
     return { text, at, fromSeq, toSeq, tools: this.tools.kind };
   }
 
-  /** Facts kept so far plus those of everything this plan takes out of the view. */
   /**
    * The facts of what this plan takes out of the view (cleared results, dropped, summarized and
-   * cut messages), merged with the facts kept so far. What the user said and what the agent
-   * passed to tools is read in full; tool results are read newest first, only until there are
-   * several times more candidates than the block can hold, so a plan over a long history does
-   * not read all of it.
+   * cut messages), merged with the facts kept so far. The opening requests are always read; then
+   * what the user said, what the agent said and passed to tools, and tool results, each newest
+   * first, until the candidates would fill the block about three times over, so a plan over a
+   * long history does not read all of it.
    */
   private async factCandidates(
     atoms: readonly Atom[],
@@ -1546,47 +1593,46 @@ export class ContextManager {
     oldFacts: readonly ExtractedFact[],
     room: number,
   ): Promise<ExtractedFact[]> {
-    const leaving = new Set<number>();
-    for (const atom of atoms) {
-      if (draft.dropped.has(atom.id) && !previous.dropped.has(atom.id))
-        for (const s of atom.seqs) leaving.add(s);
-      for (const slot of atom.results) {
-        if (slot.resultSeq !== null && draft.cleared.has(slot.key) && !previous.cleared.has(slot.key)) {
-          leaving.add(slot.resultSeq);
-        }
-      }
-    }
-    const byId = new Map(atoms.map((a) => [a.id, a]));
-    for (const key of draft.truncated.keys()) {
-      if (previous.truncated.has(key)) continue;
-      const atom = byId.get(Number(key.split('@')[0]));
-      if (atom) for (const s of atom.seqs) leaving.add(s);
-    }
-    if (leaving.size === 0) return [...oldFacts];
-    // The user's messages, then the agent's, then tool results are read newest first, until there
-    // are about three times as many candidates as the block can hold (six tokens a fact).
+    const leaving = leavingSeqs(atoms, previous, draft);
+    if (leaving.length === 0) return [...oldFacts];
     const said: HistoryEntry[] = [];
     const agent: HistoryEntry[] = [];
     const results: HistoryEntry[] = [];
-    for (const seq of [...leaving].sort((a, b) => a - b)) {
+    for (const seq of leaving) {
       const entry = this.entries[seq]!;
       if (!isStated(entry.message)) results.push(entry);
       else if (entry.message.role === 'user') said.push(entry);
       else agent.push(entry);
     }
-    const enough = oldFacts.length + Math.max(60, Math.ceil(room / 2));
+    // The offline extractor decides how far to read (it keeps what it found between chunks, so
+    // each entry is read once); tools of another kind then extract from what it read, in one call.
+    const extractor = new OfflineFactExtractor({ previousFacts: oldFacts });
+    let estimated = 0;
+    let counted = 0;
+    const enough = (): boolean => {
+      const found = extractor.found;
+      for (; counted < found.length; counted++) estimated += factLineEstimate(found[counted]!);
+      return found.length >= MIN_FACT_CANDIDATES && estimated >= FACT_CANDIDATES_OVER_ROOM * room;
+    };
     // The first requests of a conversation usually state the task and its ids: always read.
-    const opening = said.slice(0, OPENING_REQUESTS);
-    let facts = await this.tools.extractFacts(opening, { previousFacts: oldFacts });
-    const stated = new Set(opening.map((e) => e.seq));
+    const read = said.slice(0, OPENING_REQUESTS);
+    extractor.add(read);
+    const stated = new Set(read.map((e) => e.seq));
     for (const group of [said.slice(OPENING_REQUESTS), agent, results]) {
       const isStatement = group !== results;
-      for (let end = group.length; end > 0 && facts.length < enough; end -= 64) {
+      for (let end = group.length; end > 0 && !enough(); end -= 64) {
         const chunk = group.slice(Math.max(0, end - 64), end);
         if (isStatement) for (const e of chunk) stated.add(e.seq);
-        facts = await this.tools.extractFacts(chunk, { previousFacts: facts });
+        extractor.add(chunk);
+        read.push(...chunk);
       }
     }
+    const facts = this.offlineTools
+      ? extractor.facts()
+      : await this.tools.extractFacts(
+          read.sort((a, b) => a.seq - b.seq),
+          { previousFacts: oldFacts },
+        );
     this.statedSeqs = stated;
     return facts;
   }
@@ -1597,7 +1643,7 @@ export class ContextManager {
     return capFacts(
       facts,
       room,
-      (f) => (f.length > 0 ? this.countFresh(counter, [factsMessage(f, this.factsSite())]) : 0),
+      (f) => (f.length > 0 ? this.count(counter, this.factsMessageOf(f)) : 0),
       (t) => counter.countText(t),
       (f) => stated.has(f.seq),
     );
@@ -1626,6 +1672,29 @@ export class ContextManager {
     };
   }
 
+  /**
+   * The facts block of one list of facts: the same message object every time, so the block is
+   * tokenized once (while planning) and its count found again when the view is built.
+   */
+  private factsMessageOf(facts: readonly ExtractedFact[]): Message {
+    let message = this.blockMessages.get(facts);
+    if (message === undefined) {
+      message = factsMessage(facts, this.factsSite());
+      this.blockMessages.set(facts, message);
+    }
+    return message;
+  }
+
+  /** The summary as a message, one object per summary (see `factsMessageOf`). */
+  private summaryMessageOf(summary: PlanSummary, format: MessageFormat): Message {
+    let message = this.blockMessages.get(summary);
+    if (message === undefined || (format === 'anthropic') !== (message.role === 'user')) {
+      message = summaryMessage(summary, format);
+      this.blockMessages.set(summary, message);
+    }
+    return message;
+  }
+
   /** Counts messages that exist only during planning, without filling the memo with them. */
   private countFresh(
     counter: TokenCounter,
@@ -1652,18 +1721,14 @@ export class ContextManager {
     const summarized: number[] = [];
     const cleared: CompactionReceipt['cleared'] = [];
     const truncated: CompactionReceipt['truncated'] = [];
-    const summarizedNow = new Set(plan.summarized ?? []);
-    const droppedNow = new Set(plan.dropped);
-    const newlyCleared = new Set(
-      plan.cleared.map(([key]) => key).filter((key) => !previous.cleared.has(key)),
-    );
+    const now = this.planEdits(plan);
     const slots = new Map<string, { seq: number; tool: string }>();
     for (const atom of atoms) {
-      if (!previous.dropped.has(atom.id) && droppedNow.has(atom.id)) {
-        (summarizedNow.has(atom.id) ? summarized : dropped).push(...atom.seqs);
+      if (now.dropped.has(atom.id) && !previous.dropped.has(atom.id)) {
+        (now.summarized?.has(atom.id) ? summarized : dropped).push(...atom.seqs);
       }
       for (const slot of atom.results) {
-        if (slot.resultSeq !== null && newlyCleared.has(slot.key)) {
+        if (slot.resultSeq !== null && now.cleared.has(slot.key) && !previous.cleared.has(slot.key)) {
           slots.set(slot.key, { seq: slot.resultSeq, tool: slot.toolName });
         }
       }
@@ -1678,11 +1743,11 @@ export class ContextManager {
         tokens,
       });
     }
-    const byId = new Map(atoms.map((a) => [a.id, a]));
-    for (const [key, keep] of plan.truncated) {
-      if (previous.truncated.has(key)) continue;
+    const fresh = plan.truncated.filter(([key]) => !previous.truncated.has(key));
+    const byId = fresh.length > 0 ? new Map(atoms.map((a) => [a.id, a])) : undefined;
+    for (const [key, keep] of fresh) {
       const [idPart, rest] = key.split('@') as [string, string];
-      const atom = byId.get(Number(idPart));
+      const atom = byId?.get(Number(idPart));
       const [mi] = rest.split('.').map(Number) as [number];
       const message = atom?.messages[mi];
       const length = message ? partLength(message, rest) : 0;
@@ -1819,6 +1884,41 @@ function compactionNote(receipt: CompactionReceipt, format: MessageFormat): Mess
 }
 
 /** A message whose words are the user's or the agent's own: user text, assistant text and tool calls. */
+/**
+ * The seqs this plan takes out of the view, ascending: every message of an atom newly left out
+ * or newly cut, and each newly cleared result.
+ */
+function leavingSeqs(atoms: readonly Atom[], previous: PlanEdits, draft: PlanDraft): number[] {
+  const cut = new Set<number>();
+  for (const key of draft.truncated.keys()) {
+    if (!previous.truncated.has(key)) cut.add(Number(key.split('@')[0]));
+  }
+  const seqs: number[] = [];
+  let sorted = true;
+  const push = (seq: number) => {
+    if (seqs.length > 0 && seq <= seqs[seqs.length - 1]!) sorted = false;
+    seqs.push(seq);
+  };
+  for (const atom of atoms) {
+    if ((draft.dropped.has(atom.id) && !previous.dropped.has(atom.id)) || cut.has(atom.id)) {
+      for (const seq of atom.seqs) push(seq);
+      continue;
+    }
+    for (const slot of atom.results) {
+      if (slot.resultSeq !== null && draft.cleared.has(slot.key) && !previous.cleared.has(slot.key)) {
+        push(slot.resultSeq);
+      }
+    }
+  }
+  // Repaired atoms may hold their messages out of stored order (a hook message moved after results).
+  return sorted ? seqs : [...new Set(seqs)].sort((a, b) => a - b);
+}
+
+/** About what one fact adds to the facts block, in tokens, without counting it. */
+function factLineEstimate(fact: ExtractedFact): number {
+  return Math.ceil((fact.key.length + fact.value.length) / 4) + 2;
+}
+
 function isStated(message: Message): boolean {
   if (message.role === 'assistant') return true;
   if (message.role !== 'user') return false;

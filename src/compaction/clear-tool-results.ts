@@ -1,4 +1,4 @@
-import type { Atom } from '../messages/atoms.js';
+import type { Atom, ToolResultSlot } from '../messages/atoms.js';
 import type { Message } from '../messages/types.js';
 import { draftEdits, type PlanContext, type PlanDraft } from './draft.js';
 
@@ -80,7 +80,9 @@ export function clearToolResults(ctx: PlanContext, draft: PlanDraft): PlanDraft 
   for (let i = from; i < ctx.atoms.length && next.total > goal; i++) {
     const atom = ctx.atoms[i]!;
     if (ctx.protection[i] !== 'none' || next.dropped.has(atom.id)) continue;
-    for (const slot of clearable(atom, next, kept, excluded)) {
+    const slots = clearable(atom, next, kept, excluded);
+    if (slots.length > 1 && clearAll(ctx, next, i, slots, goal)) continue;
+    for (const slot of slots) {
       if (next.total <= goal) break;
       const before = next.atomTokens[i]!;
       next.cleared.set(slot.key, resultTokens(ctx, atom.messages[slot.messageIndex], slot.blockIndex));
@@ -95,6 +97,40 @@ export function clearToolResults(ctx: PlanContext, draft: PlanDraft): PlanDraft 
     }
   }
   return next;
+}
+
+/**
+ * Clears every one of an atom's results at once (one measure instead of one per result) when each
+ * is clearly longer than its placeholder and all of them together do not take the view below the
+ * goal; otherwise leaves the draft as it was and says so, for the one-at-a-time path.
+ */
+function clearAll(
+  ctx: PlanContext,
+  next: PlanDraft,
+  i: number,
+  slots: readonly ToolResultSlot[],
+  goal: number,
+) {
+  const atom = ctx.atoms[i]!;
+  const sizes = slots.map((slot) => resultTokens(ctx, atom.messages[slot.messageIndex], slot.blockIndex));
+  let saving = 0;
+  for (const tokens of sizes) {
+    if (tokens <= 2 * PLACEHOLDER_TOKENS) return false;
+    saving += tokens - PLACEHOLDER_TOKENS;
+  }
+  if (next.total - saving < goal) return false;
+  const before = next.atomTokens[i]!;
+  slots.forEach((slot, k) => {
+    next.cleared.set(slot.key, sizes[k]!);
+  });
+  const after = ctx.measure(atom, draftEdits(next));
+  if (after >= before) {
+    for (const slot of slots) next.cleared.delete(slot.key);
+    return false;
+  }
+  next.atomTokens[i] = after;
+  next.total -= before - after;
+  return true;
 }
 
 /**

@@ -75,12 +75,16 @@ const PRIORITY: Readonly<Record<FactCategory, number>> = {
   other: 2,
 };
 
+/** `capFacts` stops looking for facts that still fit after this many in a row did not. */
+const MAX_CAP_MISSES = 64;
+
 /**
  * Keeps the facts block within `maxTokens`, as measured by `measure` (the block as the message it
  * will be). Past the cap, facts the user stated or the agent passed to a tool (`stated`) go first;
  * then identifiers, paths, URLs and emails, then amounts, dates and names, then bare numbers; among
  * equals the earliest stays. Kept facts keep their order. Line costs are added up cheaply and the
- * result checked with `measure`, so a cap costs a few counts, not one per fact.
+ * result checked with `measure`, so a cap costs a few counts of the block, not one per fact; the
+ * search for facts that still fit ends after `MAX_CAP_MISSES` misses in a row.
  */
 export function capFacts(
   facts: readonly ExtractedFact[],
@@ -104,9 +108,17 @@ export function capFacts(
   const keys = new Set<string>();
   let used = empty;
   const chosen: typeof ranked = [];
+  let misses = 0;
   for (const r of ranked) {
+    // Every line costs at least two tokens; and once many in a row have not fit, the block is as
+    // good as full: looking on would count every remaining fact to win a token or two.
+    if (maxTokens - used < 2 || misses >= MAX_CAP_MISSES) break;
     const cost = countText(keys.has(r.fact.key) ? `, ${r.fact.value}` : `\n- ${r.fact.key}: ${r.fact.value}`);
-    if (used + cost > maxTokens) continue;
+    if (used + cost > maxTokens) {
+      misses += 1;
+      continue;
+    }
+    misses = 0;
     used += cost;
     keys.add(r.fact.key);
     chosen.push(r);

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../errors.js';
 import type { AnthropicMessage, Message, OpenAIMessage, ToolDefinition } from '../messages/types.js';
 import { getModelInfo } from './catalog.js';
-import { createTokenCounter, PROVIDER_FRAMING } from './counter.js';
+import { createTokenCounter, digitShape, PROVIDER_FRAMING } from './counter.js';
 import {
   ANTHROPIC_DEFAULT_IMAGE_TOKENS,
   ANTHROPIC_PDF_PAGE_TOKENS,
@@ -388,5 +388,56 @@ describe('createTokenCounter: properties', () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+describe('createTokenCounter: short texts by shape', () => {
+  const encoders = { o200k_base: o200k, cl100k_base: cl100k } as const;
+  const ordinary = { disallowedSpecial: new Set<string>() };
+
+  it('rests on every 1–3 digit piece being one token in both encodings', () => {
+    for (const [name, count] of Object.entries(encoders)) {
+      const notOne: string[] = [];
+      for (let digits = 1; digits <= 3; digits++) {
+        for (let n = 0; n < 10 ** digits; n++) {
+          const piece = String(n).padStart(digits, '0');
+          if (count(piece, ordinary) !== 1) notOne.push(piece);
+        }
+      }
+      expect(notOne, name).toEqual([]);
+    }
+  });
+
+  it('gives a text with other digits the count of the text itself', () => {
+    const digitText = fc.stringMatching(/^[a-z0-9 .,:$€_\-/\n[\]]{0,60}$/);
+    fc.assert(
+      fc.property(digitText, (text) => {
+        expect(digitShape(text)).toMatch(/^[^1-9]*$/);
+        for (const count of Object.values(encoders)) {
+          expect(count(digitShape(text), ordinary)).toBe(count(text, ordinary));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('counts exactly when a cached shape comes back with other numbers', () => {
+    const fresh = () => createTokenCounter(model('gpt-4o'));
+    const counter = fresh();
+    const texts = [
+      '[contextkit: result of read_file cleared, about 1234 tokens]',
+      '[contextkit: result of read_file cleared, about 9 tokens]',
+      '[contextkit: result of read_file cleared, about 9876 tokens]',
+      '\n- date: 2024-05-20',
+      '\n- date: 1999-12-31',
+      'Tests: 3 failed, 188 passed (1038ms)',
+      'Tests: 0 failed, 999 passed (7ms)',
+    ];
+    for (const text of texts) {
+      expect(counter.countText(text)).toBe(o200k(text, ordinary));
+      expect(counter.countText(text)).toBe(fresh().countText(text));
+    }
+    const claudeCounter = createTokenCounter(model('claude-sonnet-4-5'));
+    for (const text of texts) expect(claudeCounter.countText(text)).toBe(claudeText(cl100k(text, ordinary)));
   });
 });

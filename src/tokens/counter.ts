@@ -165,6 +165,25 @@ function toolDefinitionText(tool: ToolDefinition): string {
   }
 }
 
+/** Texts up to this long are counted through the counter's cache of shapes. */
+const SHORT_TEXT_CHARS = 160;
+/** Shapes the cache holds before it starts over (a few hundred KB at most). */
+const SHORT_TEXT_CACHE = 4096;
+
+/**
+ * A text with every ASCII digit made `0`: texts of one shape have the same count in o200k_base
+ * and cl100k_base. Both encodings' pre-tokenizers cut every run of digits into pieces of one to
+ * three digits that no neighbouring character joins, and every such piece (`7`, `07`, `907`) is a
+ * single token in both vocabularies (counter.test.ts checks all 1,110 of them).
+ */
+export function digitShape(text: string): string {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57 && c !== 48) return text.replace(/[1-9]/g, '0');
+  }
+  return text;
+}
+
 function checkTarget(target: CounterTarget): void {
   const { provider, tokenizer } = target;
   if (provider !== 'openai' && provider !== 'anthropic' && provider !== 'google') {
@@ -194,8 +213,9 @@ function checkTarget(target: CounterTarget): void {
  * follow each provider's documented formulas and are not scaled. The encoding is loaded on the
  * first count, not here, so building a counter is free.
  *
- * Counting is pure and deterministic and keeps no cache: the manager memoizes per stored message
- * under the counter's `id`, which differs whenever counts can.
+ * Counting is pure and deterministic. The manager memoizes per stored message under the counter's
+ * `id`, which differs whenever counts can; the counter itself only remembers short texts by their
+ * shape (see `digitShape`), so a plan that writes a thousand placeholders tokenizes a handful.
  */
 export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounter {
   checkTarget(info);
@@ -208,9 +228,20 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
       : `${provider}:${tokenizer.encoding}`;
 
   let encoder: TextTokenCounter | undefined;
+  const shortTexts = new Map<string, number>();
   const bpe = (text: string): number => {
     encoder ??= getTextTokenCounter(tokenizer.encoding);
-    return encoder(text);
+    if (text.length > SHORT_TEXT_CHARS) return encoder(text);
+    // Short texts recur with only their numbers changed (placeholders, fact lines, "step 12 of
+    // 40"): counted once per shape. Exact, see `digitShape`.
+    const key = digitShape(text);
+    let n = shortTexts.get(key);
+    if (n === undefined) {
+      n = encoder(text);
+      if (shortTexts.size >= SHORT_TEXT_CACHE) shortTexts.clear();
+      shortTexts.set(key, n);
+    }
+    return n;
   };
   const roleTokens: Record<string, number> = Object.create(null);
 

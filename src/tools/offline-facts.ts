@@ -104,6 +104,63 @@ function pickJsonFacts(found: JsonFact[], limit: number, isNew: (f: JsonFact) =>
 }
 
 /**
+ * The offline extractor over several batches of entries, keeping what it knows between them: a
+ * planner that reads a long history a chunk at a time (to stop once it has enough) pays for each
+ * entry once, not for the facts found so far again with every chunk.
+ */
+export class OfflineFactExtractor {
+  private readonly previous: readonly ExtractedFact[];
+  private readonly categories: ReadonlySet<FactCategory> | undefined;
+  private readonly known = new KnownFacts();
+  private readonly keys: KeyNumbering;
+  private readonly added: ExtractedFact[] = [];
+
+  constructor(options: ExtractFactsOptions = {}) {
+    this.previous = options.previousFacts ?? [];
+    this.categories = options.categories ? new Set(options.categories) : undefined;
+    for (const fact of this.previous) this.known.add(fact.category, fact.value);
+    this.keys = new KeyNumbering(this.previous);
+  }
+
+  /** How many facts the result holds so far (previous ones included). */
+  get size(): number {
+    return this.previous.length + this.added.length;
+  }
+
+  /** The facts found so far that were not among the previous ones, in the order found. */
+  get found(): readonly ExtractedFact[] {
+    return this.added;
+  }
+
+  /** Reads more entries: at most `MAX_NEW_FACTS_PER_ENTRY` new facts from each. */
+  add(entries: readonly HistoryEntry[]): this {
+    // Facts of unwanted categories count as known: they still claim their text, but are not kept.
+    const isKnown = (category: FactCategory, value: string): boolean =>
+      (this.categories !== undefined && !this.categories.has(category)) || this.known.has(category, value);
+    const keep = (fact: ExtractedFact): void => {
+      this.known.add(fact.category, fact.value);
+      this.added.push(fact);
+    };
+    let remaining = 0;
+    let currentSeq = Number.NaN;
+    for (const segment of entrySegments(entries)) {
+      if (segment.seq !== currentSeq) {
+        currentSeq = segment.seq;
+        remaining = MAX_NEW_FACTS_PER_ENTRY;
+      }
+      if (segment.role === 'system' || remaining <= 0) continue;
+      remaining -= segmentFacts(segment, remaining, isKnown, this.keys, keep);
+    }
+    return this;
+  }
+
+  /** The previous facts and every one found since, merged (see `mergeFacts`). */
+  facts(): ExtractedFact[] {
+    return mergeFacts(this.previous, this.added);
+  }
+}
+
+/**
  * Facts of `entries` merged into `options.previousFacts` (see `mergeFacts`: none is ever dropped),
  * at most `MAX_NEW_FACTS_PER_ENTRY` new ones per entry. System messages are skipped: they stay in
  * every view, so their facts need no keeping.
@@ -112,32 +169,7 @@ export function extractFactsOffline(
   entries: readonly HistoryEntry[],
   options: ExtractFactsOptions = {},
 ): ExtractedFact[] {
-  const previous = options.previousFacts ?? [];
-  const categories = options.categories ? new Set(options.categories) : undefined;
-  const known = new KnownFacts();
-  for (const fact of previous) known.add(fact.category, fact.value);
-  const keys = new KeyNumbering(previous);
-  // Facts of unwanted categories count as known: they still claim their text, but are not kept.
-  const isKnown = (category: FactCategory, value: string): boolean =>
-    (categories !== undefined && !categories.has(category)) || known.has(category, value);
-  const added: ExtractedFact[] = [];
-  const keep = (fact: ExtractedFact): void => {
-    known.add(fact.category, fact.value);
-    added.push(fact);
-  };
-
-  const segments = entrySegments(entries);
-  let remaining = 0;
-  let currentSeq = Number.NaN;
-  for (const segment of segments) {
-    if (segment.seq !== currentSeq) {
-      currentSeq = segment.seq;
-      remaining = MAX_NEW_FACTS_PER_ENTRY;
-    }
-    if (segment.role === 'system' || remaining <= 0) continue;
-    remaining -= segmentFacts(segment, remaining, isKnown, keys, keep);
-  }
-  return mergeFacts(previous, added);
+  return new OfflineFactExtractor(options).add(entries).facts();
 }
 
 /** Keeps up to `limit` new facts of one segment; returns how many it kept. */
