@@ -49,6 +49,8 @@ interface StrategyResult {
   cold: PlanSample[];
   /** Planned after one request counted every message: the planning alone. */
   warm: PlanSample[];
+  /** As warm, with a forced full GC right before the plan (see the report's note). */
+  afterGc: PlanSample[];
   turns: Summary;
   /** Turns in which the growing history crossed the trigger and a new plan was made. */
   replanTurns: Summary;
@@ -61,7 +63,8 @@ function progress(text: string): void {
 
 function collect(): void {
   // `npm run bench` passes --expose-gc: start every manager on a clean heap, so one manager's
-  // garbage is not collected in the middle of the next one's plan.
+  // garbage is not collected in the middle of the next one's plan (and, for the "after a full
+  // GC" column, collect right before a plan).
   if (typeof globalThis.gc === 'function') globalThis.gc();
 }
 
@@ -87,19 +90,21 @@ async function runStrategy(
 ): Promise<StrategyResult> {
   const cold: PlanSample[] = [];
   const warm: PlanSample[] = [];
+  const afterGc: PlanSample[] = [];
   for (let i = 0; i < repeats; i++) {
     collect();
     const fresh = await filledManager(strategy, history);
     cold.push(await forcedPlan(fresh));
     await fresh.close();
 
-    collect();
-    const counted = await filledManager(strategy, history);
-    await counted.getMessagesForRequest({ tokenBudget: UNBOUNDED });
-    // Warm is the planning alone: the garbage of filling the manager is not the plan's to collect.
-    collect();
-    warm.push(await forcedPlan(counted));
-    await counted.close();
+    for (const gcFirst of [false, true]) {
+      collect();
+      const counted = await filledManager(strategy, history);
+      await counted.getMessagesForRequest({ tokenBudget: UNBOUNDED });
+      if (gcFirst) collect();
+      (gcFirst ? afterGc : warm).push(await forcedPlan(counted));
+      await counted.close();
+    }
   }
 
   // The agent loop after the first plan: add a message, ask for the view at the same budget.
@@ -126,6 +131,7 @@ async function runStrategy(
     strategy,
     cold,
     warm,
+    afterGc,
     turns: summarize(steady),
     replanTurns: summarize(replans),
     replanReceiptMs,
@@ -196,7 +202,7 @@ function buildReport(
     [
       `Node ${process.version}, ${process.platform}/${process.arch}, ${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(2)} at the end (other processes share the machine: figures move from run to run); model ${MODEL} (o200k_base, exact counts); offline tools (no network).`,
       `History: \`longSessionMessages(${run.size}, 'openai', ${SEED})\` from test/support/arbitraries.ts, ${formatCount(run.historyTokens)} tokens; budget ${formatCount(BUDGET)} tokens, so a plan has to take out about ${Math.round((1 - (0.6 * BUDGET) / run.historyTokens) * 100)}% of it (the plan aims at 60% of the budget).`,
-      `A plan: \`compact({ force: true, tokenBudget: ${formatCount(BUDGET)} })\` on a fresh manager holding the history; "receipt" is the receipt's \`durationMs\` (planning, summary, facts, rendering the view), "wall" the whole call. Cold: the manager never counted its messages, so the plan counts them all first. Warm: one request at an unbounded budget counted them (as any manager that has served a request has), so the plan is the planning alone. Median of ${run.repeats} fresh managers per row.`,
+      `A plan: \`compact({ force: true, tokenBudget: ${formatCount(BUDGET)} })\` on a fresh manager holding the history; "receipt" is the receipt's \`durationMs\` (planning, summary, facts, rendering the view), "wall" the whole call. Cold: the manager never counted its messages, so the plan counts them all first. Warm: one request at an unbounded budget counted them (as any manager that has served a request has), so the plan is the planning alone; the goal is judged on it. After a full GC: as warm, with \`gc()\` forced right before the plan. That collection also throws away much of V8's optimized code for the planning functions (\`--trace-deopt\` shows their code "marked for deoptimization, reason: weak objects", and dozens of functions are optimized again inside the plan), so this column is the plan run largely on unoptimized code: what a process sees when a major GC falls just before a compaction. Median of ${run.repeats} fresh managers per column.`,
       `Per turn: after the first plan, add the session's next message and ask for the view at the same budget, ${TURNS} times; turns in which the history crossed the trigger again and a new plan was made are reported apart.`,
     ].join('\n'),
   );
@@ -207,6 +213,7 @@ function buildReport(
       'strategy',
       'warm: receipt',
       'warm: wall',
+      'after a full GC: receipt',
       'cold: receipt',
       'cold: wall',
       'out of the view',
@@ -220,6 +227,7 @@ function buildReport(
         r.strategy,
         formatMs(summarize(r.warm.map((s) => s.receiptMs)).median),
         formatMs(summarize(r.warm.map((s) => s.wallMs)).median),
+        formatMs(summarize(r.afterGc.map((s) => s.receiptMs)).median),
         formatMs(summarize(r.cold.map((s) => s.receiptMs)).median),
         formatMs(summarize(r.cold.map((s) => s.wallMs)).median),
         `${formatCount(last.dropped.length + last.summarized.length)} msgs`,
@@ -234,8 +242,9 @@ function buildReport(
       results
         .map((r) => {
           const w = summarize(r.warm.map((s) => s.receiptMs));
+          const g = summarize(r.afterGc.map((s) => s.receiptMs));
           const c = summarize(r.cold.map((s) => s.receiptMs));
-          return `${r.strategy} warm ${formatMs(w.min)}–${formatMs(w.max)}, cold ${formatMs(c.min)}–${formatMs(c.max)}`;
+          return `${r.strategy} warm ${formatMs(w.min)}–${formatMs(w.max)}, after a full GC ${formatMs(g.min)}–${formatMs(g.max)}, cold ${formatMs(c.min)}–${formatMs(c.max)}`;
         })
         .join('; ') +
       '.',

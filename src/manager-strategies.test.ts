@@ -233,3 +233,35 @@ describe('the compaction notice', () => {
     expect(next).toEqual(view.slice(0, -1));
   });
 });
+
+describe('facts block across plans', () => {
+  it('keeps the facts it holds when a later plan finds new ones of the same rank', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o', strategy: 'truncate' });
+    const receipts: CompactionReceipt[] = [];
+    ctx.on('context:post_compact', (e) => receipts.push(e.receipt));
+    await ctx.addMessage({ role: 'system', content: 'You are a support agent.' });
+    const turn = async (t: number) => {
+      await ctx.addMessage({
+        role: 'user',
+        content: `Please look up order ORD-${10_000 + t} for customer CUST-${20_000 + t}. ${filler(40, t)}`,
+      });
+      await ctx.addMessage({
+        role: 'assistant',
+        content: `Order ORD-${10_000 + t} is on its way. ${filler(30, t)}`,
+      });
+    };
+    for (let t = 0; t < 120; t++) await turn(t);
+    await ctx.getMessagesForRequest({ tokenBudget: 3_000 });
+    const first = receipts.at(-1)!;
+    expect(first.facts.kept).toBeGreaterThan(0);
+    expect(first.facts.omitted).toBeGreaterThan(0);
+    for (let t = 120; t < 240; t++) {
+      await turn(t);
+      await ctx.getMessagesForRequest({ tokenBudget: 3_000 });
+    }
+    expect(receipts.length).toBeGreaterThan(1);
+    const last = receipts.at(-1)!;
+    // Same rank (stated ids), earlier source: the facts found first stay in the block.
+    for (const value of first.facts.values) expect(last.facts.values).toContain(value);
+  });
+});

@@ -33,6 +33,7 @@ import type { CountClient } from './guard/count-endpoints.js';
 import { isContextOverflowError, overflowNumbers } from './guard/overflow-errors.js';
 import { type UsageCounts, usageFromAnthropic, usageFromCounts, usageFromOpenAI } from './guard/usage.js';
 import { type Atom, AtomIndex } from './messages/atoms.js';
+import { messageText } from './messages/content.js';
 import { convertMessages } from './messages/convert.js';
 import { resolveConversationFormat } from './messages/detect.js';
 import { freezeDeep } from './messages/freeze.js';
@@ -227,6 +228,8 @@ const OPENING_REQUESTS = 16;
 const FACT_CANDIDATES_OVER_ROOM = 3;
 /** …and there are at least this many, so a small block still gets a choice. */
 const MIN_FACT_CANDIDATES = 60;
+/** Characters of tool results a plan reads for facts, newest first (what was said is read first). */
+const FACT_RESULT_CHARS = 256_000;
 const OMITTED_NOTICE: Message = freezeDeep({ role: 'user', content: OMITTED_START_TEXT });
 const START_NOTICE: Message = freezeDeep({ role: 'user', content: CONVERSATION_START_TEXT });
 
@@ -346,7 +349,6 @@ export class ContextManager {
   /** Facts the last plan could not fit in the block (reported in its receipt). */
   private factsOmitted = 0;
   /** Seqs of the user and assistant messages the last fact extraction read (their facts rank first). */
-  private statedSeqs = new Set<number>();
   /** Summary and facts-block messages by the summary or facts list they render. */
   private readonly blockMessages = new WeakMap<object, Message>();
   /** Each plan's decisions as sets and maps (read-only: steps copy before they change anything). */
@@ -1582,9 +1584,9 @@ export class ContextManager {
   /**
    * The facts of what this plan takes out of the view (cleared results, dropped, summarized and
    * cut messages), merged with the facts kept so far. The opening requests are always read; then
-   * what the user said, what the agent said and passed to tools, and tool results, each newest
-   * first, until the candidates would fill the block about three times over, so a plan over a
-   * long history does not read all of it.
+   * what the user said, what the agent said and passed to tools, and tool results (up to
+   * `FACT_RESULT_CHARS` of them), each newest first, until the candidates would fill the block
+   * about three times over, so a plan over a long history does not read all of it.
    */
   private async factCandidates(
     atoms: readonly Atom[],
@@ -1617,12 +1619,13 @@ export class ContextManager {
     // The first requests of a conversation usually state the task and its ids: always read.
     const read = said.slice(0, OPENING_REQUESTS);
     extractor.add(read);
-    const stated = new Set(read.map((e) => e.seq));
+    // Tool results can be long logs and listings: past a reading budget the older ones are skipped.
+    let resultChars = 0;
     for (const group of [said.slice(OPENING_REQUESTS), agent, results]) {
-      const isStatement = group !== results;
       for (let end = group.length; end > 0 && !enough(); end -= 64) {
+        if (group === results && resultChars >= FACT_RESULT_CHARS) break;
         const chunk = group.slice(Math.max(0, end - 64), end);
-        if (isStatement) for (const e of chunk) stated.add(e.seq);
+        if (group === results) for (const e of chunk) resultChars += messageText(e.message).length;
         extractor.add(chunk);
         read.push(...chunk);
       }
@@ -1633,19 +1636,25 @@ export class ContextManager {
           read.sort((a, b) => a.seq - b.seq),
           { previousFacts: oldFacts },
         );
-    this.statedSeqs = stated;
     return facts;
   }
 
-  /** `capFacts` with this manager's ranking (stated facts first) and counter. */
+  /**
+   * `capFacts` with this manager's ranking and counter: facts the user stated or the agent passed
+   * to a tool (their source is a user or assistant message, not a tool result) go first, whichever
+   * plan found them, so the block does not trade old facts for new ones of the same rank.
+   */
   private capFactsTo(facts: readonly ExtractedFact[], room: number, counter: TokenCounter) {
-    const stated = this.statedSeqs;
+    const stated = (fact: ExtractedFact) => {
+      const entry = this.entries[fact.seq];
+      return entry !== undefined && isStated(entry.message);
+    };
     return capFacts(
       facts,
       room,
       (f) => (f.length > 0 ? this.count(counter, this.factsMessageOf(f)) : 0),
       (t) => counter.countText(t),
-      (f) => stated.has(f.seq),
+      stated,
     );
   }
 
@@ -1914,9 +1923,12 @@ function leavingSeqs(atoms: readonly Atom[], previous: PlanEdits, draft: PlanDra
   return sorted ? seqs : [...new Set(seqs)].sort((a, b) => a - b);
 }
 
-/** About what one fact adds to the facts block, in tokens, without counting it. */
+/**
+ * About what one fact adds to the facts block, in tokens, without counting it: ids, dates, paths
+ * and numbers run nearer three characters a token than prose's four, plus the line's framing.
+ */
 function factLineEstimate(fact: ExtractedFact): number {
-  return Math.ceil((fact.key.length + fact.value.length) / 4) + 2;
+  return Math.ceil((fact.key.length + fact.value.length) / 3) + 3;
 }
 
 function isStated(message: Message): boolean {

@@ -1,4 +1,4 @@
-import type { Atom } from '../messages/atoms.js';
+import type { Atom, ToolResultSlot } from '../messages/atoms.js';
 import { freezeDeep } from '../messages/freeze.js';
 import type {
   AnthropicContentBlock,
@@ -20,6 +20,8 @@ export interface AtomEdits {
 }
 
 export const NO_EDITS: AtomEdits = { cleared: new Map(), truncated: new Map() };
+
+const NO_SLOTS: readonly ToolResultSlot[] = [];
 
 /** A piece of text in an atom that truncation may cut, located by a key stable across requests. */
 export interface TextPart {
@@ -124,7 +126,11 @@ export function renderAtom(atom: Atom, edits: AtomEdits): readonly Message[] {
     out[mi] = message;
   };
   // Clearing first: a cleared result has nothing left to truncate.
-  const clearedHere = atom.results.filter((slot) => edits.cleared.has(slot.key));
+  const clearedHere =
+    atom.results.length === 0 || edits.cleared.size === 0
+      ? NO_SLOTS
+      : atom.results.filter((slot) => edits.cleared.has(slot.key));
+  if (clearedHere.length === 0 && edits.truncated.size === 0) return atom.messages;
   const clearedPositions = new Set(clearedHere.map((s) => `${s.messageIndex}.${s.blockIndex}`));
   for (const slot of clearedHere) {
     const current = (out ?? atom.messages)[slot.messageIndex]!;

@@ -48,20 +48,21 @@ export interface PlanEdits extends AtomEdits {
 
 /** The draft a new plan starts from: the previous plan's decisions, measured afresh. */
 export function startDraft(ctx: PlanContext, previous: PlanEdits): PlanDraft {
-  let draft = initialDraft(ctx, previous);
-  if (previous.dropped.size > 0) {
-    draft = {
-      ...draft,
-      dropped: new Set(previous.dropped),
-      summarized: new Set(previous.summarized ?? []),
-      atomTokens: draft.atomTokens.slice(),
-    };
-    ctx.atoms.forEach((atom, i) => {
-      if (draft.dropped.has(atom.id)) {
-        draft.total -= draft.atomTokens[i]!;
-        draft.atomTokens[i] = 0;
-      }
-    });
-  }
-  return draft;
+  if (previous.dropped.size === 0) return initialDraft(ctx, previous);
+  // Atoms the previous plan left out cost nothing and are not rendered.
+  let total = ctx.fixedTokens;
+  const atomTokens = ctx.atoms.map((atom) => {
+    if (previous.dropped.has(atom.id)) return 0;
+    const tokens = ctx.measure(atom, previous);
+    total += tokens;
+    return tokens;
+  });
+  return {
+    dropped: new Set(previous.dropped),
+    summarized: new Set(previous.summarized ?? []),
+    cleared: new Map(previous.cleared),
+    truncated: new Map(previous.truncated),
+    atomTokens,
+    total,
+  };
 }

@@ -107,7 +107,7 @@ export function capFacts(
   const empty = measure([]);
   const keys = new Set<string>();
   let used = empty;
-  const chosen: typeof ranked = [];
+  const chosen: Array<(typeof ranked)[number] & { cost: number }> = [];
   let misses = 0;
   for (const r of ranked) {
     // Every line costs at least two tokens; and once many in a row have not fit, the block is as
@@ -121,7 +121,7 @@ export function capFacts(
     misses = 0;
     used += cost;
     keys.add(r.fact.key);
-    chosen.push(r);
+    chosen.push({ ...r, cost });
   }
   const inOrder = () =>
     chosen
@@ -129,10 +129,14 @@ export function capFacts(
       .sort((a, b) => a.index - b.index)
       .map((r) => r.fact);
   let kept = inOrder();
-  // The sum of line costs can be off by a token here and there: trim the lowest ranked until it fits.
-  while (kept.length > 0 && measure(kept) > maxTokens) {
-    chosen.pop();
+  // The sum of line costs can be off by a token here and there: trim the lowest ranked, as many
+  // as cover the excess, and measure again, until it fits.
+  let measured = kept.length > 0 ? measure(kept) : 0;
+  while (kept.length > 0 && measured > maxTokens) {
+    let freed = 0;
+    while (chosen.length > 0 && freed < measured - maxTokens) freed += chosen.pop()!.cost;
     kept = inOrder();
+    measured = kept.length > 0 ? measure(kept) : 0;
   }
   if (kept.length === 0 && empty > maxTokens) return { facts: [], omitted: facts.length };
   return { facts: kept, omitted: facts.length - kept.length };

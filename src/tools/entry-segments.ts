@@ -42,11 +42,14 @@ function argumentsText(input: unknown): string {
 /**
  * The segments of `entries`, in order. Tool results are labelled with their call's name, found by
  * the call id among the calls seen so far (the latest call with that id wins, which pairs reused
- * ids by adjacency as the atoms do). Empty texts are left out.
+ * ids by adjacency as the atoms do). Empty texts are left out. A caller reading a history in
+ * batches passes one `callNames` map to every batch, so a result finds its call in an earlier one.
  */
-export function entrySegments(entries: readonly HistoryEntry[]): Segment[] {
+export function entrySegments(
+  entries: readonly HistoryEntry[],
+  callNames: Map<string, string> = new Map(),
+): Segment[] {
   const out: Segment[] = [];
-  const callNames = new Map<string, string>();
   for (const entry of entries) pushEntry(out, entry.seq, entry.message as Message, callNames);
   return out;
 }

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { factSetArb } from '../../test/support/arbitraries.js';
+import { factSetArb, longSessionMessages } from '../../test/support/arbitraries.js';
 import { hasTauBench, loadTauBench, TAU_BENCH_PATH } from '../../test/support/tau-bench.js';
 import type { HistoryEntry, Message } from '../messages/types.js';
-import { extractFactsOffline, MAX_NEW_FACTS_PER_ENTRY } from './offline-facts.js';
+import { extractFactsOffline, MAX_NEW_FACTS_PER_ENTRY, OfflineFactExtractor } from './offline-facts.js';
 import type { ExtractedFact, FactCategory } from './types.js';
 
 function entries(messages: readonly Message[], first = 0): HistoryEntry[] {
@@ -339,4 +339,38 @@ describe.skipIf(!hasTauBench())('extractFactsOffline on the tau-bench runs', () 
       expect(meanRun).toBeGreaterThan(0.95);
     },
   );
+});
+
+describe('OfflineFactExtractor', () => {
+  it('reads entries in batches to the same facts as one call over all of them', () => {
+    const history = entries(longSessionMessages(400, 'openai', 7));
+    const previousFacts = extractFactsOffline(history.slice(0, 40));
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 90 }), { minLength: 1, maxLength: 8 }), (sizes) => {
+        const rest = history.slice(40);
+        const extractor = new OfflineFactExtractor({ previousFacts });
+        let at = 0;
+        for (const size of sizes) {
+          extractor.add(rest.slice(at, at + size));
+          at += size;
+        }
+        extractor.add(rest.slice(at));
+        const whole = extractFactsOffline(rest, { previousFacts });
+        expect(extractor.facts()).toEqual(whole);
+        expect(extractor.size).toBe(whole.length);
+        expect(extractor.found.length).toBe(whole.length - previousFacts.length);
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it('never finds again a fact it already holds, whichever batch it comes from', () => {
+    const said = entries([user('Ship order ORD-77120 to /srv/app/config.yaml today.')]);
+    const again = entries([user('Again: ORD-77120 and /srv/app/config.yaml.')], 1);
+    const extractor = new OfflineFactExtractor().add(said);
+    const before = extractor.size;
+    extractor.add(again);
+    expect(extractor.size).toBe(before);
+    expect(extractor.facts().map((f) => f.seq)).toEqual(extractor.facts().map(() => 0));
+  });
 });

@@ -114,6 +114,8 @@ export class OfflineFactExtractor {
   private readonly known = new KnownFacts();
   private readonly keys: KeyNumbering;
   private readonly added: ExtractedFact[] = [];
+  /** Tool names by call id, across batches, to label results whose call came in an earlier one. */
+  private readonly callNames = new Map<string, string>();
 
   constructor(options: ExtractFactsOptions = {}) {
     this.previous = options.previousFacts ?? [];
@@ -143,7 +145,7 @@ export class OfflineFactExtractor {
     };
     let remaining = 0;
     let currentSeq = Number.NaN;
-    for (const segment of entrySegments(entries)) {
+    for (const segment of entrySegments(entries, this.callNames)) {
       if (segment.seq !== currentSeq) {
         currentSeq = segment.seq;
         remaining = MAX_NEW_FACTS_PER_ENTRY;
