@@ -348,7 +348,6 @@ export class ContextManager {
   } | null = null;
   /** Facts the last plan could not fit in the block (reported in its receipt). */
   private factsOmitted = 0;
-  /** Seqs of the user and assistant messages the last fact extraction read (their facts rank first). */
   /** Summary and facts-block messages by the summary or facts list they render. */
   private readonly blockMessages = new WeakMap<object, Message>();
   /** Each plan's decisions as sets and maps (read-only: steps copy before they change anything). */
@@ -1892,7 +1891,6 @@ function compactionNote(receipt: CompactionReceipt, format: MessageFormat): Mess
   return freezeDeep(format === 'anthropic' ? { role: 'user', content } : { role: 'system', content });
 }
 
-/** A message whose words are the user's or the agent's own: user text, assistant text and tool calls. */
 /**
  * The seqs this plan takes out of the view, ascending: every message of an atom newly left out
  * or newly cut, and each newly cleared result.
@@ -1931,6 +1929,7 @@ function factLineEstimate(fact: ExtractedFact): number {
   return Math.ceil((fact.key.length + fact.value.length) / 3) + 3;
 }
 
+/** A message whose words are the user's or the agent's own: user text, assistant text and tool calls. */
 function isStated(message: Message): boolean {
   if (message.role === 'assistant') return true;
   if (message.role !== 'user') return false;

@@ -61,13 +61,22 @@ export function draftEdits(draft: PlanDraft): AtomEdits {
   return { cleared: draft.cleared, truncated: draft.truncated };
 }
 
-/** A draft that changes nothing: every atom whole. */
-export function initialDraft(ctx: PlanContext, edits: AtomEdits): PlanDraft {
-  const atomTokens = ctx.atoms.map((atom) => ctx.measure(atom, edits));
+/**
+ * A draft that makes `edits` and leaves out the `dropped` atoms (of which `summarized` stand in a
+ * summary): every other atom measured under the edits; a left-out atom costs nothing and is not
+ * rendered. With no arguments past `ctx`, every atom whole.
+ */
+export function initialDraft(
+  ctx: PlanContext,
+  edits: AtomEdits,
+  dropped: ReadonlySet<number> = new Set(),
+  summarized: ReadonlySet<number> = new Set(),
+): PlanDraft {
+  const atomTokens = ctx.atoms.map((atom) => (dropped.has(atom.id) ? 0 : ctx.measure(atom, edits)));
   const total = atomTokens.reduce((a, b) => a + b, ctx.fixedTokens);
   return {
-    dropped: new Set(),
-    summarized: new Set(),
+    dropped: new Set(dropped),
+    summarized: new Set(summarized),
     cleared: new Map(edits.cleared),
     truncated: new Map(edits.truncated),
     atomTokens,

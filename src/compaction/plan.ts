@@ -48,21 +48,5 @@ export interface PlanEdits extends AtomEdits {
 
 /** The draft a new plan starts from: the previous plan's decisions, measured afresh. */
 export function startDraft(ctx: PlanContext, previous: PlanEdits): PlanDraft {
-  if (previous.dropped.size === 0) return initialDraft(ctx, previous);
-  // Atoms the previous plan left out cost nothing and are not rendered.
-  let total = ctx.fixedTokens;
-  const atomTokens = ctx.atoms.map((atom) => {
-    if (previous.dropped.has(atom.id)) return 0;
-    const tokens = ctx.measure(atom, previous);
-    total += tokens;
-    return tokens;
-  });
-  return {
-    dropped: new Set(previous.dropped),
-    summarized: new Set(previous.summarized ?? []),
-    cleared: new Map(previous.cleared),
-    truncated: new Map(previous.truncated),
-    atomTokens,
-    total,
-  };
+  return initialDraft(ctx, previous, previous.dropped, previous.summarized);
 }
