@@ -28,6 +28,16 @@ const BENCHMARKS: Record<string, Benchmark> = {
       'contextkit vs LangChain trimMessages, Mastra TokenLimiter, AI SDK pruneMessages, seed baselines',
     run: async (args) => (await import('./peers.js')).runPeersBenchmark(args),
   },
+  recall: {
+    summary:
+      'recall latency at 10k/100k messages, index memory vs history, steady turn, answers reachable on the chat set',
+    run: async (args) => (await import('./recall.js')).runRecallBenchmark(args),
+  },
+  'recall-libraries': {
+    summary:
+      'MiniSearch vs FlexSearch vs Orama as the in-process recall index: build, memory, latency, answers',
+    run: async (args) => (await import('./recall-libraries.js')).runRecallLibrariesBenchmark(args),
+  },
 };
 
 const DEFAULT_BENCHMARK = 'core';

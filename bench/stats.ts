@@ -52,3 +52,13 @@ export function liveHeapBytes(): number {
   collectGarbage();
   return process.memoryUsage().heapUsed;
 }
+
+/**
+ * Live heap plus the memory of array buffers (typed arrays keep their contents outside the
+ * JavaScript heap, so `heapUsed` alone misses them), after a full collection.
+ */
+export function liveMemoryBytes(): number {
+  collectGarbage();
+  const usage = process.memoryUsage();
+  return usage.heapUsed + usage.arrayBuffers;
+}

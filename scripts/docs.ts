@@ -1,9 +1,11 @@
 /**
  * `npm run docs`: writes docs/api.md, the API reference of every public entry point, from the doc
  * comments in the source, and exits 1 listing every export that has none (so CI keeps the
- * reference complete). Uses the TypeScript compiler already installed; no generator to download.
+ * reference complete). `npm run docs -- --check` writes nothing and exits 1 when docs/api.md is
+ * not what it would write, so CI fails on a stale reference. Uses the TypeScript compiler
+ * already installed; no generator to download.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -135,17 +137,51 @@ export async function documentAll(): Promise<{
   return { entries, sections, missing };
 }
 
-async function main(): Promise<void> {
+/**
+ * Where `committed` (the file as it is, or undefined when absent) differs from `generated`: the
+ * first line that differs, with both versions, or undefined when they are the same.
+ */
+export function staleness(committed: string | undefined, generated: string): string | undefined {
+  if (committed === generated) return undefined;
+  if (committed === undefined) return 'it does not exist';
+  const a = committed.split('\n');
+  const b = generated.split('\n');
+  let line = 0;
+  while (line < a.length && line < b.length && a[line] === b[line]) line++;
+  const show = (text: string | undefined) =>
+    text === undefined ? '(end of file)' : JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}…` : text);
+  return `line ${line + 1} is ${show(a[line])} where the source gives ${show(b[line])}`;
+}
+
+async function main(check: boolean): Promise<void> {
   const { entries, sections, missing } = await documentAll();
-  mkdirSync(join(root, 'docs'), { recursive: true });
-  writeFileSync(join(root, 'docs', 'api.md'), render(sections));
+  const path = join(root, 'docs', 'api.md');
+  const text = render(sections);
   const count = sections.reduce((n, s) => n + s.items.length, 0);
   if (missing.length > 0) {
     process.stderr.write(`docs: ${missing.length} exports have no doc comment:\n  ${missing.join('\n  ')}\n`);
     process.exitCode = 1;
+  }
+  if (check) {
+    const stale = staleness(existsSync(path) ? readFileSync(path, 'utf8') : undefined, text);
+    if (stale === undefined) {
+      process.stdout.write(`docs: docs/api.md is up to date (${count} exports)\n`);
+      return;
+    }
+    process.stderr.write(`docs: docs/api.md is out of date: ${stale}; run npm run docs and commit it\n`);
+    process.exitCode = 1;
     return;
   }
-  process.stdout.write(`docs: wrote docs/api.md (${count} exports from ${entries.length} entry points)\n`);
+  mkdirSync(join(root, 'docs'), { recursive: true });
+  writeFileSync(path, text);
+  if (missing.length === 0)
+    process.stdout.write(`docs: wrote docs/api.md (${count} exports from ${entries.length} entry points)\n`);
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await main();
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const unknown = process.argv.slice(2).filter((arg) => arg !== '--check');
+  if (unknown.length > 0) {
+    process.stderr.write(`docs: unknown argument ${unknown.join(' ')} (the one option is --check)\n`);
+    process.exitCode = 2;
+  } else await main(process.argv.includes('--check'));
+}

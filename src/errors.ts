@@ -89,6 +89,21 @@ export class ContextOverflowError extends ContextkitError {
   }
 }
 
+/**
+ * The request was refused by the strategy (a custom strategy's `decline`, the seed's
+ * `{ action: 'decline' }`): no view was returned. It is a `ContextOverflowError`, so code that
+ * handles a request that cannot go handles this one too; `reason` says why.
+ */
+export class ContextDeclinedError extends ContextOverflowError {
+  readonly reason: string;
+  constructor(budget: number, required: number, breakdown: OverflowBreakdown, reason: string) {
+    super(budget, required, breakdown);
+    this.message = `the strategy declined the request: ${reason} (${required} tokens of a ${budget}-token budget)`;
+    (this as { code: string }).code = 'context_declined';
+    this.reason = reason;
+  }
+}
+
 /** A store that cannot be read or written as asked. Nothing already stored was changed. */
 export class StoreError extends ContextkitError {
   readonly conversationId: string | undefined;
@@ -131,5 +146,14 @@ export class ConflictError extends StoreError {
     this.expected = expected;
     this.actual = actual;
     this.subject = subject;
+  }
+}
+
+/** An argument of a call (not a message, not an option) that cannot be used: what and why. */
+export class InvalidArgumentError extends ContextkitError {
+  readonly argument: string;
+  constructor(argument: string, message: string) {
+    super('invalid_argument', `${argument}: ${message}`);
+    this.argument = argument;
   }
 }

@@ -5,7 +5,15 @@
  */
 
 export type { ClearingOptions, Protection } from './compaction/draft.js';
-export type { CompactionPlan, PlanSummary } from './compaction/plan.js';
+export {
+  type CompactionPlan,
+  decodePlan,
+  encodePlan,
+  type PlanEdits,
+  type PlanSummary,
+} from './compaction/plan.js';
+export { Planner, type PlannerSettings, type PlanRequest, type PlanResult } from './compaction/planner.js';
+export { protectionsOf } from './compaction/protections.js';
 export type {
   CustomStrategy,
   StrategyDecision,
@@ -17,9 +25,11 @@ export { LEVELS, type Level, levelOf } from './compaction/zones.js';
 export {
   ConfigurationError,
   ConflictError,
+  ContextDeclinedError,
   ContextkitError,
   ContextOverflowError,
   FormatMismatchError,
+  InvalidArgumentError,
   InvalidMessageError,
   type MessageIssue,
   type OverflowBreakdown,
@@ -46,6 +56,22 @@ export {
   type CountRequest,
   createCountClient,
 } from './guard/count-endpoints.js';
+export {
+  ContextGuard,
+  type ContextGuardOptions,
+  type GuardAction,
+  type GuardConversation,
+  type GuardDecision,
+  type GuardState,
+} from './guard/guard.js';
+export {
+  ContextMeasurer,
+  type ContextMeasurerOptions,
+  type Measurement,
+  type MeasureRequest,
+  type ResolvedRequest,
+  type SentRequest,
+} from './guard/measurer.js';
 export { isContextOverflowError, type OverflowNumbers, overflowNumbers } from './guard/overflow-errors.js';
 export {
   InvalidUsageError,
@@ -57,15 +83,9 @@ export {
   usageFromOpenAI,
   usageFromResponse,
 } from './guard/usage.js';
+export { History, type HistoryOptions } from './history/history.js';
 export { addAnthropicResponse, addOpenAIResponse } from './integrations/providers.js';
-export {
-  type AddMessageOptions,
-  ContextManager,
-  type ContextManagerOptions,
-  type ProviderInfo,
-  type RequestOptions,
-  type Usage,
-} from './manager.js';
+export { ContextManager } from './manager.js';
 export {
   type Atom,
   AtomIndex,
@@ -97,7 +117,17 @@ export {
   type RequestValidation,
   validateRequest,
 } from './messages/validate-request.js';
-export { type Coordinator, type MountConfig, mount, optionsFromConfig } from './mount.js';
+export { type Coordinator, type MountConfig, type MountContract, mount, optionsFromConfig } from './mount.js';
+export {
+  type AddMessageOptions,
+  type ContextManagerOptions,
+  DEFAULTS,
+  type GuardLevels,
+  type ProviderInfo,
+  type RequestOptions,
+  type Usage,
+} from './options.js';
+export * from './recall/index.js';
 export { type ReportHtmlOptions, renderReportHtml } from './report/html.js';
 export {
   type ReplayCompaction,
@@ -111,3 +141,5 @@ export * from './stores/index.js';
 export { metaPersistence } from './stores/meta-persistence.js';
 export * from './tokens/index.js';
 export * from './tools/index.js';
+export { PlanBlocks } from './view/plan-blocks.js';
+export { type BuiltView, NOTICE_RESERVE, type SentView, View, type ViewCounting } from './view/view.js';

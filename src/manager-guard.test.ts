@@ -113,6 +113,34 @@ describe('recoverFromOverflow', () => {
   });
 });
 
+describe('recoverFromOverflow before any request', () => {
+  it('fits the stored history within the limit the error gives (or 15% under the budget), once', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o', maxTokens: 50_000 });
+    await chat(ctx, 40, 200);
+    const warnings: string[] = [];
+    ctx.on('context:warn', (w) => warnings.push(w.message));
+    const limit = Math.floor((await ctx.getTokenCount()) / 3);
+    const err = Object.assign(new Error(`This model's maximum context length is ${limit} tokens.`), {
+      status: 400,
+      code: 'context_length_exceeded',
+    });
+    // A resumed process gets the provider's refusal of a request it did not make itself.
+    const resumed = new ContextManager({ model: 'gpt-4o' });
+    await resumed.setMessages(await ctx.getMessages());
+    const view = await resumed.recoverFromOverflow(err);
+    expect(resumed.usage().tokens).toBeLessThanOrEqual(limit);
+    expect(validateRequest(view, 'openai').valid).toBe(true);
+    await expect(resumed.recoverFromOverflow(err)).rejects.toBe(err);
+    const bare = new ContextManager({ model: 'gpt-4o' });
+    await bare.setMessages(await ctx.getMessages());
+    bare.on('context:warn', (w) => warnings.push(w.message));
+    await bare.recoverFromOverflow(Object.assign(new Error('prompt is too long'), { status: 400 }));
+    expect(bare.usage().budget).toBe(Math.floor(bare.usage().budget));
+    expect(bare.usage().budget).toBeLessThanOrEqual(Math.floor((128_000 - 16_384 - 1_000) * 0.85));
+    expect(warnings.some((w) => /did not make; fitting the stored history within/.test(w))).toBe(true);
+  });
+});
+
 describe('exact counts near the limit', () => {
   it('asks the provider when an estimate is near the budget, and compacts further when it is over', async () => {
     const server = await startFakeCountServer({ apiKey: 'k-test' });

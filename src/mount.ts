@@ -1,67 +1,182 @@
+import type { StrategyOption } from './compaction/strategy.js';
 import { ConfigurationError } from './errors.js';
 import { ContextManager, type ContextManagerOptions } from './manager.js';
 
-/** The part of an orchestrator's coordinator that `mount` uses. */
+/**
+ * The part of an orchestrator's coordinator that `mount` uses: contract v2.1's
+ * `mount(mountPoint, module, { name })`, or the older `mount(name, module)`.
+ */
 export interface Coordinator {
-  mount(name: string, module: unknown, options?: { name?: string }): unknown;
+  mount(mountPoint: string, module: unknown, options?: { name?: string }): unknown;
 }
 
 /**
  * Mount-plan configuration: the manager's options, also accepted under the seeds' snake_case
- * names (`max_tokens`, `compact_threshold`, `preserve_system`, `storage_path`, …) so a mount plan
- * written for the Python modules works unchanged.
+ * names (`max_tokens`, `compaction_threshold`, `auto_compact`, `storage_path`, …) so a mount plan
+ * written for the Python modules works unchanged. A snake_case name that is not one of them is
+ * refused with `ConfigurationError`, never dropped.
  */
 export type MountConfig = ContextManagerOptions & {
   max_tokens?: number;
+  /** Contract v2.1's name. */
+  compaction_threshold?: number;
+  /** The guide's name for the same threshold. */
   compact_threshold?: number;
   target_usage?: number;
   preserve_system?: boolean;
   keep_tool_results?: number;
   safety_margin?: number;
-  storage_path?: string;
   conversation_id?: string;
+  auto_compact?: boolean;
+  /** `truncate`, `summarize`, `smart`, `layered`, or the context-persistent names `simple` (= truncate). */
+  compaction_strategy?: string;
+  recent_count?: number;
+  exact_count_at?: number;
+  max_compact_retries?: number;
+  critical_floor?: number;
+  compaction_notice?: boolean;
+  warn_at?: number;
+  decline_at?: number;
+  jump_escalation?: number;
+  /** context-persistent: a directory for the file store. */
+  storage_path?: string;
+  /** The guide's `persistence` dict: `{ storage_path }` or `{ store }`. */
+  persistence?: { storage_path?: string; store?: string };
+  /**
+   * context-persistent's "save a pre-compaction snapshot": contextkit never rewrites stored
+   * history, so every message is always in the store; accepted and satisfied as it is.
+   */
+  export_on_compact?: boolean;
 };
+
+/** snake_case names read as the camelCase option of the same meaning. */
+const RENAMED: Record<string, keyof ContextManagerOptions> = {
+  max_tokens: 'maxTokens',
+  compaction_threshold: 'compactThreshold',
+  compact_threshold: 'compactThreshold',
+  target_usage: 'targetUsage',
+  preserve_system: 'preserveSystem',
+  keep_tool_results: 'keepToolResults',
+  safety_margin: 'safetyMargin',
+  conversation_id: 'conversationId',
+  auto_compact: 'autoCompact',
+  recent_count: 'recentCount',
+  exact_count_at: 'exactCountAt',
+  max_compact_retries: 'maxCompactRetries',
+  critical_floor: 'criticalFloor',
+  compaction_notice: 'compactionNotice',
+};
+const GUARD_RENAMED: Record<string, 'warnAt' | 'declineAt' | 'jumpEscalation'> = {
+  warn_at: 'warnAt',
+  decline_at: 'declineAt',
+  jump_escalation: 'jumpEscalation',
+};
+/** The seeds' strategy names beside ours; `custom` needs a function, which a config cannot hold. */
+const SEED_STRATEGIES: Record<string, StrategyOption> = {
+  truncate: 'truncate',
+  summarize: 'summarize',
+  smart: 'smart',
+  layered: 'layered',
+  simple: 'truncate',
+};
+const HANDLED = new Set(['compaction_strategy', 'storage_path', 'persistence', 'export_on_compact']);
 
 /** Turns a mount-plan config into manager options; a name given both ways must agree. */
 export function optionsFromConfig(config: MountConfig): ContextManagerOptions {
-  const pairs: Array<[keyof ContextManagerOptions, keyof MountConfig]> = [
-    ['maxTokens', 'max_tokens'],
-    ['compactThreshold', 'compact_threshold'],
-    ['targetUsage', 'target_usage'],
-    ['preserveSystem', 'preserve_system'],
-    ['keepToolResults', 'keep_tool_results'],
-    ['safetyMargin', 'safety_margin'],
-    ['conversationId', 'conversation_id'],
-  ];
-  const options: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(config)) {
-    if (!key.includes('_')) options[key] = value;
+  if (typeof config !== 'object' || config === null) {
+    throw new ConfigurationError('config', 'expected an object');
   }
-  for (const [camel, snake] of pairs) {
-    const a = config[camel];
-    const b = config[snake];
-    if (a !== undefined && b !== undefined && a !== b) {
+  const options: Record<string, unknown> = {};
+  const set = (name: string, key: string, value: unknown, into: Record<string, unknown> = options) => {
+    if (value === undefined) return;
+    if (into[key] !== undefined && into[key] !== value) {
       throw new ConfigurationError(
-        String(snake),
-        `conflicts with ${camel} (${JSON.stringify(b)} vs ${JSON.stringify(a)})`,
+        name,
+        `conflicts with ${key} (${JSON.stringify(value)} vs ${JSON.stringify(into[key])})`,
       );
     }
-    if (b !== undefined) options[camel] = b;
+    into[key] = value;
+  };
+  const guard: Record<string, unknown> = { ...(config.guard ?? {}) };
+  for (const [key, value] of Object.entries(config)) {
+    if (!key.includes('_') && !HANDLED.has(key)) set(key, key, value);
   }
-  if (config.storage_path !== undefined) {
-    if (config.store !== undefined)
-      throw new ConfigurationError('storage_path', 'give either store or storage_path');
-    options.store = `file:${config.storage_path}`;
+  for (const [key, value] of Object.entries(config)) {
+    if (!key.includes('_')) continue;
+    if (key in RENAMED) set(key, RENAMED[key]!, value);
+    else if (key in GUARD_RENAMED) set(key, GUARD_RENAMED[key]!, value, guard);
+    else if (!HANDLED.has(key)) {
+      throw new ConfigurationError(
+        key,
+        `is not an option; the seeds' names read here are ${[...Object.keys(RENAMED), ...Object.keys(GUARD_RENAMED), ...HANDLED].join(', ')}`,
+      );
+    }
   }
+  if (Object.keys(guard).length > 0) options.guard = guard;
+  if (config.compaction_strategy !== undefined) {
+    const strategy = SEED_STRATEGIES[config.compaction_strategy];
+    if (strategy === undefined) {
+      throw new ConfigurationError(
+        'compaction_strategy',
+        `${JSON.stringify(config.compaction_strategy)} is not one of ${Object.keys(SEED_STRATEGIES).join(', ')}` +
+          (config.compaction_strategy === 'custom'
+            ? ' (a custom strategy is a function: pass it as `strategy`)'
+            : ''),
+      );
+    }
+    set('compaction_strategy', 'strategy', strategy);
+  }
+  if (config.export_on_compact !== undefined && typeof config.export_on_compact !== 'boolean') {
+    throw new ConfigurationError('export_on_compact', 'expected true or false');
+  }
+  const persistence = config.persistence;
+  if (persistence !== undefined) {
+    if (typeof persistence !== 'object' || persistence === null) {
+      throw new ConfigurationError('persistence', 'expected { storage_path } or { store }');
+    }
+    for (const key of Object.keys(persistence)) {
+      if (key !== 'storage_path' && key !== 'store') {
+        throw new ConfigurationError(`persistence.${key}`, 'is not an option; use storage_path or store');
+      }
+    }
+  }
+  const path = config.storage_path ?? persistence?.storage_path;
+  const stores = [config.store, persistence?.store, path].filter((s) => s !== undefined);
+  if (stores.length > 1)
+    throw new ConfigurationError('storage_path', 'give one of store, storage_path, persistence');
+  if (path !== undefined) options.store = `file:${path}`;
+  else if (persistence?.store !== undefined) options.store = persistence.store;
   return options as ContextManagerOptions;
 }
 
+/** Which form of `coordinator.mount` to call; see {@link mount}. */
+export type MountContract = '2.1' | 'legacy';
+
 /**
- * The seed contract's entry point: builds a manager from the config, mounts it on the
- * coordinator at `"context"`, and returns it (call `close()` on it when the session ends).
+ * The seed contract's entry point: builds a manager from the config and mounts it. A coordinator
+ * whose `mount` takes the three parameters of contract v2.1 gets
+ * `coordinator.mount('session', manager, { name: 'context' })`; one written for the older contract,
+ * `mount(name, module)`, gets `coordinator.mount('context', manager)`. `options.contract` says
+ * which, where a coordinator's `mount` hides its parameters (`(...args)`, defaults). Returns the
+ * manager (call `close()` on it when the session ends).
  */
-export async function mount(coordinator: Coordinator, config: MountConfig = {}): Promise<ContextManager> {
+export async function mount(
+  coordinator: Coordinator,
+  config: MountConfig = {},
+  options: { contract?: MountContract } = {},
+): Promise<ContextManager> {
+  if (typeof coordinator?.mount !== 'function') {
+    throw new ConfigurationError(
+      'coordinator',
+      'expected an object with a mount(mountPoint, module, options) method',
+    );
+  }
+  const contract = options.contract ?? (coordinator.mount.length >= 3 ? '2.1' : 'legacy');
+  if (contract !== '2.1' && contract !== 'legacy') {
+    throw new ConfigurationError('contract', `${JSON.stringify(contract)} is not one of "2.1", "legacy"`);
+  }
   const manager = new ContextManager(optionsFromConfig(config));
-  await coordinator.mount('context', manager);
+  if (contract === '2.1') await coordinator.mount('session', manager, { name: 'context' });
+  else await coordinator.mount('context', manager);
   return manager;
 }

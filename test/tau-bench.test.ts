@@ -6,15 +6,13 @@ import { validateRequest } from '../src/messages/validate-request.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { referenceProblems } from './support/reference-validator.js';
-import { hasTauBench, loadTauBench, TAU_BENCH_PATH } from './support/tau-bench.js';
-
-const present = hasTauBench();
-if (!present) console.warn(`skipping the tau-bench tests: ${TAU_BENCH_PATH} is absent`);
+import { missingData, skipFor } from './support/requirements.js';
+import { loadTauBench, TAU_BENCH_PATH } from './support/tau-bench.js';
 
 const MODEL: Record<MessageFormat, string> = { openai: 'gpt-4o', anthropic: 'claude-sonnet-4-5' };
 const SHARES = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
 
-describe.skipIf(!present)('the 200 real tau-bench runs', () => {
+describe('the 200 real tau-bench runs', skipFor(missingData(TAU_BENCH_PATH)), () => {
   it.each(['openai', 'anthropic'] as const)(
     'in %s format at 20 to 90 percent of their size: every view valid, within budget, keeping system and the latest request',
     async (format) => {

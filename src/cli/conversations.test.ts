@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { longSessionMessages } from '../../test/support/arbitraries.js';
+import { DATABASE_URL, missing, REDIS_URL, skipFor } from '../../test/support/requirements.js';
 import { type CliRun, runCli } from '../../test/support/run-cli.js';
 import { ConflictError, StoreError } from '../errors.js';
 import type { Message, MessageFormat, MessageMetadata } from '../messages/types.js';
@@ -168,21 +170,17 @@ describe('ReadOnlyStoreView', () => {
   });
 });
 
-/** Drivers the round trip runs on: file and SQLite always, Redis and Postgres when configured. */
-const DRIVERS: Array<{ name: string; url: () => string; shared: boolean }> = [
+/** Drivers the round trip runs on: file and SQLite always, Redis and Postgres when they answer. */
+const DRIVERS: Array<{ name: string; url: () => string; shared: boolean; missing?: string | undefined }> = [
   { name: 'file', url: () => `file:${join(dir, 'file-store')}`, shared: false },
   { name: 'sqlite', url: () => `sqlite:${join(dir, 'round-trip.db')}`, shared: false },
+  { name: 'redis', url: () => REDIS_URL as string, shared: true, missing: missing.redis },
+  { name: 'postgres', url: () => DATABASE_URL as string, shared: true, missing: missing.postgres },
 ];
-if (process.env.REDIS_URL)
-  DRIVERS.push({ name: 'redis', url: () => process.env.REDIS_URL as string, shared: true });
-else console.log('conversations round trip on redis skipped: set REDIS_URL to run it');
-if (process.env.DATABASE_URL) {
-  DRIVERS.push({ name: 'postgres', url: () => process.env.DATABASE_URL as string, shared: true });
-} else console.log('conversations round trip on postgres skipped: set DATABASE_URL to run it');
 
 describe.concurrent('contextkit conversations export/import round trip', { timeout: SPAWN_TIMEOUT }, () => {
   for (const driver of DRIVERS) {
-    it(`gives back the same bytes on ${driver.name}`, async () => {
+    it(`gives back the same bytes on ${driver.name}`, skipFor(driver.missing), async () => {
       const store = driver.url();
       // Ids with a slash and non-Latin-1 characters, unique on a shared server.
       const base = `ck-cli-test-${process.pid}-${randomBytes(3).toString('hex')}/run ✓`;
@@ -388,5 +386,27 @@ describe.concurrent('contextkit conversations on a SQLite store', { timeout: SPA
     expectOneLineError(missing, 1, /"no-such-id": not found in the sqlite store/);
     expectOneLineError(notADatabase, 1, /is not a SQLite database/);
     expect(JSON.parse(fromEnv.stdout)).toEqual([{ role: 'user', content: 'hello' }]);
+  });
+
+  it('never creates a store to read from: a mistyped path is an error with a hint', async () => {
+    const typoDb = join(dir, 'agnets.db');
+    const typoDir = join(dir, 'no-such-dir');
+    const [list, show, exported, deleted, listDir] = await Promise.all([
+      cli(['conversations', 'list', '--store', `sqlite:${typoDb}`]),
+      cli(['conversations', 'show', 'solo', '--store', `sqlite:${typoDb}`]),
+      cli(['conversations', 'export', 'solo', '--store', `sqlite:${typoDb}`]),
+      cli(['conversations', 'delete', 'solo', '--yes', '--store', `sqlite:${typoDb}`]),
+      cli(['conversations', 'list', '--store', `file:${typoDir}`]),
+    ]);
+    for (const run of [list, show, exported, deleted]) {
+      expectOneLineError(
+        run,
+        1,
+        /no SQLite store at .*agnets\.db: the file .* does not exist \(check the path; nothing was created\); a store is created by `contextkit conversations import`/,
+      );
+    }
+    expectOneLineError(listDir, 1, /no file store at .*no-such-dir: the directory .* does not exist/);
+    expect(existsSync(typoDb)).toBe(false);
+    expect(existsSync(typoDir)).toBe(false);
   });
 });

@@ -1,9 +1,9 @@
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { missingData, skipFor } from '../../test/support/requirements.js';
 import { type CliRun, runCli } from '../../test/support/run-cli.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import { validateRequest } from '../messages/validate-request.js';
@@ -138,7 +138,7 @@ describe.concurrent('contextkit compact', () => {
     );
   });
 
-  describe.skipIf(!existsSync(TAU))('on a real tau-bench run', () => {
+  describe('on a real tau-bench run', skipFor(missingData(TAU)), () => {
     it('compacts 0.traj to a valid view', async () => {
       const run = await cli(['compact', TAU, '--messages-path', '0.traj', '--budget', '3000']);
       expect(run.code).toBe(0);
@@ -147,7 +147,6 @@ describe.concurrent('contextkit compact', () => {
       expect(tokensOf(view, 'openai', 'gpt-4o')).toBeLessThanOrEqual(3000);
     });
   });
-  if (!existsSync(TAU)) console.log(`skipped the tau-bench compact case: ${TAU} is absent`);
 });
 
 describe.concurrent('contextkit validate', () => {
@@ -296,6 +295,20 @@ describe('contextkit demo', () => {
     expect(first.stderr).not.toMatch(/\r/);
     const stored = Number(/^ {2}stored +(\d+) messages/m.exec(first.stdout)?.[1]);
     expect(stored).toBeGreaterThanOrEqual(150);
+    // It says up front the number it adds, and adds that many.
+    const announced = Number(/adding (\d+) messages/.exec(first.stdout)?.[1]);
+    expect(Number(/^demo: added (\d+) messages/m.exec(first.stdout)?.[1])).toBe(announced);
+    expect(announced).toBe(stored);
+    if (announced !== 150) expect(first.stdout).toContain('(150 asked for, rounded up to a whole turn)');
+    // Compacting brings the view under the warning line each cycle; the warning is printed once.
+    const compactions = first.stdout.match(/^ {2}compaction \d+ at turn/gm)?.length ?? 0;
+    expect(compactions).toBeGreaterThan(2);
+    expect(first.stderr.match(/^contextkit: warning: the view is at \d+% of/gm)).toHaveLength(1);
+    const crossings =
+      /^ {2}usage warning +printed once; the view climbed past 80% of the budget (\d+) times on its way to the compaction trigger$/m.exec(
+        first.stdout,
+      )?.[1];
+    expect(Number(crossings)).toBeGreaterThan(1);
     const log = join(dir, '.contextkit', 'demo.jsonl');
     const sizeAfterFirst = (await stat(log)).size;
 
@@ -306,6 +319,7 @@ describe('contextkit demo', () => {
     );
     const storedNow = Number(/^ {2}stored +([\d,]+) messages/m.exec(second.stdout)?.[1]?.replace(/,/g, ''));
     expect(storedNow).toBeGreaterThanOrEqual(stored + 60);
+    expect(storedNow).toBe(stored + Number(/adding (\d+) more/.exec(second.stdout)?.[1]));
     expect((await stat(log)).size).toBeGreaterThan(sizeAfterFirst);
 
     const reset = await cli(['demo', '--messages', '20', '--reset', '--format', 'anthropic'], { cwd: dir });

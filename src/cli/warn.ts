@@ -3,5 +3,10 @@
  * a warning never looks like output and never breaks a JSON stdout.
  */
 export function printWarning(message: string): void {
-  process.stderr.write(`contextkit: warning: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
+  process.stderr.write(`${warningLine(message)}\n`);
+}
+
+/** The line {@link printWarning} prints, for a caller that writes it itself (above a progress bar). */
+export function warningLine(message: string): string {
+  return `contextkit: warning: ${message.replace(/\s*\n\s*/g, ' ')}`;
 }

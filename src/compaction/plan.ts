@@ -50,3 +50,17 @@ export interface PlanEdits extends AtomEdits {
 export function startDraft(ctx: PlanContext, previous: PlanEdits): PlanDraft {
   return initialDraft(ctx, previous, previous.dropped, previous.summarized);
 }
+
+/** A plan as kept in a store's metadata (plain JSON). */
+export function encodePlan(plan: CompactionPlan): Record<string, unknown> {
+  return { ...plan };
+}
+
+/** A plan read back from a store, or null when what was stored is not one this version can apply. */
+export function decodePlan(value: unknown): CompactionPlan | null {
+  const p = value as Partial<CompactionPlan> | undefined;
+  if (p?.v !== 1 || !Array.isArray(p.dropped) || !Array.isArray(p.cleared) || !Array.isArray(p.truncated)) {
+    return null;
+  }
+  return p as CompactionPlan;
+}

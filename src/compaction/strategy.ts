@@ -31,6 +31,17 @@ export interface StrategyInput {
 export interface StrategyDecision {
   summarize?: readonly number[];
   drop?: readonly number[];
+  /**
+   * A warning to raise (`context:warn` with code `strategy_warn`); the view is still made and
+   * returned. The seed's `{ action: 'warn', message }`.
+   */
+  warn?: string;
+  /**
+   * Refuse the request: no view is returned and `getMessagesForRequest` throws
+   * `ContextDeclinedError` with this reason (the seed's `{ action: 'decline', reason }`). The
+   * plan is not kept, so the next request asks the strategy again.
+   */
+  decline?: string;
 }
 
 /** Your own strategy: given the atoms and the numbers, say which atoms leave the view. */

@@ -1,5 +1,6 @@
 import { freezeDeep } from '../messages/freeze.js';
 import type { Message, MessageFormat } from '../messages/types.js';
+import { compactFactPiece, compactKey, renderCompactFacts } from '../tools/facts-block.js';
 import type { ExtractedFact, FactCategory } from '../tools/types.js';
 import type { PlanSummary } from './plan.js';
 
@@ -34,29 +35,9 @@ export function summaryMessage(summary: PlanSummary, format: MessageFormat): Mes
   return freezeDeep(format === 'anthropic' ? { role: 'user', content } : { role: 'system', content });
 }
 
-/** Opens and closes the facts block, so tools and people can find it in a prompt. */
-export const FACTS_BLOCK_OPEN = '<!-- contextkit:facts -->';
-export const FACTS_BLOCK_CLOSE = '<!-- /contextkit:facts -->';
-const FACTS_HEADER = 'Facts from earlier messages that are no longer shown:';
-
-/**
- * The facts block's text: one line per key with its values in order (`- reservation_id: ZFA04Y,
- * 8JX2P1`), about six tokens a fact, so a small budget still holds dozens of them.
- */
-export function renderFactsText(facts: readonly ExtractedFact[]): string {
-  const byKey = new Map<string, string[]>();
-  for (const f of facts) {
-    const values = byKey.get(f.key);
-    if (values) values.push(f.value);
-    else byKey.set(f.key, [f.value]);
-  }
-  const lines = [...byKey].map(([key, values]) => `- ${key}: ${values.join(', ')}`);
-  return `${FACTS_BLOCK_OPEN}\n${FACTS_HEADER}\n${lines.join('\n')}\n${FACTS_BLOCK_CLOSE}`;
-}
-
 /** The facts block as a message: a system message after the system prompt, or a user message. */
 export function factsMessage(facts: readonly ExtractedFact[], site: FactsSite): Message {
-  return freezeDeep({ role: site === 'first-user' ? 'user' : 'system', content: renderFactsText(facts) });
+  return freezeDeep({ role: site === 'first-user' ? 'user' : 'system', content: renderCompactFacts(facts) });
 }
 
 /** Which facts go first when the block must be capped: what an agent acts on. */
@@ -105,7 +86,8 @@ export function capFacts(
         a.index - b.index,
     );
   const empty = measure([]);
-  const keys = new Set<string>();
+  const sources = new Set<number>();
+  const sourceKeys = new Set<string>();
   let used = empty;
   const chosen: Array<(typeof ranked)[number] & { cost: number }> = [];
   let misses = 0;
@@ -113,14 +95,18 @@ export function capFacts(
     // Every line costs at least two tokens; and once many in a row have not fit, the block is as
     // good as full: looking on would count every remaining fact to win a token or two.
     if (maxTokens - used < 2 || misses >= MAX_CAP_MISSES) break;
-    const cost = countText(keys.has(r.fact.key) ? `, ${r.fact.value}` : `\n- ${r.fact.key}: ${r.fact.value}`);
+    const source = r.fact.seq >= 0 ? r.fact.seq : -1;
+    const sourceKey = `${source}\u0000${compactKey(r.fact.key)}`;
+    const seen = sourceKeys.has(sourceKey) ? 'key' : sources.has(source) ? 'source' : 'none';
+    const cost = countText(compactFactPiece(r.fact, seen));
     if (used + cost > maxTokens) {
       misses += 1;
       continue;
     }
     misses = 0;
     used += cost;
-    keys.add(r.fact.key);
+    sources.add(source);
+    sourceKeys.add(sourceKey);
     chosen.push({ ...r, cost });
   }
   const inOrder = () =>

@@ -21,3 +21,4 @@ export {
   toModelMessages,
 } from './ai-sdk/model-messages.js';
 export type { FitOptions } from './ai-sdk/prompt-fitter.js';
+export { type RecallToolOptions, recallTool } from './ai-sdk/recall-tool.js';

@@ -1,5 +1,5 @@
 import type { ContextManager, RequestOptions } from '../manager.js';
-import type { Message, OpenAIMessage } from '../messages/types.js';
+import type { HistoryEntry, Message, OpenAIMessage } from '../messages/types.js';
 
 /** One message of a fitted view, with the stored message it shows unchanged, if it is one. */
 export interface FittedEntry {
@@ -18,6 +18,25 @@ export function messageKey(message: Message): string {
 }
 
 /**
+ * Brings `manager` up to `messages` (its history must be a prefix of them, compared by content:
+ * the rest is added) and returns its entries; `undefined`, adding nothing, when it is not.
+ */
+export async function syncThrough(
+  manager: ContextManager,
+  messages: readonly OpenAIMessage[],
+  keys: readonly string[] = messages.map(messageKey),
+): Promise<HistoryEntry[] | undefined> {
+  const entries = await manager.getEntries();
+  if (entries.length > messages.length) return undefined;
+  for (const entry of entries) {
+    if (messageKey(entry.message) !== keys[entry.seq]) return undefined;
+  }
+  if (entries.length === messages.length) return entries;
+  for (const message of messages.slice(entries.length)) await manager.addMessage(message);
+  return manager.getEntries();
+}
+
+/**
  * Brings `manager` up to `messages` and returns its request view with, per message, the seq of the
  * stored message it is. The integrations keep their framework's own objects beside the messages
  * they give the manager; the seq lets them hand back those objects, not a lossy conversion, for
@@ -32,15 +51,8 @@ export async function fitThrough(
   request: RequestOptions,
   keys: readonly string[] = messages.map(messageKey),
 ): Promise<FittedEntry[] | undefined> {
-  let entries = await manager.getEntries();
-  if (entries.length > messages.length) return undefined;
-  for (const entry of entries) {
-    if (messageKey(entry.message) !== keys[entry.seq]) return undefined;
-  }
-  if (entries.length < messages.length) {
-    for (const message of messages.slice(entries.length)) await manager.addMessage(message);
-    entries = await manager.getEntries();
-  }
+  const entries = await syncThrough(manager, messages, keys);
+  if (entries === undefined) return undefined;
   const seqOf = new Map<object, number>();
   for (const entry of entries) seqOf.set(entry.message, entry.seq);
   const view = await manager.getMessagesForRequest({ ...request, provider: 'openai' });

@@ -10,3 +10,4 @@ export {
   type ContextkitChatMessageHistoryOptions,
 } from './langchain/chat-message-history.js';
 export { type FitMessagesOptions, fitBaseMessages, fitMessages } from './langchain/fit-messages.js';
+export { recallTool } from './langchain/recall-tool.js';

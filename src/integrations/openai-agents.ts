@@ -5,4 +5,5 @@
  */
 
 export { type ItemProxies, itemsToProxies, proxiesToItems } from './openai-agents/agent-items.js';
+export { recallTool } from './openai-agents/recall-tool.js';
 export { ContextkitSession, type ContextkitSessionOptions } from './openai-agents/session.js';

@@ -83,6 +83,21 @@ describe('Cache', () => {
     expect(await store.list()).toEqual(['calibration:x']);
   });
 
+  it('clear() removes every cache entry, live, expired or broken, and nothing else', async () => {
+    const store = new MemoryPersistence();
+    const time = clock();
+    const cache = new Cache(store, { now: time.now });
+    await store.set('calibration:x', 1);
+    await cache.set('a', '1', 1, { ttlMs: 10 });
+    await cache.set('b', '2', 2);
+    await store.set('cache:b:broken', { not: 'an entry' });
+    time.advance(100);
+    expect(await cache.clear()).toBe(3);
+    expect(await store.list()).toEqual(['calibration:x']);
+    expect(await cache.get('b', '2')).toBeNull();
+    expect(await cache.clear()).toBe(0);
+  });
+
   it('getOrSet() computes once and counts a cached null as a hit', async () => {
     const cache = new Cache(new MemoryPersistence());
     let calls = 0;

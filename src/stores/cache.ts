@@ -190,6 +190,21 @@ export class Cache {
   }
 
   /**
+   * Deletes every entry the cache holds, live, expired or unreadable, in every cache name.
+   * Unlike the seed's `clear()`, keys outside `cache:` in a shared `Persistence` (a calibration,
+   * a plan) are kept: clearing a cache never costs what it does not hold. Resolves with how many
+   * were deleted.
+   */
+  async clear(): Promise<number> {
+    let removed = 0;
+    for (const storageKey of await this.#persistence.list(PREFIX)) {
+      await this.#persistence.delete(storageKey);
+      removed++;
+    }
+    return removed;
+  }
+
+  /**
    * Deletes the entries in scope, live or not: all cache entries when the scope is empty, one
    * cache's with `cacheName`, those whose key starts with `keyPrefix` (in every cache, or in
    * `cacheName`'s). Keys outside `cache:` in a shared `Persistence` are never touched.

@@ -28,6 +28,7 @@
  * returns, so damage inside a line is reported by the read that meets it.
  */
 
+import { statSync } from 'node:fs';
 import { type FileHandle, mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConflictError, StoreError } from '../errors.js';
@@ -50,6 +51,12 @@ export interface FileStoreOptions {
   lockTimeoutMs?: number;
   /** Age after which a lock is taken to be abandoned even if its pid seems alive. Default 30 s. */
   staleLockMs?: number;
+  /**
+   * Refuse a directory that does not exist (a `StoreError` with code `not_found`) instead of
+   * creating it on the first write: for tools that only read, where a mistyped path should say
+   * so rather than look like an empty store.
+   */
+  mustExist?: boolean;
 }
 
 interface Paths {
@@ -117,6 +124,30 @@ function toJson(conversationId: string, path: string, value: unknown): string {
   return json;
 }
 
+/** Throws unless `dir` is an existing directory; `given` is the path as the caller wrote it. */
+function checkDirectory(dir: string, given: string): void {
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(dir).isDirectory();
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') {
+      throw new StoreError(
+        undefined,
+        `no file store at ${given}: the directory ${dir} does not exist (check the path; nothing was created)`,
+        { cause: error, code: 'not_found' },
+      );
+    }
+    throw new StoreError(undefined, `the file store at ${dir} cannot be read: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  if (!isDirectory) {
+    throw new StoreError(undefined, `the file store at ${given} is a file, not a directory`, {
+      code: 'not_a_directory',
+    });
+  }
+}
+
 /**
  * Conversation logs as JSONL files in one directory (`file:DIR`), durable before `append`
  * resolves, safe to share between processes, and readable by hand. See the module comment for
@@ -141,6 +172,7 @@ export class FileStore implements ConversationStore {
       throw new StoreError(undefined, 'the file store needs a directory path');
     }
     this.dir = resolve(dir);
+    if (options.mustExist) checkDirectory(this.dir, dir);
     this.#warnHandler = options.onWarning ?? ((message) => process.emitWarning(message, 'ContextkitWarning'));
     this.#lock = { timeoutMs: options.lockTimeoutMs ?? 10_000, staleMs: options.staleLockMs ?? 30_000 };
   }

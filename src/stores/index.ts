@@ -17,4 +17,13 @@ export {
 export { MemoryStore } from './memory.js';
 export { FilePersistence, MemoryPersistence, type Persistence } from './persistence.js';
 export { openStore, type ResolveStoreOptions, resolveStore } from './resolve.js';
-export type { ConversationPage, ConversationStore, MetaRecord, NewEntry, StoredEntry } from './types.js';
+export type {
+  ConversationPage,
+  ConversationStore,
+  MetaRecord,
+  NewEntry,
+  StoredEntry,
+  StoreSearch,
+  StoreSearchHit,
+  StoreSearchResult,
+} from './types.js';

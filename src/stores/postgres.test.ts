@@ -1,16 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DATABASE_URL, missing, skipFor } from '../../test/support/requirements.js';
 import { testStore } from '../../test/support/store-conformance.js';
 import { StoreError } from '../errors.js';
 import { openPostgresStore, POSTGRES_SCHEMA_VERSION } from './postgres.js';
 import type { NewEntry } from './types.js';
 
-const url = process.env.DATABASE_URL;
-if (!url)
-  console.log(
-    'postgres store tests skipped: set DATABASE_URL (e.g. postgres://root@127.0.0.1:5432/test) to run them',
-  );
+const url = DATABASE_URL;
 
 let admin: Promise<pg.Client> | undefined;
 
@@ -40,7 +37,7 @@ function entry(text: string): NewEntry {
   return { message: { role: 'user', content: text }, metadata: { timestamp: '2025-01-02T03:04:05.678Z' } };
 }
 
-describe.skipIf(!url)('postgres', () => {
+describe('postgres', skipFor(missing.postgres), () => {
   testStore('postgres', async () => {
     const schema = uniqueSchema();
     return {
@@ -126,6 +123,55 @@ describe.skipIf(!url)('postgres', () => {
       }
     });
 
+    it('migrates a version 1 schema and backfills its search index, leaving the log as it was', async () => {
+      const schema = uniqueSchema();
+      try {
+        const first = await openPostgresStore(url as string, { schema });
+        await first.append('c', [entry('the lighthouse keeper'), entry('plain line')]);
+        await first.close();
+        // Back to what the previous contextkit wrote: no search column, no search head.
+        const client = await adminClient();
+        await client.query(`ALTER TABLE "${schema}".contextkit_entries DROP COLUMN search`);
+        await client.query(`ALTER TABLE "${schema}".contextkit_conversations DROP COLUMN search_head`);
+        await client.query(`UPDATE "${schema}".contextkit_schema SET version = 1`);
+        const store = await openPostgresStore(url as string, { schema });
+        try {
+          const before = await store.read('c');
+          expect(await store.search.find('c', ['lighthouse'], 5)).toEqual({ hits: [], indexed: 0, head: 2 });
+          await store.append('c', [entry('another lighthouse')]);
+          expect((await store.search.find('c', ['lighthouse'], 5)).indexed).toBe(0);
+          expect(await store.search.catchUp('c')).toBe(3);
+          const found = await store.search.find('c', ['lighthouse'], 5);
+          expect(found.hits.map((h) => h.seq).sort()).toEqual([0, 2]);
+          expect((await store.read('c')).slice(0, 2)).toStrictEqual(before);
+        } finally {
+          await store.close();
+        }
+      } finally {
+        await dropSchema(schema);
+      }
+    });
+
+    it('makes a dropped search index again on rebuild', async () => {
+      const schema = uniqueSchema();
+      const store = await openPostgresStore(url as string, { schema });
+      try {
+        await store.append('c', [entry('apples and pears')]);
+        const client = await adminClient();
+        await client.query(`DROP INDEX "${schema}".contextkit_entries_search`);
+        expect(await store.search.rebuild('c')).toBe(1);
+        const { rows } = await client.query(
+          `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname = 'contextkit_entries_search'`,
+          [schema],
+        );
+        expect(rows).toHaveLength(1);
+        expect((await store.search.find('c', ['pear'], 5)).hits.map((h) => h.seq)).toEqual([0]);
+      } finally {
+        await store.close();
+        await dropSchema(schema);
+      }
+    });
+
     it('keeps an id far beyond a btree row (10,000 characters)', async () => {
       const schema = uniqueSchema();
       const store = await openPostgresStore(url as string, { schema });
@@ -139,6 +185,32 @@ describe.skipIf(!url)('postgres', () => {
         expect((await store.list({ limit: 1 })).ids).toEqual([long]);
       } finally {
         await store.close();
+        await dropSchema(schema);
+      }
+    });
+
+    it('with mustExist, refuses a database without its tables and creates nothing, then opens one with them', async () => {
+      const schema = uniqueSchema();
+      try {
+        const error = await openPostgresStore(url as string, { schema, mustExist: true }).catch(
+          (e: unknown) => e,
+        );
+        expect(error).toBeInstanceOf(StoreError);
+        expect((error as StoreError).code).toBe('not_found');
+        expect((error as Error).message).toMatch(/has no contextkit tables .*nothing was created/);
+        const created = await (await adminClient()).query(
+          'SELECT 1 FROM information_schema.schemata WHERE schema_name = $1',
+          [schema],
+        );
+        expect(created.rowCount).toBe(0);
+
+        const writer = await openPostgresStore(url as string, { schema });
+        await writer.append('c', [entry('kept')]);
+        await writer.close();
+        const reader = await openPostgresStore(url as string, { schema, mustExist: true });
+        expect((await reader.read('c')).map((e) => e.message.content)).toEqual(['kept']);
+        await reader.close();
+      } finally {
         await dropSchema(schema);
       }
     });

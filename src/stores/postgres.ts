@@ -25,6 +25,7 @@ import pg from 'pg';
 import { ConflictError, StoreError } from '../errors.js';
 import { validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
+import { PostgresSearch, postgresSearchMigration, searchTexts } from './postgres-search.js';
 import { pageStart, prefixUpperBound } from './prefix-range.js';
 import { parseStoredEntry, parseStoredObject, serializeEntries, stringifyForStore } from './stored-json.js';
 import type { ConversationPage, ConversationStore, MetaRecord, NewEntry, StoredEntry } from './types.js';
@@ -38,10 +39,16 @@ export interface PostgresStoreOptions {
   tablePrefix?: string;
   /** Most connections the pool opens (default 10). */
   maxConnections?: number;
+  /**
+   * Open only a store contextkit already created: a database without contextkit's tables (in
+   * `schema`, with `tablePrefix`) is a `StoreError` with code `not_found`, and nothing is
+   * created. For tools that only read, where a mistyped URL should say so.
+   */
+  mustExist?: boolean;
 }
 
 /** The schema version this code writes; a newer database is refused rather than misread. */
-export const POSTGRES_SCHEMA_VERSION = 1;
+export const POSTGRES_SCHEMA_VERSION = 2;
 
 /** Bytes of an id that the listing index covers: a btree entry must stay under ~2.7 kB. */
 const INDEXED_ID_BYTES = 1024;
@@ -79,6 +86,8 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string[]> = [
        PRIMARY KEY (conversation_id, seq)
      )`,
   ],
+  // The full-text index recall searches (postgres-search.ts).
+  postgresSearchMigration,
 ];
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
@@ -152,12 +161,28 @@ export class PostgresStore implements ConversationStore {
   readonly #where: string;
   readonly #t: Tables;
   #closed = false;
+  /** Full-text search over the entries, kept in the same tables (tsvector + GIN). */
+  readonly search: PostgresSearch;
 
   /** Use {@link openPostgresStore}: the tables must be migrated before the first call. */
   private constructor(pool: pg.Pool, where: string, tables: Tables) {
     this.#pool = pool;
     this.#where = where;
     this.#t = tables;
+    this.search = new PostgresSearch(
+      tables,
+      (id, what, text, values) => {
+        this.#checkOpen(id);
+        validateConversationId(id);
+        return this.#query(id, what, text, values);
+      },
+      (id, what, work) => {
+        this.#checkOpen(id);
+        validateConversationId(id);
+        return this.#transaction(id, what, work);
+      },
+      idBytes,
+    );
   }
 
   /** @internal Opens the pool and migrates; see {@link openPostgresStore}. */
@@ -189,8 +214,10 @@ export class PostgresStore implements ConversationStore {
     // listener the pool's 'error' event would end the process.
     pool.on('error', () => {});
     const store = new PostgresStore(pool, where, tables);
+    const schemaTable = `${quote(schema)}.${quote(`${tablePrefix}schema`)}`;
     try {
-      await store.#migrate(`${quote(schema)}.${quote(`${tablePrefix}schema`)}`, `${schema}.${tablePrefix}`);
+      if (options.mustExist) await store.#checkExists(schemaTable);
+      await store.#migrate(schemaTable, `${schema}.${tablePrefix}`);
     } catch (error) {
       await pool.end().catch(() => {});
       if (error instanceof StoreError) throw error;
@@ -199,6 +226,19 @@ export class PostgresStore implements ConversationStore {
       });
     }
     return store;
+  }
+
+  async #checkExists(schemaTable: string): Promise<void> {
+    const found = await this.#pool.query<{ table: string | null }>('SELECT to_regclass($1) AS "table"', [
+      schemaTable,
+    ]);
+    if (found.rows[0]?.table == null) {
+      throw new StoreError(
+        undefined,
+        `Postgres store ${this.#where} has no contextkit tables (${schemaTable} is missing; check the URL, schema and table prefix; nothing was created)`,
+        { code: 'not_found' },
+      );
+    }
   }
 
   async #migrate(schemaTable: string, lockName: string): Promise<void> {
@@ -328,13 +368,19 @@ export class PostgresStore implements ConversationStore {
     }
   }
 
-  async #insertEntries(client: pg.PoolClient, id: string, firstSeq: number, rows: Array<[string, string]>) {
+  async #insertEntries(
+    client: pg.PoolClient,
+    id: string,
+    firstSeq: number,
+    rows: Array<[string, string]>,
+    texts: readonly string[],
+  ) {
     // One statement per batch: unnest keeps it one round trip whatever the batch size.
     await client.query(
-      `INSERT INTO ${this.#t.entries} (conversation_id, seq, metadata, message)
-       SELECT $1, $2::bigint + t.ord - 1, t.metadata, t.message
-       FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(metadata, message, ord)`,
-      [id, firstSeq, rows.map((r) => r[0]), rows.map((r) => r[1])],
+      `INSERT INTO ${this.#t.entries} (conversation_id, seq, metadata, message, search)
+       SELECT $1, $2::bigint + t.ord - 1, t.metadata, t.message, to_tsvector('english', t.body)
+       FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS t(metadata, message, body, ord)`,
+      [id, firstSeq, rows.map((r) => r[0]), rows.map((r) => r[1]), texts],
     );
   }
 
@@ -348,6 +394,7 @@ export class PostgresStore implements ConversationStore {
     validateNewEntries(conversationId, entries);
     const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
     const rows = serializeEntries(conversationId, entries);
+    const texts = searchTexts(entries);
     if (rows.length === 0) {
       const head = await this.head(conversationId);
       if (expected !== undefined && expected !== head)
@@ -359,25 +406,29 @@ export class PostgresStore implements ConversationStore {
       // One statement, so the row lock is held only while the server runs it, never across a
       // round trip. The lock is taken only on a row whose head matches `expectedSeq` (re-checked
       // on the latest version after waiting), so a writer that lost the race neither queues for
-      // the lock nor writes WAL: it learns the current head and goes.
+      // the lock nor writes WAL: it learns the current head and goes. The entries are indexed
+      // for search when the index is level with the log (postgres-search.ts).
       const result = await this.#query<{ current: string | null; taken: string | null }>(
         conversationId,
         'append',
         `WITH current AS (
            SELECT head FROM ${this.#t.conversations} WHERE name_hash = sha256($1)
          ), locked AS (
-           SELECT id, head FROM ${this.#t.conversations}
+           SELECT id, head, search_head = head AS level FROM ${this.#t.conversations}
            WHERE name_hash = sha256($1) AND ($2::bigint IS NULL OR head = $2::bigint)
            FOR UPDATE
          ), inserted AS (
-           INSERT INTO ${this.#t.entries} (conversation_id, seq, metadata, message)
-           SELECT locked.id, locked.head + t.ord - 1, t.metadata, t.message
-           FROM locked, unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(metadata, message, ord)
+           INSERT INTO ${this.#t.entries} (conversation_id, seq, metadata, message, search)
+           SELECT locked.id, locked.head + t.ord - 1, t.metadata, t.message,
+                  CASE WHEN locked.level THEN to_tsvector('english', t.body) END
+           FROM locked, unnest($3::text[], $4::text[], $6::text[]) WITH ORDINALITY AS t(metadata, message, body, ord)
          ), moved AS (
-           UPDATE ${this.#t.conversations} AS c SET head = locked.head + $5 FROM locked WHERE c.id = locked.id
+           UPDATE ${this.#t.conversations} AS c SET head = locked.head + $5,
+             search_head = CASE WHEN locked.level THEN locked.head + $5 ELSE c.search_head END
+           FROM locked WHERE c.id = locked.id
          )
          SELECT (SELECT head FROM current) AS current, (SELECT head FROM locked) AS taken`,
-        [name, expected ?? null, rows.map((r) => r[0]), rows.map((r) => r[1]), rows.length],
+        [name, expected ?? null, rows.map((r) => r[0]), rows.map((r) => r[1]), rows.length, texts],
       );
       const row = result[0];
       if (row?.taken !== null && row?.taken !== undefined) return toCount(row.taken);
@@ -438,6 +489,7 @@ export class PostgresStore implements ConversationStore {
     validateConversationId(conversationId);
     validateNewEntries(conversationId, entries);
     const rows = serializeEntries(conversationId, entries);
+    const texts = searchTexts(entries);
     const name = idBytes(conversationId);
     await this.#transaction(conversationId, 'replace', async (client) => {
       const locked = await this.#lock(client, name, rows.length > 0);
@@ -448,8 +500,8 @@ export class PostgresStore implements ConversationStore {
         await client.query(`DELETE FROM ${this.#t.conversations} WHERE id = $1`, [locked.id]);
         return;
       }
-      if (rows.length > 0) await this.#insertEntries(client, locked.id, 0, rows);
-      await client.query(`UPDATE ${this.#t.conversations} SET head = $2 WHERE id = $1`, [
+      if (rows.length > 0) await this.#insertEntries(client, locked.id, 0, rows, texts);
+      await client.query(`UPDATE ${this.#t.conversations} SET head = $2, search_head = $2 WHERE id = $1`, [
         locked.id,
         rows.length,
       ]);

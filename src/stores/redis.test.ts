@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { missing, REDIS_URL, skipFor } from '../../test/support/requirements.js';
 import { testStore } from '../../test/support/store-conformance.js';
 import { StoreError } from '../errors.js';
 import { encodeId } from './keys.js';
 import { openRedisStore } from './redis.js';
 import type { NewEntry } from './types.js';
 
-const url = process.env.REDIS_URL;
-if (!url) console.log('redis store tests skipped: set REDIS_URL (e.g. redis://127.0.0.1:6379) to run them');
+const url = REDIS_URL;
 
 async function connectAdmin() {
   const client = createClient({ url: url as string });
@@ -45,7 +45,7 @@ function entry(text: string): NewEntry {
   return { message: { role: 'user', content: text }, metadata: { timestamp: '2025-01-02T03:04:05.678Z' } };
 }
 
-describe.skipIf(!url)('redis', () => {
+describe('redis', skipFor(missing.redis), () => {
   testStore('redis', async () => {
     const keyPrefix = uniquePrefix();
     return {

@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { skipFor } from '../../test/support/requirements.js';
 import { ConfigurationError, StoreError } from '../errors.js';
 import { FileStore } from './file.js';
 import { MemoryStore } from './memory.js';
@@ -70,6 +71,14 @@ describe('resolveStore', () => {
   });
 });
 
+/** `openStore(url, { mustExist: true })` rejects with a `not_found` StoreError saying `message`. */
+async function expectNotFound(url: string, message: string | RegExp): Promise<void> {
+  const error = await openStore(url, { mustExist: true }).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(StoreError);
+  expect((error as StoreError).code).toBe('not_found');
+  expect((error as Error).message).toMatch(message);
+}
+
 describe('openStore', () => {
   it('opens memory and file stores itself', async () => {
     expect(await openStore('memory:')).toBeInstanceOf(MemoryStore);
@@ -103,8 +112,67 @@ describe('openStore', () => {
     expect(typeof loaded.sep).toBe('string');
   });
 
+  it('with mustExist, refuses a missing file: directory and creates nothing', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'contextkit-resolve-'));
+    try {
+      const missing = join(dir, 'typo');
+      await expectNotFound(`file:${missing}`, `the directory ${missing} does not exist`);
+      expect(existsSync(missing)).toBe(false);
+      await writeFile(join(dir, 'a-file'), 'x');
+      await expect(openStore(`file:${join(dir, 'a-file')}`, { mustExist: true })).rejects.toThrow(
+        /is a file, not a directory/,
+      );
+      const store = await openStore(`file:${dir}`, { mustExist: true });
+      expect(store).toBeInstanceOf(FileStore);
+      await store.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   const sqliteDriver = join(import.meta.dirname, 'sqlite.ts');
-  it.skipIf(!existsSync(sqliteDriver))('loads the SQLite driver beside it for sqlite: URLs', async () => {
+  const noSqliteDriver = existsSync(sqliteDriver) ? undefined : `${sqliteDriver} is not in this tree`;
+  it(
+    'with mustExist, opens only a SQLite file holding a contextkit store, changing nothing else',
+    skipFor(noSqliteDriver),
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'contextkit-resolve-'));
+      try {
+        const missing = join(dir, 'agnets.db');
+        await expectNotFound(
+          `sqlite:${missing}`,
+          /no SQLite store at .*agnets\.db: the file .* does not exist/,
+        );
+        expect(existsSync(missing)).toBe(false);
+
+        // A SQLite database of something else: refused, and left as it was (no WAL switch).
+        const foreign = join(dir, 'other.db');
+        const Database = (await import('better-sqlite3')).default;
+        const db = new Database(foreign);
+        db.exec('CREATE TABLE notes (body TEXT)');
+        db.close();
+        const before = await readFile(foreign);
+        await expect(openStore(`sqlite:${foreign}`, { mustExist: true })).rejects.toThrow(
+          /holds no contextkit tables/,
+        );
+        expect((await readFile(foreign)).equals(before)).toBe(true);
+        expect(existsSync(`${foreign}-wal`)).toBe(false);
+
+        const path = join(dir, 'agents.db');
+        const writer = await openStore(`sqlite:${path}`);
+        await writer.append('c', [
+          { message: { role: 'user', content: 'hi' }, metadata: { timestamp: '2025-01-01T00:00:00.000Z' } },
+        ]);
+        await writer.close();
+        const reader = await openStore(`sqlite:${path}`, { mustExist: true });
+        expect(await reader.head('c')).toBe(1);
+        await reader.close();
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
+  it('loads the SQLite driver beside it for sqlite: URLs', skipFor(noSqliteDriver), async () => {
     const dir = await mkdtemp(join(tmpdir(), 'contextkit-resolve-'));
     try {
       const store = await openStore(`sqlite:${join(dir, 'h.db')}`);

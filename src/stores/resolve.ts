@@ -20,6 +20,8 @@ interface AsyncDriver {
   subpath: string;
   exportName: string;
   peer: string;
+  /** Whether the driver's options take `mustExist` (a Redis server has nothing to create). */
+  creates: boolean;
 }
 
 const SQLITE: AsyncDriver = {
@@ -28,6 +30,7 @@ const SQLITE: AsyncDriver = {
   subpath: 'contextkit/stores/sqlite',
   exportName: 'openSqliteStore',
   peer: 'better-sqlite3',
+  creates: true,
 };
 const REDIS: AsyncDriver = {
   name: 'redis',
@@ -35,6 +38,7 @@ const REDIS: AsyncDriver = {
   subpath: 'contextkit/stores/redis',
   exportName: 'openRedisStore',
   peer: 'redis',
+  creates: false,
 };
 const POSTGRES: AsyncDriver = {
   name: 'postgres',
@@ -42,6 +46,7 @@ const POSTGRES: AsyncDriver = {
   subpath: 'contextkit/stores/postgres',
   exportName: 'openPostgresStore',
   peer: 'pg',
+  creates: true,
 };
 
 const STORE_METHODS = [
@@ -76,6 +81,14 @@ function describe(value: unknown): string {
 export interface ResolveStoreOptions {
   /** Passed to a `FileStore` (torn writes found and repaired, stray files). */
   onWarning?: (message: string) => void;
+  /**
+   * Open only a store that already exists, creating nothing: a missing `file:` directory or
+   * `sqlite:` file, or a Postgres database without contextkit's tables, is a `StoreError` with
+   * code `not_found`. A Redis server has nothing to create, so a reachable one always opens.
+   * For tools that only read (listing, showing, exporting), where a mistyped path must not look
+   * like an empty store.
+   */
+  mustExist?: boolean;
 }
 
 function parse(spec: string | ConversationStore | undefined, options: ResolveStoreOptions): Parsed {
@@ -110,7 +123,10 @@ function parse(spec: string | ConversationStore | undefined, options: ResolveSto
         throw new ConfigurationError('store', '"file:" needs a directory, as in file:./.contextkit');
       return {
         kind: 'store',
-        store: new FileStore(dir, options.onWarning ? { onWarning: options.onWarning } : {}),
+        store: new FileStore(dir, {
+          ...(options.onWarning ? { onWarning: options.onWarning } : {}),
+          ...(options.mustExist ? { mustExist: true } : {}),
+        }),
       };
     }
     case 'sqlite:': {
@@ -210,7 +226,8 @@ export async function importDriver(
  * Opens the store a `store` option names, including those that must connect first: everything
  * {@link resolveStore} takes, plus `sqlite:PATH` (`better-sqlite3`), `redis://…`/`rediss://…`
  * (`redis`) and `postgres://…`/`postgresql://…` (`pg`). Each of those drivers is loaded only
- * when asked for, so their clients stay optional.
+ * when asked for, so their clients stay optional. With `mustExist`, a store that does not exist
+ * yet is refused rather than created (see {@link ResolveStoreOptions.mustExist}).
  */
 export async function openStore(
   spec: string | ConversationStore | undefined,
@@ -230,7 +247,11 @@ export async function openStore(
       },
     );
   }
-  const store: unknown = await (open as (argument: string) => unknown)(argument);
+  const driverOptions = options.mustExist && driver.creates ? { mustExist: true } : undefined;
+  const store: unknown = await (open as (argument: string, options?: object) => unknown)(
+    argument,
+    driverOptions,
+  );
   if (!isStore(store)) {
     throw new StoreError(undefined, `${driver.exportName}() did not return a ConversationStore`, {
       code: 'missing_driver',

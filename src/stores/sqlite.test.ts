@@ -114,4 +114,64 @@ describe('SqliteStore', () => {
     expect(store.kind).toBe('sqlite');
     await store.close();
   });
+
+  it('backfills the search index of a database written before it existed, leaving the log as it was', async () => {
+    const path = tempPath();
+    // A version 1 file, as the previous contextkit wrote it.
+    const old = new Database(path);
+    old.exec(`CREATE TABLE contextkit_schema (version INTEGER NOT NULL);
+      INSERT INTO contextkit_schema (version) VALUES (1);
+      CREATE TABLE conversations (conversation_id TEXT NOT NULL PRIMARY KEY, head INTEGER NOT NULL DEFAULT 0,
+        meta_value TEXT, meta_version INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+      CREATE TABLE entries (conversation_id TEXT NOT NULL, seq INTEGER NOT NULL, metadata TEXT NOT NULL,
+        message TEXT NOT NULL, PRIMARY KEY (conversation_id, seq));`);
+    const insert = old.prepare('INSERT INTO entries VALUES (?, ?, ?, ?)');
+    for (let seq = 0; seq < 1_200; seq++) {
+      insert.run(
+        'c',
+        seq,
+        JSON.stringify({ timestamp: '2025-01-02T03:04:05.678Z' }),
+        JSON.stringify({ role: 'user', content: seq === 700 ? 'the lighthouse keeper' : `line ${seq}` }),
+      );
+    }
+    old.prepare('INSERT INTO conversations (conversation_id, head) VALUES (?, ?)').run('c', 1_200);
+    old.close();
+    const store = await openSqliteStore(path);
+    try {
+      const before = await store.read('c');
+      expect(await store.search.find('c', ['lighthouse'], 5)).toEqual({ hits: [], indexed: 0, head: 1_200 });
+      // Behind the log, an append leaves the index to catch up rather than leaving a gap in it.
+      await store.append('c', [entry('a lighthouse at the end')]);
+      expect((await store.search.find('c', ['lighthouse'], 5)).indexed).toBe(0);
+      expect(await store.search.catchUp('c')).toBe(1_201);
+      const found = await store.search.find('c', ['lighthouse'], 5);
+      expect(found.hits.map((h) => h.seq).sort()).toEqual([1_200, 700].sort());
+      expect(found.indexed).toBe(1_201);
+      expect((await store.read('c')).slice(0, 1_200)).toStrictEqual(before);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps appending when the search table is gone, and rebuilds it', async () => {
+    const path = tempPath();
+    const store = await openSqliteStore(path);
+    try {
+      await store.append('c', [entry('first apple')]);
+      await store.append('d', [entry('other apple')]);
+      const raw = new Database(path);
+      raw.exec('DROP TABLE entries_fts');
+      raw.close();
+      expect(await store.append('c', [entry('second apple')])).toBe(1);
+      await expect(store.search.find('c', ['apple'], 5)).rejects.toBeInstanceOf(StoreError);
+      expect(await store.search.rebuild('c')).toBe(2);
+      expect((await store.search.find('c', ['apple'], 5)).hits.map((h) => h.seq).sort()).toEqual([0, 1]);
+      // Every other conversation catches up on its own next search.
+      expect((await store.search.find('d', ['apple'], 5)).indexed).toBe(0);
+      expect(await store.search.catchUp('d')).toBe(1);
+      expect((await store.read('c')).map((e) => e.message.content)).toEqual(['first apple', 'second apple']);
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -16,11 +16,13 @@
  */
 
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConflictError, StoreError } from '../errors.js';
 import { validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
 import { pageStart, prefixUpperBound } from './prefix-range.js';
+import { SQLITE_SEARCH_MIGRATION, SqliteSearch, searchTexts } from './sqlite-search.js';
 import {
   describeFound,
   parseStoredEntry,
@@ -40,10 +42,16 @@ export interface SqliteStoreOptions {
   synchronous?: 'full' | 'normal';
   /** How long a call waits for another process's write lock before failing (default 10 000 ms). */
   busyTimeoutMs?: number;
+  /**
+   * Open only a database contextkit already created: a missing file, or a SQLite file without
+   * contextkit's tables, is a `StoreError` with code `not_found`, and nothing is created or
+   * changed. For tools that only read, where a mistyped path should say so.
+   */
+  mustExist?: boolean;
 }
 
 /** The schema version this code writes; a newer file is refused rather than misread. */
-export const SQLITE_SCHEMA_VERSION = 1;
+export const SQLITE_SCHEMA_VERSION = 2;
 
 const SQLITE_HEADER = 'SQLite format 3\u0000';
 
@@ -69,6 +77,8 @@ const MIGRATIONS: readonly string[] = [
      message TEXT NOT NULL,
      PRIMARY KEY (conversation_id, seq)
    );`,
+  // The full-text index recall searches (sqlite-search.ts).
+  SQLITE_SEARCH_MIGRATION,
 ];
 
 interface HeadRow {
@@ -103,8 +113,19 @@ function errorText(error: unknown): string {
  * Refuses, before SQLite touches it, a path that is a directory or a file that is not a
  * SQLite database, so nothing of it is overwritten and the error says what is there.
  */
-function checkDatabaseFile(path: string): void {
-  if (path === ':memory:' || path === '') return;
+function checkDatabaseFile(path: string, mustExist: boolean): void {
+  if (path === ':memory:' || path === '') {
+    if (mustExist) {
+      throw new StoreError(
+        undefined,
+        `SQLite store ${JSON.stringify(path)} is a new in-memory database every time, so it cannot already exist`,
+        {
+          code: 'not_found',
+        },
+      );
+    }
+    return;
+  }
   let size: number;
   try {
     const stat = statSync(path);
@@ -116,7 +137,14 @@ function checkDatabaseFile(path: string): void {
     size = stat.size;
   } catch (error) {
     if (error instanceof StoreError) throw error;
-    if (errorCode(error) === 'ENOENT') return;
+    if (errorCode(error) === 'ENOENT') {
+      if (!mustExist) return;
+      throw new StoreError(
+        undefined,
+        `no SQLite store at ${path}: the file ${resolve(path)} does not exist (check the path; nothing was created)`,
+        { cause: error, code: 'not_found' },
+      );
+    }
     throw new StoreError(undefined, `SQLite store ${path} cannot be read: ${errorText(error)}`, {
       cause: error,
     });
@@ -135,6 +163,14 @@ function checkDatabaseFile(path: string): void {
     `SQLite store ${path} is not a SQLite database (${size} bytes starting with ${describeHeader(header)}); ` +
       'point the store at a new path or at a database contextkit created — the file was left untouched',
     { code: 'not_a_database' },
+  );
+}
+
+/** Whether contextkit's schema table is in the database (read without taking any lock for writing). */
+function hasSchemaTable(db: Database.Database): boolean {
+  return (
+    db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'contextkit_schema'").get() !==
+    undefined
   );
 }
 
@@ -157,6 +193,8 @@ export class SqliteStore implements ConversationStore {
   readonly #db: Database.Database;
   readonly #busyTimeoutMs: number;
   #closed = false;
+  /** Full-text search over the entries, kept in the same file (FTS5). */
+  readonly search: SqliteSearch;
 
   readonly #selectHead: Database.Statement<[string], HeadRow>;
   readonly #insertEntry: Database.Statement<[string, number, string, string]>;
@@ -191,17 +229,28 @@ export class SqliteStore implements ConversationStore {
     }
     this.path = path;
     this.#busyTimeoutMs = busyTimeoutMs;
-    checkDatabaseFile(path);
+    const mustExist = options.mustExist === true;
+    checkDatabaseFile(path, mustExist);
     let db: Database.Database;
     try {
-      db = new Database(path, { timeout: busyTimeoutMs });
+      db = new Database(path, { timeout: busyTimeoutMs, fileMustExist: mustExist });
     } catch (error) {
       throw new StoreError(undefined, `SQLite store ${path} cannot be opened: ${errorText(error)}`, {
         cause: error,
+        code: mustExist && errorCode(error) === 'SQLITE_CANTOPEN' ? 'not_found' : 'store',
       });
     }
     this.#db = db;
+    this.search = new SqliteSearch(db, (id, what, work) => this.#run(id, what, work));
     try {
+      // Checked before the journal mode is set, which would already write to a foreign file.
+      if (mustExist && !hasSchemaTable(db)) {
+        throw new StoreError(
+          undefined,
+          `SQLite store ${path} holds no contextkit tables (check the path; nothing was created or changed)`,
+          { code: 'not_found' },
+        );
+      }
       db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
       this.#migrate();
@@ -310,16 +359,19 @@ export class SqliteStore implements ConversationStore {
       validateNewEntries(conversationId, entries);
       const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
       const rows = serializeEntries(conversationId, entries);
+      const texts = searchTexts(entries);
       return this.#db
         .transaction(() => {
           const head = this.#selectHead.get(conversationId)?.head ?? 0;
           if (expected !== undefined && expected !== head)
             throw new ConflictError(conversationId, expected, head);
           if (rows.length === 0) return head;
-          rows.forEach(([metadata, message], i) => {
-            this.#insertEntry.run(conversationId, head + i, metadata, message);
-          });
+          const rowids = rows.map(
+            ([metadata, message], i) =>
+              this.#insertEntry.run(conversationId, head + i, metadata, message).lastInsertRowid as number,
+          );
           this.#upsertHead.run(conversationId, head + rows.length);
+          this.search.afterAppend(conversationId, head, rowids, texts);
           return head;
         })
         .immediate();
@@ -347,13 +399,17 @@ export class SqliteStore implements ConversationStore {
       validateConversationId(conversationId);
       validateNewEntries(conversationId, entries);
       const rows = serializeEntries(conversationId, entries);
+      const texts = searchTexts(entries);
       this.#db
         .transaction(() => {
+          this.search.beforeRemove(conversationId);
           this.#deleteEntries.run(conversationId);
-          rows.forEach(([metadata, message], seq) => {
-            this.#insertEntry.run(conversationId, seq, metadata, message);
-          });
+          const rowids = rows.map(
+            ([metadata, message], seq) =>
+              this.#insertEntry.run(conversationId, seq, metadata, message).lastInsertRowid as number,
+          );
           this.#upsertHead.run(conversationId, rows.length);
+          this.search.afterReplace(conversationId, rowids, texts);
           this.#deleteIfEmpty.run(conversationId);
         })
         .immediate();
@@ -425,6 +481,7 @@ export class SqliteStore implements ConversationStore {
       validateConversationId(conversationId);
       this.#db
         .transaction(() => {
+          this.search.beforeRemove(conversationId);
           this.#deleteEntries.run(conversationId);
           this.#deleteConversation.run(conversationId);
         })

@@ -27,6 +27,40 @@ export interface ConversationPage {
   cursor?: string;
 }
 
+/** One entry a store's full-text index found, with its relevance (higher is better). */
+export interface StoreSearchHit {
+  seq: number;
+  score: number;
+}
+
+/** What a store's search found, and how far its index reaches. */
+export interface StoreSearchResult {
+  /** Best first. */
+  hits: StoreSearchHit[];
+  /** Entries the index covers (seqs `0 … indexed - 1`); behind `head` when it must catch up. */
+  indexed: number;
+  /** How many entries the conversation held when searched. */
+  head: number;
+}
+
+/**
+ * A full-text index a store keeps beside the log (SQLite FTS5, Postgres `tsvector` + GIN),
+ * written in the same transaction as each append, so recall searches it instead of building an
+ * index in process. A database written before the index existed, or an index left behind, is
+ * brought up to the log by `catchUp`; a broken one is rebuilt by `rebuild`. Neither changes the log.
+ */
+export interface StoreSearch {
+  /**
+   * The conversation's entries holding any of `words` (lowercased, not stemmed: the store stems
+   * them its own way), best first, at most `limit`.
+   */
+  find(conversationId: string, words: readonly string[], limit: number): Promise<StoreSearchResult>;
+  /** Indexes the entries the index lacks; resolves with how many entries it then covers. */
+  catchUp(conversationId: string): Promise<number>;
+  /** Drops the conversation's index and builds it again from the log; resolves as `catchUp`. */
+  rebuild(conversationId: string): Promise<number>;
+}
+
 /**
  * Durable, ordered conversation logs. Every driver (memory, file, SQLite, Redis, Postgres)
  * implements this and passes the one conformance suite.
@@ -34,6 +68,8 @@ export interface ConversationPage {
 export interface ConversationStore {
   /** Which driver this is (`memory`, `file`, …), for reports. */
   readonly kind: string;
+  /** Full-text search over the stored entries, for drivers that keep an index (optional). */
+  readonly search?: StoreSearch;
   /**
    * Appends a batch atomically and durably; resolves with the sequence number given to the
    * first entry. With `expectedSeq`, rejects with `ConflictError` (appending nothing) unless

@@ -1,6 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FACTS_CLOSE, FACTS_HEADING, FACTS_OPEN, parseFactsBlock, renderFactsBlock } from './facts-block.js';
+import {
+  COMPACT_FACTS_HEADING,
+  categoryOf,
+  compactFactPiece,
+  FACTS_CLOSE,
+  FACTS_HEADING,
+  FACTS_OPEN,
+  parseFactsBlock,
+  renderCompactFacts,
+  renderFactsBlock,
+} from './facts-block.js';
 import { type ExtractedFact, FACT_CATEGORIES } from './types.js';
 
 const factArb: fc.Arbitrary<ExtractedFact> = fc.record({
@@ -77,5 +87,114 @@ describe('renderFactsBlock / parseFactsBlock', () => {
       { key: 'user_id', value: 'usr_8f3a', category: 'identifier', seq: -1 },
       { key: 'mood', value: 'calm', category: 'other', seq: -1 },
     ]);
+  });
+});
+
+describe('the compact block views carry', () => {
+  const compactArb: fc.Arbitrary<ExtractedFact> = fc.record({
+    key: fc.oneof(
+      fc.constantFrom('user_id', 'reservation_id', 'path', 'identifier', 'date_2'),
+      fc.string({ maxLength: 12 }),
+    ),
+    value: fc.oneof(
+      fc.string({ maxLength: 30 }),
+      fc.constantFrom(
+        'May 23, 2024',
+        'a; b',
+        'x |',
+        '| y',
+        ' padded',
+        '"quoted"',
+        'k [name]: v',
+        'line\nbreak',
+      ),
+    ),
+    category: fc.constantFrom(...FACT_CATEGORIES),
+    seq: fc.integer({ min: -1, max: 5000 }),
+  });
+  /** What reading back keeps: key (numbered category keys as their category), value, source. */
+  const shown = (f: ExtractedFact) => ({
+    key:
+      /^([a-z]+)_\d+$/.test(f.key) && FACT_CATEGORIES.includes(f.key.replace(/_\d+$/, '') as never)
+        ? f.key.replace(/_\d+$/, '')
+        : f.key,
+    value: f.value,
+    seq: f.seq,
+  });
+
+  it('renders one line per source message, led by its number, values of one key joined', () => {
+    expect(
+      renderCompactFacts([
+        { key: 'reservation_id', value: '8JX2P1', category: 'identifier', seq: 40 },
+        { key: 'user_id', value: 'mia_li_3668', category: 'identifier', seq: 12 },
+        { key: 'reservation_id', value: 'ZFA04Y', category: 'identifier', seq: 12 },
+        { key: 'identifier_2', value: 'HAT069', category: 'identifier', seq: 40 },
+        { key: 'identifier_3', value: 'HAT083', category: 'identifier', seq: 40 },
+        { key: 'date', value: 'May 23, 2024', category: 'date', seq: -1 },
+      ]),
+    ).toBe(
+      [
+        FACTS_OPEN,
+        COMPACT_FACTS_HEADING,
+        '- date: May 23, 2024',
+        '12 user_id: mia_li_3668; reservation_id: ZFA04Y',
+        '40 reservation_id: 8JX2P1; identifier: HAT069 | HAT083',
+        FACTS_CLOSE,
+      ].join('\n'),
+    );
+  });
+
+  it('reads back every fact with its source, whatever the keys and values hold', () => {
+    fc.assert(
+      fc.property(fc.array(compactArb, { maxLength: 12 }), (facts) => {
+        const read = parseFactsBlock(renderCompactFacts(facts));
+        const bySource = <T extends { seq: number }>(list: T[]) => [...list].sort((a, b) => a.seq - b.seq);
+        // Lines come in source order, and within a line the values of one key come together.
+        const expected = bySource(facts.map(shown));
+        const got = bySource(read.map(shown));
+        expect(got.map((f) => `${f.seq}\u0000${f.key}\u0000${f.value}`).sort()).toEqual(
+          expected.map((f) => `${f.seq}\u0000${f.key}\u0000${f.value}`).sort(),
+        );
+        for (const f of read) expect(f.category).toBe(categoryOf(f.value));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('costs, fact by fact, what the rendered block costs', () => {
+    const facts: ExtractedFact[] = [
+      { key: 'user_id', value: 'mia_li_3668', category: 'identifier', seq: 12 },
+      { key: 'reservation_id', value: 'ZFA04Y', category: 'identifier', seq: 12 },
+      { key: 'reservation_id', value: '8JX2P1', category: 'identifier', seq: 12 },
+      { key: 'path', value: 'src/date.ts', category: 'path', seq: 3 },
+    ];
+    const pieces = [
+      compactFactPiece(facts[0]!, 'none'),
+      compactFactPiece(facts[1]!, 'source'),
+      compactFactPiece(facts[2]!, 'key'),
+      compactFactPiece(facts[3]!, 'none'),
+    ];
+    const block = renderCompactFacts(facts);
+    for (const piece of pieces) expect(block).toContain(piece.replace(/^\n/, ''));
+    expect(block.length).toBe(
+      `${FACTS_OPEN}\n${COMPACT_FACTS_HEADING}`.length + pieces.join('').length + `\n${FACTS_CLOSE}`.length,
+    );
+  });
+
+  it('infers categories from the shape of values', () => {
+    expect(
+      [
+        'https://x.io/a',
+        'ana@example.com',
+        '2024-05-20',
+        'May 23, 2024',
+        '10:30',
+        '$45.10',
+        '1,234',
+        'src/date.ts',
+        'ZFA04Y',
+        'Lisbon',
+      ].map(categoryOf),
+    ).toEqual(['url', 'email', 'date', 'date', 'time', 'amount', 'number', 'path', 'identifier', 'other']);
   });
 });

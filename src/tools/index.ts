@@ -2,7 +2,18 @@
  * Context tools: summaries and facts for compaction, offline by default, from a model when one is
  * configured. The public surface of `src/tools/`.
  */
-export { FACTS_CLOSE, FACTS_HEADING, FACTS_OPEN, parseFactsBlock, renderFactsBlock } from './facts-block.js';
+export {
+  COMPACT_FACTS_HEADING,
+  categoryOf,
+  compactFactPiece,
+  compactKey,
+  FACTS_CLOSE,
+  FACTS_HEADING,
+  FACTS_OPEN,
+  parseFactsBlock,
+  renderCompactFacts,
+  renderFactsBlock,
+} from './facts-block.js';
 export { createAnthropicTools, createOpenAITools, type LLMToolsOptions, type LLMWarning } from './llm.js';
 export { factIdentity, mergeFacts } from './merge-facts.js';
 export { createOfflineTools } from './offline.js';

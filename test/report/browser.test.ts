@@ -6,7 +6,6 @@
  * Skips, saying so, when there is no Chromium.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,14 +15,7 @@ import type { Message } from '../../src/messages/types.js';
 import { renderReportHtml } from '../../src/report/html.js';
 import { type ReplayReport, replayConversation } from '../../src/report/replay.js';
 import { longSessionMessages } from '../support/arbitraries.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
-if (!HAVE_CHROMIUM) {
-  console.warn(
-    `test/report/browser.test.ts: skipped, no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`,
-  );
-}
+import { CHROMIUM, missing, skipFor } from '../support/requirements.js';
 
 const HOSTILE =
   `Please check </script><script>document.title='PWNED'</script> and ` +
@@ -82,7 +74,7 @@ function count(dom: string, pattern: RegExp): number {
   return dom.match(pattern)?.length ?? 0;
 }
 
-describe.skipIf(!HAVE_CHROMIUM)('the replay report in headless Chromium', () => {
+describe('the replay report in headless Chromium', skipFor(missing.chromium), () => {
   let dir: string;
   let page: string;
   let report: ReplayReport;

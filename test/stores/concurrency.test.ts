@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { StoredEntry } from '../../src/stores/types.js';
+import { DATABASE_URL, missing, REDIS_URL, skipFor } from '../support/requirements.js';
 import { openSpec, type StoreSpec } from './fixtures/open-store.js';
 
 const WRITERS = 8;
@@ -90,15 +91,12 @@ afterAll(async () => {
   for (const cleanup of cleanups) await cleanup();
 });
 
-const redisUrl = process.env.REDIS_URL;
-const databaseUrl = process.env.DATABASE_URL;
-if (!redisUrl) console.log('concurrency test for redis skipped: REDIS_URL is not set');
-if (!databaseUrl) console.log('concurrency test for postgres skipped: DATABASE_URL is not set');
+const redisUrl = REDIS_URL;
+const databaseUrl = DATABASE_URL;
 
-const drivers: Array<{ name: string; skip: boolean; spec: () => Promise<StoreSpec> }> = [
+const drivers: Array<{ name: string; missing?: string | undefined; spec: () => Promise<StoreSpec> }> = [
   {
     name: 'file',
-    skip: false,
     spec: async () => {
       const dir = mkdtempSync(join(tmpdir(), 'ck-conc-'));
       cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
@@ -107,7 +105,6 @@ const drivers: Array<{ name: string; skip: boolean; spec: () => Promise<StoreSpe
   },
   {
     name: 'sqlite',
-    skip: false,
     spec: async () => {
       const dir = mkdtempSync(join(tmpdir(), 'ck-conc-'));
       cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
@@ -116,7 +113,7 @@ const drivers: Array<{ name: string; skip: boolean; spec: () => Promise<StoreSpe
   },
   {
     name: 'redis',
-    skip: !redisUrl,
+    missing: missing.redis,
     spec: async () => {
       const keyPrefix = `ck-conc-${process.pid}-${randomBytes(4).toString('hex')}:`;
       const spec: StoreSpec = { driver: 'redis', location: redisUrl as string, keyPrefix };
@@ -130,7 +127,7 @@ const drivers: Array<{ name: string; skip: boolean; spec: () => Promise<StoreSpe
   },
   {
     name: 'postgres',
-    skip: !databaseUrl,
+    missing: missing.postgres,
     spec: async () => {
       const schema = `ck_conc_${process.pid}_${randomBytes(4).toString('hex')}`;
       cleanups.push(async () => {
@@ -147,57 +144,56 @@ const drivers: Array<{ name: string; skip: boolean; spec: () => Promise<StoreSpe
 
 describe('concurrency: 8 processes × 1,000 single-message appends to one conversation', () => {
   for (const driver of drivers) {
-    it.skipIf(driver.skip)(
-      `${driver.name}: stores exactly 8,000, none twice, in one order every reader sees`,
-      async () => {
-        const spec = await driver.spec();
-        // Create the store (and its schema) once, so the writers race on appends, not on setup.
-        await (await openSpec(spec)).close();
-        const started = performance.now();
-        const writers = Array.from({ length: WRITERS }, (_, w) => startWriter(spec, w));
+    it(`${driver.name}: stores exactly 8,000, none twice, in one order every reader sees`, {
+      ...skipFor(driver.missing),
+      timeout: 600_000,
+    }, async () => {
+      const spec = await driver.spec();
+      // Create the store (and its schema) once, so the writers race on appends, not on setup.
+      await (await openSpec(spec)).close();
+      const started = performance.now();
+      const writers = Array.from({ length: WRITERS }, (_, w) => startWriter(spec, w));
+      try {
+        await Promise.all(writers.map((w) => w.ready));
+        const appendStart = performance.now();
+        for (const w of writers) w.child.stdin?.end('go\n');
+        const reports = await Promise.all(writers.map((w) => w.done));
+        const appendSeconds = (performance.now() - appendStart) / 1000;
+
+        const store = await openSpec(spec);
+        let entries: StoredEntry[];
         try {
-          await Promise.all(writers.map((w) => w.ready));
-          const appendStart = performance.now();
-          for (const w of writers) w.child.stdin?.end('go\n');
-          const reports = await Promise.all(writers.map((w) => w.done));
-          const appendSeconds = (performance.now() - appendStart) / 1000;
-
-          const store = await openSpec(spec);
-          let entries: StoredEntry[];
-          try {
-            entries = await store.read(CONVERSATION);
-            expect(await store.head(CONVERSATION)).toBe(TOTAL);
-          } finally {
-            await store.close();
-          }
-          expect(entries).toHaveLength(TOTAL);
-          expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: TOTAL }, (_, i) => i));
-          const texts = entries.map((e) => String(e.message.content));
-          expect(new Set(texts).size).toBe(TOTAL);
-          for (let w = 0; w < WRITERS; w++) {
-            const mine = texts.filter((t) => t.startsWith(`w${w}-`));
-            expect(mine).toEqual(Array.from({ length: PER_WRITER }, (_, i) => `w${w}-${i}`));
-          }
-
-          // One order: each process's reads, during the run and at the end, are prefixes of it.
-          const full = digest(entries);
-          for (const [w, report] of reports.entries()) {
-            expect(report.final, `writer ${w} final read`).toEqual([TOTAL, full]);
-            for (const [length, seen] of report.prefixes) {
-              expect(seen, `writer ${w} read of ${length} entries`).toBe(digest(entries.slice(0, length)));
-            }
-          }
-          const retries = reports.reduce((sum, r) => sum + r.retries, 0);
-          console.log(
-            `concurrency ${driver.name}: ${TOTAL} appends in ${appendSeconds.toFixed(1)} s ` +
-              `(${Math.round(TOTAL / appendSeconds)}/s, ${retries} conflicts retried; ` +
-              `${((performance.now() - started) / 1000).toFixed(1)} s with process start-up)`,
-          );
+          entries = await store.read(CONVERSATION);
+          expect(await store.head(CONVERSATION)).toBe(TOTAL);
         } finally {
-          for (const w of writers) if (w.child.exitCode === null) w.child.kill('SIGKILL');
+          await store.close();
         }
-      },
-      600_000,
-    );
+        expect(entries).toHaveLength(TOTAL);
+        expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: TOTAL }, (_, i) => i));
+        const texts = entries.map((e) => String(e.message.content));
+        expect(new Set(texts).size).toBe(TOTAL);
+        for (let w = 0; w < WRITERS; w++) {
+          const mine = texts.filter((t) => t.startsWith(`w${w}-`));
+          expect(mine).toEqual(Array.from({ length: PER_WRITER }, (_, i) => `w${w}-${i}`));
+        }
+
+        // One order: each process's reads, during the run and at the end, are prefixes of it.
+        const full = digest(entries);
+        for (const [w, report] of reports.entries()) {
+          expect(report.final, `writer ${w} final read`).toEqual([TOTAL, full]);
+          for (const [length, seen] of report.prefixes) {
+            expect(seen, `writer ${w} read of ${length} entries`).toBe(digest(entries.slice(0, length)));
+          }
+        }
+        const retries = reports.reduce((sum, r) => sum + r.retries, 0);
+        console.log(
+          `concurrency ${driver.name}: ${TOTAL} appends in ${appendSeconds.toFixed(1)} s ` +
+            `(${Math.round(TOTAL / appendSeconds)}/s, ${retries} conflicts retried; ` +
+            `${((performance.now() - started) / 1000).toFixed(1)} s with process start-up)`,
+        );
+      } finally {
+        for (const w of writers) if (w.child.exitCode === null) w.child.kill('SIGKILL');
+      }
+    });
   }
 });

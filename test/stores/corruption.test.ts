@@ -26,11 +26,10 @@ import { openPostgresStore } from '../../src/stores/postgres.js';
 import { openRedisStore } from '../../src/stores/redis.js';
 import { openSqliteStore } from '../../src/stores/sqlite.js';
 import type { ConversationStore, NewEntry } from '../../src/stores/types.js';
+import { DATABASE_URL, missing, REDIS_URL, skipFor } from '../support/requirements.js';
 
-const redisUrl = process.env.REDIS_URL;
-const databaseUrl = process.env.DATABASE_URL;
-if (!redisUrl) console.log('redis corruption tests skipped: REDIS_URL is not set');
-if (!databaseUrl) console.log('postgres corruption tests skipped: DATABASE_URL is not set');
+const redisUrl = REDIS_URL;
+const databaseUrl = DATABASE_URL;
 
 const TIMESTAMP = '2025-01-02T03:04:05.678Z';
 const ID = 'damaged/conversation';
@@ -117,7 +116,7 @@ describe('SQLite: a file that is not a database', () => {
   });
 });
 
-describe.skipIf(!redisUrl)('Redis: a key of the wrong type', () => {
+describe('Redis: a key of the wrong type', skipFor(missing.redis), () => {
   async function setup() {
     const keyPrefix = `ck-corrupt-${process.pid}-${randomBytes(4).toString('hex')}:`;
     const admin = createClient({ url: redisUrl as string });
@@ -184,7 +183,8 @@ describe.skipIf(!redisUrl)('Redis: a key of the wrong type', () => {
 
 interface DamageCase {
   name: string;
-  skip: boolean;
+  /** Why this store cannot be tested here, when it cannot. */
+  missing?: string | undefined;
   /** An empty store, and a function that overwrites entry `seq`'s stored message with `text`. */
   open: () => Promise<{ store: ConversationStore; damage: (seq: number, text: string) => Promise<void> }>;
 }
@@ -192,7 +192,6 @@ interface DamageCase {
 const damageCases: DamageCase[] = [
   {
     name: 'sqlite',
-    skip: false,
     open: async () => {
       const path = join(tempDir(), 'store.db');
       const store = await openSqliteStore(path);
@@ -212,7 +211,7 @@ const damageCases: DamageCase[] = [
   },
   {
     name: 'redis',
-    skip: !redisUrl,
+    missing: missing.redis,
     open: async () => {
       const keyPrefix = `ck-corrupt-${process.pid}-${randomBytes(4).toString('hex')}:`;
       const store = await openRedisStore(redisUrl as string, { keyPrefix });
@@ -233,7 +232,7 @@ const damageCases: DamageCase[] = [
   },
   {
     name: 'postgres',
-    skip: !databaseUrl,
+    missing: missing.postgres,
     open: async () => {
       const schema = `ck_corrupt_${process.pid}_${randomBytes(4).toString('hex')}`;
       const store = await openPostgresStore(databaseUrl as string, { schema });
@@ -256,9 +255,10 @@ const damageCases: DamageCase[] = [
   },
 ];
 
-describe.each(damageCases)('$name: a damaged entry', ({ skip, open }) => {
-  it.skipIf(skip)(
+describe.each(damageCases)('$name: a damaged entry', ({ missing: reason, open }) => {
+  it(
     'is named with its conversation, seq and content; the rest still reads; nothing is rewritten',
+    skipFor(reason),
     async () => {
       const { store, damage } = await open();
       try {

@@ -11,7 +11,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError, StoreError } from '../../src/errors.js';
 import type { Message, MessageMetadata } from '../../src/messages/types.js';
-import type { ConversationStore, NewEntry, StoredEntry } from '../../src/stores/types.js';
+import type { ConversationStore, NewEntry, StoredEntry, StoreSearch } from '../../src/stores/types.js';
 
 /** What a driver's factory hands the suite. */
 export interface StoreFixture {
@@ -670,6 +670,104 @@ export function testStore(name: string, factory: () => Promise<StoreFixture>): v
         const bad = [entry('x'), { message: 'no', metadata: {} }] as unknown as NewEntry[];
         expect(await rejection(store.replace('c', bad))).toBeInstanceOf(StoreError);
         expect(texts(await store.read('c'))).toEqual(['a']);
+      });
+    });
+
+    describe('search (drivers that keep a full-text index)', () => {
+      /** The store's search, or a skip for drivers without one. */
+      function searchOf(context: { skip: (note?: string) => void }): StoreSearch {
+        if (!store.search) {
+          context.skip(`${name} keeps no full-text index: recall indexes its entries in process`);
+          throw new Error('unreachable');
+        }
+        return store.search;
+      }
+
+      const said = (text: string, role: 'user' | 'assistant' = 'user'): NewEntry => ({
+        message: { role, content: text },
+        metadata: { timestamp: TIMESTAMP },
+      });
+
+      it('finds entries by any of the words, in any of their forms, best first, in the same transaction as the append', async (context) => {
+        const search = searchOf(context);
+        await store.append('c', [
+          said('I went hiking in the mountains'),
+          said('Researching adoption agencies is a dream', 'assistant'),
+          said('The agency called back about the adoption'),
+          said('Pottery class on Tuesday'),
+        ]);
+        const found = await search.find('c', ['researched', 'agencies'], 10);
+        expect(found).toMatchObject({ indexed: 4, head: 4 });
+        expect(found.hits.map((h) => h.seq)).toEqual([1, 2]);
+        expect(found.hits[0]!.score).toBeGreaterThan(found.hits[1]!.score);
+        expect((await search.find('c', ['pottery'], 10)).hits.map((h) => h.seq)).toEqual([3]);
+        expect((await search.find('c', ['xylophone'], 10)).hits).toEqual([]);
+        expect((await search.find('c', [], 10)).hits).toEqual([]);
+        expect((await search.find('c', ['adoption', 'agency', 'hiking'], 2)).hits).toHaveLength(2);
+      });
+
+      it('searches tool calls and results of both formats', async (context) => {
+        const search = searchOf(context);
+        await store.append('c', VARIED);
+        expect((await search.find('c', ['read_file'], 10)).hits.map((h) => h.seq)).toContain(1);
+        expect((await search.find('c', ['search'], 10)).hits.map((h) => h.seq)).toContain(4);
+        expect((await search.find('c', ['nul', 'emoji'], 10)).hits.map((h) => h.seq)).toEqual([2]);
+      });
+
+      it('keeps conversations apart, hostile ids included', async (context) => {
+        const search = searchOf(context);
+        for (const [i, id] of HOSTILE_IDS.slice(0, 12).entries())
+          await store.append(id, [said(`marker${i} shared`)]);
+        for (const [i, id] of HOSTILE_IDS.slice(0, 12).entries()) {
+          expect((await search.find(id, [`marker${i}`], 10)).hits).toEqual([
+            { seq: 0, score: expect.any(Number) },
+          ]);
+          expect((await search.find(id, [`marker${(i + 1) % 12}`], 10)).hits).toEqual([]);
+          expect((await search.find(id, ['shared'], 10)).hits).toHaveLength(1);
+        }
+        expect(await search.find('nobody', ['shared'], 10)).toEqual({ hits: [], indexed: 0, head: 0 });
+      });
+
+      it('follows replace and delete, and indexes nothing of a conflicting append', async (context) => {
+        const search = searchOf(context);
+        await store.append('c', [said('apples'), said('bananas')]);
+        expect(await rejection(store.append('c', [said('cherries')], { expectedSeq: 0 }))).toBeInstanceOf(
+          ConflictError,
+        );
+        expect((await search.find('c', ['cherries'], 10)).hits).toEqual([]);
+        await store.replace('c', [said('cherries'), said('dates')]);
+        expect(await search.find('c', ['apples'], 10)).toEqual({ hits: [], indexed: 2, head: 2 });
+        expect((await search.find('c', ['cherries', 'dates'], 10)).hits.map((h) => h.seq).sort()).toEqual([
+          0, 1,
+        ]);
+        await store.append('c', [said('more apples')]);
+        expect((await search.find('c', ['apples'], 10)).hits.map((h) => h.seq)).toEqual([2]);
+        await store.delete('c');
+        expect(await search.find('c', ['apples', 'cherries'], 10)).toEqual({ hits: [], indexed: 0, head: 0 });
+        await store.append('c', [said('fresh start')]);
+        expect((await search.find('c', ['start'], 10)).hits.map((h) => h.seq)).toEqual([0]);
+      });
+
+      it('indexes the start of a 10 MB message, and rebuilds and catches up without changing the log', async (context) => {
+        const search = searchOf(context);
+        const big = `needle at the start ${'filler text '.repeat(900_000)}`;
+        await store.append('c', [
+          said('before'),
+          { message: { role: 'tool', tool_call_id: 't', content: big }, metadata: { timestamp: TIMESTAMP } },
+        ]);
+        expect((await search.find('c', ['needle'], 10)).hits.map((h) => h.seq)).toEqual([1]);
+        const log = await store.read('c');
+        expect(await search.catchUp('c')).toBe(2);
+        expect(await search.rebuild('c')).toBe(2);
+        expect((await search.find('c', ['needle'], 10)).hits.map((h) => h.seq)).toEqual([1]);
+        expect(await store.read('c')).toStrictEqual(log);
+        expect(await search.catchUp('nobody')).toBe(0);
+      });
+
+      it('rejects a bad conversation id with StoreError', async (context) => {
+        const search = searchOf(context);
+        expect(await rejection(search.find('', ['x'], 10))).toBeInstanceOf(StoreError);
+        expect(await rejection(search.catchUp(''))).toBeInstanceOf(StoreError);
       });
     });
 

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../../src/messages/types.js';
 import { referenceProblems } from './reference-validator.js';
-import { actionFacts, hasTauBench, loadTauBench, TAU_BENCH_PATH, toAnthropic } from './tau-bench.js';
-
-if (!hasTauBench()) console.log(`tau-bench tests skipped: ${TAU_BENCH_PATH} is absent`);
+import { missingData, skipFor } from './requirements.js';
+import { actionFacts, loadTauBench, TAU_BENCH_PATH, toAnthropic } from './tau-bench.js';
 
 /** Call ids of the messages in order, in either format. */
 function callIds(messages: readonly Message[]): string[] {
@@ -14,7 +13,7 @@ function callIds(messages: readonly Message[]): string[] {
   });
 }
 
-describe.skipIf(!hasTauBench())('tau-bench airline runs', () => {
+describe('tau-bench airline runs', skipFor(missingData(TAU_BENCH_PATH)), () => {
   it('loads all 200 runs once', () => {
     const runs = loadTauBench();
     expect(runs).toHaveLength(200);

@@ -75,13 +75,38 @@ function plural(n: number, word: string): string {
 }
 
 /**
- * Opens the store, runs `fn` and closes the store whatever happens; an error closing it is
- * reported only when `fn` itself succeeded, so the first failure is the one printed.
+ * Opens the store a command that only reads (or deletes) names, creating nothing: a missing
+ * `file:` directory, `sqlite:` file or Postgres table set is an error that says how a store
+ * comes to exist, rather than an empty store.
  */
-async function withStore<T>(url: string, fn: (store: ConversationStore) => Promise<T>): Promise<T> {
+async function openExisting(url: string): Promise<ConversationStore> {
+  try {
+    return await openStore(url, { onWarning: printWarning, mustExist: true });
+  } catch (error) {
+    if (error instanceof StoreError && error.code === 'not_found') {
+      throw new CliError(
+        `${error.message}; a store is created by \`contextkit conversations import\` or by a ContextManager that writes to it`,
+        1,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+/**
+ * Opens the store, runs `fn` and closes the store whatever happens; an error closing it is
+ * reported only when `fn` itself succeeded, so the first failure is the one printed. Only
+ * `creates` opens a store that does not exist yet (import); every other command refuses one.
+ */
+async function withStore<T>(
+  url: string,
+  fn: (store: ConversationStore) => Promise<T>,
+  { creates = false }: { creates?: boolean } = {},
+): Promise<T> {
   if (url.trim() === '')
     throw new CliError('--store is empty (so is $CONTEXTKIT_STORE if set): name a store', 2);
-  const store = await openStore(url, { onWarning: printWarning });
+  const store = creates ? await openStore(url, { onWarning: printWarning }) : await openExisting(url);
   if (store.kind === 'memory') {
     printWarning('the memory: store lives only in this process: it starts empty and is forgotten on exit');
   }
@@ -700,52 +725,56 @@ async function importCommand(file: string, options: ImportOptions): Promise<void
   const source = file === '-' ? 'stdin' : file;
   const data = parseImport(await readInput(file), source);
   const conversationId = options.id;
-  await withStore(options.store, async (store) => {
-    const name = JSON.stringify(conversationId);
-    const size = await conversationSize(store, conversationId);
-    if (size.exists) {
-      if (!options.replace) {
-        throw new CliError(
-          `conversation ${name} already exists in the ${store.kind} store (${plural(size.head, 'message')}); pass --replace to overwrite it`,
-          1,
-        );
+  await withStore(
+    options.store,
+    async (store) => {
+      const name = JSON.stringify(conversationId);
+      const size = await conversationSize(store, conversationId);
+      if (size.exists) {
+        if (!options.replace) {
+          throw new CliError(
+            `conversation ${name} already exists in the ${store.kind} store (${plural(size.head, 'message')}); pass --replace to overwrite it`,
+            1,
+          );
+        }
+        // Its metadata (compaction plan, summaries) describes the old messages: it goes too.
+        await store.delete(conversationId);
       }
-      // Its metadata (compaction plan, summaries) describes the old messages: it goes too.
-      await store.delete(conversationId);
-    }
-    const total = data.entries.length;
-    const bar = progressFor(total, 'import', options.progress);
-    let done = 0;
-    try {
-      for (const batch of batches(data)) {
-        await store.append(conversationId, batch, { expectedSeq: done });
-        done += batch.length;
-        bar?.update(done);
+      const total = data.entries.length;
+      const bar = progressFor(total, 'import', options.progress);
+      let done = 0;
+      try {
+        for (const batch of batches(data)) {
+          await store.append(conversationId, batch, { expectedSeq: done });
+          done += batch.length;
+          bar?.update(done);
+        }
+        bar?.done();
+      } catch (error) {
+        bar?.stop();
+        const partial =
+          done > 0
+            ? `; ${formatInt(done)} of ${plural(total, 'message')} were imported before this, so the conversation is incomplete — run the import again with --replace`
+            : '';
+        if (error instanceof ConflictError) {
+          throw new CliError(
+            `conversation ${name}: another writer appended to it during the import${partial}`,
+            1,
+            { cause: error },
+          );
+        }
+        if (error instanceof StoreError && partial !== '') {
+          throw new StoreError(undefined, `${error.message}${partial}`, { cause: error });
+        }
+        throw error;
       }
-      bar?.done();
-    } catch (error) {
-      bar?.stop();
-      const partial =
-        done > 0
-          ? `; ${formatInt(done)} of ${plural(total, 'message')} were imported before this, so the conversation is incomplete — run the import again with --replace`
-          : '';
-      if (error instanceof ConflictError) {
-        throw new CliError(
-          `conversation ${name}: another writer appended to it during the import${partial}`,
-          1,
-          { cause: error },
-        );
-      }
-      if (error instanceof StoreError && partial !== '') {
-        throw new StoreError(undefined, `${error.message}${partial}`, { cause: error });
-      }
-      throw error;
-    }
-    const what = data.kind === 'entries' ? 'entries' : 'messages';
-    process.stdout.write(
-      `imported ${formatInt(total)} ${what} from ${source} into ${name} (${store.kind} store${size.exists ? ', replaced' : ''})\n`,
-    );
-  });
+      const what = data.kind === 'entries' ? 'entries' : 'messages';
+      process.stdout.write(
+        `imported ${formatInt(total)} ${what} from ${source} into ${name} (${store.kind} store${size.exists ? ', replaced' : ''})\n`,
+      );
+    },
+    { creates: true },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

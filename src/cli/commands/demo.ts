@@ -11,7 +11,7 @@ import { DEMO_CONVERSATION, messageFingerprint, resumeDemo, saveDemoRecord } fro
 import { positiveInteger } from '../number-option.js';
 import { ProgressBar } from '../progress.js';
 import { receiptLines, receiptSummary } from '../receipt-text.js';
-import { printWarning } from '../warn.js';
+import { printWarning, warningLine } from '../warn.js';
 
 interface DemoOptions {
   dir: string;
@@ -37,7 +37,14 @@ interface Tally {
   comparable: number;
   extended: number;
   lastView: { messages: number; tokens: number } | null;
+  /** `usage_high` warnings the guard gave; only the first is printed. */
+  usageWarnings: number;
+  /** Requests whose view passed {@link WARN_AT} of the budget when the one before was under it. */
+  crossings: number;
 }
+
+/** The guard's warning line, set here so the closing figures can name it. */
+const WARN_AT = 0.8;
 
 /** Whether `next` starts with every message of `previous`, unchanged: a prompt-cache hit. */
 function extendsView(previous: readonly Message[], next: readonly Message[]): boolean {
@@ -48,6 +55,10 @@ function extendsView(previous: readonly Message[], next: readonly Message[]): bo
     if (a !== b && JSON.stringify(a) !== JSON.stringify(b)) return false;
   }
   return true;
+}
+
+function times(n: number): string {
+  return n === 0 ? 'no time' : n === 1 ? 'once' : `${formatInt(n)} times`;
 }
 
 function seconds(ms: number): string {
@@ -67,7 +78,12 @@ export function registerDemo(program: Command): void {
       'replay a long generated agent session through a ContextManager with a file store (resumes on the next run)',
     )
     .option('-d, --dir <dir>', 'directory of the file store', '.contextkit')
-    .option('-n, --messages <n>', 'messages to add in this run', positiveInteger, 600)
+    .option(
+      '-n, --messages <n>',
+      'messages to add in this run (rounded up to a whole turn)',
+      positiveInteger,
+      600,
+    )
     .option('-b, --budget <n>', 'token budget of each view', positiveInteger, 16_000)
     .option(
       '-m, --model <id>',
@@ -105,23 +121,19 @@ export function registerDemo(program: Command): void {
         await store.close();
         throw new CliError(`--model: model ${JSON.stringify(options.model)} is not in the catalog`, 2);
       }
-      const manager = new ContextManager({ model: model.info.id, store, conversationId: DEMO_CONVERSATION });
-      manager.on('context:warn', (e) => printWarning(e.message));
+      const manager = new ContextManager({
+        model: model.info.id,
+        store,
+        conversationId: DEMO_CONVERSATION,
+        guard: { warnAt: WARN_AT },
+      });
+      // `usage_high` is counted and printed once by the replay (see there); the rest as they come.
+      manager.on('context:warn', (e) => {
+        if (e.code !== 'usage_high') printWarning(e.message);
+      });
       try {
         const stored = (await manager.getEntries()).map((e) => e.message as Message);
         const out = process.stdout;
-        if (stored.length > 0) {
-          out.write(
-            `demo: resumed ${formatInt(stored.length)} messages of conversation "${DEMO_CONVERSATION}" from ${options.dir} (${format}); adding ${formatInt(options.messages)} more\n`,
-          );
-        } else {
-          out.write(
-            `demo: new session in ${options.dir} (conversation "${DEMO_CONVERSATION}", ${format}); adding ${formatInt(options.messages)} messages\n`,
-          );
-        }
-        out.write(
-          `demo: ${model.info.id}, ${counterLabel(model.info)}, budget ${formatInt(options.budget)} tokens per request\n`,
-        );
         const resume = await resumeDemo(
           store,
           stored,
@@ -131,6 +143,23 @@ export function registerDemo(program: Command): void {
           options.dir,
         );
         const total = resume.turns.reduce((n, t) => n + t.length, 0);
+        // The session is replayed in whole turns, so the count can pass the one asked for.
+        const rounded =
+          total === options.messages
+            ? ''
+            : ` (${formatInt(options.messages)} asked for, rounded up to a whole turn)`;
+        if (stored.length > 0) {
+          out.write(
+            `demo: resumed ${formatInt(stored.length)} messages of conversation "${DEMO_CONVERSATION}" from ${options.dir} (${format}); adding ${formatInt(total)} more${rounded}\n`,
+          );
+        } else {
+          out.write(
+            `demo: new session in ${options.dir} (conversation "${DEMO_CONVERSATION}", ${format}); adding ${formatInt(total)} messages${rounded}\n`,
+          );
+        }
+        out.write(
+          `demo: ${model.info.id}, ${counterLabel(model.info)}, budget ${formatInt(options.budget)} tokens per request\n`,
+        );
         const before = resume.storedTokens ?? (await manager.getTokenCount());
         const tally = await replay(manager, resume.turns, total, options, before);
         const storedNow = stored.length + tally.added;
@@ -157,6 +186,7 @@ export function registerDemo(program: Command): void {
           `  compactions   ${formatInt(tally.compactions)} this run (one every ${tally.compactions > 0 ? (tally.turns / tally.compactions).toFixed(1) : '–'} turns)`,
           `  time          ${(tally.requestMs / Math.max(1, tally.turns)).toFixed(2)} ms per view request, ${(tally.addMs / Math.max(1, tally.added)).toFixed(2)} ms per message stored (durable append)`,
           `  prompt cache  ${pct(tally.extended, tally.comparable)} of turns sent a view that extends the previous one (${formatInt(tally.extended)}/${formatInt(tally.comparable)})`,
+          `  usage warning ${tally.usageWarnings === 0 ? 'none' : 'printed once'}; the view climbed past ${WARN_AT * 100}% of the budget ${times(tally.crossings)}${tally.compactions > 0 ? ' on its way to the compaction trigger' : ''}`,
           `run contextkit demo again to resume this session (${formatInt(storedNow)} messages), or with --reset to start over`,
         ];
         out.write(`${lines.join('\n')}\n`);
@@ -185,6 +215,8 @@ async function replay(
     comparable: 0,
     extended: 0,
     lastView: null,
+    usageWarnings: 0,
+    crossings: 0,
   };
   const bar = new ProgressBar({ total, label: 'demo', unit: 'msgs' });
   let historyTokens = storedTokens;
@@ -207,7 +239,15 @@ async function replay(
       process.stdout,
     );
   });
+  const offWarn = manager.on('context:warn', (e) => {
+    if (e.code !== 'usage_high') return;
+    // The guard warns again each time the view climbs back past the line after a compaction
+    // brought it down: in a session that compacts, that is every cycle, so once is enough here.
+    tally.usageWarnings++;
+    if (tally.usageWarnings === 1) bar.log(warningLine(e.message), process.stderr);
+  });
   let previous: Message[] | null = null;
+  let above = false;
   try {
     for (const turn of turns) {
       for (const message of turn) {
@@ -218,6 +258,8 @@ async function replay(
           const view = await manager.getMessagesForRequest({ tokenBudget: options.budget });
           tally.requestMs += performance.now() - t0;
           const usage = manager.usage();
+          if (usage.pct >= WARN_AT && !above) tally.crossings++;
+          above = usage.pct >= WARN_AT;
           tally.sent += usage.tokens;
           tally.full += historyTokens;
           tally.lastView = { messages: view.length, tokens: usage.tokens };
@@ -239,6 +281,7 @@ async function replay(
     bar.stop();
     offAdded();
     offCompact();
+    offWarn();
   }
   return tally;
 }

@@ -6,7 +6,9 @@ import {
   type StoredMessage,
 } from '@langchain/core/messages';
 import { ConfigurationError } from '../../errors.js';
+import { ContextManager } from '../../manager.js';
 import type { MessageMetadata } from '../../messages/types.js';
+import type { RecallHit, RecallOptions } from '../../recall/recall-hit.js';
 import { MemoryStore } from '../../stores/memory.js';
 import { resolveStore } from '../../stores/resolve.js';
 import type { ConversationStore } from '../../stores/types.js';
@@ -35,6 +37,8 @@ export class ContextkitChatMessageHistory extends BaseListChatMessageHistory {
   lc_namespace = ['contextkit', 'langchain'];
   readonly sessionId: string;
   private readonly store: ConversationStore;
+  /** Reads the stored conversation for `recall`; never closed (the store is the history's). */
+  private reader: ContextManager | undefined;
 
   constructor(options: ContextkitChatMessageHistoryOptions) {
     super();
@@ -74,5 +78,19 @@ export class ContextkitChatMessageHistory extends BaseListChatMessageHistory {
 
   override async clear(): Promise<void> {
     await this.store.delete(this.sessionId);
+  }
+
+  /**
+   * Searches every stored message (see `ContextManager.recall`); what `recallTool(history)` runs.
+   * A manager over the same store reads the conversation, taking in what was added since.
+   */
+  async recall(query: string, options?: RecallOptions): Promise<RecallHit[]> {
+    const head = await this.store.head(this.sessionId);
+    if (this.reader === undefined || (await this.reader.getEntries()).length > head) {
+      // New, or the history was cleared or cut: read it again from the store.
+      this.reader = new ContextManager({ store: this.store, conversationId: this.sessionId });
+    }
+    await this.reader.sync();
+    return this.reader.recall(query, options);
   }
 }

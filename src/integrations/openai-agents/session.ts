@@ -3,10 +3,11 @@ import type { AgentInputItem, Session } from '@openai/agents';
 import { ConfigurationError } from '../../errors.js';
 import { ContextManager, type ContextManagerOptions } from '../../manager.js';
 import type { Message, MessageMetadata } from '../../messages/types.js';
+import type { RecallHit, RecallOptions } from '../../recall/recall-hit.js';
 import { MemoryStore } from '../../stores/memory.js';
 import { resolveStore } from '../../stores/resolve.js';
 import type { ConversationStore } from '../../stores/types.js';
-import { fitThrough, messageKey } from '../fit-through.js';
+import { fitThrough, messageKey, syncThrough } from '../fit-through.js';
 import { itemsToProxies, proxiesToItems } from './agent-items.js';
 
 /** Options of `new ContextkitSession(…)`: where items are stored, under which id, and the budget `getItems` fits. */
@@ -21,6 +22,11 @@ export interface ContextkitSessionOptions {
   model?: string;
   /** Options of the manager that plans the fitted history (strategy, thresholds, counter…). */
   options?: Omit<ContextManagerOptions, 'store' | 'conversationId'>;
+  /**
+   * The agent is given the `recall` tool (`recallTool(session)`): the session's search index is
+   * then kept up to date as items are fitted, not built on the first search.
+   */
+  recall?: boolean;
 }
 
 /**
@@ -56,7 +62,11 @@ export class ContextkitSession implements Session {
 
   private newManager(): ContextManager {
     const model = this.settings.model ?? this.settings.options?.model;
-    return new ContextManager({ ...this.settings.options, ...(model !== undefined ? { model } : {}) });
+    return new ContextManager({
+      ...this.settings.options,
+      ...(model !== undefined ? { model } : {}),
+      ...(this.settings.recall ? { recall: true } : {}),
+    });
   }
 
   async getSessionId(): Promise<string> {
@@ -92,6 +102,22 @@ export class ContextkitSession implements Session {
       proxies,
     );
     return limit === undefined ? fitted : newest(fitted, limit);
+  }
+
+  /**
+   * Searches every stored item (see `ContextManager.recall`); what `recallTool(session)` runs. A
+   * hit's `seq` is the message's place in the session as contextkit reads its items (a function
+   * call and its output are messages of their own).
+   */
+  async recall(query: string, options?: RecallOptions): Promise<RecallHit[]> {
+    const items = await this.getAllItems();
+    const messages = itemsToProxies(items).messages;
+    const keys = messages.map((m) => messageKey(m as Message));
+    if (!(await syncThrough(this.manager, messages, keys))) {
+      this.manager = this.newManager();
+      await syncThrough(this.manager, messages, keys);
+    }
+    return this.manager.recall(query, options);
   }
 
   async addItems(items: AgentInputItem[]): Promise<void> {

@@ -1,0 +1,150 @@
+/**
+ * Which facts a plan weighs for its facts block: those of what the plan takes out of the view,
+ * read within a budget (a plan over a long history does not read all of it), merged with the
+ * facts kept so far; and the ranking that caps the block.
+ */
+
+import type { Atom } from '../messages/atoms.js';
+import { messageText } from '../messages/content.js';
+import type { HistoryEntry, Message } from '../messages/types.js';
+import { OfflineFactExtractor } from '../tools/offline-facts.js';
+import type { ContextTools, ExtractedFact } from '../tools/types.js';
+import type { PlanDraft } from './draft.js';
+import type { PlanEdits } from './plan.js';
+import { capFacts } from './summary-message.js';
+
+/** The user's first messages, always read for facts however long the history. */
+export const OPENING_REQUESTS = 16;
+/** Fact candidates are read until their lines would fill the block this many times over… */
+const FACT_CANDIDATES_OVER_ROOM = 3;
+/** …and there are at least this many, so a small block still gets a choice. */
+const MIN_FACT_CANDIDATES = 60;
+/** Characters of tool results a plan reads for facts, newest first (what was said is read first). */
+const FACT_RESULT_CHARS = 256_000;
+/** Entries handed to the extractor at a time, newest chunk first. */
+const CHUNK = 64;
+
+/** A message whose words are the user's or the agent's own: user text, assistant text and tool calls. */
+export function isStated(message: Message): boolean {
+  if (message.role === 'assistant') return true;
+  if (message.role !== 'user') return false;
+  if (typeof message.content === 'string') return true;
+  return (message.content as Array<{ type: string }>).some((b) => b.type !== 'tool_result');
+}
+
+/**
+ * The seqs this plan takes out of the view, ascending: every message of an atom newly left out
+ * or newly cut, and each newly cleared result.
+ */
+export function leavingSeqs(atoms: readonly Atom[], previous: PlanEdits, draft: PlanDraft): number[] {
+  const cut = new Set<number>();
+  for (const key of draft.truncated.keys()) {
+    if (!previous.truncated.has(key)) cut.add(Number(key.split('@')[0]));
+  }
+  const seqs: number[] = [];
+  let sorted = true;
+  const push = (seq: number) => {
+    if (seqs.length > 0 && seq <= seqs[seqs.length - 1]!) sorted = false;
+    seqs.push(seq);
+  };
+  for (const atom of atoms) {
+    if ((draft.dropped.has(atom.id) && !previous.dropped.has(atom.id)) || cut.has(atom.id)) {
+      for (const seq of atom.seqs) push(seq);
+      continue;
+    }
+    for (const slot of atom.results) {
+      if (slot.resultSeq !== null && draft.cleared.has(slot.key) && !previous.cleared.has(slot.key)) {
+        push(slot.resultSeq);
+      }
+    }
+  }
+  // Repaired atoms may hold their messages out of stored order (a hook message moved after results).
+  return sorted ? seqs : [...new Set(seqs)].sort((a, b) => a - b);
+}
+
+/**
+ * About what one fact adds to the facts block, in tokens, without counting it: ids, dates, paths
+ * and numbers run nearer three characters a token than prose's four, plus the line's framing.
+ */
+function factLineEstimate(fact: ExtractedFact): number {
+  return Math.ceil((fact.key.length + fact.value.length) / 3) + 3;
+}
+
+/**
+ * The facts of what this plan takes out of the view (cleared results, dropped, summarized and
+ * cut messages), merged with the facts kept so far. The opening requests are always read; then
+ * what the user said, what the agent said and passed to tools, and tool results (up to
+ * `FACT_RESULT_CHARS` of them), each newest first, until the candidates would fill the block
+ * about three times over. The offline extractor decides how far to read (it keeps what it found
+ * between chunks, so each entry is read once); tools of another kind then extract from what it
+ * read, in one call.
+ */
+export async function factCandidates(input: {
+  entries: readonly HistoryEntry[];
+  atoms: readonly Atom[];
+  previous: PlanEdits;
+  draft: PlanDraft;
+  oldFacts: readonly ExtractedFact[];
+  room: number;
+  tools: ContextTools;
+  offlineTools: boolean;
+}): Promise<ExtractedFact[]> {
+  const { entries, oldFacts, room } = input;
+  const leaving = leavingSeqs(input.atoms, input.previous, input.draft);
+  if (leaving.length === 0) return [...oldFacts];
+  const said: HistoryEntry[] = [];
+  const agent: HistoryEntry[] = [];
+  const results: HistoryEntry[] = [];
+  for (const seq of leaving) {
+    const entry = entries[seq]!;
+    if (!isStated(entry.message)) results.push(entry);
+    else if (entry.message.role === 'user') said.push(entry);
+    else agent.push(entry);
+  }
+  const extractor = new OfflineFactExtractor({ previousFacts: oldFacts });
+  let estimated = 0;
+  let counted = 0;
+  const enough = (): boolean => {
+    const found = extractor.found;
+    for (; counted < found.length; counted++) estimated += factLineEstimate(found[counted]!);
+    return found.length >= MIN_FACT_CANDIDATES && estimated >= FACT_CANDIDATES_OVER_ROOM * room;
+  };
+  // The first requests of a conversation usually state the task and its ids: always read.
+  const read = said.slice(0, OPENING_REQUESTS);
+  extractor.add(read);
+  // Tool results can be long logs and listings: past a reading budget the older ones are skipped.
+  let resultChars = 0;
+  for (const group of [said.slice(OPENING_REQUESTS), agent, results]) {
+    for (let end = group.length; end > 0 && !enough(); end -= CHUNK) {
+      if (group === results && resultChars >= FACT_RESULT_CHARS) break;
+      const chunk = group.slice(Math.max(0, end - CHUNK), end);
+      if (group === results) for (const e of chunk) resultChars += messageText(e.message).length;
+      extractor.add(chunk);
+      read.push(...chunk);
+    }
+  }
+  if (input.offlineTools) return extractor.facts();
+  return input.tools.extractFacts(
+    read.sort((a, b) => a.seq - b.seq),
+    { previousFacts: oldFacts },
+  );
+}
+
+/**
+ * `capFacts` with the plan's ranking: facts the user stated or the agent passed to a tool (their
+ * source is a user or assistant message, not a tool result) go first, whichever plan found them,
+ * so the block does not trade old facts for new ones of the same rank.
+ */
+export function capFactsFor(
+  facts: readonly ExtractedFact[],
+  room: number,
+  entries: readonly HistoryEntry[],
+  measureBlock: (facts: readonly ExtractedFact[]) => number,
+  countText: (text: string) => number,
+): { facts: ExtractedFact[]; omitted: number } {
+  const stated = (fact: ExtractedFact) => {
+    const entry = entries[fact.seq];
+    return entry !== undefined && isStated(entry.message);
+  };
+  return capFacts(facts, room, (f) => (f.length > 0 ? measureBlock(f) : 0), countText, stated);
+}

@@ -1,0 +1,360 @@
+/**
+ * The Planner: from the entries, their atoms, the budget, what is protected, the previous plan and
+ * the tools, to a new plan and its receipt. It keeps no state between plans; what it needs from the
+ * view (counts of rendered messages, the blocks as messages) it is given.
+ */
+
+import type { CompactionReceipt } from '../events.js';
+import type { Atom } from '../messages/atoms.js';
+import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
+import type { TokenCounter } from '../tokens/types.js';
+import type { ContextTools, ExtractedFact } from '../tools/types.js';
+import type { PlanBlocks } from '../view/plan-blocks.js';
+import { clearToolResults } from './clear-tool-results.js';
+import { applyCustomStrategy } from './custom-strategy.js';
+import { dedupeRepeated } from './dedupe-repeated.js';
+import type { ClearingOptions, PlanContext, PlanDraft, Protection } from './draft.js';
+import { dropOldest } from './drop-oldest.js';
+import { type AtomEdits, renderAtom } from './edit-atom.js';
+import { capFactsFor, factCandidates } from './fact-candidates.js';
+import { dropByImportance } from './importance.js';
+import { type CompactionPlan, type PlanEdits, type PlanSummary, startDraft } from './plan.js';
+import { planReceipt, type ReceiptBase } from './receipt.js';
+import { selectForSummary } from './select-for-summary.js';
+import type { StrategyOption } from './strategy.js';
+import { summarizeAtoms } from './summarize-atoms.js';
+import { factsCap, MIN_SUMMARY_TOKENS, summaryReserve } from './summary-message.js';
+import { capProtectedOversized, truncateOversized } from './truncate-oversized.js';
+import { type Level, selectByZones } from './zones.js';
+
+/** Tokens kept aside for the Anthropic start notice, which a view may need once older messages go. */
+const NOTICE_RESERVE = 24;
+
+/** How the planner plans: the manager's compaction options. */
+export interface PlannerSettings {
+  strategy: StrategyOption;
+  /** `layered`: atoms in the recent zone. */
+  recentCount: number;
+  compactThreshold: number;
+  targetUsage: number;
+  keepToolResults: number;
+  clearing: ClearingOptions & { trigger?: number; keep?: number };
+  /** Re-plans allowed after the first while the view is above `criticalFloor × budget`. */
+  maxCompactRetries: number;
+  /** Share of the budget a plan's rendered view must come under, else it is made again, lower. */
+  criticalFloor: number;
+}
+
+/** One request for a plan. */
+export interface PlanRequest {
+  entries: readonly HistoryEntry[];
+  atoms: readonly Atom[];
+  protection: readonly Protection[];
+  /** The budget planning works with (already divided by the learned correction). */
+  budget: number;
+  /** Tokens outside the messages: tool definitions, request framing. */
+  fixedTokens: number;
+  /** The learned correction (for the clearing trigger, which is in billed tokens). */
+  correction: number;
+  format: MessageFormat;
+  counter: TokenCounter;
+  /** Tokens of one message, memoized per message object. */
+  count: (message: Message) => number;
+  previousPlan: CompactionPlan | null;
+  reason: CompactionReceipt['reason'];
+  /** The layered level this compaction acts at. */
+  level: Level | undefined;
+  /** Renders `plan` as the view and measures it (fixed tokens included). */
+  render: (plan: CompactionPlan) => { tokens: number; messages: number };
+  /** The view before this compaction. */
+  before: { tokens: number; messages: number };
+  repairs: () => CompactionReceipt['repairs'];
+}
+
+/** A plan, its receipt, and what a custom strategy said. */
+export interface PlanResult {
+  plan: CompactionPlan;
+  receipt: CompactionReceipt;
+  /** Protected atoms a custom strategy chose (they stayed). */
+  refused: number[];
+  warn?: string;
+  decline?: string;
+}
+
+/** Per-plan scratch: the summary texts written, the facts left out, what the strategy said. */
+interface Scratch {
+  summaries: Map<string, string>;
+  factsOmitted: number;
+  refused: number[];
+  warn?: string;
+  decline?: string;
+}
+
+/** Makes compaction plans; see the module comment. */
+export class Planner {
+  constructor(
+    private readonly settings: PlannerSettings,
+    private readonly tools: ContextTools,
+    /** The tools are the built-in offline ones: fact extraction runs incrementally, in process. */
+    private readonly offlineTools: boolean,
+    private readonly blocks: PlanBlocks,
+  ) {}
+
+  /**
+   * Plans, renders and measures the whole view; while the rendered view is above the critical
+   * floor (a summary longer than its estimate, say), plans again for a lower target, up to
+   * `maxCompactRetries` times.
+   */
+  async plan(req: PlanRequest): Promise<PlanResult> {
+    const started = performance.now();
+    const { budget, previousPlan } = req;
+    const { compactThreshold, targetUsage, clearing } = this.settings;
+    const previous = this.blocks.edits(previousPlan);
+    const measure = (atom: Atom, edits: AtomEdits) => {
+      let sum = 0;
+      for (const m of renderAtom(atom, edits)) sum += req.count(m);
+      return sum;
+    };
+    const scratch: Scratch = { summaries: new Map(), factsOmitted: 0, refused: [] };
+    let target = Math.floor(targetUsage * budget);
+    if (req.reason === 'clearing' && clearing.trigger !== undefined) {
+      target = Math.min(
+        Math.floor(compactThreshold * budget),
+        Math.floor(clearing.trigger / req.correction) - 1,
+      );
+    }
+    const floor = Math.min(budget, Math.floor(this.settings.criticalFloor * budget));
+    let plan: CompactionPlan;
+    let rendered: { tokens: number; messages: number };
+    for (let attempt = 0; ; attempt++) {
+      const ctx = this.context(req, measure, target);
+      plan = await this.draft(ctx, req, previous, scratch, req.reason === 'clearing');
+      rendered = req.render(plan);
+      plan.tokens = rendered.tokens;
+      if (scratch.decline !== undefined || plan.tokens <= floor || target === 0) break;
+      if (attempt >= this.settings.maxCompactRetries) break;
+      target = Math.max(0, target - (plan.tokens - floor) - 1);
+    }
+    const receipt = planReceipt({
+      atoms: req.atoms,
+      previousPlan,
+      previous,
+      plan,
+      now: this.blocks.edits(plan),
+      factsOmitted: scratch.factsOmitted,
+      repairs: req.repairs(),
+      base: {
+        reason: req.reason,
+        budget,
+        trigger: Math.floor(compactThreshold * budget),
+        target: Math.floor(targetUsage * budget),
+        tokensBefore: req.before.tokens,
+        tokensAfter: plan.tokens,
+        messagesBefore: req.before.messages,
+        messagesAfter: rendered.messages,
+        counter: req.counter.id,
+        exact: req.counter.exact,
+        durationMs: performance.now() - started,
+      } satisfies ReceiptBase,
+    });
+    const result: PlanResult = { plan, receipt, refused: scratch.refused };
+    if (scratch.warn !== undefined) result.warn = scratch.warn;
+    if (scratch.decline !== undefined) result.decline = scratch.decline;
+    return result;
+  }
+
+  private context(req: PlanRequest, measure: PlanContext['measure'], target: number): PlanContext {
+    const { clearing } = this.settings;
+    return {
+      atoms: req.atoms,
+      protection: req.protection,
+      measure,
+      countText: (t) => req.counter.countText(t),
+      messageTokens: req.count,
+      // Room for the start notice an Anthropic view may need once older messages are gone.
+      fixedTokens: req.fixedTokens + (req.format === 'anthropic' ? NOTICE_RESERVE : 0),
+      budget: req.budget,
+      target,
+      keepToolResults: clearing.keep ?? this.settings.keepToolResults,
+      clearing,
+    };
+  }
+
+  /**
+   * One planning pass: clear old results, cut a protected result too large to ever fit, summarize
+   * the oldest atoms (or drop them, with the truncating strategy), drop what is still too much,
+   * cut oversized texts, then take the facts of everything that left the view into the facts
+   * block, making room for it if it grew.
+   */
+  private async draft(
+    ctx: PlanContext,
+    req: PlanRequest,
+    previous: PlanEdits,
+    scratch: Scratch,
+    clearOnly: boolean,
+  ): Promise<CompactionPlan> {
+    const { previousPlan, format, budget } = req;
+    const blocks = this.blocks;
+    const factsTokens = (facts: readonly ExtractedFact[]) =>
+      facts.length > 0 ? req.count(blocks.factsMessage(facts)) : 0;
+    const summaryTokens = (summary: PlanSummary) => req.count(blocks.summaryMessage(summary, format));
+    const cap = (facts: readonly ExtractedFact[], room: number) =>
+      capFactsFor(facts, room, req.entries, factsTokens, (t) => req.counter.countText(t));
+    const candidates = (draft: PlanDraft, room: number) =>
+      factCandidates({
+        entries: req.entries,
+        atoms: req.atoms,
+        previous,
+        draft,
+        oldFacts,
+        room,
+        tools: this.tools,
+        offlineTools: this.offlineTools,
+      });
+    const oldFacts = previousPlan?.facts ?? [];
+    const factsTokensBefore = factsTokens(oldFacts);
+    let draft = startDraft(ctx, previous);
+    draft.total += factsTokensBefore;
+    // The summary in the view now; selection adds a reserve only when there is none yet.
+    const oldSummaryTokens = previousPlan?.summary ? summaryTokens(previousPlan.summary) : 0;
+    draft.total += oldSummaryTokens;
+    draft = clearToolResults(clearOnly ? { ...ctx, clearing: { ...ctx.clearing, clearOnly } } : ctx, draft);
+    if (clearOnly) {
+      const room = factsCap(budget);
+      const facts = cap(await candidates(draft, room), room).facts;
+      return this.finish(draft, previousPlan?.summary, previousPlan?.summarized, facts, req);
+    }
+    draft = capProtectedOversized(ctx, draft);
+    draft = dedupeRepeated(ctx, draft);
+    let summary = previousPlan?.summary;
+    const strategy = this.settings.strategy;
+    const reserve = summaryReserve(budget);
+    const canSummarize = reserve >= MIN_SUMMARY_TOKENS;
+    if (strategy === 'summarize' && canSummarize) {
+      draft = selectForSummary(ctx, draft, reserve);
+    } else if (strategy === 'layered' && canSummarize) {
+      draft = selectByZones(ctx, draft, req.level ?? 'healthy', this.settings.recentCount, reserve);
+    } else if (strategy === 'smart') {
+      draft = dropByImportance(ctx, draft);
+    } else if (typeof strategy === 'function') {
+      const outcome = await applyCustomStrategy(strategy, ctx, draft, canSummarize ? reserve : 0, req.level);
+      draft = outcome.draft;
+      scratch.refused = outcome.refused;
+      if (outcome.warn !== undefined) scratch.warn = outcome.warn;
+      if (outcome.decline !== undefined) scratch.decline = outcome.decline;
+    }
+    const grew = [...draft.summarized].some((id) => !previous.summarized?.has(id));
+    if (grew) {
+      summary = await summarizeAtoms({
+        entries: req.entries,
+        atoms: req.atoms,
+        summarized: draft.summarized,
+        already: previous.summarized ?? new Set(),
+        previousPlan,
+        maxTokens: reserve,
+        counter: req.counter,
+        tools: this.tools,
+        memo: scratch.summaries,
+      });
+      draft.total += summaryTokens(summary) - (previousPlan?.summary ? oldSummaryTokens : reserve);
+    }
+    draft = dropOldest(ctx, draft);
+    draft = truncateOversized(ctx, draft);
+    let facts = oldFacts;
+    if (blocks.factsSite !== 'none') {
+      // Facts never push conversation out: they take the room left under the target, plus a
+      // quarter of the gap between target and trigger, and at most their cap.
+      const withoutFacts = draft.total - factsTokensBefore;
+      const trigger = Math.floor(this.settings.compactThreshold * budget);
+      const gap = trigger - ctx.target;
+      // At the floor (what must stay is already past the target) the block may fill up to the
+      // trigger: the next plan then waits for growth past this plan's size anyway.
+      const roomFor = (used: number) =>
+        Math.min(
+          factsCap(budget),
+          used > ctx.target
+            ? Math.max(Math.floor(gap / 4), trigger - used)
+            : ctx.target - used + Math.floor(gap / 4),
+        );
+      let room = roomFor(withoutFacts);
+      const found = await candidates(draft, room);
+      let capped = cap(found, room);
+      // A summary and the facts compete for a tight budget. The facts carry the ids, paths and
+      // numbers an agent acts on, so where the summary squeezes them, the summary goes.
+      const inView = summary && draft.summarized.size > 0 ? summaryTokens(summary) : 0;
+      if (
+        capped.omitted > 0 &&
+        inView > 0 &&
+        (roomFor(withoutFacts - inView) > room || withoutFacts > ctx.target)
+      ) {
+        draft.total -= inView;
+        draft = { ...draft, summarized: new Set() };
+        summary = undefined;
+        room = roomFor(withoutFacts - inView);
+        capped = cap(found, room);
+      }
+      facts = capped.facts;
+      scratch.factsOmitted = capped.omitted;
+      draft.total += factsTokens(facts) - factsTokensBefore;
+    }
+    // Summary and facts are help, not obligations: where they would push the view over the
+    // budget, the facts block shrinks first and then the summary goes, before anything protected.
+    if (draft.total > ctx.budget && facts.length > 0) {
+      const tokens = factsTokens(facts);
+      const capped = cap(facts, tokens - (draft.total - ctx.budget));
+      scratch.factsOmitted += capped.omitted;
+      facts = capped.facts;
+      draft.total += factsTokens(facts) - tokens;
+    }
+    if (draft.total > ctx.budget && summary && draft.summarized.size > 0) {
+      draft.total -= summaryTokens(summary);
+      draft = { ...draft, summarized: new Set() };
+      summary = undefined;
+    }
+    return this.finish(
+      draft,
+      summary,
+      draft.summarized.size > 0 ? [...draft.summarized] : undefined,
+      facts,
+      req,
+    );
+  }
+
+  /** The plan a draft comes to, with its summary and facts block placed. */
+  private finish(
+    draft: PlanDraft,
+    summary: PlanSummary | undefined,
+    summarized: readonly number[] | undefined,
+    facts: ExtractedFact[],
+    req: PlanRequest,
+  ): CompactionPlan {
+    const firstConversational = req.atoms.find((a) => a.kind !== 'system');
+    const plan: CompactionPlan = {
+      v: 1,
+      dropped: [...draft.dropped].sort((a, b) => a - b),
+      cleared: [...draft.cleared],
+      truncated: [...draft.truncated],
+      historyLength: req.entries.length,
+      budget: req.budget,
+      tokens: draft.total,
+      counterId: req.counter.id,
+    };
+    if (summarized && summarized.length > 0 && summary) {
+      plan.summarized = [...summarized].sort((a, b) => a - b);
+      plan.summary = summary;
+    }
+    if (facts.length > 0 && firstConversational) {
+      plan.facts = facts;
+      plan.factsAt = firstConversational.id;
+    }
+    // The draft's sets are the plan's: the view is built from them without converting back.
+    this.blocks.setEdits(plan, {
+      cleared: draft.cleared,
+      truncated: draft.truncated,
+      clearInputs: this.blocks.clearInputs,
+      dropped: draft.dropped,
+      summarized: plan.summarized ? draft.summarized : new Set(),
+    });
+    return plan;
+  }
+}

@@ -1,0 +1,40 @@
+import type { Atom } from '../messages/atoms.js';
+import type { HistoryEntry } from '../messages/types.js';
+import type { Protection } from './draft.js';
+
+/**
+ * How far compaction may touch each atom: system messages (with `preserveSystem`), `critical` and
+ * `pinned` messages and the latest user message stay verbatim; the tool exchange in progress (the
+ * last one after the latest user message) and an atom still open are kept; the rest may go.
+ */
+export function protectionsOf(
+  atoms: readonly Atom[],
+  entries: readonly HistoryEntry[],
+  preserveSystem: boolean,
+): Protection[] {
+  const verbatimSeqs = (atom: Atom) =>
+    atom.seqs.some((s) => {
+      const m = entries[s]?.metadata;
+      return !!(m?.critical || m?.pinned);
+    });
+  let latestUser = -1;
+  for (let i = atoms.length - 1; i >= 0; i--) {
+    if (atoms[i]!.hasUserContent) {
+      latestUser = i;
+      break;
+    }
+  }
+  let inProgress = -1;
+  for (let i = atoms.length - 1; i > latestUser; i--) {
+    if (atoms[i]!.kind === 'exchange') {
+      inProgress = i;
+      break;
+    }
+  }
+  return atoms.map((atom, i) => {
+    if (atom.kind === 'system' && preserveSystem) return 'verbatim';
+    if (i === latestUser || verbatimSeqs(atom)) return 'verbatim';
+    if (i === inProgress || atom.open) return 'keep';
+    return 'none';
+  });
+}

@@ -1,0 +1,110 @@
+import type { CompactionReceipt } from '../events.js';
+import type { Atom } from '../messages/atoms.js';
+import type { Message } from '../messages/types.js';
+import type { CompactionPlan, PlanEdits } from './plan.js';
+
+/** The figures of a receipt that the planner does not decide. */
+export type ReceiptBase = Omit<
+  CompactionReceipt,
+  'dropped' | 'summarized' | 'summary' | 'facts' | 'cleared' | 'truncated' | 'repairs' | 'atFloor'
+>;
+
+/**
+ * What a plan did that its predecessor had not: messages dropped or summarized, results cleared,
+ * texts cut (by seq), the summary and facts block now in the view, and whether the view stops at
+ * the floor of what must be kept.
+ */
+export function planReceipt(input: {
+  atoms: readonly Atom[];
+  previousPlan: CompactionPlan | null;
+  previous: PlanEdits;
+  plan: CompactionPlan;
+  now: PlanEdits;
+  factsOmitted: number;
+  repairs: CompactionReceipt['repairs'];
+  base: ReceiptBase;
+}): CompactionReceipt {
+  const { atoms, previous, plan, now, base } = input;
+  const dropped: number[] = [];
+  const summarized: number[] = [];
+  const cleared: CompactionReceipt['cleared'] = [];
+  const truncated: CompactionReceipt['truncated'] = [];
+  const slots = new Map<string, { seq: number; tool: string }>();
+  for (const atom of atoms) {
+    if (now.dropped.has(atom.id) && !previous.dropped.has(atom.id)) {
+      (now.summarized?.has(atom.id) ? summarized : dropped).push(...atom.seqs);
+    }
+    for (const slot of atom.results) {
+      if (slot.resultSeq !== null && now.cleared.has(slot.key) && !previous.cleared.has(slot.key)) {
+        slots.set(slot.key, { seq: slot.resultSeq, tool: slot.toolName });
+      }
+    }
+  }
+  for (const [key, tokens] of plan.cleared) {
+    if (previous.cleared.has(key)) continue;
+    const slot = slots.get(key);
+    cleared.push({
+      seq: slot?.seq ?? -1,
+      callSeq: Number(key.split(':')[0]),
+      tool: slot?.tool ?? 'tool',
+      tokens,
+    });
+  }
+  const fresh = plan.truncated.filter(([key]) => !previous.truncated.has(key));
+  const byId = fresh.length > 0 ? new Map(atoms.map((a) => [a.id, a])) : undefined;
+  for (const [key, keep] of fresh) {
+    const [idPart, rest] = key.split('@') as [string, string];
+    const atom = byId?.get(Number(idPart));
+    const [mi] = rest.split('.').map(Number) as [number];
+    const message = atom?.messages[mi];
+    const length = message ? partLength(message, rest) : 0;
+    truncated.push({
+      seq: atom?.seqs[mi] ?? Number(idPart),
+      removedChars: Math.max(0, length - keep.head - keep.tail),
+    });
+  }
+  dropped.sort((a, b) => a - b);
+  summarized.sort((a, b) => a - b);
+  const oldFacts = new Set((input.previousPlan?.facts ?? []).map((f) => `${f.category}\u0000${f.value}`));
+  const facts = plan.facts ?? [];
+  return {
+    ...base,
+    dropped,
+    summarized,
+    ...(plan.summary && summarized.length > 0
+      ? {
+          summary: {
+            fromSeq: plan.summary.fromSeq,
+            toSeq: plan.summary.toSeq,
+            tools: plan.summary.tools,
+            chars: plan.summary.text.length,
+          },
+        }
+      : {}),
+    facts: {
+      kept: facts.length,
+      added: facts.filter((f) => !oldFacts.has(`${f.category}\u0000${f.value}`)).length,
+      omitted: input.factsOmitted,
+      values: facts.map((f) => f.value),
+    },
+    cleared,
+    truncated,
+    repairs: input.repairs,
+    // Above the target by more than the facts block's slack: what must be kept does not fit in it.
+    atFloor: plan.tokens > base.target + Math.floor((base.trigger - base.target) / 4),
+  };
+}
+
+function partLength(message: Message, rest: string): number {
+  const [, bi, ii] = rest.split('.').map(Number) as [number, number, number];
+  const content = message.content as unknown;
+  if (bi < 0) return typeof content === 'string' ? content.length : 0;
+  const block = (content as Array<Record<string, unknown>>)[bi];
+  if (!block) return 0;
+  if (ii < 0) {
+    const text = block.type === 'tool_result' ? block.content : block.text;
+    return typeof text === 'string' ? text.length : 0;
+  }
+  const inner = (block.content as Array<{ text?: string }>)[ii];
+  return inner?.text?.length ?? 0;
+}

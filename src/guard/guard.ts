@@ -1,0 +1,507 @@
+/**
+ * The seed's ContextGuard: given a measured request, decides whether the view stands, must be
+ * compacted, warrants a warning, or cannot go (decline); asks the planner for a plan when it must
+ * compact, and hands back the fitted messages. Per-conversation state (the plan, the level the
+ * layered strategy last acted at, the warning latch) lives in the conversation it is given.
+ */
+
+import { encodePlan } from '../compaction/plan.js';
+import { Planner, type PlannerSettings } from '../compaction/planner.js';
+import { protectionsOf } from '../compaction/protections.js';
+import type { StrategyOption } from '../compaction/strategy.js';
+import type { FactsSite } from '../compaction/summary-message.js';
+import { escalate, type Level, levelOf } from '../compaction/zones.js';
+import { ContextDeclinedError, ContextOverflowError, type OverflowBreakdown } from '../errors.js';
+import type { CompactionReceipt } from '../events.js';
+import { History } from '../history/history.js';
+import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
+import { DEFAULTS, type GuardLevels, type RequestOptions, type Usage } from '../options.js';
+import { createOfflineTools } from '../tools/offline.js';
+import type { ContextTools } from '../tools/types.js';
+import { PlanBlocks } from '../view/plan-blocks.js';
+import { type SentView, View } from '../view/view.js';
+import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
+import { nextUsageWarning, resetUsageWarning, type UsageWarningState } from './usage-warning.js';
+
+/** What the guard decided: the view stands, was compacted, warrants a warning, or cannot go. */
+export type GuardAction = 'ok' | 'compact' | 'warn' | 'decline';
+
+/** A decision, with the fitted messages (unless declined or not asked for) and their figures. */
+export interface GuardDecision {
+  action: GuardAction;
+  /** The messages to send; absent on `decline`, and when `check` was asked not to fit. */
+  messages?: Message[];
+  /** Billed tokens of the view (the learned correction applied). */
+  tokens: number;
+  budget: number;
+  pct: number;
+  /** The compaction made for this request, if any. */
+  receipt?: CompactionReceipt;
+  /** Why: the warning's text, or what could not fit. */
+  reason?: string;
+  /** On `decline`: the error `getMessagesForRequest` throws. */
+  error?: ContextOverflowError;
+}
+
+/** The guard's state for one conversation, kept beside its history. */
+export interface GuardState {
+  /** The level the layered strategy last acted at. */
+  level: Level | undefined;
+  /** Usage (share of the budget) at the last request. */
+  usage: number | undefined;
+  /** Whether the `usage_high` warning fired, and what re-arms it (see `nextUsageWarning`). */
+  usageWarning: UsageWarningState;
+}
+
+/** One conversation as the guard works on it. */
+export interface GuardConversation {
+  readonly entries: readonly HistoryEntry[];
+  readonly format: MessageFormat | undefined;
+  readonly view: View;
+  state: GuardState;
+  /** The level the compaction under way acts at (layered strategy). */
+  pendingLevel?: Level | undefined;
+  /** Set by a compaction, taken by the next view when `compactionNotice` is on. */
+  noticeDue: CompactionReceipt | null;
+  /** Figures of the last view sent. */
+  lastUsage: Usage | null;
+  /** Keeps the plan and guard state beside the history (in its store), where there is one. */
+  save?: (patch: Record<string, unknown>) => Promise<void>;
+}
+
+/** Options of {@link ContextGuard}. */
+export interface ContextGuardOptions {
+  measurer: ContextMeasurer;
+  /** How older messages leave the view (default `summarize`). */
+  strategy?: StrategyOption;
+  /** Warn, decline and jump-escalation levels (defaults 0.8, none, 0.3). */
+  levels?: GuardLevels;
+  compactThreshold?: number;
+  targetUsage?: number;
+  /** Compact on its own past the trigger (default true). */
+  autoCompact?: boolean;
+  maxCompactRetries?: number;
+  criticalFloor?: number;
+  preserveSystem?: boolean;
+  keepToolResults?: number;
+  recentCount?: number;
+  clearing?: PlannerSettings['clearing'];
+  facts?: FactsSite;
+  compactionNotice?: boolean;
+  /** Writes summaries and extracts facts (default: the offline tools). */
+  tools?: ContextTools;
+}
+
+/** Decides and fits; see the module comment. */
+export class ContextGuard {
+  readonly measurer: ContextMeasurer;
+  readonly blocks: PlanBlocks;
+  private readonly planner: Planner;
+  private readonly strategy: StrategyOption;
+  private readonly warnAt: number;
+  private readonly declineAt: number | undefined;
+  private readonly jumpEscalation: number;
+  private readonly compactThreshold: number;
+  private readonly targetUsage: number;
+  private readonly autoCompact: boolean;
+  private readonly preserveSystem: boolean;
+  private readonly clearAt: number | undefined;
+  private readonly notice: boolean;
+  /** The conversation `check` works on, kept while each call's messages extend the last call's. */
+  private standalone: { source: unknown[]; conversation: GuardConversation; history: History } | null = null;
+
+  constructor(options: ContextGuardOptions) {
+    this.measurer = options.measurer;
+    this.strategy = options.strategy ?? 'summarize';
+    this.warnAt = options.levels?.warnAt ?? DEFAULTS.warnAt;
+    this.declineAt = options.levels?.declineAt;
+    this.jumpEscalation = options.levels?.jumpEscalation ?? DEFAULTS.jumpEscalation;
+    this.compactThreshold = options.compactThreshold ?? DEFAULTS.compactThreshold;
+    this.targetUsage = options.targetUsage ?? DEFAULTS.targetUsage;
+    this.autoCompact = options.autoCompact ?? true;
+    this.preserveSystem = options.preserveSystem ?? DEFAULTS.preserveSystem;
+    const clearing = options.clearing ?? {};
+    this.clearAt = clearing.trigger;
+    this.notice = options.compactionNotice === true;
+    this.blocks = new PlanBlocks(options.facts ?? 'system', clearing.clearToolInputs === true);
+    const tools = options.tools;
+    this.planner = new Planner(
+      {
+        strategy: this.strategy,
+        recentCount: options.recentCount ?? DEFAULTS.recentCount,
+        compactThreshold: this.compactThreshold,
+        targetUsage: this.targetUsage,
+        keepToolResults: options.keepToolResults ?? DEFAULTS.keepToolResults,
+        clearing,
+        maxCompactRetries: options.maxCompactRetries ?? DEFAULTS.maxCompactRetries,
+        criticalFloor: options.criticalFloor ?? DEFAULTS.criticalFloor,
+      },
+      tools ?? createOfflineTools(),
+      tools === undefined,
+      this.blocks,
+    );
+  }
+
+  /** A new view for a conversation, counting with this guard's measurer. */
+  createView(): View {
+    return new View(this.blocks, this.measurer);
+  }
+
+  /**
+   * Checks messages on their own (no manager): measures them for `request`, decides, and (unless
+   * `fit` is false) returns the fitted messages. Successive calls whose messages extend the last
+   * call's keep the plan, so the views stay prefix-stable as they would in a manager.
+   */
+  async check(
+    messages: readonly unknown[],
+    request: RequestOptions & { fit?: boolean } = {},
+  ): Promise<GuardDecision> {
+    const conversation = await this.standaloneConversation(messages);
+    const r = await this.measurer.prepare(request, conversation.format);
+    if (request.fit === false) return this.decide(conversation, r);
+    return this.fit(conversation, r, request);
+  }
+
+  /**
+   * The request's view for a conversation: compacts first when the view has grown past the
+   * trigger (or a level of the layered strategy), checks the count with the provider near the
+   * limit, and decides. Never throws for a request that cannot go: that is a `decline` decision.
+   */
+  async fit(
+    c: GuardConversation,
+    resolved: ResolvedRequest,
+    request: RequestOptions,
+  ): Promise<GuardDecision> {
+    let r = resolved;
+    let receipt: CompactionReceipt | undefined;
+    try {
+      let out = await this.viewFor(c, r, (rc) => {
+        receipt = rc;
+      });
+      // Near the budget with an estimate, ask the provider for the exact count where it offers one.
+      if (this.measurer.wantsExactCount(r, out.total)) {
+        const exact = await this.measurer.exactCount(r, out.messages, request.tools);
+        if (exact !== undefined && exact > r.declared) {
+          const tighter: ResolvedRequest = {
+            ...r,
+            budget: Math.max(1, Math.floor((r.budget * r.declared) / exact) - 1),
+          };
+          receipt = await this.compactNow(c, tighter, 'over_budget');
+          out = await this.viewFor(c, tighter);
+          r = tighter;
+        }
+      }
+      if (out.total > r.budget) throw this.overflow(c, r, out.total, out.noticeTokens);
+      // Warn on what is sent, after compacting: a view still this full leaves the model little room.
+      const sent = out.total / r.budget;
+      let warning: string | undefined;
+      const next = nextUsageWarning(c.state.usageWarning, {
+        usage: sent,
+        warnAt: this.warnAt,
+        budget: r.declared,
+        compacted: receipt !== undefined,
+      });
+      c.state.usageWarning = next.state;
+      if (next.warn) {
+        warning = `the view is at ${Math.round(sent * 100)}% of the ${r.declared}-token budget`;
+        this.measurer.warn('usage_high', warning);
+      }
+      if (this.declineAt !== undefined && out.total > this.declineAt * r.budget) {
+        throw this.overflow(
+          c,
+          { ...r, budget: Math.floor(this.declineAt * r.budget) },
+          out.total,
+          out.noticeTokens,
+        );
+      }
+      const tokens = Math.ceil(out.total * r.correction);
+      const pct = tokens / r.declared;
+      c.lastUsage = {
+        budget: r.declared,
+        tokens,
+        pct,
+        trigger: Math.floor(this.compactThreshold * r.declared),
+        target: Math.floor(this.targetUsage * r.declared),
+        messages: out.messages.length,
+      };
+      this.measurer.recordSent(r, request, out.total);
+      this.measurer.events.emit('context:measure', {
+        tokens,
+        budget: r.declared,
+        pct,
+        exact: r.counter.exact,
+        messages: out.messages.length,
+      });
+      const decision: GuardDecision = {
+        action: warning !== undefined ? 'warn' : receipt ? 'compact' : 'ok',
+        messages: out.messages,
+        tokens,
+        budget: r.declared,
+        pct,
+      };
+      if (receipt) decision.receipt = receipt;
+      if (warning !== undefined) decision.reason = warning;
+      return decision;
+    } catch (error) {
+      if (!(error instanceof ContextOverflowError)) throw error;
+      const tokens = error.required;
+      return {
+        action: 'decline',
+        tokens,
+        budget: r.declared,
+        pct: tokens / r.declared,
+        reason: error.message,
+        error,
+        ...(receipt ? { receipt } : {}),
+      };
+    }
+  }
+
+  /** What `fit` would decide, without compacting or sending anything. */
+  decide(c: GuardConversation, r: ResolvedRequest): GuardDecision {
+    const format = c.format ?? 'openai';
+    const built = c.view.build(c.entries, format, r.counter);
+    const total = built.tokens + r.fixedTokens;
+    const tokens = Math.ceil(total * r.correction);
+    const base = { tokens, budget: r.declared, pct: tokens / r.declared };
+    const due = this.autoCompact && this.compactionDue(c, total, r, this.replanAt(c, r)) !== undefined;
+    if (total > r.budget && !due) {
+      const error = this.overflow(c, r, total, 0);
+      return { ...base, action: 'decline', reason: error.message, error };
+    }
+    if (due) return { ...base, action: 'compact' };
+    if (total >= this.warnAt * r.budget) {
+      return {
+        ...base,
+        action: 'warn',
+        reason: `the view is at ${Math.round((total / r.budget) * 100)}% of the ${r.declared}-token budget`,
+      };
+    }
+    return { ...base, action: 'ok' };
+  }
+
+  /** A new plan now when the view is over the trigger (or always, with `force`); null when nothing was due. */
+  async compact(c: GuardConversation, r: ResolvedRequest, force: boolean): Promise<CompactionReceipt | null> {
+    const built = c.view.build(c.entries, c.format ?? 'openai', r.counter);
+    const total = built.tokens + r.fixedTokens;
+    if (!force && total <= Math.floor(this.compactThreshold * r.budget)) return null;
+    return this.compactNow(c, r, force ? 'forced' : 'threshold');
+  }
+
+  /** A `ContextOverflowError` for what must be kept in the conversation's view, with its breakdown. */
+  overflow(
+    c: GuardConversation,
+    r: ResolvedRequest,
+    required: number,
+    noticeTokens = 0,
+  ): ContextOverflowError {
+    return this.emitOverflow(
+      new ContextOverflowError(r.budget, required, this.breakdown(c, r, noticeTokens)),
+    );
+  }
+
+  private emitOverflow<E extends ContextOverflowError>(error: E): E {
+    this.measurer.events.emit('context:overflow', { error });
+    return error;
+  }
+
+  private breakdown(c: GuardConversation, r: ResolvedRequest, noticeTokens: number): OverflowBreakdown {
+    const format = c.format ?? 'openai';
+    const atoms = c.view.atoms(c.entries, format).all();
+    const protection = protectionsOf(atoms, c.entries, this.preserveSystem);
+    const breakdown: OverflowBreakdown = {
+      system: 0,
+      pinned: 0,
+      latestTurn: 0,
+      tools: r.toolsTokens,
+      overhead: r.fixedTokens - r.toolsTokens + noticeTokens,
+    };
+    const marked = (s: number) => c.entries[s]?.metadata.pinned || c.entries[s]?.metadata.critical;
+    atoms.forEach((atom, i) => {
+      const p = protection[i];
+      if (p === 'none') return;
+      const tokens = this.measurer.countAll(r.counter, atom.messages, format);
+      if (atom.kind === 'system') breakdown.system += tokens;
+      else if (p === 'keep') breakdown.latestTurn += tokens;
+      else if (atom.hasUserContent && !atom.seqs.some(marked)) breakdown.latestTurn += tokens;
+      else breakdown.pinned += tokens;
+    });
+    return breakdown;
+  }
+
+  /** After a plan that could not reach the target (protected floor), the next waits for real growth. */
+  private replanAt(c: GuardConversation, r: ResolvedRequest): number {
+    const trigger = Math.floor(this.compactThreshold * r.budget);
+    const target = Math.floor(this.targetUsage * r.budget);
+    const plan = c.view.plan;
+    return plan ? Math.min(r.budget, Math.max(trigger, plan.tokens + (trigger - target))) : trigger;
+  }
+
+  /** The current plan's view, compacting first when it is due. */
+  private async viewFor(
+    c: GuardConversation,
+    r: ResolvedRequest,
+    onCompact?: (receipt: CompactionReceipt) => void,
+  ): Promise<SentView> {
+    const format = c.format ?? 'openai';
+    let built = c.view.build(c.entries, format, r.counter);
+    let total = built.tokens + r.fixedTokens;
+    const reason = this.autoCompact ? this.compactionDue(c, total, r, this.replanAt(c, r)) : undefined;
+    if (reason) {
+      const receipt = await this.compactNow(c, r, reason);
+      onCompact?.(receipt);
+      built = c.view.build(c.entries, format, r.counter);
+      total = built.tokens + r.fixedTokens;
+      // The level falls with the usage: it is where the view is now, not a high-water mark.
+      c.state.level = levelOf(total / r.budget);
+    }
+    c.state.usage = total / r.budget;
+    const notice = this.notice ? c.noticeDue : null;
+    c.noticeDue = null;
+    return c.view.send(built, {
+      format: r.format,
+      conversationFormat: c.format ?? r.format,
+      counter: r.counter,
+      fixedTokens: r.fixedTokens,
+      budget: r.budget,
+      notice,
+    });
+  }
+
+  /**
+   * Whether to compact now, and why. The layered strategy acts at its levels (0.5, 0.7, 0.85,
+   * 0.95) each time usage reaches a level above the one it last acted at, one level higher after a
+   * leap; every strategy compacts past the trigger (after the hysteresis gap) or the budget.
+   */
+  private compactionDue(
+    c: GuardConversation,
+    total: number,
+    r: ResolvedRequest,
+    replanAt: number,
+  ): CompactionReceipt['reason'] | undefined {
+    c.pendingLevel = undefined;
+    const usage = total / r.budget;
+    let level = levelOf(usage);
+    const last = c.state.usage;
+    if (last !== undefined && usage - last >= this.jumpEscalation) level = escalate(level);
+    if (this.strategy === 'layered' && level !== undefined && rank(level) > rank(c.state.level)) {
+      c.pendingLevel = level;
+      return total > r.budget ? 'over_budget' : 'threshold';
+    }
+    if (total > replanAt) {
+      c.pendingLevel = level;
+      return total > r.budget ? 'over_budget' : 'threshold';
+    }
+    const plan = c.view.plan;
+    if (
+      this.clearAt !== undefined &&
+      total * r.correction > this.clearAt &&
+      (!plan || plan.tokens * r.correction <= this.clearAt)
+    ) {
+      return 'clearing';
+    }
+    return undefined;
+  }
+
+  private async compactNow(
+    c: GuardConversation,
+    r: ResolvedRequest,
+    reason: CompactionReceipt['reason'],
+  ): Promise<CompactionReceipt> {
+    const { entries, view } = c;
+    const format = c.format ?? 'openai';
+    const atoms = view.atoms(entries, format).all();
+    const before = view.build(entries, format, r.counter);
+    const tokensBefore = before.tokens + r.fixedTokens;
+    this.measurer.events.emit('context:pre_compact', {
+      messageCount: before.messages.length,
+      tokens: tokensBefore,
+    });
+    const previousPlan = view.plan;
+    const result = await this.planner.plan({
+      entries,
+      atoms,
+      protection: protectionsOf(atoms, entries, this.preserveSystem),
+      budget: r.budget,
+      fixedTokens: r.fixedTokens,
+      correction: r.correction,
+      format: r.format,
+      counter: r.counter,
+      // Memoized even for messages made while planning: the memo holds them weakly, and the ones
+      // the plan keeps (placeholders keep their identity) are found again when the view is built.
+      count: (m) => this.measurer.count(r.counter, m, format),
+      previousPlan,
+      reason,
+      level: c.pendingLevel,
+      render: (plan) => {
+        view.setPlan(plan);
+        const built = view.build(entries, format, r.counter);
+        return { tokens: built.tokens + r.fixedTokens, messages: built.messages.length };
+      },
+      before: { tokens: tokensBefore, messages: before.messages.length },
+      repairs: () => view.repairs(),
+    });
+    if (result.refused.length > 0) {
+      this.measurer.warn(
+        'strategy_refused',
+        `the custom strategy chose protected atoms ${result.refused.join(', ')}; they stay in the view`,
+      );
+    }
+    if (result.decline !== undefined) {
+      view.setPlan(previousPlan);
+      throw this.emitOverflow(
+        new ContextDeclinedError(r.budget, tokensBefore, this.breakdown(c, r, 0), result.decline),
+      );
+    }
+    if (result.warn !== undefined) this.measurer.warn('strategy_warn', result.warn);
+    const { plan, receipt } = result;
+    if (c.save) {
+      const after = plan.tokens / r.budget;
+      await c.save({ plan: encodePlan(plan), guard: { level: levelOf(after) ?? null, usage: after } });
+    }
+    c.noticeDue = receipt;
+    this.measurer.events.emit('context:post_compact', {
+      messageCount: receipt.messagesAfter,
+      tokens: plan.tokens,
+      receipt,
+    });
+    return receipt;
+  }
+
+  private async standaloneConversation(messages: readonly unknown[]): Promise<GuardConversation> {
+    const last = this.standalone;
+    if (!Array.isArray(messages)) {
+      throw new TypeError('ContextGuard.check: expected an array of messages');
+    }
+    const extends_ =
+      last !== null &&
+      last.source.length <= messages.length &&
+      last.source.every((m, i) => m === messages[i]);
+    if (!extends_) {
+      const history = new History({ store: null, conversationId: 'check', now: () => new Date() });
+      const conversation: GuardConversation = {
+        get entries() {
+          return history.entries;
+        },
+        get format() {
+          return history.format;
+        },
+        view: this.createView(),
+        state: { level: undefined, usage: undefined, usageWarning: resetUsageWarning() },
+        noticeDue: null,
+        lastUsage: null,
+      };
+      this.standalone = { source: [], conversation, history };
+    }
+    const s = this.standalone!;
+    for (let i = s.source.length; i < messages.length; i++) {
+      await s.history.add(messages[i]);
+      s.source.push(messages[i]);
+    }
+    return s.conversation;
+  }
+}
+
+function rank(level: Level | undefined): number {
+  return level === undefined ? -1 : ['healthy', 'pressure', 'urgent', 'critical'].indexOf(level);
+}

@@ -1,0 +1,489 @@
+/**
+ * The seed's ContextMeasurer: how many tokens a request costs and against what budget. Counts with
+ * the model's tokenizer, memoized per message object so a turn costs its new messages only;
+ * resolves the budget (request > provider info > model > `maxTokens`); learns a per-model
+ * correction from what providers bill; asks a provider's count endpoint near the limit.
+ */
+
+import { ConfigurationError } from '../errors.js';
+import { ContextEmitter } from '../events.js';
+import { detectConversationFormat } from '../messages/detect.js';
+import type { Message, MessageFormat, ToolDefinition } from '../messages/types.js';
+import { DEFAULTS, type ProviderInfo, type RequestOptions, requestedFormat } from '../options.js';
+import { createModelCatalog, type ModelCatalog } from '../tokens/catalog.js';
+import { createTokenCounter } from '../tokens/counter.js';
+import type { ModelInfo, TokenCounter } from '../tokens/types.js';
+import type { Calibration } from './calibration.js';
+import { createCalibration } from './calibration.js';
+import type { CountClient } from './count-endpoints.js';
+import { type UsageCounts, usageFromAnthropic, usageFromCounts, usageFromOpenAI } from './usage.js';
+
+/** Options of {@link ContextMeasurer}. */
+export interface ContextMeasurerOptions {
+  /** The model counted for when a request names none: its tokenizer and, via the catalog, budget. */
+  model?: string;
+  /** A counter to use for every model instead of the catalog's. */
+  counter?: TokenCounter;
+  /** Models to add to or override in the catalog. */
+  models?: Record<string, Partial<ModelInfo>>;
+  /** Learns a per-model correction from reported usage (default: in memory); `false`: never. */
+  calibration?: Calibration | false;
+  /** A provider's count endpoint, asked when an estimated request reaches `exactCountAt`. */
+  countClient?: CountClient;
+  /** Share of the budget at which an estimate is checked with `countClient` (default 0.9). */
+  exactCountAt?: number;
+  /** Budget when neither the request nor the model gives one (default 200,000). */
+  maxTokens?: number;
+  /** Tokens kept free below the window besides the model's max output (default 1,000). */
+  safetyMargin?: number;
+  /** Where `context:budget`, `context:measure` and `context:warn` go (default: its own). */
+  events?: ContextEmitter;
+}
+
+/** A request with its budget and counter resolved: what every later step works with. */
+export interface ResolvedRequest {
+  /** The budget planning works with: the declared one divided by the learned correction. */
+  budget: number;
+  /** The budget as given or derived, in billed tokens. */
+  declared: number;
+  /** What the calibration learns under: the catalog id, or the counter's id. */
+  modelKey: string;
+  correction: number;
+  /** Where the budget came from: `tokenBudget`, `provider`, `model:ID` or `maxTokens`. */
+  source: string;
+  counter: TokenCounter;
+  /** The wire format the view is sent in. */
+  format: MessageFormat;
+  /** Tokens outside the messages: tool definitions and request framing. */
+  fixedTokens: number;
+  toolsTokens: number;
+}
+
+/** What {@link ContextMeasurer.measure} is asked about: messages and the request they go in. */
+export interface MeasureRequest extends RequestOptions {
+  messages: readonly Message[];
+}
+
+/** A measured request, in billed tokens (the learned correction applied). */
+export interface Measurement {
+  tokens: number;
+  budget: number;
+  pct: number;
+  /** True when the count is exact (an offline exact tokenizer, or the provider's endpoint). */
+  exact: boolean;
+  /** Where the tokens go. */
+  breakdown: { system: number; messages: number; tools: number; overhead: number };
+}
+
+/** What was last sent, for `recordUsage` and overflow recovery. */
+export interface SentRequest {
+  request: RequestOptions;
+  tokens: number;
+  budget: number;
+  model: string;
+  recovered: boolean;
+}
+
+/** Counts requests and resolves their budgets; see the module comment. */
+export class ContextMeasurer {
+  readonly events: ContextEmitter;
+  readonly calibration: Calibration | null;
+  readonly catalog: ModelCatalog;
+  private readonly model: string | undefined;
+  private readonly fixedCounter: TokenCounter | undefined;
+  private readonly countClient: CountClient | undefined;
+  private readonly exactCountAt: number;
+  private readonly maxTokens: number;
+  private readonly safetyMargin: number;
+  private readonly counters = new Map<string, TokenCounter>();
+  private readonly memo = new Map<string, WeakMap<object, number>>();
+  /** Tool definitions are usually the same array every request: counted once per counter. */
+  private readonly toolsMemo = new WeakMap<object, Map<string, number>>();
+  private readonly calibrated = new Set<string>();
+  private readonly warned = new Set<string>();
+  private lastBudget: { budget: number; source: string } | null = null;
+  /** The last request sent, for `recordUsage` and `recoverFromOverflow`. */
+  last: SentRequest | null = null;
+
+  constructor(options: ContextMeasurerOptions = {}) {
+    this.events = options.events ?? new ContextEmitter();
+    this.model = options.model;
+    this.fixedCounter = options.counter;
+    this.catalog = createModelCatalog(options.models);
+    this.countClient = options.countClient;
+    this.exactCountAt = options.exactCountAt ?? DEFAULTS.exactCountAt;
+    this.maxTokens = options.maxTokens ?? DEFAULTS.maxTokens;
+    this.safetyMargin = options.safetyMargin ?? DEFAULTS.safetyMargin;
+    this.calibration = options.calibration === false ? null : (options.calibration ?? createCalibration());
+  }
+
+  // ---------------------------------------------------------------------------------- counting
+
+  /** The counter for `model` (the catalog's), or the format's default one when it names none. */
+  counterFor(model: string | undefined, format: MessageFormat | undefined): TokenCounter {
+    if (this.fixedCounter) return this.fixedCounter;
+    const key = model ?? `default:${format ?? 'openai'}`;
+    let counter = this.counters.get(key);
+    if (!counter) {
+      const info = model ? this.catalog.get(model) : undefined;
+      const fallback = this.catalog.get(format === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o')!;
+      counter = createTokenCounter(info ?? fallback);
+      this.counters.set(key, counter);
+    }
+    return counter;
+  }
+
+  /** The configured model's counter. */
+  defaultCounter(format: MessageFormat | undefined): TokenCounter {
+    return this.counterFor(this.model, format);
+  }
+
+  /** Tokens of one message, memoized per message object and counter. */
+  count(counter: TokenCounter, message: Message, format: MessageFormat): number {
+    let memo = this.memo.get(counter.id);
+    if (!memo) {
+      memo = new WeakMap();
+      this.memo.set(counter.id, memo);
+    }
+    let n = memo.get(message);
+    if (n === undefined) {
+      n = counter.countMessage(message, format);
+      memo.set(message, n);
+    }
+    return n;
+  }
+
+  /** Tokens of messages, each memoized. */
+  countAll(counter: TokenCounter, messages: readonly Message[], format: MessageFormat): number {
+    let sum = 0;
+    for (const m of messages) sum += this.count(counter, m, format);
+    return sum;
+  }
+
+  /** Counts messages that exist for one request only, without filling the memo with them. */
+  countFresh(counter: TokenCounter, messages: readonly Message[], format: MessageFormat): number {
+    const memo = this.memo.get(counter.id);
+    let sum = 0;
+    for (const m of messages) sum += memo?.get(m) ?? counter.countMessage(m, format);
+    return sum;
+  }
+
+  /** Tokens of tool definitions, once per array and counter. */
+  countTools(counter: TokenCounter, tools: readonly ToolDefinition[] | undefined): number {
+    if (!tools || tools.length === 0) return counter.countTools(tools);
+    let byCounter = this.toolsMemo.get(tools);
+    if (!byCounter) {
+      byCounter = new Map();
+      this.toolsMemo.set(tools, byCounter);
+    }
+    let n = byCounter.get(counter.id);
+    if (n === undefined) {
+      n = counter.countTools(tools);
+      byCounter.set(counter.id, n);
+    }
+    return n;
+  }
+
+  // ---------------------------------------------------------------------------------- budget
+
+  /**
+   * The request's budget, counter and format. Budget precedence (seed contract): `tokenBudget` >
+   * provider info > the model's catalog entry > `maxTokens`; `context:budget` when it changes.
+   */
+  resolve(request: RequestOptions, conversationFormat: MessageFormat | undefined): ResolvedRequest {
+    const model = request.model ?? this.model;
+    const providerInfo = typeof request.provider === 'object' ? request.provider : undefined;
+    const requested = requestedFormat(request);
+    const info = model ? this.catalog.get(model) : undefined;
+    // A conversation of plain text fits either format: the model's provider decides, and with
+    // no model the view is made valid for both (Anthropic's rules are the stricter).
+    const format: MessageFormat =
+      requested ??
+      conversationFormat ??
+      (info ? (info.provider === 'anthropic' ? 'anthropic' : 'openai') : 'anthropic');
+    if (model && !info && !this.fixedCounter) {
+      this.warnOnce(
+        `unknown_model:${model}`,
+        'unknown_model',
+        `model ${JSON.stringify(model)} is not in the catalog: counting with the default tokenizer and budgeting with maxTokens (${this.maxTokens}); add it with the \`models\` option`,
+      );
+    }
+    let budget: number;
+    let source: string;
+    const fromProvider = providerInfo ? this.providerBudget(providerInfo) : undefined;
+    if (request.tokenBudget !== undefined) {
+      if (
+        typeof request.tokenBudget !== 'number' ||
+        !Number.isFinite(request.tokenBudget) ||
+        request.tokenBudget <= 0
+      ) {
+        throw new ConfigurationError(
+          'tokenBudget',
+          `must be a number above 0, got ${JSON.stringify(request.tokenBudget)}`,
+        );
+      }
+      budget = Math.floor(request.tokenBudget);
+      source = 'tokenBudget';
+    } else if (fromProvider !== undefined) {
+      budget = fromProvider;
+      source = 'provider';
+    } else if (info) {
+      budget = info.contextWindow - info.maxOutputTokens - this.safetyMargin;
+      source = `model:${info.id}`;
+    } else {
+      budget = this.maxTokens;
+      source = 'maxTokens';
+    }
+    if (budget <= 0) {
+      throw new ConfigurationError(
+        'budget',
+        `the ${source} budget comes to ${budget} tokens; it must be above 0`,
+      );
+    }
+    if (!this.lastBudget || this.lastBudget.budget !== budget || this.lastBudget.source !== source) {
+      this.lastBudget = { budget, source };
+      this.events.emit('context:budget', { budget, source });
+    }
+    const counter = this.counterFor(info ? info.id : undefined, format);
+    const toolsTokens = this.countTools(counter, request.tools);
+    const modelKey = info?.id ?? model ?? counter.id;
+    const correction = this.calibration?.correction(modelKey) ?? 1;
+    return {
+      budget: Math.max(1, Math.floor(budget / correction)),
+      declared: budget,
+      modelKey,
+      correction,
+      source,
+      counter,
+      format,
+      fixedTokens: toolsTokens + counter.requestOverhead,
+      toolsTokens,
+    };
+  }
+
+  /**
+   * `resolve`, after loading the model's stored usage correction the first time it is seen. Only
+   * that first time is asynchronous: otherwise the resolved request itself is returned, so the
+   * steady turn pays no extra await.
+   */
+  prepare(
+    request: RequestOptions,
+    conversationFormat: MessageFormat | undefined,
+  ): ResolvedRequest | Promise<ResolvedRequest> {
+    const r = this.resolve(request, conversationFormat);
+    if (!this.calibration || this.calibrated.has(r.modelKey)) return r;
+    return this.loadCalibration(r.modelKey).then(() => this.resolve(request, conversationFormat));
+  }
+
+  private async loadCalibration(modelKey: string): Promise<void> {
+    this.calibrated.add(modelKey);
+    try {
+      await this.calibration?.load(modelKey);
+    } catch (err) {
+      this.warn('calibration', `could not load the usage calibration of ${modelKey}: ${String(err)}`);
+    }
+  }
+
+  /** The budget the configured model (or `maxTokens`) gives, for figures before any request. */
+  defaultBudget(): number {
+    const info = this.model ? this.catalog.get(this.model) : undefined;
+    return info ? info.contextWindow - info.maxOutputTokens - this.safetyMargin : this.maxTokens;
+  }
+
+  private providerBudget(p: ProviderInfo): number | undefined {
+    let window = p.contextWindow;
+    let output = p.maxOutputTokens;
+    if (p.getInfo) {
+      try {
+        const d = p.getInfo().defaults ?? {};
+        window ??= d.context_window;
+        output ??= d.max_output_tokens;
+      } catch {
+        return undefined;
+      }
+    }
+    if (!window || !output) return undefined;
+    return window - output - this.safetyMargin;
+  }
+
+  // ---------------------------------------------------------------------------------- exact counts
+
+  /** Whether a view of `total` estimated tokens should be checked with the provider's count. */
+  wantsExactCount(r: ResolvedRequest, total: number): boolean {
+    return this.countClient !== undefined && !r.counter.exact && total >= this.exactCountAt * r.budget;
+  }
+
+  /** The provider's exact count of a view, or undefined (with a warning) when it cannot be had. */
+  async exactCount(
+    r: ResolvedRequest,
+    messages: readonly Message[],
+    tools: readonly ToolDefinition[] | undefined,
+  ): Promise<number | undefined> {
+    if (!this.countClient) return undefined;
+    try {
+      const exact = await this.countClient.count({ model: r.modelKey, messages: [...messages], tools });
+      this.events.emit('context:measure', {
+        tokens: exact,
+        budget: r.declared,
+        pct: exact / r.declared,
+        exact: true,
+        messages: messages.length,
+      });
+      if (this.calibration) {
+        const estimated = this.countFresh(r.counter, messages, r.format) + r.fixedTokens;
+        await this.calibration.record({ model: r.modelKey, estimated, actual: exact }).catch(() => undefined);
+      }
+      return exact;
+    } catch (err) {
+      this.warnOnce(
+        'exact_count',
+        'exact_count',
+        `exact count unavailable, keeping the estimate: ${(err as Error).message}`,
+      );
+      return undefined;
+    }
+  }
+
+  // ---------------------------------------------------------------------------------- measuring alone
+
+  /**
+   * Measures a request on its own (no history, no plan): its tokens in billed units, the budget,
+   * the share used, whether the count is exact, and where the tokens go. Near the budget with an
+   * estimate, asks the count endpoint when one is configured.
+   */
+  async measure(request: MeasureRequest): Promise<Measurement> {
+    const format = detectConversationFormat(request.messages) ?? undefined;
+    const r = await this.prepare(request, format);
+    let system = 0;
+    let messages = 0;
+    for (const m of request.messages) {
+      const n = this.count(r.counter, m, format ?? r.format);
+      if (m.role === 'system' || m.role === 'developer') system += n;
+      else messages += n;
+    }
+    let tokens = Math.ceil((system + messages + r.fixedTokens) * r.correction);
+    let exact = r.counter.exact;
+    if (this.wantsExactCount(r, system + messages + r.fixedTokens)) {
+      const counted = await this.exactCount(r, request.messages, request.tools);
+      if (counted !== undefined) {
+        tokens = counted;
+        exact = true;
+      }
+    }
+    return {
+      tokens,
+      budget: r.declared,
+      pct: tokens / r.declared,
+      exact,
+      breakdown: { system, messages, tools: r.toolsTokens, overhead: r.fixedTokens - r.toolsTokens },
+    };
+  }
+
+  // ---------------------------------------------------------------------------------- learning
+
+  /** Remembers what a request sent, so reported usage can be compared with it. */
+  recordSent(r: ResolvedRequest, request: RequestOptions, tokens: number): void {
+    this.last = { request, tokens, budget: r.declared, model: r.modelKey, recovered: false };
+  }
+
+  /**
+   * Learns from what the provider billed for the last request (or for `messages`): the per-model
+   * correction the fast estimate uses from the next request on. Outliers are damped and the first
+   * sample moves the estimate only a little (see `createCalibration`).
+   */
+  async recordUsage(
+    usage: UsageCounts,
+    messages?: readonly Message[],
+    format?: MessageFormat,
+  ): Promise<void> {
+    if (!this.calibration) return;
+    const sample = usageFromCounts(usage);
+    const info = sample.model ? this.catalog.get(sample.model) : undefined;
+    const model = info?.id ?? sample.model ?? this.last?.model;
+    let estimated: number | undefined;
+    if (messages) {
+      const counter = this.counterFor(
+        info?.id ?? (model && this.catalog.get(model) ? model : undefined),
+        format,
+      );
+      estimated =
+        this.countFresh(counter, messages, format ?? detectConversationFormat(messages) ?? 'openai') +
+        counter.requestOverhead;
+    } else if (this.last && (!sample.model || this.last.model === model)) {
+      estimated = this.last.tokens;
+    }
+    if (!model || estimated === undefined || estimated <= 0) {
+      this.warn(
+        'usage_unmatched',
+        'recordUsage: no request to compare this usage with; pass the messages it billed',
+      );
+      return;
+    }
+    await this.calibration.record({ model, estimated, actual: sample.totalInputTokens });
+  }
+
+  /** `recordUsage` from an OpenAI Chat Completions or Responses API response. */
+  recordOpenAIUsage(response: unknown, messages?: readonly Message[], format?: MessageFormat): Promise<void> {
+    const u = usageFromOpenAI(response);
+    return this.recordUsage(
+      { model: u.model, inputTokens: u.totalInputTokens, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      messages,
+      format,
+    );
+  }
+
+  /** `recordUsage` from an Anthropic Messages response. */
+  recordAnthropicUsage(
+    response: unknown,
+    messages?: readonly Message[],
+    format?: MessageFormat,
+  ): Promise<void> {
+    const u = usageFromAnthropic(response);
+    return this.recordUsage(
+      {
+        model: u.model,
+        inputTokens: u.inputTokens,
+        cacheReadTokens: u.cacheReadTokens,
+        cacheWriteTokens: u.cacheWriteTokens,
+      },
+      messages,
+      format,
+    );
+  }
+
+  /**
+   * The budget to retry within after the provider refused a request as too long: from the numbers
+   * in its error (its limit and what it counted), else 15% under what was sent. Records what the
+   * provider counted as a calibration sample. `last` is the refused request, or, when none was
+   * sent through this measurer yet, the configured budget stands in for it.
+   */
+  async recoveryBudget(
+    numbers: { limit?: number; actual?: number },
+    last: SentRequest | null,
+  ): Promise<number> {
+    const sent = last ?? { tokens: this.defaultBudget(), budget: this.defaultBudget(), model: this.model };
+    let budget: number;
+    if (last && numbers.limit && numbers.actual)
+      budget = Math.floor(((sent.tokens * numbers.limit) / numbers.actual) * 0.97);
+    else if (numbers.limit) budget = Math.floor(Math.min(sent.budget, numbers.limit) * 0.9);
+    else budget = Math.floor(sent.budget * 0.85);
+    if (last && numbers.actual && this.calibration) {
+      await this.calibration
+        .record({ model: last.model, estimated: last.tokens, actual: numbers.actual })
+        .catch(() => undefined);
+    }
+    return Math.max(1, budget);
+  }
+
+  /** Emits a `context:warn`. */
+  warn(code: string, message: string): void {
+    this.events.emit('context:warn', { code, message });
+  }
+
+  /** Emits a `context:warn` once per `key`. */
+  warnOnce(key: string, code: string, message: string): void {
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.warn(code, message);
+  }
+}

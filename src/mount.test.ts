@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigurationError } from './errors.js';
+import { type Coordinator, mount, optionsFromConfig } from './mount.js';
+
+describe('mount', () => {
+  it('follows contract v2.1: mounts at "session" under the name "context"', async () => {
+    const calls: unknown[][] = [];
+    const coordinator: Coordinator = {
+      mount(mountPoint: string, module: unknown, options?: { name?: string }) {
+        calls.push([mountPoint, module, options]);
+      },
+    };
+    const manager = await mount(coordinator, { max_tokens: 5000 });
+    expect(calls).toEqual([['session', manager, { name: 'context' }]]);
+    expect(manager.options.maxTokens).toBe(5000);
+  });
+
+  it('still mounts on a coordinator that only has the old two-parameter form', async () => {
+    const calls: unknown[][] = [];
+    const manager = await mount({ mount: (name: string, module: unknown) => calls.push([name, module]) });
+    expect(calls).toEqual([['context', manager]]);
+  });
+
+  it('takes the contract from the caller where the coordinator hides its parameters', async () => {
+    const calls: unknown[][] = [];
+    const coordinator = { mount: (...args: unknown[]) => calls.push(args) };
+    const manager = await mount(coordinator, {}, { contract: '2.1' });
+    expect(calls).toEqual([['session', manager, { name: 'context' }]]);
+    await expect(mount(coordinator, {}, { contract: '3' as '2.1' })).rejects.toThrow(/contract/);
+    await expect(mount({} as Coordinator)).rejects.toThrow(ConfigurationError);
+  });
+});
+
+describe('optionsFromConfig: the seeds’ snake_case names', () => {
+  it('reads every one of them', () => {
+    expect(
+      optionsFromConfig({
+        max_tokens: 1000,
+        compaction_threshold: 0.8,
+        target_usage: 0.5,
+        preserve_system: false,
+        keep_tool_results: 2,
+        safety_margin: 10,
+        conversation_id: 'c',
+        auto_compact: false,
+        recent_count: 3,
+        exact_count_at: 0.8,
+        max_compact_retries: 1,
+        critical_floor: 0.9,
+        compaction_notice: true,
+        warn_at: 0.7,
+        decline_at: 0.99,
+        jump_escalation: 0.2,
+        compaction_strategy: 'simple',
+        export_on_compact: true,
+        storage_path: '.ctx',
+      }),
+    ).toEqual({
+      maxTokens: 1000,
+      compactThreshold: 0.8,
+      targetUsage: 0.5,
+      preserveSystem: false,
+      keepToolResults: 2,
+      safetyMargin: 10,
+      conversationId: 'c',
+      autoCompact: false,
+      recentCount: 3,
+      exactCountAt: 0.8,
+      maxCompactRetries: 1,
+      criticalFloor: 0.9,
+      compactionNotice: true,
+      guard: { warnAt: 0.7, declineAt: 0.99, jumpEscalation: 0.2 },
+      strategy: 'truncate',
+      store: 'file:.ctx',
+    });
+    expect(optionsFromConfig({ compact_threshold: 0.85 })).toEqual({ compactThreshold: 0.85 });
+    expect(optionsFromConfig({ persistence: { store: 'memory:' } })).toEqual({ store: 'memory:' });
+  });
+
+  it('refuses, with a message, what it cannot read; never drops it', () => {
+    expect(() => optionsFromConfig({ keep_recent: 10 } as never)).toThrow(
+      /keep_recent: is not an option; the seeds' names read here are max_tokens/,
+    );
+    expect(() => optionsFromConfig({ compaction_strategy: 'custom' })).toThrow(
+      /a custom strategy is a function/,
+    );
+    expect(() => optionsFromConfig({ compaction_strategy: 'bogus' })).toThrow(ConfigurationError);
+    expect(() => optionsFromConfig({ compact_threshold: 0.8, compactThreshold: 0.9 })).toThrow(/conflicts/);
+    expect(() => optionsFromConfig({ storage_path: 'a', store: 'memory:' })).toThrow(
+      /one of store, storage_path/,
+    );
+    expect(() => optionsFromConfig({ persistence: { path: 'x' } } as never)).toThrow(/persistence\.path/);
+  });
+});

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigurationError } from './errors.js';
+import { ContextManager, type ContextManagerOptions } from './manager.js';
+
+const refused = (options: unknown) => {
+  try {
+    new ContextManager(options as ContextManagerOptions);
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+};
+
+describe('option values a manager cannot work with', () => {
+  it.each([
+    [
+      { strategy: 'smrt' },
+      /strategy: "smrt" is not one of "summarize", "truncate", "smart", "layered", or a function/,
+    ],
+    [{ strategy: 'simple' }, /strategy: "simple" is not one of/],
+    [{ facts: 'bogus' }, /facts: "bogus" is not one of "system", "first-user", "none"/],
+    [{ preserveSystem: 'yes' }, /preserveSystem: expected true or false, got "yes"/],
+    [{ recentCount: 0 }, /recentCount: must be a whole number ≥ 1/],
+    [{ guard: { warnAt: 2 } }, /guard\.warnAt: must be in \(0, 1\]/],
+    [{ guard: { warnat: 0.5 } }, /guard\.warnat: is not an option; did you mean warnAt\?/],
+    [{ clearing: { keep: -1 } }, /clearing\.keep: must be a whole number ≥ 0/],
+    [{ llm: { provider: 'mistral' } }, /llm\.provider: "mistral" is not one of "openai", "anthropic"/],
+    [{ criticalFloor: 0 }, /criticalFloor: must be in \(0, 1\]/],
+    [{ maxCompactRetries: 1.5 }, /maxCompactRetries: must be a whole number ≥ 0/],
+    [{ exactCountAt: Number.NaN }, /exactCountAt: expected a finite number, got NaN/],
+    [
+      { tools: { summarize: () => '' } },
+      /tools: expected an object with summarize, extractFacts; missing extractFacts/,
+    ],
+  ])('refuses %j naming the option and what it accepts', (options, pattern) => {
+    const error = refused(options);
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect((error as Error).message).toMatch(pattern);
+  });
+
+  it('refuses a name that is not an option, suggesting the one meant', () => {
+    expect((refused({ compactTreshold: 0.9 }) as Error).message).toBe(
+      'compactTreshold: is not an option; did you mean compactThreshold?',
+    );
+    expect((refused({ compact_threshold: 0.9 }) as Error).message).toBe(
+      'compact_threshold: is not an option; the option is compactThreshold (snake_case names are read by mount())',
+    );
+    expect((refused({ flavour: 'x' }) as Error).message).toMatch(
+      /^flavour: is not an option; the options are model, /,
+    );
+  });
+
+  it('takes every documented option with a good value', () => {
+    expect(
+      () =>
+        new ContextManager({
+          model: 'gpt-4o',
+          strategy: 'layered',
+          facts: 'first-user',
+          recentCount: 4,
+          guard: { warnAt: 0.7, declineAt: 0.99, jumpEscalation: 0.25 },
+          clearing: {
+            trigger: 1000,
+            keep: 2,
+            clearAtLeast: 100,
+            excludeTools: ['memory'],
+            clearToolInputs: true,
+          },
+          autoCompact: true,
+          maxCompactRetries: 1,
+          criticalFloor: 0.9,
+          compactionNotice: false,
+          exactCountAt: 0.8,
+          calibration: false,
+          strategy_: undefined,
+        } as ContextManagerOptions),
+    ).toThrow(/strategy_: is not an option/);
+    expect(() => new ContextManager({ model: 'gpt-4o', strategy: () => ({}), facts: 'none' })).not.toThrow();
+  });
+
+  it('refuses a request format it cannot send', async () => {
+    const ctx = new ContextManager();
+    await ctx.addMessage({ role: 'user', content: 'hi' });
+    await expect(ctx.getMessagesForRequest({ provider: 'mistral' as 'openai' })).rejects.toThrow(
+      /provider: expected "openai", "anthropic" or provider info, got "mistral"/,
+    );
+  });
+});

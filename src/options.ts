@@ -1,0 +1,377 @@
+/**
+ * The manager's options: their types, their defaults, and the one check that refuses a bad value
+ * (or a name that is not an option) at construction, naming it and what is accepted.
+ */
+
+import type { StrategyOption } from './compaction/strategy.js';
+import type { FactsSite } from './compaction/summary-message.js';
+import { ConfigurationError } from './errors.js';
+import type { Calibration } from './guard/calibration.js';
+import type { CountClient } from './guard/count-endpoints.js';
+import type { MessageFormat, MessageMetadata, ToolDefinition } from './messages/types.js';
+import type { ConversationStore } from './stores/types.js';
+import type { ModelInfo, TokenCounter } from './tokens/types.js';
+import type { LLMToolsOptions } from './tools/llm.js';
+import type { ContextTools } from './tools/types.js';
+
+/** Provider info as the seed contract passes it: `getInfo().defaults` or the numbers directly. */
+export interface ProviderInfo {
+  getInfo?: () => { defaults?: { context_window?: number; max_output_tokens?: number } };
+  contextWindow?: number;
+  maxOutputTokens?: number;
+  /** The wire format views for this provider must be in. */
+  format?: MessageFormat;
+}
+
+/** The guard's levels: when to warn, when to refuse, and what counts as a leap. */
+export interface GuardLevels {
+  /** A `context:warn` when what is sent first passes this share of the budget (default 0.8). */
+  warnAt?: number;
+  /** `ContextOverflowError` when a view would still be above this share after compacting. */
+  declineAt?: number;
+  /** A leap of this share of the budget in one request escalates the layered strategy (0.3). */
+  jumpEscalation?: number;
+}
+
+/** Options of `new ContextManager(options)`; every one has a default (see the README). */
+export interface ContextManagerOptions {
+  /** Model id: decides the tokenizer and, through the catalog, the budget. */
+  model?: string;
+  /** Budget when neither the request nor the model gives one (default 200,000). */
+  maxTokens?: number;
+  /** Usage (share of the budget) above which a new compaction plan is made (default 0.92). */
+  compactThreshold?: number;
+  /** Usage a compaction brings the view down to (default 0.6). */
+  targetUsage?: number;
+  /** Never compact system messages (default true). */
+  preserveSystem?: boolean;
+  /** How many of the newest tool results are never cleared (default 3). */
+  keepToolResults?: number;
+  /** Tokens kept free below the window besides the model's max output (default 1,000). */
+  safetyMargin?: number;
+  /** Where the history is kept: a store, or `memory:` / `file:DIR`. Default: this process's memory. */
+  store?: string | ConversationStore;
+  /** The conversation in the store (default `default`). */
+  conversationId?: string;
+  /** Models to add to or override in the catalog. */
+  models?: Record<string, Partial<ModelInfo>>;
+  /** A counter to use instead of the catalog's (for tests, or a provider-exact one). */
+  tokenCounter?: TokenCounter;
+  /** Clock for timestamps (tests). */
+  now?: () => Date;
+  /**
+   * How older messages leave the view once clearing old tool results is not enough: `summarize`
+   * (default) puts one summary where they stood, `truncate` drops them. Either way their facts are
+   * kept in the facts block, and whatever is still too much is dropped.
+   */
+  strategy?: StrategyOption;
+  /** For the `layered` strategy: how many of the newest atoms make the recent zone (default 6). */
+  recentCount?: number;
+  /** Clearing of old tool results, with the options of Anthropic's context editing. */
+  clearing?: {
+    /** Clear on its own once the view passes this many tokens, before the compaction trigger. */
+    trigger?: number;
+    /** Alias of `keepToolResults`. */
+    keep?: number;
+    clearAtLeast?: number;
+    excludeTools?: readonly string[];
+    clearToolInputs?: boolean;
+  };
+  /**
+   * Levels on top of the compaction trigger: a `context:warn` when usage first passes `warnAt`
+   * (default 0.8; it re-arms once usage falls again), and `ContextOverflowError` when a view
+   * would still be above `declineAt` after compacting (default: only above the budget).
+   * `jumpEscalation` (default 0.3): a leap of that share of the budget in one request escalates
+   * the layered strategy one level; the first measurement is never a leap.
+   */
+  guard?: GuardLevels;
+  /**
+   * Compact on its own when a request passes the trigger (default true). With `false` (the seeds'
+   * `auto_compact: false`) only `compact()` makes a plan, and a request over the budget throws
+   * `ContextOverflowError`.
+   */
+  autoCompact?: boolean;
+  /**
+   * Re-plans after a compaction whose view is still above `criticalFloor` (default 2, as the
+   * seed's `maxCompactRetries`, whose default is 2); each aims lower by what the last overshot.
+   */
+  maxCompactRetries?: number;
+  /** Share of the budget above which a fresh plan is made again, up to `maxCompactRetries` (0.95). */
+  criticalFloor?: number;
+  /**
+   * In the request right after a compaction, a short note at the end of the view tells the model
+   * that older messages were summarized or left out (default off: the note is gone next turn,
+   * which costs that one turn's prompt-cache hit at the tail).
+   */
+  compactionNotice?: boolean;
+  /** Writes summaries and extracts facts: the offline tools by default, or an LLM's. */
+  tools?: ContextTools;
+  /**
+   * Summarize and extract facts with a model over plain `fetch` (OpenAI-compatible Chat
+   * Completions or Anthropic Messages). Any failure falls back to the offline tools with a
+   * `context:warn` (`llm_fallback`). Ignored when `tools` is given.
+   */
+  llm?: Omit<LLMToolsOptions, 'onWarn'> & { provider: 'openai' | 'anthropic' };
+  /** Where the facts block of what left the view goes (default `system`: after the system prompt). */
+  facts?: FactsSite;
+  /**
+   * Exact counts from the provider's endpoint (`createCountClient`), asked for when an estimated
+   * view is near the budget (at `exactCountAt`, default 0.9): Claude and Gemini, whose tokenizers
+   * are not offline. On failure the estimate stands.
+   */
+  countClient?: CountClient;
+  exactCountAt?: number;
+  /** Learns a per-model correction from reported usage (`recordUsage`); `false` turns it off. */
+  calibration?: Calibration | false;
+  /**
+   * Offer the model the `recall` tool (`handleToolCall`, the integrations' tools): the history's
+   * search index is then kept up to date from the first message, not built on the first `recall`,
+   * and the facts block tells the model the tool exists.
+   */
+  recall?: boolean;
+}
+
+/** Options of `addMessage`: how compaction treats the message, and metadata to keep beside it. */
+export interface AddMessageOptions {
+  critical?: boolean;
+  ephemeral?: boolean;
+  pinned?: boolean;
+  metadata?: Partial<MessageMetadata> & Record<string, unknown>;
+}
+
+/** Options of `getMessagesForRequest`: the budget (or what to derive it from), the wire format, the tools sent. */
+export interface RequestOptions {
+  tokenBudget?: number;
+  /** `'openai'` or `'anthropic'` for the wire format, or provider info for the budget. */
+  provider?: MessageFormat | ProviderInfo;
+  model?: string;
+  /** Tool definitions sent with the request: counted in the budget. */
+  tools?: readonly ToolDefinition[];
+}
+
+/** What the last view used of its budget, and where compaction starts and aims. */
+export interface Usage {
+  budget: number;
+  tokens: number;
+  pct: number;
+  trigger: number;
+  target: number;
+  messages: number;
+}
+
+/** The defaults of the numeric options, as the README lists them. */
+export const DEFAULTS = {
+  maxTokens: 200_000,
+  compactThreshold: 0.92,
+  targetUsage: 0.6,
+  preserveSystem: true,
+  keepToolResults: 3,
+  safetyMargin: 1_000,
+  warnAt: 0.8,
+  jumpEscalation: 0.3,
+  recentCount: 6,
+  exactCountAt: 0.9,
+  maxCompactRetries: 3,
+  criticalFloor: 1,
+} as const;
+
+/** The built-in strategies by name (a function is the fifth kind). */
+export const STRATEGIES = ['summarize', 'truncate', 'smart', 'layered'] as const;
+/** Where a facts block may go. */
+export const FACTS_SITES: readonly FactsSite[] = ['system', 'first-user', 'none'];
+/** The wire formats a request may ask for. */
+export const REQUEST_FORMATS: readonly MessageFormat[] = ['openai', 'anthropic'];
+
+type Check = (value: unknown, name: string) => void;
+
+const fail = (name: string, message: string): never => {
+  throw new ConfigurationError(name, message);
+};
+const show = (v: unknown): string => {
+  if (typeof v === 'function') return 'a function';
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'number' || typeof v === 'boolean' || v === null) return String(v);
+  return typeof v;
+};
+const finite: Check = (v, name) => {
+  if (typeof v !== 'number' || !Number.isFinite(v)) fail(name, `expected a finite number, got ${show(v)}`);
+};
+const share: Check = (v, name) => {
+  finite(v, name);
+  if ((v as number) <= 0 || (v as number) > 1) fail(name, `must be in (0, 1], got ${show(v)}`);
+};
+const wholeFrom =
+  (min: number): Check =>
+  (v, name) => {
+    finite(v, name);
+    if (!Number.isInteger(v) || (v as number) < min)
+      fail(name, `must be a whole number ≥ ${min}, got ${show(v)}`);
+  };
+const atLeast =
+  (min: number, open = false): Check =>
+  (v, name) => {
+    finite(v, name);
+    if (open ? (v as number) <= min : (v as number) < min) {
+      fail(name, `must be ${open ? 'above' : '≥'} ${min}, got ${show(v)}`);
+    }
+  };
+const bool: Check = (v, name) => {
+  if (typeof v !== 'boolean') fail(name, `expected true or false, got ${show(v)}`);
+};
+const oneOf =
+  (accepted: readonly string[], extra = ''): Check =>
+  (v, name) => {
+    if (typeof v !== 'string' || !accepted.includes(v)) {
+      fail(name, `${show(v)} is not one of ${accepted.map((a) => JSON.stringify(a)).join(', ')}${extra}`);
+    }
+  };
+const object: Check = (v, name) => {
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    fail(name, `expected an object, got ${show(v)}`);
+};
+const withMethods =
+  (...methods: string[]): Check =>
+  (v, name) => {
+    object(v, name);
+    const missing = methods.filter((m) => typeof (v as Record<string, unknown>)[m] !== 'function');
+    if (missing.length > 0)
+      fail(name, `expected an object with ${methods.join(', ')}; missing ${missing.join(', ')}`);
+  };
+const nested =
+  (checks: Record<string, Check>): Check =>
+  (v, name) => {
+    object(v, name);
+    checkKeys(v as Record<string, unknown>, checks, name);
+  };
+const any: Check = () => undefined;
+
+const STRATEGY_CHECK: Check = (v, name) => {
+  if (typeof v === 'function') return;
+  oneOf(STRATEGIES, ', or a function')(v, name);
+};
+
+/** Every option and how its value is checked; a name missing here is not an option. */
+const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
+  model: (v, name) => {
+    if (typeof v !== 'string' || v === '') fail(name, `expected a model id, got ${show(v)}`);
+  },
+  maxTokens: atLeast(0, true),
+  compactThreshold: share,
+  targetUsage: share,
+  preserveSystem: bool,
+  keepToolResults: wholeFrom(0),
+  safetyMargin: atLeast(0),
+  store: any, // checked where it is opened, with the accepted URL forms
+  conversationId: (v, name) => {
+    if (typeof v !== 'string' || v === '') fail(name, 'must be a non-empty string');
+  },
+  models: object,
+  tokenCounter: withMethods('countMessage', 'countText', 'countTools'),
+  now: (v, name) => {
+    if (typeof v !== 'function') fail(name, `expected a function returning a Date, got ${show(v)}`);
+  },
+  strategy: STRATEGY_CHECK,
+  recentCount: wholeFrom(1),
+  clearing: nested({
+    trigger: atLeast(0, true),
+    keep: wholeFrom(0),
+    clearAtLeast: atLeast(0),
+    excludeTools: (v, name) => {
+      if (!Array.isArray(v) || v.some((t) => typeof t !== 'string'))
+        fail(name, 'expected an array of tool names');
+    },
+    clearToolInputs: bool,
+  } satisfies Record<keyof NonNullable<ContextManagerOptions['clearing']>, Check>),
+  guard: nested({ warnAt: share, declineAt: atLeast(0, true), jumpEscalation: atLeast(0, true) }),
+  autoCompact: bool,
+  maxCompactRetries: wholeFrom(0),
+  criticalFloor: share,
+  compactionNotice: bool,
+  tools: withMethods('summarize', 'extractFacts'),
+  llm: (v, name) => {
+    object(v, name);
+    oneOf(['openai', 'anthropic'])((v as { provider?: unknown }).provider, `${name}.provider`);
+  },
+  facts: oneOf(FACTS_SITES),
+  countClient: withMethods('count'),
+  exactCountAt: share,
+  calibration: (v, name) => {
+    if (v !== false) withMethods('correction', 'record', 'load')(v, name);
+  },
+  recall: bool,
+};
+
+function checkKeys(options: Record<string, unknown>, checks: Record<string, Check>, parent?: string): void {
+  for (const [key, value] of Object.entries(options)) {
+    const name = parent ? `${parent}.${key}` : key;
+    const check = checks[key];
+    if (!check) {
+      const camel = key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+      const hint =
+        camel !== key && camel in checks
+          ? `; the option is ${parent ? `${parent}.` : ''}${camel} (snake_case names are read by mount())`
+          : nearest(key, Object.keys(checks));
+      fail(name, `is not an option${hint}`);
+    }
+    if (value !== undefined) check!(value, name);
+  }
+}
+
+/** `; did you mean X?` for a name one or two edits from a known one, else the list. */
+function nearest(key: string, known: readonly string[]): string {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const k of known) {
+    const d = editDistance(key.toLowerCase(), k.toLowerCase());
+    if (d < bestDistance) {
+      best = k;
+      bestDistance = d;
+    }
+  }
+  return best ? `; did you mean ${best}?` : `; the options are ${known.join(', ')}`;
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return 3;
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+/**
+ * Refuses, with `ConfigurationError` naming the option and what it accepts, any value that cannot
+ * work and any name that is not an option (a typo would otherwise be dropped without a word).
+ */
+export function checkOptions(options: ContextManagerOptions): void {
+  if (typeof options !== 'object' || options === null) {
+    throw new ConfigurationError('options', `expected an object, got ${show(options)}`);
+  }
+  checkKeys(options as Record<string, unknown>, OPTION_CHECKS);
+  const threshold = options.compactThreshold ?? DEFAULTS.compactThreshold;
+  const target = options.targetUsage ?? DEFAULTS.targetUsage;
+  if (target > threshold) {
+    throw new ConfigurationError(
+      'targetUsage',
+      `(${target}) must not be above compactThreshold (${threshold})`,
+    );
+  }
+}
+
+/** A request's wire format, if it names one, refused when it is not one the views can take. */
+export function requestedFormat(request: RequestOptions): MessageFormat | undefined {
+  const provider = request.provider;
+  const requested = typeof provider === 'object' && provider !== null ? provider.format : provider;
+  if (requested !== undefined && !REQUEST_FORMATS.includes(requested)) {
+    throw new ConfigurationError(
+      'provider',
+      `expected ${REQUEST_FORMATS.map((f) => JSON.stringify(f)).join(', ')} or provider info, got ${show(requested)}`,
+    );
+  }
+  return requested;
+}

@@ -1,0 +1,316 @@
+/**
+ * The search index over a conversation's whole history, behind `ctx.recall()`. It searches in the
+ * store when the store keeps a full-text index (SQLite FTS5, Postgres), otherwise in an index it
+ * keeps in process, fed as messages are added; either way the same ranking (rank.ts) and the
+ * same hit texts (fit-hits.ts) follow. Searching never changes what is stored.
+ */
+import { InvalidArgumentError } from '../errors.js';
+import { toolResultIds } from '../messages/content.js';
+import type { HistoryEntry, Message, Role } from '../messages/types.js';
+import type { ConversationStore, StoreSearch, StoreSearchResult } from '../stores/types.js';
+import { fitHits } from './fit-hits.js';
+import { PostingsIndex } from './postings-index.js';
+import { type RecallQuery, readQuery } from './query.js';
+import { type RankWeights, rankGroups, type ScoredSeq, type TurnFacts } from './rank.js';
+import type { RecallHit, RecallOptions } from './recall-hit.js';
+import type { TextIndex } from './text-index.js';
+import { indexedText, searchText, type TurnText, turnText } from './turn-text.js';
+
+/** How a {@link RecallIndex} reaches the history, counts tokens, and reports trouble. */
+export interface RecallIndexOptions {
+  /** The conversation's entries, in seq order (the manager's own array: read, never changed). */
+  entries: () => readonly HistoryEntry[];
+  /**
+   * A number that changes whenever the entries are replaced or cleared (never on append): when it
+   * changes, what was read is forgotten, as by `reset()`.
+   */
+  generation?: () => number;
+  /** Tokens of a text, with the conversation's counter. */
+  countText: (text: string) => number;
+  /** The conversation's store: searched when it keeps a full-text index. */
+  store?: ConversationStore;
+  conversationId?: string;
+  /** The in-process index, when the store cannot search (default `PostingsIndex`). */
+  createIndex?: () => TextIndex;
+  /**
+   * Keep the in-process index up to date from the first `update` (default), rather than from the
+   * first `recall`.
+   */
+  eager?: boolean;
+  /** Weights of the ranking rules (default `DEFAULT_WEIGHTS`; for experiments). */
+  weights?: Partial<RankWeights>;
+  /** A recoverable problem: a store index that failed and was rebuilt, or given up for the in-process one. */
+  onWarn?: (code: string, message: string) => void;
+}
+
+/** Index candidates read per hit asked for: the ranking needs more than the hits it returns. */
+const CANDIDATES_PER_HIT = 40;
+/** Bounds on the options, so one call's work stays bounded whatever it asks. */
+const MAX_LIMIT = 50;
+const MAX_TOKENS = 100_000;
+
+/** The options with their defaults, or `InvalidArgumentError` saying which one is wrong and why. */
+function checkOptions(options: RecallOptions): { limit: number; maxTokens: number } {
+  const limit = options.limit ?? 5;
+  const maxTokens = options.maxTokens ?? 1_000;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+    throw new InvalidArgumentError(
+      'limit',
+      `expected a whole number from 1 to ${MAX_LIMIT}, got ${String(limit)}`,
+    );
+  }
+  if (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > MAX_TOKENS) {
+    throw new InvalidArgumentError(
+      'maxTokens',
+      `expected a whole number from 1 to ${MAX_TOKENS}, got ${String(maxTokens)}`,
+    );
+  }
+  return { limit, maxTokens };
+}
+
+/** Searches one conversation's history; the manager composes one and feeds it. */
+export class RecallIndex {
+  readonly #options: RecallIndexOptions;
+  readonly #search: StoreSearch | undefined;
+  /** Set once the store's index failed even after a rebuild: search in process from then on. */
+  #storeFailed = false;
+  /** Call id → tool name of the calls read so far (the latest call with an id wins, as in the atoms). */
+  #callNames = new Map<string, string>();
+  /**
+   * For each tool-result entry, the names of the calls it answers as they were when it was read,
+   * in the order of its result ids, joined by newlines (one short string per result).
+   */
+  #resultNames = new Map<number, string>();
+  /** Entries read (speaker and day known, indexed in process when there is an index). */
+  #read = 0;
+  #speakers: Array<string | undefined> = [];
+  #days: number[] = [];
+  /** Entry seq of each store seq, when some entries are ephemeral (not stored); null while they are equal. */
+  #entryOfStoreSeq: number[] | null = null;
+  #stored = 0;
+  #text: TextIndex | null = null;
+  #textHead = 0;
+  #generation: number | undefined;
+
+  constructor(options: RecallIndexOptions) {
+    this.#options = options;
+    this.#search = options.store?.search;
+  }
+
+  /** Whether the store's own index is what is searched. */
+  get searchesStore(): boolean {
+    return this.#search !== undefined && !this.#storeFailed;
+  }
+
+  /**
+   * Takes in the entries added since the last call. Cheap: with a store that searches it only
+   * notes them; otherwise it indexes them, once the in-process index exists (from the first
+   * update when `eager`, else from the first recall).
+   */
+  update(): void {
+    this.#checkGeneration();
+    if (this.#text === null && this.#options.eager && !this.searchesStore) this.#textUpTo(this.#read);
+    if (this.#text !== null) this.#readUpTo(this.#options.entries().length);
+  }
+
+  #checkGeneration(): void {
+    const generation = this.#options.generation?.();
+    if (generation === this.#generation) return;
+    this.reset();
+    this.#generation = generation;
+  }
+
+  /** Forgets everything read: the history was replaced or cleared. */
+  reset(): void {
+    this.#callNames = new Map();
+    this.#resultNames = new Map();
+    this.#read = 0;
+    this.#speakers = [];
+    this.#days = [];
+    this.#entryOfStoreSeq = null;
+    this.#stored = 0;
+    this.#text = null;
+    this.#textHead = 0;
+  }
+
+  #newTextIndex(): TextIndex {
+    return this.#options.createIndex?.() ?? new PostingsIndex();
+  }
+
+  /** Reads entries up to `end`: speaker, day, store seq, and the in-process index when there is one. */
+  #readUpTo(end: number): void {
+    const entries = this.#options.entries();
+    for (let seq = this.#read; seq < end; seq++) {
+      const entry = entries[seq] as HistoryEntry;
+      const text = turnText(entry, this.#callNames);
+      const answered = toolResultIds(entry.message as Message);
+      if (answered.length > 0) {
+        this.#resultNames.set(seq, answered.map((id) => this.#callNames.get(id) ?? '').join('\n'));
+      }
+      this.#speakers.push(text.speaker?.toLowerCase());
+      this.#days.push(text.day?.first ?? Number.NaN);
+      if (entry.metadata.ephemeral) {
+        this.#entryOfStoreSeq ??= Array.from({ length: this.#stored }, (_, i) => i);
+      } else {
+        this.#entryOfStoreSeq?.push(seq);
+        this.#stored++;
+      }
+      if (this.#text !== null && this.#textHead === seq) {
+        this.#text.add(seq, indexedText(text.search));
+        this.#textHead++;
+      }
+    }
+    this.#read = Math.max(this.#read, end);
+  }
+
+  /** Brings the in-process index up to the entries (building it from the start when new). */
+  #textUpTo(end: number): TextIndex {
+    if (this.#text === null) {
+      this.#text = this.#newTextIndex();
+      this.#textHead = 0;
+    }
+    const text = this.#text;
+    const entries = this.#options.entries();
+    for (let seq = this.#textHead; seq < end; seq++) {
+      text.add(seq, searchText((entries[seq] as HistoryEntry).message));
+    }
+    this.#textHead = Math.max(this.#textHead, end);
+    return text;
+  }
+
+  /**
+   * The hits for `query`, best first, their texts together within `maxTokens`. An empty query
+   * (or one of stopwords only) gives `[]`; a very long one is read up to its first 4,000
+   * characters. Throws `InvalidArgumentError` for a query that is not a string or bad options.
+   */
+  async recall(query: string, options: RecallOptions = {}): Promise<RecallHit[]> {
+    if (typeof query !== 'string') {
+      throw new InvalidArgumentError(
+        'query',
+        `expected a string, got ${query === null ? 'null' : typeof query}`,
+      );
+    }
+    const { limit, maxTokens } = checkOptions(options);
+    this.#checkGeneration();
+    const q = readQuery(query);
+    if (q.words.length === 0 && q.days.length === 0) return [];
+    const entries = this.#options.entries();
+    const count = entries.length;
+    // In process, the index is fed while the entries are read (the first call reads them all once).
+    if (!this.searchesStore) this.#textUpTo(this.#read);
+    this.#readUpTo(count);
+    const scored = q.words.length === 0 ? [] : await this.#find(q, limit * CANDIDATES_PER_HIT, count);
+    const facts = (seq: number): TurnFacts => {
+      const speaker = this.#speakers[seq];
+      const day = this.#days[seq] as number;
+      return {
+        ...(speaker !== undefined ? { speaker } : {}),
+        ...(Number.isNaN(day) ? {} : { day }),
+      };
+    };
+    const days = this.#days;
+    const groups = rankGroups({
+      scored,
+      count,
+      query: q,
+      facts,
+      *seqsBetween(first, last) {
+        for (let seq = 0; seq < count; seq++) {
+          const day = days[seq] as number;
+          if (day >= first && day <= last) yield seq;
+        }
+      },
+      limit,
+      ...(this.#options.weights ? { weights: this.#options.weights } : {}),
+    });
+    const turns = new Map<number, TurnText>();
+    const turn = (seq: number): TurnText => {
+      let t = turns.get(seq);
+      if (t === undefined) {
+        // A result is labelled with the calls it answered when it was read (ids can be reused).
+        const entry = entries[seq] as HistoryEntry;
+        const names = new Map<string, string>();
+        const known = this.#resultNames.get(seq)?.split('\n') ?? [];
+        toolResultIds(entry.message as Message).forEach((id, i) => {
+          if (known[i]) names.set(id, known[i] as string);
+        });
+        t = turnText(entry, names);
+        turns.set(seq, t);
+      }
+      return t;
+    };
+    const fitted = fitHits({
+      groups,
+      count,
+      turn,
+      countText: this.#options.countText,
+      maxTokens,
+      terms: new Set(q.terms),
+    });
+    return fitted.map((hit) => {
+      const seq = hit.group.centers[0] as number;
+      const entry = entries[seq] as HistoryEntry;
+      return {
+        seq,
+        role: entry.message.role as Role,
+        text: hit.text,
+        score: Math.round(hit.group.score * 1000) / 1000,
+        timestamp: entry.metadata.timestamp,
+      };
+    });
+  }
+
+  /** Candidates from the store's index when it has one (catching it up or rebuilding it as needed), else in process. */
+  async #find(q: RecallQuery, k: number, count: number): Promise<ScoredSeq[]> {
+    const search = this.#search;
+    if (search !== undefined && !this.#storeFailed) {
+      const id = this.#options.conversationId ?? 'default';
+      try {
+        return this.#fromStore(await this.#storeFind(search, id, q, k), count);
+      } catch (error) {
+        this.#options.onWarn?.(
+          'recall_index_rebuilt',
+          `recall: the store's search index failed (${String(error instanceof Error ? error.message : error)}); rebuilding it`,
+        );
+        try {
+          await search.rebuild(id);
+          return this.#fromStore(await search.find(id, q.words, k), count);
+        } catch (again) {
+          this.#storeFailed = true;
+          this.#options.onWarn?.(
+            'recall_index_in_process',
+            `recall: the store's search index cannot be rebuilt (${String(again instanceof Error ? again.message : again)}); searching in process instead`,
+          );
+        }
+      }
+    }
+    try {
+      return this.#textUpTo(count).search(q.terms, k);
+    } catch (error) {
+      this.#options.onWarn?.(
+        'recall_index_rebuilt',
+        `recall: the in-process index failed (${String(error instanceof Error ? error.message : error)}); rebuilding it`,
+      );
+      this.#text = null;
+      return this.#textUpTo(count).search(q.terms, k);
+    }
+  }
+
+  async #storeFind(search: StoreSearch, id: string, q: RecallQuery, k: number): Promise<StoreSearchResult> {
+    const found = await search.find(id, q.words, k);
+    if (found.indexed >= found.head) return found;
+    await search.catchUp(id);
+    return search.find(id, q.words, k);
+  }
+
+  /** Store seqs to entry seqs (they differ when some entries are ephemeral), within the entries read. */
+  #fromStore(found: StoreSearchResult, count: number): ScoredSeq[] {
+    const map = this.#entryOfStoreSeq;
+    const out: ScoredSeq[] = [];
+    for (const hit of found.hits) {
+      const seq = map === null ? hit.seq : map[hit.seq];
+      if (seq !== undefined && seq < count) out.push({ seq, score: hit.score });
+    }
+    return out;
+  }
+}

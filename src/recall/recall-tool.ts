@@ -1,0 +1,160 @@
+/**
+ * `recall` as a tool the model can call: its definition in each provider's format, the sentence
+ * that tells the model it exists, reading a call in either format, and the result message.
+ */
+import type {
+  AnthropicUserMessage,
+  MessageFormat,
+  OpenAIToolMessage,
+  ToolDefinition,
+} from '../messages/types.js';
+import type { RecallHit, RecallOptions } from './recall-hit.js';
+
+/** The tool's name. */
+export const RECALL_TOOL_NAME = 'recall';
+
+/** What the tool does, for the model. */
+export const RECALL_TOOL_DESCRIPTION =
+  'Search the whole conversation so far, including earlier messages that are no longer shown to you, ' +
+  'tool calls and tool results, for what was said about something: names, places, dates, numbers, ' +
+  'ids, decisions. Returns the most relevant past turns, each with the turns around it. Use it ' +
+  'before saying you do not know something the conversation may have covered.';
+
+/**
+ * The sentence the facts or summary block carries when the tool is offered, so the model knows
+ * that what left its view can still be looked up.
+ */
+export const RECALL_NOTE =
+  'Earlier turns are not all shown here, but none is lost: call the recall tool with a few words ' +
+  '(a name, a date, a subject) to search the whole conversation, tool results included.';
+
+/** The JSON Schema of the tool's arguments. */
+export const RECALL_TOOL_PARAMETERS = {
+  type: 'object',
+  properties: {
+    query: {
+      type: 'string',
+      description:
+        'What to look for: a few words, names or dates, e.g. "Caroline adoption agency" or "order W123 refund".',
+    },
+  },
+  required: ['query'],
+  additionalProperties: false,
+} as const;
+
+/** The tool as an OpenAI Chat Completions function tool (`tools: [openAIRecallTool]`). */
+export const openAIRecallTool: ToolDefinition = {
+  type: 'function',
+  function: {
+    name: RECALL_TOOL_NAME,
+    description: RECALL_TOOL_DESCRIPTION,
+    parameters: RECALL_TOOL_PARAMETERS,
+  },
+};
+
+/** The tool as an Anthropic Messages tool (`tools: [anthropicRecallTool]`). */
+export const anthropicRecallTool: ToolDefinition = {
+  name: RECALL_TOOL_NAME,
+  description: RECALL_TOOL_DESCRIPTION,
+  input_schema: RECALL_TOOL_PARAMETERS,
+};
+
+/** The tool definition in `format`. */
+export function recallToolDefinition(format: MessageFormat): ToolDefinition {
+  return format === 'anthropic' ? anthropicRecallTool : openAIRecallTool;
+}
+
+/** A `recall` call read from either provider's shape. */
+export interface RecallCall {
+  /** The shape it came in, which the result is given in. */
+  format: MessageFormat;
+  id: string;
+  /** The query, or what is wrong with the arguments (told to the model as the result). */
+  query: string | { error: string };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function queryOf(input: unknown): string | { error: string } {
+  if (isRecord(input) && typeof input.query === 'string') return input.query;
+  return {
+    error: 'the arguments must be an object with a string "query", such as {"query": "Caroline adoption"}',
+  };
+}
+
+/**
+ * Reads a tool call: an OpenAI `tool_calls[i]` (`{ id, type: 'function', function: { name,
+ * arguments } }`) or an Anthropic `tool_use` block (`{ type: 'tool_use', id, name, input }`).
+ * `null` when it is not a call of `recall` (or not a tool call at all).
+ */
+export function readRecallCall(call: unknown): RecallCall | null {
+  if (!isRecord(call) || typeof call.id !== 'string') return null;
+  if (call.type === 'tool_use') {
+    if (call.name !== RECALL_TOOL_NAME) return null;
+    return { format: 'anthropic', id: call.id, query: queryOf(call.input) };
+  }
+  const fn = call.function;
+  if (!isRecord(fn) || fn.name !== RECALL_TOOL_NAME) return null;
+  let input: unknown;
+  if (typeof fn.arguments === 'string') {
+    try {
+      input = fn.arguments.trim() === '' ? {} : JSON.parse(fn.arguments);
+    } catch {
+      return { format: 'openai', id: call.id, query: { error: 'the arguments are not valid JSON' } };
+    }
+  } else {
+    input = fn.arguments;
+  }
+  return { format: 'openai', id: call.id, query: queryOf(input) };
+}
+
+/** The text the model reads: the hits, best first, or a sentence saying nothing matched. */
+export function recallResultText(query: string, hits: readonly RecallHit[]): string {
+  if (hits.length === 0) {
+    return `Nothing in this conversation matches ${JSON.stringify(query.slice(0, 200))}. Try other words: a name, a date, a number.`;
+  }
+  const parts = hits.map((hit, i) => `Result ${i + 1} (around message #${hit.seq}):\n${hit.text}`);
+  return `${hits.length} result${hits.length === 1 ? '' : 's'} from earlier in this conversation, best first:\n\n${parts.join('\n\n')}`;
+}
+
+/** The tool result message for a call, in `format`. */
+export function recallResultMessage(
+  format: MessageFormat,
+  id: string,
+  text: string,
+  isError: boolean,
+): OpenAIToolMessage | AnthropicUserMessage {
+  if (format === 'anthropic') {
+    return {
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: id, content: text, ...(isError ? { is_error: true } : {}) },
+      ],
+    };
+  }
+  return { role: 'tool', tool_call_id: id, content: text };
+}
+
+/**
+ * Anything recall can search: a `ContextManager`, and the integrations' `ContextkitSession` and
+ * `ContextkitChatMessageHistory`. The framework tools take one.
+ */
+export interface RecallSource {
+  recall(query: string, options?: RecallOptions): Promise<RecallHit[]>;
+}
+
+/**
+ * What a framework's recall tool returns for the arguments the model gave: the hits as text, or
+ * a sentence saying what is wrong with the arguments (the model reads it and can try again).
+ */
+export async function answerRecall(
+  source: RecallSource,
+  input: unknown,
+  options?: RecallOptions,
+): Promise<string> {
+  const query = queryOf(input);
+  if (typeof query !== 'string') return `recall: ${query.error}`;
+  return recallResultText(query, await source.recall(query, options));
+}

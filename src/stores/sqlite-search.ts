@@ -1,0 +1,236 @@
+/**
+ * The SQLite store's full-text index: one FTS5 table for every conversation, written in the same
+ * transaction as the append that adds the entries.
+ *
+ * - `entries_fts(conv, body)`, contentless (it keeps the index, not a second copy of the text,
+ *   and `contentless_delete` lets rows go with their entries); its rowid is the entry's rowid.
+ *   `conv` holds one token naming the conversation, so a search reads only that conversation's
+ *   postings; `body` holds recall's searched text (src/recall/turn-text.ts), stemmed by FTS5's
+ *   `porter` tokenizer. Ranked by BM25 on `body` alone.
+ * - `conversations.search_head`: how many of the conversation's entries are indexed. An append
+ *   indexes its entries only when the index is level with the log; one left behind (a database
+ *   written before the index existed) is brought up by `catchUp`, a batch at a time.
+ * - A missing or damaged table never stops an append: indexing is skipped (the index falls
+ *   behind) and `rebuild` creates the table again.
+ */
+import { createHash } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import type { Message } from '../messages/types.js';
+import { searchText } from '../recall/turn-text.js';
+import { validateConversationId } from './keys.js';
+import { parseStoredEntry } from './stored-json.js';
+import type { StoreSearch, StoreSearchResult } from './types.js';
+
+/** The migration that adds the index (schema version 2). */
+export const SQLITE_SEARCH_MIGRATION = `
+  ALTER TABLE conversations ADD COLUMN search_head INTEGER NOT NULL DEFAULT 0;
+  ${createTableSql()}`;
+
+function createTableSql(): string {
+  return `CREATE VIRTUAL TABLE entries_fts USING fts5(
+     conv, body, tokenize = 'porter unicode61', content = '', contentless_delete = 1
+   );`;
+}
+
+/** Entries indexed per transaction while catching up, so other writers are not held up long. */
+const CATCH_UP_BATCH = 500;
+
+/** The token naming a conversation in the `conv` column: any id becomes letters and digits. */
+function conversationToken(conversationId: string): string {
+  return `c${createHash('sha1').update(conversationId).digest('hex')}`;
+}
+
+/**
+ * The FTS5 query for any of `words` in one conversation, or undefined when they hold no word.
+ * Each word is cut at whatever is not a letter or digit (as the tokenizer cuts the text), so the
+ * query holds nothing FTS5 would read as syntax.
+ */
+function matchExpression(conversationId: string, words: readonly string[]): string | undefined {
+  const any = [...new Set(words.flatMap((w) => w.split(/[^\p{L}\p{N}]+/u)).filter((w) => w !== ''))];
+  if (any.length === 0) return undefined;
+  return `conv : "${conversationToken(conversationId)}" AND body : (${any.map((w) => `"${w}"`).join(' OR ')})`;
+}
+
+interface HeadRow {
+  head: number;
+  search_head: number;
+}
+
+/** The searchable text of each entry of a batch, computed before the write lock is taken. */
+export function searchTexts(entries: ReadonlyArray<{ message: Message }>): string[] {
+  return entries.map((entry) => searchText(entry.message));
+}
+
+/**
+ * The index of one SQLite store. `run` is the store's wrapper that turns failures into
+ * `StoreError`s naming the file.
+ */
+export class SqliteSearch implements StoreSearch {
+  readonly #db: Database.Database;
+  readonly #run: <T>(conversationId: string | undefined, what: string, work: () => T) => T;
+  readonly #statements = new Map<string, Database.Statement>();
+
+  constructor(
+    db: Database.Database,
+    run: <T>(conversationId: string | undefined, what: string, work: () => T) => T,
+  ) {
+    this.#db = db;
+    this.#run = run;
+  }
+
+  /** A statement prepared on first use (the table may be missing until `rebuild` makes it). */
+  #statement(sql: string): Database.Statement {
+    let statement = this.#statements.get(sql);
+    if (statement === undefined) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  #heads(conversationId: string): HeadRow {
+    const row = this.#statement('SELECT head, search_head FROM conversations WHERE conversation_id = ?').get(
+      conversationId,
+    ) as HeadRow | undefined;
+    return row ?? { head: 0, search_head: 0 };
+  }
+
+  /**
+   * Inside an append's transaction, after its entries were inserted at `head` with `rowids`:
+   * indexes them when the index was level with the log, and moves the search head. A failing
+   * index is left behind, never failing the append.
+   */
+  afterAppend(
+    conversationId: string,
+    head: number,
+    rowids: readonly number[],
+    texts: readonly string[],
+  ): void {
+    const searchHead = this.#heads(conversationId).search_head;
+    if (searchHead !== head) return;
+    try {
+      this.#db.exec('SAVEPOINT contextkit_fts');
+      const insert = this.#statement('INSERT INTO entries_fts (rowid, conv, body) VALUES (?, ?, ?)');
+      const token = conversationToken(conversationId);
+      rowids.forEach((rowid, i) => {
+        insert.run(rowid, token, texts[i] as string);
+      });
+      this.#statement('UPDATE conversations SET search_head = ? WHERE conversation_id = ?').run(
+        head + rowids.length,
+        conversationId,
+      );
+      this.#db.exec('RELEASE contextkit_fts');
+    } catch {
+      this.#db.exec('ROLLBACK TO contextkit_fts');
+      this.#db.exec('RELEASE contextkit_fts');
+    }
+  }
+
+  /** Inside a replace's transaction, after the new entries were inserted from seq 0: indexes them all. */
+  afterReplace(conversationId: string, rowids: readonly number[], texts: readonly string[]): void {
+    this.#statement('UPDATE conversations SET search_head = 0 WHERE conversation_id = ?').run(conversationId);
+    this.afterAppend(conversationId, 0, rowids, texts);
+  }
+
+  /**
+   * Inside a replace's or delete's transaction, before the conversation's entries go: removes
+   * their rows from the index. A failing index is left for `rebuild`.
+   */
+  beforeRemove(conversationId: string): void {
+    try {
+      this.#db.exec('SAVEPOINT contextkit_fts');
+      this.#statement(
+        'DELETE FROM entries_fts WHERE rowid IN (SELECT rowid FROM entries WHERE conversation_id = ?)',
+      ).run(conversationId);
+      this.#db.exec('RELEASE contextkit_fts');
+    } catch {
+      this.#db.exec('ROLLBACK TO contextkit_fts');
+      this.#db.exec('RELEASE contextkit_fts');
+    }
+  }
+
+  async find(conversationId: string, words: readonly string[], limit: number): Promise<StoreSearchResult> {
+    return this.#run(conversationId, 'search', () => {
+      validateConversationId(conversationId);
+      return this.#db.transaction((): StoreSearchResult => {
+        const heads = this.#heads(conversationId);
+        const result: StoreSearchResult = { hits: [], indexed: heads.search_head, head: heads.head };
+        const match = matchExpression(conversationId, words);
+        if (match === undefined || heads.head === 0 || limit <= 0) return result;
+        const rows = this.#statement(
+          `SELECT e.seq AS seq, f.score AS score
+           FROM (SELECT rowid, -bm25(entries_fts, 0.0, 1.0) AS score FROM entries_fts
+                 WHERE entries_fts MATCH ? ORDER BY bm25(entries_fts, 0.0, 1.0) LIMIT ?) AS f
+           JOIN entries AS e ON e.rowid = f.rowid
+           ORDER BY f.score DESC`,
+        ).all(match, limit) as Array<{ seq: number; score: number }>;
+        result.hits = rows.map((r) => ({ seq: r.seq, score: r.score }));
+        return result;
+      })();
+    });
+  }
+
+  async catchUp(conversationId: string): Promise<number> {
+    return this.#run(conversationId, 'search catch-up', () => {
+      validateConversationId(conversationId);
+      const token = conversationToken(conversationId);
+      for (;;) {
+        const done = this.#db
+          .transaction((): number | undefined => {
+            const heads = this.#heads(conversationId);
+            if (heads.search_head >= heads.head) return heads.search_head;
+            const rows = this.#statement(
+              'SELECT rowid, seq, metadata, message FROM entries WHERE conversation_id = ? AND seq >= ? ORDER BY seq LIMIT ?',
+            ).all(conversationId, heads.search_head, CATCH_UP_BATCH) as Array<{
+              rowid: number;
+              seq: number;
+              metadata: unknown;
+              message: unknown;
+            }>;
+            const insert = this.#statement('INSERT INTO entries_fts (rowid, conv, body) VALUES (?, ?, ?)');
+            for (const row of rows) {
+              const entry = parseStoredEntry(conversationId, row.seq, row.metadata, row.message);
+              insert.run(row.rowid, token, searchText(entry.message));
+            }
+            this.#statement('UPDATE conversations SET search_head = ? WHERE conversation_id = ?').run(
+              heads.search_head + rows.length,
+              conversationId,
+            );
+            return undefined;
+          })
+          .immediate();
+        if (done !== undefined) return done;
+      }
+    });
+  }
+
+  async rebuild(conversationId: string): Promise<number> {
+    this.#run(conversationId, 'search rebuild', () => {
+      validateConversationId(conversationId);
+      try {
+        this.#db
+          .transaction(() => {
+            this.#statement(
+              'DELETE FROM entries_fts WHERE rowid IN (SELECT rowid FROM entries WHERE conversation_id = ?)',
+            ).run(conversationId);
+            this.#statement('UPDATE conversations SET search_head = 0 WHERE conversation_id = ?').run(
+              conversationId,
+            );
+          })
+          .immediate();
+      } catch {
+        // The table itself is missing or damaged: make it again, empty, for every conversation;
+        // each catches up on its next search.
+        this.#statements.clear();
+        this.#db
+          .transaction(() => {
+            this.#db.exec('DROP TABLE IF EXISTS entries_fts');
+            this.#db.exec(createTableSql());
+            this.#db.exec('UPDATE conversations SET search_head = 0');
+          })
+          .immediate();
+      }
+    });
+    return this.catchUp(conversationId);
+  }
+}

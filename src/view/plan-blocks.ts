@@ -1,0 +1,77 @@
+import { NO_EDITS } from '../compaction/edit-atom.js';
+import type { CompactionPlan, PlanEdits, PlanSummary } from '../compaction/plan.js';
+import { type FactsSite, factsMessage, summaryMessage } from '../compaction/summary-message.js';
+import type { Message, MessageFormat } from '../messages/types.js';
+import type { ExtractedFact } from '../tools/types.js';
+
+const NO_PLAN_EDITS: PlanEdits = { ...NO_EDITS, dropped: new Set(), summarized: new Set() };
+
+/**
+ * What a plan looks like to the renderer, made once per plan and shared by the planner and the
+ * view: its decisions as sets and maps, and its summary and facts block as message objects. One
+ * object per summary or facts list means each is tokenized once (while planning) and its count is
+ * found again in the memo when the view is built.
+ */
+export class PlanBlocks {
+  private readonly blockMessages = new WeakMap<object, Message>();
+  private readonly editsOfPlan = new WeakMap<CompactionPlan, PlanEdits>();
+
+  constructor(
+    /** Where the facts block goes. */
+    readonly factsSite: FactsSite,
+    /** Cleared results have their calls' inputs cleared too (context editing's `clear_tool_inputs`). */
+    readonly clearInputs: boolean,
+  ) {}
+
+  /** A plan's decisions as sets and maps (read-only: steps copy before they change anything). */
+  edits(plan: CompactionPlan | null): PlanEdits {
+    if (!plan) return NO_PLAN_EDITS;
+    let edits = this.editsOfPlan.get(plan);
+    if (edits === undefined) {
+      edits = {
+        cleared: new Map(plan.cleared),
+        truncated: new Map(plan.truncated),
+        clearInputs: this.clearInputs,
+        dropped: new Set(plan.dropped),
+        summarized: new Set(plan.summarized ?? []),
+      };
+      this.editsOfPlan.set(plan, edits);
+    }
+    return edits;
+  }
+
+  /** Records the sets a plan was drafted with, so the view uses them without converting back. */
+  setEdits(plan: CompactionPlan, edits: PlanEdits): void {
+    this.editsOfPlan.set(plan, edits);
+  }
+
+  /** The facts block of one list of facts, the same message object every time. */
+  factsMessage(facts: readonly ExtractedFact[]): Message {
+    let message = this.blockMessages.get(facts);
+    if (message === undefined) {
+      message = factsMessage(facts, this.factsSite);
+      this.blockMessages.set(facts, message);
+    }
+    return message;
+  }
+
+  /** The summary as a message, one object per summary and format. */
+  summaryMessage(summary: PlanSummary, format: MessageFormat): Message {
+    let message = this.blockMessages.get(summary);
+    if (message === undefined || (format === 'anthropic') !== (message.role === 'user')) {
+      message = summaryMessage(summary, format);
+      this.blockMessages.set(summary, message);
+    }
+    return message;
+  }
+
+  /** The plan's summary and facts block as the view shows them (none where the plan has none). */
+  planMessages(plan: CompactionPlan | null, format: MessageFormat): { summary?: Message; facts?: Message } {
+    const out: { summary?: Message; facts?: Message } = {};
+    if (plan?.summary) out.summary = this.summaryMessage(plan.summary, format);
+    if (plan?.facts && plan.facts.length > 0 && this.factsSite !== 'none') {
+      out.facts = this.factsMessage(plan.facts);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * The view: the current plan applied to the history, as the messages a request sends and their
+ * counts. It grows by appending atoms while the plan holds, so a turn between compactions costs
+ * the new messages only, and each view starts with the previous one byte for byte.
+ */
+
+import { renderAtom } from '../compaction/edit-atom.js';
+import type { CompactionPlan, PlanEdits } from '../compaction/plan.js';
+import type { CompactionReceipt } from '../events.js';
+import { AtomIndex } from '../messages/atoms.js';
+import { convertMessages } from '../messages/convert.js';
+import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
+import type { TokenCounter } from '../tokens/types.js';
+import { compactionNote, startNotice } from './notices.js';
+import type { PlanBlocks } from './plan-blocks.js';
+
+/** Tokens kept aside for the Anthropic start notice, which a view may need. */
+export const NOTICE_RESERVE = 24;
+
+/** Memoized counting, as the measurer offers it. */
+export interface ViewCounting {
+  /** Tokens of a stored or plan-made message, memoized per message object and counter. */
+  count(counter: TokenCounter, message: Message, format: MessageFormat): number;
+  /** Tokens of messages made for one request only, without filling the memo with them. */
+  countFresh(counter: TokenCounter, messages: readonly Message[], format: MessageFormat): number;
+}
+
+/** The view as last built. */
+export interface BuiltView {
+  messages: Message[];
+  tokens: number;
+}
+
+interface ViewCache extends BuiltView {
+  key: string;
+  plan: CompactionPlan | null;
+  edits: PlanEdits;
+  summary?: Message;
+  facts?: Message;
+  atomsCovered: number;
+  closedAtoms: number;
+  closedMessages: number;
+  closedTokens: number;
+}
+
+/** What a request sends: the messages, their tokens with the fixed ones, and the notice's share. */
+export interface SentView {
+  messages: Message[];
+  total: number;
+  noticeTokens: number;
+}
+
+/** One conversation's view: its atoms, its current plan, and the messages they make. */
+export class View {
+  private atomIndex: AtomIndex | null = null;
+  private currentPlan: CompactionPlan | null = null;
+  private planVersion = 0;
+  private cache: ViewCache | null = null;
+
+  constructor(
+    readonly blocks: PlanBlocks,
+    private readonly counting: ViewCounting,
+  ) {}
+
+  /** The plan the view applies (null before the first compaction). */
+  get plan(): CompactionPlan | null {
+    return this.currentPlan;
+  }
+
+  /** Applies `plan` from the next build on. */
+  setPlan(plan: CompactionPlan | null): void {
+    this.currentPlan = plan;
+    this.planVersion++;
+  }
+
+  /** Forgets everything derived from the entries (after they were replaced or cleared). */
+  reset(): void {
+    this.atomIndex = null;
+    this.cache = null;
+    this.setPlan(null);
+  }
+
+  /** The atoms of `entries`, grouped incrementally: only the open tail is regrouped. */
+  atoms(entries: readonly HistoryEntry[], format: MessageFormat): AtomIndex {
+    if (!this.atomIndex || this.atomIndex.format !== format) {
+      this.atomIndex = new AtomIndex(format);
+      this.cache = null;
+    }
+    this.atomIndex.update(entries);
+    return this.atomIndex;
+  }
+
+  /** The repairs the atoms needed so far (missing results, orphans, moved messages). */
+  repairs(): ReturnType<AtomIndex['repairs']> {
+    return this.atomIndex?.repairs() ?? [];
+  }
+
+  /** Brings the view up to date with the entries: re-renders only atoms that are new or still open. */
+  build(entries: readonly HistoryEntry[], format: MessageFormat, counter: TokenCounter): BuiltView {
+    const atoms = this.atoms(entries, format);
+    const key = `${counter.id}|${atoms.format}|${this.planVersion}`;
+    let view = this.cache;
+    if (!view || view.key !== key) {
+      const plan = this.currentPlan;
+      view = {
+        key,
+        plan,
+        edits: this.blocks.edits(plan),
+        ...this.blocks.planMessages(plan, atoms.format),
+        messages: [],
+        tokens: 0,
+        atomsCovered: 0,
+        closedAtoms: 0,
+        closedMessages: 0,
+        closedTokens: 0,
+      };
+      this.cache = view;
+    } else if (view.atomsCovered > view.closedAtoms) {
+      view.messages.length = view.closedMessages;
+      view.tokens = view.closedTokens;
+      view.atomsCovered = view.closedAtoms;
+    }
+    if (view.atomsCovered === atoms.length) return view;
+    const { edits, plan } = view;
+    const planned = plan ? plan.historyLength : 0;
+    const f = atoms.format;
+    for (let k = view.atomsCovered; k < atoms.length; k++) {
+      const atom = atoms.at(k);
+      if (view.facts && atom.id === plan?.factsAt) {
+        view.messages.push(view.facts);
+        view.tokens += this.counting.count(counter, view.facts, f);
+      }
+      if (view.summary && atom.id === plan?.summary?.at) {
+        view.messages.push(view.summary);
+        view.tokens += this.counting.count(counter, view.summary, f);
+      }
+      if (!edits.dropped.has(atom.id)) {
+        const rendered = atom.id < planned ? renderAtom(atom, edits) : atom.messages;
+        for (const m of rendered) {
+          view.messages.push(m);
+          view.tokens += this.counting.count(counter, m, f);
+        }
+      }
+      view.atomsCovered = k + 1;
+      if (k < atoms.closedCount) {
+        view.closedAtoms = k + 1;
+        view.closedMessages = view.messages.length;
+        view.closedTokens = view.tokens;
+      }
+    }
+    return view;
+  }
+
+  /**
+   * The view as a request sends it, in the wire format `format` asks for: converted where the
+   * conversation is in another, with the compaction note at the tail when one is due, and, for
+   * Anthropic, a user turn first where the view would open with the assistant.
+   */
+  send(
+    built: BuiltView,
+    options: {
+      format: MessageFormat;
+      conversationFormat: MessageFormat;
+      counter: TokenCounter;
+      fixedTokens: number;
+      budget: number;
+      notice: CompactionReceipt | null;
+    },
+  ): SentView {
+    const { format, counter } = options;
+    let messages = built.messages.slice();
+    let total = built.tokens + options.fixedTokens;
+    if (format !== options.conversationFormat) {
+      messages = convertMessages(messages, format);
+      total = this.counting.countFresh(counter, messages, format) + options.fixedTokens;
+    }
+    // The note goes at the very end, after any tool results (never between a call and its result),
+    // and not after an assistant message (that would turn a prefill into a new turn).
+    const due = options.notice;
+    if (due && messages.length > 0 && messages.at(-1)!.role !== 'assistant') {
+      const note = compactionNote(due, format);
+      const cost = this.counting.countFresh(counter, [note], format);
+      if (total + cost <= options.budget - NOTICE_RESERVE) {
+        messages.push(note);
+        total += cost;
+      }
+    }
+    let noticeTokens = 0;
+    if (format === 'anthropic') {
+      const omitted = this.currentPlan !== null && this.currentPlan.dropped.length > 0;
+      const notice = startNotice(messages, omitted);
+      if (notice) {
+        messages.splice(notice.at, 0, notice.message);
+        noticeTokens = this.counting.count(counter, notice.message, 'anthropic');
+        total += noticeTokens;
+      }
+    }
+    return { messages, total, noticeTokens };
+  }
+}
