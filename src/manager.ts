@@ -16,6 +16,7 @@ import { isContextOverflowError, overflowNumbers } from './guard/overflow-errors
 import type { UsageCounts } from './guard/usage.js';
 import { resetUsageWarning } from './guard/usage-warning.js';
 import { History } from './history/history.js';
+import { futureBlockTypes } from './messages/anthropic-blocks.js';
 import type {
   AnthropicUserMessage,
   HistoryEntry,
@@ -86,6 +87,8 @@ export class ContextManager {
   private readonly recallIndex: RecallIndex;
   private readonly conversation: GuardConversation;
   private queue: Promise<unknown>;
+  /** Block types no format knows that were already warned about (one warning per type). */
+  private readonly warnedBlocks = new Set<string>();
 
   constructor(options: ContextManagerOptions = {}) {
     checkOptions(options);
@@ -145,6 +148,7 @@ export class ContextManager {
       clearing: options.clearing ?? {},
       facts: this.options.facts,
       compactionNotice: options.compactionNotice === true,
+      cacheBreakpoints: options.cacheBreakpoints ?? 'off',
       ...(tools !== undefined ? { tools } : {}),
     });
     this.conversation = {
@@ -210,6 +214,7 @@ export class ContextManager {
   addMessage(message: unknown, options: AddMessageOptions = {}): Promise<void> {
     return this.enqueue(async () => {
       const entry = await this.history.add(message, options);
+      this.warnFutureBlocks([entry.message]);
       this.recallIndex.update();
       if (!this.emitter.has('context:message_added')) return;
       const format = this.history.format ?? 'openai';
@@ -259,8 +264,23 @@ export class ContextManager {
         );
         return;
       }
+      this.warnFutureBlocks(messages as Message[]);
       this.resetDerived();
     });
+  }
+
+  /** One `context:warn` (`unknown_block`) per block type no format knows, the first time it is stored. */
+  private warnFutureBlocks(messages: readonly Message[]): void {
+    for (const message of messages) {
+      for (const type of futureBlockTypes(message)) {
+        if (this.warnedBlocks.has(type)) continue;
+        this.warnedBlocks.add(type);
+        this.measurer.warn(
+          'unknown_block',
+          `content block type "${type}" is not one contextkit knows: stored and sent as it came, counted by an estimate`,
+        );
+      }
+    }
   }
 
   /** Forgets what was derived from entries that were replaced or cleared. */

@@ -104,6 +104,13 @@ export interface ContextManagerOptions {
    * which costs that one turn's prompt-cache hit at the tail).
    */
   compactionNotice?: boolean;
+  /**
+   * `'auto'`: Anthropic requests carry prompt-cache breakpoints (`cache_control`, at most 4 with
+   * the caller's own) at the end of the stable prefix: the system prompt, the facts/summary
+   * block, and the last message the previous request also sent. Put on copies in the request,
+   * never stored. Default `'off'`.
+   */
+  cacheBreakpoints?: 'auto' | 'off';
   /** Writes summaries and extracts facts: the offline tools by default, or an LLM's. */
   tools?: ContextTools;
   /**
@@ -287,6 +294,7 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   maxCompactRetries: wholeFrom(0),
   criticalFloor: share,
   compactionNotice: bool,
+  cacheBreakpoints: oneOf(['auto', 'off']),
   tools: withMethods('summarize', 'extractFacts'),
   llm: (v, name) => {
     object(v, name);

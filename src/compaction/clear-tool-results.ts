@@ -1,3 +1,4 @@
+import { inlineResultText, isInlineResult } from '../messages/anthropic-blocks.js';
 import type { Atom, ToolResultSlot } from '../messages/atoms.js';
 import type { Message } from '../messages/types.js';
 import { draftEdits, type PlanContext, type PlanDraft } from './draft.js';
@@ -139,9 +140,12 @@ function clearAll(
  */
 function resultTokens(ctx: PlanContext, message: unknown, blockIndex: number): number {
   const m = message as { content?: unknown };
-  const content =
-    blockIndex < 0 ? m.content : (m.content as Array<{ content?: unknown }>)[blockIndex]?.content;
-  const chars = textLength(content);
+  const block = blockIndex < 0 ? undefined : (m.content as Array<Record<string, unknown>>)[blockIndex];
+  const content = blockIndex < 0 ? m.content : block?.content;
+  const chars =
+    block !== undefined && block.type !== 'tool_result'
+      ? inlineResultText(block).length
+      : textLength(content);
   if (!ctx.messageTokens) return typeof content === 'string' ? ctx.countText(content) : Math.ceil(chars / 4);
   const whole = textLength(m.content);
   const tokens = ctx.messageTokens(message as Message);
@@ -152,8 +156,9 @@ function textLength(content: unknown): number {
   if (typeof content === 'string') return content.length;
   if (!Array.isArray(content)) return 0;
   let n = 0;
-  for (const part of content as Array<{ text?: unknown; content?: unknown }>) {
-    if (typeof part.text === 'string') n += part.text.length;
+  for (const part of content as Array<{ type?: unknown; text?: unknown; content?: unknown }>) {
+    if (isInlineResult(part.type)) n += inlineResultText(part as Record<string, unknown>).length;
+    else if (typeof part.text === 'string') n += part.text.length;
     else if (part.content !== undefined) n += textLength(part.content);
   }
   return n;

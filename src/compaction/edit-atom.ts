@@ -1,3 +1,4 @@
+import { shortenedResult } from '../messages/anthropic-blocks.js';
 import type { Atom, ToolResultSlot } from '../messages/atoms.js';
 import { freezeDeep } from '../messages/freeze.js';
 import type {
@@ -141,13 +142,23 @@ export function renderAtom(atom: Atom, edits: AtomEdits): readonly Message[] {
       const blocks = (current as AnthropicMessage).content as AnthropicContentBlock[];
       const next = blocks.slice();
       const old = blocks[slot.blockIndex] as AnthropicToolResultBlock;
-      const cleared: AnthropicToolResultBlock = {
-        type: 'tool_result',
-        tool_use_id: old.tool_use_id,
-        content: text,
-      };
-      if (old.is_error) cleared.is_error = true;
-      next[slot.blockIndex] = cleared;
+      if (old.type === 'tool_result') {
+        const cleared: AnthropicToolResultBlock = {
+          type: 'tool_result',
+          tool_use_id: old.tool_use_id,
+          content: text,
+        };
+        if (old.is_error) cleared.is_error = true;
+        // A prompt-cache breakpoint stays where the caller put it.
+        if (old.cache_control !== undefined) cleared.cache_control = old.cache_control;
+        next[slot.blockIndex] = cleared;
+      } else {
+        // A server-tool or MCP result inside the assistant message: shortened in its own shape.
+        next[slot.blockIndex] = shortenedResult(
+          old as unknown as Record<string, unknown>,
+          text,
+        ) as unknown as AnthropicContentBlock;
+      }
       replace(slot.messageIndex, freezeDeep({ ...(current as AnthropicMessage), content: next } as Message));
     }
   }

@@ -174,6 +174,12 @@ function blockParts(block: AnthropicContentBlock, callNames: ReadonlyMap<string,
     case 'thinking':
     case 'redacted_thinking':
       return [];
+    case 'search_result':
+      return textParts([block.title, ...block.content.map((b) => b.text)].join('\n'));
+    default:
+      // Server tools, MCP and container blocks have no Gemini part: their text stands in, so
+      // the count still covers them.
+      return textParts(JSON.stringify(block));
   }
 }
 

@@ -88,6 +88,8 @@ export interface ContextGuardOptions {
   clearing?: PlannerSettings['clearing'];
   facts?: FactsSite;
   compactionNotice?: boolean;
+  /** `'auto'`: Anthropic prompt-cache breakpoints at the end of the stable prefix (default off). */
+  cacheBreakpoints?: 'auto' | 'off';
   /** Writes summaries and extracts facts (default: the offline tools). */
   tools?: ContextTools;
 }
@@ -107,6 +109,7 @@ export class ContextGuard {
   private readonly preserveSystem: boolean;
   private readonly clearAt: number | undefined;
   private readonly notice: boolean;
+  private readonly cacheBreakpoints: 'auto' | 'off';
   /** The conversation `check` works on, kept while each call's messages extend the last call's. */
   private standalone: { source: unknown[]; conversation: GuardConversation; history: History } | null = null;
 
@@ -123,6 +126,7 @@ export class ContextGuard {
     const clearing = options.clearing ?? {};
     this.clearAt = clearing.trigger;
     this.notice = options.compactionNotice === true;
+    this.cacheBreakpoints = options.cacheBreakpoints ?? 'off';
     this.blocks = new PlanBlocks(options.facts ?? 'system', clearing.clearToolInputs === true);
     const tools = options.tools;
     this.planner = new Planner(
@@ -365,6 +369,7 @@ export class ContextGuard {
       fixedTokens: r.fixedTokens,
       budget: r.budget,
       notice,
+      cacheBreakpoints: this.cacheBreakpoints,
     });
   }
 

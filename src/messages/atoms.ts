@@ -1,3 +1,4 @@
+import { isInlineCall, isInlineResult, isShortenableResult } from './anthropic-blocks.js';
 import { freezeDeep } from './freeze.js';
 import type {
   AnthropicContentBlock,
@@ -29,7 +30,10 @@ export interface ToolResultSlot {
   resultSeq: number | null;
   /** Index of the rendered message holding the result within `Atom.messages`. */
   messageIndex: number;
-  /** Index of the `tool_result` block in that message (Anthropic); -1 for an OpenAI `tool` message. */
+  /**
+   * Index of the result block in that message (Anthropic `tool_result`, or a server-tool or MCP
+   * result inside an assistant message); -1 for an OpenAI `tool` message.
+   */
   blockIndex: number;
 }
 
@@ -218,7 +222,7 @@ function singleAtom(entry: HistoryEntry, format: MessageFormat, message: Message
     kind: role === 'system' || role === 'developer' ? 'system' : 'message',
     seqs: [entry.seq],
     messages: [message],
-    results: [],
+    results: format === 'anthropic' ? inlineSlots(message as AnthropicMessage, entry.seq) : [],
     repaired: message !== entry.message,
     open: false,
     hasUserContent:
@@ -230,6 +234,37 @@ function singleAtom(entry: HistoryEntry, format: MessageFormat, message: Message
 
 function blocksOf(message: AnthropicMessage): readonly AnthropicContentBlock[] | undefined {
   return typeof message.content === 'string' ? undefined : (message.content as AnthropicContentBlock[]);
+}
+
+/**
+ * Slots for the server-tool and MCP results inside an assistant message (their calls sit in the
+ * same message, so the pair is one atom by construction) that clearing may shorten. Keyed
+ * `seq:b<block index>`, apart from the `seq:<call index>` keys of client tool calls.
+ */
+function inlineSlots(message: AnthropicMessage, seq: number): ToolResultSlot[] {
+  if (message.role !== 'assistant') return [];
+  const blocks = blocksOf(message);
+  if (!blocks?.some((b) => isInlineResult(b.type))) return [];
+  const names = new Map<string, string>();
+  const slots: ToolResultSlot[] = [];
+  blocks.forEach((block, index) => {
+    const b = block as unknown as Record<string, unknown>;
+    if (isInlineCall(b.type) && typeof b.id === 'string') names.set(b.id, String(b.name));
+    else if (isInlineResult(b.type) && isShortenableResult(b)) {
+      const callId = String(b.tool_use_id);
+      const toolName = names.get(callId);
+      if (toolName === undefined) return;
+      slots.push({
+        key: `${seq}:b${index}`,
+        callId,
+        toolName,
+        resultSeq: seq,
+        messageIndex: 0,
+        blockIndex: index,
+      });
+    }
+  });
+  return slots;
 }
 
 function anthropicUserHasContent(message: AnthropicMessage): boolean {
@@ -421,6 +456,7 @@ function buildAnthropic(entries: readonly HistoryEntry[], from: number, seenIds:
         });
       }
       if (callMessage !== message) clean = false;
+      slots.unshift(...inlineSlots(callMessage, entry.seq));
       const messages: Message[] = [callMessage];
       if (clean && resultSeqs.length === 1) {
         messages.push(entries[i + 1]!.message);

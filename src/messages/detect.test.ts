@@ -31,11 +31,25 @@ describe('detectMessageFormat', () => {
     ['thinking', { role: 'assistant', content: [{ type: 'thinking' }] }, 'anthropic'],
     ['redacted_thinking', { role: 'assistant', content: [{ type: 'redacted_thinking' }] }, 'anthropic'],
     ['not an object', 'hello', 'either'],
-    ['unknown block type', { role: 'user', content: [{ type: 'video' }] }, 'either'],
+    // A type no format knows is a block a newer Anthropic API added (issue 11).
+    ['unknown block type', { role: 'user', content: [{ type: 'video' }] }, 'anthropic'],
+    ['server_tool_use', { role: 'assistant', content: [{ type: 'server_tool_use' }] }, 'anthropic'],
+    ['search_result', { role: 'user', content: [{ type: 'search_result' }] }, 'anthropic'],
   ];
   for (const [name, message, expected] of cases) {
     it(`${name} → ${expected}`, () => expect(detectMessageFormat(message)).toBe(expected));
   }
+
+  it('never lets an unknown block type contradict a conversation already in a format', () => {
+    const future = { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'video' }] };
+    expect(formatEvidence(future)).toMatchObject({
+      format: 'anthropic',
+      weak: true,
+      field: 'content[1].type',
+    });
+    expect(resolveConversationFormat('openai', future, 3)).toBe('openai');
+    expect(resolveConversationFormat(undefined, future, 0)).toBe('anthropic');
+  });
 
   it('names the field that betrays the format', () => {
     expect(

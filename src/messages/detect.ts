@@ -5,6 +5,7 @@
  */
 
 import { FormatMismatchError } from '../errors.js';
+import { KNOWN_ANTHROPIC_BLOCKS } from './anthropic-blocks.js';
 import type { MessageFormat } from './types.js';
 
 /** The field that shows a message's format, relative to the message (`content[0].type`). */
@@ -14,18 +15,17 @@ export interface FormatEvidence {
   field: string;
   /** What was found there, for error messages: `role "tool"`, `a "tool_use" block`. */
   found: string;
+  /**
+   * Only a block type no format knows (one a future Anthropic API adds): it makes a new
+   * conversation Anthropic, but never contradicts a conversation already in a format.
+   */
+  weak?: boolean;
 }
 
 const OPENAI_ROLES = new Set(['tool', 'developer']);
 const OPENAI_PARTS = new Set(['image_url', 'input_audio', 'file', 'refusal']);
-const ANTHROPIC_BLOCKS = new Set([
-  'tool_use',
-  'tool_result',
-  'image',
-  'document',
-  'thinking',
-  'redacted_thinking',
-]);
+/** Every documented Anthropic block but `text` (which both formats have). */
+const ANTHROPIC_BLOCKS = new Set([...KNOWN_ANTHROPIC_BLOCKS].filter((t) => t !== 'text'));
 
 /** Display name of a format in messages. */
 export function formatName(format: MessageFormat): string {
@@ -55,6 +55,7 @@ export function formatEvidence(message: unknown): FormatEvidence | undefined {
   }
   const content = message.content;
   if (!Array.isArray(content)) return undefined;
+  let weak: FormatEvidence | undefined;
   for (let i = 0; i < content.length; i++) {
     const block: unknown = content[i];
     if (!isRecord(block) || typeof block.type !== 'string') continue;
@@ -64,8 +65,12 @@ export function formatEvidence(message: unknown): FormatEvidence | undefined {
     if (ANTHROPIC_BLOCKS.has(block.type)) {
       return { format: 'anthropic', field: `content[${i}].type`, found: `a "${block.type}" content block` };
     }
+    if (!weak && block.type !== 'text') {
+      const found = `an unknown "${block.type}" content block`;
+      weak = { format: 'anthropic', field: `content[${i}].type`, found, weak: true };
+    }
   }
-  return undefined;
+  return weak;
 }
 
 /**
@@ -87,7 +92,7 @@ export function resolveConversationFormat(
   index: number,
 ): MessageFormat | undefined {
   const evidence = formatEvidence(message);
-  if (!evidence) return current;
+  if (!evidence || (evidence.weak && current !== undefined)) return current;
   if (current === undefined || current === evidence.format) return evidence.format;
   throw new FormatMismatchError(
     `messages[${index}].${evidence.field}`,

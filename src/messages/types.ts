@@ -160,6 +160,67 @@ export interface AnthropicRedactedThinkingBlock {
   data: string;
 }
 
+/**
+ * A call to one of Anthropic's server tools (web search, web fetch, code execution, tool search),
+ * or to a tool of an MCP server through the MCP connector (`mcp_tool_use`, with `server_name`).
+ * Its result follows in the same assistant message.
+ */
+export interface AnthropicInlineCallBlock {
+  type: 'server_tool_use' | 'mcp_tool_use';
+  id: string;
+  name: string;
+  input: unknown;
+  server_name?: string;
+  cache_control?: unknown;
+}
+
+/**
+ * The result of a server tool (`web_search_tool_result`, `web_fetch_tool_result`,
+ * `code_execution_tool_result`, `bash_code_execution_tool_result`,
+ * `text_editor_code_execution_tool_result`, `tool_search_tool_result`) or of an MCP tool
+ * (`mcp_tool_result`), answering the call with `tool_use_id` earlier in the same message.
+ */
+export interface AnthropicInlineResultBlock {
+  type:
+    | 'web_search_tool_result'
+    | 'web_fetch_tool_result'
+    | 'code_execution_tool_result'
+    | 'bash_code_execution_tool_result'
+    | 'text_editor_code_execution_tool_result'
+    | 'tool_search_tool_result'
+    | 'mcp_tool_result';
+  tool_use_id: string;
+  content: unknown;
+  is_error?: boolean;
+  cache_control?: unknown;
+}
+
+/** A file put in the code execution container (`file_id` of the Files API). */
+export interface AnthropicContainerUploadBlock {
+  type: 'container_upload';
+  file_id: string;
+  cache_control?: unknown;
+}
+
+/** Search results given to Claude (with a source and title), which its answers may cite. */
+export interface AnthropicSearchResultBlock {
+  type: 'search_result';
+  source: string;
+  title: string;
+  content: AnthropicTextBlock[];
+  citations?: unknown;
+  cache_control?: unknown;
+}
+
+/**
+ * A block of a type this version does not know (one a future API adds): stored and sent
+ * verbatim, counted by an estimate.
+ */
+export interface AnthropicUnknownBlock {
+  type: string;
+  [key: string]: unknown;
+}
+
 /** Any Anthropic content block. */
 export type AnthropicContentBlock =
   | AnthropicTextBlock
@@ -168,7 +229,11 @@ export type AnthropicContentBlock =
   | AnthropicToolUseBlock
   | AnthropicToolResultBlock
   | AnthropicThinkingBlock
-  | AnthropicRedactedThinkingBlock;
+  | AnthropicRedactedThinkingBlock
+  | AnthropicInlineCallBlock
+  | AnthropicInlineResultBlock
+  | AnthropicContainerUploadBlock
+  | AnthropicSearchResultBlock;
 
 /** Anthropic's top-level `system` prompt is given to contextkit as a `role: "system"` message. */
 export interface AnthropicSystemMessage {

@@ -243,7 +243,7 @@ describe('validateMessage: issues with paths', () => {
         'anthropic',
       ),
     ).toEqual([
-      'messages[2].content[0].type: expected one of "text", "image", "document", "tool_result" ("image_url" is an OpenAI content part; convert the conversation with toAnthropic)',
+      'messages[2].content[0].type: expected one of "text", "image", "document", "tool_result", "search_result", "container_upload" ("image_url" is an OpenAI content part; convert the conversation with toAnthropic)',
     ]);
   });
 
@@ -315,10 +315,10 @@ describe('validateMessage: issues with paths', () => {
     expect(
       issuesOf({ role: 'user', content: [{ type: 'tool_use', id: 'a', name: 'f', input: {} }] }),
     ).toEqual([
-      'messages[0].content[0].type: expected one of "text", "image", "document", "tool_result" (a "tool_use" block is only allowed in an assistant message)',
+      'messages[0].content[0].type: expected one of "text", "image", "document", "tool_result", "search_result", "container_upload" (a "tool_use" block is only allowed in an assistant message)',
     ]);
     expect(issuesOf({ role: 'assistant', content: [{ type: 'tool_result', tool_use_id: 'a' }] })).toEqual([
-      'messages[0].content[0].type: expected one of "text", "image", "document", "tool_use", "thinking", "redacted_thinking" (a "tool_result" block is only allowed in a user message)',
+      'messages[0].content[0].type: expected one of "text", "image", "document", "tool_use", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result", "bash_code_execution_tool_result", "text_editor_code_execution_tool_result", "tool_search_tool_result", "mcp_tool_use", "mcp_tool_result" (a "tool_result" block is only allowed in a user message)',
     ]);
     expect(
       issuesOf({
@@ -330,13 +330,13 @@ describe('validateMessage: issues with paths', () => {
     ).toEqual([
       'messages[0].content[0].tool_use_id: expected a non-empty string',
       'messages[0].content[0].content[0].text: expected a string',
-      'messages[0].content[0].content[1].type: expected one of "text", "image", "document" (a "tool_use" block is only allowed in an assistant message)',
+      'messages[0].content[0].content[1].type: expected one of "text", "image", "document", "search_result", "tool_reference" (a "tool_use" block is only allowed in an assistant message)',
       'messages[0].content[0].is_error: expected a boolean',
     ]);
     expect(
       issuesOf({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a', content: 5 }] }),
     ).toEqual([
-      'messages[0].content[0].content: expected a string or an array of text, image and document blocks',
+      'messages[0].content[0].content: expected a string or an array of text, image, document and search_result blocks',
     ]);
   });
 
@@ -353,7 +353,7 @@ describe('validateMessage: issues with paths', () => {
     expect(
       issuesOf({ role: 'user', content: [{ type: 'thinking', thinking: 'x', signature: 's' }] }),
     ).toEqual([
-      'messages[0].content[0].type: expected one of "text", "image", "document", "tool_result" (a "thinking" block is only allowed in an assistant message)',
+      'messages[0].content[0].type: expected one of "text", "image", "document", "tool_result", "search_result", "container_upload" (a "thinking" block is only allowed in an assistant message)',
     ]);
   });
 
@@ -372,9 +372,26 @@ describe('validateMessage: issues with paths', () => {
     ]);
   });
 
-  it('lists every type either format accepts when the format is unknown', () => {
-    expect(issuesOf({ role: 'user', content: [{ type: 'video' }] })).toEqual([
-      'messages[0].content[0].type: expected one of "text", "image_url", "input_audio", "file", "image", "document", "tool_result"',
+  it('refuses a type no format knows in an OpenAI conversation, listing what OpenAI accepts', () => {
+    expect(issuesOf({ role: 'user', content: [{ type: 'video' }] }, 'messages[0]', 'openai')).toEqual([
+      'messages[0].content[0].type: expected one of "text", "image_url", "input_audio", "file"',
+    ]);
+  });
+
+  it('keeps a block type no format knows as a future Anthropic block (issue 11)', () => {
+    // Unknown format: the block makes the message Anthropic, and it is stored as it is.
+    expect(issuesOf({ role: 'user', content: [{ type: 'video', clip: 'x' }] })).toEqual([]);
+    expect(
+      issuesOf({ role: 'assistant', content: [{ type: 'hologram', data: 1 }] }, 'messages[0]', 'anthropic'),
+    ).toEqual([]);
+    // A known block in the wrong place is still refused.
+    expect(
+      issuesOf({
+        role: 'user',
+        content: [{ type: 'server_tool_use', id: 'a', name: 'web_search', input: {} }],
+      }),
+    ).toEqual([
+      `messages[0].content[0].type: expected one of "text", "image", "document", "tool_result", "search_result", "container_upload" (a "server_tool_use" block is only allowed in an assistant message)`,
     ]);
   });
 

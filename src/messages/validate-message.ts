@@ -5,6 +5,13 @@
  */
 
 import { InvalidMessageError, type MessageIssue } from '../errors.js';
+import {
+  ASSISTANT_ONLY_BLOCKS,
+  isFutureBlockType,
+  isInlineCall,
+  KNOWN_ANTHROPIC_BLOCKS,
+  OPENAI_PART_TYPES,
+} from './anthropic-blocks.js';
 import { formatEvidence } from './detect.js';
 import type { Message, MessageFormat } from './types.js';
 
@@ -25,28 +32,33 @@ const PARTS = {
   },
   anthropic: {
     system: ['text'],
-    user: ['text', 'image', 'document', 'tool_result'],
-    assistant: ['text', 'image', 'document', 'tool_use', 'thinking', 'redacted_thinking'],
+    user: ['text', 'image', 'document', 'tool_result', 'search_result', 'container_upload'],
+    assistant: [
+      'text',
+      'image',
+      'document',
+      'tool_use',
+      'thinking',
+      'redacted_thinking',
+      ...ASSISTANT_ONLY_BLOCKS,
+    ],
   },
 } as const;
 
-const OPENAI_PART_TYPES = new Set(['text', 'image_url', 'input_audio', 'file', 'refusal']);
-const ANTHROPIC_BLOCK_TYPES = new Set([
-  'text',
-  'image',
-  'document',
-  'tool_use',
-  'tool_result',
-  'thinking',
-  'redacted_thinking',
-]);
+const ANTHROPIC_BLOCK_TYPES = KNOWN_ANTHROPIC_BLOCKS;
 /** Where a block that is known but misplaced is allowed, for a better message than "unknown". */
 const BLOCK_HOME: Record<string, string> = {
   tool_use: 'an assistant message',
   tool_result: 'a user message',
   thinking: 'an assistant message',
   redacted_thinking: 'an assistant message',
+  search_result: 'a user message or a tool result',
+  container_upload: 'a user message',
+  ...Object.fromEntries(ASSISTANT_ONLY_BLOCKS.map((t) => [t, 'an assistant message'])),
 };
+
+/** Blocks a tool_result's content may hold (text, image, document, search results, tool references). */
+const RESULT_CONTENT = ['text', 'image', 'document', 'search_result', 'tool_reference'];
 
 const IMAGE_MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'];
 const IMAGE_DETAILS = ['auto', 'low', 'high'];
@@ -201,6 +213,7 @@ function anthropicBlock(issues: Issues, block: Record<string, unknown>, path: st
   switch (block.type) {
     case 'text':
       str(issues, block.text, `${path}.text`);
+      citations(issues, block.citations, `${path}.citations`);
       return;
     case 'image':
       imageSource(issues, block.source, `${path}.source`);
@@ -223,14 +236,12 @@ function anthropicBlock(issues: Issues, block: Record<string, unknown>, path: st
           issues,
           content,
           `${path}.content`,
-          ['text', 'image', 'document'],
+          RESULT_CONTENT,
           'anthropic',
-          'expected a string or an array of text, image and document blocks',
+          'expected a string or an array of text, image, document and search_result blocks',
         );
       }
-      if (block.is_error !== undefined && typeof block.is_error !== 'boolean') {
-        issues.push({ path: `${path}.is_error`, message: 'expected a boolean' });
-      }
+      optBool(issues, block.is_error, `${path}.is_error`);
       return;
     }
     case 'thinking':
@@ -240,7 +251,64 @@ function anthropicBlock(issues: Issues, block: Record<string, unknown>, path: st
     case 'redacted_thinking':
       str(issues, block.data, `${path}.data`);
       return;
+    default:
+      newerBlock(issues, block, path);
   }
+}
+
+function optBool(issues: Issues, value: unknown, path: string): void {
+  if (value !== undefined && typeof value !== 'boolean') issues.push({ path, message: 'expected a boolean' });
+}
+
+/** `citations` of a text block: absent, null, or a list of citation objects of any documented kind. */
+function citations(issues: Issues, value: unknown, path: string): void {
+  if (value === undefined || value === null) return;
+  if (!Array.isArray(value)) {
+    issues.push({ path, message: 'expected an array of citations' });
+    return;
+  }
+  value.forEach((c: unknown, i) => {
+    if (!isRecord(c) || typeof c.type !== 'string')
+      issues.push({ path: `${path}[${i}]`, message: 'expected a citation object with a "type"' });
+  });
+}
+
+/**
+ * Server tools, MCP, container uploads and search results (Messages API reference, content
+ * blocks). Results are checked for their id and that they carry content; what is inside (search
+ * hits, stdout, a fetched page) is the API's own and kept as it came.
+ */
+function newerBlock(issues: Issues, block: Record<string, unknown>, path: string): void {
+  const type = block.type as string;
+  if (isInlineCall(type)) {
+    str(issues, block.id, `${path}.id`, true);
+    str(issues, block.name, `${path}.name`, true);
+    if (!isRecord(block.input)) issues.push({ path: `${path}.input`, message: 'expected an object' });
+    if (type === 'mcp_tool_use') str(issues, block.server_name, `${path}.server_name`, true);
+    return;
+  }
+  switch (type) {
+    case 'container_upload':
+      str(issues, block.file_id, `${path}.file_id`, true);
+      return;
+    case 'search_result':
+      str(issues, block.source, `${path}.source`, true);
+      str(issues, block.title, `${path}.title`);
+      blockList(
+        issues,
+        block.content,
+        `${path}.content`,
+        ['text'],
+        'anthropic',
+        'expected an array of text blocks',
+      );
+      return;
+  }
+  if (!ASSISTANT_ONLY_BLOCKS.includes(type)) return; // a future block: verbatim
+  str(issues, block.tool_use_id, `${path}.tool_use_id`, true);
+  if (block.content === undefined)
+    issues.push({ path: `${path}.content`, message: 'expected the result content' });
+  optBool(issues, block.is_error, `${path}.is_error`);
 }
 
 // ------------------------------------------------------------------------------------ content
@@ -269,7 +337,8 @@ function blockList(
       issues.push({ path: at, message: 'expected an object' });
       continue;
     }
-    if (typeof block.type !== 'string' || !accepted.includes(block.type)) {
+    const future = scope === 'anthropic' && isFutureBlockType(block.type);
+    if (!future && (typeof block.type !== 'string' || !accepted.includes(block.type))) {
       issues.push({ path: `${at}.type`, message: unknownTypeMessage(block.type, accepted, scope) });
       continue;
     }

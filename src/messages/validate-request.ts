@@ -21,12 +21,18 @@
  * - `tool_use` ids are unique within the request and match `^[a-zA-Z0-9_-]+$`;
  * - text is never empty or whitespace-only, and no message is empty, except that the final
  *   assistant message (a prefill) may be empty, though it may not end with whitespace;
- * - a `tool_result` has non-empty content or none (and needs content when `is_error` is true).
+ * - a `tool_result` has non-empty content or none (and needs content when `is_error` is true);
+ * - server tools and the MCP connector pair inside one assistant message: each result block
+ *   (`web_search_tool_result`, …, `mcp_tool_result`) answers a `server_tool_use` / `mcp_tool_use`
+ *   earlier in the same turn, once (consecutive assistant messages are one turn: a `pause_turn`
+ *   reply sent back as it came is continued by the next); a call may wait for its result only at
+ *   the end of the request, never across a user message; their ids are unique.
  *
  * Both: at least one message, and every message well-formed for that provider (`validateMessage`).
  */
 
 import { InvalidMessageError } from '../errors.js';
+import { callTypeFor, isInlineCall, isInlineResult } from './anthropic-blocks.js';
 import type { Message, MessageFormat } from './types.js';
 import { messageProblems } from './validate-message.js';
 
@@ -188,6 +194,7 @@ function anthropicProblems(messages: readonly unknown[], problems: RequestProble
   }
 
   const usedIds = new Map<string, string>();
+  const inlineCalls: InlineCalls = new Map();
   let open: OpenUse[] = [];
   let openFrom = -1;
 
@@ -299,6 +306,9 @@ function anthropicProblems(messages: readonly unknown[], problems: RequestProble
     open = waiting;
     closeUses(i);
 
+    if (role === 'assistant') inlinePairProblems(blocks, i, inlineCalls, usedIds, problems);
+    else unansweredInline(inlineCalls, i, problems);
+
     // Uses this message opens.
     if (role === 'assistant') {
       blocks.forEach((block, k) => {
@@ -323,6 +333,62 @@ function anthropicProblems(messages: readonly unknown[], problems: RequestProble
     openFrom = i;
   }
   closeUses(undefined);
+}
+
+/** Server-tool and MCP calls of the current assistant turn, by id. */
+type InlineCalls = Map<string, { type: string; answered: boolean; path: string; index: number }>;
+
+/** Server-tool and MCP calls and results inside one assistant turn, paired in order. */
+function inlinePairProblems(
+  blocks: readonly unknown[],
+  index: number,
+  calls: InlineCalls,
+  usedIds: Map<string, string>,
+  problems: RequestProblem[],
+): void {
+  blocks.forEach((block, k) => {
+    if (!isRecord(block)) return;
+    const path = `${at(index)}.content[${k}]`;
+    if (isInlineCall(block.type) && typeof block.id === 'string') {
+      const earlier = usedIds.get(block.id);
+      if (earlier !== undefined) {
+        problems.push({
+          index,
+          path: `${path}.id`,
+          message: `tool use ids must be unique within a request: "${block.id}" is already used at ${earlier}`,
+        });
+      } else usedIds.set(block.id, `${path}.id`);
+      calls.set(block.id, { type: block.type as string, answered: false, path: `${path}.id`, index });
+      return;
+    }
+    if (!isInlineResult(block.type) || typeof block.tool_use_id !== 'string') return;
+    const call = calls.get(block.tool_use_id);
+    const wanted = callTypeFor(block.type as string);
+    if (!call || call.type !== wanted || call.answered) {
+      problems.push({
+        index,
+        path: `${path}.tool_use_id`,
+        message: call?.answered
+          ? `${wanted} "${block.tool_use_id}" is already answered: each call gets one result`
+          : `no ${wanted} "${block.tool_use_id}" before this ${String(block.type)} in the same turn: a server tool's result follows its call inside the assistant message`,
+      });
+      return;
+    }
+    call.answered = true;
+  });
+}
+
+/** A user message ends the assistant turn: its server-tool and MCP calls must all be answered. */
+function unansweredInline(calls: InlineCalls, next: number, problems: RequestProblem[]): void {
+  for (const [id, call] of calls) {
+    if (call.answered) continue;
+    problems.push({
+      index: call.index,
+      path: call.path,
+      message: `${call.type} "${id}" has no result before ${at(next)}: a server tool's result follows its call in the same assistant turn (only the last turn of a request may stop at a running call, as a pause_turn reply does)`,
+    });
+  }
+  calls.clear();
 }
 
 /** Empty or whitespace-only text blocks in a list, which Anthropic refuses wherever they appear. */

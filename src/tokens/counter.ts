@@ -325,9 +325,46 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
       case 'tool_result':
         fixed += framing.perToolResult;
         return contentTokens(part.content);
+      case 'server_tool_use':
+      case 'mcp_tool_use':
+        fixed += framing.perToolCall;
+        return bpe(part.name ?? '') + bpe(jsonText(part.input ?? {})) + bpe(part.server_name ?? '');
+      case 'mcp_tool_result':
+        fixed += framing.perToolResult;
+        return typeof part.content === 'string' || Array.isArray(part.content)
+          ? contentTokens(part.content as Content)
+          : 0;
+      case 'search_result':
+        return bpe(part.source ?? '') + bpe(part.title ?? '') + contentTokens(part.content);
       default:
-        return 0;
+        // Server-tool results (search hits, stdout, fetched pages) and blocks a newer API adds:
+        // an estimate from their fields (Messages API: their content is billed as input).
+        if ('tool_use_id' in part) fixed += framing.perToolResult;
+        return estimateFields(part);
     }
+  }
+
+  /** BPE of every string a block holds; encrypted fields are scaled by their size instead. */
+  function estimateFields(value: unknown, key = ''): number {
+    if (typeof value === 'string') {
+      if (key.startsWith('encrypted_')) {
+        fixed += Math.ceil(base64Bytes(value) / REDACTED_THINKING_BYTES_PER_TOKEN);
+        return 0;
+      }
+      return key === 'type' ? 0 : bpe(value);
+    }
+    if (typeof value === 'number' || typeof value === 'boolean') return key === '' ? 0 : 1;
+    if (typeof value !== 'object' || value === null) return 0;
+    let text = 0;
+    if (Array.isArray(value)) {
+      for (const item of value) text += estimateFields(item, key);
+      return text;
+    }
+    for (const [k, v] of Object.entries(value)) {
+      if (k === 'cache_control' || k === 'citations') continue;
+      text += estimateFields(v, k);
+    }
+    return text;
   }
 
   function contentTokens(content: Content): number {

@@ -11,6 +11,7 @@ import { AtomIndex } from '../messages/atoms.js';
 import { convertMessages } from '../messages/convert.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
 import type { TokenCounter } from '../tokens/types.js';
+import { stablePrefixEnds, unchangedPrefix, withCacheBreakpoints } from './cache-breakpoints.js';
 import { compactionNote, startNotice } from './notices.js';
 import type { PlanBlocks } from './plan-blocks.js';
 
@@ -56,6 +57,8 @@ export class View {
   private currentPlan: CompactionPlan | null = null;
   private planVersion = 0;
   private cache: ViewCache | null = null;
+  /** What the last Anthropic request sent (before its cache marks), to find the unchanged prefix. */
+  private lastSent: readonly Message[] = [];
 
   constructor(
     readonly blocks: PlanBlocks,
@@ -77,6 +80,7 @@ export class View {
   reset(): void {
     this.atomIndex = null;
     this.cache = null;
+    this.lastSent = [];
     this.setPlan(null);
   }
 
@@ -165,6 +169,8 @@ export class View {
       fixedTokens: number;
       budget: number;
       notice: CompactionReceipt | null;
+      /** `'auto'`: Anthropic cache breakpoints at the end of the stable prefix (on copies). */
+      cacheBreakpoints?: 'auto' | 'off';
     },
   ): SentView {
     const { format, counter } = options;
@@ -193,6 +199,13 @@ export class View {
         messages.splice(notice.at, 0, notice.message);
         noticeTokens = this.counting.count(counter, notice.message, 'anthropic');
         total += noticeTokens;
+      }
+      if (options.cacheBreakpoints === 'auto') {
+        // Marks cost no tokens: the total stands.
+        const unchanged = unchangedPrefix(messages, this.lastSent);
+        this.lastSent = messages;
+        const ends = stablePrefixEnds(messages, [this.cache?.facts, this.cache?.summary], unchanged);
+        messages = withCacheBreakpoints(messages, ends);
       }
     }
     return { messages, total, noticeTokens };
