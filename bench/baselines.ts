@@ -41,7 +41,7 @@ export function exactRecountRule(): RecountRule {
     name: 'exact recount (o200k_base)',
     perRequest: framing.perRequest,
     cost(message) {
-      let n = framing.perMessage + bpe(message.role) + contentTokens(message.content);
+      let n = framing.perMessage + bpe(message.role ?? '') + contentTokens(message.content);
       if ('name' in message && typeof message.name === 'string') n += framing.perName + bpe(message.name);
       if (message.role === 'assistant' && 'tool_calls' in message && Array.isArray(message.tool_calls)) {
         for (const call of message.tool_calls) {

@@ -198,7 +198,7 @@ function runBaseline(
 
 /** The strings the counter tokenizes in one message, for calling gpt-tokenizer on them directly. */
 function messageTexts(message: Message, out: string[]): void {
-  out.push(message.role);
+  out.push(message.role ?? '');
   if ('name' in message && typeof message.name === 'string' && message.name !== '') out.push(message.name);
   const content: unknown = message.content;
   if (typeof content === 'string') out.push(content);

@@ -6,7 +6,7 @@
  * prefix stability over a turn-by-turn replay, per-turn time and peak heap.
  */
 import { availableParallelism, loadavg } from 'node:os';
-import type { Message, MessageFormat } from '../src/messages/types.js';
+import type { Message } from '../src/messages/types.js';
 import { longSessionMessages } from '../test/support/arbitraries.js';
 import { hasTauBench, loadTauBench, TAU_BENCH_PATH } from '../test/support/tau-bench.js';
 import { requestProblems } from './independent-validator.js';
@@ -35,7 +35,7 @@ const PEERS: readonly Peer[] = [
 const OURS = contextkitDefault.name;
 const OURS_TOO = new Set([contextkitDefault.name, contextkitTruncate.name]);
 
-const FORMATS: readonly MessageFormat[] = ['openai', 'anthropic'];
+const FORMATS: readonly ('openai' | 'anthropic')[] = ['openai', 'anthropic'];
 const BUDGET_FRACTIONS = [0.2, 0.4, 0.6, 0.8] as const;
 const SEED = 20_240_601;
 /** The generated sessions' budget: a 128k window less output and margin, or half the session. */
@@ -108,7 +108,7 @@ function extendsPrevious(previous: readonly string[] | undefined, current: reado
 async function judgedView(
   session: PeerSession,
   tally: Tally,
-  format: MessageFormat,
+  format: 'openai' | 'anthropic',
   budget: number,
   counter: RequestCounter,
   previous: string[] | undefined,
@@ -147,7 +147,7 @@ function progress(line: string): void {
 // ---------------------------------------------------------------- tau-bench
 
 async function tauBenchWorkload(
-  format: MessageFormat,
+  format: 'openai' | 'anthropic',
   runs: number,
   replayRuns: number,
 ): Promise<Map<string, Tally>> {
@@ -216,7 +216,7 @@ async function tauBenchWorkload(
 
 async function sessionWorkload(
   n: number,
-  format: MessageFormat,
+  format: 'openai' | 'anthropic',
   turns: number,
 ): Promise<{ tallies: Map<string, Tally>; budget: number; size: number }> {
   const history = longSessionMessages(n, format, SEED);

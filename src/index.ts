@@ -108,6 +108,7 @@ export {
   detectMessageFormat,
   resolveConversationFormat,
 } from './messages/detect.js';
+export type * from './messages/responses-items.js';
 export { type AnthropicRequestParts, toAnthropicRequest } from './messages/split.js';
 export type * from './messages/types.js';
 export { messageProblems, validateMessage } from './messages/validate-message.js';

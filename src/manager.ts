@@ -17,6 +17,7 @@ import type { UsageCounts } from './guard/usage.js';
 import { resetUsageWarning } from './guard/usage-warning.js';
 import { History } from './history/history.js';
 import { futureBlockTypes } from './messages/anthropic-blocks.js';
+import { roleOf } from './messages/content.js';
 import type {
   AnthropicUserMessage,
   HistoryEntry,
@@ -220,7 +221,7 @@ export class ContextManager {
       const format = this.history.format ?? 'openai';
       this.emitter.emit('context:message_added', {
         seq: entry.seq,
-        role: entry.message.role,
+        role: roleOf(entry.message),
         ephemeral: !!options.ephemeral,
         tokens: this.measurer.count(this.measurer.defaultCounter(this.history.format), entry.message, format),
       });

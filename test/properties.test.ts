@@ -10,7 +10,11 @@ import { createTokenCounter } from '../src/tokens/counter.js';
 import { conversationArb, type GeneratedConversation } from './support/arbitraries.js';
 import { referenceProblems } from './support/reference-validator.js';
 
-const MODEL: Record<MessageFormat, string> = { openai: 'gpt-4o', anthropic: 'claude-sonnet-4-5' };
+const MODEL: Record<MessageFormat, string> = {
+  openai: 'gpt-4o',
+  anthropic: 'claude-sonnet-4-5',
+  'openai-responses': 'gpt-4o',
+};
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 60);
 
 const STRATEGIES = ['summarize', 'truncate', 'smart', 'layered'] as const;

@@ -11,7 +11,11 @@ import { createTokenCounter } from '../src/tokens/counter.js';
 import { answersReachable, LOCOMO_DIR, loadChats } from './support/locomo.js';
 import { hasTauBench, loadTauBench, TAU_BENCH_PATH } from './support/tau-bench.js';
 
-const MODEL: Record<MessageFormat, string> = { openai: 'gpt-4o', anthropic: 'claude-sonnet-4-5' };
+const MODEL: Record<MessageFormat, string> = {
+  openai: 'gpt-4o',
+  anthropic: 'claude-sonnet-4-5',
+  'openai-responses': 'gpt-4o',
+};
 
 const tau = hasTauBench();
 if (!tau) console.warn(`skipping the tau-bench recall tests: ${TAU_BENCH_PATH} is absent`);

@@ -9,7 +9,11 @@ import { referenceProblems } from './support/reference-validator.js';
 import { missingData, skipFor } from './support/requirements.js';
 import { loadTauBench, TAU_BENCH_PATH } from './support/tau-bench.js';
 
-const MODEL: Record<MessageFormat, string> = { openai: 'gpt-4o', anthropic: 'claude-sonnet-4-5' };
+const MODEL: Record<MessageFormat, string> = {
+  openai: 'gpt-4o',
+  anthropic: 'claude-sonnet-4-5',
+  'openai-responses': 'gpt-4o',
+};
 const SHARES = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
 
 describe('the 200 real tau-bench runs', skipFor(missingData(TAU_BENCH_PATH)), () => {

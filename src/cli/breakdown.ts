@@ -3,7 +3,7 @@
  * `count` and `inspect` print; it answers "what is eating my context window?".
  */
 
-import { messageText } from '../messages/content.js';
+import { messageText, roleOf } from '../messages/content.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import type { ModelCounter } from '../tokens/model-counter.js';
 import type { TokenCounter } from '../tokens/types.js';
@@ -160,10 +160,11 @@ export function conversationBreakdown(
   messages.forEach((message, seq) => {
     const tokens = counter.countMessage(message, format);
     total += tokens;
-    const role = roles.get(message.role) ?? { role: message.role, messages: 0, tokens: 0 };
+    const name = roleOf(message);
+    const role = roles.get(name) ?? { role: name, messages: 0, tokens: 0 };
     role.messages++;
     role.tokens += tokens;
-    roles.set(message.role, role);
+    roles.set(name, role);
     countMedia(blocks(message), media);
 
     const resultOf: string[] = [];
@@ -194,7 +195,7 @@ export function conversationBreakdown(
           : { role: 'assistant', content: [call.block] };
       t.callTokens += counter.countMessage(alone as Message, format);
     }
-    bySize.push({ seq, role: message.role, tokens, preview: previewMessage(message, resultOf) });
+    bySize.push({ seq, role: roleOf(message), tokens, preview: previewMessage(message, resultOf) });
   });
 
   bySize.sort((a, b) => b.tokens - a.tokens || a.seq - b.seq);

@@ -139,17 +139,19 @@ function clearAll(
  * message's memoized count shared out by characters, so clearing never re-tokenizes a result.
  */
 function resultTokens(ctx: PlanContext, message: unknown, blockIndex: number): number {
-  const m = message as { content?: unknown };
+  // A Responses API output item keeps its text in `output`.
+  const m = message as { content?: unknown; output?: unknown };
+  const whole = m.content ?? m.output;
   const block = blockIndex < 0 ? undefined : (m.content as Array<Record<string, unknown>>)[blockIndex];
-  const content = blockIndex < 0 ? m.content : block?.content;
+  const content = blockIndex < 0 ? whole : block?.content;
   const chars =
     block !== undefined && block.type !== 'tool_result'
       ? inlineResultText(block).length
       : textLength(content);
   if (!ctx.messageTokens) return typeof content === 'string' ? ctx.countText(content) : Math.ceil(chars / 4);
-  const whole = textLength(m.content);
+  const wholeChars = textLength(whole);
   const tokens = ctx.messageTokens(message as Message);
-  return whole > 0 ? Math.round((tokens * chars) / whole) : 0;
+  return wholeChars > 0 ? Math.round((tokens * chars) / wholeChars) : 0;
 }
 
 function textLength(content: unknown): number {

@@ -65,7 +65,13 @@ function clearedToolMessage(message: Message, text: string): Message {
   }
   let cleared = byText.get(text);
   if (!cleared) {
-    cleared = freezeDeep({ ...(message as OpenAIMessage), content: text } as Message);
+    // A Responses API output carries its text in `output`; a Chat Completions tool message in `content`.
+    const item = message as unknown as Record<string, unknown>;
+    cleared = freezeDeep(
+      (item.role === undefined && 'output' in item
+        ? { ...item, output: text }
+        : { ...(message as OpenAIMessage), content: text }) as Message,
+    );
     byText.set(text, cleared);
   }
   return cleared;
@@ -87,7 +93,7 @@ export function textParts(atom: Atom): TextPart[] {
     if (!Array.isArray(content)) return;
     content.forEach((block, bi) => {
       const b = block as { type: string; text?: string; content?: unknown };
-      if (b.type === 'text' && typeof b.text === 'string' && b.text.length > 0) {
+      if (isTextType(b.type) && typeof b.text === 'string' && b.text.length > 0) {
         parts.push({ key: `${atom.id}@${mi}.${bi}.-1`, text: b.text, slotKey });
       } else if (b.type === 'tool_result') {
         const resultSlot = slotAt.get(`${mi}.${bi}`);
@@ -104,6 +110,11 @@ export function textParts(atom: Atom): TextPart[] {
     });
   });
   return parts;
+}
+
+/** Text parts and blocks: Chat Completions and Anthropic `text`, Responses `input_text` / `output_text`. */
+function isTextType(type: unknown): boolean {
+  return type === 'text' || type === 'input_text' || type === 'output_text';
 }
 
 function hasThinking(message: Message): boolean {
@@ -217,7 +228,7 @@ function truncatePart(
   if (!block) return undefined;
   let nextBlock: Record<string, unknown>;
   if (ii < 0) {
-    if (block.type === 'text' && typeof block.text === 'string') {
+    if (isTextType(block.type) && typeof block.text === 'string') {
       nextBlock = { ...block, text: cutMiddle(block.text, head, tail) };
     } else if (block.type === 'tool_result' && typeof block.content === 'string') {
       nextBlock = { ...block, content: cutMiddle(block.content, head, tail) };

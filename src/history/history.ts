@@ -97,7 +97,9 @@ export class History {
   async add(message: unknown, options: AddMessageOptions = {}): Promise<HistoryEntry> {
     const seq = this.list.length;
     const copy = plainCopy(message, `messages[${seq}]`);
-    const format = resolveConversationFormat(this.conversationFormat, copy, seq);
+    const format = resolveConversationFormat(this.conversationFormat, copy, seq, () =>
+      this.list.map((e) => e.message),
+    );
     const valid = validateMessage(copy, `messages[${seq}]`, format);
     const given =
       options.metadata === undefined ? {} : plainCopy(options.metadata, `messages[${seq}].metadata`);
@@ -152,7 +154,7 @@ export class History {
     let format: MessageFormat | undefined;
     const valid: Message[] = messages.map((m, i) => {
       const copy = plainCopy(m, `messages[${i}]`);
-      format = resolveConversationFormat(format, copy, i);
+      format = resolveConversationFormat(format, copy, i, () => messages.slice(0, i));
       return validateMessage(copy, `messages[${i}]`, format);
     });
     const stamp = this.now().toISOString();
@@ -194,7 +196,9 @@ export class History {
 
   private push(message: Message, metadata: MessageMetadata): HistoryEntry {
     const seq = this.list.length;
-    this.conversationFormat = resolveConversationFormat(this.conversationFormat, message, seq);
+    this.conversationFormat = resolveConversationFormat(this.conversationFormat, message, seq, () =>
+      this.list.map((e) => e.message),
+    );
     const entry: HistoryEntry = Object.freeze({
       seq,
       message: freezeDeep(message),

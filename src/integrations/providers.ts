@@ -6,6 +6,7 @@
 
 import { InvalidMessageError } from '../errors.js';
 import type { AddMessageOptions, ContextManager } from '../manager.js';
+import type { ResponsesItem } from '../messages/responses-items.js';
 import type { AnthropicAssistantMessage, OpenAIAssistantMessage } from '../messages/types.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -20,9 +21,40 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  */
 export async function addOpenAIResponse(
   manager: ContextManager,
+  response: { output: readonly unknown[] },
+  options?: AddMessageOptions,
+): Promise<ResponsesItem[]>;
+export async function addOpenAIResponse(
+  manager: ContextManager,
   response: unknown,
   options?: AddMessageOptions,
-): Promise<OpenAIAssistantMessage> {
+): Promise<OpenAIAssistantMessage>;
+/**
+ * A Responses API response (`responses.create()`): each item of its `output` (reasoning, calls,
+ * messages, hosted tool calls) is added in order, as the API returned it, and its `usage` recorded.
+ * Returns the items added.
+ */
+export async function addOpenAIResponse(
+  manager: ContextManager,
+  response: unknown,
+  options?: AddMessageOptions,
+): Promise<OpenAIAssistantMessage | ResponsesItem[]> {
+  if (isRecord(response) && Array.isArray(response.output)) {
+    if (response.output.length === 0)
+      throw new InvalidMessageError([
+        {
+          path: 'response.output',
+          message: 'expected a Responses API response with at least one output item',
+        },
+      ]);
+    if (response.usage !== undefined && response.usage !== null) await manager.recordOpenAIUsage(response);
+    const added: ResponsesItem[] = [];
+    for (const item of response.output as unknown[]) {
+      await manager.addMessage(item, options);
+      added.push(item as ResponsesItem);
+    }
+    return added;
+  }
   const choices = isRecord(response) ? response.choices : undefined;
   const first: unknown = Array.isArray(choices) ? choices[0] : undefined;
   const message = isRecord(first) ? first.message : undefined;
@@ -31,7 +63,7 @@ export async function addOpenAIResponse(
       {
         path: 'response.choices[0].message',
         message:
-          'expected a Chat Completions response with a message (for the Responses API, add its output yourself)',
+          'expected a Chat Completions response with a message, or a Responses API response with output',
       },
     ]);
   }

@@ -1,5 +1,6 @@
 import { isInlineCall, isInlineResult, isShortenableResult } from './anthropic-blocks.js';
 import { freezeDeep } from './freeze.js';
+import { buildResponses } from './responses-atoms.js';
 import type {
   AnthropicContentBlock,
   AnthropicMessage,
@@ -86,7 +87,8 @@ function openAIHasContent(message: OpenAIMessage): boolean {
   return content.length > 0;
 }
 
-interface BuildResult {
+/** Atoms grouped from a start index, with the repairs made and where the open tail begins. */
+export interface BuildResult {
   atoms: Atom[];
   repairs: Repair[];
   /** Index of the first entry of the open tail atom, or entries.length when all atoms are closed. */
@@ -550,7 +552,9 @@ export class AtomIndex {
     const built =
       this.format === 'openai'
         ? buildOpenAI(entries, this.closedUntil)
-        : buildAnthropic(entries, this.closedUntil, layeredIds(this.closedIds));
+        : this.format === 'openai-responses'
+          ? buildResponses(entries, this.closedUntil)
+          : buildAnthropic(entries, this.closedUntil, layeredIds(this.closedIds));
     // Atoms before the open tail can never change again: later entries cannot reach back past it.
     let split = built.atoms.length;
     if (built.closedUntil < entries.length) {
@@ -613,6 +617,10 @@ export function buildAtoms(
   format: MessageFormat,
 ): { atoms: Atom[]; repairs: Repair[] } {
   const built =
-    format === 'openai' ? buildOpenAI(entries, 0) : buildAnthropic(entries, 0, layeredIds(new Set()));
+    format === 'openai'
+      ? buildOpenAI(entries, 0)
+      : format === 'openai-responses'
+        ? buildResponses(entries, 0)
+        : buildAnthropic(entries, 0, layeredIds(new Set()));
   return { atoms: built.atoms, repairs: built.repairs };
 }

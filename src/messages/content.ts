@@ -6,6 +6,7 @@
  * validator runs them over messages that may have failed shape validation.
  */
 
+import { itemType, outputCallId, RESPONSES_CALLS, RESPONSES_OUTPUTS } from './responses-items.js';
 import type { Message } from './types.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -58,6 +59,8 @@ export function messageText(message: Message): string {
       if (!isRecord(block)) continue;
       switch (block.type) {
         case 'text':
+        case 'input_text':
+        case 'output_text':
           pushText(out, block.text);
           break;
         case 'refusal':
@@ -73,11 +76,22 @@ export function messageText(message: Message): string {
     }
   }
   if (message.role === 'assistant' && 'refusal' in message) pushText(out, message.refusal);
+  // A Responses API output item (function, custom tool, local shell): its text output.
+  if (message.role === undefined && typeof message.output === 'string') pushText(out, message.output);
   return out.join('\n');
+}
+
+/**
+ * The role of a message, or for a Responses API item without one (a call, an output, reasoning)
+ * its item type, so listings and breakdowns can name every entry.
+ */
+export function roleOf(message: Message): string {
+  return message.role ?? itemType(message) ?? 'item';
 }
 
 /** Whether the message asks for tool calls, in either format: the start of a tool exchange. */
 export function hasToolCalls(message: Message): boolean {
+  if (message.role === undefined) return (itemType(message) ?? '') in RESPONSES_CALLS;
   if (message.role !== 'assistant') return false;
   if ('tool_calls' in message && Array.isArray(message.tool_calls) && message.tool_calls.length > 0)
     return true;
@@ -93,6 +107,10 @@ export function hasToolCalls(message: Message): boolean {
  */
 export function toolCallIds(message: Message): string[] {
   const ids: string[] = [];
+  if (message.role === undefined) {
+    if (hasToolCalls(message) && typeof message.call_id === 'string') ids.push(message.call_id);
+    return ids;
+  }
   if (message.role !== 'assistant') return ids;
   if ('tool_calls' in message && Array.isArray(message.tool_calls)) {
     for (const call of message.tool_calls as unknown[]) {
@@ -113,6 +131,10 @@ export function toolCallIds(message: Message): string[] {
  * or the `tool_use_id` of each Anthropic `tool_result` block.
  */
 export function toolResultIds(message: Message): string[] {
+  if (message.role === undefined) {
+    const id = isToolResultMessage(message) ? outputCallId(message as Record<string, unknown>) : undefined;
+    return id === undefined ? [] : [id];
+  }
   if (message.role === 'tool') {
     const id: unknown = message.tool_call_id;
     return typeof id === 'string' ? [id] : [];
@@ -134,6 +156,7 @@ export function toolResultIds(message: Message): string[] {
  * message with at least one `tool_result` block. Such a message belongs to the exchange before it.
  */
 export function isToolResultMessage(message: Message): boolean {
+  if (message.role === undefined) return (itemType(message) ?? '') in RESPONSES_OUTPUTS;
   if (message.role === 'tool') return true;
   if (message.role !== 'user') return false;
   const blocks = blocksOf(message);

@@ -25,6 +25,7 @@
  *   `cache_control` and `citations` are dropped.
  */
 
+import { chatToResponses, responsesToChat } from './convert-responses.js';
 import { detectConversationFormat } from './detect.js';
 import type {
   AnthropicContentBlock,
@@ -447,6 +448,15 @@ export function convertMessages(messages: readonly Message[], to: MessageFormat)
 export function convertMessages(messages: readonly Message[], to: MessageFormat): Message[] {
   const from = detectConversationFormat(messages);
   if (from === undefined || from === to) return messages.slice();
+  // The Responses API goes through Chat Completions (see convert-responses.ts for what is lossless).
+  if (from === 'openai-responses') {
+    const chat = responsesToChat(messages);
+    return to === 'openai' ? chat : toAnthropic(chat);
+  }
+  if (to === 'openai-responses')
+    return chatToResponses(
+      from === 'anthropic' ? toOpenAI(messages as AnthropicMessage[]) : (messages as OpenAIMessage[]),
+    );
   return to === 'anthropic'
     ? toAnthropic(messages as OpenAIMessage[])
     : toOpenAI(messages as AnthropicMessage[]);

@@ -6,6 +6,7 @@
 
 import { FormatMismatchError } from '../errors.js';
 import { KNOWN_ANTHROPIC_BLOCKS } from './anthropic-blocks.js';
+import { RESPONSES_ITEM_TYPES, RESPONSES_PART_TYPES } from './responses-items.js';
 import type { MessageFormat } from './types.js';
 
 /** The field that shows a message's format, relative to the message (`content[0].type`). */
@@ -27,8 +28,12 @@ const OPENAI_PARTS = new Set(['image_url', 'input_audio', 'file', 'refusal']);
 /** Every documented Anthropic block but `text` (which both formats have). */
 const ANTHROPIC_BLOCKS = new Set([...KNOWN_ANTHROPIC_BLOCKS].filter((t) => t !== 'text'));
 
+/** Part types both OpenAI APIs have: they tell Chat Completions from Anthropic only. */
+const SHARED_PARTS = new Set(['refusal', 'input_audio']);
+
 /** Display name of a format in messages. */
 export function formatName(format: MessageFormat): string {
+  if (format === 'openai-responses') return 'OpenAI Responses';
   return format === 'openai' ? 'OpenAI' : 'Anthropic';
 }
 
@@ -43,6 +48,20 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  */
 export function formatEvidence(message: unknown): FormatEvidence | undefined {
   if (!isRecord(message)) return undefined;
+  // Responses API items: a `type` (function_call, reasoning, message, …) or Responses parts.
+  if (typeof message.type === 'string' && RESPONSES_ITEM_TYPES.has(message.type)) {
+    return { format: 'openai-responses', field: 'type', found: `a "${message.type}" item` };
+  }
+  if (Array.isArray(message.content)) {
+    const k = message.content.findIndex(
+      (p: unknown) =>
+        isRecord(p) && !SHARED_PARTS.has(String(p.type)) && RESPONSES_PART_TYPES.has(String(p.type)),
+    );
+    if (k >= 0) {
+      const type = (message.content[k] as Record<string, unknown>).type;
+      return { format: 'openai-responses', field: `content[${k}].type`, found: `an "${String(type)}" part` };
+    }
+  }
   const role = message.role;
   if (typeof role === 'string' && OPENAI_ROLES.has(role)) {
     return { format: 'openai', field: 'role', found: `role "${role}"` };
@@ -90,10 +109,24 @@ export function resolveConversationFormat(
   current: MessageFormat | undefined,
   message: unknown,
   index: number,
+  earlier?: () => readonly unknown[],
 ): MessageFormat | undefined {
   const evidence = formatEvidence(message);
   if (!evidence || (evidence.weak && current !== undefined)) return current;
   if (current === undefined || current === evidence.format) return evidence.format;
+  // A developer message fits both OpenAI APIs: a conversation it alone made "openai" is a
+  // Responses one once a Responses item comes (and stays one when a developer message follows).
+  if (current === 'openai-responses' && evidence.format === 'openai' && evidence.field === 'role')
+    return current;
+  if (current === 'openai' && evidence.format === 'openai-responses' && earlier) {
+    const onlyDeveloper = earlier().every((m) => {
+      const e = formatEvidence(m);
+      return (
+        e === undefined || (e.format === 'openai' && e.field === 'role' && e.found === 'role "developer"')
+      );
+    });
+    if (onlyDeveloper) return evidence.format;
+  }
   throw new FormatMismatchError(
     `messages[${index}].${evidence.field}`,
     `${formatName(evidence.format)} (${evidence.found})`,

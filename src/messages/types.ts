@@ -3,8 +3,13 @@
  * document them so a view can be sent without conversion.
  */
 
-/** Which provider's wire format a conversation is in. */
-export type MessageFormat = 'openai' | 'anthropic';
+import type { ResponsesItem } from './responses-items.js';
+
+/**
+ * Which provider's wire format a conversation is in: OpenAI Chat Completions, Anthropic Messages,
+ * or the OpenAI Responses API's input items.
+ */
+export type MessageFormat = 'openai' | 'anthropic' | 'openai-responses';
 
 // ---------------------------------------------------------------- OpenAI Chat Completions
 
@@ -258,8 +263,8 @@ export type AnthropicMessage = AnthropicSystemMessage | AnthropicUserMessage | A
 
 // ---------------------------------------------------------------- Either
 
-/** A message in either format. Stored messages are deep-frozen copies of what was added. */
-export type Message = OpenAIMessage | AnthropicMessage;
+/** A message in any format. Stored messages are deep-frozen copies of what was added. */
+export type Message = OpenAIMessage | AnthropicMessage | ResponsesItem;
 
 /** Roles contextkit accepts across both formats. */
 export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool';

@@ -14,6 +14,7 @@ import {
 } from './anthropic-blocks.js';
 import { formatEvidence } from './detect.js';
 import type { Message, MessageFormat } from './types.js';
+import { responsesItemIssues } from './validate-responses.js';
 
 type Issues = MessageIssue[];
 type Scope = MessageFormat | undefined;
@@ -388,6 +389,7 @@ function messageIssues(message: unknown, path: string, format: MessageFormat | u
     return issues;
   }
   const scope: Scope = format ?? formatEvidence(message)?.format;
+  if (scope === 'openai-responses') return responsesItemIssues(message, path);
   const roles = scope === 'anthropic' ? ANTHROPIC_ROLES : OPENAI_ROLES;
   const role = message.role;
   if (typeof role !== 'string' || !(roles as readonly string[]).includes(role)) {

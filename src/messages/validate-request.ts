@@ -28,11 +28,15 @@
  *   reply sent back as it came is continued by the next); a call may wait for its result only at
  *   the end of the request, never across a user message; their ids are unique.
  *
- * Both: at least one message, and every message well-formed for that provider (`validateMessage`).
+ * OpenAI Responses: see `responses-request.ts` (calls and outputs by `call_id`, reasoning kept with
+ * its following item).
+ *
+ * All: at least one message, and every message well-formed for that provider (`validateMessage`).
  */
 
 import { InvalidMessageError } from '../errors.js';
 import { callTypeFor, isInlineCall, isInlineResult } from './anthropic-blocks.js';
+import { responsesProblems } from './responses-request.js';
 import type { Message, MessageFormat } from './types.js';
 import { messageProblems } from './validate-message.js';
 
@@ -463,6 +467,7 @@ export function validateRequest(messages: readonly unknown[], provider: MessageF
     for (const issue of messageProblems(messages[i], at(i), provider)) problems.push({ index: i, ...issue });
   }
   if (provider === 'openai') openaiProblems(messages, problems);
+  else if (provider === 'openai-responses') responsesProblems(messages, problems);
   else {
     anthropicProblems(messages, problems);
     if (messages.length > 0 && !messages.some((m) => isRecord(m) && m.role !== 'system')) {

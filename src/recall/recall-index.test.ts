@@ -15,6 +15,7 @@ const RUNS = Number(process.env.PROPERTY_RUNS ?? 40);
 const COUNTERS: Record<MessageFormat, ReturnType<typeof createTokenCounter>> = {
   openai: createTokenCounter(getModelInfo('gpt-4o')!),
   anthropic: createTokenCounter(getModelInfo('claude-sonnet-4-5')!),
+  'openai-responses': createTokenCounter(getModelInfo('gpt-4o')!),
 };
 
 function entriesOf(messages: readonly Message[]): HistoryEntry[] {

@@ -9,7 +9,7 @@ import type { StrategyOption } from '../compaction/strategy.js';
 import { ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt } from '../events.js';
 import { ContextManager } from '../manager.js';
-import { messageText } from '../messages/content.js';
+import { messageText, roleOf } from '../messages/content.js';
 import { detectConversationFormat } from '../messages/detect.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import { modelCounter } from '../tokens/model-counter.js';
@@ -375,7 +375,7 @@ export async function replayConversation(
       const tools = toolNames(message);
       return {
         seq: e.seq,
-        role: message.role,
+        role: roleOf(message),
         tokens: counter.countMessage(message, viewFormat()),
         text: options.previews === false ? '' : preview(message),
         ...(tools.length > 0 ? { tools } : {}),

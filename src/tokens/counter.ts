@@ -4,6 +4,7 @@
  * arguments, tool results, thinking, images (by dimensions) and documents (by pages).
  */
 import { ConfigurationError } from '../errors.js';
+import type { ResponsesContentPart, ResponsesOtherItem } from '../messages/responses-items.js';
 import type {
   AnthropicContentBlock,
   AnthropicDocumentBlock,
@@ -113,7 +114,10 @@ export interface CounterTarget {
   tokenizer: TokenizerSpec;
 }
 
-type Part = OpenAIContentPart | AnthropicContentBlock;
+type Part = OpenAIContentPart | AnthropicContentBlock | ResponsesContentPart;
+
+/** Fields an estimate leaves out: ids, states and marks the model does not read as text. */
+const SKIPPED_FIELDS = new Set(['type', 'id', 'status', 'cache_control', 'citations', 'annotations']);
 type Content = string | readonly Part[] | null | undefined;
 
 /** Multiplies a BPE count by an estimate factor, rounding up; exact counters pass factor 1. */
@@ -292,6 +296,21 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
         return typeof part.text === 'string' ? bpe(part.text) : 0;
       case 'refusal':
         return typeof part.refusal === 'string' ? bpe(part.refusal) : 0;
+      case 'input_text':
+      case 'output_text':
+        return typeof part.text === 'string' ? bpe(part.text) : 0;
+      case 'input_image':
+        fixed +=
+          typeof part.image_url === 'string'
+            ? imageUrlTokens(part.image_url, part.detail as ImageDetail | undefined)
+            : imageTokens(provider, undefined);
+        return 0;
+      case 'input_file':
+        fixed +=
+          typeof part.file_data === 'string'
+            ? fileDataTokens(part.file_data)
+            : pdfTokens(provider, undefined);
+        return typeof part.filename === 'string' ? bpe(part.filename) : 0;
       case 'thinking':
         return typeof part.thinking === 'string' ? bpe(part.thinking) : 0;
       case 'redacted_thinking':
@@ -351,7 +370,7 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
         fixed += Math.ceil(base64Bytes(value) / REDACTED_THINKING_BYTES_PER_TOKEN);
         return 0;
       }
-      return key === 'type' ? 0 : bpe(value);
+      return bpe(value);
     }
     if (typeof value === 'number' || typeof value === 'boolean') return key === '' ? 0 : 1;
     if (typeof value !== 'object' || value === null) return 0;
@@ -361,7 +380,7 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
       return text;
     }
     for (const [k, v] of Object.entries(value)) {
-      if (k === 'cache_control' || k === 'citations') continue;
+      if (SKIPPED_FIELDS.has(k)) continue;
       text += estimateFields(v, k);
     }
     return text;
@@ -384,6 +403,7 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
     fixed = 0;
     let text = 0;
     const role = message.role;
+    if (role === undefined) return itemTokens(message as ResponsesOtherItem);
     fixed += role === 'system' || role === 'developer' ? framing.perSystemMessage : framing.perMessage;
     if (framing.countsRole) {
       let r = roleTokens[role];
@@ -410,6 +430,38 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
         }
       }
       if ('refusal' in message && typeof message.refusal === 'string') text += bpe(message.refusal);
+    }
+    const total = fixed + scale(text, factor);
+    fixed = 0;
+    return total;
+  }
+
+  /**
+   * A Responses API item without a role (a call, an output, reasoning, a hosted tool call):
+   * framed like a message, its text tokenized exactly; encrypted reasoning scaled by its size.
+   */
+  function itemTokens(item: ResponsesOtherItem): number {
+    fixed = framing.perMessage;
+    let text = 0;
+    switch (item.type) {
+      case 'function_call':
+        fixed += framing.perToolCall;
+        text += bpe(String(item.name ?? '')) + bpe(String(item.arguments ?? ''));
+        break;
+      case 'function_call_output':
+      case 'custom_tool_call_output':
+      case 'local_shell_call_output':
+        fixed += framing.perToolResult;
+        text += typeof item.output === 'string' ? bpe(item.output) : contentTokens(item.output as Content);
+        break;
+      case 'reasoning':
+        // Summaries are text; the encrypted reasoning only has a size.
+        text += estimateFields(item.summary);
+        if (typeof item.encrypted_content === 'string')
+          estimateFields(item.encrypted_content, 'encrypted_content');
+        break;
+      default:
+        text += estimateFields(item);
     }
     const total = fixed + scale(text, factor);
     fixed = 0;

@@ -22,6 +22,7 @@ import { type Command, Option } from 'commander';
 import { ConflictError, InvalidMessageError, StoreError } from '../../errors.js';
 import { formatInt } from '../../format-number.js';
 import { ContextManager } from '../../manager.js';
+import { roleOf } from '../../messages/content.js';
 import { detectConversationFormat } from '../../messages/detect.js';
 import type { Message, MessageFormat, MessageMetadata } from '../../messages/types.js';
 import { openStore } from '../../stores/resolve.js';
@@ -400,7 +401,7 @@ function messageLines(
   return textTable(
     messages.map((m, i) => [
       label(i),
-      m.role,
+      roleOf(m),
       formatInt(counted.counter.countMessage(m, format)),
       previewMessage(m),
     ]),

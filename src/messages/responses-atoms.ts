@@ -1,0 +1,229 @@
+/**
+ * Atoms of a conversation in the OpenAI Responses API format. A `reasoning` item stays with the
+ * item it precedes (the API refuses a reasoning item without its following item, and a call
+ * without the reasoning it came with); calls stay with their outputs, matched by `call_id`, and
+ * an MCP approval request with its response. Repairs, in the view only: an output whose call is
+ * gone is left out, a call whose output never came gets a placeholder output (a computer call,
+ * whose output must be a screenshot, is left out instead), items that slipped between calls and
+ * their outputs are moved after them.
+ */
+
+import type { Atom, BuildResult, Repair, ToolResultSlot } from './atoms.js';
+import { missingResultText } from './atoms.js';
+import { freezeDeep } from './freeze.js';
+import { itemType, outputCallId, RESPONSES_CALLS, RESPONSES_OUTPUTS } from './responses-items.js';
+import type { HistoryEntry, Message } from './types.js';
+
+type Item = Record<string, unknown>;
+
+function isCall(type: string | undefined): boolean {
+  return type !== undefined && (type in RESPONSES_CALLS || type === 'mcp_approval_request');
+}
+
+function isOutput(type: string | undefined): boolean {
+  return type !== undefined && (type in RESPONSES_OUTPUTS || type === 'mcp_approval_response');
+}
+
+/** The id an answer must carry for a call: `call_id`, or the request id for an MCP approval. */
+function callKey(item: Item): string {
+  return item.type === 'mcp_approval_request' ? String(item.id) : String(item.call_id);
+}
+
+function answerKey(item: Item): string | undefined {
+  if (item.type === 'mcp_approval_response') return String(item.approval_request_id);
+  return outputCallId(item);
+}
+
+function single(entry: HistoryEntry): Atom {
+  const item = entry.message as Item;
+  const role = item.role;
+  return {
+    id: entry.seq,
+    kind: role === 'system' || role === 'developer' ? 'system' : 'message',
+    seqs: [entry.seq],
+    messages: [entry.message],
+    results: [],
+    repaired: false,
+    open: false,
+    hasUserContent: role === 'user',
+  };
+}
+
+/** Groups Responses items from `from` on (see the module note). */
+export function buildResponses(entries: readonly HistoryEntry[], from: number): BuildResult {
+  const atoms: Atom[] = [];
+  const repairs: Repair[] = [];
+  let closedUntil = entries.length;
+  let i = from;
+  while (i < entries.length) {
+    const start = i;
+    // Reasoning goes with what follows it.
+    while (i < entries.length && itemType(entries[i]!.message) === 'reasoning') i++;
+    if (i >= entries.length) {
+      // Reasoning at the very end waits for its item: an open atom.
+      if (closedUntil === entries.length) closedUntil = start;
+      atoms.push(group(entries.slice(start, i), [], true));
+      break;
+    }
+    const head = entries[i]!;
+    const headType = itemType(head.message);
+    if (isOutput(headType)) {
+      repairs.push({
+        kind: 'orphan_result',
+        seq: head.seq,
+        detail: `${String(headType)} for ${String(answerKey(head.message as Item))} answers no call before it; left out`,
+      });
+      // Reasoning before an orphan output has nothing to go with: left out too.
+      i++;
+      continue;
+    }
+    if (!isCall(headType)) {
+      const members = entries.slice(start, i + 1);
+      atoms.push(members.length === 1 ? single(head) : group(members, [], false));
+      i++;
+      continue;
+    }
+    // Calls (parallel calls come one after another, reasoning may sit between them).
+    const calls: HistoryEntry[] = [];
+    const leading = entries.slice(start, i);
+    while (i < entries.length) {
+      const t = itemType(entries[i]!.message);
+      if (isCall(t)) calls.push(entries[i]!);
+      else if (t !== 'reasoning') break;
+      else leading.push(entries[i]!);
+      i++;
+    }
+    const pending = new Map<string, HistoryEntry>();
+    for (const c of calls) pending.set(callKey(c.message as Item), c);
+    const answers = new Map<string, HistoryEntry>();
+    const displaced: HistoryEntry[] = [];
+    let ended = false;
+    while (i < entries.length && [...pending.keys()].some((k) => !answers.has(k))) {
+      const next = entries[i]!;
+      const t = itemType(next.message);
+      if (isOutput(t)) {
+        const key = answerKey(next.message as Item);
+        if (key !== undefined && pending.has(key) && !answers.has(key)) answers.set(key, next);
+        else
+          repairs.push({
+            kind: 'orphan_result',
+            seq: next.seq,
+            detail: `${String(t)} for ${String(key)} answers no pending call; left out`,
+          });
+        i++;
+      } else if (
+        isCall(t) ||
+        t === 'reasoning' ||
+        (t === 'message' && (next.message as Item).role === 'assistant')
+      ) {
+        ended = true;
+        break;
+      } else {
+        displaced.push(next);
+        i++;
+      }
+    }
+    const unanswered = calls.filter((c) => !answers.has(callKey(c.message as Item)));
+    const open = unanswered.length > 0 && !ended && i >= entries.length;
+    if (open && closedUntil === entries.length) closedUntil = start;
+    const atom = exchange([...leading], calls, answers, open, repairs);
+    if (displaced.length > 0) atom.repaired = true;
+    atoms.push(atom);
+    for (const moved of displaced) {
+      repairs.push({
+        kind: 'moved',
+        seq: moved.seq,
+        detail: `item between call ${head.seq} and its outputs moved after them`,
+      });
+      atoms.push(single(moved));
+    }
+  }
+  return { atoms, repairs, closedUntil };
+}
+
+function group(members: readonly HistoryEntry[], results: ToolResultSlot[], open: boolean): Atom {
+  return {
+    id: members[0]!.seq,
+    kind: 'message',
+    seqs: members.map((m) => m.seq),
+    messages: members.map((m) => m.message),
+    results,
+    repaired: false,
+    open,
+    hasUserContent: members.some((m) => (m.message as Item).role === 'user'),
+  };
+}
+
+function exchange(
+  leading: HistoryEntry[],
+  calls: readonly HistoryEntry[],
+  answers: ReadonlyMap<string, HistoryEntry>,
+  open: boolean,
+  repairs: Repair[],
+): Atom {
+  // Stored order for reasoning and calls; outputs after all the calls, in call order.
+  const head = [...leading, ...calls].sort((a, b) => a.seq - b.seq);
+  const messages: Message[] = [];
+  const seqs: number[] = [];
+  let repaired = false;
+  for (const entry of head) {
+    const item = entry.message as Item;
+    if (item.type === 'computer_call' && !answers.has(callKey(item)) && !open) {
+      repaired = true;
+      repairs.push({
+        kind: 'missing_result',
+        seq: entry.seq,
+        detail: 'computer_call without its output left out',
+      });
+      continue;
+    }
+    messages.push(entry.message);
+    seqs.push(entry.seq);
+  }
+  const results: ToolResultSlot[] = [];
+  calls.forEach((call, index) => {
+    const item = call.message as Item;
+    const key = callKey(item);
+    const answer = answers.get(key);
+    const name = String(item.name ?? item.type);
+    if (answer) {
+      messages.push(answer.message);
+      seqs.push(answer.seq);
+    } else if (item.type === 'mcp_approval_request' || item.type === 'computer_call') {
+      return; // an approval may go unanswered; a computer call without output was left out
+    } else {
+      repaired = true;
+      repairs.push({
+        kind: 'missing_result',
+        seq: call.seq,
+        detail: `${String(item.type)} ${key} (${name}) has no output; a placeholder answers it`,
+      });
+      messages.push(
+        freezeDeep({
+          type: RESPONSES_CALLS[String(item.type)]!,
+          call_id: key,
+          output: missingResultText(name),
+        }),
+      );
+    }
+    if (item.type === 'mcp_approval_request' || item.type === 'computer_call') return;
+    results.push({
+      key: `${call.seq}:${index}`,
+      callId: key,
+      toolName: name,
+      resultSeq: answer ? answer.seq : null,
+      messageIndex: messages.length - 1,
+      blockIndex: -1,
+    });
+  });
+  return {
+    id: head[0]!.seq,
+    kind: 'exchange',
+    seqs,
+    messages,
+    results,
+    repaired,
+    open,
+    hasUserContent: false,
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * The OpenAI Responses API's input items (platform.openai.com/docs/api-reference/responses/create,
+ * "input"; and the output items a response returns, which go back as input unchanged). A
+ * conversation in the `'openai-responses'` format is a list of these items, stored as they came.
+ *
+ * Calls and their outputs pair by `call_id` (function, custom tool, computer, local shell); MCP
+ * approvals pair by `approval_request_id`. Built-in tools (web search, file search, code
+ * interpreter, image generation) and `mcp_call` / `mcp_list_tools` carry their own results. A
+ * `reasoning` item belongs to the item it precedes and is never edited (its `encrypted_content`
+ * is opaque).
+ */
+
+/** Call items answered by an output item with the same `call_id`, and the output's type. */
+export const RESPONSES_CALLS: Readonly<Record<string, string>> = {
+  function_call: 'function_call_output',
+  custom_tool_call: 'custom_tool_call_output',
+  computer_call: 'computer_call_output',
+  local_shell_call: 'local_shell_call_output',
+};
+
+/** Output items, and the call type each answers. */
+export const RESPONSES_OUTPUTS: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(RESPONSES_CALLS).map(([call, output]) => [output, call]),
+);
+
+/** Items that carry their own result (hosted tools, MCP listing and calls). */
+export const RESPONSES_SELF_CONTAINED: ReadonlySet<string> = new Set([
+  'web_search_call',
+  'file_search_call',
+  'code_interpreter_call',
+  'image_generation_call',
+  'mcp_call',
+  'mcp_list_tools',
+]);
+
+/** Every item type of the Responses API input that contextkit knows. */
+export const RESPONSES_ITEM_TYPES: ReadonlySet<string> = new Set([
+  'message',
+  'reasoning',
+  'item_reference',
+  'mcp_approval_request',
+  'mcp_approval_response',
+  ...Object.keys(RESPONSES_CALLS),
+  ...Object.keys(RESPONSES_OUTPUTS),
+  ...RESPONSES_SELF_CONTAINED,
+]);
+
+/** Content part types of Responses messages (input and output). */
+export const RESPONSES_PART_TYPES: ReadonlySet<string> = new Set([
+  'input_text',
+  'input_image',
+  'input_file',
+  'input_audio',
+  'output_text',
+  'refusal',
+]);
+
+/** A Responses message item: `type: "message"` may be left out in input (EasyInputMessage). */
+export interface ResponsesMessageItem {
+  type?: 'message';
+  role: 'user' | 'assistant' | 'system' | 'developer';
+  content: string | ResponsesContentPart[];
+  id?: string;
+  status?: string;
+}
+
+/** A part of a Responses message. */
+export type ResponsesContentPart =
+  | { type: 'input_text'; text: string }
+  | { type: 'output_text'; text: string; annotations?: unknown[] }
+  | { type: 'refusal'; refusal: string }
+  | { type: 'input_image'; image_url?: string; file_id?: string; detail?: string }
+  | { type: 'input_file'; file_id?: string; file_data?: string; file_url?: string; filename?: string }
+  | { type: 'input_audio'; input_audio: { data: string; format: string } };
+
+/**
+ * Any other Responses item (a call, an output, reasoning, a hosted tool call, an MCP item, an
+ * item reference). These have no `role`; the fields are the API's and kept as they came.
+ */
+export interface ResponsesOtherItem {
+  type: string;
+  role?: undefined;
+  content?: undefined;
+  id?: string;
+  call_id?: string;
+  [key: string]: unknown;
+}
+
+/** Any Responses API input item. */
+export type ResponsesItem = ResponsesMessageItem | ResponsesOtherItem;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The item's type: `message` for a message item whose `type` was left out. */
+export function itemType(item: unknown): string | undefined {
+  if (!isRecord(item)) return undefined;
+  if (typeof item.type === 'string') return item.type;
+  return typeof item.role === 'string' ? 'message' : undefined;
+}
+
+/**
+ * The id an output answers: its `call_id`; a `local_shell_call_output` may give the call's id
+ * as `id` instead, as its reference documents.
+ */
+export function outputCallId(item: Record<string, unknown>): string | undefined {
+  if (typeof item.call_id === 'string') return item.call_id;
+  if (item.type === 'local_shell_call_output' && typeof item.id === 'string') return item.id;
+  return undefined;
+}
+
+/** The output text of an output item, when it is text (what clearing replaces). */
+export function outputText(item: Record<string, unknown>): string {
+  const output = item.output;
+  if (typeof output === 'string') return output;
+  if (!Array.isArray(output)) return '';
+  return output
+    .map((p) => (isRecord(p) && typeof p.text === 'string' ? p.text : ''))
+    .filter((t) => t.length > 0)
+    .join('\n');
+}
+
+/** Whether clearing may replace an output's `output` with a placeholder string. */
+export function isClearableOutput(item: Record<string, unknown>): boolean {
+  // computer_call_output's output is a screenshot object: the API wants that shape; kept.
+  return item.type !== 'computer_call_output' && outputText(item).length > 0;
+}
