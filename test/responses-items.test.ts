@@ -1,0 +1,239 @@
+/**
+ * Issue 11, the OpenAI Responses API as a third format: items are detected, stored as they came,
+ * counted with o200k, compacted, converted where lossless, and every view is accepted by a fake
+ * Responses API that reads requests on its own, at every budget, through every strategy.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ContextOverflowError, InvalidMessageError } from '../src/errors.js';
+import { addOpenAIResponse } from '../src/integrations/providers.js';
+import { ContextManager } from '../src/manager.js';
+import { buildAtoms } from '../src/messages/atoms.js';
+import { convertMessages } from '../src/messages/convert.js';
+import { detectConversationFormat } from '../src/messages/detect.js';
+import type { HistoryEntry, Message } from '../src/messages/types.js';
+import { validateMessage } from '../src/messages/validate-message.js';
+import { validateRequest } from '../src/messages/validate-request.js';
+import { getModelInfo } from '../src/tokens/catalog.js';
+import { createTokenCounter } from '../src/tokens/counter.js';
+import { getTextTokenCounter } from '../src/tokens/encodings.js';
+import {
+  type FakeResponsesServer,
+  responsesRequestProblems,
+  sealReasoning,
+  startFakeResponses,
+} from './support/fake-responses-server.js';
+import { itemsConversationArb } from './support/responses-items-arb.js';
+
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 60);
+const STRATEGIES = ['summarize', 'truncate', 'smart', 'layered'] as const;
+
+let server: FakeResponsesServer;
+beforeAll(async () => {
+  server = await startFakeResponses();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+async function post(input: readonly Message[]): Promise<number> {
+  const res = await fetch(`${server.url}/v1/responses`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'gpt-4o', input }),
+  });
+  await res.text();
+  return res.status;
+}
+
+const rs = {
+  type: 'reasoning',
+  id: 'rs_1',
+  summary: [{ type: 'summary_text', text: 's' }],
+  encrypted_content: sealReasoning('rs_1', ['s']),
+};
+const call = {
+  type: 'function_call',
+  id: 'fc_rs_1_0',
+  call_id: 'call_1',
+  name: 'lookup',
+  arguments: '{"q":1}',
+};
+const output = (text: string) => ({ type: 'function_call_output', call_id: 'call_1', output: text });
+const items = (...list: unknown[]) => list as Message[];
+const entries = (messages: readonly Message[]): HistoryEntry[] =>
+  messages.map((message, seq) => ({ seq, message, metadata: { timestamp: '2026-01-01T00:00:00.000Z' } }));
+
+describe('Responses API items', () => {
+  it('are detected, including after a developer message that fits both OpenAI APIs', () => {
+    expect(
+      detectConversationFormat(items({ role: 'user', content: [{ type: 'input_text', text: 'hi' }] })),
+    ).toBe('openai-responses');
+    expect(detectConversationFormat(items(call))).toBe('openai-responses');
+  });
+
+  it('are stored as they came and validated by their documented fields', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    await ctx.addMessage({ role: 'developer', content: 'be brief' });
+    await ctx.addMessage({ role: 'user', content: 'look it up' });
+    for (const item of [rs, call, output('found')]) await ctx.addMessage(item);
+    expect(await ctx.getMessages()).toEqual([
+      { role: 'developer', content: 'be brief' },
+      { role: 'user', content: 'look it up' },
+      rs,
+      call,
+      output('found'),
+    ]);
+    expect(() =>
+      validateMessage({ type: 'function_call', call_id: '', name: 'f' }, 'm', 'openai-responses'),
+    ).toThrow(/m\.call_id: expected a non-empty string/);
+    expect(() => validateMessage({ type: 'teleport', id: 'x' }, 'm', 'openai-responses')).toThrow(
+      /m\.type: expected a Responses API item type/,
+    );
+  });
+
+  it('keep reasoning with the call it precedes and calls with their outputs, placeholders for missing ones', () => {
+    const { atoms, repairs } = buildAtoms(
+      entries(items({ role: 'user', content: 'go' }, rs, call)),
+      'openai-responses',
+    );
+    expect(atoms.map((a) => a.seqs)).toEqual([[0], [1, 2]]);
+    expect(atoms[1]!.open).toBe(true);
+    const closed = buildAtoms(
+      entries(items({ role: 'user', content: 'go' }, rs, call, { role: 'user', content: 'next' })),
+      'openai-responses',
+    );
+    expect(closed.atoms[1]!.messages.at(-1)).toMatchObject({
+      type: 'function_call_output',
+      call_id: 'call_1',
+    });
+    expect(closed.repairs.map((r) => r.kind)).toContain('missing_result');
+    // The open tail shows a placeholder too until the output comes (as in Chat Completions).
+    expect(repairs.map((r) => r.kind)).toEqual(['missing_result']);
+  });
+
+  it('validateRequest applies the pairing and reasoning rules', () => {
+    expect(
+      validateRequest(items({ role: 'user', content: 'go' }, rs, call, output('r')), 'openai-responses')
+        .problems,
+    ).toEqual([]);
+    const paths = (list: Message[]) => validateRequest(list, 'openai-responses').problems.map((p) => p.path);
+    expect(paths(items({ role: 'user', content: 'go' }, call))).toEqual(['input[1].call_id']);
+    expect(paths(items({ role: 'user', content: 'go' }, output('r')))).toEqual(['input[1].call_id']);
+    expect(paths(items({ role: 'user', content: 'go' }, rs))).toEqual(['input[1]']);
+  });
+
+  it('count text exactly with o200k', () => {
+    const counter = createTokenCounter(getModelInfo('gpt-4o')!);
+    const o200k = getTextTokenCounter('o200k_base');
+    const text = 'The quick brown fox jumps over the lazy dog. '.repeat(40);
+    const a = counter.countMessage(output(text) as Message, 'openai-responses');
+    const b = counter.countMessage(output(`${text}${text}`) as Message, 'openai-responses');
+    expect(b - a).toBe(o200k(`${text}${text}`) - o200k(text));
+    const m1 = counter.countMessage(
+      { role: 'user', content: [{ type: 'input_text', text }] } as Message,
+      'openai-responses',
+    );
+    expect(m1 - o200k(text)).toBe(
+      counter.countMessage(
+        { role: 'user', content: [{ type: 'input_text', text: '' }] } as Message,
+        'openai-responses',
+      ),
+    );
+  });
+
+  it('convert to and from Chat Completions where lossless, and list what cannot go across', () => {
+    const chat = convertMessages(items({ role: 'user', content: 'go' }, call, output('r')), 'openai');
+    expect(chat).toEqual([
+      { role: 'user', content: 'go' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"q":1}' } }],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: 'r' },
+    ]);
+    expect(convertMessages(chat, 'openai-responses')).toEqual([
+      { type: 'message', role: 'user', content: 'go' },
+      { type: 'function_call', call_id: 'call_1', name: 'lookup', arguments: '{"q":1}' },
+      { type: 'function_call_output', call_id: 'call_1', output: 'r' },
+    ]);
+    try {
+      convertMessages(
+        items({ role: 'user', content: 'go' }, rs, call, output('r'), {
+          type: 'web_search_call',
+          id: 'ws',
+          status: 'completed',
+        }),
+        'anthropic',
+      );
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(InvalidMessageError);
+      expect((err as InvalidMessageError).issues.map((i) => i.path)).toEqual(['messages[1]', 'messages[4]']);
+      expect((err as InvalidMessageError).message).toMatch(/encrypted_content/);
+    }
+  });
+
+  it('addOpenAIResponse adds a Responses response’s output and records its usage', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    await ctx.addMessage({ role: 'user', content: 'go' });
+    const added = await addOpenAIResponse(ctx, {
+      object: 'response',
+      output: [rs, call],
+      usage: { input_tokens: 12, output_tokens: 5, total_tokens: 17 },
+    });
+    expect(added).toEqual([rs, call]);
+    await ctx.addMessage(output('r'));
+    const view = await ctx.getMessagesForRequest({ tokenBudget: 10_000 });
+    expect(view).toEqual(items({ role: 'user', content: 'go' }, rs, call, output('r')));
+    expect(await post(view)).toBe(200);
+  });
+
+  it('the fake Responses API refuses an edited reasoning item and a call without its reasoning', () => {
+    const edited = { ...rs, summary: [{ type: 'summary_text', text: 'changed' }] };
+    expect(
+      responsesRequestProblems({
+        input: [{ role: 'user', content: 'go' }, edited, call, output('r')],
+      }).join(),
+    ).toMatch(/modified/);
+    expect(
+      responsesRequestProblems({ input: [{ role: 'user', content: 'go' }, call, output('r')] }).join(),
+    ).toMatch(/required 'reasoning' item/);
+  });
+});
+
+describe('every Responses item kind, every budget, every strategy', () => {
+  it('each view is accepted by the fake Responses API and the history is unchanged', async () => {
+    let compacted = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        itemsConversationArb,
+        fc.double({ min: 0.1, max: 1.3, noNaN: true }),
+        fc.constantFrom(...STRATEGIES),
+        async (conv, share, strategy) => {
+          const ctx = new ContextManager({ model: 'gpt-4o', strategy });
+          for (const m of conv) await ctx.addMessage(m);
+          const counter = createTokenCounter(getModelInfo('gpt-4o')!);
+          const full = await counter.measure(conv, { format: 'openai-responses' });
+          const budget = Math.max(64, Math.floor(full * share));
+          let view: Message[];
+          try {
+            view = await ctx.getMessagesForRequest({ tokenBudget: budget });
+          } catch (err) {
+            expect(err).toBeInstanceOf(ContextOverflowError);
+            return;
+          }
+          if (JSON.stringify(view).includes('contextkit')) compacted++;
+          expect(await counter.measure(view, { format: 'openai-responses' })).toBeLessThanOrEqual(budget);
+          expect(validateRequest(view, 'openai-responses').problems).toEqual([]);
+          expect(responsesRequestProblems({ input: view })).toEqual([]);
+          expect(await post(view)).toBe(200);
+          expect(await ctx.getMessages()).toEqual(conv);
+        },
+      ),
+      { numRuns: RUNS },
+    );
+    expect(compacted).toBeGreaterThan(0);
+  });
+});
