@@ -7,7 +7,8 @@ import { createRequire } from 'node:module';
 import { availableParallelism, loadavg } from 'node:os';
 import type * as O200k from 'gpt-tokenizer/encoding/o200k_base';
 import { ContextManager } from '../src/manager.js';
-import type { Message } from '../src/messages/types.js';
+import { convertMessages } from '../src/messages/convert.js';
+import type { Message, MessageFormat } from '../src/messages/types.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { longSessionMessages } from '../test/support/arbitraries.js';
@@ -117,13 +118,14 @@ async function runOurs(
   next: readonly Message[],
   budget: number,
   measureMemory: boolean,
+  model: string = MODEL,
 ): Promise<OursResult> {
   let heapBefore = 0;
   if (measureMemory) {
     gptTokenizer.clearMergeCache();
     heapBefore = liveHeapBytes();
   }
-  const manager = new ContextManager({ model: MODEL });
+  const manager = new ContextManager({ model });
   let compacted = false;
   const planMs: number[] = [];
   manager.on('context:post_compact', ({ receipt }) => {
@@ -319,11 +321,60 @@ export async function runCoreBenchmark(args: readonly string[]): Promise<void> {
     }
   }
 
+  const formats = await runFormats(session, Math.min(GOAL_SIZE, maxSize), extra);
+
   const peakRss = process.resourceUsage().maxRSS * 1024;
   const report = buildReport(scenarios, counting, peakRss, performance.now() - wallStart);
+  reportFormats(report, formats);
   process.stdout.write(report.toText());
   const path = report.write('core');
   progress(`written to ${path}`);
+}
+
+interface FormatRun {
+  format: MessageFormat;
+  budgetLabel: string;
+  turns: Summary;
+}
+
+/**
+ * The steady turn in every format (issue 11): the same generated session as Anthropic messages
+ * (`longSessionMessages(n, 'anthropic')`) and as Responses API items (the OpenAI session
+ * converted, which is lossless for it), next to the OpenAI figure of the main table.
+ */
+async function runFormats(openai: readonly Message[], size: number, extra: number): Promise<FormatRun[]> {
+  const runs: FormatRun[] = [];
+  const sessions: Array<[MessageFormat, readonly Message[], string]> = [
+    ['openai', openai, MODEL],
+    ['anthropic', longSessionMessages(size + extra, 'anthropic', SEED), 'claude-sonnet-4-5'],
+    ['openai-responses', convertMessages(openai.slice(0, size + extra), 'openai-responses'), MODEL],
+  ];
+  for (const [format, session, model] of sessions) {
+    for (const { label, budget } of BUDGETS) {
+      progress(`${sizeLabel(size)} messages, ${format}, budget ${label}…`);
+      const ours = await runOurs(session.slice(0, size), session.slice(size), budget, false, model);
+      runs.push({ format, budgetLabel: label, turns: ours.turns });
+    }
+  }
+  return runs;
+}
+
+function reportFormats(report: Report, runs: readonly FormatRun[]): void {
+  report.heading(`Steady turn by format (${sizeLabel(GOAL_SIZE)} messages)`);
+  report.table(
+    ['format', 'budget', 'median', 'p95', 'turns', 'goal < 1 ms'],
+    runs.map((r) => [
+      r.format,
+      r.budgetLabel,
+      formatMs(r.turns.median),
+      formatMs(r.turns.p95),
+      String(r.turns.n),
+      verdict(r.turns.median < 1),
+    ]),
+  );
+  report.note(
+    'Anthropic: `longSessionMessages(n, "anthropic")` counted with the Claude estimate; Responses API: the OpenAI session converted to input items, counted with o200k.',
+  );
 }
 
 function buildReport(
