@@ -24,6 +24,7 @@ import {
   startFakeResponses,
 } from './support/fake-responses-server.js';
 import { itemsConversationArb } from './support/responses-items-arb.js';
+import { runCli } from './support/run-cli.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 60);
 const STRATEGIES = ['summarize', 'truncate', 'smart', 'layered'] as const;
@@ -201,6 +202,40 @@ describe('Responses API items', () => {
       responsesRequestProblems({ input: [{ role: 'user', content: 'go' }, call, output('r')] }).join(),
     ).toMatch(/required 'reasoning' item/);
   });
+});
+
+describe('the CLI takes the Responses format', () => {
+  it('validate detects it and applies its rules; compact converts a Chat Completions file to it', async () => {
+    const good = JSON.stringify([
+      { role: 'developer', content: 'x' },
+      { role: 'user', content: 'go' },
+      rs,
+      call,
+      output('r'),
+    ]);
+    const ok = await runCli(['validate', '-'], { input: good });
+    expect(ok.stdout).toMatch(/valid \(5 messages, OpenAI Responses\)/);
+    expect(ok.code).toBe(0);
+    const bad = await runCli(['validate', '-', '--provider', 'openai-responses'], {
+      input: JSON.stringify([{ role: 'user', content: 'go' }, call]),
+    });
+    expect(bad.code).toBe(1);
+    expect(bad.stdout + bad.stderr).toMatch(/No tool output found for function call/);
+    const chat = JSON.stringify([
+      { role: 'user', content: 'go' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: 'r' },
+    ]);
+    const compacted = await runCli(['compact', '-', '--format', 'openai-responses', '--budget', '10000'], {
+      input: chat,
+    });
+    expect(compacted.code).toBe(0);
+    expect(compacted.stdout).toContain('"function_call_output"');
+  }, 60_000);
 });
 
 describe('every Responses item kind, every budget, every strategy', () => {

@@ -140,6 +140,7 @@ export function resolveConversationFormat(
  */
 export function detectConversationFormat(messages: readonly unknown[]): MessageFormat | undefined {
   let format: MessageFormat | undefined;
-  for (let i = 0; i < messages.length; i++) format = resolveConversationFormat(format, messages[i], i);
+  for (let i = 0; i < messages.length; i++)
+    format = resolveConversationFormat(format, messages[i], i, () => messages.slice(0, i));
   return format;
 }

@@ -3,6 +3,7 @@ import type { CompactionReceipt } from '../../events.js';
 import { formatInt } from '../../format-number.js';
 import { ContextManager } from '../../manager.js';
 import type { MessageFormat } from '../../messages/types.js';
+import { REQUEST_FORMATS } from '../../options.js';
 import { modelCounter } from '../../tokens/model-counter.js';
 import { loadConversation } from '../input.js';
 import { positiveInteger } from '../number-option.js';
@@ -34,8 +35,7 @@ export function registerCompact(program: Command): void {
     )
     .addOption(
       new Option('-f, --format <format>', "format of the view (default: the input's)").choices([
-        'openai',
-        'anthropic',
+        ...REQUEST_FORMATS,
       ]),
     )
     .option(

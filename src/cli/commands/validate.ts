@@ -3,6 +3,7 @@ import { ContextkitError } from '../../errors.js';
 import { detectConversationFormat, formatName } from '../../messages/detect.js';
 import type { MessageFormat } from '../../messages/types.js';
 import { validateRequest } from '../../messages/validate-request.js';
+import { REQUEST_FORMATS } from '../../options.js';
 import { CliError } from '../cli-error.js';
 import { parseInput, readInput } from '../input.js';
 
@@ -35,7 +36,7 @@ export function registerValidate(program: Command): void {
       new Option(
         '-p, --provider <provider>',
         "provider whose rules to apply (default: the conversation's format)",
-      ).choices(['openai', 'anthropic']),
+      ).choices([...REQUEST_FORMATS]),
     )
     .option(
       '--messages-path <path>',
@@ -46,7 +47,8 @@ export function registerValidate(program: Command): void {
       const source = file === '-' ? 'stdin' : file;
       const raw = parseInput(await readInput(file), source, { messagesPath: options.messagesPath });
       const found = detected(raw.messages);
-      const provider: MessageFormat = options.provider ?? (found === 'anthropic' ? 'anthropic' : 'openai');
+      const provider: MessageFormat =
+        options.provider ?? (found === 'mixed' || found === undefined ? 'openai' : found);
       const result = validateRequest(raw.messages, provider);
       const count = raw.messages.length;
       if (options.json) {
