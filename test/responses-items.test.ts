@@ -113,6 +113,20 @@ describe('Responses API items', () => {
     expect(repairs.map((r) => r.kind)).toEqual(['missing_result']);
   });
 
+  it('show a reused call_id renamed, call and output alike, and leave the stored items alone', () => {
+    const again = { type: 'function_call', call_id: 'call_1', name: 'lookup', arguments: '{}' };
+    const list = items({ role: 'user', content: 'go' }, call, output('a'), again, output('b'));
+    const { atoms, repairs } = buildAtoms(entries(list), 'openai-responses');
+    expect(atoms[2]!.messages).toEqual([
+      { ...again, call_id: 'call_1_s3' },
+      { type: 'function_call_output', call_id: 'call_1_s3', output: 'b' },
+    ]);
+    expect(repairs.map((r) => r.kind)).toEqual(['renamed_id']);
+    const view = atoms.flatMap((a) => a.messages);
+    expect(validateRequest(view, 'openai-responses').problems).toEqual([]);
+    expect(list[3]).toEqual(again);
+  });
+
   it('validateRequest applies the pairing and reasoning rules', () => {
     expect(
       validateRequest(items({ role: 'user', content: 'go' }, rs, call, output('r')), 'openai-responses')

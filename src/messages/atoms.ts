@@ -313,13 +313,13 @@ const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
  * id, or characters outside `[a-zA-Z0-9_-]`). Depends only on the history, so views stay stable.
  */
 /** The tool ids views already show: those of closed atoms, and those met while grouping the tail. */
-interface SeenIds {
+export interface SeenIds {
   has(id: string): boolean;
   add(id: string): void;
 }
 
 /** Closed ids read through, the tail's kept apart: no copy of the closed set per update. */
-function layeredIds(closed: ReadonlySet<string>): SeenIds {
+export function layeredIds(closed: ReadonlySet<string>): SeenIds {
   const tail = new Set<string>();
   return { has: (id) => closed.has(id) || tail.has(id), add: (id) => void tail.add(id) };
 }
@@ -532,7 +532,7 @@ function pushAnthropicSingle(atoms: Atom[], repairs: Repair[], entry: HistoryEnt
 export class AtomIndex {
   readonly format: MessageFormat;
   private closed: Atom[] = [];
-  /** Tool ids the closed atoms show (Anthropic), so a reused id further on gets a new one. */
+  /** Tool ids the closed atoms show (Anthropic, Responses), so a reused id further on gets a new one. */
   private closedIds = new Set<string>();
   private closedRepairs: Repair[] = [];
   private tail: Atom[] = [];
@@ -553,7 +553,7 @@ export class AtomIndex {
       this.format === 'openai'
         ? buildOpenAI(entries, this.closedUntil)
         : this.format === 'openai-responses'
-          ? buildResponses(entries, this.closedUntil)
+          ? buildResponses(entries, this.closedUntil, layeredIds(this.closedIds))
           : buildAnthropic(entries, this.closedUntil, layeredIds(this.closedIds));
     // Atoms before the open tail can never change again: later entries cannot reach back past it.
     let split = built.atoms.length;
@@ -565,7 +565,7 @@ export class AtomIndex {
     for (let k = 0; k < split; k++) {
       const atom = built.atoms[k]!;
       this.closed.push(atom);
-      if (this.format === 'anthropic') for (const slot of atom.results) this.closedIds.add(slot.callId);
+      if (this.format !== 'openai') for (const slot of atom.results) this.closedIds.add(slot.callId);
     }
     this.tail = built.atoms.slice(split);
     const boundarySeq =
@@ -620,7 +620,7 @@ export function buildAtoms(
     format === 'openai'
       ? buildOpenAI(entries, 0)
       : format === 'openai-responses'
-        ? buildResponses(entries, 0)
+        ? buildResponses(entries, 0, layeredIds(new Set()))
         : buildAnthropic(entries, 0, layeredIds(new Set()));
   return { atoms: built.atoms, repairs: built.repairs };
 }

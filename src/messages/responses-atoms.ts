@@ -8,7 +8,7 @@
  * their outputs are moved after them.
  */
 
-import type { Atom, BuildResult, Repair, ToolResultSlot } from './atoms.js';
+import type { Atom, BuildResult, Repair, SeenIds, ToolResultSlot } from './atoms.js';
 import { missingResultText } from './atoms.js';
 import { freezeDeep } from './freeze.js';
 import { itemType, outputCallId, RESPONSES_CALLS, RESPONSES_OUTPUTS } from './responses-items.js';
@@ -50,7 +50,7 @@ function single(entry: HistoryEntry): Atom {
 }
 
 /** Groups Responses items from `from` on (see the module note). */
-export function buildResponses(entries: readonly HistoryEntry[], from: number): BuildResult {
+export function buildResponses(entries: readonly HistoryEntry[], from: number, seen: SeenIds): BuildResult {
   const atoms: Atom[] = [];
   const repairs: Repair[] = [];
   let closedUntil = entries.length;
@@ -126,7 +126,7 @@ export function buildResponses(entries: readonly HistoryEntry[], from: number): 
     const unanswered = calls.filter((c) => !answers.has(callKey(c.message as Item)));
     const open = unanswered.length > 0 && !ended && i >= entries.length;
     if (open && closedUntil === entries.length) closedUntil = start;
-    const atom = exchange([...leading], calls, answers, open, repairs);
+    const atom = exchange([...leading], calls, answers, open, repairs, seen);
     if (displaced.length > 0) atom.repaired = true;
     atoms.push(atom);
     for (const moved of displaced) {
@@ -160,7 +160,37 @@ function exchange(
   answers: ReadonlyMap<string, HistoryEntry>,
   open: boolean,
   repairs: Repair[],
+  seen: SeenIds,
 ): Atom {
+  // Real logs reuse call ids; the API pairs by call_id over the whole input, so a reused one is
+  // shown renamed (call and output alike), the same way in every view.
+  const viewIds = new Map<HistoryEntry, string>();
+  for (const call of calls) {
+    const id = callKey(call.message as Item);
+    if ((call.message as Item).type === 'mcp_approval_request') {
+      viewIds.set(call, id); // approvals pair by the request's own id, which the API assigned
+      continue;
+    }
+    let out = id;
+    if (seen.has(out)) out = `${id}_s${call.seq}`;
+    for (let n = 2; seen.has(out); n++) out = `${id}_s${call.seq}_${n}`;
+    seen.add(out);
+    viewIds.set(call, out);
+    if (out !== id)
+      repairs.push({
+        kind: 'renamed_id',
+        seq: call.seq,
+        detail: `call_id ${id} shown as ${out} (the API wants unique call ids)`,
+      });
+  }
+  const renamed = (entry: HistoryEntry, field: string): Message => {
+    const call =
+      calls.find((c) => c === entry) ?? calls.find((c) => answers.get(callKey(c.message as Item)) === entry);
+    const id = call ? viewIds.get(call)! : undefined;
+    const item = entry.message as Item;
+    if (id === undefined || id === callKey(call!.message as Item)) return entry.message;
+    return freezeDeep({ ...item, [field]: id }) as unknown as Message;
+  };
   // Stored order for reasoning and calls; outputs after all the calls, in call order.
   const head = [...leading, ...calls].sort((a, b) => a.seq - b.seq);
   const messages: Message[] = [];
@@ -177,17 +207,21 @@ function exchange(
       });
       continue;
     }
-    messages.push(entry.message);
+    const isCallEntry = calls.includes(entry) && item.type !== 'mcp_approval_request';
+    messages.push(isCallEntry ? renamed(entry, 'call_id') : entry.message);
+    if (messages.at(-1) !== entry.message) repaired = true;
     seqs.push(entry.seq);
   }
   const results: ToolResultSlot[] = [];
   calls.forEach((call, index) => {
     const item = call.message as Item;
-    const key = callKey(item);
-    const answer = answers.get(key);
+    const answer = answers.get(callKey(item));
+    const key = viewIds.get(call)!;
     const name = String(item.name ?? item.type);
     if (answer) {
-      messages.push(answer.message);
+      const field = (answer.message as Item).call_id !== undefined ? 'call_id' : 'id';
+      messages.push(renamed(answer, field));
+      if (messages.at(-1) !== answer.message) repaired = true;
       seqs.push(answer.seq);
     } else if (item.type === 'mcp_approval_request' || item.type === 'computer_call') {
       return; // an approval may go unanswered; a computer call without output was left out
