@@ -8,6 +8,7 @@ import { validateRequest } from '../src/messages/validate-request.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { conversationArb, type GeneratedConversation } from './support/arbitraries.js';
+import { anthropicRequestProblems, messagesBody } from './support/fake-anthropic-server.js';
 import { referenceProblems } from './support/reference-validator.js';
 
 const MODEL: Record<MessageFormat, string> = {
@@ -61,6 +62,8 @@ async function checkView(
   // 2. Valid, by the library's rules and by the independent reference.
   expect(validateRequest(view, conv.format).problems).toEqual([]);
   expect(referenceProblems(view, conv.format)).toEqual([]);
+  if (conv.format === 'anthropic')
+    expect(anthropicRequestProblems(messagesBody(view), { signatures: false })).toEqual([]);
   // 3. Keeps system, pinned and critical messages and the latest user message, verbatim.
   const json = new Set(view.map((m) => JSON.stringify(m)));
   conv.messages.forEach((m, i) => {

@@ -43,8 +43,13 @@ const SERVER_RESULTS = new Set([
   'tool_search_tool_result',
 ]);
 
-/** Everything the fake API would refuse in a request body; empty when it answers 200. */
-export function anthropicRequestProblems(body: Rec): string[] {
+/**
+ * Everything the fake API would refuse in a request body; empty when it answers 200. With
+ * `signatures: false` thinking signatures are not checked (for conversations whose thinking
+ * blocks were not signed by this fake).
+ */
+export function anthropicRequestProblems(body: Rec, options: { signatures?: boolean } = {}): string[] {
+  const signatures = options.signatures ?? true;
   const problems: string[] = [];
   const messages = body.messages;
   if (!Array.isArray(messages) || messages.length === 0)
@@ -100,7 +105,7 @@ export function anthropicRequestProblems(body: Rec): string[] {
       const where = `${at}.content.${k}`;
       if (b.type === 'text' && blank(b.text) && !finalAssistant)
         problems.push(`${where}: text content blocks must contain non-whitespace text`);
-      if (b.type === 'thinking' && b.signature !== signThinking(String(b.thinking)))
+      if (signatures && b.type === 'thinking' && b.signature !== signThinking(String(b.thinking)))
         problems.push(`${where}: Invalid signature in thinking block`);
       if (b.type === 'tool_result') {
         if (raw.role !== 'user') problems.push(`${where}: tool_result only in a user message`);
