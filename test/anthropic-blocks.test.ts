@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContextOverflowError } from '../src/errors.js';
 import { ContextManager } from '../src/manager.js';
-import { buildAtoms } from '../src/messages/atoms.js';
+import { AtomIndex, buildAtoms } from '../src/messages/atoms.js';
 import type { HistoryEntry, Message } from '../src/messages/types.js';
 import { validateMessage } from '../src/messages/validate-message.js';
 import { validateRequest } from '../src/messages/validate-request.js';
@@ -162,6 +162,37 @@ describe('Anthropic blocks beyond the basic ones', () => {
       'messages[1].content[0].id',
     ]);
     expect(anthropicRequestProblems(messagesBody([user, running, user]))).not.toEqual([]);
+  });
+
+  it('keeps a pause_turn reply and the reply that continues it in one atom, also when built turn by turn', () => {
+    const paused = {
+      role: 'assistant',
+      content: [{ type: 'server_tool_use', id: 'srvtoolu_p', name: 'code_execution', input: { code: 'x' } }],
+    } as unknown as Message;
+    const rest = {
+      role: 'assistant',
+      content: [(codeReply.content as unknown[])[2], { type: 'text', text: 'done' }].map((b) =>
+        JSON.stringify(b).includes('srvtoolu_1')
+          ? JSON.parse(JSON.stringify(b).replaceAll('srvtoolu_1', 'srvtoolu_p'))
+          : b,
+      ),
+    } as unknown as Message;
+    const list = entries([
+      { role: 'user', content: 'run it' },
+      paused,
+      rest,
+      { role: 'user', content: 'thanks' },
+    ]);
+    const { atoms } = buildAtoms(list, 'anthropic');
+    expect(atoms.map((a) => a.seqs)).toEqual([[0], [1, 2], [3]]);
+    expect(atoms[1]!.results.map((r) => [r.key, r.messageIndex, r.toolName])).toEqual([
+      ['2:b0', 1, 'code_execution'],
+    ]);
+    const index = new AtomIndex('anthropic');
+    index.update(list.slice(0, 2));
+    expect(index.at(1).open).toBe(true);
+    index.update(list);
+    expect(index.all().map((a) => a.seqs)).toEqual([[0], [1, 2], [3]]);
   });
 
   it('clearing shortens a server tool’s output in its own shape, keeping the pair in one atom', async () => {

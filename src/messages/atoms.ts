@@ -243,11 +243,15 @@ function blocksOf(message: AnthropicMessage): readonly AnthropicContentBlock[] |
  * same message, so the pair is one atom by construction) that clearing may shorten. Keyed
  * `seq:b<block index>`, apart from the `seq:<call index>` keys of client tool calls.
  */
-function inlineSlots(message: AnthropicMessage, seq: number): ToolResultSlot[] {
+function inlineSlots(
+  message: AnthropicMessage,
+  seq: number,
+  messageIndex = 0,
+  names = new Map<string, string>(),
+): ToolResultSlot[] {
   if (message.role !== 'assistant') return [];
   const blocks = blocksOf(message);
-  if (!blocks?.some((b) => isInlineResult(b.type))) return [];
-  const names = new Map<string, string>();
+  if (!blocks?.some((b) => isInlineCall(b.type) || isInlineResult(b.type))) return [];
   const slots: ToolResultSlot[] = [];
   blocks.forEach((block, index) => {
     const b = block as unknown as Record<string, unknown>;
@@ -261,12 +265,43 @@ function inlineSlots(message: AnthropicMessage, seq: number): ToolResultSlot[] {
         callId,
         toolName,
         resultSeq: seq,
-        messageIndex: 0,
+        messageIndex,
         blockIndex: index,
       });
     }
   });
   return slots;
+}
+
+/** Ids of the server-tool and MCP calls a message makes that no result in it answers yet. */
+function settleInline(running: Set<string>, message: AnthropicMessage): Set<string> {
+  for (const block of blocksOf(message) ?? []) {
+    const b = block as unknown as Record<string, unknown>;
+    if (isInlineCall(b.type) && typeof b.id === 'string') running.add(b.id);
+    else if (isInlineResult(b.type)) running.delete(String(b.tool_use_id));
+  }
+  return running;
+}
+
+/**
+ * A `pause_turn` reply (a server tool still running) and the assistant messages that continue it:
+ * one turn for the API, so one atom, with the shortenable results of all of them as slots.
+ */
+function pausedAtom(members: readonly HistoryEntry[], open: boolean): Atom {
+  const names = new Map<string, string>();
+  const messages = members.map(
+    (m) => withoutEmptyText(m.message as AnthropicMessage) ?? (m.message as AnthropicMessage),
+  );
+  return {
+    id: members[0]!.seq,
+    kind: 'message',
+    seqs: members.map((m) => m.seq),
+    messages,
+    results: messages.flatMap((m, k) => inlineSlots(m, members[k]!.seq, k, names)),
+    repaired: messages.some((m, k) => m !== members[k]!.message),
+    open,
+    hasUserContent: false,
+  };
 }
 
 function anthropicUserHasContent(message: AnthropicMessage): boolean {
@@ -499,6 +534,26 @@ function buildAnthropic(entries: readonly HistoryEntry[], from: number, seenIds:
         atoms.push(singleAtom(entry, 'anthropic', freezeDeep({ role: 'user', content: rest })));
       i++;
       continue;
+    }
+    const running = message.role === 'assistant' ? settleInline(new Set(), message) : undefined;
+    if (running && running.size > 0) {
+      // A pause_turn reply: the assistant messages that continue it join it in one atom.
+      const members = [entry];
+      let j = i + 1;
+      while (running.size > 0 && j < entries.length) {
+        const next = entries[j]!.message as AnthropicMessage;
+        if (next.role !== 'assistant' || toolUses(next).length > 0) break;
+        members.push(entries[j]!);
+        settleInline(running, next);
+        j++;
+      }
+      const open = running.size > 0 && j >= entries.length;
+      if (open && closedUntil === entries.length) closedUntil = i;
+      if (members.length > 1 || open) {
+        atoms.push(pausedAtom(members, open));
+        i = j;
+        continue;
+      }
     }
     pushAnthropicSingle(atoms, repairs, entry);
     i++;

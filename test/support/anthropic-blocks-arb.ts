@@ -23,6 +23,7 @@ export const TURN_KINDS = [
   'upload',
   'searchresult',
   'future',
+  'pause',
 ] as const;
 export type TurnKind = (typeof TURN_KINDS)[number];
 
@@ -289,6 +290,36 @@ export const blocksConversationArb: fc.Arbitrary<BlocksConversation> = fc
       messages.push(userTurn(kind, t, size, mark));
       if (kind === 'thinking-tools' || kind === 'redacted') {
         messages.push(...thinkingLoop(t, size, kind === 'redacted', true, false));
+        return;
+      }
+      if (kind === 'pause') {
+        // A pause_turn reply (web search still running), then the reply that continues it.
+        const id = `srvtoolu_p${t}`;
+        messages.push({
+          role: 'assistant',
+          content: [
+            { type: 'text', text: `searching ${t}` },
+            { type: 'server_tool_use', id, name: 'web_search', input: { query: `q${t}` } },
+          ],
+        } as unknown as Message);
+        messages.push({
+          role: 'assistant',
+          content: [
+            {
+              type: 'web_search_tool_result',
+              tool_use_id: id,
+              content: [
+                {
+                  type: 'web_search_result',
+                  url: 'https://e.com',
+                  title: 'E',
+                  encrypted_content: Buffer.from(words(size, t)).toString('base64'),
+                },
+              ],
+            },
+            { type: 'text', text: `found ${t}: ${words(Math.ceil(size / 4), t)}` },
+          ],
+        } as unknown as Message);
         return;
       }
       const blocks = assistantTurn(kind, t, size);

@@ -9,9 +9,10 @@
  * - every `tool_use` is answered by a `tool_result` in the very next message, a user message, where
  *   the results come before any other block; every `tool_result` answers a `tool_use` of the
  *   message just before, once; tool ids are unique in the request;
- * - server tools and MCP pair inside one assistant message: a `*_tool_result` / `mcp_tool_result`
- *   follows its `server_tool_use` / `mcp_tool_use` there; a call may be left unanswered only in
- *   the final assistant message (a `pause_turn` reply);
+ * - server tools and MCP pair inside one assistant turn (consecutive assistant messages are one
+ *   turn: the API merges them, which is how a `pause_turn` reply is continued): a
+ *   `*_tool_result` / `mcp_tool_result` follows its `server_tool_use` / `mcp_tool_use` there; a
+ *   call may be left unanswered only at the end of the request;
  * - no empty or whitespace-only text block, and no empty message except a final assistant one;
  * - thinking blocks carry the signature the API gave them: an edited thinking block fails the
  *   check (here the fake signs with `signThinking`); with `thinking` enabled, when the request
@@ -74,6 +75,7 @@ export function anthropicRequestProblems(body: Rec, options: { signatures?: bool
   }
   const ids = new Set<string>();
   const last = messages.length - 1;
+  const open = new Map<string, string>(); // server-tool calls of the current assistant turn
   messages.forEach((raw: unknown, i: number) => {
     const at = `messages.${i}`;
     if (!isRec(raw)) {
@@ -83,6 +85,10 @@ export function anthropicRequestProblems(body: Rec, options: { signatures?: bool
     if (raw.role !== 'user' && raw.role !== 'assistant') problems.push(`${at}.role: unexpected role`);
     if (i === 0 && raw.role !== 'user') problems.push(`${at}: the first message must use the "user" role`);
     const finalAssistant = i === last && raw.role === 'assistant';
+    if (raw.role === 'user' && open.size > 0) {
+      problems.push(`${at}: server tool calls without results before this user message: ${[...open.keys()]}`);
+      open.clear();
+    }
     if (typeof raw.content === 'string') {
       if (blank(raw.content) && !finalAssistant) problems.push(`${at}: text content must be non-empty`);
       return;
@@ -100,7 +106,6 @@ export function anthropicRequestProblems(body: Rec, options: { signatures?: bool
         : [],
     );
     let other = false;
-    const open = new Map<string, string>();
     blocks.forEach((b, k) => {
       const where = `${at}.content.${k}`;
       if (b.type === 'text' && blank(b.text) && !finalAssistant)
@@ -133,8 +138,6 @@ export function anthropicRequestProblems(body: Rec, options: { signatures?: bool
       problems.push(
         `messages.${i - 1}: tool_use ids without tool_result blocks after them: ${[...wanted].join(', ')}`,
       );
-    if (open.size > 0 && i !== last)
-      problems.push(`${at}: server tool calls without results: ${[...open.keys()]}`);
   });
   const end = messages[last];
   if (isRec(end) && end.role === 'assistant' && blocksOf(end).some((b) => b.type === 'tool_use'))
