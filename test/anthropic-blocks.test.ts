@@ -5,9 +5,10 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ContextOverflowError } from '../src/errors.js';
+import { ContextOverflowError, InvalidMessageError } from '../src/errors.js';
 import { ContextManager } from '../src/manager.js';
 import { AtomIndex, buildAtoms } from '../src/messages/atoms.js';
+import { convertMessages } from '../src/messages/convert.js';
 import type { HistoryEntry, Message } from '../src/messages/types.js';
 import { validateMessage } from '../src/messages/validate-message.js';
 import { validateRequest } from '../src/messages/validate-request.js';
@@ -114,6 +115,38 @@ describe('Anthropic blocks beyond the basic ones', () => {
     const view = await ctx.getMessagesForRequest({ tokenBudget: 10_000 });
     expect(view[1]).toEqual(reply);
     expect(validateRequest(view, 'anthropic').problems).toEqual([]);
+  });
+
+  it('refuses to convert server-tool, MCP, upload, search-result and unknown blocks to OpenAI, listing them', () => {
+    const list = [
+      {
+        role: 'user',
+        content: [{ type: 'search_result', source: 's', title: 't', content: [{ type: 'text', text: 'b' }] }],
+      },
+      codeReply,
+      {
+        role: 'user',
+        content: [
+          { type: 'container_upload', file_id: 'f' },
+          { type: 'text', text: 'x' },
+        ],
+      },
+    ] as unknown as Message[];
+    for (const to of ['openai', 'openai-responses'] as const) {
+      try {
+        convertMessages(list, to);
+        expect.unreachable();
+      } catch (err) {
+        expect(err).toBeInstanceOf(InvalidMessageError);
+        expect((err as InvalidMessageError).code).toBe('not_convertible');
+        expect((err as InvalidMessageError).issues.map((i) => i.path)).toEqual([
+          'messages[0].content[0]',
+          'messages[1].content[1]',
+          'messages[1].content[2]',
+          'messages[2].content[0]',
+        ]);
+      }
+    }
   });
 
   it('checks the new blocks’ fields and where they may stand', () => {

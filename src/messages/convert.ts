@@ -25,6 +25,8 @@
  *   `cache_control` and `citations` are dropped.
  */
 
+import { InvalidMessageError, type MessageIssue } from '../errors.js';
+import { ASSISTANT_ONLY_BLOCKS, isFutureBlockType } from './anthropic-blocks.js';
 import { chatToResponses, responsesToChat } from './convert-responses.js';
 import { detectConversationFormat } from './detect.js';
 import type {
@@ -437,6 +439,28 @@ export function toOpenAI(messages: readonly AnthropicMessage[]): OpenAIMessage[]
 
 // ================================================================================== either way
 
+/** Anthropic blocks with no OpenAI counterpart: server tools, MCP, uploads, search results, future blocks. */
+const NO_OPENAI_COUNTERPART = new Set([...ASSISTANT_ONLY_BLOCKS, 'container_upload', 'search_result']);
+
+/**
+ * Throws `InvalidMessageError` (code `not_convertible`) listing every Anthropic block that cannot
+ * go to an OpenAI format as it is (they would otherwise be left out without a word).
+ */
+function notConvertibleBlocks(messages: readonly Message[], to: MessageFormat): void {
+  const issues: MessageIssue[] = [];
+  messages.forEach((m, i) => {
+    if (!Array.isArray(m.content)) return;
+    (m.content as unknown as Array<Record<string, unknown>>).forEach((b, k) => {
+      if (NO_OPENAI_COUNTERPART.has(String(b.type)) || isFutureBlockType(b.type))
+        issues.push({
+          path: `messages[${i}].content[${k}]`,
+          message: `a "${String(b.type)}" block has no ${to === 'openai' ? 'Chat Completions' : 'Responses API'} counterpart and cannot be converted`,
+        });
+    });
+  });
+  if (issues.length > 0) throw new InvalidMessageError(issues, 'not_convertible');
+}
+
 /**
  * Returns `messages` in format `to`, converting from the format they are detected to be in. When
  * they already are (or fit either format) the result is a new array of the same message objects.
@@ -453,6 +477,7 @@ export function convertMessages(messages: readonly Message[], to: MessageFormat)
     const chat = responsesToChat(messages);
     return to === 'openai' ? chat : toAnthropic(chat);
   }
+  if (from === 'anthropic') notConvertibleBlocks(messages, to);
   if (to === 'openai-responses')
     return chatToResponses(
       from === 'anthropic' ? toOpenAI(messages as AnthropicMessage[]) : (messages as OpenAIMessage[]),
