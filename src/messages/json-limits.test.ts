@@ -42,7 +42,13 @@ describe('jsonValueIssues and jsonTextDepth', () => {
     const cycle: Record<string, unknown> = {};
     cycle.self = cycle;
     expect(jsonValueIssues(cycle, 'm')[0]!.message).toMatch(/cycle/);
-    expect(jsonValueIssues({ x: Number.NaN }, 'm', { numbers: false })).toEqual([]);
+    expect(jsonValueIssues({ x: Number.NaN, d: new Date(0) }, 'm', { depthOnly: true })).toEqual([]);
+    expect(
+      jsonValueIssues(
+        { d: new Date(0), m: new Map(), b: 1n, f: () => 1, u: [undefined], ok: undefined },
+        'm',
+      ).map((i) => i.message.match(/\((\S+) is/)?.[1]),
+    ).toEqual(['m.d', 'm.m', 'm.b', 'm.f', 'm.u[0]']);
   });
 
   it('measures the depth of JSON text in one pass, ignoring brackets inside strings', () => {

@@ -42,6 +42,24 @@ function pathOf(frame: Frame): string {
   return out;
 }
 
+/** A value JSON cannot hold: reported on the whole value, saying where inside it. */
+function notPlain(path: string, frame: Frame, what: string): MessageIssue {
+  return { path, message: `expected a plain JSON object (${path}${pathOf(frame)} is ${what}); refused` };
+}
+
+function isPlain(v: object): boolean {
+  const proto: unknown = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+function describe(v: unknown): string {
+  if (v === undefined) return 'undefined in an array (or a hole)';
+  if (typeof v === 'bigint') return `the BigInt ${String(v)}n`;
+  if (typeof v !== 'object' || v === null) return `a ${typeof v}`;
+  const name = (v as { constructor?: { name?: unknown } }).constructor?.name;
+  return typeof name === 'string' && name !== '' ? `a ${name}` : 'an object with a custom prototype';
+}
+
 function numberIssue(n: number): string | undefined {
   if (Number.isNaN(n)) return 'NaN has no JSON form (it would be stored as null); refused';
   if (n === Number.POSITIVE_INFINITY)
@@ -54,16 +72,28 @@ function numberIssue(n: number): string | undefined {
 
 /**
  * Problems that would keep `value` (a message or its metadata) from round-tripping through JSON
- * or from being walked: nesting deeper than {@link MAX_JSON_DEPTH}, non-finite numbers and `-0`.
+ * or from being walked: nesting deeper than {@link MAX_JSON_DEPTH}, non-finite numbers and `-0`,
+ * and values JSON would change or drop (BigInt, functions, symbols, `undefined` in an array, and
+ * objects that are not plain: `Date`, `Map`, class instances, boxed primitives).
  * Iterative, so any depth (and a cycle) is reported, never a stack overflow. Paths start at `path`.
- * With `numbers: false`, only the depth is checked.
+ * With `depthOnly`, only the depth of plain objects and arrays is checked.
  */
 export function jsonValueIssues(
   value: unknown,
   path: string,
-  options: { numbers?: boolean } = {},
+  options: { depthOnly?: boolean } = {},
 ): MessageIssue[] {
-  const numbers = options.numbers ?? true;
+  try {
+    return walkIssues(value, path, options.depthOnly !== true);
+  } catch (error) {
+    // A throwing getter or proxy trap: the value cannot be read, let alone stored.
+    return [
+      { path, message: `cannot be read as JSON (${(error as Error)?.message ?? String(error)}); refused` },
+    ];
+  }
+}
+
+function walkIssues(value: unknown, path: string, numbers: boolean): MessageIssue[] {
   const issues: MessageIssue[] = [];
   const stack: Frame[] = [{ value, parent: undefined, key: '', depth: 0 }];
   while (stack.length > 0 && issues.length < MAX_ISSUES) {
@@ -75,7 +105,21 @@ export function jsonValueIssues(
       if (problem) issues.push({ path: `${path}${pathOf(frame)}`, message: problem });
       continue;
     }
-    if (typeof v !== 'object' || v === null) continue;
+    if (typeof v === 'string' || typeof v === 'boolean' || v === null) continue;
+    if (!numbers) {
+      if (typeof v !== 'object' || (Array.isArray(v) === false && !isPlain(v))) continue;
+    } else if (typeof v !== 'object') {
+      // undefined as a property is left out by JSON as it is here; anywhere else it changes.
+      if (v === undefined && (frame.parent === undefined || !Array.isArray(frame.parent.value))) continue;
+      issues.push(notPlain(path, frame, `${describe(v)}, which has no JSON form`));
+      continue;
+    }
+    if (!Array.isArray(v)) {
+      if (!isPlain(v)) {
+        issues.push(notPlain(path, frame, `${describe(v)}, which JSON would store changed`));
+        continue;
+      }
+    }
     if (frame.depth >= MAX_JSON_DEPTH) {
       issues.push({
         path: `${path}${pathOf(frame)}`,

@@ -326,7 +326,7 @@ function messageIssues(message: unknown, path: string, format: MessageFormat | u
     return issues;
   }
   // Every walk below (and every later one) is bounded by this depth.
-  const deep = jsonValueIssues(message, path, { numbers: false });
+  const deep = jsonValueIssues(message, path, { depthOnly: true });
   if (deep.length > 0) return deep;
   const scope: Scope = format ?? formatEvidence(message)?.format;
   const roles = scope === 'anthropic' ? ANTHROPIC_ROLES : OPENAI_ROLES;
