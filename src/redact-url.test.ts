@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../test/support/run-cli.js';
 import { ConfigurationError } from './errors.js';
 import { ContextManager } from './manager.js';
 import { redactUrl, redactUrlsIn } from './redact-url.js';
@@ -71,4 +72,25 @@ describe('store URLs in errors', () => {
     },
     20_000,
   );
+});
+
+describe('store URLs on the command line', () => {
+  it("are redacted in the CLI's error lines", async () => {
+    const env = { ...process.env, CONTEXTKIT_DEBUG: '', NO_COLOR: '1', CONTEXTKIT_STORE: '' };
+    const urls = [
+      'postgres://app:s3cret@127.0.0.1:1/db',
+      'postgres://app:s3/cret@127.0.0.1:1/db',
+      'postgres://127.0.0.1:1/db?password=s3cret',
+      'bogus://app:s3cret@x',
+    ];
+    const runs = await Promise.all(
+      urls.map((url) => runCli(['conversations', 'list', '--store', url], { env, timeoutMs: 120_000 })),
+    );
+    for (const run of runs) {
+      expect([1, 2]).toContain(run.code);
+      expect(run.stderr).toMatch(/^contextkit: /);
+      expect(run.stderr).not.toContain(SECRET);
+      expect(run.stderr).not.toContain('cret');
+    }
+  }, 240_000);
 });
