@@ -31,6 +31,25 @@ describe('bounded counting', () => {
     }
   });
 
+  it('counts exactly texts read pre-token by pre-token (no space or digit for long stretches) whose pre-tokens are short', () => {
+    const texts = [
+      'a-b.c_d/e'.repeat(5000),
+      '日本語のテキスト、'.repeat(3000),
+      '{"key":"value","list":["x","y"],"nested":{"a":"b"}}'.repeat(2000),
+      'word\nword\r\nWord!\n'.repeat(3000),
+      `${'x'.repeat(600)} and then ${'ab.'.repeat(4000)}`,
+    ];
+    for (const text of texts) {
+      for (const encoding of ENCODINGS) {
+        const exact = direct[encoding](text);
+        const got = countTextTokens(text, encoding);
+        // The fifth holds one over-long run; the others none, so they are exact.
+        if (text.startsWith('x')) expect(Math.abs(got - exact)).toBeLessThanOrEqual(1);
+        else expect(got).toBe(exact);
+      }
+    }
+  });
+
   it('counts arbitrary texts over a chunk long exactly when no pre-token is over-long', () => {
     const word = fc.stringMatching(/^[ a-zA-Z0-9.,;:!?'"\n\t{}[\]()-]{1,40}$/);
     fc.assert(

@@ -5,8 +5,9 @@
  * of a zero-filled base64 blob each take tens of seconds, and a 170M-character one aborts the
  * process. Ordinary text has no pre-token longer than a few dozen characters.
  *
- * So a long text is read pre-token by pre-token with the encoding's own split pattern, and
- * counted in chunks of about {@link CHUNK_CHARS} characters cut only where cutting cannot change
+ * So a text that may hold a long pre-token (a cheap pass tells, see `mayHoldLongPretoken`; other
+ * texts are counted in one call) is read pre-token by pre-token with the encoding's own split
+ * pattern, and counted in chunks of about {@link CHUNK_CHARS} characters cut only where cutting cannot change
  * the count (a pre-token boundary not preceded by whitespace: the only parts of the pattern that
  * look past a pre-token, `\s+(?!\S)` and `\s+$`, start on whitespace). Such texts are counted
  * exactly. A pre-token longer than {@link MAX_PRETOKEN_CHARS} characters is counted in pieces of
@@ -18,7 +19,7 @@
 import { CL100K_TOKEN_SPLIT_REGEX, O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import type { EncodingName } from './types.js';
 
-/** Texts up to this long are handed to the encoder whole: even a single run costs little. */
+/** Where a text is read pre-token by pre-token, it is counted in chunks of about this many characters. */
 export const CHUNK_CHARS = 8192;
 /** Pre-tokens longer than this are counted in pieces of this many characters. */
 export const MAX_PRETOKEN_CHARS = 512;
@@ -46,6 +47,30 @@ function isWhitespaceCode(c: number): boolean {
     c === 0x3000 ||
     c === 0xfeff
   );
+}
+
+/**
+ * Whether `text` may hold a pre-token longer than {@link MAX_PRETOKEN_CHARS}, in one cheap pass.
+ * A pre-token other than a run of whitespace holds no digit and no whitespace but `\r`/`\n`,
+ * apart from one leading character; so when no stretch free of those "breakers" and no run of
+ * whitespace is that long, none is. Conservative: `true` only sends the text down the slower,
+ * still exact, path that finds the pre-tokens.
+ */
+function mayHoldLongPretoken(text: string): boolean {
+  let sinceBreaker = 0;
+  let whitespace = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (isWhitespaceCode(c)) {
+      whitespace++;
+      sinceBreaker = c === 10 || c === 13 ? sinceBreaker + 1 : 0;
+    } else {
+      whitespace = 0;
+      sinceBreaker = c >= 48 && c <= 57 ? 0 : sinceBreaker + 1;
+    }
+    if (sinceBreaker >= MAX_PRETOKEN_CHARS || whitespace > MAX_PRETOKEN_CHARS) return true;
+  }
+  return false;
 }
 
 /** Where to cut `text` near `at` without splitting a surrogate pair. */
@@ -78,10 +103,8 @@ export function boundedCounter(encoding: EncodingName, raw: RawCounter): RawCoun
   if (source === undefined) throw new TypeError(`unknown encoding ${JSON.stringify(encoding)}`);
   const split = new RegExp(source, 'gu');
   return (text: string): number => {
-    if (text.length <= CHUNK_CHARS) {
-      if (text.length <= MAX_PRETOKEN_CHARS) return raw(text);
-      // Short enough to count whole unless it is one long run: scan first.
-    }
+    // Ordinary text, however long: one call, exact, and linear (no pre-token is long).
+    if (text.length <= MAX_PRETOKEN_CHARS || !mayHoldLongPretoken(text)) return raw(text);
     let total = 0;
     let chunkStart = 0;
     split.lastIndex = 0;
