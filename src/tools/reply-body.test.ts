@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../errors.js';
 import { CountFailedError, createCountClient } from '../guard/count-endpoints.js';
+import { ContextManager } from '../manager.js';
 import type { HistoryEntry } from '../messages/types.js';
 import { createAnthropicTools, createOpenAITools, type LLMWarning } from './llm.js';
 import { ReplyTooLargeError, readReplyText, scrubSecrets } from './reply-body.js';
@@ -110,6 +111,23 @@ describe('reading replies with a cap', () => {
       expect(warnings).toHaveLength(2);
     },
   );
+
+  it("takes the cap as the manager's llm.maxReplyBytes, refusing a bad one at construction", () => {
+    expect(
+      () =>
+        new ContextManager({
+          model: 'gpt-4o',
+          llm: { provider: 'openai', baseURL: base, apiKey: KEY, model: 'm', maxReplyBytes: 0 },
+        }),
+    ).toThrow(/maxReplyBytes/);
+    expect(
+      () =>
+        new ContextManager({
+          model: 'gpt-4o',
+          llm: { provider: 'anthropic', baseURL: base, apiKey: KEY, model: 'm', maxReplyBytes: 4096 },
+        }),
+    ).not.toThrow();
+  });
 
   it('refuses a cap that is not a positive whole number at construction', () => {
     for (const bad of [0, -1, 1.5, Number.NaN]) {
