@@ -218,7 +218,7 @@ export class History {
 /**
  * A deep copy of a JSON-like value, so what is stored and frozen is never the caller's object.
  * Refuses first, with the path, what would not survive JSON or a walk (see `jsonValueIssues`):
- * nesting deeper than `MAX_JSON_DEPTH`, `NaN`, `±Infinity` and `-0`.
+ * nesting deeper than `MAX_JSON_DEPTH`, `NaN`, `±Infinity`, `-0`, and values JSON would change.
  */
 function plainCopy<T>(value: T, path: string): T {
   const issues = jsonValueIssues(value, path);
