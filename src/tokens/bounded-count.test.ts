@@ -74,6 +74,9 @@ describe('bounded counting', () => {
       `${randomBytes(3000).toString('base64')}${Buffer.alloc(6000).toString('base64')}`,
       Array.from({ length: 4000 }, (_, i) => String.fromCharCode(97 + ((i * 7919) % 26))).join(''),
       '日本語'.repeat(3000),
+      // Surrogate pairs and combining marks: pieces are never cut inside a pair.
+      '🚀'.repeat(3000),
+      `e${'\u0301'.repeat(3000)}`,
     ];
     for (const text of inputs) {
       for (const encoding of ENCODINGS) {
