@@ -7,6 +7,7 @@
 import { ConflictError, InvalidMessageError } from '../errors.js';
 import { resolveConversationFormat } from '../messages/detect.js';
 import { freezeDeep } from '../messages/freeze.js';
+import { jsonValueIssues } from '../messages/json-limits.js';
 import type { HistoryEntry, Message, MessageFormat, MessageMetadata } from '../messages/types.js';
 import { validateMessage } from '../messages/validate-message.js';
 import type { AddMessageOptions } from '../options.js';
@@ -214,8 +215,14 @@ export class History {
   }
 }
 
-/** A deep copy of a JSON-like value, so what is stored and frozen is never the caller's object. */
+/**
+ * A deep copy of a JSON-like value, so what is stored and frozen is never the caller's object.
+ * Refuses first, with the path, what would not survive JSON or a walk (see `jsonValueIssues`):
+ * nesting deeper than `MAX_JSON_DEPTH`, `NaN`, `±Infinity`, `-0`, and values JSON would change.
+ */
 function plainCopy<T>(value: T, path: string): T {
+  const issues = jsonValueIssues(value, path);
+  if (issues.length > 0) throw new InvalidMessageError(issues);
   try {
     return structuredClone(value);
   } catch {

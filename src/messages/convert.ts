@@ -26,6 +26,7 @@
  */
 
 import { detectConversationFormat } from './detect.js';
+import { parseJsonWithinDepth } from './json-limits.js';
 import type {
   AnthropicContentBlock,
   AnthropicDocumentBlock,
@@ -62,7 +63,7 @@ function textPart(text: string): OpenAITextPart {
 function argumentsToInput(args: string): Record<string, unknown> {
   if (args.trim() === '') return {};
   try {
-    const parsed: unknown = JSON.parse(args);
+    const parsed: unknown = parseJsonWithinDepth(args);
     if (isRecord(parsed)) return parsed;
   } catch {
     // Not JSON: kept raw below.

@@ -23,6 +23,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { ConflictError, StoreError } from '../errors.js';
+import { redactUrl, redactUrlsIn } from '../redact-url.js';
 import { validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
 import { PostgresSearch, postgresSearchMigration, searchTexts } from './postgres-search.js';
@@ -106,22 +107,16 @@ function checkIdentifier(option: string, value: string, maxLength: number): void
   }
 }
 
-/** The URL without its password, for error messages. */
+/** The URL without its credentials, for error messages (see `redactUrl`). */
 function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return url.replace(/:[^:@/]*@/, ':***@');
-  }
+  return redactUrl(url);
 }
 
 function errorText(error: unknown): string {
   if (error instanceof AggregateError && error.errors.length > 0) {
     return error.errors.map((e: unknown) => errorText(e)).join('; ');
   }
-  return error instanceof Error ? error.message || error.name : String(error);
+  return redactUrlsIn(error instanceof Error ? error.message || error.name : String(error));
 }
 
 function idBytes(conversationId: string): Buffer {

@@ -23,6 +23,7 @@ import { createHash } from 'node:crypto';
 import { createClient } from 'redis';
 import { ConflictError, StoreError } from '../errors.js';
 import type { Message, MessageMetadata } from '../messages/types.js';
+import { redactUrl, redactUrlsIn } from '../redact-url.js';
 import { encodeId, validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
 import { pageStart, prefixUpperBound } from './prefix-range.js';
@@ -134,18 +135,12 @@ function errorText(error: unknown): string {
   if (error instanceof AggregateError && error.errors.length > 0) {
     return error.errors.map((e: unknown) => errorText(e)).join('; ');
   }
-  return error instanceof Error ? error.message || error.name : String(error);
+  return redactUrlsIn(error instanceof Error ? error.message || error.name : String(error));
 }
 
-/** The URL without its password, for error messages. */
+/** The URL without its credentials, for error messages (see `redactUrl`). */
 function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return url.replace(/:[^:@/]*@/, ':***@');
-  }
+  return redactUrl(url);
 }
 
 function isWrongType(error: unknown): boolean {

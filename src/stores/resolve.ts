@@ -5,6 +5,7 @@
 
 import { fileURLToPath } from 'node:url';
 import { ConfigurationError, StoreError } from '../errors.js';
+import { redactUrl } from '../redact-url.js';
 import { FileStore } from './file.js';
 import { MemoryStore } from './memory.js';
 import type { ConversationStore } from './types.js';
@@ -106,7 +107,10 @@ function parse(spec: string | ConversationStore | undefined, options: ResolveSto
   switch (scheme) {
     case 'memory:':
       if (rest !== '' && rest !== '//') {
-        throw new ConfigurationError('store', `"memory:" takes no path, got ${JSON.stringify(spec)}`);
+        throw new ConfigurationError(
+          'store',
+          `"memory:" takes no path, got ${JSON.stringify(redactUrl(spec))}`,
+        );
       }
       return { kind: 'store', store: new MemoryStore() };
     case 'file:': {
@@ -116,7 +120,7 @@ function parse(spec: string | ConversationStore | undefined, options: ResolveSto
       } catch (error) {
         throw new ConfigurationError(
           'store',
-          `${JSON.stringify(spec)} is not a usable file URL: ${(error as Error).message}`,
+          `${JSON.stringify(redactUrl(spec))} is not a usable file URL: ${(error as Error).message}`,
         );
       }
       if (dir === '')
@@ -144,8 +148,8 @@ function parse(spec: string | ConversationStore | undefined, options: ResolveSto
     default:
       throw new ConfigurationError(
         'store',
-        `unknown store ${JSON.stringify(spec)}; accepted: ${ACCEPTED}` +
-          (scheme === '' ? ` (for a directory, write file:${spec})` : ''),
+        `unknown store ${JSON.stringify(redactUrl(spec))}; accepted: ${ACCEPTED}` +
+          (scheme === '' && !spec.includes('@') ? ` (for a directory, write file:${spec})` : ''),
       );
   }
 }
@@ -164,7 +168,7 @@ export function resolveStore(
   if (parsed.kind === 'store') return parsed.store;
   throw new ConfigurationError(
     'store',
-    `${parsed.scheme} stores connect asynchronously; open one with \`await openStore(${JSON.stringify(spec)})\` and pass the store itself`,
+    `${parsed.scheme} stores connect asynchronously; open one with \`await openStore(${JSON.stringify(redactUrl(spec as string))})\` and pass the store itself`,
   );
 }
 

@@ -39,6 +39,7 @@ import { checkConversation, parseLines, readInput, syntaxError } from '../input.
 import { positiveInteger } from '../number-option.js';
 import { ProgressBar } from '../progress.js';
 import { receiptLines } from '../receipt-text.js';
+import { terminalSafe, writeOut } from '../terminal-safe.js';
 import { textTable } from '../text-table.js';
 import { printWarning } from '../warn.js';
 
@@ -282,12 +283,12 @@ async function listCommand(options: ListOptions): Promise<void> {
         ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
         conversations: rows,
       };
-      process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+      writeOut(`${JSON.stringify(json, null, 2)}\n`);
       return;
     }
     const under = options.prefix !== undefined ? ` under ${JSON.stringify(options.prefix)}` : '';
     if (rows.length === 0) {
-      process.stdout.write(`no conversations${under} in the ${store.kind} store\n`);
+      writeOut(`no conversations${under} in the ${store.kind} store\n`);
       return;
     }
     const totalMessages = rows.reduce((n, r) => n + r.messages, 0);
@@ -308,7 +309,7 @@ async function listCommand(options: ListOptions): Promise<void> {
       ],
       ['left', 'right', 'right', 'left', 'left'],
     );
-    process.stdout.write(
+    writeOut(
       `${[`${plural(rows.length, 'conversation')}${under} in the ${store.kind} store, ${plural(totalMessages, 'message')}`, ...table].join('\n')}\n`,
     );
   });
@@ -432,7 +433,7 @@ async function showCommand(conversationId: string, options: ShowOptions): Promis
 
     if (options.budget === undefined) {
       if (options.json) {
-        process.stdout.write(`${JSON.stringify(messages, null, 2)}\n`);
+        writeOut(`${JSON.stringify(messages, null, 2)}\n`);
         return;
       }
       const tokens =
@@ -443,7 +444,7 @@ async function showCommand(conversationId: string, options: ShowOptions): Promis
           `${formatInt(tokens)} tokens, ${counted.label} for ${counted.info.id}`,
         ...messageLines(messages, framing, counted, (i) => `#${entries[i]?.seq ?? i}`),
       ];
-      process.stdout.write(`${out.join('\n')}\n`);
+      writeOut(`${out.join('\n')}\n`);
       return;
     }
 
@@ -461,7 +462,7 @@ async function showCommand(conversationId: string, options: ShowOptions): Promis
       const view = await manager.getMessagesForRequest({ tokenBudget: options.budget });
       const usage = manager.usage();
       if (options.json) {
-        process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
+        writeOut(`${JSON.stringify(view, null, 2)}\n`);
         return;
       }
       const out = [
@@ -470,7 +471,7 @@ async function showCommand(conversationId: string, options: ShowOptions): Promis
         ...messageLines(view, framing, counted, (i) => `${i + 1}.`),
       ];
       if (receipt) out.push('', ...receiptLines(receipt));
-      process.stdout.write(`${out.join('\n')}\n`);
+      writeOut(`${out.join('\n')}\n`);
     } finally {
       await manager.close();
     }
@@ -500,7 +501,7 @@ async function writeWithBackpressure(stream: NodeJS.WritableStream, text: string
 
 function stdoutSink(): Sink {
   return {
-    write: (text) => writeWithBackpressure(process.stdout, text),
+    write: (text) => writeWithBackpressure(process.stdout, terminalSafe(text)),
     finish: async () => undefined,
     abort: async () => undefined,
   };
@@ -769,7 +770,7 @@ async function importCommand(file: string, options: ImportOptions): Promise<void
         throw error;
       }
       const what = data.kind === 'entries' ? 'entries' : 'messages';
-      process.stdout.write(
+      writeOut(
         `imported ${formatInt(total)} ${what} from ${source} into ${name} (${store.kind} store${size.exists ? ', replaced' : ''})\n`,
       );
     },
@@ -816,7 +817,7 @@ async function deleteCommand(conversationId: string, options: DeleteOptions): Pr
       }
     }
     await store.delete(conversationId);
-    process.stdout.write(`deleted ${name} (${plural(size.head, 'message')}) from the ${store.kind} store\n`);
+    writeOut(`deleted ${name} (${plural(size.head, 'message')}) from the ${store.kind} store\n`);
   });
 }
 

@@ -12,6 +12,7 @@ import { formatInt } from '../../format-number.js';
 import type { MessageFormat } from '../../messages/types.js';
 import { modelCounter } from '../../tokens/model-counter.js';
 import { ProgressBar } from '../progress.js';
+import { writeOut } from '../terminal-safe.js';
 import { textTable } from '../text-table.js';
 import { printWarning } from '../warn.js';
 
@@ -176,10 +177,10 @@ export function registerEval(program: Command): void {
       });
       progress.done();
       if (options.json) {
-        process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+        writeOut(`${JSON.stringify(result, null, 2)}\n`);
         return;
       }
       const lines = reportLines(result.summary, result.runs, file, model.label);
-      process.stdout.write(`${lines.join('\n')}\n`);
+      writeOut(`${lines.join('\n')}\n`);
     });
 }
