@@ -86,6 +86,8 @@ export class ContextManager {
   private readonly recallIndex: RecallIndex;
   private readonly conversation: GuardConversation;
   private queue: Promise<unknown>;
+  /** False until the stored conversation was read; every operation first retries a failed load. */
+  private loaded: boolean;
 
   constructor(options: ContextManagerOptions = {}) {
     checkOptions(options);
@@ -112,6 +114,9 @@ export class ContextManager {
       store,
       conversationId: this.conversationId,
       now: options.now ?? (() => new Date()),
+      ...(options.invalidStored !== undefined ? { invalidStored: options.invalidStored } : {}),
+      onWarn: warn,
+      onReloaded: () => this.resetDerived(),
     });
     this.history = history;
     this.measurer = new ContextMeasurer({
@@ -173,7 +178,8 @@ export class ContextManager {
       eager: this.recallEnabled,
       onWarn: warn,
     });
-    this.queue = store ? this.load() : Promise.resolve();
+    this.loaded = !store;
+    this.queue = store ? this.load().catch(() => undefined) : Promise.resolve();
   }
 
   /** Subscribes to an event; returns a function that unsubscribes. */
@@ -188,13 +194,19 @@ export class ContextManager {
 
   /** Runs operations one at a time, in call order, so a request sees a consistent history. */
   private enqueue<T>(op: () => Promise<T> | T): Promise<T> {
-    const run = this.queue.then(op);
+    const run = this.queue.then(async () => {
+      // A store that could not be read (down, or a stored entry that is not a message) fails
+      // each operation with its error until it can, rather than letting one run on a partial history.
+      if (!this.loaded) await this.load();
+      return op();
+    });
     this.queue = run.catch(() => undefined);
     return run;
   }
 
   private async load(): Promise<void> {
     const meta = await this.history.load();
+    this.loaded = true;
     const c = this.conversation;
     c.view.reset();
     c.view.setPlan(decodePlan(meta?.plan));

@@ -6,6 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { ConfigurationError, StoreError } from '../errors.js';
 import { FileStore } from './file.js';
+import { LazyStore } from './lazy.js';
 import { MemoryStore } from './memory.js';
 import type { ConversationStore } from './types.js';
 
@@ -22,6 +23,8 @@ interface AsyncDriver {
   peer: string;
   /** Whether the driver's options take `mustExist` (a Redis server has nothing to create). */
   creates: boolean;
+  /** Whether its stores keep a full-text index (`search`). */
+  searches: boolean;
 }
 
 const SQLITE: AsyncDriver = {
@@ -31,6 +34,7 @@ const SQLITE: AsyncDriver = {
   exportName: 'openSqliteStore',
   peer: 'better-sqlite3',
   creates: true,
+  searches: true,
 };
 const REDIS: AsyncDriver = {
   name: 'redis',
@@ -39,6 +43,7 @@ const REDIS: AsyncDriver = {
   exportName: 'openRedisStore',
   peer: 'redis',
   creates: false,
+  searches: false,
 };
 const POSTGRES: AsyncDriver = {
   name: 'postgres',
@@ -47,10 +52,12 @@ const POSTGRES: AsyncDriver = {
   exportName: 'openPostgresStore',
   peer: 'pg',
   creates: true,
+  searches: true,
 };
 
 const STORE_METHODS = [
   'append',
+  'epoch',
   'read',
   'head',
   'replace',
@@ -152,9 +159,11 @@ function parse(spec: string | ConversationStore | undefined, options: ResolveSto
 
 /**
  * The store a `store` option names, synchronously: `undefined` (the in-memory default),
- * a `ConversationStore` (returned as is), `memory:`, or `file:DIR` (relative to the current
- * directory, or a `file://` URL). SQLite, Redis and Postgres stores connect asynchronously,
- * so their URLs throw a `ConfigurationError` pointing to {@link openStore}.
+ * a `ConversationStore` (returned as is), `memory:`, `file:DIR` (relative to the current
+ * directory, or a `file://` URL), and `sqlite:PATH`, `redis://…` and `postgres://…`, which
+ * connect on first use (a {@link LazyStore}): a store that cannot be opened rejects that first
+ * call with the error {@link openStore} gives, and is tried again on the next. A URL that names
+ * no store throws a `ConfigurationError` at once.
  */
 export function resolveStore(
   spec: string | ConversationStore | undefined,
@@ -162,10 +171,7 @@ export function resolveStore(
 ): ConversationStore {
   const parsed = parse(spec, options);
   if (parsed.kind === 'store') return parsed.store;
-  throw new ConfigurationError(
-    'store',
-    `${parsed.scheme} stores connect asynchronously; open one with \`await openStore(${JSON.stringify(spec)})\` and pass the store itself`,
-  );
+  return new LazyStore(parsed.driver.name, () => openParsed(parsed, options), parsed.driver.searches);
 }
 
 function isModuleNotFound(error: unknown): boolean {
@@ -235,6 +241,13 @@ export async function openStore(
 ): Promise<ConversationStore> {
   const parsed = parse(spec, options);
   if (parsed.kind === 'store') return parsed.store;
+  return openParsed(parsed, options);
+}
+
+async function openParsed(
+  parsed: Extract<Parsed, { kind: 'async' }>,
+  options: ResolveStoreOptions,
+): Promise<ConversationStore> {
   const { driver, argument } = parsed;
   const loaded = await importDriver(driver.name, [driver.module, driver.subpath], driver.peer);
   const open = (loaded as Record<string, unknown>)[driver.exportName];
