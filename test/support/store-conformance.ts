@@ -702,9 +702,9 @@ export function testStore(name: string, factory: () => Promise<StoreFixture>): v
         await store.replace('c', [entry('x'), entry('y')], { epoch: 'new' });
         expect(await store.epoch('c')).toBe('new');
         // The length alone would let this through.
-        expect(await rejection(store.append('c', [entry('z')], { epoch: 'old', expectedSeq: 2 }))).toBeInstanceOf(
-          EpochConflictError,
-        );
+        expect(
+          await rejection(store.append('c', [entry('z')], { epoch: 'old', expectedSeq: 2 })),
+        ).toBeInstanceOf(EpochConflictError);
         expect(await store.append('c', [entry('z')], { epoch: 'new', expectedSeq: 2 })).toBe(2);
         expect(texts(await store.read('c'))).toEqual(['x', 'y', 'z']);
         await store.replace('c', [entry('r')]);
