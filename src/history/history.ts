@@ -141,12 +141,7 @@ export class History {
 
   /** Takes `entries` (checked) as the whole history, in generation `epoch`. */
   private adopt(entries: readonly StoredEntry[], epoch: string | null): void {
-    let format: MessageFormat | undefined;
-    const checked = entries.map((e) => {
-      const message = this.checkStored(e, format);
-      if (message) format = resolveConversationFormat(format, message, e.seq);
-      return message;
-    });
+    const checked = this.checkAll(entries, undefined);
     this.reset();
     entries.forEach((e, i) => {
       const message = checked[i];
@@ -175,12 +170,23 @@ export class History {
     }
   }
 
-  /** Checks and appends entries the store returned. */
+  /** Checks entries the store returned, all before any is taken in, then appends them. */
   private ingest(entries: readonly StoredEntry[]): void {
-    for (const e of entries) {
-      const message = this.checkStored(e, this.conversationFormat);
+    const checked = this.checkAll(entries, this.conversationFormat);
+    entries.forEach((e, i) => {
+      const message = checked[i];
       if (message) this.push(message, e.metadata);
-    }
+    });
+  }
+
+  /** `checkStored` over `entries` in order, the format resolved as they go. */
+  private checkAll(entries: readonly StoredEntry[], start: MessageFormat | undefined): Array<Message | null> {
+    let format = start;
+    return entries.map((e) => {
+      const message = this.checkStored(e, format);
+      if (message) format = resolveConversationFormat(format, message, e.seq);
+      return message;
+    });
   }
 
   /**
