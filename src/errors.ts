@@ -178,7 +178,7 @@ export class InvalidStoredMessageError extends StoreError {
     const first = issues[0];
     super(
       conversationId,
-      `stored entry ${seq} is not a valid message: ${first ? `${first.path}: ${first.message}` : 'invalid'}; it was left as it is (pass invalidStored: 'skip' to load the rest without it)`,
+      `stored entry ${seq} is not a valid message (${first ? `${first.path}: ${first.message}` : 'invalid'}); it was left as it is (pass invalidStored: 'skip' to load the rest without it)`,
       { code: 'invalid_stored_message' },
     );
     this.seq = seq;

@@ -432,7 +432,8 @@ export class ContextManager {
 
   /** Waits for pending operations, then closes the store. */
   async close(): Promise<void> {
-    await this.enqueue(() => undefined);
+    // Not through enqueue: closing needs no loaded history (it may be what cannot load).
+    await this.queue;
     await this.history.store?.close();
   }
 }
