@@ -67,6 +67,8 @@ export class History {
   /** The store's generation of the entries held (`null`: it had none when they were read). */
   private epoch: string | null = null;
   private readonly invalidStored: InvalidStoredPolicy;
+  /** A bad stored entry met behind `storeHead`: appends are refused until it is taken in. */
+  private invalid: InvalidStoredMessageError | null = null;
   private readonly onWarn: (code: string, message: string) => void;
   private readonly onReloaded: () => void;
 
@@ -150,6 +152,7 @@ export class History {
     this.storeHead = entries.length;
     this.epoch = epoch;
     this.resumed = entries.length > 0;
+    this.invalid = null;
   }
 
   /**
@@ -211,9 +214,14 @@ export class History {
   /**
    * Validates a copy of `message` (the caller's object is never changed or frozen), stamps its
    * metadata, persists it unless ephemeral, and appends it. An invalid message throws
-   * `InvalidMessageError` naming the field; nothing is stored then.
+   * `InvalidMessageError` naming the field; nothing is stored then. When another writer's entry
+   * before it is not a valid message, the message is stored but the call rejects with that
+   * `InvalidStoredMessageError`, and later calls reject with it before storing anything, until
+   * `takeTail` can take the entry in. The entry resolved has seq -1 when the conversation was
+   * replaced as the message was stored (the history was then reloaded from the store).
    */
   async add(message: unknown, options: AddMessageOptions = {}): Promise<HistoryEntry> {
+    if (this.invalid && !options.ephemeral) throw this.invalid;
     const seq = this.list.length;
     const copy = plainCopy(message, `messages[${seq}]`);
     const format = resolveConversationFormat(this.conversationFormat, copy, seq);
@@ -263,7 +271,12 @@ export class History {
           await this.reloadReplaced();
           return false;
         }
-        this.ingest(gap);
+        try {
+          this.ingest(gap);
+        } catch (err) {
+          if (err instanceof InvalidStoredMessageError) this.invalid = err;
+          throw err;
+        }
       } else if (seq < this.storeHead) {
         // The log was deleted and this append began it again.
         await this.reloadReplaced();
@@ -289,6 +302,7 @@ export class History {
     const before = this.list.length;
     this.ingest(tail);
     this.storeHead += tail.length;
+    this.invalid = null;
     return this.list.length - before;
   }
 

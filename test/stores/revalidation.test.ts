@@ -88,6 +88,15 @@ function scenarios(open: () => Promise<ConversationStore>) {
     await store.append(CONVERSATION, [ROWS[1] as NewEntry]);
     await expect(ctx.sync()).rejects.toMatchObject({ seq: 1, code: 'invalid_stored_message' });
     expect((await ctx.getMessages()).map((m) => m.content)).toEqual(['mine']);
+    // An append meets it too (its own message is stored after it); the next one is refused
+    // before anything is stored.
+    await expect(ctx.addMessage({ role: 'user', content: 'second' })).rejects.toMatchObject({ seq: 1 });
+    await expect(ctx.addMessage({ role: 'user', content: 'third' })).rejects.toMatchObject({ seq: 1 });
+    expect((await store.read(CONVERSATION)).map((e) => e.message.content)).toEqual([
+      'mine',
+      'abracadabra',
+      'second',
+    ]);
     await ctx.close();
   });
 }
