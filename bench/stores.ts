@@ -362,7 +362,8 @@ async function prefill(store: ConversationStore, id: string, entries: readonly N
 
 /**
  * Appends `batch` entries at a time, each awaited (so durable, as far as the driver makes it)
- * before the next, with `expectedSeq` as the manager sends it. The conversation holds `start`
+ * before the next, naming the conversation's generation as the manager does (the store gives
+ * the sequence numbers; the loop checks they are the expected ones). The conversation holds `start`
  * entries, the first `start` of `source`, and grows with the ones after them.
  */
 async function appendLoop(
@@ -375,13 +376,15 @@ async function appendLoop(
 ): Promise<AppendFigures & { end: number }> {
   const latencies: number[] = [];
   let seq = start;
+  const epoch = `bench-${randomBytes(4).toString('hex')}`;
   const loopStart = performance.now();
   for (let i = 0; keepGoing(limit, i, performance.now() - loopStart); i++) {
     const entries = source.slice(seq, seq + batch);
     if (entries.length < batch) break;
     const t0 = performance.now();
-    await store.append(id, entries, { expectedSeq: seq });
+    const given = await store.append(id, entries, { epoch });
     latencies.push(performance.now() - t0);
+    if (given !== seq) throw new Error(`${id}: the store gave seq ${given}, expected ${seq}`);
     seq += batch;
   }
   const elapsed = performance.now() - loopStart;
@@ -699,7 +702,7 @@ function buildReport(
       `Node ${process.version}, ${process.platform}/${process.arch}, ${availableParallelism()} cores, load average ${loadAtStart.toFixed(2)} at the start and ${loadavg()[0]?.toFixed(2)} at the end (other processes share the machine: figures move from run to run; resume cells also give the CPU time, which the load inflates less). Files in ${tmpdir()}. Whole run ${formatMs(wallMs)}.`,
       `Messages: \`longSessionMessages(n, 'openai', ${SEED})\` from test/support/arbitraries.ts, each with \`{timestamp}\` metadata; ${RESUME_SIZES.map((s, i) => `${sizeLabel(s)} messages are ${formatBytes(jsonBytes[i] ?? 0)} of JSON`).join(', ')}.`,
       `Drivers run: ${ran || 'none'}.${skipped.length > 0 ? ` Skipped: ${skipped.map((s) => `${s.name} (${s.reason})`).join('; ')}.` : ''}`,
-      `Appends: into a conversation already holding ${formatCount(HISTORY)} messages; one at a time, each awaited before the next with \`expectedSeq\` as the manager sends it (up to ${formatCount(LIMITS.single.maxOps)} appends or ${LIMITS.single.capMs / 1000} s), then in batches of ${BATCH} (up to ${LIMITS.batched.maxOps} batches or ${LIMITS.batched.capMs / 1000} s).`,
+      `Appends: into a conversation already holding ${formatCount(HISTORY)} messages; one at a time, each awaited before the next and naming the conversation's generation as the manager does (up to ${formatCount(LIMITS.single.maxOps)} appends or ${LIMITS.single.capMs / 1000} s), then in batches of ${BATCH} (up to ${LIMITS.batched.maxOps} batches or ${LIMITS.batched.capMs / 1000} s).`,
       `Resume: a new store instance (connection) opened and the whole conversation read; then \`new ContextManager({ store, conversationId })\` and \`getMessages()\` on that open store. Median of ${RESUME_RUNS} runs, after a full GC. The memory store cannot be reopened, so its figure is a read of the live instance. Histories are written beforehand in batches of ${formatCount(PREFILL_BATCH)} (the "prefill" column).`,
       `Disk: ${formatCount(fsyncPerSecond)} appends + fdatasync per second to a growing file, one at a time, in the same directory, with nothing else done: the most a store that flushes a growing file before an append resolves (the file store) could reach, here ${formatRatio(fsyncPerSecond / baseline.single.perSecond)} the baseline's adds/s.`,
       `Baseline: the seeds' PersistentContext (000_…): the whole history in one JSON file, rewritten on every \`add_message\` (\`writeFileSync\`, as the seed's \`write_text\`: not flushed, not atomic, so it promises less than every durable driver here); resume parses the file. Its adds are measured at the same ${formatCount(HISTORY)}-message history for up to ${LIMITS.baseline.capMs / 1000} s (turns measured: ${baseline.single.ops}).`,
