@@ -235,9 +235,11 @@ export class ContextManager {
   }
 
   /**
-   * Takes in what other writers appended to the store since this manager last read it. Requests
-   * never re-read the store (that would put I/O on every turn); an append that finds the store
-   * ahead takes in the new tail by itself. Resolves with the number of messages taken in.
+   * Takes in what other writers appended to the store since this manager last read it (or, when
+   * another writer replaced or cleared the conversation, its whole new history, with a
+   * `context:warn`). Requests do not re-read the log (that would put its I/O on every turn), only
+   * its generation; every append takes in what others appended before it. Resolves with the
+   * number of messages taken in.
    */
   sync(): Promise<number> {
     return this.enqueue(async () => {
@@ -308,9 +310,12 @@ export class ContextManager {
    * The messages to send now: within the budget, valid for the provider, with system, pinned and
    * critical messages, the latest user message and the tool exchange in progress kept. Stored
    * history is never changed. Throws `ContextOverflowError` when what must be kept cannot fit.
+   * With a store, first checks the conversation's generation (one small read): a history another
+   * writer replaced or cleared is reloaded, with a `context:warn`, before the view is built.
    */
   getMessagesForRequest(request: RequestOptions = {}): Promise<Message[]> {
     return this.enqueue(async () => {
+      await this.history.checkGeneration();
       const prepared = this.measurer.prepare(request, this.history.format);
       const r = prepared instanceof Promise ? await prepared : prepared;
       const decision = await this.guard.fit(this.conversation, r, request);

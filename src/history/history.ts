@@ -288,8 +288,18 @@ export class History {
   }
 
   /**
+   * Reloads the history when another writer replaced or cleared the conversation (its generation
+   * changed); one small read, so a request is never built from a replaced history.
+   */
+  async checkGeneration(): Promise<void> {
+    if (!this.store) return;
+    if ((await this.store.epoch(this.conversationId)) !== this.epoch) await this.reloadReplaced();
+  }
+
+  /**
    * Takes in what other writers appended since this history last read the store; resolves with the
-   * number of entries taken in. Requests never re-read the store (that would put I/O on every turn).
+   * number of entries taken in (a replaced conversation is reloaded whole). Requests do not read the
+   * log (that would put its I/O on every turn), only its generation (`checkGeneration`).
    */
   async takeTail(): Promise<number> {
     if (!this.store) return 0;

@@ -114,6 +114,21 @@ function scenarios(
     }
   });
 
+  it('a request after a replace is built from the new history, with a warning', async () => {
+    const { a, other } = await open();
+    const { ctx, warnings } = manager(a);
+    try {
+      await ctx.addMessage(user('stale 1'));
+      await ctx.addMessage(user('stale 2'));
+      await other.replace([user('now 1'), user('now 2')]);
+      expect(texts(await ctx.getMessagesForRequest())).toEqual(['now 1', 'now 2']);
+      expect(warnings).toContain('history_replaced');
+      expect(texts(await ctx.getMessages())).toEqual(['now 1', 'now 2']);
+    } finally {
+      await ctx.close();
+    }
+  });
+
   it('a longer replace is taken in by sync() as a replacement, not as a tail', async () => {
     const { a, other, read } = await open();
     const { ctx, warnings } = manager(a);
