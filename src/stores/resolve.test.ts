@@ -94,7 +94,7 @@ describe('resolveStore', () => {
     expect(() => resolveStore('sqlite:')).toThrow(/needs a database path/);
     expect(() => resolveStore('memory:x')).toThrow(/takes no path/);
     expect(() => resolveStore({ append: () => 0 } as never)).toThrow(
-      /a ConversationStore object, got object/,
+      /a ConversationStore object, got object without epoch, read, head,/,
     );
   });
 });

@@ -78,6 +78,14 @@ type Parsed =
   | { kind: 'store'; store: ConversationStore }
   | { kind: 'async'; driver: AsyncDriver; argument: string; scheme: string };
 
+/** For an object that is not a store: which of the store's methods it lacks. */
+function lacking(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return '';
+  const record = value as Record<string, unknown>;
+  const missing = STORE_METHODS.filter((method) => typeof record[method] !== 'function');
+  return ` without ${missing.join(', ')}`;
+}
+
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (typeof value === 'string') return JSON.stringify(value);
@@ -104,7 +112,7 @@ function parse(spec: string | ConversationStore | undefined, options: ResolveSto
     if (isStore(spec)) return { kind: 'store', store: spec };
     throw new ConfigurationError(
       'store',
-      `expected a store URL (${ACCEPTED}) or a ConversationStore object, got ${describe(spec)}`,
+      `expected a store URL (${ACCEPTED}) or a ConversationStore object, got ${describe(spec)}${lacking(spec)}`,
     );
   }
   const colon = spec.indexOf(':');
