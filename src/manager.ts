@@ -217,7 +217,11 @@ export class ContextManager {
 
   /**
    * Validates and stores a message (a copy: the caller's object is never changed). Rejects a
-   * malformed message with `InvalidMessageError` naming the field; nothing is stored then.
+   * malformed message with `InvalidMessageError` naming the field; nothing is stored then. With a
+   * store, the store numbers the message and what other writers appended before it is taken in
+   * (checked like a loaded history), so concurrent managers never lose a race; a conversation
+   * another writer replaced or cleared is reloaded first (`context:warn` `history_replaced`). A
+   * store that cannot take it rejects with a `StoreError`, and the message is in neither.
    */
   addMessage(message: unknown, options: AddMessageOptions = {}): Promise<void> {
     return this.enqueue(async () => {
