@@ -49,8 +49,17 @@ export interface ContextManagerOptions {
   keepToolResults?: number;
   /** Tokens kept free below the window besides the model's max output (default 1,000). */
   safetyMargin?: number;
-  /** Where the history is kept: a store, or `memory:` / `file:DIR`. Default: this process's memory. */
+  /**
+   * Where the history is kept: a store, or a store URL (`memory:`, `file:DIR`, `sqlite:PATH`,
+   * `redis://…`, `postgres://…`; those that connect do so on first use). Default: this process's memory.
+   */
   store?: string | ConversationStore;
+  /**
+   * What loading does with a stored entry that is not a valid message (a tampered row): `error`
+   * (default) rejects with an `InvalidStoredMessageError` naming its seq and changes nothing;
+   * `skip` leaves it out of the history and raises a `context:warn` (`invalid_stored_message`).
+   */
+  invalidStored?: 'error' | 'skip';
   /** The conversation in the store (default `default`). */
   conversationId?: string;
   /** Models to add to or override in the catalog. */
@@ -262,6 +271,7 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   keepToolResults: wholeFrom(0),
   safetyMargin: atLeast(0),
   store: any, // checked where it is opened, with the accepted URL forms
+  invalidStored: oneOf(['error', 'skip']),
   conversationId: (v, name) => {
     if (typeof v !== 'string' || v === '') fail(name, 'must be a non-empty string');
   },

@@ -352,6 +352,10 @@ export class ReadOnlyStoreView implements ConversationStore {
     return this.#store.head(conversationId);
   }
 
+  epoch(conversationId: string): Promise<string | null> {
+    return this.#store.epoch(conversationId);
+  }
+
   replace(conversationId: string, _entries?: readonly NewEntry[]): Promise<void> {
     return this.#refuse('replace', conversationId);
   }
