@@ -23,7 +23,7 @@ import { planReceipt, type ReceiptBase } from './receipt.js';
 import { selectForSummary } from './select-for-summary.js';
 import type { StrategyOption } from './strategy.js';
 import { summarizeAtoms } from './summarize-atoms.js';
-import { factsCap, MIN_SUMMARY_TOKENS, summaryReserve } from './summary-message.js';
+import { factsCap, MIN_SUMMARY_TOKENS, memoryRoom, summaryReserve } from './summary-message.js';
 import { capProtectedOversized, truncateOversized } from './truncate-oversized.js';
 import { type Level, selectByZones } from './zones.js';
 
@@ -43,6 +43,8 @@ export interface PlannerSettings {
   maxCompactRetries: number;
   /** Share of the budget a plan's rendered view must come under, else it is made again, lower. */
   criticalFloor: number;
+  /** Share of the budget the summary and facts block may take together (at most `targetUsage`). */
+  memoryShare: number;
 }
 
 /** One request for a plan. */
@@ -213,6 +215,8 @@ export class Planner {
       });
     const oldFacts = previousPlan?.facts ?? [];
     const factsTokensBefore = factsTokens(oldFacts);
+    const share = Math.min(this.settings.memoryShare, this.settings.targetUsage);
+    const factsLimit = factsCap(budget, share);
     let draft = startDraft(ctx, previous);
     draft.total += factsTokensBefore;
     // The summary in the view now; selection adds a reserve only when there is none yet.
@@ -220,7 +224,7 @@ export class Planner {
     draft.total += oldSummaryTokens;
     draft = clearToolResults(clearOnly ? { ...ctx, clearing: { ...ctx.clearing, clearOnly } } : ctx, draft);
     if (clearOnly) {
-      const room = factsCap(budget);
+      const room = factsLimit;
       const facts = cap(await candidates(draft, room), room).facts;
       return this.finish(draft, previousPlan?.summary, previousPlan?.summarized, facts, req);
     }
@@ -228,10 +232,17 @@ export class Planner {
     draft = dedupeRepeated(ctx, draft);
     let summary = previousPlan?.summary;
     const strategy = this.settings.strategy;
-    const reserve = summaryReserve(budget);
+    const reserve = summaryReserve(budget, share);
     const canSummarize = reserve >= MIN_SUMMARY_TOKENS;
+    // Selection makes room for the whole memory: the summary's reserve and what the facts block
+    // may still grow by, so that after the compaction the memory fills the view up to the target.
+    const selectionReserve =
+      blocks.factsSite === 'none' ? reserve : reserve + Math.max(0, factsLimit - factsTokensBefore);
+    // What selection counted in the total for the summary to come (when there was none yet).
+    let reserved = reserve;
     if (strategy === 'summarize' && canSummarize) {
-      draft = selectForSummary(ctx, draft, reserve);
+      reserved = selectionReserve;
+      draft = selectForSummary(ctx, draft, selectionReserve);
     } else if (strategy === 'layered' && canSummarize) {
       draft = selectByZones(ctx, draft, req.level ?? 'healthy', this.settings.recentCount, reserve);
     } else if (strategy === 'smart') {
@@ -256,7 +267,7 @@ export class Planner {
         tools: this.tools,
         memo: scratch.summaries,
       });
-      draft.total += summaryTokens(summary) - (previousPlan?.summary ? oldSummaryTokens : reserve);
+      draft.total += summaryTokens(summary) - (previousPlan?.summary ? oldSummaryTokens : reserved);
     }
     draft = dropOldest(ctx, draft);
     draft = truncateOversized(ctx, draft);
@@ -271,7 +282,8 @@ export class Planner {
       // trigger: the next plan then waits for growth past this plan's size anyway.
       const roomFor = (used: number) =>
         Math.min(
-          factsCap(budget),
+          factsLimit,
+          memoryRoom(budget, share) - (summary && draft.summarized.size > 0 ? summaryTokens(summary) : 0),
           used > ctx.target
             ? Math.max(Math.floor(gap / 4), trigger - used)
             : ctx.target - used + Math.floor(gap / 4),

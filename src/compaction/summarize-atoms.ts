@@ -1,6 +1,7 @@
 import type { Atom } from '../messages/atoms.js';
 import type { HistoryEntry } from '../messages/types.js';
 import type { TokenCounter } from '../tokens/types.js';
+import { isDialogue } from '../tools/dialogue-memory.js';
 import type { ContextTools } from '../tools/types.js';
 import { isStated, OPENING_REQUESTS } from './fact-candidates.js';
 import type { CompactionPlan, PlanSummary } from './plan.js';
@@ -69,7 +70,8 @@ function summaryInput(all: readonly HistoryEntry[], fresh: readonly Atom[]): His
   let entries: HistoryEntry[] = [];
   for (const atom of fresh) for (const seq of atom.seqs) entries.push(all[seq]!);
   entries.sort((x, y) => x.seq - y.seq);
-  if (entries.length <= SUMMARY_INPUT_ENTRIES) return entries;
+  // A dialogue's memory reads every statement (it is linear in them, and its turns are short).
+  if (entries.length <= SUMMARY_INPUT_ENTRIES || isDialogue(entries)) return entries;
   const tail = entries.slice(-SUMMARY_INPUT_ENTRIES / 2);
   const from = tail[0]!.seq;
   const requests = entries.filter((e) => e.seq < from && e.message.role === 'user' && isStated(e.message));
