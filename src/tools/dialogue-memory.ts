@@ -73,9 +73,14 @@ const EVENT =
   /\b(?:went|go to|visited|visit|attended|attend|joined|started|start|finished|made|make|painted|took|moved|graduated|married|born|won|lost|signed|met|read|wrote|learned|learning|traveled|travelled|trip|concert|workshop|class|course|race|camping|hike|hiking|game|festival|conference|party|wedding|trip|vacation|adopted|adopt|bought|buy|got|have|has|own|owns|received|gift|built|created|volunteer|volunteering|working|work|job|career|studying|study|school|college|university|career|research|researching|researched)\b/i;
 const FIRST_PERSON = /\b(?:i|i'm|i've|i'd|i'll|my|mine|we|we're|we've|our|us|me)\b/i;
 const QUOTED = /["“][^"”]{2,80}["”]/;
+/** Signs of an exact value (an id, amount, path, email, a number of two digits or more). */
+const IDENTIFYING = /\d{2,}|[@$€£/#]|\b[A-Za-z]+\d+[A-Za-z\d]*\b/;
 
-/** Whether these entries read as a dialogue: text turns, hardly any tool traffic. */
-export function isDialogue(entries: readonly HistoryEntry[]): boolean {
+/**
+ * Whether these entries read as a dialogue: at least `minTurns` text turns (4 by default; 1 when
+ * continuing a dialogue memory), hardly any tool traffic.
+ */
+export function isDialogue(entries: readonly HistoryEntry[], minTurns = 4): boolean {
   let text = 0;
   let tools = 0;
   for (const s of entrySegments(entries)) {
@@ -83,7 +88,7 @@ export function isDialogue(entries: readonly HistoryEntry[]): boolean {
     if (s.kind === 'text') text += 1;
     else tools += 1;
   }
-  return text >= 4 && tools * 10 <= text;
+  return text >= minTurns && tools * 10 <= text;
 }
 
 /** Whether a summary text is a dialogue memory (its lines start with a stamp and a speaker). */
@@ -103,10 +108,6 @@ function stampDate(stamp: string): string {
   return (on ? on[1]! : stamp).trim();
 }
 
-function capitalized(speaker: string): string {
-  return speaker.length > 0 ? speaker[0]!.toUpperCase() + speaker.slice(1) : speaker;
-}
-
 /** The statements of new entries, in order, with speaker and date. */
 export function entryStatements(entries: readonly HistoryEntry[], firstOrder = 0): Statement[] {
   const out: Statement[] = [];
@@ -122,7 +123,7 @@ export function entryStatements(entries: readonly HistoryEntry[], firstOrder = 0
       date = stampDate(stamp[1]!);
       text = text.slice(stamp[0].length);
     }
-    let speaker = capitalized(segment.role);
+    let speaker: string = segment.role;
     const named = SPEAKER.exec(text);
     if (named) {
       speaker = named[1]!;
@@ -167,10 +168,10 @@ export function contentWords(text: string): string[] {
   return words(text).filter((w) => w.length > 1 && !FILLER.has(w.replace(/’/g, "'")));
 }
 
-/** The statement without leading discourse words (`Yeah, so I …` → `I …`). */
+/** The statement without leading discourse words (`Yeah, so I …` → `I …`), a verbatim slice. */
 export function trimStatement(text: string): string {
   const cut = text.replace(OPENER, '');
-  return cut.length > 0 ? cut[0]!.toUpperCase() + cut.slice(1) : text;
+  return cut.length > 0 ? cut : text;
 }
 
 /**
@@ -179,11 +180,16 @@ export function trimStatement(text: string): string {
  */
 export function statementScore(text: string, speakers: ReadonlySet<string>): number {
   const content = contentWords(text);
-  if (content.length < 2) return 0;
   const trimmed = text.trim();
-  if (trimmed.endsWith('?')) return 0;
-  if (SMALL_TALK.test(trimmed) && content.length < 4) return 0;
-  let score = 0.5;
+  // An id, an amount, a path, an email or a number of two digits or more is kept whatever else.
+  const exact = IDENTIFYING.test(trimmed);
+  if (!exact) {
+    if (content.length < 2) return 0;
+    if (trimmed.endsWith('?')) return 0;
+    if (SMALL_TALK.test(trimmed) && content.length < 4) return 0;
+  }
+  let score = exact ? 1.5 : 0.5;
+  if (trimmed.endsWith('?')) score -= 1;
   // Names and titles: capitalized words past the start that are not the speakers addressed.
   const tokens = trimmed.split(/\s+/);
   let names = 0;
@@ -205,7 +211,7 @@ export function statementScore(text: string, speakers: ReadonlySet<string>): num
   score += Math.min(2, content.length / 6);
   if (SMALL_TALK.test(trimmed)) score -= 2;
   if (trimmed.endsWith('!') && names === 0 && !NUMBER.test(trimmed)) score -= 1;
-  return score;
+  return exact ? Math.max(score, 0.5) : score;
 }
 
 /** Options of `dialogueMemory`. */
@@ -215,7 +221,10 @@ export interface DialogueMemoryOptions {
   previousSummary?: string;
 }
 
-/** Jaccard overlap of content words above which a statement repeats one already kept. */
+/**
+ * Jaccard overlap of content words above which a statement repeats one already kept (when it
+ * carries no number the kept one lacks).
+ */
 const REPEAT_OVERLAP = 0.7;
 
 function isRepeat(
@@ -225,12 +234,15 @@ function isRepeat(
 ): boolean {
   if (words.length === 0) return false;
   const set = new Set(words);
+  const digits = [...set].filter((w) => /\d/.test(w));
   const checked = new Set<number>();
   for (const w of set) {
     for (const k of index.get(w) ?? []) {
       if (checked.has(k)) continue;
       checked.add(k);
       const other = kept[k]!;
+      // A number or id the other lacks makes it a different statement, however alike the rest.
+      if (digits.some((d) => !other.has(d))) continue;
       let shared = 0;
       for (const x of set) if (other.has(x)) shared++;
       if (shared / (set.size + other.size - shared) >= REPEAT_OVERLAP) return true;
@@ -239,13 +251,20 @@ function isRepeat(
   return false;
 }
 
-/** Renders statements in order: one line per date, speakers' runs separated by ` | `. */
+/**
+ * Renders statements in order: one line per date, speakers' runs separated by ` | `, statements of
+ * one run joined by a space when they follow each other and by ` … ` when something between them
+ * was left out.
+ */
 export function renderStatements(statements: readonly Statement[]): string {
   const lines: string[] = [];
   let date: string | undefined;
   let speaker: string | undefined;
   let line = '';
+  let last = Number.NaN;
   for (const s of statements) {
+    const gap = s.order !== last + 1;
+    last = s.order;
     if (s.date !== date) {
       if (line !== '') lines.push(line);
       line = `[${s.date}] ${s.speaker}: ${s.text}`;
@@ -255,7 +274,7 @@ export function renderStatements(statements: readonly Statement[]): string {
       line += ` | ${s.speaker}: ${s.text}`;
       speaker = s.speaker;
     } else {
-      line += ` ${s.text}`;
+      line += `${gap ? ' … ' : ' '}${s.text}`;
     }
   }
   if (line !== '') lines.push(line);
@@ -278,7 +297,7 @@ export function dialogueMemory(entries: readonly HistoryEntry[], options: Dialog
   const candidates = [...previous, ...fresh]
     .map((s) => {
       const text = s.previous ? s.text : trimStatement(s.text);
-      const score = statementScore(text, speakers) + (s.previous ? 0.5 : 0);
+      const score = statementScore(text, speakers);
       return { ...s, text, score, cost: options.countText(text) + 1 };
     })
     .filter((c) => c.score > 0)
@@ -289,13 +308,13 @@ export function dialogueMemory(entries: readonly HistoryEntry[], options: Dialog
   let used = 0;
   const header = (s: Statement) => options.countText(`[${s.date}] ${s.speaker}: `);
   const dates = new Set<string>();
-  for (const c of candidates) {
-    if (used >= budget) break;
+  const take = (c: (typeof candidates)[number], limit: number): void => {
+    if (used >= limit) return;
     const cw = contentWords(c.text);
-    if (isRepeat(cw, keptWords, index)) continue;
+    if (isRepeat(cw, keptWords, index)) return;
     // A new date costs its stamp; a speaker's run its name (counted once per date, roughly).
     const extra = dates.has(c.date) ? Math.ceil(options.countText(c.speaker) / 2) + 1 : header(c);
-    if (used + c.cost + extra > budget) continue;
+    if (used + c.cost + extra > limit) return;
     used += c.cost + extra;
     dates.add(c.date);
     kept.push(c);
@@ -306,7 +325,13 @@ export function dialogueMemory(entries: readonly HistoryEntry[], options: Dialog
       if (list) list.push(k);
       else index.set(w, [k]);
     }
-  }
+  };
+  // The earlier memory goes first (folded in, not lost), within two thirds of the room when there
+  // is anything new, so that what left the view since always finds room too.
+  const fresher = candidates.some((c) => !c.previous);
+  const previousLimit = fresher ? Math.floor((budget * 2) / 3) : budget;
+  for (const c of candidates) if (c.previous) take(c, previousLimit);
+  for (const c of candidates) if (!c.previous) take(c, budget);
   const ranked = kept.slice();
   const inOrder = () => ranked.slice().sort((a, b) => a.order - b.order);
   let text = renderStatements(inOrder());

@@ -21,8 +21,13 @@ function entries(messages: readonly Message[], first = 0): HistoryEntry[] {
 
 const LABEL = /^((?:user|assistant|system|tool|call)(?: [\w.:-]+)?): (.*)$/;
 
+/** A dialogue memory's line starts with the turn's date; a speaker's run after ` | ` is labelled. */
+const DATE_STAMP = /^\[[^\]]*\] /;
+const RUN_LABEL = / \| (?:user|assistant): /g;
+
 function body(line: string): string {
-  return LABEL.exec(line)?.[2] ?? line;
+  const unstamped = line.replace(DATE_STAMP, '');
+  return (LABEL.exec(unstamped)?.[2] ?? unstamped).replace(RUN_LABEL, ' | ');
 }
 
 /** A chat of alternating user and assistant prose with facts in it. */

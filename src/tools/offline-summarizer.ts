@@ -294,7 +294,8 @@ export function summarizeOffline(entries: readonly HistoryEntry[], options: Summ
   const budget = Math.floor(options.maxTokens);
   if (!(budget > 0)) return '';
   // A conversation between people gets a dialogue memory: statements with speaker and date.
-  if (isDialogue(entries) && (!options.previousSummary || isDialogueMemory(options.previousSummary))) {
+  const previous = options.previousSummary;
+  if (previous ? isDialogueMemory(previous) && isDialogue(entries, 1) : isDialogue(entries)) {
     const memory: Parameters<typeof dialogueMemory>[1] = { maxTokens: budget, countText: count };
     if (options.previousSummary) memory.previousSummary = options.previousSummary;
     return dialogueMemory(entries, memory);
