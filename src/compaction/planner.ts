@@ -23,7 +23,14 @@ import { planReceipt, type ReceiptBase } from './receipt.js';
 import { selectForSummary } from './select-for-summary.js';
 import type { StrategyOption } from './strategy.js';
 import { summarizeAtoms } from './summarize-atoms.js';
-import { factsCap, MIN_SUMMARY_TOKENS, memoryRoom, summaryReserve } from './summary-message.js';
+import {
+  factsCap,
+  MIN_SUMMARY_TOKENS,
+  memoryRoom,
+  RECALL_NOTE,
+  SUMMARY_FRAME_TOKENS,
+  summaryReserve,
+} from './summary-message.js';
 import { capProtectedOversized, truncateOversized } from './truncate-oversized.js';
 import { type Level, selectByZones } from './zones.js';
 
@@ -263,6 +270,8 @@ export class Planner {
         already: previous.summarized ?? new Set(),
         previousPlan,
         maxTokens: reserve,
+        // The header, and the recall note when the manager offers the tool.
+        frameTokens: SUMMARY_FRAME_TOKENS + (blocks.recall ? req.counter.countText(RECALL_NOTE) + 1 : 0),
         counter: req.counter,
         tools: this.tools,
         memo: scratch.summaries,

@@ -23,6 +23,8 @@ export async function summarizeAtoms(input: {
   already: ReadonlySet<number>;
   previousPlan: CompactionPlan | null;
   maxTokens: number;
+  /** Tokens the summary message takes beyond its text (default `SUMMARY_FRAME_TOKENS`). */
+  frameTokens?: number;
   counter: TokenCounter;
   tools: ContextTools;
   memo: Map<string, string>;
@@ -51,7 +53,7 @@ export async function summarizeAtoms(input: {
   let text = input.memo.get(key);
   if (text === undefined) {
     text = await input.tools.summarize(summaryInput(input.entries, fresh), {
-      maxTokens: Math.max(1, input.maxTokens - SUMMARY_FRAME_TOKENS),
+      maxTokens: Math.max(1, input.maxTokens - (input.frameTokens ?? SUMMARY_FRAME_TOKENS)),
       previousSummary: previousPlan?.summary?.text,
       countText: (t) => input.counter.countText(t),
     });
