@@ -26,7 +26,7 @@ const RUNS = Number(process.env.PROPERTY_RUNS ?? 40);
 /** A long dated chat between two people, built from the generator's prose. */
 const chatArb = fc
   .record({
-    turns: fc.array(fc.tuple(userTextArb, answerTextArb), { minLength: 10, maxLength: 60 }),
+    turns: fc.array(fc.tuple(userTextArb, answerTextArb), { minLength: 20, maxLength: 60 }),
     format: fc.constantFrom<MessageFormat>('openai', 'anthropic'),
   })
   .map(({ turns, format }): GeneratedConversation => {
@@ -106,7 +106,7 @@ describe('the memory of what left the view', () => {
       fc.asyncProperty(
         chatArb,
         fc.double({ min: 0.15, max: 0.5, noNaN: true }),
-        fc.double({ min: 0.05, max: 0.6, noNaN: true }),
+        fc.double({ min: 0.2, max: 0.6, noNaN: true }),
         fc.boolean(),
         async (...args) => {
           if ((await checkMemory(...args)) > 0) withMemory++;

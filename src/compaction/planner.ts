@@ -269,7 +269,14 @@ export class Planner {
         summarized: draft.summarized,
         already: previous.summarized ?? new Set(),
         previousPlan,
-        maxTokens: reserve,
+        // Where selection could not reach the target with the whole reserve, the summary is smaller.
+        maxTokens:
+          strategy === 'summarize'
+            ? Math.max(
+                MIN_SUMMARY_TOKENS,
+                Math.min(reserve, reserved - Math.max(0, draft.total - ctx.target)),
+              )
+            : reserve,
         // The header, and the recall note when the manager offers the tool.
         frameTokens: SUMMARY_FRAME_TOKENS + (blocks.recall ? req.counter.countText(RECALL_NOTE) + 1 : 0),
         counter: req.counter,
@@ -283,7 +290,9 @@ export class Planner {
     let facts = oldFacts;
     if (blocks.factsSite !== 'none') {
       // Facts never push conversation out: they take the room left under the target, plus a
-      // quarter of the gap between target and trigger, and at most their cap.
+      // quarter of the gap between target and trigger (none when a summary is in the view: its
+      // selection made room for the facts under the target), and at most their cap and what the
+      // memory's room leaves beside the summary.
       const withoutFacts = draft.total - factsTokensBefore;
       const trigger = Math.floor(this.settings.compactThreshold * budget);
       const gap = trigger - ctx.target;
@@ -295,7 +304,7 @@ export class Planner {
           memoryRoom(budget, share) - (summary && draft.summarized.size > 0 ? summaryTokens(summary) : 0),
           used > ctx.target
             ? Math.max(Math.floor(gap / 4), trigger - used)
-            : ctx.target - used + Math.floor(gap / 4),
+            : ctx.target - used + (draft.summarized.size > 0 ? 0 : Math.floor(gap / 4)),
         );
       let room = roomFor(withoutFacts);
       const found = await candidates(draft, room);
