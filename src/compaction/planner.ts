@@ -25,6 +25,7 @@ import type { StrategyOption } from './strategy.js';
 import { summarizeAtoms } from './summarize-atoms.js';
 import {
   factsCap,
+  MAX_SUMMARY_TOKENS,
   MIN_SUMMARY_TOKENS,
   memoryRoom,
   RECALL_NOTE,
@@ -263,20 +264,29 @@ export class Planner {
     }
     const grew = [...draft.summarized].some((id) => !previous.summarized?.has(id));
     if (grew) {
+      // The summary's room: what selection kept for it, less what it could not free under the
+      // target; on a first summary, also the room kept for the facts that they will not take.
+      let summaryMax = reserve;
+      if (strategy === 'summarize') {
+        const over = Math.max(0, draft.total - ctx.target);
+        if (previousPlan?.summary) summaryMax = reserve - over;
+        else {
+          let factsGrowth = reserved - reserve;
+          if (blocks.factsSite !== 'none') {
+            const expected = cap(await candidates(draft, factsLimit), factsLimit).facts;
+            factsGrowth = Math.max(0, factsTokens(expected) - factsTokensBefore);
+          }
+          summaryMax = Math.min(MAX_SUMMARY_TOKENS, reserved - over - factsGrowth);
+        }
+        summaryMax = Math.max(MIN_SUMMARY_TOKENS, summaryMax);
+      }
       summary = await summarizeAtoms({
         entries: req.entries,
         atoms: req.atoms,
         summarized: draft.summarized,
         already: previous.summarized ?? new Set(),
         previousPlan,
-        // Where selection could not reach the target with the whole reserve, the summary is smaller.
-        maxTokens:
-          strategy === 'summarize'
-            ? Math.max(
-                MIN_SUMMARY_TOKENS,
-                Math.min(reserve, reserved - Math.max(0, draft.total - ctx.target)),
-              )
-            : reserve,
+        maxTokens: summaryMax,
         // The header, and the recall note when the manager offers the tool.
         frameTokens: SUMMARY_FRAME_TOKENS + (blocks.recall ? req.counter.countText(RECALL_NOTE) + 1 : 0),
         counter: req.counter,
