@@ -202,6 +202,8 @@ export class Planner {
     previous: PlanEdits,
     scratch: Scratch,
     clearOnly: boolean,
+    /** False on the second pass of a plan whose new summary gave way to the facts. */
+    summarizeNew = true,
   ): Promise<CompactionPlan> {
     const { previousPlan, format, budget } = req;
     const blocks = this.blocks;
@@ -241,7 +243,7 @@ export class Planner {
     let summary = previousPlan?.summary;
     const strategy = this.settings.strategy;
     const reserve = summaryReserve(budget, share);
-    const canSummarize = reserve >= MIN_SUMMARY_TOKENS;
+    const canSummarize = reserve >= MIN_SUMMARY_TOKENS && summarizeNew;
     // Selection makes room for the whole memory: the summary's reserve and what the facts block
     // may still grow by, so that after the compaction the memory fills the view up to the target.
     const selectionReserve =
@@ -327,6 +329,11 @@ export class Planner {
         inView > 0 &&
         (roomFor(withoutFacts - inView) > room || withoutFacts > ctx.target)
       ) {
+        // A summary written in this plan took its atoms out to make room for itself; without it,
+        // plan again without summarizing, so that only what the target needs leaves the view.
+        if (grew && summarizeNew && strategy === 'summarize' && !previousPlan?.summary) {
+          return this.draft(ctx, req, previous, scratch, clearOnly, false);
+        }
         draft.total -= inView;
         draft = { ...draft, summarized: new Set() };
         summary = undefined;

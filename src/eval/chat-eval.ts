@@ -6,7 +6,7 @@
  */
 
 import { ConfigurationError, ContextOverflowError } from '../errors.js';
-import { ContextManager } from '../manager.js';
+import { ContextManager, type ContextManagerOptions } from '../manager.js';
 import { messageText } from '../messages/content.js';
 import { convertMessages } from '../messages/convert.js';
 import type { Message, MessageFormat } from '../messages/types.js';
@@ -28,6 +28,8 @@ export interface ChatEvalOptions {
   /** Model whose counter sets the budgets (default gpt-4o, or claude-sonnet-4-5 for Anthropic). */
   model?: string;
   strategy?: 'summarize' | 'truncate';
+  /** Further options of every chat's manager (default: none, the library's defaults). */
+  manager?: Omit<ContextManagerOptions, 'model' | 'strategy' | 'store' | 'conversationId'>;
   onChat?: (done: number, total: number) => void;
 }
 
@@ -154,7 +156,11 @@ export async function evaluateChat(
     summarized: 0,
     dropped: 0,
   };
-  const manager = new ContextManager({ model: info.id, strategy: options.strategy ?? 'summarize' });
+  const manager = new ContextManager({
+    ...options.manager,
+    model: info.id,
+    strategy: options.strategy ?? 'summarize',
+  });
   manager.on('context:post_compact', (event) => {
     result.summarized = event.receipt.summarized.length;
     result.dropped = event.receipt.dropped.length;
