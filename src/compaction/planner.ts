@@ -246,13 +246,17 @@ export class Planner {
     const canSummarize = reserve >= MIN_SUMMARY_TOKENS && summarizeNew;
     // Selection makes room for the whole memory: the summary's reserve and what the facts block
     // may still grow by, so that after the compaction the memory fills the view up to the target.
-    const selectionReserve =
-      blocks.factsSite === 'none' ? reserve : reserve + Math.max(0, factsLimit - factsTokensBefore);
-    // What selection counted in the total for the summary to come (when there was none yet).
-    let reserved = reserve;
+    const factsGrowthCap = blocks.factsSite === 'none' ? 0 : Math.max(0, factsLimit - factsTokensBefore);
+    const selectionReserve = reserve + factsGrowthCap;
+    // What the total counts for the summary to come beyond the summary in the view: its reserve
+    // (and the facts' growth) on a first summary, the growth up to them on a later one.
+    let held = 0;
     if (strategy === 'summarize' && canSummarize) {
-      reserved = selectionReserve;
-      draft = selectForSummary(ctx, draft, selectionReserve);
+      const growth = previousPlan?.summary ? Math.max(0, reserve - oldSummaryTokens) + factsGrowthCap : 0;
+      const selected = selectForSummary(ctx, { ...draft, total: draft.total + growth }, selectionReserve);
+      const took = selected.summarized.size !== draft.summarized.size;
+      held = took ? (previousPlan?.summary ? growth : selectionReserve) : 0;
+      draft = took ? selected : draft;
     } else if (strategy === 'layered' && canSummarize) {
       draft = selectByZones(ctx, draft, req.level ?? 'healthy', this.settings.recentCount, reserve);
     } else if (strategy === 'smart') {
@@ -266,21 +270,20 @@ export class Planner {
     }
     const grew = [...draft.summarized].some((id) => !previous.summarized?.has(id));
     if (grew) {
-      // The summary's room: what selection kept for it, less what it could not free under the
-      // target; on a first summary, also the room kept for the facts that they will not take.
+      // The summary's room: what selection kept for it and the memory (the reserve and the facts'
+      // growth), less what it could not free under the target and the facts' expected growth.
       let summaryMax = reserve;
-      if (strategy === 'summarize') {
+      if (strategy === 'summarize' && held > 0) {
         const over = Math.max(0, draft.total - ctx.target);
-        if (previousPlan?.summary) summaryMax = reserve - over;
-        else {
-          let factsGrowth = reserved - reserve;
-          if (blocks.factsSite !== 'none') {
-            const expected = cap(await candidates(draft, factsLimit), factsLimit).facts;
-            factsGrowth = Math.max(0, factsTokens(expected) - factsTokensBefore);
-          }
-          summaryMax = Math.min(MAX_SUMMARY_TOKENS, reserved - over - factsGrowth);
+        let factsGrowth = factsGrowthCap;
+        if (factsGrowthCap > 0) {
+          const expected = cap(await candidates(draft, factsLimit), factsLimit).facts;
+          factsGrowth = Math.max(0, factsTokens(expected) - factsTokensBefore);
         }
-        summaryMax = Math.max(MIN_SUMMARY_TOKENS, summaryMax);
+        summaryMax = Math.max(
+          MIN_SUMMARY_TOKENS,
+          Math.min(MAX_SUMMARY_TOKENS, reserve + factsGrowthCap - over - factsGrowth),
+        );
       }
       summary = await summarizeAtoms({
         entries: req.entries,
@@ -295,7 +298,10 @@ export class Planner {
         tools: this.tools,
         memo: scratch.summaries,
       });
-      draft.total += summaryTokens(summary) - (previousPlan?.summary ? oldSummaryTokens : reserved);
+      draft.total +=
+        summaryTokens(summary) -
+        (previousPlan?.summary ? oldSummaryTokens : strategy === 'summarize' ? held : reserve) -
+        (previousPlan?.summary ? held : 0);
     }
     draft = dropOldest(ctx, draft);
     draft = truncateOversized(ctx, draft);

@@ -11,7 +11,8 @@
  *     [8 May, 2023] Caroline: I went to a LGBTQ support group yesterday. | Melanie: …
  *
  * Recursive: the lines of a previous dialogue memory are read back into statements (with their
- * date and speaker) and compete with the new ones, ahead of them on equal merit.
+ * date and speaker) and compete with the new ones on the same terms (ahead of them on equal merit),
+ * so an earlier statement stays for as long as it is among the most worth keeping.
  */
 
 import type { HistoryEntry } from '../messages/types.js';
@@ -152,7 +153,11 @@ export function memoryStatements(summary: string): Statement[] {
       const named = SPEAKER.exec(part) ?? /^([^:]{1,40}):\s+/.exec(part);
       if (!named) continue;
       for (const sentence of splitSentences(part.slice(named[0].length))) {
-        out.push({ text: sentence, speaker: named[1]!, date, order: order++, previous: true });
+        // A gap marker (` … `) is rendering, not part of what was said: it is kept as a gap in the
+        // order, so the statements render as they were.
+        const text = sentence.replace(/^(?:…\s*)+|(?:\s*…)+$/g, '').trim();
+        if (sentence.startsWith('…')) order++;
+        if (text !== '') out.push({ text, speaker: named[1]!, date, order: order++, previous: true });
       }
     }
   }
@@ -301,17 +306,30 @@ export function dialogueMemory(entries: readonly HistoryEntry[], options: Dialog
       return { ...s, text, score, cost: options.countText(text) + 1 };
     })
     .filter((c) => c.score > 0)
-    .sort((a, b) => b.score / Math.sqrt(a.cost) - a.score / Math.sqrt(b.cost) || a.order - b.order);
+    .sort((a, b) => b.score / Math.sqrt(b.cost) - a.score / Math.sqrt(a.cost) || a.order - b.order);
   const kept: typeof candidates = [];
   const keptWords: Array<Set<string>> = [];
   const index = new Map<string, number[]>();
+  // A new statement that repeats one the earlier memory holds is merged into it (left out).
+  const earlierWords: Array<Set<string>> = [];
+  const earlierIndex = new Map<string, number[]>();
+  for (const c of candidates) {
+    if (!c.previous) continue;
+    const words = new Set(contentWords(c.text));
+    for (const w of words) earlierIndex.set(w, [...(earlierIndex.get(w) ?? []), earlierWords.length]);
+    earlierWords.push(words);
+  }
+  const notRepeats = candidates.filter(
+    (c) => c.previous || !isRepeat(contentWords(c.text), earlierWords, earlierIndex),
+  );
   let used = 0;
   const header = (s: Statement) => options.countText(`[${s.date}] ${s.speaker}: `);
   const dates = new Set<string>();
   const take = (c: (typeof candidates)[number], limit: number): void => {
     if (used >= limit) return;
     const cw = contentWords(c.text);
-    if (isRepeat(cw, keptWords, index)) return;
+    // The earlier memory holds no repeats, and new statements repeating it were left out.
+    if (!c.previous && isRepeat(cw, keptWords, index)) return;
     // A new date costs its stamp; a speaker's run its name (counted once per date, roughly).
     const extra = dates.has(c.date) ? Math.ceil(options.countText(c.speaker) / 2) + 1 : header(c);
     if (used + c.cost + extra > limit) return;
@@ -326,12 +344,11 @@ export function dialogueMemory(entries: readonly HistoryEntry[], options: Dialog
       else index.set(w, [k]);
     }
   };
-  // The earlier memory goes first (folded in, not lost), within two thirds of the room when there
-  // is anything new, so that what left the view since always finds room too.
-  const fresher = candidates.some((c) => !c.previous);
-  const previousLimit = fresher ? Math.floor((budget * 2) / 3) : budget;
-  for (const c of candidates) if (c.previous) take(c, previousLimit);
-  for (const c of candidates) if (!c.previous) take(c, budget);
+  // The earlier memory's statements compete with the new ones on the same terms (a new statement
+  // that repeats one of them was left out above): the memory holds the statements worth most over
+  // the whole history, whenever they left the view, and one compaction after another keeps what
+  // one compaction of everything would.
+  for (const c of notRepeats) take(c, budget);
   const ranked = kept.slice();
   const inOrder = () => ranked.slice().sort((a, b) => a.order - b.order);
   let text = renderStatements(inOrder());
