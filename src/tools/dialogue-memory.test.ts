@@ -76,6 +76,23 @@ describe('dialogue memory', () => {
     expect(memory).toContain('[2025-06-05] user: Also my dentist appointment moved to Tuesday at 3 pm.');
   });
 
+  it('takes the date, not the time, from a stamp, and a name as speaker only when turns share it', () => {
+    const stamped = entries([
+      user('[2023-05-08 13:56] Alice: We signed the lease for the flat on Rua Augusta, rent 950 euros.'),
+      assistant('[2023-05-08 13:57] Bob: Note: the landlord Mr. Silva wants the deposit by Friday.'),
+      user('[2023-05-09T08:00:00Z] Alice: My brother Tiago arrives from Faro on Sunday.'),
+      assistant('[8 May 2023, 1:56 pm] Note: I booked the van for 9 am.'),
+    ]);
+    const statements = entryStatements(stamped);
+    expect(statements.map((s) => [s.date, s.speaker])).toEqual([
+      ['2023-05-08', 'Alice'],
+      ['2023-05-08', 'assistant'],
+      ['2023-05-09', 'Alice'],
+      ['8 May 2023', 'assistant'],
+    ]);
+    expect(statements[1]!.text).toBe('Bob: Note: the landlord Mr. Silva wants the deposit by Friday.');
+  });
+
   it('merges repeats: a statement said again in other words is kept once', () => {
     const repeated = entries([
       user('[1 May, 2024] Ana: I adopted a grey cat named Pixel from the shelter.'),

@@ -36,7 +36,7 @@ const STAMP = /^\s*\[([^\]\n]{4,60})\]\s*/;
 const SPEAKER = /^([A-Z][\p{L}'’.-]*(?: [A-Z][\p{L}'’.-]*){0,3}):\s+/u;
 /** A date-looking stamp: it names a month or is written with digits and separators. */
 const DATE_LIKE =
-  /\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}[/.]\d{1,2}[/.]\d{2,4}\b|\bsession\b|\bday\b/i;
+  /\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|\b\d{4}-\d{2}-\d{2}(?!\d)|\b\d{1,2}[/.]\d{1,2}[/.]\d{2,4}\b|\bsession\b|\bday\b/i;
 
 /** Words that carry no fact by themselves. */
 const FILLER = new Set(
@@ -106,7 +106,15 @@ function dayOf(timestamp: unknown): string {
 /** The date part of a stamp: what follows `on` in `1:56 pm on 8 May, 2023`, else the stamp. */
 function stampDate(stamp: string): string {
   const on = /\bon\s+(.+)$/i.exec(stamp);
-  return (on ? on[1]! : stamp).trim();
+  if (on) return on[1]!.trim();
+  const iso = /\b(\d{4}-\d{2}-\d{2})T\d/.exec(stamp);
+  if (iso) return iso[1]!;
+  // The time of day is not part of the date: `2023-05-08 13:56`, `8 May 2023, 1:56 pm`.
+  const date = stamp
+    .replace(/\b\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\.?)?/gi, '')
+    .replace(/\s+at\s*$|^\s*at\s+/i, '')
+    .replace(/^[\s,;–-]+|[\s,;–-]+$/g, '');
+  return date === '' ? stamp.trim() : date;
 }
 
 /** The statements of new entries, in order, with speaker and date. */
@@ -115,8 +123,14 @@ export function entryStatements(entries: readonly HistoryEntry[], firstOrder = 0
   const dates = new Map<number, string>();
   for (const e of entries) dates.set(e.seq, dayOf(e.metadata?.timestamp));
   let order = firstOrder;
-  for (const segment of entrySegments(entries)) {
-    if (segment.role === 'system' || segment.kind !== 'text') continue;
+  const segments = entrySegments(entries).filter((s) => s.role !== 'system' && s.kind === 'text');
+  // A leading `Name:` is a speaker when turns of the batch use it more than once (not a `Note:`).
+  const prefixes = new Map<string, number>();
+  for (const s of segments) {
+    const name = SPEAKER.exec(s.text.replace(STAMP, ''))?.[1];
+    if (name !== undefined) prefixes.set(name, (prefixes.get(name) ?? 0) + 1);
+  }
+  for (const segment of segments) {
     let text = segment.text;
     let date = dates.get(segment.seq) ?? '';
     const stamp = STAMP.exec(text);
@@ -126,7 +140,7 @@ export function entryStatements(entries: readonly HistoryEntry[], firstOrder = 0
     }
     let speaker: string = segment.role;
     const named = SPEAKER.exec(text);
-    if (named) {
+    if (named && (prefixes.get(named[1]!) ?? 0) > 1) {
       speaker = named[1]!;
       text = text.slice(named[0].length);
     }
