@@ -150,6 +150,8 @@ export class ContextManager {
       clearing: options.clearing ?? {},
       facts: this.options.facts,
       compactionNotice: options.compactionNotice === true,
+      memoryShare: options.memoryShare ?? DEFAULTS.memoryShare,
+      recall: options.recall === true,
       ...(tools !== undefined ? { tools } : {}),
     });
     this.conversation = {

@@ -43,6 +43,12 @@ export interface ContextManagerOptions {
   compactThreshold?: number;
   /** Usage a compaction brings the view down to (default 0.6). */
   targetUsage?: number;
+  /**
+   * Share of the budget the memory of what left the view (summary and facts block together) may
+   * take after a compaction (default 0.35): the rest of the target is the newest turns. At most
+   * `targetUsage`.
+   */
+  memoryShare?: number;
   /** Never compact system messages (default true). */
   preserveSystem?: boolean;
   /** How many of the newest tool results are never cleared (default 3). */
@@ -173,6 +179,7 @@ export const DEFAULTS = {
   maxTokens: 200_000,
   compactThreshold: 0.92,
   targetUsage: 0.6,
+  memoryShare: 0.35,
   preserveSystem: true,
   keepToolResults: 3,
   safetyMargin: 1_000,
@@ -309,6 +316,7 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
     if (v !== false) withMethods('correction', 'record', 'load')(v, name);
   },
   recall: bool,
+  memoryShare: share,
 };
 
 function checkKeys(options: Record<string, unknown>, checks: Record<string, Check>, parent?: string): void {
@@ -369,6 +377,12 @@ export function checkOptions(options: ContextManagerOptions): void {
     throw new ConfigurationError(
       'targetUsage',
       `(${target}) must not be above compactThreshold (${threshold})`,
+    );
+  }
+  if (options.memoryShare !== undefined && options.memoryShare > target) {
+    throw new ConfigurationError(
+      'memoryShare',
+      `(${options.memoryShare}) must not be above targetUsage (${target})`,
     );
   }
 }

@@ -88,6 +88,10 @@ export interface ContextGuardOptions {
   clearing?: PlannerSettings['clearing'];
   facts?: FactsSite;
   compactionNotice?: boolean;
+  /** Share of the budget the summary and facts block may take together (default 0.35). */
+  memoryShare?: number;
+  /** The `recall` tool is offered: the summary and facts block tell the model (default false). */
+  recall?: boolean;
   /** Writes summaries and extracts facts (default: the offline tools). */
   tools?: ContextTools;
 }
@@ -123,7 +127,11 @@ export class ContextGuard {
     const clearing = options.clearing ?? {};
     this.clearAt = clearing.trigger;
     this.notice = options.compactionNotice === true;
-    this.blocks = new PlanBlocks(options.facts ?? 'system', clearing.clearToolInputs === true);
+    this.blocks = new PlanBlocks(
+      options.facts ?? 'system',
+      clearing.clearToolInputs === true,
+      options.recall === true,
+    );
     const tools = options.tools;
     this.planner = new Planner(
       {
@@ -135,6 +143,7 @@ export class ContextGuard {
         clearing,
         maxCompactRetries: options.maxCompactRetries ?? DEFAULTS.maxCompactRetries,
         criticalFloor: options.criticalFloor ?? DEFAULTS.criticalFloor,
+        memoryShare: options.memoryShare ?? DEFAULTS.memoryShare,
       },
       tools ?? createOfflineTools(),
       tools === undefined,
