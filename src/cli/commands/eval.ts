@@ -233,11 +233,11 @@ export function registerEval(program: Command): void {
           );
         }
         if (options.json) {
-          process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+          writeOut(`${JSON.stringify(result, null, 2)}\n`);
           return;
         }
         const lines = chatReportLines(result.summary, input.chats, file, model.label);
-        process.stdout.write(`${lines.join('\n')}\n`);
+        writeOut(`${lines.join('\n')}\n`);
         return;
       }
       const runs = parseTauBench(input.text, file);
