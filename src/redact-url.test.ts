@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../test/support/run-cli.js';
-import { ConfigurationError } from './errors.js';
 import { ContextManager } from './manager.js';
 import { redactUrl, redactUrlsIn } from './redact-url.js';
-import { openStore, resolveStore } from './stores/resolve.js';
+import { openStore } from './stores/resolve.js';
 
 const SECRET = 's3cret';
 
@@ -47,20 +46,24 @@ describe('store URLs in errors', () => {
     'redis://:s3cret@127.0.0.1:1',
   ];
 
-  it.each(specs)('new ContextManager({ store: %j }) does not quote the password, at once or on first use', async (spec) => {
-    // Unknown schemes are refused by the constructor; store URLs open on first use (issue 13), so
-    // their errors come from the first call.
-    let message = '';
-    try {
-      const ctx = new ContextManager({ model: 'gpt-4o', store: spec });
-      await ctx.getMessages();
-    } catch (error) {
-      message = (error as Error).message;
-      expect(String((error as Error).stack)).not.toContain(SECRET);
-    }
-    expect(message).not.toBe('');
-    expect(message).not.toContain(SECRET);
-  }, 20_000);
+  it.each(specs)(
+    'new ContextManager({ store: %j }) does not quote the password, at once or on first use',
+    async (spec) => {
+      // Unknown schemes are refused by the constructor; store URLs open on first use (issue 13), so
+      // their errors come from the first call.
+      let message = '';
+      try {
+        const ctx = new ContextManager({ model: 'gpt-4o', store: spec });
+        await ctx.getMessages();
+      } catch (error) {
+        message = (error as Error).message;
+        expect(String((error as Error).stack)).not.toContain(SECRET);
+      }
+      expect(message).not.toBe('');
+      expect(message).not.toContain(SECRET);
+    },
+    20_000,
+  );
 
   it.each(['postgres://app:s3cret@127.0.0.1:1/none', 'redis://:s3cret@127.0.0.1:1', 'bogus://app:s3cret@x'])(
     'openStore(%j) fails without the password',
