@@ -259,6 +259,52 @@ function runCounting(sample: readonly Message[], rounds: number): CountingResult
   return { messages: fresh.length, tokens, oursMs: summarize(oursMs), directMs: summarize(directMs) };
 }
 
+/** One hostile megabyte: how long counting it takes (the counter is linear, see bounded-count.ts). */
+interface HostileRow {
+  name: string;
+  chars: number;
+  tokens: number;
+  ms: number;
+}
+
+/** Seeded bytes for the random-base64 text, so every run counts the same megabyte. */
+function seededBytes(n: number, seed: number): Buffer {
+  const out = Buffer.alloc(n);
+  let x = seed >>> 0;
+  for (let i = 0; i < n; i++) {
+    x = (Math.imul(x, 1_664_525) + 1_013_904_223) >>> 0;
+    out[i] = x >>> 24;
+  }
+  return out;
+}
+
+/** Counts 1 MB texts that are quadratic for a plain BPE counter: runs, base64, minified JSON. */
+function runHostileCounting(): HostileRow[] {
+  const MB = 1_000_000;
+  const json = JSON.stringify(
+    Array.from({ length: 40_000 }, (_, i) => ({ id: i, name: `item${i}`, tags: ['x', 'y'], v: i / 7 })),
+  ).slice(0, MB);
+  const texts: Array<[string, string]> = [
+    ["'a' × 1M", 'a'.repeat(MB)],
+    ["'-' × 1M", '-'.repeat(MB)],
+    ["' ' × 1M", ' '.repeat(MB)],
+    ['base64 of zeros', Buffer.alloc((MB * 3) / 4).toString('base64')],
+    ['base64 of random bytes', seededBytes((MB * 3) / 4, SEED).toString('base64')],
+    ['minified JSON', json],
+  ];
+  const rows: HostileRow[] = [];
+  for (const [name, text] of texts) {
+    // A fresh counter each time: nothing cached from the text before.
+    const counter = createTokenCounter(getModelInfo(MODEL)!);
+    counter.countText('warm up the encoding');
+    gptTokenizer.clearMergeCache();
+    const t0 = performance.now();
+    const tokens = counter.countText(text);
+    rows.push({ name, chars: text.length, tokens, ms: performance.now() - t0 });
+  }
+  return rows;
+}
+
 function sizeLabel(n: number): string {
   return n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n);
 }
@@ -299,6 +345,8 @@ export async function runCoreBenchmark(args: readonly string[]): Promise<void> {
 
   progress('counting throughput…');
   const counting = runCounting(session.slice(0, Math.min(10_000, session.length)), 6);
+  progress('counting hostile megabytes…');
+  const hostile = runHostileCounting();
 
   const scenarios: Scenario[] = [];
   for (const size of sizes) {
@@ -324,7 +372,7 @@ export async function runCoreBenchmark(args: readonly string[]): Promise<void> {
   const formats = await runFormats(session, Math.min(GOAL_SIZE, maxSize), extra);
 
   const peakRss = process.resourceUsage().maxRSS * 1024;
-  const report = buildReport(scenarios, counting, peakRss, performance.now() - wallStart);
+  const report = buildReport(scenarios, counting, hostile, peakRss, performance.now() - wallStart);
   reportFormats(report, formats);
   process.stdout.write(report.toText());
   const path = report.write('core');
@@ -380,6 +428,7 @@ function reportFormats(report: Report, runs: readonly FormatRun[]): void {
 function buildReport(
   scenarios: readonly Scenario[],
   counting: CountingResult,
+  hostile: readonly HostileRow[],
   peakRss: number,
   wallMs: number,
 ): Report {
@@ -484,6 +533,15 @@ function buildReport(
   );
   report.note(
     `${formatCount(counting.messages)} fresh messages (${formatCount(counting.tokens)} text tokens), ${counting.oursMs.n} passes each, alternating, gpt-tokenizer's merge cache cleared before every pass. Throughput is text tokens per second for both (ours also adds the framing).`,
+  );
+
+  report.heading('Counting hostile texts (1 MB each)');
+  report.table(
+    ['text', 'chars', 'tokens', 'time'],
+    hostile.map((h) => [h.name, formatCount(h.chars), formatCount(h.tokens), formatMs(h.ms)]),
+  );
+  report.note(
+    'One `countText` per text with a fresh gpt-4o counter. Before the bounded counter, `a` × 400k alone took 99 s; a pre-token over 512 characters is now counted in pieces (within one token per cut, bounded-count.ts).',
   );
 
   const memoryRows = scenarios.filter((s) => s.ours.heapBytes !== undefined);

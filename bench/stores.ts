@@ -4,6 +4,7 @@
  * the time to resume a conversation of 10k and 100k messages (open the store and read it; and a
  * `ContextManager` resuming from it), against the seeds' persistent context in the same run.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, open, rm } from 'node:fs/promises';
@@ -14,6 +15,7 @@ import type { Message } from '../src/messages/types.js';
 import { FileStore } from '../src/stores/file.js';
 import { MemoryStore } from '../src/stores/memory.js';
 import type { ConversationStore, NewEntry } from '../src/stores/types.js';
+import type { StoreSpec } from '../test/stores/fixtures/open-store.js';
 import { longSessionMessages } from '../test/support/arbitraries.js';
 import { formatBytes, formatCount, formatMs, formatRatio, Report, verdict } from './report.js';
 import { collectGarbage, type Summary, summarize } from './stats.js';
@@ -29,6 +31,14 @@ const RESUME_RUNS = 3;
 const PREFILL_BATCH = 1_000;
 /** Batch of the batched-append figure. */
 const BATCH = 100;
+/** Writer processes in the many-writers figure, and the `addMessage` calls each one makes. */
+const WRITERS: ReadonlyArray<{ processes: number; each: number }> = [
+  { processes: 1, each: 400 },
+  { processes: 4, each: 150 },
+  { processes: 8, each: 100 },
+];
+/** The child the many-writers figure runs: a `ContextManager` adding messages (the CI test's). */
+const WRITER_CHILD = join(import.meta.dirname, '..', 'test', 'stores', 'fixtures', 'manager-writer.ts');
 
 /**
  * How long each append loop runs. One-at-a-time loops stop at a time cap (at least `minOps`);
@@ -61,6 +71,8 @@ interface Driver {
   open(): Promise<ConversationStore>;
   /** False for memory: closing it would lose the data. */
   reopenable: boolean;
+  /** How a child process opens the same store (absent for memory: it cannot be shared). */
+  spec?: StoreSpec;
   /** Removes what the run wrote (temp directories, keys, rows). */
   cleanup(ids: readonly string[]): Promise<void>;
 }
@@ -84,12 +96,20 @@ interface ResumeFigures {
   prefillMs: number;
 }
 
+interface WriterFigures {
+  processes: number;
+  appends: number;
+  perSecond: number;
+}
+
 interface DriverResult {
   name: string;
   durability: string;
   single: AppendFigures;
   batched: AppendFigures;
   resume: ResumeFigures[];
+  /** Empty for drivers no other process can open (memory). */
+  writers: WriterFigures[];
 }
 
 interface Skipped {
@@ -232,6 +252,7 @@ async function fileDriver(dir: string): Promise<Driver> {
     durability: 'fdatasync per append',
     open: async () => new FileStore(root),
     reopenable: true,
+    spec: { driver: 'file', location: root },
     cleanup: async () => rm(root, { recursive: true, force: true }),
   };
 }
@@ -245,6 +266,8 @@ async function sqliteDriver(dir: string, synchronous: 'full' | 'normal'): Promis
       synchronous === 'full' ? 'fsync per commit (WAL)' : 'survives a process crash, not power loss (WAL)',
     open: () => openSqliteStore(path, { synchronous }),
     reopenable: true,
+    // Children open it with the defaults (synchronous full), so only the full run measures writers.
+    ...(synchronous === 'full' ? { spec: { driver: 'sqlite' as const, location: path } } : {}),
     cleanup: async () => {
       for (const suffix of ['', '-wal', '-shm']) await rm(`${path}${suffix}`, { force: true });
     },
@@ -289,6 +312,7 @@ async function redisDriver(): Promise<Driver | Skipped> {
     durability: "the server's (AOF/fsync policy)",
     open: connect,
     reopenable: true,
+    spec: { driver: 'redis', location: url, keyPrefix },
     cleanup: (ids) => deleteAll(connect, ids),
   };
 }
@@ -298,7 +322,9 @@ async function postgresDriver(): Promise<Driver | Skipped> {
   const url = process.env.DATABASE_URL || POSTGRES_DEFAULT;
   const source = process.env.DATABASE_URL ? 'DATABASE_URL' : `default ${POSTGRES_DEFAULT}`;
   const { openPostgresStore } = await import('../src/stores/postgres.js');
-  const connect = () => openPostgresStore(url);
+  // A schema of its own: the run never migrates or touches the tables others use.
+  const schema = `ck_bench_${process.pid}_${randomBytes(3).toString('hex')}`;
+  const connect = () => openPostgresStore(url, { schema });
   try {
     await (await connect()).close();
   } catch (error) {
@@ -309,7 +335,17 @@ async function postgresDriver(): Promise<Driver | Skipped> {
     durability: 'commit (synchronous_commit as configured)',
     open: connect,
     reopenable: true,
-    cleanup: (ids) => deleteAll(connect, ids),
+    spec: { driver: 'postgres', location: url, schema },
+    cleanup: async () => {
+      const pg = (await import('pg')).default;
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      } finally {
+        await client.end();
+      }
+    },
   };
 }
 
@@ -326,7 +362,8 @@ async function prefill(store: ConversationStore, id: string, entries: readonly N
 
 /**
  * Appends `batch` entries at a time, each awaited (so durable, as far as the driver makes it)
- * before the next, with `expectedSeq` as the manager sends it. The conversation holds `start`
+ * before the next, naming the conversation's generation as the manager does (the store gives
+ * the sequence numbers; the loop checks they are the expected ones). The conversation holds `start`
  * entries, the first `start` of `source`, and grows with the ones after them.
  */
 async function appendLoop(
@@ -339,13 +376,15 @@ async function appendLoop(
 ): Promise<AppendFigures & { end: number }> {
   const latencies: number[] = [];
   let seq = start;
+  const epoch = `bench-${randomBytes(4).toString('hex')}`;
   const loopStart = performance.now();
   for (let i = 0; keepGoing(limit, i, performance.now() - loopStart); i++) {
     const entries = source.slice(seq, seq + batch);
     if (entries.length < batch) break;
     const t0 = performance.now();
-    await store.append(id, entries, { expectedSeq: seq });
+    const given = await store.append(id, entries, { epoch });
     latencies.push(performance.now() - t0);
+    if (given !== seq) throw new Error(`${id}: the store gave seq ${given}, expected ${seq}`);
     seq += batch;
   }
   const elapsed = performance.now() - loopStart;
@@ -405,6 +444,75 @@ async function measureResume(
   };
 }
 
+/** Resolves when the child prints `ready`, rejects when it exits first. */
+function childReady(child: ChildProcess, errors: () => string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout?.setEncoding('utf8');
+    child.stdout?.on('data', (chunk: string) => {
+      out += chunk;
+      if (out.startsWith('ready\n')) resolve();
+    });
+    child.on('close', () => reject(new Error(`a writer exited before it was ready: ${errors()}`)));
+  });
+}
+
+function childExit(child: ChildProcess, errors: () => string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`a writer exited with ${code}: ${errors()}`)),
+    );
+  });
+}
+
+/**
+ * `processes` child processes, each a `ContextManager` on conversation `id`, add `each` messages
+ * one at a time; timed from the moment all are ready until all have exited. The store must then
+ * hold every message.
+ */
+async function measureWriters(
+  driver: Driver,
+  spec: StoreSpec,
+  id: string,
+  processes: number,
+  each: number,
+): Promise<WriterFigures> {
+  let stderr = '';
+  const errors = () => stderr.slice(-2_000);
+  const children = Array.from({ length: processes }, (_, w) =>
+    spawn(
+      process.execPath,
+      ['--import', 'tsx', WRITER_CHILD, JSON.stringify(spec), id, String(w), String(each), String(each)],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    ),
+  );
+  try {
+    for (const child of children) {
+      child.stderr.setEncoding('utf8');
+      child.stderr.on('data', (chunk: string) => {
+        stderr += chunk;
+      });
+    }
+    const exits = children.map((child) => childExit(child, errors));
+    await Promise.all(children.map((child) => childReady(child, errors)));
+    const t0 = performance.now();
+    for (const child of children) child.stdin.end('go\n');
+    await Promise.all(exits);
+    const seconds = (performance.now() - t0) / 1000;
+    const store = await driver.open();
+    try {
+      const head = await store.head(id);
+      if (head !== processes * each)
+        throw new Error(`${processes} writers stored ${head} of ${processes * each}`);
+    } finally {
+      await store.close();
+    }
+    return { processes, appends: processes * each, perSecond: (processes * each) / seconds };
+  } finally {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  }
+}
+
 async function measureDriver(
   driver: Driver,
   entries: readonly NewEntry[],
@@ -433,19 +541,35 @@ async function measureDriver(
     );
     resume.push({ size, ...figures, prefillMs: prefills[i] as number });
   }
-  return { name: driver.name, durability: driver.durability, single, batched, resume };
+  const writers: WriterFigures[] = [];
+  if (driver.spec) {
+    for (const { processes, each } of WRITERS) {
+      progress(`  ${processes} writer process(es) × ${each} addMessage through ContextManager…`);
+      const figures = await measureWriters(driver, driver.spec, ids.writers(processes), processes, each);
+      progress(`    ${formatCount(figures.perSecond)} appends/s`);
+      writers.push(figures);
+    }
+  }
+  return { name: driver.name, durability: driver.durability, single, batched, resume, writers };
 }
 
 interface RunIds {
   appends: string;
   resume(size: number): string;
+  writers(processes: number): string;
   all: string[];
 }
 
 function runIds(): RunIds {
   const base = `bench-${process.pid}-${randomBytes(3).toString('hex')}`;
   const resume = (size: number) => `${base}/resume-${sizeLabel(size)}`;
-  return { appends: `${base}/appends`, resume, all: [`${base}/appends`, ...RESUME_SIZES.map(resume)] };
+  const writers = (processes: number) => `${base}/writers-${processes}`;
+  return {
+    appends: `${base}/appends`,
+    resume,
+    writers,
+    all: [`${base}/appends`, ...RESUME_SIZES.map(resume), ...WRITERS.map((w) => writers(w.processes))],
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -578,7 +702,7 @@ function buildReport(
       `Node ${process.version}, ${process.platform}/${process.arch}, ${availableParallelism()} cores, load average ${loadAtStart.toFixed(2)} at the start and ${loadavg()[0]?.toFixed(2)} at the end (other processes share the machine: figures move from run to run; resume cells also give the CPU time, which the load inflates less). Files in ${tmpdir()}. Whole run ${formatMs(wallMs)}.`,
       `Messages: \`longSessionMessages(n, 'openai', ${SEED})\` from test/support/arbitraries.ts, each with \`{timestamp}\` metadata; ${RESUME_SIZES.map((s, i) => `${sizeLabel(s)} messages are ${formatBytes(jsonBytes[i] ?? 0)} of JSON`).join(', ')}.`,
       `Drivers run: ${ran || 'none'}.${skipped.length > 0 ? ` Skipped: ${skipped.map((s) => `${s.name} (${s.reason})`).join('; ')}.` : ''}`,
-      `Appends: into a conversation already holding ${formatCount(HISTORY)} messages; one at a time, each awaited before the next with \`expectedSeq\` as the manager sends it (up to ${formatCount(LIMITS.single.maxOps)} appends or ${LIMITS.single.capMs / 1000} s), then in batches of ${BATCH} (up to ${LIMITS.batched.maxOps} batches or ${LIMITS.batched.capMs / 1000} s).`,
+      `Appends: into a conversation already holding ${formatCount(HISTORY)} messages; one at a time, each awaited before the next and naming the conversation's generation as the manager does (up to ${formatCount(LIMITS.single.maxOps)} appends or ${LIMITS.single.capMs / 1000} s), then in batches of ${BATCH} (up to ${LIMITS.batched.maxOps} batches or ${LIMITS.batched.capMs / 1000} s).`,
       `Resume: a new store instance (connection) opened and the whole conversation read; then \`new ContextManager({ store, conversationId })\` and \`getMessages()\` on that open store. Median of ${RESUME_RUNS} runs, after a full GC. The memory store cannot be reopened, so its figure is a read of the live instance. Histories are written beforehand in batches of ${formatCount(PREFILL_BATCH)} (the "prefill" column).`,
       `Disk: ${formatCount(fsyncPerSecond)} appends + fdatasync per second to a growing file, one at a time, in the same directory, with nothing else done: the most a store that flushes a growing file before an append resolves (the file store) could reach, here ${formatRatio(fsyncPerSecond / baseline.single.perSecond)} the baseline's adds/s.`,
       `Baseline: the seeds' PersistentContext (000_…): the whole history in one JSON file, rewritten on every \`add_message\` (\`writeFileSync\`, as the seed's \`write_text\`: not flushed, not atomic, so it promises less than every durable driver here); resume parses the file. Its adds are measured at the same ${formatCount(HISTORY)}-message history for up to ${LIMITS.baseline.capMs / 1000} s (turns measured: ${baseline.single.ops}).`,
@@ -652,6 +776,16 @@ function buildReport(
       formatMs(r.resume.at(-1)?.prefillMs ?? Number.NaN),
     ]),
   ]);
+
+  report.heading('Many writers through ContextManager');
+  report.note(
+    `Writer processes, each a \`ContextManager\` (the child of test/stores/manager-writers.test.ts) on one shared conversation, adding messages one at a time with \`addMessage\`: ${WRITERS.map((w) => `${w.processes} × ${w.each}`).join(', ')}. Timed from all writers ready to all exited; the store must hold every message. The store numbers the appends and each writer reads back what others appended before it, so no writer retries or waits on another's failure. SQLite with its defaults (synchronous full); memory cannot be shared between processes.`,
+  );
+  const shared = results.filter((r) => r.writers.length > 0);
+  report.table(
+    ['store', ...WRITERS.map((w) => `${w.processes} writer${w.processes > 1 ? 's' : ''}: appends/s`)],
+    shared.map((r) => [r.name, ...r.writers.map((w) => formatCount(w.perSecond))]),
+  );
 
   report.heading('Goals');
   const rows: string[][] = [];

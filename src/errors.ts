@@ -149,6 +149,43 @@ export class ConflictError extends StoreError {
   }
 }
 
+/**
+ * The conversation was replaced or cleared since this writer last read it: its generation (the
+ * epoch `replace` and `delete` renew) is not the one the append named. Nothing was appended;
+ * read the conversation again (`epoch`, then `read`) before appending.
+ */
+export class EpochConflictError extends StoreError {
+  /** The generation the writer held. */
+  readonly expected: string;
+  /** The conversation's generation now; `null` when it has none (deleted, never written). */
+  readonly actual: string | null;
+  constructor(conversationId: string, expected: string, actual: string | null) {
+    super(
+      conversationId,
+      `the conversation was replaced or cleared by another writer (generation ${JSON.stringify(expected)} is now ${JSON.stringify(actual)}); read it again before appending`,
+      { code: 'stale_epoch' },
+    );
+    this.expected = expected;
+    this.actual = actual;
+  }
+}
+
+/** A message a store returned that is not a valid message: which one (by seq) and why. */
+export class InvalidStoredMessageError extends StoreError {
+  readonly seq: number;
+  readonly issues: MessageIssue[];
+  constructor(conversationId: string, seq: number, issues: MessageIssue[]) {
+    const first = issues[0];
+    super(
+      conversationId,
+      `stored entry ${seq} is not a valid message (${first ? `${first.path}: ${first.message}` : 'invalid'}); it was left as it is (pass invalidStored: 'skip' to load the rest without it)`,
+      { code: 'invalid_stored_message' },
+    );
+    this.seq = seq;
+    this.issues = issues;
+  }
+}
+
 /** An argument of a call (not a message, not an option) that cannot be used: what and why. */
 export class InvalidArgumentError extends ContextkitError {
   readonly argument: string;

@@ -90,6 +90,8 @@ export class ContextManager {
   private queue: Promise<unknown>;
   /** Block types no format knows that were already warned about (one warning per type). */
   private readonly warnedBlocks = new Set<string>();
+  /** False until the stored conversation was read; every operation first retries a failed load. */
+  private loaded: boolean;
 
   constructor(options: ContextManagerOptions = {}) {
     checkOptions(options);
@@ -116,6 +118,9 @@ export class ContextManager {
       store,
       conversationId: this.conversationId,
       now: options.now ?? (() => new Date()),
+      ...(options.invalidStored !== undefined ? { invalidStored: options.invalidStored } : {}),
+      onWarn: warn,
+      onReloaded: () => this.resetDerived(),
     });
     this.history = history;
     this.measurer = new ContextMeasurer({
@@ -150,6 +155,8 @@ export class ContextManager {
       facts: this.options.facts,
       compactionNotice: options.compactionNotice === true,
       cacheBreakpoints: options.cacheBreakpoints ?? 'off',
+      memoryShare: options.memoryShare ?? DEFAULTS.memoryShare,
+      recall: options.recall === true,
       ...(tools !== undefined ? { tools } : {}),
     });
     this.conversation = {
@@ -178,7 +185,8 @@ export class ContextManager {
       eager: this.recallEnabled,
       onWarn: warn,
     });
-    this.queue = store ? this.load() : Promise.resolve();
+    this.loaded = !store;
+    this.queue = store ? this.load().catch(() => undefined) : Promise.resolve();
   }
 
   /** Subscribes to an event; returns a function that unsubscribes. */
@@ -193,13 +201,19 @@ export class ContextManager {
 
   /** Runs operations one at a time, in call order, so a request sees a consistent history. */
   private enqueue<T>(op: () => Promise<T> | T): Promise<T> {
-    const run = this.queue.then(op);
+    const run = this.queue.then(async () => {
+      // A store that could not be read (down, or a stored entry that is not a message) fails
+      // each operation with its error until it can, rather than letting one run on a partial history.
+      if (!this.loaded) await this.load();
+      return op();
+    });
     this.queue = run.catch(() => undefined);
     return run;
   }
 
   private async load(): Promise<void> {
     const meta = await this.history.load();
+    this.loaded = true;
     const c = this.conversation;
     c.view.reset();
     c.view.setPlan(decodePlan(meta?.plan));
@@ -210,7 +224,11 @@ export class ContextManager {
 
   /**
    * Validates and stores a message (a copy: the caller's object is never changed). Rejects a
-   * malformed message with `InvalidMessageError` naming the field; nothing is stored then.
+   * malformed message with `InvalidMessageError` naming the field; nothing is stored then. With a
+   * store, the store numbers the message and what other writers appended before it is taken in
+   * (checked like a loaded history), so concurrent managers never lose a race; a conversation
+   * another writer replaced or cleared is reloaded first (`context:warn` `history_replaced`). A
+   * store that cannot take it rejects with a `StoreError`, and the message is in neither.
    */
   addMessage(message: unknown, options: AddMessageOptions = {}): Promise<void> {
     return this.enqueue(async () => {
@@ -229,9 +247,11 @@ export class ContextManager {
   }
 
   /**
-   * Takes in what other writers appended to the store since this manager last read it. Requests
-   * never re-read the store (that would put I/O on every turn); an append that finds the store
-   * ahead takes in the new tail by itself. Resolves with the number of messages taken in.
+   * Takes in what other writers appended to the store since this manager last read it (or, when
+   * another writer replaced or cleared the conversation, its whole new history, with a
+   * `context:warn`). Requests do not re-read the log (that would put its I/O on every turn), only
+   * its generation; every append takes in what others appended before it. Resolves with the
+   * number of messages taken in.
    */
   sync(): Promise<number> {
     return this.enqueue(async () => {
@@ -317,9 +337,12 @@ export class ContextManager {
    * The messages to send now: within the budget, valid for the provider, with system, pinned and
    * critical messages, the latest user message and the tool exchange in progress kept. Stored
    * history is never changed. Throws `ContextOverflowError` when what must be kept cannot fit.
+   * With a store, first checks the conversation's generation (one small read): a history another
+   * writer replaced or cleared is reloaded, with a `context:warn`, before the view is built.
    */
   getMessagesForRequest(request: RequestOptions = {}): Promise<Message[]> {
     return this.enqueue(async () => {
+      await this.history.checkGeneration();
       const prepared = this.measurer.prepare(request, this.history.format);
       const r = prepared instanceof Promise ? await prepared : prepared;
       const decision = await this.guard.fit(this.conversation, r, request);
@@ -441,7 +464,8 @@ export class ContextManager {
 
   /** Waits for pending operations, then closes the store. */
   async close(): Promise<void> {
-    await this.enqueue(() => undefined);
+    // Not through enqueue: closing needs no loaded history (it may be what cannot load).
+    await this.queue;
     await this.history.store?.close();
   }
 }

@@ -28,6 +28,8 @@ describe('option values a manager cannot work with', () => {
     [{ criticalFloor: 0 }, /criticalFloor: must be in \(0, 1\]/],
     [{ maxCompactRetries: 1.5 }, /maxCompactRetries: must be a whole number ≥ 0/],
     [{ exactCountAt: Number.NaN }, /exactCountAt: expected a finite number, got NaN/],
+    [{ memoryShare: 0 }, /memoryShare: must be in \(0, 1\]/],
+    [{ memoryShare: 0.5, targetUsage: 0.4 }, /memoryShare: \(0\.5\) must not be above targetUsage \(0\.4\)/],
     [
       { tools: { summarize: () => '' } },
       /tools: expected an object with summarize, extractFacts; missing extractFacts/,

@@ -43,14 +43,29 @@ export interface ContextManagerOptions {
   compactThreshold?: number;
   /** Usage a compaction brings the view down to (default 0.6). */
   targetUsage?: number;
+  /**
+   * Share of the budget the memory of what left the view (summary and facts block together) may
+   * take after a compaction (default 0.35): the rest of the target is the newest turns. At most
+   * `targetUsage`.
+   */
+  memoryShare?: number;
   /** Never compact system messages (default true). */
   preserveSystem?: boolean;
   /** How many of the newest tool results are never cleared (default 3). */
   keepToolResults?: number;
   /** Tokens kept free below the window besides the model's max output (default 1,000). */
   safetyMargin?: number;
-  /** Where the history is kept: a store, or `memory:` / `file:DIR`. Default: this process's memory. */
+  /**
+   * Where the history is kept: a store, or a store URL (`memory:`, `file:DIR`, `sqlite:PATH`,
+   * `redis://…`, `postgres://…`; those that connect do so on first use). Default: this process's memory.
+   */
   store?: string | ConversationStore;
+  /**
+   * What loading does with a stored entry that is not a valid message (a tampered row): `error`
+   * (default) rejects with an `InvalidStoredMessageError` naming its seq and changes nothing;
+   * `skip` leaves it out of the history and raises a `context:warn` (`invalid_stored_message`).
+   */
+  invalidStored?: 'error' | 'skip';
   /** The conversation in the store (default `default`). */
   conversationId?: string;
   /** Models to add to or override in the catalog. */
@@ -171,6 +186,7 @@ export const DEFAULTS = {
   maxTokens: 200_000,
   compactThreshold: 0.92,
   targetUsage: 0.6,
+  memoryShare: 0.35,
   preserveSystem: true,
   keepToolResults: 3,
   safetyMargin: 1_000,
@@ -269,6 +285,7 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   keepToolResults: wholeFrom(0),
   safetyMargin: atLeast(0),
   store: any, // checked where it is opened, with the accepted URL forms
+  invalidStored: oneOf(['error', 'skip']),
   conversationId: (v, name) => {
     if (typeof v !== 'string' || v === '') fail(name, 'must be a non-empty string');
   },
@@ -307,6 +324,7 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
     if (v !== false) withMethods('correction', 'record', 'load')(v, name);
   },
   recall: bool,
+  memoryShare: share,
 };
 
 function checkKeys(options: Record<string, unknown>, checks: Record<string, Check>, parent?: string): void {
@@ -367,6 +385,12 @@ export function checkOptions(options: ContextManagerOptions): void {
     throw new ConfigurationError(
       'targetUsage',
       `(${target}) must not be above compactThreshold (${threshold})`,
+    );
+  }
+  if (options.memoryShare !== undefined && options.memoryShare > target) {
+    throw new ConfigurationError(
+      'memoryShare',
+      `(${options.memoryShare}) must not be above targetUsage (${target})`,
     );
   }
 }

@@ -7,6 +7,7 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { ConfigurationError, ContextkitError } from '../errors.js';
+import { redactUrlsIn } from '../redact-url.js';
 import { CliError } from './cli-error.js';
 import { registerCompact } from './commands/compact.js';
 import { registerConversations } from './commands/conversations.js';
@@ -16,6 +17,7 @@ import { registerEval } from './commands/eval.js';
 import { registerInspect } from './commands/inspect.js';
 import { registerReplay } from './commands/replay.js';
 import { registerValidate } from './commands/validate.js';
+import { escapeField } from './terminal-safe.js';
 
 const COMMANDS = ['count', 'compact', 'validate', 'inspect', 'demo', 'conversations', 'replay', 'eval'];
 
@@ -56,8 +58,9 @@ export function buildProgram(): Command {
   return program;
 }
 
+/** An error as one terminal-safe line: it may quote ids and values from the data. */
 function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ').trim();
+  return escapeField(redactUrlsIn(text.replace(/\s*\n\s*/g, ' ').trim()));
 }
 
 /** The command named on the command line, for the `--help` hint of a usage error. */

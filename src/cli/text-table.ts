@@ -1,7 +1,10 @@
+import { escapeField } from './terminal-safe.js';
+
 /**
  * Rows as aligned columns for the terminal: numbers right-aligned, words left-aligned, two
  * spaces between columns, indented. The last left-aligned column is not padded, so previews do
- * not drag trailing spaces.
+ * not drag trailing spaces. Cells come from data (ids, tool names, previews): their control
+ * characters are escaped (see `escapeField`), so a cell is one line and cannot steer the terminal.
  */
 export function textTable(
   rows: readonly (readonly string[])[],
@@ -9,6 +12,7 @@ export function textTable(
   indent = '  ',
 ): string[] {
   const widths: number[] = [];
+  rows = rows.map((row) => row.map(escapeField));
   for (const row of rows) {
     row.forEach((cell, i) => {
       widths[i] = Math.max(widths[i] ?? 0, cell.length);

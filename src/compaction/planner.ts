@@ -23,7 +23,15 @@ import { planReceipt, type ReceiptBase } from './receipt.js';
 import { selectForSummary } from './select-for-summary.js';
 import type { StrategyOption } from './strategy.js';
 import { summarizeAtoms } from './summarize-atoms.js';
-import { factsCap, MIN_SUMMARY_TOKENS, summaryReserve } from './summary-message.js';
+import {
+  factsCap,
+  MAX_SUMMARY_TOKENS,
+  MIN_SUMMARY_TOKENS,
+  memoryRoom,
+  RECALL_NOTE,
+  SUMMARY_FRAME_TOKENS,
+  summaryReserve,
+} from './summary-message.js';
 import { capProtectedOversized, truncateOversized } from './truncate-oversized.js';
 import { type Level, selectByZones } from './zones.js';
 
@@ -43,6 +51,8 @@ export interface PlannerSettings {
   maxCompactRetries: number;
   /** Share of the budget a plan's rendered view must come under, else it is made again, lower. */
   criticalFloor: number;
+  /** Share of the budget the summary and facts block may take together (at most `targetUsage`). */
+  memoryShare: number;
 }
 
 /** One request for a plan. */
@@ -192,6 +202,8 @@ export class Planner {
     previous: PlanEdits,
     scratch: Scratch,
     clearOnly: boolean,
+    /** False on the second pass of a plan whose new summary gave way to the facts. */
+    summarizeNew = true,
   ): Promise<CompactionPlan> {
     const { previousPlan, format, budget } = req;
     const blocks = this.blocks;
@@ -213,6 +225,8 @@ export class Planner {
       });
     const oldFacts = previousPlan?.facts ?? [];
     const factsTokensBefore = factsTokens(oldFacts);
+    const share = Math.min(this.settings.memoryShare, this.settings.targetUsage);
+    const factsLimit = factsCap(budget, share);
     let draft = startDraft(ctx, previous);
     draft.total += factsTokensBefore;
     // The summary in the view now; selection adds a reserve only when there is none yet.
@@ -220,7 +234,7 @@ export class Planner {
     draft.total += oldSummaryTokens;
     draft = clearToolResults(clearOnly ? { ...ctx, clearing: { ...ctx.clearing, clearOnly } } : ctx, draft);
     if (clearOnly) {
-      const room = factsCap(budget);
+      const room = factsLimit;
       const facts = cap(await candidates(draft, room), room).facts;
       return this.finish(draft, previousPlan?.summary, previousPlan?.summarized, facts, req);
     }
@@ -228,10 +242,21 @@ export class Planner {
     draft = dedupeRepeated(ctx, draft);
     let summary = previousPlan?.summary;
     const strategy = this.settings.strategy;
-    const reserve = summaryReserve(budget);
-    const canSummarize = reserve >= MIN_SUMMARY_TOKENS;
+    const reserve = summaryReserve(budget, share);
+    const canSummarize = reserve >= MIN_SUMMARY_TOKENS && summarizeNew;
+    // Selection makes room for the whole memory: the summary's reserve and what the facts block
+    // may still grow by, so that after the compaction the memory fills the view up to the target.
+    const factsGrowthCap = blocks.factsSite === 'none' ? 0 : Math.max(0, factsLimit - factsTokensBefore);
+    const selectionReserve = reserve + factsGrowthCap;
+    // What the total counts for the summary to come beyond the summary in the view: its reserve
+    // (and the facts' growth) on a first summary, the growth up to them on a later one.
+    let held = 0;
     if (strategy === 'summarize' && canSummarize) {
-      draft = selectForSummary(ctx, draft, reserve);
+      const growth = previousPlan?.summary ? Math.max(0, reserve - oldSummaryTokens) + factsGrowthCap : 0;
+      const selected = selectForSummary(ctx, { ...draft, total: draft.total + growth }, selectionReserve);
+      const took = selected.summarized.size !== draft.summarized.size;
+      held = took ? (previousPlan?.summary ? growth : selectionReserve) : 0;
+      draft = took ? selected : draft;
     } else if (strategy === 'layered' && canSummarize) {
       draft = selectByZones(ctx, draft, req.level ?? 'healthy', this.settings.recentCount, reserve);
     } else if (strategy === 'smart') {
@@ -245,25 +270,47 @@ export class Planner {
     }
     const grew = [...draft.summarized].some((id) => !previous.summarized?.has(id));
     if (grew) {
+      // The summary's room: what selection kept for it and the memory (the reserve and the facts'
+      // growth), less what it could not free under the target and the facts' expected growth.
+      let summaryMax = reserve;
+      if (strategy === 'summarize' && held > 0) {
+        const over = Math.max(0, draft.total - ctx.target);
+        let factsGrowth = factsGrowthCap;
+        if (factsGrowthCap > 0) {
+          const expected = cap(await candidates(draft, factsLimit), factsLimit).facts;
+          factsGrowth = Math.max(0, factsTokens(expected) - factsTokensBefore);
+        }
+        summaryMax = Math.max(
+          MIN_SUMMARY_TOKENS,
+          Math.min(MAX_SUMMARY_TOKENS, reserve + factsGrowthCap - over - factsGrowth),
+        );
+      }
       summary = await summarizeAtoms({
         entries: req.entries,
         atoms: req.atoms,
         summarized: draft.summarized,
         already: previous.summarized ?? new Set(),
         previousPlan,
-        maxTokens: reserve,
+        maxTokens: summaryMax,
+        // The header, and the recall note when the manager offers the tool.
+        frameTokens: SUMMARY_FRAME_TOKENS + (blocks.recall ? req.counter.countText(RECALL_NOTE) + 1 : 0),
         counter: req.counter,
         tools: this.tools,
         memo: scratch.summaries,
       });
-      draft.total += summaryTokens(summary) - (previousPlan?.summary ? oldSummaryTokens : reserve);
+      draft.total +=
+        summaryTokens(summary) -
+        (previousPlan?.summary ? oldSummaryTokens : strategy === 'summarize' ? held : reserve) -
+        (previousPlan?.summary ? held : 0);
     }
     draft = dropOldest(ctx, draft);
     draft = truncateOversized(ctx, draft);
     let facts = oldFacts;
     if (blocks.factsSite !== 'none') {
       // Facts never push conversation out: they take the room left under the target, plus a
-      // quarter of the gap between target and trigger, and at most their cap.
+      // quarter of the gap between target and trigger (none when a summary is in the view: its
+      // selection made room for the facts under the target), and at most their cap and what the
+      // memory's room leaves beside the summary.
       const withoutFacts = draft.total - factsTokensBefore;
       const trigger = Math.floor(this.settings.compactThreshold * budget);
       const gap = trigger - ctx.target;
@@ -271,10 +318,11 @@ export class Planner {
       // trigger: the next plan then waits for growth past this plan's size anyway.
       const roomFor = (used: number) =>
         Math.min(
-          factsCap(budget),
+          factsLimit,
+          memoryRoom(budget, share) - (summary && draft.summarized.size > 0 ? summaryTokens(summary) : 0),
           used > ctx.target
             ? Math.max(Math.floor(gap / 4), trigger - used)
-            : ctx.target - used + Math.floor(gap / 4),
+            : ctx.target - used + (draft.summarized.size > 0 ? 0 : Math.floor(gap / 4)),
         );
       let room = roomFor(withoutFacts);
       const found = await candidates(draft, room);
@@ -287,6 +335,11 @@ export class Planner {
         inView > 0 &&
         (roomFor(withoutFacts - inView) > room || withoutFacts > ctx.target)
       ) {
+        // A summary written in this plan took its atoms out to make room for itself; without it,
+        // plan again without summarizing, so that only what the target needs leaves the view.
+        if (grew && summarizeNew && strategy === 'summarize' && !previousPlan?.summary) {
+          return this.draft(ctx, req, previous, scratch, clearOnly, false);
+        }
         draft.total -= inView;
         draft = { ...draft, summarized: new Set() };
         summary = undefined;

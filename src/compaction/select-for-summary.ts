@@ -1,8 +1,9 @@
 import type { PlanContext, PlanDraft } from './draft.js';
 
 /**
- * Step 2 of the summarizing strategy: takes the oldest unprotected atoms out of the view, to be
- * replaced by one summary of at most `reserve` tokens, until the view is at the target. Like
+ * Step 2 of the summarizing strategy: takes the oldest unprotected atoms before the latest user
+ * message out of the view, to be replaced by one summary of at most `reserve` tokens, until the
+ * view is at the target. Like
  * dropping, it moves whole atoms, so a summary boundary never splits a tool call from its result.
  * Atoms already summarized by an earlier plan stay summarized (the new summary includes the old).
  */
@@ -10,7 +11,15 @@ export function selectForSummary(ctx: PlanContext, draft: PlanDraft, reserve: nu
   if (draft.total <= ctx.target) return draft;
   // The summary costs its reserve once; with a summary already in the view, it grows within it.
   const next = toSummary(draft, [], reserve);
-  for (let i = 0; i < ctx.atoms.length && next.total > ctx.target; i++) {
+  // The turn in progress (the latest user message and what follows it) is never summarized.
+  let end = ctx.atoms.length;
+  for (let i = ctx.atoms.length - 1; i >= 0; i--) {
+    if (ctx.atoms[i]!.hasUserContent) {
+      end = i;
+      break;
+    }
+  }
+  for (let i = 0; i < end && next.total > ctx.target; i++) {
     if (ctx.protection[i] !== 'none' || next.dropped.has(ctx.atoms[i]!.id)) continue;
     take(ctx, next, i);
   }

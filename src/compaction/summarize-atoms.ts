@@ -1,6 +1,7 @@
 import type { Atom } from '../messages/atoms.js';
 import type { HistoryEntry } from '../messages/types.js';
 import type { TokenCounter } from '../tokens/types.js';
+import { isDialogue } from '../tools/dialogue-memory.js';
 import type { ContextTools } from '../tools/types.js';
 import { isStated, OPENING_REQUESTS } from './fact-candidates.js';
 import type { CompactionPlan, PlanSummary } from './plan.js';
@@ -22,6 +23,8 @@ export async function summarizeAtoms(input: {
   already: ReadonlySet<number>;
   previousPlan: CompactionPlan | null;
   maxTokens: number;
+  /** Tokens the summary message takes beyond its text (default `SUMMARY_FRAME_TOKENS`). */
+  frameTokens?: number;
   counter: TokenCounter;
   tools: ContextTools;
   memo: Map<string, string>;
@@ -50,7 +53,7 @@ export async function summarizeAtoms(input: {
   let text = input.memo.get(key);
   if (text === undefined) {
     text = await input.tools.summarize(summaryInput(input.entries, fresh), {
-      maxTokens: Math.max(1, input.maxTokens - SUMMARY_FRAME_TOKENS),
+      maxTokens: Math.max(1, input.maxTokens - (input.frameTokens ?? SUMMARY_FRAME_TOKENS)),
       previousSummary: previousPlan?.summary?.text,
       countText: (t) => input.counter.countText(t),
     });
@@ -69,7 +72,8 @@ function summaryInput(all: readonly HistoryEntry[], fresh: readonly Atom[]): His
   let entries: HistoryEntry[] = [];
   for (const atom of fresh) for (const seq of atom.seqs) entries.push(all[seq]!);
   entries.sort((x, y) => x.seq - y.seq);
-  if (entries.length <= SUMMARY_INPUT_ENTRIES) return entries;
+  // A dialogue's memory reads every statement (it is linear in them, and its turns are short).
+  if (entries.length <= SUMMARY_INPUT_ENTRIES || isDialogue(entries)) return entries;
   const tail = entries.slice(-SUMMARY_INPUT_ENTRIES / 2);
   const from = tail[0]!.seq;
   const requests = entries.filter((e) => e.seq < from && e.message.role === 'user' && isStated(e.message));

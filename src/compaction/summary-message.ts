@@ -13,31 +13,64 @@ export const SUMMARY_FRAME_TOKENS = 24;
 /** Below this, a summary could say nothing useful: the atoms are dropped instead (facts kept). */
 export const MIN_SUMMARY_TOKENS = 64;
 
-/** The summary a plan may grow to: a tenth of the budget, at most 4,000 tokens. */
-export function summaryReserve(budget: number): number {
-  return Math.min(4000, Math.floor(budget * 0.1));
+/** The default share of the budget the memory of what left the view (summary and facts) may take. */
+export const DEFAULT_MEMORY_SHARE = 0.35;
+
+/** A summary never grows past this many tokens, whatever the share allows. */
+export const MAX_SUMMARY_TOKENS = 8000;
+
+/**
+ * The room of the memory of what left the view: `memoryShare` of the budget, summary and facts
+ * block together.
+ */
+export function memoryRoom(budget: number, memoryShare: number = DEFAULT_MEMORY_SHARE): number {
+  return Math.max(0, Math.floor(budget * memoryShare));
+}
+
+/**
+ * The summary a plan may grow to: the memory's room less the facts block's cap, at most
+ * `MAX_SUMMARY_TOKENS`.
+ */
+export function summaryReserve(budget: number, memoryShare: number = DEFAULT_MEMORY_SHARE): number {
+  const room = memoryRoom(budget, memoryShare);
+  return Math.max(0, Math.min(MAX_SUMMARY_TOKENS, room - factsCap(budget, memoryShare)));
 }
 
 /**
  * The facts block may take a tenth of the budget, at least `min(200, a quarter)` and at most
- * 2,000 tokens (some 300 facts): past that a list stops being a reminder and becomes noise.
+ * 2,000 tokens (some 300 facts): past that a list stops being a reminder and becomes noise. It
+ * never takes more than half of the memory's room.
  */
-export function factsCap(budget: number): number {
-  return Math.min(2000, Math.max(Math.floor(budget * 0.1), Math.min(200, Math.floor(budget / 4))));
+export function factsCap(budget: number, memoryShare: number = DEFAULT_MEMORY_SHARE): number {
+  const cap = Math.min(2000, Math.max(Math.floor(budget * 0.1), Math.min(200, Math.floor(budget / 4))));
+  // Within the memory's room, the facts take at most half of it.
+  return Math.min(cap, Math.floor(memoryRoom(budget, memoryShare) / 2));
 }
 
 /**
  * The summary as a message standing where the summarized messages stood. OpenAI takes a system
  * message anywhere; Anthropic only at the top, so there it is a user message.
  */
-export function summaryMessage(summary: PlanSummary, format: MessageFormat): Message {
-  const content = `[contextkit: summary of earlier messages ${summary.fromSeq}–${summary.toSeq}, which are left out of this request]\n${summary.text}`;
+export function summaryMessage(summary: PlanSummary, format: MessageFormat, recall = false): Message {
+  const note = recall ? `\n${RECALL_NOTE}` : '';
+  const content = `[contextkit: summary of earlier messages ${summary.fromSeq}–${summary.toSeq}, which are left out of this request]${note}\n${summary.text}`;
   return freezeDeep(format === 'anthropic' ? { role: 'user', content } : { role: 'system', content });
 }
 
+/**
+ * The sentence the summary and facts block carry when the manager offers the `recall` tool: fixed,
+ * so the blocks stay byte-stable from turn to turn.
+ */
+export const RECALL_NOTE =
+  'Earlier turns not shown here can be looked up with the `recall` tool, which searches the whole conversation history.';
+
 /** The facts block as a message: a system message after the system prompt, or a user message. */
-export function factsMessage(facts: readonly ExtractedFact[], site: FactsSite): Message {
-  return freezeDeep({ role: site === 'first-user' ? 'user' : 'system', content: renderCompactFacts(facts) });
+export function factsMessage(facts: readonly ExtractedFact[], site: FactsSite, recall = false): Message {
+  const content = renderCompactFacts(facts);
+  return freezeDeep({
+    role: site === 'first-user' ? 'user' : 'system',
+    content: recall ? `${content}\n${RECALL_NOTE}` : content,
+  });
 }
 
 /** Which facts go first when the block must be capped: what an agent acts on. */

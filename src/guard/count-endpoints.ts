@@ -29,7 +29,9 @@ import { ConfigurationError, ContextkitError } from '../errors.js';
 import { convertMessages } from '../messages/convert.js';
 import { toAnthropicRequest } from '../messages/split.js';
 import type { AnthropicTextBlock, Message, ToolDefinition } from '../messages/types.js';
+import { redactUrl } from '../redact-url.js';
 import type { Cache } from '../stores/cache.js';
+import { ReplyTooLargeError, readReplyText, scrubSecrets } from '../tools/reply-body.js';
 import { toGeminiContents, toGeminiTools } from './gemini-contents.js';
 
 /** Providers that offer a counting endpoint. */
@@ -63,6 +65,11 @@ export interface CountClientOptions {
   memoSize?: number;
   /** Default `2023-06-01`. */
   anthropicVersion?: string;
+  /**
+   * The most bytes of an answer read; a longer one is abandoned as it arrives and the count
+   * fails (`reason: 'response'`), so the estimate stands. Default 1 MiB (an answer is a few bytes).
+   */
+  maxReplyBytes?: number;
 }
 
 /** Counts requests exactly through one provider's endpoint. */
@@ -106,6 +113,8 @@ const DEFAULT_BASE_URLS: Readonly<Record<CountProvider, string>> = {
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_CACHE_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 const DEFAULT_MEMO_SIZE = 1000;
+/** An answer is `{"input_tokens":123}`; an error body a few KB. */
+const DEFAULT_MAX_COUNT_REPLY_BYTES = 1024 * 1024;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -249,6 +258,7 @@ export function createCountClient(options: CountClientOptions): CountClient {
   const memo = new Lru(positiveOption('memoSize', options.memoSize, DEFAULT_MEMO_SIZE));
   const doFetch = options.fetch ?? globalThis.fetch;
   const anthropicVersion = options.anthropicVersion ?? '2023-06-01';
+  const maxReplyBytes = positiveOption('maxReplyBytes', options.maxReplyBytes, DEFAULT_MAX_COUNT_REPLY_BYTES);
   const pending = new Map<string, Promise<number>>();
 
   const endpoint = (model: string): { url: string; headers: Record<string, string> } =>
@@ -286,17 +296,21 @@ export function createCountClient(options: CountClientOptions): CountClient {
         if (controller.signal.aborted || isAbort(cause)) {
           throw fail('timeout', `no answer within ${timeoutMs} ms`, { cause });
         }
-        throw fail('network', `cannot reach ${url}: ${String(cause)}`, { cause });
+        throw fail('network', `cannot reach ${redactUrl(url)}: ${scrubSecrets(String(cause), [apiKey])}`, {
+          cause,
+        });
       }
       let text: string;
       try {
-        text = await response.text();
+        text = await readReplyText(response, maxReplyBytes);
       } catch (cause) {
+        if (cause instanceof ReplyTooLargeError) throw fail('response', cause.message, { cause });
         if (controller.signal.aborted) throw fail('timeout', `no answer within ${timeoutMs} ms`, { cause });
         throw fail('network', `the answer was cut off: ${String(cause)}`, { cause });
       }
       if (!response.ok) {
-        throw fail('http', `HTTP ${response.status}: ${errorExcerpt(text)}`, { status: response.status });
+        const excerpt = scrubSecrets(errorExcerpt(text), [apiKey]);
+        throw fail('http', `HTTP ${response.status}: ${excerpt}`, { status: response.status });
       }
       let parsed: unknown;
       try {

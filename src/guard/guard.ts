@@ -90,6 +90,10 @@ export interface ContextGuardOptions {
   compactionNotice?: boolean;
   /** `'auto'`: Anthropic prompt-cache breakpoints at the end of the stable prefix (default off). */
   cacheBreakpoints?: 'auto' | 'off';
+  /** Share of the budget the summary and facts block may take together (default 0.35). */
+  memoryShare?: number;
+  /** The `recall` tool is offered: the summary and facts block tell the model (default false). */
+  recall?: boolean;
   /** Writes summaries and extracts facts (default: the offline tools). */
   tools?: ContextTools;
 }
@@ -127,7 +131,11 @@ export class ContextGuard {
     this.clearAt = clearing.trigger;
     this.notice = options.compactionNotice === true;
     this.cacheBreakpoints = options.cacheBreakpoints ?? 'off';
-    this.blocks = new PlanBlocks(options.facts ?? 'system', clearing.clearToolInputs === true);
+    this.blocks = new PlanBlocks(
+      options.facts ?? 'system',
+      clearing.clearToolInputs === true,
+      options.recall === true,
+    );
     const tools = options.tools;
     this.planner = new Planner(
       {
@@ -139,6 +147,7 @@ export class ContextGuard {
         clearing,
         maxCompactRetries: options.maxCompactRetries ?? DEFAULTS.maxCompactRetries,
         criticalFloor: options.criticalFloor ?? DEFAULTS.criticalFloor,
+        memoryShare: options.memoryShare ?? DEFAULTS.memoryShare,
       },
       tools ?? createOfflineTools(),
       tools === undefined,

@@ -4,16 +4,32 @@
  * view holds; the history is never compacted.
  */
 
-import { ConflictError, InvalidMessageError } from '../errors.js';
+import {
+  ConflictError,
+  EpochConflictError,
+  InvalidMessageError,
+  InvalidStoredMessageError,
+  StoreError,
+} from '../errors.js';
 import { resolveConversationFormat } from '../messages/detect.js';
 import { freezeDeep } from '../messages/freeze.js';
+import { jsonValueIssues } from '../messages/json-limits.js';
 import type { HistoryEntry, Message, MessageFormat, MessageMetadata } from '../messages/types.js';
 import { validateMessage } from '../messages/validate-message.js';
 import type { AddMessageOptions } from '../options.js';
-import type { ConversationStore, NewEntry } from '../stores/types.js';
+import type { ConversationStore, NewEntry, StoredEntry } from '../stores/types.js';
+import { newEpoch } from '../stores/validate.js';
 
-/** How many times an append that lost a race takes in the other writer's tail and tries again. */
-const APPEND_ATTEMPTS = 20;
+/**
+ * How many times an append retries after finding the conversation replaced under it (each retry
+ * first reloads it). Appends never retry for other writers' appends: the store numbers them.
+ */
+const EPOCH_ATTEMPTS = 5;
+/** How many times a whole read is retried when a replace lands between its two epoch checks. */
+const READ_ATTEMPTS = 5;
+
+/** What to do with a stored entry that is not a valid message. */
+export type InvalidStoredPolicy = 'error' | 'skip';
 
 /** Options of {@link History}. */
 export interface HistoryOptions {
@@ -22,6 +38,15 @@ export interface HistoryOptions {
   conversationId: string;
   /** Clock for the timestamps stamped on new messages. */
   now: () => Date;
+  /**
+   * A stored entry that is not a valid message: `error` (default) rejects the load with an
+   * `InvalidStoredMessageError` naming its seq; `skip` leaves it out and warns.
+   */
+  invalidStored?: InvalidStoredPolicy;
+  /** Told about skipped entries and about a conversation another writer replaced or cleared. */
+  onWarn?: (code: string, message: string) => void;
+  /** Called after the entries were reloaded because another writer replaced or cleared them. */
+  onReloaded?: () => void;
 }
 
 /**
@@ -40,11 +65,21 @@ export class History {
   private resumed = false;
   /** Bumped when the log is replaced or cleared: what was derived from the old entries is stale. */
   private generationCounter = 0;
+  /** The store's generation of the entries held (`null`: it had none when they were read). */
+  private epoch: string | null = null;
+  private readonly invalidStored: InvalidStoredPolicy;
+  /** A bad stored entry met behind `storeHead`: appends are refused until it is taken in. */
+  private invalid: InvalidStoredMessageError | null = null;
+  private readonly onWarn: (code: string, message: string) => void;
+  private readonly onReloaded: () => void;
 
   constructor(options: HistoryOptions) {
     this.store = options.store;
     this.conversationId = options.conversationId;
     this.now = options.now;
+    this.invalidStored = options.invalidStored ?? 'error';
+    this.onWarn = options.onWarn ?? (() => undefined);
+    this.onReloaded = options.onReloaded ?? (() => undefined);
   }
 
   /** The entries, oldest first (frozen objects; the array is this history's own: do not change it). */
@@ -80,21 +115,114 @@ export class History {
   /** Reads the conversation from the store; resolves with its metadata (plan, guard state, …). */
   async load(): Promise<Record<string, unknown> | null> {
     if (!this.store) return null;
-    const stored = await this.store.read(this.conversationId);
+    const whole = await this.readWhole();
     const meta = await this.store.getMeta(this.conversationId);
-    this.reset();
-    for (const e of stored) this.push(e.message, e.metadata);
-    this.storeHead = stored.length;
-    this.resumed = stored.length > 0;
+    this.adopt(whole.entries, whole.epoch);
     return meta.value;
+  }
+
+  /**
+   * The whole log with the generation it belongs to: the generation is read before and after,
+   * and since a generation never comes back, two equal readings mean no replace came between.
+   */
+  private async readWhole(): Promise<{ entries: StoredEntry[]; epoch: string | null }> {
+    const store = this.store!;
+    for (let attempt = 1; ; attempt++) {
+      const before = await store.epoch(this.conversationId);
+      const entries = await store.read(this.conversationId);
+      const after = await store.epoch(this.conversationId);
+      if (before === after) return { entries, epoch: after };
+      if (attempt >= READ_ATTEMPTS) {
+        throw new StoreError(
+          this.conversationId,
+          `the conversation was replaced ${READ_ATTEMPTS} times while it was being read; try again`,
+          { code: 'conflict' },
+        );
+      }
+    }
+  }
+
+  /** Takes `entries` (checked) as the whole history, in generation `epoch`. */
+  private adopt(entries: readonly StoredEntry[], epoch: string | null): void {
+    const checked = this.checkAll(entries, undefined);
+    this.reset();
+    entries.forEach((e, i) => {
+      const message = checked[i];
+      if (message) this.push(message, e.metadata);
+    });
+    this.storeHead = entries.length;
+    this.epoch = epoch;
+    this.resumed = entries.length > 0;
+    this.invalid = null;
+  }
+
+  /**
+   * Validates a message the store returned, as `add` validates a new one: a bad one is an
+   * `InvalidStoredMessageError` with its seq, or under `invalidStored: 'skip'` left out with a
+   * warning. Never silently either way. Resolves the format against what is held so far.
+   */
+  private checkStored(entry: StoredEntry, format: MessageFormat | undefined): Message | null {
+    try {
+      const resolved = resolveConversationFormat(format, entry.message, entry.seq);
+      return validateMessage(entry.message, `stored entry ${entry.seq}`, resolved);
+    } catch (err) {
+      if (!(err instanceof InvalidMessageError)) throw err;
+      const error = new InvalidStoredMessageError(this.conversationId, entry.seq, err.issues);
+      if (this.invalidStored !== 'skip') throw error;
+      this.onWarn('invalid_stored_message', `${error.message.replace(/ \(pass .*\)$/, '')}; skipped`);
+      return null;
+    }
+  }
+
+  /** Checks entries the store returned, all before any is taken in, then appends them. */
+  private ingest(entries: readonly StoredEntry[]): void {
+    const checked = this.checkAll(entries, this.conversationFormat);
+    entries.forEach((e, i) => {
+      const message = checked[i];
+      if (message) this.push(message, e.metadata);
+    });
+  }
+
+  /** `checkStored` over `entries` in order, the format resolved as they go. */
+  private checkAll(entries: readonly StoredEntry[], start: MessageFormat | undefined): Array<Message | null> {
+    let format = start;
+    return entries.map((e) => {
+      const message = this.checkStored(e, format);
+      if (message) format = resolveConversationFormat(format, message, e.seq);
+      return message;
+    });
+  }
+
+  /**
+   * Another writer replaced or cleared the conversation: takes in the whole new history, and
+   * warns unless it still begins with what this history held (as when two writers first meet on
+   * a conversation written before generations existed).
+   */
+  private async reloadReplaced(): Promise<void> {
+    const held = this.list.filter((e) => !e.metadata.ephemeral).map((e) => JSON.stringify(e.message));
+    const whole = await this.readWhole();
+    const prefix = whole.entries.slice(0, held.length).map((e) => JSON.stringify(e.message));
+    const same = prefix.length === held.length && prefix.every((text, i) => text === held[i]);
+    this.adopt(whole.entries, whole.epoch);
+    this.onReloaded();
+    if (same) return;
+    this.onWarn(
+      'history_replaced',
+      `conversation ${JSON.stringify(this.conversationId)} was replaced or cleared by another writer; took in its ${whole.entries.length} stored messages in place of the ${held.length} held`,
+    );
   }
 
   /**
    * Validates a copy of `message` (the caller's object is never changed or frozen), stamps its
    * metadata, persists it unless ephemeral, and appends it. An invalid message throws
-   * `InvalidMessageError` naming the field; nothing is stored then.
+   * `InvalidMessageError` naming the field; nothing is stored then. When another writer's entry
+   * before it is not a valid message, the message is stored but the call rejects with that
+   * `InvalidStoredMessageError`, and later calls reject with it before storing anything, until
+   * `takeTail` can take the entry in. The entry resolved has seq -1 when the conversation was
+   * replaced as the message was stored (the history was then reloaded from the store).
    */
   async add(message: unknown, options: AddMessageOptions = {}): Promise<HistoryEntry> {
+    if (this.invalid && !options.ephemeral) throw this.invalid;
     const seq = this.list.length;
     const copy = plainCopy(message, `messages[${seq}]`);
     const format = resolveConversationFormat(this.conversationFormat, copy, seq, () =>
@@ -110,35 +238,85 @@ export class History {
     if (options.critical) metadata.critical = true;
     if (options.pinned) metadata.pinned = true;
     if (options.ephemeral) metadata.ephemeral = true;
-    if (this.store && !options.ephemeral) await this.persist([{ message: valid, metadata }]);
+    if (this.store && !options.ephemeral && !(await this.persist([{ message: valid, metadata }]))) {
+      // Stored, but another writer replaced the conversation at once: the history is theirs now.
+      return Object.freeze({ seq: -1, message: freezeDeep(valid), metadata: freezeDeep(metadata) });
+    }
     return this.push(valid, metadata);
   }
 
-  /** Appends to the store; when another writer got there first, takes in its messages and retries. */
-  private async persist(batch: NewEntry[]): Promise<void> {
+  /**
+   * Appends to the store, which gives the sequence number, so a writer never loses a race to
+   * other writers (no retry, no starvation); what they appended before it is read back, so this
+   * history holds the store's one order. The append names the generation held, so a conversation
+   * replaced or cleared meanwhile is reloaded first. Resolves to false when the entry is stored
+   * but the history reloaded after it was (it is then in the history only if the store kept it).
+   */
+  private async persist(batch: NewEntry[]): Promise<boolean> {
     const store = this.store!;
-    for (let attempt = 0; ; attempt++) {
+    for (let attempt = 1; ; attempt++) {
+      const epoch = this.epoch ?? newEpoch();
+      let seq: number;
       try {
-        await store.append(this.conversationId, batch, { expectedSeq: this.storeHead });
-        this.storeHead += batch.length;
-        return;
+        seq = await store.append(this.conversationId, batch, { epoch });
       } catch (err) {
-        if (!(err instanceof ConflictError) || attempt >= APPEND_ATTEMPTS) throw err;
-        await this.takeTail();
+        if (!(err instanceof EpochConflictError) || attempt >= EPOCH_ATTEMPTS) throw err;
+        await this.reloadReplaced();
+        continue;
       }
+      this.epoch = epoch;
+      if (seq > this.storeHead) {
+        const gap = await store.read(this.conversationId, {
+          fromSeq: this.storeHead,
+          limit: seq - this.storeHead,
+        });
+        if (gap.length !== seq - this.storeHead || (await store.epoch(this.conversationId)) !== epoch) {
+          await this.reloadReplaced();
+          return false;
+        }
+        try {
+          this.ingest(gap);
+        } catch (err) {
+          if (err instanceof InvalidStoredMessageError) this.invalid = err;
+          throw err;
+        }
+      } else if (seq < this.storeHead) {
+        // The log was deleted and this append began it again.
+        await this.reloadReplaced();
+        return false;
+      }
+      this.storeHead = seq + batch.length;
+      return true;
     }
   }
 
   /**
+   * Reloads the history when another writer replaced or cleared the conversation (its generation
+   * changed); one small read, so a request is never built from a replaced history.
+   */
+  async checkGeneration(): Promise<void> {
+    if (!this.store) return;
+    if ((await this.store.epoch(this.conversationId)) !== this.epoch) await this.reloadReplaced();
+  }
+
+  /**
    * Takes in what other writers appended since this history last read the store; resolves with the
-   * number of entries taken in. Requests never re-read the store (that would put I/O on every turn).
+   * number of entries taken in (a replaced conversation is reloaded whole). Requests do not read the
+   * log (that would put its I/O on every turn), only its generation (`checkGeneration`).
    */
   async takeTail(): Promise<number> {
     if (!this.store) return 0;
     const tail = await this.store.read(this.conversationId, { fromSeq: this.storeHead });
-    for (const e of tail) this.push(e.message, e.metadata);
+    if ((await this.store.epoch(this.conversationId)) !== this.epoch) {
+      const before = this.list.length;
+      await this.reloadReplaced();
+      return Math.max(0, this.list.length - before);
+    }
+    const before = this.list.length;
+    this.ingest(tail);
     this.storeHead += tail.length;
-    return tail.length;
+    this.invalid = null;
+    return this.list.length - before;
   }
 
   /**
@@ -159,13 +337,15 @@ export class History {
     });
     const stamp = this.now().toISOString();
     const batch = valid.map((message) => ({ message, metadata: { timestamp: stamp } as MessageMetadata }));
+    const epoch = newEpoch();
     if (this.store) {
-      await this.store.replace(this.conversationId, batch);
+      await this.store.replace(this.conversationId, batch, { epoch });
       await this.saveMeta({ plan: null });
     }
     this.reset();
     for (const e of batch) this.push(e.message, e.metadata);
     this.storeHead = batch.length;
+    this.epoch = epoch;
     return true;
   }
 
@@ -174,6 +354,7 @@ export class History {
     if (this.store) await this.store.delete(this.conversationId);
     this.reset();
     this.storeHead = 0;
+    this.epoch = null;
   }
 
   /**
@@ -218,8 +399,14 @@ export class History {
   }
 }
 
-/** A deep copy of a JSON-like value, so what is stored and frozen is never the caller's object. */
+/**
+ * A deep copy of a JSON-like value, so what is stored and frozen is never the caller's object.
+ * Refuses first, with the path, what would not survive JSON or a walk (see `jsonValueIssues`):
+ * nesting deeper than `MAX_JSON_DEPTH`, `NaN`, `±Infinity`, `-0`, and values JSON would change.
+ */
 function plainCopy<T>(value: T, path: string): T {
+  const issues = jsonValueIssues(value, path);
+  if (issues.length > 0) throw new InvalidMessageError(issues);
   try {
     return structuredClone(value);
   } catch {

@@ -29,6 +29,7 @@ import { InvalidMessageError, type MessageIssue } from '../errors.js';
 import { ASSISTANT_ONLY_BLOCKS, isFutureBlockType } from './anthropic-blocks.js';
 import { chatToResponses, responsesToChat } from './convert-responses.js';
 import { detectConversationFormat } from './detect.js';
+import { parseJsonWithinDepth } from './json-limits.js';
 import type {
   AnthropicContentBlock,
   AnthropicDocumentBlock,
@@ -65,7 +66,7 @@ function textPart(text: string): OpenAITextPart {
 function argumentsToInput(args: string): Record<string, unknown> {
   if (args.trim() === '') return {};
   try {
-    const parsed: unknown = JSON.parse(args);
+    const parsed: unknown = parseJsonWithinDepth(args);
     if (isRecord(parsed)) return parsed;
   } catch {
     // Not JSON: kept raw below.

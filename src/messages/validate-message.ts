@@ -13,6 +13,7 @@ import {
   OPENAI_PART_TYPES,
 } from './anthropic-blocks.js';
 import { formatEvidence } from './detect.js';
+import { jsonTextDepth, jsonValueIssues, MAX_JSON_DEPTH } from './json-limits.js';
 import type { Message, MessageFormat } from './types.js';
 import { responsesItemIssues } from './validate-responses.js';
 
@@ -379,6 +380,12 @@ function openaiToolCalls(issues: Issues, value: unknown, path: string): void {
     if (!record(issues, fn, `${at}.function`)) continue;
     str(issues, fn.name, `${at}.function.name`, true);
     str(issues, fn.arguments, `${at}.function.arguments`);
+    if (typeof fn.arguments === 'string' && jsonTextDepth(fn.arguments) > MAX_JSON_DEPTH) {
+      issues.push({
+        path: `${at}.function.arguments`,
+        message: `JSON nested more than ${MAX_JSON_DEPTH} levels deep; refused`,
+      });
+    }
   }
 }
 
@@ -388,6 +395,9 @@ function messageIssues(message: unknown, path: string, format: MessageFormat | u
     issues.push({ path, message: 'expected a message object with "role" and "content"' });
     return issues;
   }
+  // Every walk below (and every later one) is bounded by this depth.
+  const deep = jsonValueIssues(message, path, { depthOnly: true });
+  if (deep.length > 0) return deep;
   const scope: Scope = format ?? formatEvidence(message)?.format;
   if (scope === 'openai-responses') return responsesItemIssues(message, path);
   const roles = scope === 'anthropic' ? ANTHROPIC_ROLES : OPENAI_ROLES;

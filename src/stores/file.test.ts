@@ -208,8 +208,10 @@ describe('FileStore on disk', () => {
     await Promise.all(Array.from({ length: 20 }, (_, i) => store.setMeta('m', { i })));
     await store.replace('m', [entry('x')]);
     const files = (await readdir(dir)).sort();
-    expect(files).toEqual(['m.jsonl', 'm.meta.json']);
+    // The replace gave the conversation a generation, kept beside the log.
+    expect(files).toEqual(['m.epoch', 'm.jsonl', 'm.meta.json']);
     expect(JSON.parse(await readFile(join(dir, 'm.meta.json'), 'utf8'))).toMatchObject({ version: 20 });
+    expect((await readFile(join(dir, 'm.epoch'), 'utf8')).trim()).toBe(await store.epoch('m'));
   });
 
   it('sees appends, replacements and deletions made by another instance', async () => {

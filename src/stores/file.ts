@@ -7,6 +7,8 @@
  *   flushed (`fdatasync`) before `append` resolves;
  * - `NAME.meta.json`: `{"version":N,"value":{…}}`, replaced through a temp file and `rename`;
  * - `NAME.id`: the full id, only when NAME is the hashed form of a long id;
+ * - `NAME.epoch`: the conversation's generation (see `ConversationStore.epoch`), written before
+ *   the log on `replace` (so a crash between the two can only make writers reload needlessly);
  * - `NAME.lock`: present while one process writes (see `file-lock.ts`);
  * - `NAME.jsonl.torn-TIME`: the bytes of a torn write, moved aside (never deleted) on repair.
  * Encoded names contain no `.`, so the part before the first `.` is always the name, and temp
@@ -31,14 +33,28 @@
 import { statSync } from 'node:fs';
 import { type FileHandle, mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { ConflictError, StoreError } from '../errors.js';
+import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
 import { syncDirectory, writeAll, writeFileAtomic } from './atomic-write.js';
 import { type FileLockOptions, withFileLock } from './file-lock.js';
 import { formatBatch, indexLog, type LogIndex, type LogLocation, parseEntries } from './jsonl-log.js';
 import { decodeId, encodeId, isHashedName, validateConversationId } from './keys.js';
 import { listOptions, pageIds } from './page.js';
-import type { ConversationPage, ConversationStore, MetaRecord, NewEntry, StoredEntry } from './types.js';
-import { readRange, validateCount, validateMetaValue, validateNewEntries } from './validate.js';
+import type {
+  AppendOptions,
+  ConversationPage,
+  ConversationStore,
+  MetaRecord,
+  NewEntry,
+  StoredEntry,
+} from './types.js';
+import {
+  newEpoch,
+  readRange,
+  validateCount,
+  validateEpoch,
+  validateMetaValue,
+  validateNewEntries,
+} from './validate.js';
 
 /** Options of {@link FileStore}. */
 export interface FileStoreOptions {
@@ -64,6 +80,7 @@ interface Paths {
   meta: string;
   lock: string;
   id: string;
+  epoch: string;
 }
 
 interface CachedIndex extends LogIndex {
@@ -94,6 +111,24 @@ async function unlinkIfExists(path: string): Promise<void> {
     await unlink(path);
   } catch (error) {
     if (errorCode(error) !== 'ENOENT') throw error;
+  }
+}
+
+/** The generation in an epoch file, or `null` when there is none. */
+async function readEpoch(path: string): Promise<string | null> {
+  try {
+    const text = (await readFile(path, 'utf8')).trim();
+    return text === '' ? null : text;
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+/** Rejects with `EpochConflictError` when the conversation has a generation other than `epoch`. */
+function checkEpoch(conversationId: string, epoch: string | undefined, current: string | null): void {
+  if (epoch !== undefined && current !== null && current !== epoch) {
+    throw new EpochConflictError(conversationId, epoch, current);
   }
 }
 
@@ -187,7 +222,13 @@ export class FileStore implements ConversationStore {
 
   #paths(name: string): Paths {
     const base = join(this.dir, name);
-    return { log: `${base}.jsonl`, meta: `${base}.meta.json`, lock: `${base}.lock`, id: `${base}.id` };
+    return {
+      log: `${base}.jsonl`,
+      meta: `${base}.meta.json`,
+      lock: `${base}.lock`,
+      id: `${base}.id`,
+      epoch: `${base}.epoch`,
+    };
   }
 
   #ensureDir(): Promise<void> {
@@ -446,17 +487,19 @@ export class FileStore implements ConversationStore {
   async append(
     conversationId: string,
     entries: readonly NewEntry[],
-    options?: { expectedSeq?: number },
+    options?: AppendOptions,
   ): Promise<number> {
     return this.#run('append', conversationId, async (where, name, paths) => {
       validateNewEntries(conversationId, entries);
       const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
+      const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
       const serialized = entries.map((entry, i) => ({
         metadata: toJson(conversationId, `entries[${i}].metadata`, entry.metadata),
         message: toJson(conversationId, `entries[${i}].message`, entry.message),
       }));
       if (serialized.length === 0) {
         await this.#checkIdFile(conversationId, name, paths, false);
+        checkEpoch(conversationId, epoch, await readEpoch(paths.epoch));
         const head = await this.#snapshot(where, name, paths, 0, async (_, index) => index.offsets.length);
         if (expected !== undefined && expected !== head) {
           throw new ConflictError(conversationId, expected, head);
@@ -466,6 +509,8 @@ export class FileStore implements ConversationStore {
       await this.#ensureDir();
       return this.#locked(paths, conversationId, async () => {
         await this.#checkIdFile(conversationId, name, paths, true);
+        const current = await readEpoch(paths.epoch);
+        checkEpoch(conversationId, epoch, current);
         const handle = await open(paths.log, 'a+');
         let removeEmpty = false;
         try {
@@ -481,6 +526,7 @@ export class FileStore implements ConversationStore {
           await writeAll(handle, data);
           await handle.datasync();
           if (start === 0) await syncDirectory(this.dir);
+          if (epoch !== undefined && current === null) await writeFileAtomic(paths.epoch, `${epoch}\n`);
           const info = await handle.stat();
           if (info.size === start + data.length) {
             // Every line of `data` ends in a newline: record where each one starts.
@@ -534,9 +580,21 @@ export class FileStore implements ConversationStore {
     });
   }
 
-  async replace(conversationId: string, entries: readonly NewEntry[]): Promise<void> {
+  async epoch(conversationId: string): Promise<string | null> {
+    return this.#run('epoch', conversationId, async (_where, name, paths) => {
+      await this.#checkIdFile(conversationId, name, paths, false);
+      return readEpoch(paths.epoch);
+    });
+  }
+
+  async replace(
+    conversationId: string,
+    entries: readonly NewEntry[],
+    options?: { epoch?: string },
+  ): Promise<void> {
     return this.#run('replace', conversationId, async (_where, name, paths) => {
       validateNewEntries(conversationId, entries);
+      const epoch = validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
       const serialized = entries.map((entry, i) => ({
         metadata: toJson(conversationId, `entries[${i}].metadata`, entry.metadata),
         message: toJson(conversationId, `entries[${i}].message`, entry.message),
@@ -545,6 +603,7 @@ export class FileStore implements ConversationStore {
       await this.#locked(paths, conversationId, async () => {
         await this.#checkIdFile(conversationId, name, paths, serialized.length > 0);
         this.#cache.delete(name);
+        await writeFileAtomic(paths.epoch, `${epoch}\n`);
         if (serialized.length === 0) {
           await unlinkIfExists(paths.log);
           await syncDirectory(this.dir);
@@ -640,6 +699,7 @@ export class FileStore implements ConversationStore {
         await unlinkIfExists(paths.log);
         await unlinkIfExists(paths.meta);
         await unlinkIfExists(paths.id);
+        await unlinkIfExists(paths.epoch);
         this.#cache.delete(name);
         this.#verifiedIds.delete(name);
         await syncDirectory(this.dir);

@@ -18,6 +18,7 @@ export { MemoryStore } from './memory.js';
 export { FilePersistence, MemoryPersistence, type Persistence } from './persistence.js';
 export { openStore, type ResolveStoreOptions, resolveStore } from './resolve.js';
 export type {
+  AppendOptions,
   ConversationPage,
   ConversationStore,
   MetaRecord,

@@ -2,11 +2,25 @@
  * The default store: conversation logs in this process's memory, gone when it exits.
  */
 
-import { ConflictError, StoreError } from '../errors.js';
+import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
 import { validateConversationId } from './keys.js';
 import { listOptions, pageIds } from './page.js';
-import type { ConversationPage, ConversationStore, MetaRecord, NewEntry, StoredEntry } from './types.js';
-import { readRange, validateCount, validateMetaValue, validateNewEntries } from './validate.js';
+import type {
+  AppendOptions,
+  ConversationPage,
+  ConversationStore,
+  MetaRecord,
+  NewEntry,
+  StoredEntry,
+} from './types.js';
+import {
+  newEpoch,
+  readRange,
+  validateCount,
+  validateEpoch,
+  validateMetaValue,
+  validateNewEntries,
+} from './validate.js';
 
 function copy<T>(conversationId: string, value: T): T {
   try {
@@ -29,6 +43,7 @@ export class MemoryStore implements ConversationStore {
   readonly kind = 'memory';
   readonly #logs = new Map<string, StoredEntry[]>();
   readonly #meta = new Map<string, MetaRecord>();
+  readonly #epochs = new Map<string, string>();
   #closed = false;
 
   #open(...conversationId: [unknown] | []): void {
@@ -39,13 +54,18 @@ export class MemoryStore implements ConversationStore {
   async append(
     conversationId: string,
     entries: readonly NewEntry[],
-    options?: { expectedSeq?: number },
+    options?: AppendOptions,
   ): Promise<number> {
     this.#open(conversationId);
     validateNewEntries(conversationId, entries);
     const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
+    const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
     const log = this.#logs.get(conversationId) ?? [];
     const head = log.length;
+    const current = this.#epochs.get(conversationId) ?? null;
+    if (epoch !== undefined && current !== null && current !== epoch) {
+      throw new EpochConflictError(conversationId, epoch, current);
+    }
     if (expected !== undefined && expected !== head) throw new ConflictError(conversationId, expected, head);
     // Copy the whole batch before touching the log, so a value that cannot be copied leaves
     // nothing half-appended.
@@ -57,6 +77,7 @@ export class MemoryStore implements ConversationStore {
     if (copies.length > 0) {
       log.push(...copies);
       this.#logs.set(conversationId, log);
+      if (epoch !== undefined && current === null) this.#epochs.set(conversationId, epoch);
     }
     return head;
   }
@@ -74,9 +95,19 @@ export class MemoryStore implements ConversationStore {
     return this.#logs.get(conversationId)?.length ?? 0;
   }
 
-  async replace(conversationId: string, entries: readonly NewEntry[]): Promise<void> {
+  async epoch(conversationId: string): Promise<string | null> {
+    this.#open(conversationId);
+    return this.#epochs.get(conversationId) ?? null;
+  }
+
+  async replace(
+    conversationId: string,
+    entries: readonly NewEntry[],
+    options?: { epoch?: string },
+  ): Promise<void> {
     this.#open(conversationId);
     validateNewEntries(conversationId, entries);
+    const epoch = validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
     const log = entries.map((entry, seq) => ({
       seq,
       message: copy(conversationId, entry.message),
@@ -84,6 +115,7 @@ export class MemoryStore implements ConversationStore {
     }));
     if (log.length === 0) this.#logs.delete(conversationId);
     else this.#logs.set(conversationId, log);
+    this.#epochs.set(conversationId, epoch);
   }
 
   async getMeta(conversationId: string): Promise<MetaRecord> {
@@ -119,6 +151,7 @@ export class MemoryStore implements ConversationStore {
     this.#open(conversationId);
     this.#logs.delete(conversationId);
     this.#meta.delete(conversationId);
+    this.#epochs.delete(conversationId);
   }
 
   /** Marks the store closed; later calls reject. The data is dropped with the instance. */

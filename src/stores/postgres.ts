@@ -22,14 +22,29 @@
 
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { ConflictError, StoreError } from '../errors.js';
+import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
+import { redactUrl, redactUrlsIn } from '../redact-url.js';
 import { validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
 import { PostgresSearch, postgresSearchMigration, searchTexts } from './postgres-search.js';
 import { pageStart, prefixUpperBound } from './prefix-range.js';
 import { parseStoredEntry, parseStoredObject, serializeEntries, stringifyForStore } from './stored-json.js';
-import type { ConversationPage, ConversationStore, MetaRecord, NewEntry, StoredEntry } from './types.js';
-import { readRange, validateCount, validateMetaValue, validateNewEntries } from './validate.js';
+import type {
+  AppendOptions,
+  ConversationPage,
+  ConversationStore,
+  MetaRecord,
+  NewEntry,
+  StoredEntry,
+} from './types.js';
+import {
+  newEpoch,
+  readRange,
+  validateCount,
+  validateEpoch,
+  validateMetaValue,
+  validateNewEntries,
+} from './validate.js';
 
 /** Where the driver keeps its tables, and how many connections it may hold. */
 export interface PostgresStoreOptions {
@@ -48,7 +63,7 @@ export interface PostgresStoreOptions {
 }
 
 /** The schema version this code writes; a newer database is refused rather than misread. */
-export const POSTGRES_SCHEMA_VERSION = 2;
+export const POSTGRES_SCHEMA_VERSION = 3;
 
 /** Bytes of an id that the listing index covers: a btree entry must stay under ~2.7 kB. */
 const INDEXED_ID_BYTES = 1024;
@@ -88,6 +103,8 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string[]> = [
   ],
   // The full-text index recall searches (postgres-search.ts).
   postgresSearchMigration,
+  // The generation `replace` renews and appends check (ConversationStore.epoch).
+  (t) => [`ALTER TABLE ${t.conversations} ADD COLUMN IF NOT EXISTS epoch text`],
 ];
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
@@ -106,22 +123,16 @@ function checkIdentifier(option: string, value: string, maxLength: number): void
   }
 }
 
-/** The URL without its password, for error messages. */
+/** The URL without its credentials, for error messages (see `redactUrl`). */
 function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return url.replace(/:[^:@/]*@/, ':***@');
-  }
+  return redactUrl(url);
 }
 
 function errorText(error: unknown): string {
   if (error instanceof AggregateError && error.errors.length > 0) {
     return error.errors.map((e: unknown) => errorText(e)).join('; ');
   }
-  return error instanceof Error ? error.message || error.name : String(error);
+  return redactUrlsIn(error instanceof Error ? error.message || error.name : String(error));
 }
 
 function idBytes(conversationId: string): Buffer {
@@ -387,15 +398,17 @@ export class PostgresStore implements ConversationStore {
   async append(
     conversationId: string,
     entries: readonly NewEntry[],
-    options?: { expectedSeq?: number },
+    options?: AppendOptions,
   ): Promise<number> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
     validateNewEntries(conversationId, entries);
     const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
+    const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
     const rows = serializeEntries(conversationId, entries);
     const texts = searchTexts(entries);
     if (rows.length === 0) {
+      await this.#checkEpoch(conversationId, epoch);
       const head = await this.head(conversationId);
       if (expected !== undefined && expected !== head)
         throw new ConflictError(conversationId, expected, head);
@@ -416,6 +429,7 @@ export class PostgresStore implements ConversationStore {
          ), locked AS (
            SELECT id, head, search_head = head AS level FROM ${this.#t.conversations}
            WHERE name_hash = sha256($1) AND ($2::bigint IS NULL OR head = $2::bigint)
+             AND ($7::text IS NULL OR epoch IS NULL OR epoch = $7::text)
            FOR UPDATE
          ), inserted AS (
            INSERT INTO ${this.#t.entries} (conversation_id, seq, metadata, message, search)
@@ -423,16 +437,25 @@ export class PostgresStore implements ConversationStore {
                   CASE WHEN locked.level THEN to_tsvector('english', t.body) END
            FROM locked, unnest($3::text[], $4::text[], $6::text[]) WITH ORDINALITY AS t(metadata, message, body, ord)
          ), moved AS (
-           UPDATE ${this.#t.conversations} AS c SET head = locked.head + $5,
+           UPDATE ${this.#t.conversations} AS c SET head = locked.head + $5, epoch = COALESCE(c.epoch, $7::text),
              search_head = CASE WHEN locked.level THEN locked.head + $5 ELSE c.search_head END
            FROM locked WHERE c.id = locked.id
          )
          SELECT (SELECT head FROM current) AS current, (SELECT head FROM locked) AS taken`,
-        [name, expected ?? null, rows.map((r) => r[0]), rows.map((r) => r[1]), rows.length, texts],
+        [
+          name,
+          expected ?? null,
+          rows.map((r) => r[0]),
+          rows.map((r) => r[1]),
+          rows.length,
+          texts,
+          epoch ?? null,
+        ],
       );
       const row = result[0];
       if (row?.taken !== null && row?.taken !== undefined) return toCount(row.taken);
       if (row?.current !== null && row?.current !== undefined) {
+        await this.#checkEpoch(conversationId, epoch);
         const seen = toCount(row.current);
         // Not locked although the row was there: the head moved, or the row went away
         // (a concurrent delete) while this waited. The snapshot may predate that commit, so
@@ -452,6 +475,25 @@ export class PostgresStore implements ConversationStore {
         [name],
       );
     }
+  }
+
+  /** Rejects with `EpochConflictError` when the conversation has a generation other than `epoch`. */
+  async #checkEpoch(conversationId: string, epoch: string | undefined): Promise<void> {
+    if (epoch === undefined) return;
+    const current = await this.epoch(conversationId);
+    if (current !== null && current !== epoch) throw new EpochConflictError(conversationId, epoch, current);
+  }
+
+  async epoch(conversationId: string): Promise<string | null> {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    const rows = await this.#query<{ epoch: string | null }>(
+      conversationId,
+      'epoch',
+      `SELECT epoch FROM ${this.#t.conversations} WHERE name_hash = sha256($1)`,
+      [idBytes(conversationId)],
+    );
+    return rows[0]?.epoch ?? null;
   }
 
   async read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]> {
@@ -484,10 +526,15 @@ export class PostgresStore implements ConversationStore {
     return rows[0] ? toCount(rows[0].head) : 0;
   }
 
-  async replace(conversationId: string, entries: readonly NewEntry[]): Promise<void> {
+  async replace(
+    conversationId: string,
+    entries: readonly NewEntry[],
+    options?: { epoch?: string },
+  ): Promise<void> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
     validateNewEntries(conversationId, entries);
+    const epoch = validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
     const rows = serializeEntries(conversationId, entries);
     const texts = searchTexts(entries);
     const name = idBytes(conversationId);
@@ -501,10 +548,10 @@ export class PostgresStore implements ConversationStore {
         return;
       }
       if (rows.length > 0) await this.#insertEntries(client, locked.id, 0, rows, texts);
-      await client.query(`UPDATE ${this.#t.conversations} SET head = $2, search_head = $2 WHERE id = $1`, [
-        locked.id,
-        rows.length,
-      ]);
+      await client.query(
+        `UPDATE ${this.#t.conversations} SET head = $2, search_head = $2, epoch = $3 WHERE id = $1`,
+        [locked.id, rows.length, epoch],
+      );
     });
   }
 

@@ -21,14 +21,29 @@
 
 import { createHash } from 'node:crypto';
 import { createClient } from 'redis';
-import { ConflictError, StoreError } from '../errors.js';
+import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
 import type { Message, MessageMetadata } from '../messages/types.js';
+import { redactUrl, redactUrlsIn } from '../redact-url.js';
 import { encodeId, validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
 import { pageStart, prefixUpperBound } from './prefix-range.js';
 import { describeFound, parseStoredObject, stringifyForStore } from './stored-json.js';
-import type { ConversationPage, ConversationStore, MetaRecord, NewEntry, StoredEntry } from './types.js';
-import { readRange, validateCount, validateMetaValue, validateNewEntries } from './validate.js';
+import type {
+  AppendOptions,
+  ConversationPage,
+  ConversationStore,
+  MetaRecord,
+  NewEntry,
+  StoredEntry,
+} from './types.js';
+import {
+  newEpoch,
+  readRange,
+  validateCount,
+  validateEpoch,
+  validateMetaValue,
+  validateNewEntries,
+} from './validate.js';
 
 /** Where the keys live. */
 export interface RedisStoreOptions {
@@ -51,25 +66,33 @@ end
 `;
 
 /**
- * KEYS: log, meta, index. ARGV: expectedSeq (-1 for none), id, entries…
- * Returns {'ok', head} | {'conflict', head} | {'wrongtype', key, type}.
+ * KEYS: log, meta, index, epoch. ARGV: expectedSeq (-1 for none), id, epoch ('' for none), entries…
+ * Returns {'ok', head} | {'conflict', head} | {'stale', epoch} | {'wrongtype', key, type}.
  */
 const APPEND = `${PUSH_SLICE}
 local t = kind(KEYS[1])
 if t ~= 'list' and t ~= 'none' then return {'wrongtype', KEYS[1], t} end
+local et = kind(KEYS[4])
+if et ~= 'string' and et ~= 'none' then return {'wrongtype', KEYS[4], et} end
+local current = redis.call('GET', KEYS[4])
+if ARGV[3] ~= '' and current and current ~= ARGV[3] then return {'stale', current} end
 local head = redis.call('LLEN', KEYS[1])
 local expected = tonumber(ARGV[1])
 if expected >= 0 and expected ~= head then return {'conflict', head} end
-if #ARGV > 2 then
+if #ARGV > 3 then
   local it = kind(KEYS[3])
   if it ~= 'zset' and it ~= 'none' then return {'wrongtype', KEYS[3], it} end
-  push(KEYS[1], 3)
+  push(KEYS[1], 4)
   redis.call('ZADD', KEYS[3], 0, ARGV[2])
+  if ARGV[3] ~= '' and not current then redis.call('SET', KEYS[4], ARGV[3]) end
 end
 return {'ok', head}
 `;
 
-/** KEYS: log, meta, index. ARGV: id, entries… Returns {'ok', 0} | {'wrongtype', key, type}. */
+/**
+ * KEYS: log, meta, index, epoch. ARGV: id, epoch, entries…
+ * Returns {'ok', 0} | {'wrongtype', key, type}.
+ */
 const REPLACE = `${PUSH_SLICE}
 for _, key in ipairs({KEYS[1], KEYS[2]}) do
   local t = kind(key)
@@ -79,8 +102,9 @@ end
 local it = kind(KEYS[3])
 if it ~= 'zset' and it ~= 'none' then return {'wrongtype', KEYS[3], it} end
 redis.call('DEL', KEYS[1])
-if #ARGV > 1 then
-  push(KEYS[1], 2)
+redis.call('SET', KEYS[4], ARGV[2])
+if #ARGV > 2 then
+  push(KEYS[1], 3)
   redis.call('ZADD', KEYS[3], 0, ARGV[1])
 elseif redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('ZREM', KEYS[3], ARGV[1])
@@ -105,11 +129,11 @@ redis.call('ZADD', KEYS[2], 0, ARGV[2])
 return {'ok', current + 1}
 `;
 
-/** KEYS: log, meta, index. ARGV: id. */
+/** KEYS: log, meta, index, epoch. ARGV: id. */
 const DELETE = `
 local it = redis.call('TYPE', KEYS[3]).ok
 if it ~= 'zset' and it ~= 'none' then return {'wrongtype', KEYS[3], it} end
-redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[4])
 redis.call('ZREM', KEYS[3], ARGV[1])
 return {'ok', 0}
 `;
@@ -134,18 +158,12 @@ function errorText(error: unknown): string {
   if (error instanceof AggregateError && error.errors.length > 0) {
     return error.errors.map((e: unknown) => errorText(e)).join('; ');
   }
-  return error instanceof Error ? error.message || error.name : String(error);
+  return redactUrlsIn(error instanceof Error ? error.message || error.name : String(error));
 }
 
-/** The URL without its password, for error messages. */
+/** The URL without its credentials, for error messages (see `redactUrl`). */
 function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return url.replace(/:[^:@/]*@/, ':***@');
-  }
+  return redactUrl(url);
 }
 
 function isWrongType(error: unknown): boolean {
@@ -224,9 +242,9 @@ export class RedisStore implements ConversationStore {
     return new RedisStore(client, where, prefix);
   }
 
-  #keys(conversationId: string): { log: string; meta: string } {
+  #keys(conversationId: string): { log: string; meta: string; epoch: string } {
     const base = `${this.#prefix}conv:${encodeId(conversationId)}`;
-    return { log: `${base}:log`, meta: `${base}:meta` };
+    return { log: `${base}:log`, meta: `${base}:meta`, epoch: `${base}:epoch` };
   }
 
   #checkOpen(conversationId: string | undefined): void {
@@ -253,7 +271,13 @@ export class RedisStore implements ConversationStore {
     if (isWrongType(error)) {
       for (const key of keys) {
         const type = await this.#client.type(key).catch(() => 'unknown');
-        const expected = key.endsWith(':log') ? 'list' : key.endsWith(':meta') ? 'hash' : 'zset';
+        const expected = key.endsWith(':log')
+          ? 'list'
+          : key.endsWith(':meta')
+            ? 'hash'
+            : key.endsWith(':epoch')
+              ? 'string'
+              : 'zset';
         if (type !== expected && type !== 'none') return this.#wrongType(conversationId, key, String(type));
       }
     }
@@ -308,23 +332,32 @@ export class RedisStore implements ConversationStore {
   async append(
     conversationId: string,
     entries: readonly NewEntry[],
-    options?: { expectedSeq?: number },
+    options?: AppendOptions,
   ): Promise<number> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
     validateNewEntries(conversationId, entries);
     const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
+    const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
     const elements = this.#serialize(conversationId, entries);
-    const { log, meta } = this.#keys(conversationId);
+    const keys = this.#keys(conversationId);
     const [status, head] = await this.#eval(
       conversationId,
       'append',
       SCRIPTS.append,
-      [log, meta, this.#index],
-      [String(expected ?? -1), conversationId, ...elements],
+      [keys.log, keys.meta, this.#index, keys.epoch],
+      [String(expected ?? -1), conversationId, epoch ?? '', ...elements],
     );
+    if (status === 'stale') throw new EpochConflictError(conversationId, epoch ?? '', String(head));
     if (status === 'conflict') throw new ConflictError(conversationId, expected ?? 0, Number(head));
     return Number(head);
+  }
+
+  async epoch(conversationId: string): Promise<string | null> {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    const { epoch } = this.#keys(conversationId);
+    return this.#call(conversationId, 'epoch', [epoch], () => this.#client.get(epoch));
   }
 
   async read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]> {
@@ -364,18 +397,23 @@ export class RedisStore implements ConversationStore {
     return this.#call(conversationId, 'head', [log], () => this.#client.lLen(log));
   }
 
-  async replace(conversationId: string, entries: readonly NewEntry[]): Promise<void> {
+  async replace(
+    conversationId: string,
+    entries: readonly NewEntry[],
+    options?: { epoch?: string },
+  ): Promise<void> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
     validateNewEntries(conversationId, entries);
+    const epoch = validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
     const elements = this.#serialize(conversationId, entries);
-    const { log, meta } = this.#keys(conversationId);
+    const keys = this.#keys(conversationId);
     await this.#eval(
       conversationId,
       'replace',
       SCRIPTS.replace,
-      [log, meta, this.#index],
-      [conversationId, ...elements],
+      [keys.log, keys.meta, this.#index, keys.epoch],
+      [conversationId, epoch, ...elements],
     );
   }
 
@@ -441,8 +479,14 @@ export class RedisStore implements ConversationStore {
   async delete(conversationId: string): Promise<void> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
-    const { log, meta } = this.#keys(conversationId);
-    await this.#eval(conversationId, 'delete', SCRIPTS.delete, [log, meta, this.#index], [conversationId]);
+    const { log, meta, epoch } = this.#keys(conversationId);
+    await this.#eval(
+      conversationId,
+      'delete',
+      SCRIPTS.delete,
+      [log, meta, this.#index, epoch],
+      [conversationId],
+    );
   }
 
   /** Waits for the commands in flight, then closes the connection; idempotent. */

@@ -1,11 +1,12 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { skipFor } from '../../test/support/requirements.js';
-import { ConfigurationError, StoreError } from '../errors.js';
+import { StoreError } from '../errors.js';
 import { FileStore } from './file.js';
+import { LazyStore } from './lazy.js';
 import { MemoryStore } from './memory.js';
 import { importDriver, openStore, resolveStore } from './resolve.js';
 
@@ -44,7 +45,7 @@ describe('resolveStore', () => {
     }
   });
 
-  it('points the async drivers to openStore', () => {
+  it('gives the async drivers as stores that connect on first use, failing as openStore fails', async () => {
     for (const url of [
       'sqlite:./h.db',
       'redis://localhost:6379',
@@ -52,8 +53,35 @@ describe('resolveStore', () => {
       'postgres://u@h/db',
       'postgresql://h/db',
     ]) {
-      expect(() => resolveStore(url), url).toThrow(ConfigurationError);
-      expect(() => resolveStore(url), url).toThrow(/asynchronously; open one with `await openStore\(/);
+      const store = resolveStore(url);
+      expect(store, url).toBeInstanceOf(LazyStore);
+      await store.close();
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'ck-lazy-'));
+    try {
+      const path = join(dir, 'missing', 'h.db');
+      const lazy = resolveStore(`sqlite:${path}`, { mustExist: true });
+      const direct = await openStore(`sqlite:${path}`, { mustExist: true }).catch((e: unknown) => e);
+      const first = await lazy.head('c').catch((e: unknown) => e);
+      expect(first).toBeInstanceOf(StoreError);
+      expect((first as StoreError).message).toBe((direct as StoreError).message);
+      expect((first as StoreError).code).toBe('not_found');
+      // Tried again on the next call, and nothing was created meanwhile.
+      await expect(lazy.read('c')).rejects.toThrow((direct as StoreError).message);
+      expect(existsSync(path)).toBe(false);
+      await lazy.close();
+      const opened = resolveStore(`sqlite:${join(dir, 'h.db')}`);
+      expect(opened.search).toBeDefined();
+      expect(
+        await opened.append('c', [
+          { message: { role: 'user', content: 'hi' }, metadata: { timestamp: 't' } },
+        ]),
+      ).toBe(0);
+      expect(await opened.head('c')).toBe(1);
+      await opened.close();
+      await expect(opened.head('c')).rejects.toThrow(/closed/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
@@ -66,7 +94,7 @@ describe('resolveStore', () => {
     expect(() => resolveStore('sqlite:')).toThrow(/needs a database path/);
     expect(() => resolveStore('memory:x')).toThrow(/takes no path/);
     expect(() => resolveStore({ append: () => 0 } as never)).toThrow(
-      /a ConversationStore object, got object/,
+      /a ConversationStore object, got object without epoch, read, head,/,
     );
   });
 });

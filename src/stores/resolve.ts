@@ -5,7 +5,9 @@
 
 import { fileURLToPath } from 'node:url';
 import { ConfigurationError, StoreError } from '../errors.js';
+import { redactUrl } from '../redact-url.js';
 import { FileStore } from './file.js';
+import { LazyStore } from './lazy.js';
 import { MemoryStore } from './memory.js';
 import type { ConversationStore } from './types.js';
 
@@ -22,6 +24,8 @@ interface AsyncDriver {
   peer: string;
   /** Whether the driver's options take `mustExist` (a Redis server has nothing to create). */
   creates: boolean;
+  /** Whether its stores keep a full-text index (`search`). */
+  searches: boolean;
 }
 
 const SQLITE: AsyncDriver = {
@@ -31,6 +35,7 @@ const SQLITE: AsyncDriver = {
   exportName: 'openSqliteStore',
   peer: 'better-sqlite3',
   creates: true,
+  searches: true,
 };
 const REDIS: AsyncDriver = {
   name: 'redis',
@@ -39,6 +44,7 @@ const REDIS: AsyncDriver = {
   exportName: 'openRedisStore',
   peer: 'redis',
   creates: false,
+  searches: false,
 };
 const POSTGRES: AsyncDriver = {
   name: 'postgres',
@@ -47,10 +53,12 @@ const POSTGRES: AsyncDriver = {
   exportName: 'openPostgresStore',
   peer: 'pg',
   creates: true,
+  searches: true,
 };
 
 const STORE_METHODS = [
   'append',
+  'epoch',
   'read',
   'head',
   'replace',
@@ -70,6 +78,14 @@ function isStore(value: unknown): value is ConversationStore {
 type Parsed =
   | { kind: 'store'; store: ConversationStore }
   | { kind: 'async'; driver: AsyncDriver; argument: string; scheme: string };
+
+/** For an object that is not a store: which of the store's methods it lacks. */
+function lacking(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return '';
+  const record = value as Record<string, unknown>;
+  const missing = STORE_METHODS.filter((method) => typeof record[method] !== 'function');
+  return ` without ${missing.join(', ')}`;
+}
 
 function describe(value: unknown): string {
   if (value === null) return 'null';
@@ -97,7 +113,7 @@ function parse(spec: string | ConversationStore | undefined, options: ResolveSto
     if (isStore(spec)) return { kind: 'store', store: spec };
     throw new ConfigurationError(
       'store',
-      `expected a store URL (${ACCEPTED}) or a ConversationStore object, got ${describe(spec)}`,
+      `expected a store URL (${ACCEPTED}) or a ConversationStore object, got ${describe(spec)}${lacking(spec)}`,
     );
   }
   const colon = spec.indexOf(':');
@@ -106,7 +122,10 @@ function parse(spec: string | ConversationStore | undefined, options: ResolveSto
   switch (scheme) {
     case 'memory:':
       if (rest !== '' && rest !== '//') {
-        throw new ConfigurationError('store', `"memory:" takes no path, got ${JSON.stringify(spec)}`);
+        throw new ConfigurationError(
+          'store',
+          `"memory:" takes no path, got ${JSON.stringify(redactUrl(spec))}`,
+        );
       }
       return { kind: 'store', store: new MemoryStore() };
     case 'file:': {
@@ -116,7 +135,7 @@ function parse(spec: string | ConversationStore | undefined, options: ResolveSto
       } catch (error) {
         throw new ConfigurationError(
           'store',
-          `${JSON.stringify(spec)} is not a usable file URL: ${(error as Error).message}`,
+          `${JSON.stringify(redactUrl(spec))} is not a usable file URL: ${(error as Error).message}`,
         );
       }
       if (dir === '')
@@ -144,17 +163,19 @@ function parse(spec: string | ConversationStore | undefined, options: ResolveSto
     default:
       throw new ConfigurationError(
         'store',
-        `unknown store ${JSON.stringify(spec)}; accepted: ${ACCEPTED}` +
-          (scheme === '' ? ` (for a directory, write file:${spec})` : ''),
+        `unknown store ${JSON.stringify(redactUrl(spec))}; accepted: ${ACCEPTED}` +
+          (scheme === '' && !spec.includes('@') ? ` (for a directory, write file:${spec})` : ''),
       );
   }
 }
 
 /**
  * The store a `store` option names, synchronously: `undefined` (the in-memory default),
- * a `ConversationStore` (returned as is), `memory:`, or `file:DIR` (relative to the current
- * directory, or a `file://` URL). SQLite, Redis and Postgres stores connect asynchronously,
- * so their URLs throw a `ConfigurationError` pointing to {@link openStore}.
+ * a `ConversationStore` (returned as is), `memory:`, `file:DIR` (relative to the current
+ * directory, or a `file://` URL), and `sqlite:PATH`, `redis://…` and `postgres://…`, which
+ * connect on first use (a {@link LazyStore}): a store that cannot be opened rejects that first
+ * call with the error {@link openStore} gives, and is tried again on the next. A URL that names
+ * no store throws a `ConfigurationError` at once.
  */
 export function resolveStore(
   spec: string | ConversationStore | undefined,
@@ -162,10 +183,7 @@ export function resolveStore(
 ): ConversationStore {
   const parsed = parse(spec, options);
   if (parsed.kind === 'store') return parsed.store;
-  throw new ConfigurationError(
-    'store',
-    `${parsed.scheme} stores connect asynchronously; open one with \`await openStore(${JSON.stringify(spec)})\` and pass the store itself`,
-  );
+  return new LazyStore(parsed.driver.name, () => openParsed(parsed, options), parsed.driver.searches);
 }
 
 function isModuleNotFound(error: unknown): boolean {
@@ -235,6 +253,13 @@ export async function openStore(
 ): Promise<ConversationStore> {
   const parsed = parse(spec, options);
   if (parsed.kind === 'store') return parsed.store;
+  return openParsed(parsed, options);
+}
+
+async function openParsed(
+  parsed: Extract<Parsed, { kind: 'async' }>,
+  options: ResolveStoreOptions,
+): Promise<ConversationStore> {
   const { driver, argument } = parsed;
   const loaded = await importDriver(driver.name, [driver.module, driver.subpath], driver.peer);
   const open = (loaded as Record<string, unknown>)[driver.exportName];

@@ -18,7 +18,7 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { ConflictError, StoreError } from '../errors.js';
+import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
 import { validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
 import { pageStart, prefixUpperBound } from './prefix-range.js';
@@ -30,8 +30,22 @@ import {
   serializeEntries,
   stringifyForStore,
 } from './stored-json.js';
-import type { ConversationPage, ConversationStore, MetaRecord, NewEntry, StoredEntry } from './types.js';
-import { readRange, validateCount, validateMetaValue, validateNewEntries } from './validate.js';
+import type {
+  AppendOptions,
+  ConversationPage,
+  ConversationStore,
+  MetaRecord,
+  NewEntry,
+  StoredEntry,
+} from './types.js';
+import {
+  newEpoch,
+  readRange,
+  validateCount,
+  validateEpoch,
+  validateMetaValue,
+  validateNewEntries,
+} from './validate.js';
 
 /** How a SQLite store trades durability for speed, and how long it waits for other processes. */
 export interface SqliteStoreOptions {
@@ -51,7 +65,7 @@ export interface SqliteStoreOptions {
 }
 
 /** The schema version this code writes; a newer file is refused rather than misread. */
-export const SQLITE_SCHEMA_VERSION = 2;
+export const SQLITE_SCHEMA_VERSION = 3;
 
 const SQLITE_HEADER = 'SQLite format 3\u0000';
 
@@ -79,11 +93,14 @@ const MIGRATIONS: readonly string[] = [
    );`,
   // The full-text index recall searches (sqlite-search.ts).
   SQLITE_SEARCH_MIGRATION,
+  // The generation `replace` renews and appends check (ConversationStore.epoch).
+  'ALTER TABLE conversations ADD COLUMN epoch TEXT;',
 ];
 
 interface HeadRow {
   head: number;
   meta_version: number;
+  epoch: string | null;
 }
 
 interface EntryRow {
@@ -199,6 +216,7 @@ export class SqliteStore implements ConversationStore {
   readonly #selectHead: Database.Statement<[string], HeadRow>;
   readonly #insertEntry: Database.Statement<[string, number, string, string]>;
   readonly #upsertHead: Database.Statement<[string, number]>;
+  readonly #setEpoch: Database.Statement<[string, string]>;
   readonly #deleteEntries: Database.Statement<[string]>;
   readonly #deleteConversation: Database.Statement<[string]>;
   readonly #deleteIfEmpty: Database.Statement<[string]>;
@@ -255,7 +273,7 @@ export class SqliteStore implements ConversationStore {
       db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
       this.#migrate();
       this.#selectHead = db.prepare<[string], HeadRow>(
-        'SELECT head, meta_version FROM conversations WHERE conversation_id = ?',
+        'SELECT head, meta_version, epoch FROM conversations WHERE conversation_id = ?',
       );
       this.#insertEntry = db.prepare<[string, number, string, string]>(
         'INSERT INTO entries (conversation_id, seq, metadata, message) VALUES (?, ?, ?, ?)',
@@ -263,6 +281,10 @@ export class SqliteStore implements ConversationStore {
       this.#upsertHead = db.prepare<[string, number]>(
         `INSERT INTO conversations (conversation_id, head) VALUES (?, ?)
          ON CONFLICT (conversation_id) DO UPDATE SET head = excluded.head`,
+      );
+      this.#setEpoch = db.prepare<[string, string]>(
+        `INSERT INTO conversations (conversation_id, epoch) VALUES (?, ?)
+         ON CONFLICT (conversation_id) DO UPDATE SET epoch = excluded.epoch`,
       );
       this.#deleteEntries = db.prepare<[string]>('DELETE FROM entries WHERE conversation_id = ?');
       this.#deleteConversation = db.prepare<[string]>('DELETE FROM conversations WHERE conversation_id = ?');
@@ -352,20 +374,26 @@ export class SqliteStore implements ConversationStore {
   async append(
     conversationId: string,
     entries: readonly NewEntry[],
-    options?: { expectedSeq?: number },
+    options?: AppendOptions,
   ): Promise<number> {
     return this.#run(conversationId, 'append', () => {
       validateConversationId(conversationId);
       validateNewEntries(conversationId, entries);
       const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
+      const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
       const rows = serializeEntries(conversationId, entries);
       const texts = searchTexts(entries);
       return this.#db
         .transaction(() => {
-          const head = this.#selectHead.get(conversationId)?.head ?? 0;
+          const row = this.#selectHead.get(conversationId);
+          const head = row?.head ?? 0;
+          const current = row?.epoch ?? null;
+          if (epoch !== undefined && current !== null && current !== epoch)
+            throw new EpochConflictError(conversationId, epoch, current);
           if (expected !== undefined && expected !== head)
             throw new ConflictError(conversationId, expected, head);
           if (rows.length === 0) return head;
+          if (epoch !== undefined && current === null) this.#setEpoch.run(conversationId, epoch);
           const rowids = rows.map(
             ([metadata, message], i) =>
               this.#insertEntry.run(conversationId, head + i, metadata, message).lastInsertRowid as number,
@@ -394,10 +422,22 @@ export class SqliteStore implements ConversationStore {
     });
   }
 
-  async replace(conversationId: string, entries: readonly NewEntry[]): Promise<void> {
+  async epoch(conversationId: string): Promise<string | null> {
+    return this.#run(conversationId, 'epoch', () => {
+      validateConversationId(conversationId);
+      return this.#selectHead.get(conversationId)?.epoch ?? null;
+    });
+  }
+
+  async replace(
+    conversationId: string,
+    entries: readonly NewEntry[],
+    options?: { epoch?: string },
+  ): Promise<void> {
     this.#run(conversationId, 'replace', () => {
       validateConversationId(conversationId);
       validateNewEntries(conversationId, entries);
+      const epoch = validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
       const rows = serializeEntries(conversationId, entries);
       const texts = searchTexts(entries);
       this.#db
@@ -409,6 +449,7 @@ export class SqliteStore implements ConversationStore {
               this.#insertEntry.run(conversationId, seq, metadata, message).lastInsertRowid as number,
           );
           this.#upsertHead.run(conversationId, rows.length);
+          this.#setEpoch.run(conversationId, epoch);
           this.search.afterReplace(conversationId, rowids, texts);
           this.#deleteIfEmpty.run(conversationId);
         })

@@ -13,6 +13,14 @@ export interface NewEntry {
   metadata: MessageMetadata;
 }
 
+/** Options of {@link ConversationStore.append}. */
+export interface AppendOptions {
+  /** Append only when the conversation holds exactly this many entries. */
+  expectedSeq?: number;
+  /** Append only in this generation (see {@link ConversationStore.epoch}). */
+  epoch?: string;
+}
+
 /** Per-conversation metadata (compaction plan, guard state, summaries) with its CAS version. */
 export interface MetaRecord {
   value: Record<string, unknown> | null;
@@ -73,19 +81,28 @@ export interface ConversationStore {
   /**
    * Appends a batch atomically and durably; resolves with the sequence number given to the
    * first entry. With `expectedSeq`, rejects with `ConflictError` (appending nothing) unless
-   * the conversation currently holds exactly that many entries.
+   * the conversation currently holds exactly that many entries. With `epoch`, rejects with
+   * `EpochConflictError` (appending nothing) when the conversation's generation is another one;
+   * a conversation without a generation (new, deleted, or written before generations existed)
+   * takes this one. Without `expectedSeq` the store gives the next free sequence numbers, so
+   * concurrent writers never lose a race: they read back what others appended before them.
    */
-  append(
-    conversationId: string,
-    entries: readonly NewEntry[],
-    options?: { expectedSeq?: number },
-  ): Promise<number>;
+  append(conversationId: string, entries: readonly NewEntry[], options?: AppendOptions): Promise<number>;
+  /**
+   * The conversation's generation: a token `replace` renews and `delete` removes, so a writer
+   * that holds an old one knows the log it read was replaced, whatever its length. `null` when
+   * the conversation has none. Tokens are never reused.
+   */
+  epoch(conversationId: string): Promise<string | null>;
   /** Entries in sequence order, from `fromSeq` (default 0), at most `limit`. */
   read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]>;
   /** How many entries the conversation holds (the next sequence number); 0 when absent. */
   head(conversationId: string): Promise<number>;
-  /** Replaces the whole log atomically (session restore); sequence numbers restart at 0. */
-  replace(conversationId: string, entries: readonly NewEntry[]): Promise<void>;
+  /**
+   * Replaces the whole log atomically (session restore); sequence numbers restart at 0 and the
+   * conversation takes a new generation (`options.epoch`, or a random one).
+   */
+  replace(conversationId: string, entries: readonly NewEntry[], options?: { epoch?: string }): Promise<void>;
   getMeta(conversationId: string): Promise<MetaRecord>;
   /** Compare-and-set: rejects with `ConflictError` when `expectedVersion` is not the current one. */
   setMeta(
@@ -95,7 +112,7 @@ export interface ConversationStore {
   ): Promise<number>;
   /** Conversation ids in lexicographic order, optionally under a prefix, paged by cursor. */
   list(options?: { prefix?: string; cursor?: string; limit?: number }): Promise<ConversationPage>;
-  /** Removes a conversation's log and metadata; no error when absent. */
+  /** Removes a conversation's log, metadata and generation; no error when absent. */
   delete(conversationId: string): Promise<void>;
   close(): Promise<void>;
 }

@@ -3,6 +3,7 @@
  * input with the same message before touching storage.
  */
 
+import { randomUUID } from 'node:crypto';
 import { StoreError } from '../errors.js';
 import type { NewEntry } from './types.js';
 
@@ -98,4 +99,22 @@ export function validateMetaValue(
       code: 'invalid_argument',
     });
   }
+}
+
+/** A fresh generation token (see `ConversationStore.epoch`): random, so never reused. */
+export function newEpoch(): string {
+  return randomUUID();
+}
+
+/** Checks an optional generation token: absent, or a non-empty string of at most 200 characters. */
+export function validateEpoch(conversationId: string, name: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length === 0 || value.length > 200) {
+    throw new StoreError(
+      conversationId,
+      `${name} must be a non-empty string of at most 200 characters, got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : describe(value)}`,
+      { code: 'invalid_argument' },
+    );
+  }
+  return value;
 }

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type { countTokens as GptCountTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { boundedCounter } from './bounded-count.js';
 import type { EncodingName } from './types.js';
 
 /** Counts the BPE tokens of a string in one encoding, with special-token text treated as plain text. */
@@ -46,7 +47,9 @@ function loadEncoding(encoding: EncodingName): TextTokenCounter {
   if (!isEncodingModule(mod))
     throw new Error(`${specifier} does not export countTokens (is gpt-tokenizer v4 installed?)`);
   const { countTokens } = mod;
-  return (text: string): number => (text.length === 0 ? 0 : countTokens(text, ORDINARY_TEXT));
+  return boundedCounter(encoding, (text: string): number =>
+    text.length === 0 ? 0 : countTokens(text, ORDINARY_TEXT),
+  );
 }
 
 /**
@@ -64,7 +67,9 @@ export function getTextTokenCounter(encoding: EncodingName): TextTokenCounter {
 
 /**
  * BPE tokens of `text` in `encoding`, exactly as gpt-tokenizer (and tiktoken) count ordinary
- * text. Never throws on special-token strings such as `<|endoftext|>`: a transcript may well
+ * text, in time linear in its length; a pre-token over 512 characters (a run of one character,
+ * a zero-filled base64 blob) is counted in pieces, within one token per cut (see
+ * bounded-count.ts). Never throws on special-token strings such as `<|endoftext|>`: a transcript may well
  * contain them, and the API bills them as plain text.
  */
 export function countTextTokens(text: string, encoding: EncodingName): number {

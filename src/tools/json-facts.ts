@@ -3,6 +3,7 @@
  * say what each value is (`"reservation_id": "ZFA04Y"`), which is a better label than any pattern
  * could guess. Walks a parsed value and names each fact after its JSON key.
  */
+import { parseJsonWithinDepth } from '../messages/json-limits.js';
 import { factKey, textFactKey, textFacts } from './text-facts.js';
 import type { FactCategory } from './types.js';
 
@@ -218,7 +219,8 @@ export function parseJsonText(text: string): unknown {
   const first = text.charCodeAt(i);
   if (first !== 123 && first !== 91) return undefined; // '{' or '['
   try {
-    return JSON.parse(text);
+    // Deeper than any walk here may go: read as prose (see json-limits.ts).
+    return parseJsonWithinDepth(text);
   } catch {
     return undefined;
   }

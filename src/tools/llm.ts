@@ -8,6 +8,7 @@
  * model are checked against the messages and added to the offline extractor's, never substituted.
  */
 import type { HistoryEntry } from '../messages/types.js';
+import { redactUrl } from '../redact-url.js';
 import {
   factsPrompt,
   type PromptPair,
@@ -18,6 +19,13 @@ import {
 import { mergeFacts } from './merge-facts.js';
 import { createOfflineTools } from './offline.js';
 import { estimateTokens } from './offline-summarizer.js';
+import {
+  DEFAULT_MAX_REPLY_BYTES,
+  ReplyTooLargeError,
+  readReplyText,
+  replyCap,
+  scrubSecrets,
+} from './reply-body.js';
 import { renderTranscript } from './transcript.js';
 import type { ContextTools, ExtractedFact, ExtractFactsOptions, SummarizeOptions } from './types.js';
 
@@ -47,6 +55,11 @@ export interface LLMToolsOptions {
   maxResultChars?: number;
   /** `max_tokens` of a fact-extraction reply. Default 4,096. */
   factsMaxTokens?: number;
+  /**
+   * The most bytes of a reply read; a longer one is abandoned as it arrives and falls back like
+   * any other fault (`llm_fallback`). Default 8 MiB.
+   */
+  maxReplyBytes?: number;
 }
 
 /** One chat completion: the text of the reply, and whether it was cut by `max_tokens`. */
@@ -143,10 +156,17 @@ export function createAnthropicTools(options: LLMToolsOptions): ContextTools {
   return createLLMTools(provider, options);
 }
 
-/** The body of an error reply, shortened, for the warning (never the request, which holds the key). */
-async function errorDetail(response: Response): Promise<string> {
+/** The most of an error reply's body read for its warning. */
+const ERROR_BODY_BYTES = 64 * 1024;
+
+/**
+ * The body of an error reply, shortened and scrubbed of credentials, for the warning (never the
+ * request, which holds the key; an endpoint may still echo it).
+ */
+async function errorDetail(response: Response, apiKey: string, maxBytes: number): Promise<string> {
   try {
-    const text = (await response.text()).replace(/\s+/g, ' ').trim();
+    const raw = await readReplyText(response, Math.min(maxBytes, ERROR_BODY_BYTES));
+    const text = scrubSecrets(raw, [apiKey]).replace(/\s+/g, ' ').trim();
     return text === '' ? '' : `: ${text.slice(0, 300)}`;
   } catch {
     return '';
@@ -161,6 +181,7 @@ async function complete(
 ): Promise<Completion> {
   const doFetch = options.fetch ?? globalThis.fetch;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxBytes = replyCap(options.maxReplyBytes, DEFAULT_MAX_REPLY_BYTES);
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   try {
@@ -176,11 +197,14 @@ async function complete(
       if (controller.signal.aborted) throw new Error(`no reply within ${timeoutMs} ms`);
       throw new Error(`network error: ${(error as Error).message}`);
     }
-    if (!response.ok) throw new Error(`HTTP ${response.status}${await errorDetail(response)}`);
+    if (!response.ok) {
+      throw new Error(`HTTP ${response.status}${await errorDetail(response, options.apiKey, maxBytes)}`);
+    }
     let raw: string;
     try {
-      raw = await response.text();
+      raw = await readReplyText(response, maxBytes);
     } catch (error) {
+      if (error instanceof ReplyTooLargeError) throw error;
       if (controller.signal.aborted) throw new Error(`no complete reply within ${timeoutMs} ms`);
       throw new Error(`network error while reading the reply: ${(error as Error).message}`);
     }
@@ -197,17 +221,20 @@ async function complete(
 }
 
 function createLLMTools(provider: Provider, options: LLMToolsOptions): ContextTools {
+  // Refuses a bad cap now rather than as a fallback on every call.
+  replyCap(options.maxReplyBytes, DEFAULT_MAX_REPLY_BYTES);
+  const where = redactUrl(provider.url);
   const fallback = options.fallback ?? createOfflineTools();
   const transcriptOptions = {
     ...(options.maxTranscriptChars !== undefined ? { maxChars: options.maxTranscriptChars } : {}),
     ...(options.maxResultChars !== undefined ? { maxResultChars: options.maxResultChars } : {}),
   };
   const warn = (what: string, error: unknown): void => {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = scrubSecrets(error instanceof Error ? error.message : String(error), [options.apiKey]);
     try {
       options.onWarn?.({
         code: 'llm_fallback',
-        message: `${provider.kind} ${what} failed (${reason}) at ${provider.url}; used the ${fallback.kind} tools instead`,
+        message: `${provider.kind} ${what} failed (${reason}) at ${where}; used the ${fallback.kind} tools instead`,
       });
     } catch {
       // A failing listener must not break compaction.

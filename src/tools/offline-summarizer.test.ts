@@ -7,6 +7,7 @@ import {
   userTextArb,
 } from '../../test/support/arbitraries.js';
 import type { HistoryEntry, Message } from '../messages/types.js';
+import { memoryStatements } from './dialogue-memory.js';
 import { entrySegments } from './entry-segments.js';
 import { estimateTokens, summarizeOffline } from './offline-summarizer.js';
 import { splitSentences } from './sentences.js';
@@ -21,8 +22,13 @@ function entries(messages: readonly Message[], first = 0): HistoryEntry[] {
 
 const LABEL = /^((?:user|assistant|system|tool|call)(?: [\w.:-]+)?): (.*)$/;
 
+/** A dialogue memory's line starts with the turn's date; a speaker's run after ` | ` is labelled. */
+const DATE_STAMP = /^\[[^\]]*\] /;
+const RUN_LABEL = / \| (?:user|assistant): /g;
+
 function body(line: string): string {
-  return LABEL.exec(line)?.[2] ?? line;
+  const unstamped = line.replace(DATE_STAMP, '');
+  return (LABEL.exec(unstamped)?.[2] ?? unstamped).replace(RUN_LABEL, ' | ');
 }
 
 /** A chat of alternating user and assistant prose with facts in it. */
@@ -180,11 +186,26 @@ describe('summarizeOffline', () => {
     fc.assert(
       fc.property(chatArb, chatArb, ({ messages: older }, { messages: newer }) => {
         const previous = summarizeOffline(entries(older), { maxTokens: 150 });
+        // With room for both, all of it comes first, unchanged.
+        const roomy = summarizeOffline(entries(newer, older.length), {
+          maxTokens: 100_000,
+          previousSummary: previous,
+        });
+        expect(roomy.startsWith(previous)).toBe(true);
+        // With less room, a dialogue memory keeps the statements worth most, old or new (see
+        // dialogue-memory.test.ts): what it keeps of the previous one still comes first.
         const next = summarizeOffline(entries(newer, older.length), {
           maxTokens: 400,
           previousSummary: previous,
         });
-        expect(next.startsWith(previous)).toBe(true);
+        expect(estimateTokens(next)).toBeLessThanOrEqual(400);
+        // (A statement after a gap reads `… text`.)
+        const text = (s: { text: string }) => s.text.replace(/^… /, '');
+        const old = new Set(memoryStatements(previous).map(text));
+        const inNext = memoryStatements(next).map((s) => old.has(text(s)));
+        expect(inNext.lastIndexOf(true)).toBeLessThan(
+          inNext.includes(false) ? inNext.indexOf(false) : Infinity,
+        );
       }),
     );
   });

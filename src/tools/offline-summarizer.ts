@@ -5,10 +5,14 @@
  * carry facts, recent ones. Kept sentences stay in conversation order, one line per message,
  * labelled by speaker (`user:`, `assistant:`, `call read_file:`, `tool read_file:`).
  *
+ * A dialogue (text turns, hardly any tool traffic) is summarized by `dialogueMemory` instead: the
+ * statements that carry facts, with speaker and date, small talk left out.
+ *
  * Recursive: with `previousSummary`, its sentences come first and are the last to be trimmed, so
  * a summary of summaries keeps what the first one kept for as long as the budget allows.
  */
 import type { HistoryEntry } from '../messages/types.js';
+import { dialogueMemory, isDialogue, isDialogueMemory } from './dialogue-memory.js';
 import { entrySegments, type Segment } from './entry-segments.js';
 import { type TextUnit, textUnits } from './sentences.js';
 import type { SummarizeOptions } from './types.js';
@@ -289,6 +293,13 @@ export function summarizeOffline(entries: readonly HistoryEntry[], options: Summ
   const count = options.countText ?? estimateTokens;
   const budget = Math.floor(options.maxTokens);
   if (!(budget > 0)) return '';
+  // A conversation between people gets a dialogue memory: statements with speaker and date.
+  const previous = options.previousSummary;
+  if (previous ? isDialogueMemory(previous) && isDialogue(entries, 1) : isDialogue(entries)) {
+    const memory: Parameters<typeof dialogueMemory>[1] = { maxTokens: budget, countText: count };
+    if (options.previousSummary) memory.previousSummary = options.previousSummary;
+    return dialogueMemory(entries, memory);
+  }
   const focus = focusWords(options.focus);
   const groups: Group[] = [];
   const units: Units = { text: [], score: [], group: [], line: [], place: [] };

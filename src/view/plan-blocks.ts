@@ -21,6 +21,8 @@ export class PlanBlocks {
     readonly factsSite: FactsSite,
     /** Cleared results have their calls' inputs cleared too (context editing's `clear_tool_inputs`). */
     readonly clearInputs: boolean,
+    /** The manager offers the `recall` tool: the summary and facts block say so (`RECALL_NOTE`). */
+    readonly recall = false,
   ) {}
 
   /** A plan's decisions as sets and maps (read-only: steps copy before they change anything). */
@@ -49,7 +51,7 @@ export class PlanBlocks {
   factsMessage(facts: readonly ExtractedFact[]): Message {
     let message = this.blockMessages.get(facts);
     if (message === undefined) {
-      message = factsMessage(facts, this.factsSite);
+      message = factsMessage(facts, this.factsSite, this.recall);
       this.blockMessages.set(facts, message);
     }
     return message;
@@ -59,7 +61,7 @@ export class PlanBlocks {
   summaryMessage(summary: PlanSummary, format: MessageFormat): Message {
     let message = this.blockMessages.get(summary);
     if (message === undefined || (format === 'anthropic') !== (message.role === 'user')) {
-      message = summaryMessage(summary, format);
+      message = summaryMessage(summary, format, this.recall);
       this.blockMessages.set(summary, message);
     }
     return message;

@@ -7,13 +7,12 @@
  */
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { StoredEntry } from '../../src/stores/types.js';
-import { DATABASE_URL, missing, REDIS_URL, skipFor } from '../support/requirements.js';
+import { skipFor } from '../support/requirements.js';
+import { sharedDrivers } from './fixtures/drivers.js';
 import { openSpec, type StoreSpec } from './fixtures/open-store.js';
 
 const WRITERS = 8;
@@ -91,56 +90,7 @@ afterAll(async () => {
   for (const cleanup of cleanups) await cleanup();
 });
 
-const redisUrl = REDIS_URL;
-const databaseUrl = DATABASE_URL;
-
-const drivers: Array<{ name: string; missing?: string | undefined; spec: () => Promise<StoreSpec> }> = [
-  {
-    name: 'file',
-    spec: async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'ck-conc-'));
-      cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-      return { driver: 'file', location: join(dir, 'store') };
-    },
-  },
-  {
-    name: 'sqlite',
-    spec: async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'ck-conc-'));
-      cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-      return { driver: 'sqlite', location: join(dir, 'store.db') };
-    },
-  },
-  {
-    name: 'redis',
-    missing: missing.redis,
-    spec: async () => {
-      const keyPrefix = `ck-conc-${process.pid}-${randomBytes(4).toString('hex')}:`;
-      const spec: StoreSpec = { driver: 'redis', location: redisUrl as string, keyPrefix };
-      cleanups.push(async () => {
-        const store = await openSpec(spec);
-        await store.delete(CONVERSATION);
-        await store.close();
-      });
-      return spec;
-    },
-  },
-  {
-    name: 'postgres',
-    missing: missing.postgres,
-    spec: async () => {
-      const schema = `ck_conc_${process.pid}_${randomBytes(4).toString('hex')}`;
-      cleanups.push(async () => {
-        const pg = (await import('pg')).default;
-        const client = new pg.Client({ connectionString: databaseUrl });
-        await client.connect();
-        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        await client.end();
-      });
-      return { driver: 'postgres', location: databaseUrl as string, schema };
-    },
-  },
-];
+const drivers = sharedDrivers(cleanups, [CONVERSATION]);
 
 describe('concurrency: 8 processes × 1,000 single-message appends to one conversation', () => {
   for (const driver of drivers) {

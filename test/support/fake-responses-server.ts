@@ -63,15 +63,26 @@ export function responsesRequestProblems(body: Rec): string[] {
   const seen = new Set<string>();
   const approvals = new Set<string>();
   input.forEach((raw: unknown, i: number) => {
+    const problem = itemProblem(raw, i);
+    if (problem) problems.push(problem);
+    else if (isRec(raw)) checkItem(raw, i);
+  });
+  function itemProblem(raw: unknown, i: number): string | undefined {
     const at = `input[${i}]`;
-    if (!isRec(raw)) return void problems.push(`${at}: expected an object`);
+    if (!isRec(raw)) return `${at}: expected an object`;
     const type = typeof raw.type === 'string' ? raw.type : typeof raw.role === 'string' ? 'message' : '';
     const outputs = Object.values(CALL_OUTPUT);
     if (!(type in CALL_OUTPUT) && !outputs.includes(type) && !OTHER.has(type))
-      return void problems.push(`${at}.type: invalid item type ${JSON.stringify(type)}`);
+      return `${at}.type: invalid item type ${JSON.stringify(type)}`;
+    if (type === 'message' && !PARTS[String(raw.role)]) return `${at}.role: invalid role`;
+    return undefined;
+  }
+  function checkItem(raw: Rec, i: number): void {
+    const at = `input[${i}]`;
+    const type = typeof raw.type === 'string' ? raw.type : typeof raw.role === 'string' ? 'message' : '';
+    const outputs = Object.values(CALL_OUTPUT);
     if (type === 'message') {
-      const accepted = PARTS[String(raw.role)];
-      if (!accepted) return void problems.push(`${at}.role: invalid role`);
+      const accepted = PARTS[String(raw.role)]!;
       if (Array.isArray(raw.content))
         raw.content.forEach((p: unknown, k: number) => {
           if (!isRec(p) || !accepted.includes(String(p.type)))
@@ -87,7 +98,7 @@ export function responsesRequestProblems(body: Rec): string[] {
         problems.push(
           `${at}: reasoning item ${String(raw.id)} was modified (encrypted_content does not match)`,
         );
-      const next = input[i + 1];
+      const next = (input as unknown[])[i + 1];
       if (!isRec(next))
         problems.push(
           `Item '${String(raw.id)}' of type 'reasoning' was provided without its required following item.`,
@@ -114,7 +125,7 @@ export function responsesRequestProblems(body: Rec): string[] {
     if (type === 'mcp_approval_request') approvals.add(String(raw.id));
     if (type === 'mcp_approval_response' && !approvals.has(String(raw.approval_request_id)))
       problems.push(`${at}: no approval request ${String(raw.approval_request_id)}`);
-  });
+  }
   for (const [id, call] of calls)
     if (!call.answered) problems.push(`No tool output found for ${call.type.replace(/_/g, ' ')} ${id}.`);
   return problems;

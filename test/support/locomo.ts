@@ -6,7 +6,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { normalizeAnswer } from '../../src/eval/chat-file.js';
 import type { HistoryEntry, Message } from '../../src/messages/types.js';
+
+export { normalizeAnswer };
 
 /** Where the chat set lives, beside the repository. */
 export const LOCOMO_DIR = join(
@@ -31,15 +34,6 @@ export interface Chat {
   name: string;
   entries: HistoryEntry[];
   questions: ChatQuestion[];
-}
-
-/** Lowercase, punctuation removed, spaces collapsed: how answers are compared. */
-export function normalizeAnswer(text: string): string {
-  return text
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}\s]/gu, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
 }
 
 /** The chats, or `undefined` when the set is not beside the repository. */

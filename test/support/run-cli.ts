@@ -17,16 +17,25 @@ export interface CliRun {
 
 /**
  * Runs `contextkit ARGS` as a child process with `input` on stdin. The environment is the test's,
- * without stack traces or colour, unless `env` is given, which replaces it whole.
+ * without stack traces or colour, unless `env` is given, which replaces it whole. With
+ * `timeoutMs`, a run still going then is killed (its `code` is null): a hang fails, not stalls.
  */
 export function runCli(
   args: readonly string[],
-  options: { input?: string; cwd?: string; env?: Record<string, string | undefined> } = {},
+  options: {
+    input?: string;
+    cwd?: string;
+    env?: Record<string, string | undefined>;
+    timeoutMs?: number;
+  } = {},
 ): Promise<CliRun> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, ['--import', TSX, RUN, ...args], {
       cwd: options.cwd ?? REPO_ROOT,
       env: options.env ?? { ...process.env, CONTEXTKIT_DEBUG: '', NO_COLOR: '1' },
+      ...(options.timeoutMs !== undefined
+        ? { timeout: options.timeoutMs, killSignal: 'SIGKILL' as const }
+        : {}),
     });
     let stdout = '';
     let stderr = '';

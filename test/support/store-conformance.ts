@@ -9,7 +9,7 @@
  */
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConflictError, StoreError } from '../../src/errors.js';
+import { ConflictError, EpochConflictError, StoreError } from '../../src/errors.js';
 import type { Message, MessageMetadata } from '../../src/messages/types.js';
 import type { ConversationStore, NewEntry, StoredEntry, StoreSearch } from '../../src/stores/types.js';
 
@@ -670,6 +670,83 @@ export function testStore(name: string, factory: () => Promise<StoreFixture>): v
         const bad = [entry('x'), { message: 'no', metadata: {} }] as unknown as NewEntry[];
         expect(await rejection(store.replace('c', bad))).toBeInstanceOf(StoreError);
         expect(texts(await store.read('c'))).toEqual(['a']);
+      });
+    });
+
+    describe('generation (epoch)', () => {
+      it('has none until an append names one, and then keeps it', async () => {
+        expect(await store.epoch('c')).toBeNull();
+        await store.append('c', [entry('plain')]);
+        expect(await store.epoch('c')).toBeNull();
+        expect(await store.append('c', [entry('a')], { epoch: 'g1' })).toBe(1);
+        expect(await store.epoch('c')).toBe('g1');
+        expect(await store.append('c', [entry('b')], { epoch: 'g1' })).toBe(2);
+        // An append without `epoch` checks nothing.
+        expect(await store.append('c', [entry('c')])).toBe(3);
+        expect(await store.epoch('c')).toBe('g1');
+      });
+
+      it('rejects an append in another generation with EpochConflictError, appending nothing', async () => {
+        await store.append('c', [entry('a')], { epoch: 'g1' });
+        const error = await rejection(store.append('c', [entry('x'), entry('y')], { epoch: 'g0' }));
+        expect(error).toBeInstanceOf(EpochConflictError);
+        expect(error).toMatchObject({ expected: 'g0', actual: 'g1', code: 'stale_epoch' });
+        const both = await rejection(store.append('c', [entry('x')], { epoch: 'g0', expectedSeq: 1 }));
+        expect(both).toBeInstanceOf(EpochConflictError);
+        expect(texts(await store.read('c'))).toEqual(['a']);
+        expect(await store.head('c')).toBe(1);
+      });
+
+      it('takes a new generation on replace, even of the same length, so an old writer is refused', async () => {
+        await store.append('c', [entry('a'), entry('b')], { epoch: 'old' });
+        await store.replace('c', [entry('x'), entry('y')], { epoch: 'new' });
+        expect(await store.epoch('c')).toBe('new');
+        // The length alone would let this through.
+        expect(
+          await rejection(store.append('c', [entry('z')], { epoch: 'old', expectedSeq: 2 })),
+        ).toBeInstanceOf(EpochConflictError);
+        expect(await store.append('c', [entry('z')], { epoch: 'new', expectedSeq: 2 })).toBe(2);
+        expect(texts(await store.read('c'))).toEqual(['x', 'y', 'z']);
+        await store.replace('c', [entry('r')]);
+        const random = await store.epoch('c');
+        expect(typeof random).toBe('string');
+        expect(random).not.toBe('new');
+      });
+
+      it('forgets the generation on delete; the next writer starts one', async () => {
+        await store.append('c', [entry('a')], { epoch: 'g1' });
+        await store.delete('c');
+        expect(await store.epoch('c')).toBeNull();
+        expect(await store.append('c', [entry('b')], { epoch: 'g2' })).toBe(0);
+        expect(await store.epoch('c')).toBe('g2');
+        expect(await rejection(store.append('c', [entry('x')], { epoch: 'g1' }))).toBeInstanceOf(
+          EpochConflictError,
+        );
+      });
+
+      it('keeps generations per conversation and refuses a bad token', async () => {
+        await store.append('a', [entry('a')], { epoch: 'ga' });
+        await store.append('b', [entry('b')], { epoch: 'gb' });
+        expect([await store.epoch('a'), await store.epoch('b')]).toEqual(['ga', 'gb']);
+        for (const bad of ['', 7, 'x'.repeat(201)]) {
+          expect(await rejection(store.append('a', [entry('x')], { epoch: bad as string }))).toBeInstanceOf(
+            StoreError,
+          );
+        }
+        expect(await store.head('a')).toBe(1);
+      });
+
+      it('lets exactly one of two racing first writers set the generation', async () => {
+        const results = await Promise.allSettled([
+          store.append('c', [entry('one')], { epoch: 'p1' }),
+          store.append('c', [entry('two')], { epoch: 'p2' }),
+        ]);
+        const won = results.filter((r) => r.status === 'fulfilled');
+        expect(won).toHaveLength(1);
+        const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+        expect(lost.reason).toBeInstanceOf(EpochConflictError);
+        expect(await store.head('c')).toBe(1);
+        expect(['p1', 'p2']).toContain(await store.epoch('c'));
       });
     });
 

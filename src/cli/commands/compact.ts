@@ -8,6 +8,7 @@ import { modelCounter } from '../../tokens/model-counter.js';
 import { loadConversation } from '../input.js';
 import { positiveInteger } from '../number-option.js';
 import { receiptLines } from '../receipt-text.js';
+import { writeOut } from '../terminal-safe.js';
 import { printWarning } from '../warn.js';
 
 interface CompactOptions {
@@ -64,10 +65,10 @@ export function registerCompact(program: Command): void {
       const receipt = receipts.at(-1) ?? null;
       await manager.close();
       if (options.json) {
-        process.stdout.write(`${JSON.stringify({ messages, receipt, usage }, null, 2)}\n`);
+        writeOut(`${JSON.stringify({ messages, receipt, usage }, null, 2)}\n`);
         return;
       }
-      process.stdout.write(`${JSON.stringify(messages, null, 2)}\n`);
+      writeOut(`${JSON.stringify(messages, null, 2)}\n`);
       const before = receipt ? receipt.tokensBefore : usage.tokens;
       const report = [
         `compact: ${formatInt(conversation.messages.length)} messages, ${formatInt(before)} tokens → ` +

@@ -40,6 +40,7 @@ import { checkConversation, parseLines, readInput, syntaxError } from '../input.
 import { positiveInteger } from '../number-option.js';
 import { ProgressBar } from '../progress.js';
 import { receiptLines } from '../receipt-text.js';
+import { terminalSafe, writeOut } from '../terminal-safe.js';
 import { textTable } from '../text-table.js';
 import { printWarning } from '../warn.js';
 
@@ -283,12 +284,12 @@ async function listCommand(options: ListOptions): Promise<void> {
         ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
         conversations: rows,
       };
-      process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+      writeOut(`${JSON.stringify(json, null, 2)}\n`);
       return;
     }
     const under = options.prefix !== undefined ? ` under ${JSON.stringify(options.prefix)}` : '';
     if (rows.length === 0) {
-      process.stdout.write(`no conversations${under} in the ${store.kind} store\n`);
+      writeOut(`no conversations${under} in the ${store.kind} store\n`);
       return;
     }
     const totalMessages = rows.reduce((n, r) => n + r.messages, 0);
@@ -309,7 +310,7 @@ async function listCommand(options: ListOptions): Promise<void> {
       ],
       ['left', 'right', 'right', 'left', 'left'],
     );
-    process.stdout.write(
+    writeOut(
       `${[`${plural(rows.length, 'conversation')}${under} in the ${store.kind} store, ${plural(totalMessages, 'message')}`, ...table].join('\n')}\n`,
     );
   });
@@ -350,6 +351,10 @@ export class ReadOnlyStoreView implements ConversationStore {
 
   head(conversationId: string): Promise<number> {
     return this.#store.head(conversationId);
+  }
+
+  epoch(conversationId: string): Promise<string | null> {
+    return this.#store.epoch(conversationId);
   }
 
   replace(conversationId: string, _entries?: readonly NewEntry[]): Promise<void> {
@@ -433,7 +438,7 @@ async function showCommand(conversationId: string, options: ShowOptions): Promis
 
     if (options.budget === undefined) {
       if (options.json) {
-        process.stdout.write(`${JSON.stringify(messages, null, 2)}\n`);
+        writeOut(`${JSON.stringify(messages, null, 2)}\n`);
         return;
       }
       const tokens =
@@ -444,7 +449,7 @@ async function showCommand(conversationId: string, options: ShowOptions): Promis
           `${formatInt(tokens)} tokens, ${counted.label} for ${counted.info.id}`,
         ...messageLines(messages, framing, counted, (i) => `#${entries[i]?.seq ?? i}`),
       ];
-      process.stdout.write(`${out.join('\n')}\n`);
+      writeOut(`${out.join('\n')}\n`);
       return;
     }
 
@@ -462,7 +467,7 @@ async function showCommand(conversationId: string, options: ShowOptions): Promis
       const view = await manager.getMessagesForRequest({ tokenBudget: options.budget });
       const usage = manager.usage();
       if (options.json) {
-        process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
+        writeOut(`${JSON.stringify(view, null, 2)}\n`);
         return;
       }
       const out = [
@@ -471,7 +476,7 @@ async function showCommand(conversationId: string, options: ShowOptions): Promis
         ...messageLines(view, framing, counted, (i) => `${i + 1}.`),
       ];
       if (receipt) out.push('', ...receiptLines(receipt));
-      process.stdout.write(`${out.join('\n')}\n`);
+      writeOut(`${out.join('\n')}\n`);
     } finally {
       await manager.close();
     }
@@ -501,7 +506,7 @@ async function writeWithBackpressure(stream: NodeJS.WritableStream, text: string
 
 function stdoutSink(): Sink {
   return {
-    write: (text) => writeWithBackpressure(process.stdout, text),
+    write: (text) => writeWithBackpressure(process.stdout, terminalSafe(text)),
     finish: async () => undefined,
     abort: async () => undefined,
   };
@@ -770,7 +775,7 @@ async function importCommand(file: string, options: ImportOptions): Promise<void
         throw error;
       }
       const what = data.kind === 'entries' ? 'entries' : 'messages';
-      process.stdout.write(
+      writeOut(
         `imported ${formatInt(total)} ${what} from ${source} into ${name} (${store.kind} store${size.exists ? ', replaced' : ''})\n`,
       );
     },
@@ -817,7 +822,7 @@ async function deleteCommand(conversationId: string, options: DeleteOptions): Pr
       }
     }
     await store.delete(conversationId);
-    process.stdout.write(`deleted ${name} (${plural(size.head, 'message')}) from the ${store.kind} store\n`);
+    writeOut(`deleted ${name} (${plural(size.head, 'message')}) from the ${store.kind} store\n`);
   });
 }
 

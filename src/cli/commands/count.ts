@@ -3,6 +3,7 @@ import { formatInt } from '../../format-number.js';
 import { modelCounter } from '../../tokens/model-counter.js';
 import { breakdownHeader, conversationBreakdown } from '../breakdown.js';
 import { loadConversation } from '../input.js';
+import { writeOut } from '../terminal-safe.js';
 import { textTable } from '../text-table.js';
 import { printWarning } from '../warn.js';
 
@@ -43,7 +44,7 @@ export function registerCount(program: Command): void {
             b.byRole.map((r) => [r.role, { messages: r.messages, tokens: r.tokens }]),
           ),
         };
-        process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+        writeOut(`${JSON.stringify(json, null, 2)}\n`);
         return;
       }
       const lines = [
@@ -61,6 +62,6 @@ export function registerCount(program: Command): void {
           ['left', 'right', 'left'],
         ),
       ];
-      process.stdout.write(`${lines.join('\n')}\n`);
+      writeOut(`${lines.join('\n')}\n`);
     });
 }

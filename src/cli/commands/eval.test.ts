@@ -1,8 +1,11 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { type CliRun, runCli } from '../../../test/support/run-cli.js';
 import { hasTauBench, TAU_BENCH_PATH } from '../../../test/support/tau-bench.js';
+import type { ChatEvalResult } from '../../eval/chat-eval.js';
 import { type EvalResult, evaluateRuns } from '../../eval/tau-bench-eval.js';
 import { readTauBenchFile } from '../../eval/tau-bench-file.js';
 
@@ -27,7 +30,7 @@ function expectUsageError(run: Run, code: number, pattern: RegExp): void {
 if (!hasTauBench()) console.log(`contextkit eval on the real runs skipped: ${TAU_BENCH_PATH} is absent`);
 
 describe('contextkit eval', () => {
-  it('reports both views side by side, the overflows apart, and the goal, with progress on stderr', async () => {
+  it('reports both views side by side and the overflows apart, with no verdict, with progress on stderr', async () => {
     const run = await cli(['eval', FIXTURE, '--budget-ratio', '0.3']);
     expect(run.code).toBe(0);
     const out = run.stdout;
@@ -41,9 +44,7 @@ describe('contextkit eval', () => {
     expect(out).toMatch(/within budget\s+2\/2\s+2\/2/);
     expect(out).toMatch(/of the \d+ present facts truncation loses, contextkit keeps \d+ \(\d+\.\d%\)/);
     expect(out).toMatch(/contextkit compacted \d+ runs?: /);
-    expect(out.trimEnd().split('\n').at(-1)).toMatch(
-      /^goal at R = 0\.3, offline: every view valid \(yes\) and within budget \(yes\), ≥ 60% of what truncation loses kept \(\d+\.\d%\): (PASS|MISS)$/,
-    );
+    expect(out).not.toMatch(/PASS|MISS|goal|issue/);
     expect(run.stderr).toContain('eval: 3/3 runs (100%)');
     expect(run.stderr).not.toMatch(/contextkit:/);
   });
@@ -122,10 +123,84 @@ describe('contextkit eval', () => {
       /openai-session\.json: \[0\]\.task_id: expected a number/,
     );
   });
+
+  it('exits 1 with one line when no run can be compared, instead of a report', async () => {
+    const run = await cli(['eval', FIXTURE, '-r', '0.001']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr.trimEnd().split('\n').at(-1)).toMatch(
+      /^contextkit: eval: nothing could be compared: all 3 runs of .*three-runs\.json overflow at a budget of 0\.001/,
+    );
+  });
+});
+
+describe('contextkit eval on chats', () => {
+  /** A small synthetic chat: early facts, then enough small talk to push them out at R = 0.3. */
+  function syntheticChat(): object {
+    const messages: Array<{ role: 'user' | 'assistant'; content: string }> = [
+      {
+        role: 'user',
+        content:
+          '[9:00 am on 3 March, 2024] Ana: I adopted a grey cat named Pixel from the shelter last week.',
+      },
+      {
+        role: 'assistant',
+        content:
+          '[9:01 am on 3 March, 2024] Ben: Nice! I am moving to Lisbon in June for a job at the aquarium.',
+      },
+    ];
+    for (let i = 0; i < 60; i++) {
+      messages.push({
+        role: 'user',
+        content: `[10:00 am on ${i + 4} March, 2024] Ana: Round ${i}, how was your day? Mine was fine, nothing new.`,
+      });
+      messages.push({
+        role: 'assistant',
+        content: `[10:01 am on ${i + 4} March, 2024] Ben: Round ${i} here, fine as well, thanks for asking.`,
+      });
+    }
+    return {
+      messages,
+      qa: [
+        { question: 'What is the name of the cat Ana adopted?', answer: 'Pixel', evidence: [0] },
+        { question: 'Where is Ben moving in June?', answer: 'Lisbon', evidence: [1] },
+      ],
+    };
+  }
+
+  it('reports answers in the view and through recall, beside truncation, for a folder or one file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ck-chat-eval-'));
+    try {
+      await writeFile(join(dir, '00.json'), JSON.stringify(syntheticChat()));
+      for (const path of [dir, join(dir, '00.json')]) {
+        const run = await cli(['eval', path, '-r', '0.3']);
+        expect(run.code).toBe(0);
+        expect(run.stdout).toMatch(/^eval: 1 chat \(122 messages, 2 questions\) from /);
+        expect(run.stdout).toContain('compared: 1 chat, 2 questions whose answer the chat states');
+        expect(run.stdout).toMatch(/answers in the view\s+\d\/2 \(\d+\.\d%\)\s+0\/2 \(0\.0%\)/);
+        expect(run.stdout).toMatch(
+          /answers reached by recall \(top 5, ≤ 1,000 tokens\)\s+2\/2 \(100\.0%\)\s+– \(no lookup\)/,
+        );
+        expect(run.stdout).toMatch(/within budget\s+1\/1\s+1\/1/);
+        expect(run.stdout).not.toMatch(/PASS|MISS/);
+      }
+      const json = await cli(['eval', dir, '-r', '0.3', '--json']);
+      const result = JSON.parse(json.stdout) as ChatEvalResult;
+      expect(result.summary.questions).toBe(2);
+      expect(result.chats[0]!.truncation.inView).toEqual([]);
+      expect(result.chats[0]!.contextkit!.recalled).toEqual([0, 1]);
+      const none = await cli(['eval', dir, '-r', '0.001']);
+      expect(none.code).toBe(1);
+      expect(none.stderr).toMatch(/nothing could be compared/);
+      expect(none.stdout).toBe('');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe.skipIf(!hasTauBench())('contextkit eval on the real tau-bench runs', () => {
-  it('gives at R = 0.3 the figures evaluateRuns gives, and the same verdict', async () => {
+  it('gives at R = 0.3 the figures evaluateRuns gives, and no verdict', async () => {
     const [json, text] = await Promise.all([
       cli(['eval', TAU_BENCH_PATH, '--budget-ratio', '0.3', '--json']),
       cli(['eval', TAU_BENCH_PATH, '--budget-ratio', '0.3']),
@@ -135,8 +210,6 @@ describe.skipIf(!hasTauBench())('contextkit eval on the real tau-bench runs', ()
     const expected = await evaluateRuns(await readTauBenchFile(TAU_BENCH_PATH), { budgetRatio: 0.3 });
     expect(printed.summary).toEqual(JSON.parse(JSON.stringify(expected.summary)));
     expect(text.code).toBe(0);
-    expect(text.stdout.trimEnd().split('\n').at(-1)).toMatch(
-      expected.summary.goal.met ? /: PASS$/ : /: MISS$/,
-    );
+    expect(text.stdout).not.toMatch(/PASS|MISS/);
   }, 60_000);
 });

@@ -1,17 +1,19 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { CHAT_RECALL, type ChatEvalSummary, evaluateChats } from '../../eval/chat-eval.js';
+import { type ChatConversation, readEvalInput } from '../../eval/chat-file.js';
 import {
   type EvalSummary,
   evaluateRuns,
-  GOAL_BUDGET_RATIO,
-  GOAL_KEPT_SHARE,
   type RunEvaluation,
   type ViewTotals,
 } from '../../eval/tau-bench-eval.js';
-import { readTauBenchFile } from '../../eval/tau-bench-file.js';
+import { parseTauBench } from '../../eval/tau-bench-file.js';
 import { formatInt } from '../../format-number.js';
 import type { MessageFormat } from '../../messages/types.js';
 import { modelCounter } from '../../tokens/model-counter.js';
+import { CliError } from '../cli-error.js';
 import { ProgressBar } from '../progress.js';
+import { writeOut } from '../terminal-safe.js';
 import { textTable } from '../text-table.js';
 import { printWarning } from '../warn.js';
 
@@ -57,7 +59,7 @@ function viewColumn(t: ViewTotals, compared: number, presentFacts: number, failu
   ];
 }
 
-/** The runs whose contextkit view breaks the goal, one line each. */
+/** The runs whose contextkit view is invalid or over its budget, one line each. */
 function failureLines(runs: readonly RunEvaluation[]): string[] {
   const failing = runs.filter((r) => !r.overflow && (!r.contextkit?.valid || !r.contextkit.withinBudget));
   const lines = failing.slice(0, FAILURES_SHOWN).map((r) => {
@@ -71,10 +73,10 @@ function failureLines(runs: readonly RunEvaluation[]): string[] {
   });
   if (failing.length > FAILURES_SHOWN)
     lines.push(`  … and ${failing.length - FAILURES_SHOWN} more (see --json)`);
-  return failing.length === 0 ? [] : ['contextkit views that fail the goal:', ...lines];
+  return failing.length === 0 ? [] : ['contextkit views invalid or over the budget:', ...lines];
 }
 
-/** The report a person reads: both views side by side, what truncation loses, the goal's verdict. */
+/** The report a person reads: both views side by side, what truncation loses, what compactions did. */
 function reportLines(
   summary: EvalSummary,
   runs: readonly RunEvaluation[],
@@ -109,14 +111,6 @@ function reportLines(
     s.lostByTruncation === 0
       ? 'truncation loses none of the present facts'
       : `of the ${formatInt(s.lostByTruncation)} present facts truncation loses, contextkit keeps ${formatInt(s.keptOfLost)} (${percent(s.keptOfLost, s.lostByTruncation)})`;
-  const where =
-    s.budgetRatio === GOAL_BUDGET_RATIO
-      ? `R = ${GOAL_BUDGET_RATIO}`
-      : `R = ${s.budgetRatio} (the issue states it at R = ${GOAL_BUDGET_RATIO})`;
-  const goal =
-    `goal at ${where}, offline: every view valid (${s.goal.allValid ? 'yes' : 'no'}) and within budget ` +
-    `(${s.goal.allWithinBudget ? 'yes' : 'no'}), ≥ ${GOAL_KEPT_SHARE * 100}% of what truncation loses kept ` +
-    `(${s.keptShare === null ? 'nothing lost' : percent(s.keptOfLost, s.lostByTruncation)}): ${s.goal.met ? 'PASS' : 'MISS'}`;
   const c = s.compactions;
   const compactions =
     c.runs === 0
@@ -124,7 +118,60 @@ function reportLines(
       : `contextkit compacted ${runCount(c.runs)}: ${formatInt(c.summarizedRuns)} with a summary; facts block of ` +
         `${(c.factsKept / c.runs).toFixed(1)} facts on average, ${formatInt(c.factsOmitted)} facts left out of it for room ` +
         `(in ${runCount(c.cappedRuns)})`;
-  return [...head, ...table, kept, compactions, ...failureLines(runs), goal];
+  return [...head, ...table, kept, compactions, ...failureLines(runs)];
+}
+
+function ofQuestions(part: number, whole: number): string {
+  return `${formatInt(part)}/${formatInt(whole)} (${percent(part, whole)})`;
+}
+
+function chatCount(n: number): string {
+  return `${formatInt(n)} chat${n === 1 ? '' : 's'}`;
+}
+
+/** The chat report: answers in each view and through recall, side by side. */
+function chatReportLines(
+  s: ChatEvalSummary,
+  chats: readonly ChatConversation[],
+  source: string,
+  label: string,
+): string[] {
+  const messages = chats.reduce((n, c) => n + c.messages.length, 0);
+  const asked = chats.reduce((n, c) => n + c.questions.length, 0);
+  const c = s.contextkit;
+  const t = s.truncation;
+  const table = textTable(
+    [
+      ['', 'contextkit', 'truncation'],
+      ['answers in the view', ofQuestions(c.inView, s.questions), ofQuestions(t.inView, s.questions)],
+      [
+        `answers reached by recall (top ${CHAT_RECALL.limit}, ≤ ${formatInt(CHAT_RECALL.maxTokens)} tokens)`,
+        ofQuestions(c.recalled, s.questions),
+        '– (no lookup)',
+      ],
+      [
+        'answers in the view or by recall',
+        ofQuestions(c.either, s.questions),
+        ofQuestions(t.inView, s.questions),
+      ],
+      ['valid (validateRequest)', `${c.valid}/${s.compared}`, `${t.valid}/${s.compared}`],
+      ['within budget', `${c.withinBudget}/${s.compared}`, `${t.withinBudget}/${s.compared}`],
+      [
+        'share of budget (mean)',
+        `${Math.round((c.budgetShare / s.compared) * 100)}%`,
+        `${Math.round((t.budgetShare / s.compared) * 100)}%`,
+      ],
+    ],
+    ['left', 'right', 'right'],
+  );
+  return [
+    `eval: ${chatCount(chats.length)} (${formatInt(messages)} messages, ${formatInt(asked)} questions) from ${source}; ` +
+      `budget ${Math.round(s.budgetRatio * 1000) / 10}% of each chat (${label} for ${s.model}); ${s.format} format; ` +
+      `contextkit strategy ${s.strategy}, offline tools`,
+    `compared: ${chatCount(s.compared)}, ${formatInt(s.questions)} questions whose answer the chat states ` +
+      '(answers and texts compared lowercased, punctuation removed)',
+    ...table,
+  ];
 }
 
 /**
@@ -136,9 +183,12 @@ export function registerEval(program: Command): void {
   program
     .command('eval')
     .description(
-      'compare contextkit with plain truncation on tau-bench runs, each cut to a share of its size',
+      'compare contextkit with plain truncation on tau-bench runs or chats with questions, each cut to a share of its size',
     )
-    .argument('<file>', 'tau-bench trajectories: a JSON array of runs with "traj" and "info.task.actions"')
+    .argument(
+      '<path>',
+      'tau-bench trajectories (a JSON array of runs), a chat { messages, qa } or a folder of chats',
+    )
     .requiredOption(
       '-r, --budget-ratio <r>',
       "each view's budget as a share of its run's tokens (e.g. 0.3 or 30%)",
@@ -162,7 +212,35 @@ export function registerEval(program: Command): void {
     .action(async (file: string, options: EvalCommandOptions) => {
       const model = modelCounter(options.model, options.format);
       if (model.warning) printWarning(model.warning);
-      const runs = await readTauBenchFile(file);
+      const input = await readEvalInput(file);
+      if (input.kind === 'chats') {
+        const progress = new ProgressBar({ total: input.chats.length, unit: 'chats', label: 'eval' });
+        const result = await evaluateChats(input.chats, {
+          budgetRatio: options.budgetRatio,
+          format: options.format,
+          model: model.info.id,
+          strategy: options.strategy,
+          onChat: (done) => progress.update(done),
+        }).catch((error: unknown) => {
+          progress.stop();
+          throw error;
+        });
+        progress.done();
+        if (result.summary.compared === 0 || result.summary.questions === 0) {
+          throw new CliError(
+            `eval: nothing could be compared: no chat of ${file} has a view within ${result.summary.budgetRatio} ` +
+              "of its size holding its latest turn, or none states a question's answer (try a larger --budget-ratio)",
+          );
+        }
+        if (options.json) {
+          writeOut(`${JSON.stringify(result, null, 2)}\n`);
+          return;
+        }
+        const lines = chatReportLines(result.summary, input.chats, file, model.label);
+        writeOut(`${lines.join('\n')}\n`);
+        return;
+      }
+      const runs = parseTauBench(input.text, file);
       const progress = new ProgressBar({ total: runs.length, unit: 'runs', label: 'eval' });
       const result = await evaluateRuns(runs, {
         budgetRatio: options.budgetRatio,
@@ -175,11 +253,17 @@ export function registerEval(program: Command): void {
         throw error;
       });
       progress.done();
+      if (result.summary.compared === 0) {
+        throw new CliError(
+          `eval: nothing could be compared: all ${runCount(runs.length)} of ${file} overflow at a budget of ` +
+            `${result.summary.budgetRatio} of their size (system prompt and latest request alone exceed it; try a larger --budget-ratio)`,
+        );
+      }
       if (options.json) {
-        process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+        writeOut(`${JSON.stringify(result, null, 2)}\n`);
         return;
       }
       const lines = reportLines(result.summary, result.runs, file, model.label);
-      process.stdout.write(`${lines.join('\n')}\n`);
+      writeOut(`${lines.join('\n')}\n`);
     });
 }

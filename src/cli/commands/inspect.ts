@@ -4,6 +4,7 @@ import { modelCounter } from '../../tokens/model-counter.js';
 import { breakdownHeader, conversationBreakdown } from '../breakdown.js';
 import { loadConversation } from '../input.js';
 import { positiveInteger } from '../number-option.js';
+import { writeOut } from '../terminal-safe.js';
 import { textTable } from '../text-table.js';
 import { printWarning } from '../warn.js';
 
@@ -52,7 +53,7 @@ export function registerInspect(program: Command): void {
           images: b.images,
           documents: b.documents,
         };
-        process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+        writeOut(`${JSON.stringify(json, null, 2)}\n`);
         return;
       }
       const out = [
@@ -105,6 +106,6 @@ export function registerInspect(program: Command): void {
         ),
       );
       out.push('', `Images: ${formatInt(b.images)}   Documents: ${formatInt(b.documents)}`);
-      process.stdout.write(`${out.join('\n')}\n`);
+      writeOut(`${out.join('\n')}\n`);
     });
 }

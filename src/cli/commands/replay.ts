@@ -13,6 +13,7 @@ import { CliError } from '../cli-error.js';
 import { loadConversation } from '../input.js';
 import { positiveInteger } from '../number-option.js';
 import { ProgressBar } from '../progress.js';
+import { writeOut } from '../terminal-safe.js';
 import { printWarning } from '../warn.js';
 
 interface ReplayCommandOptions {
@@ -153,7 +154,7 @@ export function registerReplay(program: Command): void {
         written.push(`${options.report} (${size(bytes)})`);
       }
       const json = `${JSON.stringify(report, null, 2)}\n`;
-      if (options.json === '-') process.stdout.write(json);
+      if (options.json === '-') writeOut(json);
       else if (options.json) {
         const bytes = await writeOutput(options.json, json);
         written.push(`${options.json} (${size(bytes)})`);

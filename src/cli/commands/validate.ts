@@ -6,6 +6,7 @@ import { validateRequest } from '../../messages/validate-request.js';
 import { REQUEST_FORMATS } from '../../options.js';
 import { CliError } from '../cli-error.js';
 import { parseInput, readInput } from '../input.js';
+import { writeOut } from '../terminal-safe.js';
 
 interface ValidateOptions {
   provider?: MessageFormat;
@@ -52,11 +53,11 @@ export function registerValidate(program: Command): void {
       const result = validateRequest(raw.messages, provider);
       const count = raw.messages.length;
       if (options.json) {
-        process.stdout.write(
+        writeOut(
           `${JSON.stringify({ valid: result.valid, provider, messages: count, problems: result.problems }, null, 2)}\n`,
         );
       } else if (result.valid) {
-        process.stdout.write(`valid (${count} message${count === 1 ? '' : 's'}, ${formatName(provider)})\n`);
+        writeOut(`valid (${count} message${count === 1 ? '' : 's'}, ${formatName(provider)})\n`);
       } else {
         const lines = result.problems.map((p) => {
           const line = p.index >= 0 && raw.lines ? ` (line ${raw.lines[p.index]})` : '';
@@ -68,7 +69,7 @@ export function registerValidate(program: Command): void {
             `  note: the conversation is in ${formatName(found)} format; try --provider ${found}, or convert it with contextkit compact --format ${provider}`,
           );
         }
-        process.stdout.write(
+        writeOut(
           `invalid for ${formatName(provider)}: ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'} in ${count} messages\n${lines.join('\n')}\n`,
         );
       }

@@ -1,0 +1,139 @@
+/**
+ * Reading a chat set for `contextkit eval`: one conversation per `NN.json` file, each
+ * `{ messages, qa }` where `messages` is the conversation in OpenAI Chat Completions format and
+ * `qa` the questions about it, `{ question, answer, evidence? }`, whose answer is stated verbatim
+ * (once normalized) somewhere in the conversation. LoCoMo's dev set comes in this shape.
+ */
+
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { ContextkitError, InvalidMessageError } from '../errors.js';
+import type { OpenAIMessage } from '../messages/types.js';
+import { validateMessage } from '../messages/validate-message.js';
+
+/** One question about a chat, its answer normalized (`normalizeAnswer`). */
+export interface ChatQuestion {
+  question: string;
+  answer: string;
+  /** Indexes of the messages that state the answer, when the file gives them. */
+  evidence: number[];
+}
+
+/** One conversation of a chat set. */
+export interface ChatConversation {
+  /** The file's name without `.json`. */
+  name: string;
+  messages: OpenAIMessage[];
+  questions: ChatQuestion[];
+}
+
+/** A chat file or folder that is not in the expected shape; the message says where. */
+export class ChatFileError extends ContextkitError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('invalid_chat_file', message, options);
+  }
+}
+
+/** Lowercase, punctuation removed, spaces collapsed: how answers are compared with a text. */
+export function normalizeAnswer(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s]/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Whether parsed JSON looks like one chat (`{ messages, qa }`) rather than tau-bench runs. */
+export function isChatShape(root: unknown): boolean {
+  return isRecord(root) && Array.isArray(root.messages) && Array.isArray(root.qa);
+}
+
+/** One chat from its parsed JSON; `source` names it in errors. */
+export function parseChat(root: unknown, source: string): ChatConversation {
+  const fail = (at: string, expected: string): never => {
+    throw new ChatFileError(`${source}: ${at}: expected ${expected}`);
+  };
+  if (!isRecord(root)) fail('the top level', 'an object with "messages" and "qa"');
+  const top = root as Record<string, unknown>;
+  if (!Array.isArray(top.messages)) fail('messages', 'an array');
+  if (!Array.isArray(top.qa)) fail('qa', 'an array');
+  const messages = (top.messages as unknown[]).map((m, i) => {
+    try {
+      return validateMessage(m, `messages[${i}]`, 'openai') as OpenAIMessage;
+    } catch (error) {
+      if (error instanceof InvalidMessageError) {
+        throw new ChatFileError(`${source}: ${error.message}`, { cause: error });
+      }
+      throw error;
+    }
+  });
+  if (messages.length === 0) fail('messages', 'at least one message');
+  const questions = (top.qa as unknown[]).map((q, i): ChatQuestion => {
+    const at = `qa[${i}]`;
+    if (!isRecord(q)) return fail(at, 'an object');
+    if (typeof q.question !== 'string') fail(`${at}.question`, 'a string');
+    if (typeof q.answer !== 'string' && typeof q.answer !== 'number') fail(`${at}.answer`, 'a string');
+    const answer = normalizeAnswer(String(q.answer));
+    if (answer === '') fail(`${at}.answer`, 'a non-empty answer');
+    const evidence = Array.isArray(q.evidence) ? q.evidence.filter((n) => typeof n === 'number') : [];
+    return { question: q.question as string, answer, evidence: evidence as number[] };
+  });
+  return { name: basename(source).replace(/\.json$/i, ''), messages, questions };
+}
+
+function parseJson(
+  text: string,
+  source: string,
+  makeError: (message: string, cause: unknown) => Error,
+): unknown {
+  try {
+    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch (error) {
+    throw makeError(`${source}: invalid JSON: ${(error as Error).message}`, error);
+  }
+}
+
+/** What an eval input is: a folder of chats, one chat, or a tau-bench file (its text, parsed). */
+export type EvalInput = { kind: 'chats'; chats: ChatConversation[] } | { kind: 'tau-bench'; text: string };
+
+async function readText(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    const code = isRecord(error) ? error.code : undefined;
+    const why = code === 'ENOENT' ? 'no such file' : `cannot read: ${(error as Error).message}`;
+    throw new ChatFileError(`${path}: ${why}`, { cause: error });
+  }
+}
+
+/**
+ * Reads what `contextkit eval` was given and tells its shape: a folder is a chat set (its
+ * `*.json` files in name order, each a chat); a file holding `{ messages, qa }` is one chat;
+ * anything else is left to the tau-bench reader.
+ */
+export async function readEvalInput(path: string): Promise<EvalInput> {
+  const info = await stat(path).catch(() => undefined);
+  if (info?.isDirectory()) {
+    const files = (await readdir(path)).filter((f) => f.toLowerCase().endsWith('.json')).sort();
+    if (files.length === 0) throw new ChatFileError(`${path}: no .json chat files in this folder`);
+    const chats: ChatConversation[] = [];
+    for (const file of files) {
+      const source = join(path, file);
+      const root = parseJson(await readText(source), source, (m, cause) => new ChatFileError(m, { cause }));
+      chats.push(parseChat(root, source));
+    }
+    return { kind: 'chats', chats };
+  }
+  const text = await readText(path);
+  let root: unknown;
+  try {
+    root = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch {
+    return { kind: 'tau-bench', text };
+  }
+  return isChatShape(root) ? { kind: 'chats', chats: [parseChat(root, path)] } : { kind: 'tau-bench', text };
+}

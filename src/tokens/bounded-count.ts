@@ -1,0 +1,138 @@
+/**
+ * Counting in time linear in the text's length. gpt-tokenizer merges each pre-token (a run the
+ * encoding's split pattern cuts out: a word, a run of punctuation or of spaces) pair by pair, in
+ * time quadratic in the pre-token's length: `'a'.repeat(400_000)`, a run of `-` or the `AAAA…`
+ * of a zero-filled base64 blob each take tens of seconds, and a 170M-character one aborts the
+ * process. Ordinary text has no pre-token longer than a few dozen characters.
+ *
+ * So a text that may hold a long pre-token (a cheap pass tells, see `mayHoldLongPretoken`; other
+ * texts are counted in one call) is read pre-token by pre-token with the encoding's own split
+ * pattern, and counted in chunks of about {@link CHUNK_CHARS} characters cut only where cutting cannot change
+ * the count (a pre-token boundary not preceded by whitespace: the only parts of the pattern that
+ * look past a pre-token, `\s+(?!\S)` and `\s+$`, start on whitespace). Such texts are counted
+ * exactly. A pre-token longer than {@link MAX_PRETOKEN_CHARS} characters is counted in pieces of
+ * that length, each as its own text: that pre-token's count may then differ from the exact one
+ * by at most one token per cut, i.e. by at most `ceil(length / MAX_PRETOKEN_CHARS) - 1` tokens
+ * (bounded-count.test.ts checks the bound on runs, base64 and random long words), which is under
+ * 0.2% of the characters of the run.
+ */
+import { CL100K_TOKEN_SPLIT_REGEX, O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
+import type { EncodingName } from './types.js';
+
+/** Where a text is read pre-token by pre-token, it is counted in chunks of about this many characters. */
+export const CHUNK_CHARS = 8192;
+/** Pre-tokens longer than this are counted in pieces of this many characters. */
+export const MAX_PRETOKEN_CHARS = 512;
+
+/** Counts ordinary text in one call to the encoder. */
+type RawCounter = (text: string) => number;
+
+const SPLIT_SOURCES: Readonly<Record<EncodingName, string>> = {
+  o200k_base: O200K_TOKEN_SPLIT_REGEX.source,
+  cl100k_base: CL100K_TOKEN_SPLIT_REGEX.source,
+};
+
+function isWhitespaceCode(c: number): boolean {
+  // Every character `\s` matches; only these can start the look-ahead parts of the pattern.
+  return (
+    (c >= 9 && c <= 13) ||
+    c === 32 ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/**
+ * Whether `text` may hold a pre-token longer than {@link MAX_PRETOKEN_CHARS}, in one cheap pass.
+ * A pre-token other than a run of whitespace holds no digit and no whitespace but `\r`/`\n`,
+ * apart from one leading character; so when no stretch free of those "breakers" and no run of
+ * whitespace is that long, none is. Conservative: `true` only sends the text down the slower,
+ * still exact, path that finds the pre-tokens.
+ */
+function mayHoldLongPretoken(text: string): boolean {
+  let sinceBreaker = 0;
+  let whitespace = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (isWhitespaceCode(c)) {
+      whitespace++;
+      sinceBreaker = c === 10 || c === 13 ? sinceBreaker + 1 : 0;
+    } else {
+      whitespace = 0;
+      sinceBreaker = c >= 48 && c <= 57 ? 0 : sinceBreaker + 1;
+    }
+    if (sinceBreaker >= MAX_PRETOKEN_CHARS || whitespace > MAX_PRETOKEN_CHARS) return true;
+  }
+  return false;
+}
+
+/** Where to cut `text` near `at` without splitting a surrogate pair. */
+function safeCut(text: string, at: number): number {
+  const c = text.charCodeAt(at - 1);
+  return c >= 0xd800 && c <= 0xdbff ? at - 1 : at;
+}
+
+/** Counts one over-long pre-token in pieces; see the module comment for the bound. */
+function countLongPretoken(raw: RawCounter, text: string, start: number, end: number): number {
+  let n = 0;
+  let at = start;
+  while (at < end) {
+    let next = Math.min(end, at + MAX_PRETOKEN_CHARS);
+    if (next < end) next = safeCut(text, next);
+    if (next <= at) next = Math.min(end, at + 2);
+    n += raw(text.slice(at, next));
+    at = next;
+  }
+  return n;
+}
+
+/**
+ * Wraps an encoder's counting function so that any text is counted in time linear in its
+ * length, exactly unless it holds a pre-token longer than {@link MAX_PRETOKEN_CHARS} characters
+ * (then within the bound the module comment gives).
+ */
+export function boundedCounter(encoding: EncodingName, raw: RawCounter): RawCounter {
+  const source = SPLIT_SOURCES[encoding];
+  if (source === undefined) throw new TypeError(`unknown encoding ${JSON.stringify(encoding)}`);
+  const split = new RegExp(source, 'gu');
+  return (text: string): number => {
+    // Ordinary text, however long: one call, exact, and linear (no pre-token is long).
+    if (text.length <= MAX_PRETOKEN_CHARS || !mayHoldLongPretoken(text)) return raw(text);
+    let total = 0;
+    let chunkStart = 0;
+    split.lastIndex = 0;
+    for (;;) {
+      const m = split.exec(text);
+      if (m === null) break;
+      const start = m.index;
+      const end = start + m[0].length;
+      if (end === start) {
+        // Cannot happen with these patterns; never loop on an empty match.
+        split.lastIndex = end + 1;
+        continue;
+      }
+      if (end - start > MAX_PRETOKEN_CHARS) {
+        if (start > chunkStart) total += raw(text.slice(chunkStart, start));
+        total += countLongPretoken(raw, text, start, end);
+        chunkStart = end;
+      } else if (
+        end - chunkStart >= CHUNK_CHARS &&
+        end < text.length &&
+        !isWhitespaceCode(text.charCodeAt(end - 1))
+      ) {
+        total += raw(text.slice(chunkStart, end));
+        chunkStart = end;
+      }
+    }
+    split.lastIndex = 0;
+    if (chunkStart < text.length) total += raw(text.slice(chunkStart));
+    return total;
+  };
+}
