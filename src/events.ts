@@ -1,4 +1,5 @@
 import type { ContextOverflowError } from './errors.js';
+import type { RequestCost } from './guard/cost-meter.js';
 import type { Repair } from './messages/atoms.js';
 
 /** What one compaction did, by sequence number, with the tokens before and after. */
@@ -46,7 +47,15 @@ export interface ContextEvents {
   'context:include': { source: string; content: string };
   'context:warn': { message: string; code: string };
   'context:overflow': { error: ContextOverflowError };
-  'context:measure': { tokens: number; budget: number; pct: number; exact: boolean; messages: number };
+  /** A request measured; `cost` is what its input was billed when it is about to be sent. */
+  'context:measure': {
+    tokens: number;
+    budget: number;
+    pct: number;
+    exact: boolean;
+    messages: number;
+    cost?: RequestCost;
+  };
   /** A listener threw; the manager carried on. */
   error: { event: string; error: unknown };
 }

@@ -7,10 +7,12 @@ import type { StrategyOption } from './compaction/strategy.js';
 import type { FactsSite } from './compaction/summary-message.js';
 import { ConfigurationError } from './errors.js';
 import type { Calibration } from './guard/calibration.js';
+import type { UsageCost } from './guard/cost-meter.js';
 import type { CountClient } from './guard/count-endpoints.js';
 import type { MessageFormat, MessageMetadata, ToolDefinition } from './messages/types.js';
 import type { ConversationStore } from './stores/types.js';
-import type { ModelInfo, TokenCounter } from './tokens/types.js';
+import type { ModelInfoInput } from './tokens/catalog.js';
+import type { TokenCounter } from './tokens/types.js';
 import type { LLMToolsOptions } from './tools/llm.js';
 import type { ContextTools } from './tools/types.js';
 
@@ -54,7 +56,7 @@ export interface ContextManagerOptions {
   /** The conversation in the store (default `default`). */
   conversationId?: string;
   /** Models to add to or override in the catalog. */
-  models?: Record<string, Partial<ModelInfo>>;
+  models?: Record<string, ModelInfoInput>;
   /** A counter to use instead of the catalog's (for tests, or a provider-exact one). */
   tokenCounter?: TokenCounter;
   /** Clock for timestamps (tests). */
@@ -157,6 +159,8 @@ export interface Usage {
   trigger: number;
   target: number;
   messages: number;
+  /** What the views sent were billed for input, by the model's caching rules (after a request). */
+  cost?: UsageCost;
 }
 
 /** The defaults of the numeric options, as the README lists them. */

@@ -20,6 +20,7 @@ import { createOfflineTools } from '../tools/offline.js';
 import type { ContextTools } from '../tools/types.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
 import { type SentView, View } from '../view/view.js';
+import { CostMeter, messageFingerprint, requestBlocks, type UsageCost } from './cost-meter.js';
 import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
 import { nextUsageWarning, resetUsageWarning, type UsageWarningState } from './usage-warning.js';
 
@@ -65,6 +66,8 @@ export interface GuardConversation {
   noticeDue: CompactionReceipt | null;
   /** Figures of the last view sent. */
   lastUsage: Usage | null;
+  /** What the views sent were billed, per model (see `cost-meter.ts`); made on first use. */
+  meters?: Map<string, CostMeter>;
   /** Keeps the plan and guard state beside the history (in its store), where there is one. */
   save?: (patch: Record<string, unknown>) => Promise<void>;
 }
@@ -225,12 +228,15 @@ export class ContextGuard {
         messages: out.messages.length,
       };
       this.measurer.recordSent(r, request, out.total);
+      const cost = this.meter(c, r, out.messages, request.tools);
+      c.lastUsage.cost = cost;
       this.measurer.events.emit('context:measure', {
         tokens,
         budget: r.declared,
         pct,
         exact: r.counter.exact,
         messages: out.messages.length,
+        cost: cost.last,
       });
       const decision: GuardDecision = {
         action: warning !== undefined ? 'warn' : receipt ? 'compact' : 'ok',
@@ -255,6 +261,34 @@ export class ContextGuard {
         ...(receipt ? { receipt } : {}),
       };
     }
+  }
+
+  /**
+   * Bills the view about to be sent with the conversation's meter for the model, at the time of
+   * its newest message (now when messages carry no time).
+   */
+  private meter(
+    c: GuardConversation,
+    r: ResolvedRequest,
+    messages: readonly Message[],
+    tools: RequestOptions['tools'],
+  ): UsageCost {
+    c.meters ??= new Map();
+    let meter = c.meters.get(r.modelKey);
+    if (!meter) {
+      meter = new CostMeter(this.measurer.catalog.get(r.modelKey)?.pricing);
+      c.meters.set(r.modelKey, meter);
+    }
+    const blocks = requestBlocks(
+      messages,
+      (m) => this.measurer.count(r.counter, m, r.format),
+      r.fixedTokens,
+      tools && tools.length > 0 ? messageFingerprint(tools) : 0,
+    );
+    const last = meter.bill(conversationTime(c), blocks);
+    const out: UsageCost = { model: r.modelKey, last, totals: { ...meter.totals } };
+    if (meter.pricing) out.pricing = meter.pricing.source;
+    return out;
   }
 
   /** What `fit` would decide, without compacting or sending anything. */
@@ -504,4 +538,11 @@ export class ContextGuard {
 
 function rank(level: Level | undefined): number {
   return level === undefined ? -1 : ['healthy', 'pressure', 'urgent', 'critical'].indexOf(level);
+}
+
+/** The time of a conversation's newest message (ms), or now when it has none or it cannot be read. */
+export function conversationTime(c: { readonly entries: readonly HistoryEntry[] }): number {
+  const stamp = c.entries[c.entries.length - 1]?.metadata.timestamp;
+  const at = stamp === undefined ? Number.NaN : Date.parse(stamp);
+  return Number.isFinite(at) ? at : Date.now();
 }
