@@ -22,7 +22,10 @@ describe('replay cost', () => {
     // The whole history fits claude's window here: no compaction is billed too.
     expect(whole!.fits).toBe(true);
     expect(whole!.totals.inputTokens).toBeGreaterThan(ours!.totals.inputTokens);
-    const sum = report.turns.reduce((n, t) => n + (t.cost ? t.cost.cached + t.cost.written + t.cost.fresh : 0), 0);
+    const sum = report.turns.reduce(
+      (n, t) => n + (t.cost ? t.cost.cached + t.cost.written + t.cost.fresh : 0),
+      0,
+    );
     expect(sum).toBe(ours!.totals.inputTokens);
     // --json carries it as is.
     expect(JSON.parse(JSON.stringify(report)).cost).toEqual(report.cost);
@@ -42,7 +45,9 @@ describe('replay cost', () => {
     expect(html).toContain('class="cost-table"');
     expect(html).not.toContain('<b>x</b>');
     expect(html).not.toMatch(/style="/);
-    expect(html).toMatch(/<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-/);
+    expect(html).toMatch(
+      /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-/,
+    );
   });
 
   it('a sliding window fits its budget and starts its turns on a user message', () => {
