@@ -4,8 +4,12 @@ import type { Repair } from './messages/atoms.js';
 
 /** What one compaction did, by sequence number, with the tokens before and after. */
 export interface CompactionReceipt {
-  /** Why it ran: the trigger was crossed, `compact({ force: true })`, or the budget shrank under the view. */
-  reason: 'threshold' | 'forced' | 'over_budget' | 'clearing';
+  /**
+   * Why it ran: the trigger was crossed, `compact({ force: true })`, the budget shrank under the
+   * view, tool results were cleared, or (`cache_expired`) the prompt cache had expired while the
+   * view was near the trigger, so the compaction due soon ran while there was no warm prefix to lose.
+   */
+  reason: 'threshold' | 'forced' | 'over_budget' | 'clearing' | 'cache_expired';
   budget: number;
   trigger: number;
   target: number;

@@ -371,6 +371,24 @@ export class ContextGuard {
     return plan ? Math.min(r.budget, Math.max(trigger, plan.tokens + (trigger - target))) : trigger;
   }
 
+  /**
+   * Whether the prompt cache has expired anyway (the conversation was idle longer than the
+   * provider's TTL, by message timestamps) while the view is past half the gap between the target
+   * and the next trigger: the compaction due soon then costs no warm prefix, where later it would.
+   */
+  private dueSoonWithColdCache(
+    c: GuardConversation,
+    r: ResolvedRequest,
+    total: number,
+    replanAt: number,
+  ): boolean {
+    const meter = c.meters?.get(r.modelKey);
+    if (!meter?.pricing || meter.last === null) return false;
+    const gap = Math.floor(this.compactThreshold * r.budget) - Math.floor(this.targetUsage * r.budget);
+    if (total < replanAt - gap / 2) return false;
+    return meter.expiredAt(conversationTime(c));
+  }
+
   /** The current plan's view, compacting first when it is due. */
   private async viewFor(
     c: GuardConversation,
@@ -380,7 +398,10 @@ export class ContextGuard {
     const format = c.format ?? 'openai';
     let built = c.view.build(c.entries, format, r.counter);
     let total = built.tokens + r.fixedTokens;
-    const reason = this.autoCompact ? this.compactionDue(c, total, r, this.replanAt(c, r)) : undefined;
+    const replanAt = this.replanAt(c, r);
+    let reason = this.autoCompact ? this.compactionDue(c, total, r, replanAt) : undefined;
+    if (!reason && this.autoCompact && this.dueSoonWithColdCache(c, r, total, replanAt))
+      reason = 'cache_expired';
     if (reason) {
       const receipt = await this.compactNow(c, r, reason);
       onCompact?.(receipt);
