@@ -6,22 +6,22 @@
  * prefix stability over a turn-by-turn replay, per-turn time and peak heap.
  */
 import { availableParallelism, loadavg } from 'node:os';
-import type { Message, MessageFormat } from '../src/messages/types.js';
-import { longSessionMessages } from '../test/support/arbitraries.js';
-import { loadChats, normalizeAnswer } from '../test/support/locomo.js';
-import { hasTauBench, loadTauBench, TAU_BENCH_PATH } from '../test/support/tau-bench.js';
-import { requestProblems } from './independent-validator.js';
-import { aiSdkPrune } from './peers/ai-sdk.js';
-import { BillTally, PRICED_MODELS, SessionBilling, TURN_SECONDS } from './peers/billing.js';
-import { contextkitDefault, contextkitTruncate } from './peers/contextkit.js';
-import { langchainTrimApprox, langchainTrimExact } from './peers/langchain.js';
-import { mastraTokenLimiter } from './peers/mastra.js';
-import { RequestCounter } from './peers/o200k-count.js';
-import type { Peer, PeerSession } from './peers/peer.js';
-import { contextSimple, seedCharsTruncation } from './peers/seed-baselines.js';
-import { formatBytes, formatMs, formatRatio, Report, verdict } from './report.js';
-import { collectGarbage, summarize } from './stats.js';
-import { UsageError } from './usage-error.js';
+import type { Message, MessageFormat } from '../../src/messages/types.js';
+import { longSessionMessages } from '../../test/support/arbitraries.js';
+import { loadChats, normalizeAnswer } from '../../test/support/locomo.js';
+import { hasTauBench, loadTauBench, TAU_BENCH_PATH } from '../../test/support/tau-bench.js';
+import { requestProblems } from '../independent-validator.js';
+import { formatBytes, formatMs, formatRatio, Report, verdict } from '../report.js';
+import { collectGarbage, summarize } from '../stats.js';
+import { UsageError } from '../usage-error.js';
+import { aiSdkPrune } from './ai-sdk.js';
+import { BillTally, PRICED_MODELS, SessionBilling, TURN_SECONDS } from './billing.js';
+import { contextkitDefault, contextkitTruncate } from './contextkit.js';
+import { langchainTrimApprox, langchainTrimExact } from './langchain.js';
+import { mastraTokenLimiter } from './mastra.js';
+import { RequestCounter } from './o200k-count.js';
+import type { Peer, PeerSession } from './peer.js';
+import { contextSimple, seedCharsTruncation } from './seed-baselines.js';
 
 const PEERS: readonly Peer[] = [
   contextkitDefault,
