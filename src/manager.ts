@@ -397,7 +397,13 @@ export class ContextManager {
   /** Figures of the last request (or of the whole history against the configured budget). */
   usage(): Usage {
     const last = this.conversation.lastUsage;
-    if (last) return structuredClone(last);
+    if (last) {
+      const { cost, ...figures } = last;
+      if (!cost) return { ...figures };
+      const copy = { ...cost, last: { ...cost.last }, totals: { ...cost.totals } };
+      if (cost.reported) copy.reported = { ...cost.reported };
+      return { ...figures, cost: copy };
+    }
     const budget = this.measurer.defaultBudget();
     const tokens = this.storedTokens();
     return {

@@ -7,7 +7,8 @@ import type { Message } from '../messages/types.js';
 import { BUILTIN_PRICING } from '../tokens/pricing.js';
 import { CostMeter, type MeterBlock } from './cost-meter.js';
 
-const blocks = (...tokens: number[]): MeterBlock[] => tokens.map((t, i) => ({ key: i + 1, tokens: t }));
+const blocks = (...tokens: number[]): MeterBlock[] =>
+  tokens.map((t, i) => ({ key: i + 1 + t * 100, tokens: t }));
 const MIN = 60_000;
 
 describe('CostMeter, Anthropic rules', () => {
@@ -38,7 +39,7 @@ describe('CostMeter, Anthropic rules', () => {
     meter.bill(4 * MIN, blocks(2000, 10));
     // 8 minutes after the first write, 4 after the hit that refreshed the first entry.
     const later: MeterBlock[] = [
-      { key: 1, tokens: 2000 },
+      { key: 1 + 2000 * 100, tokens: 2000 },
       { key: 99, tokens: 20 },
     ];
     expect(meter.bill(8 * MIN, later).cachedTokens).toBe(2000);
@@ -104,6 +105,40 @@ describe('CostMeter, OpenAI rules', () => {
             expect(c.price!).toBeLessThanOrEqual(c.uncachedPrice! * 1.25 + 1e-12);
           }
           expect(meter.totals.requests).toBe(steps.length);
+        },
+      ),
+    );
+  });
+});
+
+describe('CostMeter, incremental', () => {
+  it('reusing the previous view by identity bills exactly what a full recount bills', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            gap: fc.integer({ min: 0, max: 8 * MIN }),
+            keep: fc.integer({ min: 0, max: 40 }),
+            add: fc.array(fc.integer({ min: 1, max: 2500 }), { maxLength: 6 }),
+          }),
+          { minLength: 1, maxLength: 40 },
+        ),
+        fc.constantFrom('gpt-4o', 'claude-sonnet-4-5'),
+        (steps, model) => {
+          const incremental = new CostMeter(BUILTIN_PRICING[model]);
+          const full = new CostMeter(BUILTIN_PRICING[model]);
+          const head = { key: 5, tokens: 300 };
+          let at = 0;
+          let view: MeterBlock[] = [];
+          let key = 1;
+          for (const s of steps) {
+            at += s.gap;
+            view = [...view.slice(0, s.keep), ...s.add.map((t) => ({ key: key++, tokens: t }))];
+            const a = incremental.billView(at, head, view, (b) => b);
+            // Fresh objects every time: nothing is shared by identity, everything is recomputed.
+            const b = full.billView(at, head, structuredClone(view), (x) => x);
+            expect(a).toEqual(b);
+          }
         },
       ),
     );

@@ -16,7 +16,7 @@
  * conversation go one after another, as the manager sends them.
  */
 import type { Message } from '../messages/types.js';
-import type { ModelPricing } from '../tokens/pricing.js';
+import type { CachingRules, ModelPricing } from '../tokens/pricing.js';
 import type { UsageSample } from './usage.js';
 
 /** One block of a request: a fingerprint of its content and its tokens. */
@@ -103,6 +103,8 @@ function extend(prefix: number, block: number): number {
   return 4294967296 * (2097151 & (hi ^ (lo >>> 7))) + ((lo ^ Math.imul(hi, 2246822507)) >>> 0);
 }
 
+const DEFAULT_CACHING: CachingRules = { mode: 'automatic', minPrefixTokens: 1024, ttlSeconds: 300 };
+
 /** Sweep expired entries once the cache holds this many. */
 const SWEEP_AT = 50_000;
 
@@ -114,6 +116,12 @@ export class CostMeter {
   private readonly entries = new Map<number, number>();
   private lastAt: number | undefined;
   private sweepAt = SWEEP_AT;
+  /** The last request, block by block: what each block was (by identity), its prefix's fingerprint and tokens. */
+  private readonly chain: { items: unknown[]; keys: number[]; cum: number[] } = {
+    items: [],
+    keys: [],
+    cum: [],
+  };
   /** The last request's bill. */
   last: RequestCost | null = null;
   readonly totals: CostTotals;
@@ -130,54 +138,118 @@ export class CostMeter {
 
   /** Bills a request sent at `at` (ms) made of `blocks`, and remembers what it cached. */
   bill(at: number, blocks: readonly MeterBlock[]): RequestCost {
-    const n = blocks.length;
-    const keys = new Array<number>(n);
-    const cum = new Array<number>(n);
-    let key = 0;
-    let sum = 0;
-    for (let i = 0; i < n; i++) {
-      const block = blocks[i]!;
-      key = extend(key, block.key);
-      sum += block.tokens;
-      keys[i] = key;
-      cum[i] = sum;
-    }
+    const first = blocks[0];
+    return first === undefined
+      ? this.billView(at, { key: 0, tokens: 0 }, [], () => ({ key: 0, tokens: 0 }), 0)
+      : this.billView(
+          at,
+          first,
+          blocks,
+          (b) => b,
+          1,
+          (b) => b.key,
+        );
+  }
+
+  /**
+   * Bills a request made of a `head` block (tool definitions and framing) and one block per item
+   * of `items` from index `from` on, each made by `blockOf`. Items are compared with the previous
+   * request's by identity first: the shared prefix of a prefix-stable view is neither re-hashed
+   * nor re-counted, so a steady turn costs its new messages, not the whole view. `identity` says
+   * what makes two items the same (default: the item itself).
+   */
+  billView<T>(
+    at: number,
+    head: MeterBlock,
+    items: readonly T[],
+    blockOf: (item: T) => MeterBlock,
+    from = 0,
+    identity?: (item: T) => unknown,
+  ): RequestCost {
+    const caching = this.pricing?.caching ?? DEFAULT_CACHING;
+    const min = caching.minPrefixTokens;
+    const automatic = caching.mode === 'automatic';
+    const chain = this.chain;
     const idleSeconds = this.lastAt === undefined ? null : Math.max(0, at - this.lastAt) / 1000;
     const cacheExpired = idleSeconds !== null && idleSeconds * 1000 > this.ttl;
-    this.lastAt = this.lastAt === undefined ? at : Math.max(this.lastAt, at);
+    const previousAlive = this.lastAt !== undefined && this.lastAt + this.ttl >= at;
+    // The prefix shared with the previous request, by identity (block 0 is the head).
+    const n = items.length - from + 1;
+    let shared = 0;
+    if (chain.items.length > 0 && chain.items[0] === head.key) {
+      shared = 1;
+      const limit = Math.min(n, chain.items.length);
+      if (identity === undefined) {
+        while (shared < limit && chain.items[shared] === items[from + shared - 1]) shared++;
+      } else {
+        while (shared < limit && chain.items[shared] === identity(items[from + shared - 1]!)) shared++;
+      }
+    }
+    // What the previous request had beyond the shared part leaves the chain: its cache entries
+    // (every prefix, for automatic caching) keep the previous request's time.
+    if (automatic && this.lastAt !== undefined) {
+      const expires = this.lastAt + this.ttl;
+      for (let i = shared; i < chain.items.length; i++) {
+        if (chain.cum[i]! < min) continue;
+        const key = chain.keys[i]!;
+        if ((this.entries.get(key) ?? -1) < expires) this.entries.set(key, expires);
+      }
+    }
+    chain.items.length = shared;
+    chain.keys.length = shared;
+    chain.cum.length = shared;
+    let key = shared > 0 ? chain.keys[shared - 1]! : 0;
+    let sum = shared > 0 ? chain.cum[shared - 1]! : 0;
+    for (let i = shared; i < n; i++) {
+      const item = i === 0 ? undefined : items[from + i - 1]!;
+      const block = item === undefined ? head : blockOf(item);
+      key = extend(key, block.key);
+      sum += block.tokens;
+      chain.items.push(item === undefined ? head.key : identity === undefined ? item : identity(item));
+      chain.keys.push(key);
+      chain.cum.push(sum);
+    }
     if (this.entries.size >= this.sweepAt) this.sweep(at);
-    const caching = this.pricing?.caching ?? { mode: 'automatic', minPrefixTokens: 1024, ttlSeconds: 300 };
-    const min = caching.minPrefixTokens;
-    const alive = (i: number): boolean => (this.entries.get(keys[i]!) ?? -1) >= at;
+    const alive = (i: number): boolean => (this.entries.get(chain.keys[i]!) ?? -1) >= at;
     let cached = 0;
     let written = 0;
-    if (caching.mode === 'automatic') {
+    if (automatic) {
+      // Prefixes in the chain were last sent with the previous request; beyond it, older entries.
       let hit = -1;
-      for (let i = n - 1; i >= 0 && cum[i]! >= min; i--) {
+      for (let i = n - 1; i >= shared && chain.cum[i]! >= min; i--) {
         if (alive(i)) {
           hit = i;
           break;
         }
       }
-      if (hit >= 0) {
-        const step = caching.increment ?? 1;
-        cached = min + Math.floor((cum[hit]! - min) / step) * step;
+      if (hit < 0 && previousAlive && shared > 0) hit = shared - 1;
+      if (hit < 0 && !previousAlive) {
+        for (let i = shared - 1; i >= 0 && chain.cum[i]! >= min; i--) {
+          if (alive(i)) {
+            hit = i;
+            break;
+          }
+        }
       }
-      for (let i = n - 1; i >= 0 && cum[i]! >= min; i--) this.entries.set(keys[i]!, at + this.ttl);
+      if (hit >= 0 && chain.cum[hit]! >= min) {
+        const step = caching.increment ?? 1;
+        cached = min + Math.floor((chain.cum[hit]! - min) / step) * step;
+      }
     } else {
       const lookback = caching.lookbackBlocks ?? n;
       for (let i = n - 1; i >= Math.max(0, n - 1 - lookback); i--) {
         if (alive(i)) {
-          cached = cum[i]!;
-          this.entries.set(keys[i]!, at + this.ttl);
+          cached = chain.cum[i]!;
+          this.entries.set(chain.keys[i]!, at + this.ttl);
           break;
         }
       }
       if (sum >= min && n > 0) {
         written = sum - cached;
-        this.entries.set(keys[n - 1]!, at + this.ttl);
+        this.entries.set(chain.keys[n - 1]!, at + this.ttl);
       }
     }
+    this.lastAt = this.lastAt === undefined ? at : Math.max(this.lastAt, at);
     const cost: RequestCost = {
       at,
       inputTokens: sum,

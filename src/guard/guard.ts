@@ -20,7 +20,7 @@ import { createOfflineTools } from '../tools/offline.js';
 import type { ContextTools } from '../tools/types.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
 import { type SentView, View } from '../view/view.js';
-import { CostMeter, messageFingerprint, requestBlocks, type UsageCost } from './cost-meter.js';
+import { CostMeter, messageFingerprint, type UsageCost } from './cost-meter.js';
 import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
 import { nextUsageWarning, resetUsageWarning, type UsageWarningState } from './usage-warning.js';
 
@@ -279,13 +279,14 @@ export class ContextGuard {
       meter = new CostMeter(this.measurer.catalog.get(r.modelKey)?.pricing);
       c.meters.set(r.modelKey, meter);
     }
-    const blocks = requestBlocks(
-      messages,
-      (m) => this.measurer.count(r.counter, m, r.format),
-      r.fixedTokens,
-      tools && tools.length > 0 ? messageFingerprint(tools) : 0,
-    );
-    const last = meter.bill(conversationTime(c), blocks);
+    const head = {
+      key: tools && tools.length > 0 ? messageFingerprint(tools) : 0,
+      tokens: r.fixedTokens,
+    };
+    const last = meter.billView(conversationTime(c), head, messages, (m) => ({
+      key: messageFingerprint(m),
+      tokens: this.measurer.count(r.counter, m, r.format),
+    }));
     const out: UsageCost = { model: r.modelKey, last, totals: { ...meter.totals } };
     if (meter.pricing) out.pricing = meter.pricing.source;
     return out;
