@@ -55,7 +55,7 @@ interface Options {
   turns10k: number;
 }
 
-const DEFAULTS: Options = { runs: 200, replayRuns: 25, turns1k: 60, turns10k: 24 };
+const DEFAULTS: Options = { runs: 200, replayRuns: 25, turns1k: 1000, turns10k: 24 };
 
 function parseArgs(args: readonly string[]): Options {
   const options = { ...DEFAULTS };

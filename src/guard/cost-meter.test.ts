@@ -239,6 +239,27 @@ describe('usage() and context:measure carry the cost', () => {
     expect(seen[1]).toBe(cost.last.inputTokens);
   });
 
+  it('a view converted to another wire format every request still reads its prefix from the cache', async () => {
+    const ctx = new ContextManager({ model: 'claude-sonnet-4-5' });
+    await ctx.addMessage({ role: 'system', content: 'You look things up. '.repeat(300) });
+    for (let i = 0; i < 5; i++) {
+      await ctx.addMessage({ role: 'user', content: `find ${i}` });
+      await ctx.addMessage({
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: `call_${i}`, type: 'function', function: { name: 'find', arguments: `{"n":${i}}` } },
+        ],
+      });
+      await ctx.addMessage({ role: 'tool', tool_call_id: `call_${i}`, content: `found ${i}` });
+      // Stored in OpenAI's format, sent in Anthropic's: new message objects each time.
+      await ctx.getMessagesForRequest({ provider: 'anthropic' });
+      await ctx.addMessage({ role: 'assistant', content: `it is ${i}` });
+    }
+    const last = ctx.usage().cost!.last;
+    expect(last.cachedTokens / last.inputTokens).toBeGreaterThan(0.8);
+  });
+
   it('catalog prices can be overridden, and bad ones are refused with the field named', () => {
     expect(
       () => new ContextManager({ model: 'gpt-4o', models: { 'gpt-4o': { pricing: { input: -1 } } } }),

@@ -12,7 +12,10 @@
  *   prompt reaches `minPrefixTokens`. A hit refreshes the entry's TTL.
  *
  * An entry lives `ttlSeconds` after its last use. Prefixes are compared by message: one message is
- * one block, and tool definitions with the request framing are the first block. Requests of a
+ * one block, and tool definitions with the request framing are the first block. (A provider that
+ * matches by content block reads a little more where a message only grew, as when a converted
+ * tool result and the next user text merge into one Anthropic user turn: there the meter predicts
+ * a miss from that message on.) Requests of a
  * conversation go one after another, as the manager sends them.
  */
 import type { Message } from '../messages/types.js';
@@ -96,6 +99,22 @@ export function messageFingerprint(message: Message | object): number {
   return key;
 }
 
+const objectKeys = new WeakMap<object, number>();
+let nextObjectKey = 1;
+
+/**
+ * A key for an object that is one per object, at the cost of a lookup: the cheap block key of a
+ * message the manager stores (frozen, so its content cannot change under the same object).
+ */
+export function objectKey(value: object): number {
+  let key = objectKeys.get(value);
+  if (key === undefined) {
+    key = nextObjectKey++;
+    objectKeys.set(value, key);
+  }
+  return key;
+}
+
 /** The fingerprint of a prefix extended by one block. */
 function extend(prefix: number, block: number): number {
   const lo = Math.imul((prefix >>> 0) ^ (block >>> 0), 2654435761);
@@ -156,7 +175,8 @@ export class CostMeter {
    * of `items` from index `from` on, each made by `blockOf`. Items are compared with the previous
    * request's by identity first: the shared prefix of a prefix-stable view is neither re-hashed
    * nor re-counted, so a steady turn costs its new messages, not the whole view. `identity` says
-   * what makes two items the same (default: the item itself).
+   * what makes two items the same (default: the item itself); without it, `same` is asked where
+   * identity fails, so that a re-made item with the same content still counts as shared.
    */
   billView<T>(
     at: number,
@@ -165,6 +185,7 @@ export class CostMeter {
     blockOf: (item: T) => MeterBlock,
     from = 0,
     identity?: (item: T) => unknown,
+    same?: (previous: unknown, item: T) => boolean,
   ): RequestCost {
     const caching = this.pricing?.caching ?? DEFAULT_CACHING;
     const min = caching.minPrefixTokens;
@@ -180,7 +201,14 @@ export class CostMeter {
       shared = 1;
       const limit = Math.min(n, chain.items.length);
       if (identity === undefined) {
-        while (shared < limit && chain.items[shared] === items[from + shared - 1]) shared++;
+        for (;;) {
+          while (shared < limit && chain.items[shared] === items[from + shared - 1]) shared++;
+          // A re-made object with the same content (a converted or re-rendered message) is the same block.
+          if (shared < limit && same?.(chain.items[shared], items[from + shared - 1]!)) {
+            chain.items[shared] = items[from + shared - 1];
+            shared++;
+          } else break;
+        }
       } else {
         while (shared < limit && chain.items[shared] === identity(items[from + shared - 1]!)) shared++;
       }

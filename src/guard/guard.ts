@@ -20,7 +20,7 @@ import { createOfflineTools } from '../tools/offline.js';
 import type { ContextTools } from '../tools/types.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
 import { type SentView, View } from '../view/view.js';
-import { CostMeter, messageFingerprint, type UsageCost } from './cost-meter.js';
+import { CostMeter, messageFingerprint, objectKey, type UsageCost } from './cost-meter.js';
 import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
 import { nextUsageWarning, resetUsageWarning, type UsageWarningState } from './usage-warning.js';
 
@@ -283,10 +283,15 @@ export class ContextGuard {
       key: tools && tools.length > 0 ? messageFingerprint(tools) : 0,
       tokens: r.fixedTokens,
     };
-    const last = meter.billView(conversationTime(c), head, messages, (m) => ({
-      key: messageFingerprint(m),
-      tokens: this.measurer.count(r.counter, m, r.format),
-    }));
+    const last = meter.billView(
+      conversationTime(c),
+      head,
+      messages,
+      (m) => ({ key: objectKey(m), tokens: this.measurer.count(r.counter, m, r.format) }),
+      0,
+      undefined,
+      sameContent,
+    );
     const out: UsageCost = { model: r.modelKey, last, totals: { ...meter.totals } };
     if (meter.pricing) out.pricing = meter.pricing.source;
     return out;
@@ -562,9 +567,21 @@ function rank(level: Level | undefined): number {
   return level === undefined ? -1 : ['healthy', 'pressure', 'urgent', 'critical'].indexOf(level);
 }
 
+/** Two view messages with the same content (compared only where they are not the same object). */
+function sameContent(previous: unknown, message: Message): boolean {
+  return (
+    typeof previous === 'object' &&
+    previous !== null &&
+    messageFingerprint(previous) === messageFingerprint(message)
+  );
+}
+
+let lastStamp: { text: string; at: number } | undefined;
+
 /** The time of a conversation's newest message (ms), or now when it has none or it cannot be read. */
 export function conversationTime(c: { readonly entries: readonly HistoryEntry[] }): number {
   const stamp = c.entries[c.entries.length - 1]?.metadata.timestamp;
-  const at = stamp === undefined ? Number.NaN : Date.parse(stamp);
-  return Number.isFinite(at) ? at : Date.now();
+  if (stamp === undefined) return Date.now();
+  if (lastStamp?.text !== stamp) lastStamp = { text: stamp, at: Date.parse(stamp) };
+  return Number.isFinite(lastStamp.at) ? lastStamp.at : Date.now();
 }
