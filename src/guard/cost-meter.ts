@@ -177,6 +177,7 @@ export class CostMeter {
    * nor re-counted, so a steady turn costs its new messages, not the whole view. `identity` says
    * what makes two items the same (default: the item itself); without it, `same` is asked where
    * identity fails, so that a re-made item with the same content still counts as shared.
+   * `knownShared`: how many leading items the caller knows are the previous request's own (not compared).
    */
   billView<T>(
     at: number,
@@ -186,6 +187,7 @@ export class CostMeter {
     from = 0,
     identity?: (item: T) => unknown,
     same?: (previous: unknown, item: T) => boolean,
+    knownShared = 0,
   ): RequestCost {
     const caching = this.pricing?.caching ?? DEFAULT_CACHING;
     const min = caching.minPrefixTokens;
@@ -198,8 +200,8 @@ export class CostMeter {
     const n = items.length - from + 1;
     let shared = 0;
     if (chain.items.length > 0 && chain.items[0] === head.key) {
-      shared = 1;
       const limit = Math.min(n, chain.items.length);
+      shared = Math.max(1, Math.min(limit, knownShared + 1));
       if (identity === undefined) {
         for (;;) {
           while (shared < limit && chain.items[shared] === items[from + shared - 1]) shared++;

@@ -68,6 +68,8 @@ export interface GuardConversation {
   lastUsage: Usage | null;
   /** What the views sent were billed, per model (see `cost-meter.ts`); made on first use. */
   meters?: Map<string, CostMeter>;
+  /** The view build the last metered request came from, and its closed messages then. */
+  meterMark?: { model: string; build: object; closed: number; plain: boolean };
   /** Keeps the plan and guard state beside the history (in its store), where there is one. */
   save?: (patch: Record<string, unknown>) => Promise<void>;
 }
@@ -228,7 +230,7 @@ export class ContextGuard {
         messages: out.messages.length,
       };
       this.measurer.recordSent(r, request, out.total);
-      const cost = this.meter(c, r, out.messages, request.tools);
+      const cost = this.meter(c, r, out.messages, request.tools, out.noticeTokens);
       c.lastUsage.cost = cost;
       this.measurer.events.emit('context:measure', {
         tokens,
@@ -272,6 +274,7 @@ export class ContextGuard {
     r: ResolvedRequest,
     messages: readonly Message[],
     tools: RequestOptions['tools'],
+    noticeTokens: number,
   ): UsageCost {
     c.meters ??= new Map();
     let meter = c.meters.get(r.modelKey);
@@ -283,6 +286,20 @@ export class ContextGuard {
       key: tools && tools.length > 0 ? messageFingerprint(tools) : 0,
       tokens: r.fixedTokens,
     };
+    // Closed messages of the same build are the same objects as last time: no need to compare them.
+    const mark = c.view.closedMark();
+    const plain = r.format === (c.format ?? r.format) && noticeTokens === 0;
+    const previous = c.meterMark;
+    const known =
+      mark &&
+      previous &&
+      plain &&
+      previous.plain &&
+      previous.model === r.modelKey &&
+      previous.build === mark.build
+        ? previous.closed
+        : 0;
+    c.meterMark = mark ? { model: r.modelKey, build: mark.build, closed: mark.closed, plain } : undefined;
     const last = meter.billView(
       conversationTime(c),
       head,
@@ -291,6 +308,7 @@ export class ContextGuard {
       0,
       undefined,
       sameContent,
+      known,
     );
     const out: UsageCost = { model: r.modelKey, last, totals: { ...meter.totals } };
     if (meter.pricing) out.pricing = meter.pricing.source;
@@ -567,13 +585,24 @@ function rank(level: Level | undefined): number {
   return level === undefined ? -1 : ['healthy', 'pressure', 'urgent', 'critical'].indexOf(level);
 }
 
-/** Two view messages with the same content (compared only where they are not the same object). */
+/**
+ * Two view messages with the same content (asked only where they are not the same object): field
+ * by field, where fields are mostly the same strings or objects, else by fingerprint.
+ */
 function sameContent(previous: unknown, message: Message): boolean {
-  return (
-    typeof previous === 'object' &&
-    previous !== null &&
-    messageFingerprint(previous) === messageFingerprint(message)
-  );
+  if (typeof previous !== 'object' || previous === null) return false;
+  const a = previous as Record<string, unknown>;
+  const b = message as unknown as Record<string, unknown>;
+  const keys = Object.keys(b);
+  if (Object.keys(a).length !== keys.length) return false;
+  for (const key of keys) {
+    const x = a[key];
+    const y = b[key];
+    if (x === y) continue;
+    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+    if (messageFingerprint(x) !== messageFingerprint(y)) return false;
+  }
+  return true;
 }
 
 let lastStamp: { text: string; at: number } | undefined;
