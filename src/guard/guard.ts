@@ -310,7 +310,8 @@ export class ContextGuard {
       sameContent,
       known,
     );
-    const out: UsageCost = { model: r.modelKey, last, totals: { ...meter.totals } };
+    // The totals are the meter's own object: `usage()` copies them when asked.
+    const out: UsageCost = { model: r.modelKey, last, totals: meter.totals };
     if (meter.pricing) out.pricing = meter.pricing.source;
     return out;
   }
