@@ -492,6 +492,10 @@ function checkBilled(goals: Goals, workload: string, tallies: Map<string, Tally>
     .map(([name, t]) => [name, perRequest(t, model)] as const)
     .filter(([, v]) => Number.isFinite(v))
     .reduce((a, b) => (b[1] < a[1] ? b : a), ['–', Number.POSITIVE_INFINITY] as const);
+  if (!Number.isFinite(best)) {
+    goals.billed.push({ workload, pass: false, detail: 'no trimmer sent a usable view: nothing to compare' });
+    return;
+  }
   const ratio = mine / best;
   goals.billed.push({
     workload,
