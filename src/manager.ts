@@ -143,6 +143,7 @@ export class ContextManager {
       compactThreshold: this.options.compactThreshold,
       targetUsage: this.options.targetUsage,
       autoCompact: options.autoCompact ?? true,
+      compactWhenCacheExpired: options.compactWhenCacheExpired ?? true,
       maxCompactRetries: options.maxCompactRetries ?? DEFAULTS.maxCompactRetries,
       criticalFloor: options.criticalFloor ?? DEFAULTS.criticalFloor,
       preserveSystem: this.options.preserveSystem,

@@ -94,6 +94,11 @@ export interface ContextManagerOptions {
    */
   autoCompact?: boolean;
   /**
+   * Compact early when the prompt cache has expired anyway (idle past the provider's TTL, by
+   * message timestamps) and a compaction is due soon (default true; needs the model's prices).
+   */
+  compactWhenCacheExpired?: boolean;
+  /**
    * Re-plans after a compaction whose view is still above `criticalFloor` (default 2, as the
    * seed's `maxCompactRetries`, whose default is 2); each aims lower by what the last overshot.
    */
@@ -288,6 +293,7 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   } satisfies Record<keyof NonNullable<ContextManagerOptions['clearing']>, Check>),
   guard: nested({ warnAt: share, declineAt: atLeast(0, true), jumpEscalation: atLeast(0, true) }),
   autoCompact: bool,
+  compactWhenCacheExpired: bool,
   maxCompactRetries: wholeFrom(0),
   criticalFloor: share,
   compactionNotice: bool,

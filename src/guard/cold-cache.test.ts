@@ -6,9 +6,13 @@ import { validateRequest } from '../messages/validate-request.js';
 const BUDGET = 10_000;
 
 /** A conversation grown turn by turn (30 s apart) until its view is at 77–90% of the budget. */
-async function nearTrigger(idleMinutes: number) {
+async function nearTrigger(idleMinutes: number, compactWhenCacheExpired = true) {
   let clock = Date.parse('2026-03-01T09:00:00Z');
-  const ctx = new ContextManager({ model: 'claude-sonnet-4-5', now: () => new Date(clock) });
+  const ctx = new ContextManager({
+    model: 'claude-sonnet-4-5',
+    now: () => new Date(clock),
+    compactWhenCacheExpired,
+  });
   const receipts: CompactionReceipt[] = [];
   ctx.on('context:post_compact', (e) => receipts.push(e.receipt));
   await ctx.addMessage({ role: 'system', content: 'You are a support agent.' });
@@ -37,6 +41,12 @@ describe('a compaction due soon runs when the prompt cache has expired anyway', 
     expect(ctx.usage().cost!.last.cacheExpired).toBe(true);
     // Nothing stored is lost: the whole history is still there.
     expect((await ctx.getEntries()).at(-1)!.message).toEqual({ role: 'user', content: 'back again' });
+  });
+
+  it('not when turned off', async () => {
+    const { receipts, ctx } = await nearTrigger(10, false);
+    expect(receipts).toHaveLength(0);
+    expect(ctx.usage().cost!.last.cacheExpired).toBe(true);
   });
 
   it('not while the cache is warm', async () => {

@@ -85,6 +85,8 @@ export interface ContextGuardOptions {
   targetUsage?: number;
   /** Compact on its own past the trigger (default true). */
   autoCompact?: boolean;
+  /** Compact early when the prompt cache expired while a compaction is due soon (default true). */
+  compactWhenCacheExpired?: boolean;
   maxCompactRetries?: number;
   criticalFloor?: number;
   preserveSystem?: boolean;
@@ -109,6 +111,7 @@ export class ContextGuard {
   private readonly compactThreshold: number;
   private readonly targetUsage: number;
   private readonly autoCompact: boolean;
+  private readonly compactWhenCacheExpired: boolean;
   private readonly preserveSystem: boolean;
   private readonly clearAt: number | undefined;
   private readonly notice: boolean;
@@ -124,6 +127,7 @@ export class ContextGuard {
     this.compactThreshold = options.compactThreshold ?? DEFAULTS.compactThreshold;
     this.targetUsage = options.targetUsage ?? DEFAULTS.targetUsage;
     this.autoCompact = options.autoCompact ?? true;
+    this.compactWhenCacheExpired = options.compactWhenCacheExpired ?? true;
     this.preserveSystem = options.preserveSystem ?? DEFAULTS.preserveSystem;
     const clearing = options.clearing ?? {};
     this.clearAt = clearing.trigger;
@@ -425,7 +429,12 @@ export class ContextGuard {
     let total = built.tokens + r.fixedTokens;
     const replanAt = this.replanAt(c, r);
     let reason = this.autoCompact ? this.compactionDue(c, total, r, replanAt) : undefined;
-    if (!reason && this.autoCompact && this.dueSoonWithColdCache(c, r, total, replanAt))
+    if (
+      !reason &&
+      this.autoCompact &&
+      this.compactWhenCacheExpired &&
+      this.dueSoonWithColdCache(c, r, total, replanAt)
+    )
       reason = 'cache_expired';
     if (reason) {
       const receipt = await this.compactNow(c, r, reason);
