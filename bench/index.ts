@@ -51,6 +51,11 @@ const BENCHMARKS: Record<string, Benchmark> = {
       'contextkit vs LangChain trimMessages, Mastra TokenLimiter, AI SDK pruneMessages, seed baselines',
     run: runPeers,
   },
+  cost: {
+    summary:
+      'billed input of a long session vs a sliding window and no compaction; the cache-expiry policy on/off',
+    run: async (args) => (await import('./cost.js')).runCostBenchmark(args),
+  },
   recall: {
     summary:
       'recall latency at 10k/100k messages, index memory vs history, steady turn, answers reachable on the chat set',

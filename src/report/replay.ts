@@ -41,6 +41,10 @@ export interface ReplayOptions {
   previews?: boolean;
   /** Clock for `generatedAt` (tests). */
   now?: () => Date;
+  /** Seconds before model call `turn` (1-based); default 30 each (recorded conversations carry no times). */
+  secondsBefore?: (turn: number) => number;
+  /** The manager's `compactWhenCacheExpired` (default true). */
+  compactWhenCacheExpired?: boolean;
 }
 
 /** How the view of one turn relates to the view of the turn before, for the prompt cache. */
@@ -302,7 +306,12 @@ export async function replayConversation(
 
   // Recorded conversations carry no times: one model call every REPLAY_TURN_SECONDS.
   let clock = Date.UTC(2026, 0, 1);
-  const manager = new ContextManager({ model: model.info.id, strategy, now: () => new Date(clock) });
+  const manager = new ContextManager({
+    model: model.info.id,
+    strategy,
+    now: () => new Date(clock),
+    compactWhenCacheExpired: options.compactWhenCacheExpired ?? true,
+  });
   // `usage_high` is the guard's per-request heads-up; the chart shows every request's usage.
   manager.on('context:warn', (e) => {
     if (e.code !== 'usage_high') warnings.add(e.message);
@@ -324,7 +333,7 @@ export async function replayConversation(
 
   const callModel = async (beforeSeq: number): Promise<void> => {
     turnNumber++;
-    clock += REPLAY_TURN_SECONDS * 1000;
+    clock += (options.secondsBefore?.(turnNumber) ?? REPLAY_TURN_SECONDS) * 1000;
     const compactionsBefore = compactions.length;
     const t0 = performance.now();
     let view: Message[] | null = null;
