@@ -1,4 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { longSessionMessages } from '../../test/support/arbitraries.js';
 import type { CompactionReceipt } from '../events.js';
 import { ContextManager } from '../manager.js';
 import { validateRequest } from '../messages/validate-request.js';
@@ -53,5 +55,49 @@ describe('a compaction due soon runs when the prompt cache has expired anyway', 
     const { receipts, ctx } = await nearTrigger(1);
     expect(receipts).toHaveLength(0);
     expect(ctx.usage().cost!.last.cachedTokens).toBeGreaterThan(0);
+  });
+});
+
+describe('invariants with idle spells (property)', () => {
+  it('every view is valid and within budget, and nothing stored changes', async () => {
+    let early = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 1000 }),
+        fc.array(fc.integer({ min: 0, max: 12 }), { minLength: 60, maxLength: 60 }),
+        fc.constantFrom('openai' as const, 'anthropic' as const),
+        async (seed, gaps, format) => {
+          let clock = Date.parse('2026-05-01T08:00:00Z');
+          const ctx = new ContextManager({
+            model: format === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o',
+            now: () => new Date(clock),
+          });
+          ctx.on('context:post_compact', (e) => {
+            if (e.receipt.reason === 'cache_expired') early++;
+          });
+          const messages = longSessionMessages(240, format, seed);
+          const budget = 8_000;
+          for (let i = 0; i < messages.length; i++) {
+            // Minutes before each message: mostly none, sometimes past the cache's TTL.
+            clock += (gaps[i % gaps.length]! > 9 ? gaps[i % gaps.length]! : 0) * 60_000 + 5_000;
+            await ctx.addMessage(messages[i]);
+            if (messages[i + 1]?.role !== 'assistant') continue;
+            try {
+              const view = await ctx.getMessagesForRequest({ tokenBudget: budget });
+              expect(validateRequest(view, format).problems).toEqual([]);
+              expect(ctx.usage().tokens).toBeLessThanOrEqual(budget);
+            } catch (error) {
+              // A turn whose must-keep part is over the budget is declined, never sent.
+              expect((error as Error).name).toBe('ContextOverflowError');
+            }
+          }
+          const stored = (await ctx.getEntries()).map((e) => e.message);
+          expect(stored).toEqual(messages);
+        },
+      ),
+      { numRuns: 8 },
+    );
+    // The policy did act in these sessions.
+    expect(early).toBeGreaterThan(0);
   });
 });
