@@ -2,7 +2,30 @@
  * `npm run bench [NAME] [options]`: runs one benchmark (default `core`). Each benchmark is one
  * module, loaded only when asked for, so a new one is one entry in `BENCHMARKS`.
  */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { UsageError } from './usage-error.js';
+
+/**
+ * The peers benchmark is its own package (bench/peers/package.json): Mastra's line pins peers
+ * (zod 3, ai 4) that conflict with the library's, so it is installed there, on first run, and the
+ * root `npm install` stays quiet. Its module is loaded by a computed path, so the root typecheck
+ * does not need Mastra (`npm run typecheck --prefix bench/peers` checks it).
+ */
+async function runPeers(args: readonly string[]): Promise<void> {
+  const dir = join(dirname(fileURLToPath(import.meta.url)), 'peers');
+  if (!existsSync(join(dir, 'node_modules', '@mastra', 'memory'))) {
+    process.stderr.write('bench peers: installing its own dependencies in bench/peers (once)\n');
+    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+    const done = spawnSync(npm, ['install', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'inherit' });
+    if (done.status !== 0) throw new Error(`npm install in ${dir} failed (exit ${done.status})`);
+  }
+  const entry = './peers/run.js';
+  const module = (await import(entry)) as { runPeersBenchmark(args: readonly string[]): Promise<void> };
+  await module.runPeersBenchmark(args);
+}
 
 interface Benchmark {
   /** One line for the list printed on a bad name. */
@@ -26,7 +49,12 @@ const BENCHMARKS: Record<string, Benchmark> = {
   peers: {
     summary:
       'contextkit vs LangChain trimMessages, Mastra TokenLimiter, AI SDK pruneMessages, seed baselines',
-    run: async (args) => (await import('./peers.js')).runPeersBenchmark(args),
+    run: runPeers,
+  },
+  cost: {
+    summary:
+      'billed input of a long session vs a sliding window and no compaction; the cache-expiry policy on/off',
+    run: async (args) => (await import('./cost.js')).runCostBenchmark(args),
   },
   recall: {
     summary:

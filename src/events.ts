@@ -1,10 +1,15 @@
 import type { ContextOverflowError } from './errors.js';
+import type { RequestCost } from './guard/cost-meter.js';
 import type { Repair } from './messages/atoms.js';
 
 /** What one compaction did, by sequence number, with the tokens before and after. */
 export interface CompactionReceipt {
-  /** Why it ran: the trigger was crossed, `compact({ force: true })`, or the budget shrank under the view. */
-  reason: 'threshold' | 'forced' | 'over_budget' | 'clearing';
+  /**
+   * Why it ran: the trigger was crossed, `compact({ force: true })`, the budget shrank under the
+   * view, tool results were cleared, or (`cache_expired`) the prompt cache had expired while the
+   * view was near the trigger, so the compaction due soon ran while there was no warm prefix to lose.
+   */
+  reason: 'threshold' | 'forced' | 'over_budget' | 'clearing' | 'cache_expired';
   budget: number;
   trigger: number;
   target: number;
@@ -46,7 +51,15 @@ export interface ContextEvents {
   'context:include': { source: string; content: string };
   'context:warn': { message: string; code: string };
   'context:overflow': { error: ContextOverflowError };
-  'context:measure': { tokens: number; budget: number; pct: number; exact: boolean; messages: number };
+  /** A request measured; `cost` is what its input was billed when it is about to be sent. */
+  'context:measure': {
+    tokens: number;
+    budget: number;
+    pct: number;
+    exact: boolean;
+    messages: number;
+    cost?: RequestCost;
+  };
   /** A listener threw; the manager carried on. */
   error: { event: string; error: unknown };
 }

@@ -52,6 +52,14 @@ export {
   createCalibration,
 } from './guard/calibration.js';
 export {
+  type CacheComparison,
+  CostMeter,
+  type CostTotals,
+  type MeterBlock,
+  type RequestCost,
+  type UsageCost,
+} from './guard/cost-meter.js';
+export {
   type CountClient,
   type CountClientOptions,
   CountFailedError,

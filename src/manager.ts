@@ -13,7 +13,13 @@ import { createCalibration } from './guard/calibration.js';
 import { ContextGuard, type GuardConversation } from './guard/guard.js';
 import { ContextMeasurer } from './guard/measurer.js';
 import { isContextOverflowError, overflowNumbers } from './guard/overflow-errors.js';
-import type { UsageCounts } from './guard/usage.js';
+import {
+  type UsageCounts,
+  type UsageSample,
+  usageFromAnthropic,
+  usageFromCounts,
+  usageFromOpenAI,
+} from './guard/usage.js';
 import { resetUsageWarning } from './guard/usage-warning.js';
 import { History } from './history/history.js';
 import { futureBlockTypes } from './messages/anthropic-blocks.js';
@@ -146,6 +152,7 @@ export class ContextManager {
       compactThreshold: this.options.compactThreshold,
       targetUsage: this.options.targetUsage,
       autoCompact: options.autoCompact ?? true,
+      compactWhenCacheExpired: options.compactWhenCacheExpired ?? true,
       maxCompactRetries: options.maxCompactRetries ?? DEFAULTS.maxCompactRetries,
       criticalFloor: options.criticalFloor ?? DEFAULTS.criticalFloor,
       preserveSystem: this.options.preserveSystem,
@@ -371,17 +378,44 @@ export class ContextManager {
    * first sample moves the estimate only a little (see `createCalibration`).
    */
   recordUsage(usage: UsageCounts, messages?: readonly Message[]): Promise<void> {
-    return this.enqueue(() => this.measurer.recordUsage(usage, messages, this.history.format));
+    return this.enqueue(async () => {
+      await this.measurer.recordUsage(usage, messages, this.history.format);
+      if (!messages) this.compareCache(usageFromCounts(usage));
+    });
   }
 
   /** `recordUsage` from an OpenAI Chat Completions or Responses API response. */
   recordOpenAIUsage(response: unknown, messages?: readonly Message[]): Promise<void> {
-    return this.enqueue(() => this.measurer.recordOpenAIUsage(response, messages, this.history.format));
+    return this.enqueue(async () => {
+      await this.measurer.recordOpenAIUsage(response, messages, this.history.format);
+      if (!messages) this.compareCache(usageFromOpenAI(response));
+    });
   }
 
   /** `recordUsage` from an Anthropic Messages response. */
   recordAnthropicUsage(response: unknown, messages?: readonly Message[]): Promise<void> {
-    return this.enqueue(() => this.measurer.recordAnthropicUsage(response, messages, this.history.format));
+    return this.enqueue(async () => {
+      await this.measurer.recordAnthropicUsage(response, messages, this.history.format);
+      if (!messages) this.compareCache(usageFromAnthropic(response));
+    });
+  }
+
+  /**
+   * Sets the provider's cache figures for the last request beside the meter's prediction in
+   * `usage().cost.reported`, and warns when they differ by more than 5% of the input.
+   */
+  private compareCache(sample: UsageSample): void {
+    const cost = this.conversation.lastUsage?.cost;
+    const meter = cost ? this.conversation.meters?.get(cost.model) : undefined;
+    const comparison = meter?.compare(sample);
+    if (!cost || !comparison) return;
+    cost.reported = comparison;
+    if (comparison.relative > 0.05) {
+      this.measurer.warn(
+        'cache_mismatch',
+        `the provider read ${comparison.reportedCached} input tokens from its cache where ${comparison.predictedCached} were expected`,
+      );
+    }
   }
 
   /**
@@ -408,7 +442,13 @@ export class ContextManager {
   /** Figures of the last request (or of the whole history against the configured budget). */
   usage(): Usage {
     const last = this.conversation.lastUsage;
-    if (last) return { ...last };
+    if (last) {
+      const { cost, ...figures } = last;
+      if (!cost) return { ...figures };
+      const copy = { ...cost, last: { ...cost.last }, totals: { ...cost.totals } };
+      if (cost.reported) copy.reported = { ...cost.reported };
+      return { ...figures, cost: copy };
+    }
     const budget = this.measurer.defaultBudget();
     const tokens = this.storedTokens();
     return {

@@ -7,10 +7,12 @@ import type { StrategyOption } from './compaction/strategy.js';
 import type { FactsSite } from './compaction/summary-message.js';
 import { ConfigurationError } from './errors.js';
 import type { Calibration } from './guard/calibration.js';
+import type { UsageCost } from './guard/cost-meter.js';
 import type { CountClient } from './guard/count-endpoints.js';
 import type { MessageFormat, MessageMetadata, ToolDefinition } from './messages/types.js';
 import type { ConversationStore } from './stores/types.js';
-import type { ModelInfo, TokenCounter } from './tokens/types.js';
+import type { ModelInfoInput } from './tokens/catalog.js';
+import type { TokenCounter } from './tokens/types.js';
 import type { LLMToolsOptions } from './tools/llm.js';
 import type { ContextTools } from './tools/types.js';
 
@@ -69,7 +71,7 @@ export interface ContextManagerOptions {
   /** The conversation in the store (default `default`). */
   conversationId?: string;
   /** Models to add to or override in the catalog. */
-  models?: Record<string, Partial<ModelInfo>>;
+  models?: Record<string, ModelInfoInput>;
   /** A counter to use instead of the catalog's (for tests, or a provider-exact one). */
   tokenCounter?: TokenCounter;
   /** Clock for timestamps (tests). */
@@ -106,6 +108,11 @@ export interface ContextManagerOptions {
    * `ContextOverflowError`.
    */
   autoCompact?: boolean;
+  /**
+   * Compact early when the prompt cache has expired anyway (idle past the provider's TTL, by
+   * message timestamps) and a compaction is due soon (default true; needs the model's prices).
+   */
+  compactWhenCacheExpired?: boolean;
   /**
    * Re-plans after a compaction whose view is still above `criticalFloor` (default 2, as the
    * seed's `maxCompactRetries`, whose default is 2); each aims lower by what the last overshot.
@@ -179,6 +186,8 @@ export interface Usage {
   trigger: number;
   target: number;
   messages: number;
+  /** What the views sent were billed for input, by the model's caching rules (after a request). */
+  cost?: UsageCost;
 }
 
 /** The defaults of the numeric options, as the README lists them. */
@@ -308,6 +317,7 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   } satisfies Record<keyof NonNullable<ContextManagerOptions['clearing']>, Check>),
   guard: nested({ warnAt: share, declineAt: atLeast(0, true), jumpEscalation: atLeast(0, true) }),
   autoCompact: bool,
+  compactWhenCacheExpired: bool,
   maxCompactRetries: wholeFrom(0),
   criticalFloor: share,
   compactionNotice: bool,

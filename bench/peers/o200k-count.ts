@@ -116,6 +116,16 @@ export class RequestCounter {
     return n;
   }
 
+  /** One message's tokens, given its JSON (`key`), memoized like `count`. */
+  countOne(message: unknown, key: string): number {
+    let tokens = this.memo.get(key);
+    if (tokens === undefined) {
+      tokens = messageTokens(message);
+      this.memo.set(key, tokens);
+    }
+    return tokens;
+  }
+
   /** Drops what is remembered, between workloads, so memory figures stay about the peers. */
   clear(): void {
     this.memo.clear();

@@ -20,6 +20,7 @@ import { createOfflineTools } from '../tools/offline.js';
 import type { ContextTools } from '../tools/types.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
 import { type SentView, View } from '../view/view.js';
+import { CostMeter, messageFingerprint, objectKey, type UsageCost } from './cost-meter.js';
 import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
 import { nextUsageWarning, resetUsageWarning, type UsageWarningState } from './usage-warning.js';
 
@@ -65,6 +66,10 @@ export interface GuardConversation {
   noticeDue: CompactionReceipt | null;
   /** Figures of the last view sent. */
   lastUsage: Usage | null;
+  /** What the views sent were billed, per model (see `cost-meter.ts`); made on first use. */
+  meters?: Map<string, CostMeter>;
+  /** The view build the last metered request came from, and its closed messages then. */
+  meterMark?: { model: string; build: object; closed: number; plain: boolean };
   /** Keeps the plan and guard state beside the history (in its store), where there is one. */
   save?: (patch: Record<string, unknown>) => Promise<void>;
 }
@@ -80,6 +85,8 @@ export interface ContextGuardOptions {
   targetUsage?: number;
   /** Compact on its own past the trigger (default true). */
   autoCompact?: boolean;
+  /** Compact early when the prompt cache expired while a compaction is due soon (default true). */
+  compactWhenCacheExpired?: boolean;
   maxCompactRetries?: number;
   criticalFloor?: number;
   preserveSystem?: boolean;
@@ -110,6 +117,7 @@ export class ContextGuard {
   private readonly compactThreshold: number;
   private readonly targetUsage: number;
   private readonly autoCompact: boolean;
+  private readonly compactWhenCacheExpired: boolean;
   private readonly preserveSystem: boolean;
   private readonly clearAt: number | undefined;
   private readonly notice: boolean;
@@ -126,6 +134,7 @@ export class ContextGuard {
     this.compactThreshold = options.compactThreshold ?? DEFAULTS.compactThreshold;
     this.targetUsage = options.targetUsage ?? DEFAULTS.targetUsage;
     this.autoCompact = options.autoCompact ?? true;
+    this.compactWhenCacheExpired = options.compactWhenCacheExpired ?? true;
     this.preserveSystem = options.preserveSystem ?? DEFAULTS.preserveSystem;
     const clearing = options.clearing ?? {};
     this.clearAt = clearing.trigger;
@@ -238,12 +247,15 @@ export class ContextGuard {
         messages: out.messages.length,
       };
       this.measurer.recordSent(r, request, out.total);
+      const cost = this.meter(c, r, out.messages, request.tools, out.noticeTokens);
+      c.lastUsage.cost = cost;
       this.measurer.events.emit('context:measure', {
         tokens,
         budget: r.declared,
         pct,
         exact: r.counter.exact,
         messages: out.messages.length,
+        cost: cost.last,
       });
       const decision: GuardDecision = {
         action: warning !== undefined ? 'warn' : receipt ? 'compact' : 'ok',
@@ -268,6 +280,57 @@ export class ContextGuard {
         ...(receipt ? { receipt } : {}),
       };
     }
+  }
+
+  /**
+   * Bills the view about to be sent with the conversation's meter for the model, at the time of
+   * its newest message (now when messages carry no time).
+   */
+  private meter(
+    c: GuardConversation,
+    r: ResolvedRequest,
+    messages: readonly Message[],
+    tools: RequestOptions['tools'],
+    noticeTokens: number,
+  ): UsageCost {
+    c.meters ??= new Map();
+    let meter = c.meters.get(r.modelKey);
+    if (!meter) {
+      meter = new CostMeter(this.measurer.catalog.get(r.modelKey)?.pricing);
+      c.meters.set(r.modelKey, meter);
+    }
+    const head = {
+      key: tools && tools.length > 0 ? messageFingerprint(tools) : 0,
+      tokens: r.fixedTokens,
+    };
+    // Closed messages of the same build are the same objects as last time: no need to compare them.
+    const mark = c.view.closedMark();
+    const plain = r.format === (c.format ?? r.format) && noticeTokens === 0;
+    const previous = c.meterMark;
+    const known =
+      mark &&
+      previous &&
+      plain &&
+      previous.plain &&
+      previous.model === r.modelKey &&
+      previous.build === mark.build
+        ? previous.closed
+        : 0;
+    c.meterMark = mark ? { model: r.modelKey, build: mark.build, closed: mark.closed, plain } : undefined;
+    const last = meter.billView(
+      conversationTime(c),
+      head,
+      messages,
+      (m) => ({ key: objectKey(m), tokens: this.measurer.count(r.counter, m, r.format) }),
+      0,
+      undefined,
+      sameContent,
+      known,
+    );
+    // The totals are the meter's own object: `usage()` copies them when asked.
+    const out: UsageCost = { model: r.modelKey, last, totals: meter.totals };
+    if (meter.pricing) out.pricing = meter.pricing.source;
+    return out;
   }
 
   /** What `fit` would decide, without compacting or sending anything. */
@@ -350,6 +413,24 @@ export class ContextGuard {
     return plan ? Math.min(r.budget, Math.max(trigger, plan.tokens + (trigger - target))) : trigger;
   }
 
+  /**
+   * Whether the prompt cache has expired anyway (the conversation was idle longer than the
+   * provider's TTL, by message timestamps) while the view is past half the gap between the target
+   * and the next trigger: the compaction due soon then costs no warm prefix, where later it would.
+   */
+  private dueSoonWithColdCache(
+    c: GuardConversation,
+    r: ResolvedRequest,
+    total: number,
+    replanAt: number,
+  ): boolean {
+    const meter = c.meters?.get(r.modelKey);
+    if (!meter?.pricing || meter.last === null) return false;
+    const gap = Math.floor(this.compactThreshold * r.budget) - Math.floor(this.targetUsage * r.budget);
+    if (total < replanAt - gap / 2) return false;
+    return meter.expiredAt(conversationTime(c));
+  }
+
   /** The current plan's view, compacting first when it is due. */
   private async viewFor(
     c: GuardConversation,
@@ -359,7 +440,15 @@ export class ContextGuard {
     const format = c.format ?? 'openai';
     let built = c.view.build(c.entries, format, r.counter);
     let total = built.tokens + r.fixedTokens;
-    const reason = this.autoCompact ? this.compactionDue(c, total, r, this.replanAt(c, r)) : undefined;
+    const replanAt = this.replanAt(c, r);
+    let reason = this.autoCompact ? this.compactionDue(c, total, r, replanAt) : undefined;
+    if (
+      !reason &&
+      this.autoCompact &&
+      this.compactWhenCacheExpired &&
+      this.dueSoonWithColdCache(c, r, total, replanAt)
+    )
+      reason = 'cache_expired';
     if (reason) {
       const receipt = await this.compactNow(c, r, reason);
       onCompact?.(receipt);
@@ -518,4 +607,34 @@ export class ContextGuard {
 
 function rank(level: Level | undefined): number {
   return level === undefined ? -1 : ['healthy', 'pressure', 'urgent', 'critical'].indexOf(level);
+}
+
+/**
+ * Two view messages with the same content (asked only where they are not the same object): field
+ * by field, where fields are mostly the same strings or objects, else by fingerprint.
+ */
+function sameContent(previous: unknown, message: Message): boolean {
+  if (typeof previous !== 'object' || previous === null) return false;
+  const a = previous as Record<string, unknown>;
+  const b = message as unknown as Record<string, unknown>;
+  const keys = Object.keys(b);
+  if (Object.keys(a).length !== keys.length) return false;
+  for (const key of keys) {
+    const x = a[key];
+    const y = b[key];
+    if (x === y) continue;
+    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+    if (messageFingerprint(x) !== messageFingerprint(y)) return false;
+  }
+  return true;
+}
+
+let lastStamp: { text: string; at: number } | undefined;
+
+/** The time of a conversation's newest message (ms), or now when it has none or it cannot be read. */
+export function conversationTime(c: { readonly entries: readonly HistoryEntry[] }): number {
+  const stamp = c.entries[c.entries.length - 1]?.metadata.timestamp;
+  if (stamp === undefined) return Date.now();
+  if (lastStamp?.text !== stamp) lastStamp = { text: stamp, at: Date.parse(stamp) };
+  return Number.isFinite(lastStamp.at) ? lastStamp.at : Date.now();
 }

@@ -10,9 +10,10 @@ import { ContextEmitter } from '../events.js';
 import { detectConversationFormat } from '../messages/detect.js';
 import type { Message, MessageFormat, ToolDefinition } from '../messages/types.js';
 import { DEFAULTS, type ProviderInfo, type RequestOptions, requestedFormat } from '../options.js';
+import type { ModelInfoInput } from '../tokens/catalog.js';
 import { createModelCatalog, type ModelCatalog } from '../tokens/catalog.js';
 import { createTokenCounter } from '../tokens/counter.js';
-import type { ModelInfo, TokenCounter } from '../tokens/types.js';
+import type { TokenCounter } from '../tokens/types.js';
 import type { Calibration } from './calibration.js';
 import { createCalibration } from './calibration.js';
 import type { CountClient } from './count-endpoints.js';
@@ -25,7 +26,7 @@ export interface ContextMeasurerOptions {
   /** A counter to use for every model instead of the catalog's. */
   counter?: TokenCounter;
   /** Models to add to or override in the catalog. */
-  models?: Record<string, Partial<ModelInfo>>;
+  models?: Record<string, ModelInfoInput>;
   /** Learns a per-model correction from reported usage (default: in memory); `false`: never. */
   calibration?: Calibration | false;
   /** A provider's count endpoint, asked when an estimated request reaches `exactCountAt`. */

@@ -111,6 +111,7 @@ const REASONS: Readonly<Record<CompactionReceipt['reason'], string>> = {
   forced: 'asked for with compact({ force: true })',
   over_budget: 'the view was over the budget',
   clearing: 'the clearing trigger for old tool results was crossed',
+  cache_expired: 'the prompt cache had expired (idle past its TTL) with a compaction due soon',
 };
 
 function receiptBody(r: CompactionReceipt, previews: Previews): string {
@@ -292,6 +293,71 @@ function totalsCards(report: ReplayReport): string {
   return `<section class="totals" aria-label="Totals">${cards.join('\n')}</section>`;
 }
 
+function usd(n: number | undefined): string {
+  return n === undefined ? '–' : `$${n < 1 ? n.toFixed(4) : n.toFixed(2)}`;
+}
+
+/**
+ * Input billed per model call (cached, written, fresh tokens stacked; price in the tooltip) as
+ * an SVG drawn here, no script needed, and the session's totals beside a sliding window at the
+ * same budget and no compaction. Every string in it is escaped; colours come from the style sheet.
+ */
+function costSection(report: ReplayReport): string {
+  const cost = report.cost;
+  const turns = report.turns;
+  const W = 960;
+  const H = 220;
+  const ml = 56;
+  const mt = 10;
+  const pw = W - ml - 10;
+  const ph = H - mt - 30;
+  const top = Math.max(1, ...turns.map((t) => (t.cost ? t.cost.cached + t.cost.written + t.cost.fresh : 0)));
+  const bw = pw / Math.max(1, turns.length);
+  const bars: string[] = [];
+  turns.forEach((t, i) => {
+    if (!t.cost) return;
+    let y = mt + ph;
+    const x = (ml + i * bw).toFixed(2);
+    const title = `call ${t.turn}: ${formatInt(t.cost.cached)} cached, ${formatInt(t.cost.written)} written, ${formatInt(t.cost.fresh)} fresh${t.cost.price !== undefined ? `, ${usd(t.cost.price)}` : ''}`;
+    const parts: Array<[string, number]> = [
+      ['cost-cached', t.cost.cached],
+      ['cost-written', t.cost.written],
+      ['cost-fresh', t.cost.fresh],
+    ];
+    const rects = parts
+      .filter(([, v]) => v > 0)
+      .map(([cls, v]) => {
+        const h = (v / top) * ph;
+        y -= h;
+        return `<rect class="${cls}" x="${x}" y="${y.toFixed(2)}" width="${Math.max(0.5, bw - 0.3).toFixed(2)}" height="${h.toFixed(2)}"/>`;
+      })
+      .join('');
+    bars.push(`<g><title>${e(title)}</title>${rects}</g>`);
+  });
+  const axis = `<g class="axis"><line x1="${ml}" x2="${ml + pw}" y1="${mt + ph}" y2="${mt + ph}"/><text x="${ml - 8}" y="${mt + 4}" text-anchor="end">${e(shortNumber(top))}</text><text x="${ml - 8}" y="${mt + ph}" text-anchor="end">0</text><text x="${ml + pw / 2}" y="${H - 6}" text-anchor="middle">model call</text></g>`;
+  const chart = `<svg class="cost-chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="Input tokens per model call: cached, written, fresh">${axis}${bars.join('')}</svg>`;
+  const rows = cost.alternatives
+    .map((a) => {
+      const t = a.totals;
+      const read = t.inputTokens > 0 ? percent(t.cachedTokens / t.inputTokens) : '–';
+      const cells = a.fits
+        ? `<td>${formatInt(t.inputTokens)}</td><td>${formatInt(t.cachedTokens)} (${read})</td><td>${formatInt(t.writtenTokens)}</td><td>${formatInt(t.freshTokens)}</td><td>${usd(t.price)}</td>`
+        : '<td colspan="5">–</td>';
+      return `<tr><th scope="row">${e(a.name)}</th>${cells}<td class="muted">${e(a.note)}</td></tr>`;
+    })
+    .join('');
+  const priced = cost.pricing
+    ? `priced at ${e(cost.model)}'s rates (${e(cost.pricing)})`
+    : `${e(cost.model)} has no prices in the catalog: tokens only`;
+  return `<section class="card cost-card" aria-labelledby="cost-title">
+<div class="chart-head"><h2 id="cost-title">Billed input per model call</h2></div>
+<p class="muted">By the provider's caching rules, ${priced}; one call every ${formatInt(cost.turnSeconds)} s.</p>
+<ul class="legend"><li><i class="sw cost-cached"></i>Read from cache</li><li><i class="sw cost-written"></i>Written to cache</li><li><i class="sw cost-fresh"></i>Fresh input</li></ul>
+${chart}
+<table class="cost-table"><thead><tr><th></th><th>input tokens</th><th>cached</th><th>written</th><th>fresh</th><th>price</th><th></th></tr></thead><tbody>${rows}</tbody></table>
+</section>`;
+}
+
 function legendLine(cls: string, label: string): string {
   return `<li><svg width="22" height="10" aria-hidden="true"><line class="${cls}" x1="1" y1="5" x2="21" y2="5"/></svg>${e(label)}</li>`;
 }
@@ -370,6 +436,7 @@ ${legendLine('line-target', 'Target after compaction')}
 <li><i class="sw none"></i>nothing to compare</li>
 </ul>
 </section>
+${costSection(report)}
 <section class="card list" aria-labelledby="list-title">
 <header><h2 id="list-title">Compactions · ${formatInt(report.compactions.length)}</h2><span class="muted">what each one cleared, summarized, dropped and truncated, by message number (seq)</span></header>
 ${list}

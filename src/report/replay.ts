@@ -13,6 +13,13 @@ import { messageText, roleOf } from '../messages/content.js';
 import { detectConversationFormat } from '../messages/detect.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import { modelCounter } from '../tokens/model-counter.js';
+import {
+  REPLAY_TURN_SECONDS,
+  type ReplayCost,
+  ReplayCostTracker,
+  type TurnCost,
+  turnCost,
+} from './replay-cost.js';
 
 /** The built-in compaction strategies, by name (a report names the one it replayed with). */
 export type ReplayStrategy = Exclude<StrategyOption, (...args: never[]) => unknown>;
@@ -34,6 +41,10 @@ export interface ReplayOptions {
   previews?: boolean;
   /** Clock for `generatedAt` (tests). */
   now?: () => Date;
+  /** Seconds before model call `turn` (1-based); default 30 each (recorded conversations carry no times). */
+  secondsBefore?: (turn: number) => number;
+  /** The manager's `compactWhenCacheExpired` (default true). */
+  compactWhenCacheExpired?: boolean;
 }
 
 /** How the view of one turn relates to the view of the turn before, for the prompt cache. */
@@ -69,6 +80,8 @@ export interface ReplayTurn {
   durationMs: number;
   /** Why the request failed (`ContextOverflowError`): what must be kept did not fit. */
   overflow?: string;
+  /** What the call's input was billed: cached, written and fresh tokens, and the price where known. */
+  cost?: TurnCost;
 }
 
 /** One compaction and the turn that ran it. */
@@ -136,6 +149,8 @@ export interface ReplayReport {
   compactions: ReplayCompaction[];
   messages: MessagePreview[];
   totals: ReplayTotals;
+  /** Billed input: contextkit's, a sliding window's at the same budget, and no compaction's. */
+  cost: ReplayCost;
   /** Warnings the manager raised (each once). */
   warnings: string[];
 }
@@ -289,7 +304,14 @@ export async function replayConversation(
   const warnings = new Set<string>();
   if (model.warning) warnings.add(model.warning);
 
-  const manager = new ContextManager({ model: model.info.id, strategy });
+  // Recorded conversations carry no times: one model call every REPLAY_TURN_SECONDS.
+  let clock = Date.UTC(2026, 0, 1);
+  const manager = new ContextManager({
+    model: model.info.id,
+    strategy,
+    now: () => new Date(clock),
+    compactWhenCacheExpired: options.compactWhenCacheExpired ?? true,
+  });
   // `usage_high` is the guard's per-request heads-up; the chart shows every request's usage.
   manager.on('context:warn', (e) => {
     if (e.code !== 'usage_high') warnings.add(e.message);
@@ -302,6 +324,7 @@ export async function replayConversation(
 
   const viewFormat = (): MessageFormat => manager.messageFormat ?? format ?? 'openai';
   const bytes = new ViewBytes((m) => counter.countMessage(m, viewFormat()));
+  const costs = new ReplayCostTracker(model.info, (m) => bytes.of(m).tokens, counter.requestOverhead);
   const request = options.budget === undefined ? {} : { tokenBudget: options.budget };
   const points = turnPoints(messages);
   const turns: ReplayTurn[] = [];
@@ -310,6 +333,7 @@ export async function replayConversation(
 
   const callModel = async (beforeSeq: number): Promise<void> => {
     turnNumber++;
+    clock += (options.secondsBefore?.(turnNumber) ?? REPLAY_TURN_SECONDS) * 1000;
     const compactionsBefore = compactions.length;
     const t0 = performance.now();
     let view: Message[] | null = null;
@@ -341,6 +365,9 @@ export async function replayConversation(
       prefix: { state: 'none', messages: 0, tokens: 0 },
       durationMs,
     };
+    const billed = usage.cost?.last;
+    costs.call(billed?.at ?? clock, messages.slice(0, beforeSeq), budget, turnNumber);
+    if (view && billed) turn.cost = turnCost(billed);
     if (view) {
       const current = view.map((m) => bytes.of(m));
       if (previous) {
@@ -399,6 +426,7 @@ export async function replayConversation(
       compactions,
       messages: previews,
       totals: totalsOf(turns, compactions, messages.length, finalStored, performance.now() - started),
+      cost: costs.summary(manager.usage().cost?.totals, options.budget ?? firstBudget),
       warnings: [...warnings],
     };
   } finally {

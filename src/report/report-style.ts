@@ -122,6 +122,15 @@ header.page { margin-bottom: 20px; }
 .sw.sent { background: var(--sent); } .sw.stored { background: var(--stored); }
 .sw.kept { background: var(--kept); height: 8px; } .sw.compacted { background: var(--reset); height: 8px; }
 .sw.broken { background: var(--broken); height: 8px; } .sw.none { background: var(--none); height: 8px; }
+.sw.cost-cached { background: var(--kept); height: 8px; } .sw.cost-written { background: var(--reset); height: 8px; }
+.sw.cost-fresh { background: var(--broken); height: 8px; }
+.cost-chart { width: 100%; height: auto; display: block; margin: 8px 0; }
+.cost-chart .cost-cached { fill: var(--kept); } .cost-chart .cost-written { fill: var(--reset); }
+.cost-chart .cost-fresh { fill: var(--broken); }
+.cost-chart .axis line { stroke: currentColor; opacity: 0.4; } .cost-chart .axis text { fill: currentColor; font-size: 11px; }
+.cost-table { width: 100%; border-collapse: collapse; font-variant-numeric: tabular-nums; }
+.cost-table th, .cost-table td { text-align: right; padding: 4px 8px; border-top: 1px solid var(--none); }
+.cost-table th[scope="row"], .cost-table td.muted { text-align: left; }
 section.list { padding: 16px 18px 8px; margin-bottom: 16px; }
 section.list > header { display: flex; flex-wrap: wrap; align-items: baseline; justify-content: space-between; gap: 12px; margin-bottom: 10px; }
 .compactions { list-style: none; margin: 0; padding: 0; }

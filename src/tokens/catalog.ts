@@ -3,12 +3,14 @@
  * models, looked up by any of the names those models go by (snapshots, aliases, gateway and
  * cloud prefixes), overridable and extendable by the user.
  *
- * Figures checked 2026-11-22 against: the model specs shipped in gpt-tokenizer 4.0 (OpenAI's
+ * Prices and caching rules (read 2026-11-24) are in `pricing.ts`; a user entry's `pricing`
+ * overrides any subset of them. Figures checked 2026-11-22 against: the model specs shipped in gpt-tokenizer 4.0 (OpenAI's
  * published context_window / max_output_tokens); Anthropic's models overview, "What's new in
  * Claude 4.6" and tool-use pages; Google's Gemini model pages. Context windows are the default
  * ones, without opt-in betas (Claude's 1M-token beta is an override away).
  */
 import { ConfigurationError } from '../errors.js';
+import { BUILTIN_PRICING, checkPricing, type ModelPricingInput } from './pricing.js';
 import type { EncodingName, ModelInfo, ProviderFamily, TokenizerSpec } from './types.js';
 
 /**
@@ -111,15 +113,17 @@ const GOOGLE: Entry[] = [
 ];
 
 function build(provider: ProviderFamily, entries: Entry[]): ModelInfo[] {
-  return entries.map(([id, contextWindow, maxOutputTokens, tokenizer]) =>
-    Object.freeze({
+  return entries.map(([id, contextWindow, maxOutputTokens, tokenizer]) => {
+    const pricing = BUILTIN_PRICING[id];
+    return Object.freeze({
       id,
       provider,
       contextWindow,
       maxOutputTokens,
       tokenizer: tokenizer ?? DEFAULT_TOKENIZERS[provider],
-    }),
-  );
+      ...(pricing ? { pricing } : {}),
+    });
+  });
 }
 
 /** Every model contextkit knows out of the box, by canonical id. */
@@ -135,7 +139,7 @@ export const BUILTIN_MODELS: readonly ModelInfo[] = Object.freeze([
  * `maxOutputTokens`, and `provider` unless the name says it (`gpt-`/`o1`…, `claude-`, `gemini-`).
  * `id` is ignored: the key is the id.
  */
-export type ModelInfoInput = Partial<ModelInfo>;
+export type ModelInfoInput = Partial<Omit<ModelInfo, 'pricing'>> & { pricing?: ModelPricingInput };
 
 /** A set of models with the lookup rules of {@link getModelInfo}. */
 export interface ModelCatalog {
@@ -264,7 +268,17 @@ function userEntry(key: string, input: ModelInfoInput, base: ModelInfo | undefin
         base !== undefined && base.provider === provider
         ? base.tokenizer
         : DEFAULT_TOKENIZERS[provider];
-  return Object.freeze({ id, provider, contextWindow, maxOutputTokens, tokenizer });
+  const basePricing = base !== undefined && base.provider === provider ? base.pricing : undefined;
+  const pricing =
+    input.pricing !== undefined ? checkPricing(`${where}.pricing`, input.pricing, basePricing) : basePricing;
+  return Object.freeze({
+    id,
+    provider,
+    contextWindow,
+    maxOutputTokens,
+    tokenizer,
+    ...(pricing ? { pricing } : {}),
+  });
 }
 
 /**

@@ -40,4 +40,11 @@ export {
   pdfPageTokens,
   pdfTokens,
 } from './images.js';
+export {
+  BUILTIN_PRICING,
+  type CachingRules,
+  checkPricing,
+  type ModelPricing,
+  type ModelPricingInput,
+} from './pricing.js';
 export type { EncodingName, ModelInfo, ProviderFamily, TokenCounter, TokenizerSpec } from './types.js';

@@ -1,4 +1,5 @@
 import type { Message, MessageFormat, ToolDefinition } from '../messages/types.js';
+import type { ModelPricing } from './pricing.js';
 
 /** Which provider family a model belongs to; decides framing, image costs and count endpoints. */
 export type ProviderFamily = 'openai' | 'anthropic' | 'google';
@@ -21,6 +22,8 @@ export interface ModelInfo {
   contextWindow: number;
   maxOutputTokens: number;
   tokenizer: TokenizerSpec;
+  /** Prices and caching rules, where known (see `src/tokens/pricing.ts`). */
+  pricing?: ModelPricing;
 }
 
 /** Counts the tokens a provider bills for messages, tools and a whole request. */

@@ -76,6 +76,15 @@ export class View {
     this.planVersion++;
   }
 
+  /**
+   * The last build (by identity) and how many of its leading messages are closed: while later
+   * builds return the same build object, those messages stay the same objects (the cost meter
+   * skips comparing them).
+   */
+  closedMark(): { build: object; closed: number } | null {
+    return this.cache ? { build: this.cache, closed: this.cache.closedMessages } : null;
+  }
+
   /** Forgets everything derived from the entries (after they were replaced or cleared). */
   reset(): void {
     this.atomIndex = null;

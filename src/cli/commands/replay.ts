@@ -78,6 +78,18 @@ function summaryLines(report: ReplayReport, written: string[]): string[] {
       `  cache prefix kept on ${formatInt(t.cacheStableTurns)} of ${formatInt(compared)} calls (${share(t.cacheStableShare)})${breaks}`,
     );
   }
+  const [ours, window, whole] = report.cost.alternatives;
+  if (ours && window && whole && ours.totals.requests > 0) {
+    const money = (a: typeof ours): string =>
+      a.totals.price !== undefined
+        ? `$${a.totals.price.toFixed(4)}`
+        : `${formatInt(a.totals.inputTokens - a.totals.cachedTokens)} uncached tokens`;
+    lines.push(
+      `  billed input (${report.cost.model}): ${money(ours)}, ${share(ours.totals.cachedTokens / Math.max(1, ours.totals.inputTokens))} read from cache; ` +
+        `a sliding window at the same budget ${money(window)}` +
+        (whole.fits ? `; no compaction ${money(whole)}` : ''),
+    );
+  }
   if (t.overflows > 0) {
     lines.push(
       `  ${formatInt(t.overflows)} request${t.overflows === 1 ? '' : 's'} could not fit the budget: what must be kept is larger (see the report)`,

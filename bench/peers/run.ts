@@ -6,20 +6,22 @@
  * prefix stability over a turn-by-turn replay, per-turn time and peak heap.
  */
 import { availableParallelism, loadavg } from 'node:os';
-import type { Message } from '../src/messages/types.js';
-import { longSessionMessages } from '../test/support/arbitraries.js';
-import { hasTauBench, loadTauBench, TAU_BENCH_PATH } from '../test/support/tau-bench.js';
-import { requestProblems } from './independent-validator.js';
-import { aiSdkPrune } from './peers/ai-sdk.js';
-import { contextkitDefault, contextkitTruncate } from './peers/contextkit.js';
-import { langchainTrimApprox, langchainTrimExact } from './peers/langchain.js';
-import { mastraTokenLimiter } from './peers/mastra.js';
-import { RequestCounter } from './peers/o200k-count.js';
-import type { Peer, PeerSession } from './peers/peer.js';
-import { contextSimple, seedCharsTruncation } from './peers/seed-baselines.js';
-import { formatBytes, formatMs, formatRatio, Report, verdict } from './report.js';
-import { collectGarbage, summarize } from './stats.js';
-import { UsageError } from './usage-error.js';
+import type { Message, MessageFormat } from '../../src/messages/types.js';
+import { longSessionMessages } from '../../test/support/arbitraries.js';
+import { loadChats, normalizeAnswer } from '../../test/support/locomo.js';
+import { hasTauBench, loadTauBench, TAU_BENCH_PATH } from '../../test/support/tau-bench.js';
+import { requestProblems } from '../independent-validator.js';
+import { formatBytes, formatMs, formatRatio, Report, verdict } from '../report.js';
+import { collectGarbage, summarize } from '../stats.js';
+import { UsageError } from '../usage-error.js';
+import { aiSdkPrune } from './ai-sdk.js';
+import { BillTally, PRICED_MODELS, SessionBilling, TURN_SECONDS } from './billing.js';
+import { contextkitDefault, contextkitTruncate } from './contextkit.js';
+import { langchainTrimApprox, langchainTrimExact } from './langchain.js';
+import { mastraTokenLimiter } from './mastra.js';
+import { RequestCounter } from './o200k-count.js';
+import type { Peer, PeerSession } from './peer.js';
+import { contextSimple, seedCharsTruncation } from './seed-baselines.js';
 
 const PEERS: readonly Peer[] = [
   contextkitDefault,
@@ -34,6 +36,10 @@ const PEERS: readonly Peer[] = [
 /** The column the goals are about; the others are the peers it is compared with. */
 const OURS = contextkitDefault.name;
 const OURS_TOO = new Set([contextkitDefault.name, contextkitTruncate.name]);
+/** The trimmers that fill the budget, the billing goal's yardstick. */
+const TRIMMERS = new Set([langchainTrimExact.name, langchainTrimApprox.name, mastraTokenLimiter.name]);
+/** The chat set's budget, as a share of each chat's size. */
+const CHAT_BUDGET = 0.4;
 
 const FORMATS: readonly ('openai' | 'anthropic')[] = ['openai', 'anthropic'];
 const BUDGET_FRACTIONS = [0.2, 0.4, 0.6, 0.8] as const;
@@ -49,7 +55,7 @@ interface Options {
   turns10k: number;
 }
 
-const DEFAULTS: Options = { runs: 200, replayRuns: 25, turns1k: 60, turns10k: 24 };
+const DEFAULTS: Options = { runs: 200, replayRuns: 25, turns1k: 1000, turns10k: 24 };
 
 function parseArgs(args: readonly string[]): Options {
   const options = { ...DEFAULTS };
@@ -96,6 +102,8 @@ class Tally {
   finalDeclined = new Map<number, { declined: number; systemOver: number; runs: number }>();
   firstProblem: string | undefined;
   firstDecline: string | undefined;
+  /** Input billed for the usable views sent, at each priced model. */
+  bills = new BillTally();
 }
 
 function extendsPrevious(previous: readonly string[] | undefined, current: readonly string[]): boolean {
@@ -114,6 +122,7 @@ async function judgedView(
   previous: string[] | undefined,
   addMs: number,
   judge = true,
+  billing?: SessionBilling,
 ): Promise<{ serialized: string[] | undefined; messages: Message[] | undefined; usable: boolean }> {
   const t0 = performance.now();
   const view = await session.view();
@@ -136,6 +145,13 @@ async function judgedView(
   if (usable) tally.usable++;
   const serialized = messages.map((m) => JSON.stringify(m));
   if (extendsPrevious(previous, serialized)) tally.stable++;
+  // Only a request the provider takes is billed.
+  if (usable && billing) {
+    billing.bill(
+      serialized,
+      messages.map((m, i) => counter.countOne(m, serialized[i]!)),
+    );
+  }
   return { serialized, messages, usable };
 }
 
@@ -164,6 +180,7 @@ async function tauBenchWorkload(
         const run = data[r]!;
         const budget = Math.floor(sizes[r]! * fraction);
         const session = peer.start(format, budget);
+        const billing = r < replayRuns ? new SessionBilling(tally.bills) : undefined;
         const messages = run[format];
         let previous: string[] | undefined;
         let last: Message[] | undefined;
@@ -180,6 +197,8 @@ async function tauBenchWorkload(
               counter,
               previous,
               0,
+              true,
+              billing,
             ));
           }
           await session.add(message);
@@ -192,6 +211,8 @@ async function tauBenchWorkload(
           counter,
           previous,
           0,
+          true,
+          billing,
         ));
         const d = tally.finalDeclined.get(fraction) ?? { declined: 0, systemOver: 0, runs: 0 };
         d.runs++;
@@ -233,6 +254,7 @@ async function sessionWorkload(
     collectGarbage();
     const heapBefore = process.memoryUsage().heapUsed;
     const session = peer.start(format, budget);
+    const billing = new SessionBilling(tally.bills);
     for (let i = 0; i < prefill; i++) await session.add(history[i]!);
     let previous: string[] | undefined;
     for (let i = prefill; i < history.length; i++) {
@@ -251,6 +273,7 @@ async function sessionWorkload(
         previous,
         addMs,
         atCall,
+        billing,
       ));
       tally.peakHeap = Math.max(tally.peakHeap, process.memoryUsage().heapUsed - heapBefore);
     }
@@ -258,6 +281,64 @@ async function sessionWorkload(
     progress(`${n} ${format}: ${peer.name} ${formatMs(performance.now() - t0)}`);
   }
   return { tallies, budget, size };
+}
+
+// ---------------------------------------------------------------- the chat set
+
+async function chatWorkload(chats: ReturnType<typeof loadChats> & object): Promise<Map<string, Tally>> {
+  const format: MessageFormat = 'openai';
+  const counter = new RequestCounter();
+  const tallies = new Map<string, Tally>();
+  for (const peer of PEERS) {
+    const tally = new Tally();
+    tallies.set(peer.name, tally);
+    const t0 = performance.now();
+    for (const chat of chats) {
+      const messages = chat.entries.map((e) => e.message);
+      const budget = Math.floor(counter.count(messages) * CHAT_BUDGET);
+      const session = peer.start(format, budget);
+      const billing = new SessionBilling(tally.bills);
+      let previous: string[] | undefined;
+      for (let i = 0; i < messages.length; i++) {
+        if (messages[i]!.role === 'assistant' && i > 0) {
+          ({ serialized: previous } = await judgedView(
+            session,
+            tally,
+            format,
+            budget,
+            counter,
+            previous,
+            0,
+            true,
+            billing,
+          ));
+        }
+        await session.add(messages[i]!);
+      }
+      const { messages: last, usable } = await judgedView(
+        session,
+        tally,
+        format,
+        budget,
+        counter,
+        previous,
+        0,
+        true,
+        billing,
+      );
+      const whole = normalizeAnswer(JSON.stringify(messages.map((m) => m.content)));
+      const answers = chat.questions.map((q) => q.answer).filter((a) => a.length > 0 && whole.includes(a));
+      const seen = last && usable ? normalizeAnswer(JSON.stringify(last.map((m) => m.content))) : '';
+      tally.factsPresent.set(CHAT_BUDGET, (tally.factsPresent.get(CHAT_BUDGET) ?? 0) + answers.length);
+      tally.factsKept.set(
+        CHAT_BUDGET,
+        (tally.factsKept.get(CHAT_BUDGET) ?? 0) + answers.filter((a) => seen.includes(a)).length,
+      );
+    }
+    counter.clear();
+    progress(`locomo-dev: ${peer.name} ${formatMs(performance.now() - t0)}`);
+  }
+  return tallies;
 }
 
 // ---------------------------------------------------------------- the report
@@ -328,6 +409,36 @@ const HEAP_ROW: Row = {
   higherIsBetter: false,
 };
 
+function usd(n: number): string {
+  return Number.isFinite(n) ? `$${n < 0.1 ? n.toFixed(4) : n.toFixed(3)}` : '–';
+}
+
+const perRequest = (t: Tally, model: (typeof PRICED_MODELS)[number]): number =>
+  t.bills.requests === 0 ? Number.NaN : t.bills.price[model] / t.bills.requests;
+
+/** Billed input per request at each priced model, the session's total, and the share read from cache. */
+const BILL_ROWS: Row[] = [
+  ...PRICED_MODELS.map(
+    (model): Row => ({
+      label: `billed input per request, ${model}`,
+      value: (t) => perRequest(t, model),
+      show: (t) => usd(perRequest(t, model)),
+      higherIsBetter: false,
+    }),
+  ),
+  {
+    label: 'billed input, all requests, claude-sonnet-4-5',
+    value: (t) => t.bills.price['claude-sonnet-4-5'],
+    show: (t) => usd(t.bills.price['claude-sonnet-4-5']),
+    higherIsBetter: false,
+  },
+  shareRow(
+    'input read from cache (claude-sonnet-4-5)',
+    (t) => t.bills.cachedTokens['claude-sonnet-4-5'],
+    (t) => t.bills.inputTokens,
+  ),
+];
+
 function factRow(fraction: number): Row {
   return shareRow(
     `facts kept @ ${fraction * 100}% budget`,
@@ -367,8 +478,30 @@ function problemNotes(report: Report, tallies: Map<string, Tally>): void {
 
 interface Goals {
   validFit: Array<{ workload: string; pass: boolean; detail: string }>;
+  billed: Array<{ workload: string; pass: boolean; detail: string }>;
   facts: Array<{ workload: string; fraction: number; pass: boolean; detail: string }>;
   speed: Array<{ workload: string; pass: boolean; detail: string }>;
+}
+
+/** Billed input per request at claude-sonnet-4-5 prices: ours ≤ 0.15× the cheapest budget-filling trimmer's. */
+function checkBilled(goals: Goals, workload: string, tallies: Map<string, Tally>): void {
+  const model = 'claude-sonnet-4-5';
+  const mine = perRequest(tallies.get(OURS)!, model);
+  const trimmers = [...tallies].filter(([name]) => TRIMMERS.has(name));
+  const [bestName, best] = trimmers
+    .map(([name, t]) => [name, perRequest(t, model)] as const)
+    .filter(([, v]) => Number.isFinite(v))
+    .reduce((a, b) => (b[1] < a[1] ? b : a), ['–', Number.POSITIVE_INFINITY] as const);
+  if (!Number.isFinite(best)) {
+    goals.billed.push({ workload, pass: false, detail: 'no trimmer sent a usable view: nothing to compare' });
+    return;
+  }
+  const ratio = mine / best;
+  goals.billed.push({
+    workload,
+    pass: ratio <= 0.15,
+    detail: `${usd(mine)} vs ${bestName} ${usd(best)} per request: ${ratio.toFixed(3)}×`,
+  });
 }
 
 function checkValidFit(goals: Goals, workload: string, tallies: Map<string, Tally>): void {
@@ -407,7 +540,16 @@ export async function runPeersBenchmark(args: readonly string[]): Promise<void> 
       "LangChain's `summarizationMiddleware` is left out: it calls a chat model to summarize, and this benchmark " +
       "runs offline. Counters given to LangChain remember each message's count, which only makes it faster.",
   );
-  const goals: Goals = { validFit: [], facts: [], speed: [] };
+  report.note(
+    'Billed input: every view a provider would take (valid and within budget) is billed by the cost meter ' +
+      '(src/guard/cost-meter.ts) at gpt-4o and claude-sonnet-4-5 prices (src/tokens/pricing.ts, read 2026-11-24), ' +
+      "with each provider's documented caching (OpenAI: automatic, 1,024-token minimum, 128-token steps, cached " +
+      'input at half price; Anthropic: a breakpoint on the last block, reads at 0.1×, writes at 1.25×, 20-block ' +
+      `lookback, 1,024-token minimum), counted with the benchmark's own o200k counts, one model call every ${TURN_SECONDS} s. ` +
+      'In tau-bench only the replayed runs are billed. Per request is the fair column: a peer that declines or ' +
+      'sends invalid views is billed for fewer requests.',
+  );
+  const goals: Goals = { validFit: [], billed: [], facts: [], speed: [] };
 
   if (!hasTauBench()) {
     report.note(`tau-bench data not found at ${TAU_BENCH_PATH}: its workloads are skipped.`);
@@ -427,7 +569,7 @@ export async function runPeersBenchmark(args: readonly string[]): Promise<void> 
           'the model nothing. Stability is over the replayed turns. ' +
           `Workload time ${formatMs(performance.now() - t0)}.`,
       );
-      table(report, [...COMMON_ROWS, ...BUDGET_FRACTIONS.map(factRow), TIME_ROW], tallies);
+      table(report, [...COMMON_ROWS, ...BUDGET_FRACTIONS.map(factRow), ...BILL_ROWS, TIME_ROW], tallies);
       problemNotes(report, tallies);
       checkValidFit(goals, workload, tallies);
       const declines = [...tallies.get(OURS)!.finalDeclined]
@@ -473,9 +615,10 @@ export async function runPeersBenchmark(args: readonly string[]): Promise<void> 
           `Peak heap is heapUsed (sampled after each turn) over the heap after a full collection before the session. ` +
           `Workload time ${formatMs(performance.now() - t0)}.`,
       );
-      table(report, [...COMMON_ROWS, TIME_ROW, HEAP_ROW], tallies);
+      table(report, [...COMMON_ROWS, ...BILL_ROWS, TIME_ROW, HEAP_ROW], tallies);
       problemNotes(report, tallies);
       checkValidFit(goals, workload, tallies);
+      checkBilled(goals, workload, tallies);
       if (n === 10_000) {
         const mine = TIME_ROW.value(tallies.get(OURS)!);
         const best = bestPeer(TIME_ROW, tallies);
@@ -491,12 +634,37 @@ export async function runPeersBenchmark(args: readonly string[]): Promise<void> 
     }
   }
 
+  const chats = loadChats();
+  if (!chats) {
+    report.note('locomo-dev chats not found beside the repository: the chat workload is skipped.');
+  } else {
+    const t0 = performance.now();
+    const tallies = await chatWorkload(chats);
+    const workload = `locomo-dev chats (${chats.length})`;
+    report.heading(`${workload}: budget ${CHAT_BUDGET * 100}% of each chat's size`);
+    report.note(
+      "Each chat replayed turn by turn (a view before each of the second speaker's messages, and one at the end). " +
+        "Facts kept: the share of the chat's question answers (normalized, and present in the chat at all) still " +
+        `in the last view. Workload time ${formatMs(performance.now() - t0)}.`,
+    );
+    table(report, [...COMMON_ROWS, factRow(CHAT_BUDGET), ...BILL_ROWS, TIME_ROW], tallies);
+    problemNotes(report, tallies);
+    checkValidFit(goals, workload, tallies);
+    checkBilled(goals, workload, tallies);
+  }
+
   report.heading('Goals');
   report.table(
     ['goal', 'workload', 'result', 'verdict'],
     [
       ...goals.validFit.map((g) => [
         '100% validity and fit (contextkit)',
+        g.workload,
+        g.detail,
+        verdict(g.pass),
+      ]),
+      ...goals.billed.map((g) => [
+        'billed input ≤ 0.15× the best trimmer (claude-sonnet-4-5)',
         g.workload,
         g.detail,
         verdict(g.pass),

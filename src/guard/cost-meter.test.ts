@@ -1,0 +1,270 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../test/support/arbitraries.js';
+import { startFakeCachingServer } from '../../test/support/fake-caching-server.js';
+import { ContextManager } from '../manager.js';
+import type { Message } from '../messages/types.js';
+import { BUILTIN_PRICING } from '../tokens/pricing.js';
+import { CostMeter, type MeterBlock } from './cost-meter.js';
+
+const blocks = (...tokens: number[]): MeterBlock[] =>
+  tokens.map((t, i) => ({ key: i + 1 + t * 100, tokens: t }));
+const MIN = 60_000;
+
+describe('CostMeter, Anthropic rules', () => {
+  const sonnet = BUILTIN_PRICING['claude-sonnet-4-5'];
+
+  it('writes the first prompt, then reads it and writes only what was appended', () => {
+    const meter = new CostMeter(sonnet);
+    const first = meter.bill(0, blocks(1000, 500));
+    expect(first).toMatchObject({ cachedTokens: 0, writtenTokens: 1500, freshTokens: 0 });
+    expect(first.price).toBeCloseTo((1500 * 3.75) / 1e6, 12);
+    const second = meter.bill(10_000, blocks(1000, 500, 300, 200));
+    expect(second).toMatchObject({ cachedTokens: 1500, writtenTokens: 500, freshTokens: 0 });
+    expect(second.price).toBeCloseTo((1500 * 0.3 + 500 * 3.75) / 1e6, 12);
+    expect(second.uncachedPrice).toBeCloseTo((2000 * 3) / 1e6, 12);
+  });
+
+  it('caches nothing under the minimum, and nothing after the TTL', () => {
+    const meter = new CostMeter(sonnet);
+    expect(meter.bill(0, blocks(500, 100))).toMatchObject({ writtenTokens: 0, freshTokens: 600 });
+    meter.bill(1, blocks(1000, 500));
+    const late = meter.bill(1 + 6 * MIN, blocks(1000, 500, 10));
+    expect(late).toMatchObject({ cachedTokens: 0, writtenTokens: 1510, cacheExpired: true });
+  });
+
+  it('a hit refreshes the TTL', () => {
+    const meter = new CostMeter(sonnet);
+    meter.bill(0, blocks(2000));
+    meter.bill(4 * MIN, blocks(2000, 10));
+    // 8 minutes after the first write, 4 after the hit that refreshed the first entry.
+    const later: MeterBlock[] = [
+      { key: 1 + 2000 * 100, tokens: 2000 },
+      { key: 99, tokens: 20 },
+    ];
+    expect(meter.bill(8 * MIN, later).cachedTokens).toBe(2000);
+  });
+
+  it('finds no hit more than 20 blocks before the breakpoint', () => {
+    const meter = new CostMeter(sonnet);
+    meter.bill(0, blocks(2000));
+    const long = [...blocks(2000), ...Array.from({ length: 21 }, (_, i) => ({ key: 100 + i, tokens: 10 }))];
+    expect(meter.bill(1000, long).cachedTokens).toBe(0);
+  });
+
+  it('a changed start misses everything (what a sliding window pays)', () => {
+    const meter = new CostMeter(sonnet);
+    meter.bill(0, blocks(2000, 100, 100));
+    const slid: MeterBlock[] = [
+      { key: 9, tokens: 100 },
+      { key: 3, tokens: 100 },
+    ];
+    expect(meter.bill(1000, slid)).toMatchObject({ cachedTokens: 0 });
+  });
+});
+
+describe('CostMeter, OpenAI rules', () => {
+  const gpt = BUILTIN_PRICING['gpt-4o'];
+
+  it('reads shared prefixes of 1,024 tokens and more in 128-token steps, writes for free', () => {
+    const meter = new CostMeter(gpt);
+    expect(meter.bill(0, blocks(1000, 300))).toMatchObject({
+      cachedTokens: 0,
+      writtenTokens: 0,
+      freshTokens: 1300,
+    });
+    const next = meter.bill(1000, blocks(1000, 300, 50));
+    expect(next).toMatchObject({ cachedTokens: 1280, freshTokens: 70 });
+    expect(next.price).toBeCloseTo((1280 * 1.25 + 70 * 2.5) / 1e6, 12);
+  });
+
+  it('cached + written + fresh is always the input, and cached never exceeds it', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            gap: fc.integer({ min: 0, max: 10 * MIN }),
+            keep: fc.integer({ min: 0, max: 30 }),
+            add: fc.array(fc.integer({ min: 1, max: 3000 }), { maxLength: 5 }),
+          }),
+          { minLength: 1, maxLength: 30 },
+        ),
+        fc.constantFrom('gpt-4o', 'claude-sonnet-4-5', 'claude-haiku-4-5'),
+        (steps, model) => {
+          const meter = new CostMeter(BUILTIN_PRICING[model]);
+          let at = 0;
+          let view: MeterBlock[] = [];
+          let key = 1;
+          for (const s of steps) {
+            at += s.gap;
+            view = [...view.slice(0, s.keep), ...s.add.map((t) => ({ key: key++, tokens: t }))];
+            const c = meter.bill(at, view);
+            expect(c.cachedTokens + c.writtenTokens + c.freshTokens).toBe(c.inputTokens);
+            expect(c.cachedTokens).toBeLessThanOrEqual(c.inputTokens);
+            expect(c.freshTokens).toBeGreaterThanOrEqual(0);
+            expect(c.price!).toBeLessThanOrEqual(c.uncachedPrice! * 1.25 + 1e-12);
+          }
+          expect(meter.totals.requests).toBe(steps.length);
+        },
+      ),
+    );
+  });
+});
+
+describe('CostMeter, incremental', () => {
+  it('reusing the previous view by identity bills exactly what a full recount bills', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            gap: fc.integer({ min: 0, max: 8 * MIN }),
+            keep: fc.integer({ min: 0, max: 40 }),
+            add: fc.array(fc.integer({ min: 1, max: 2500 }), { maxLength: 6 }),
+          }),
+          { minLength: 1, maxLength: 40 },
+        ),
+        fc.constantFrom('gpt-4o', 'claude-sonnet-4-5'),
+        (steps, model) => {
+          const incremental = new CostMeter(BUILTIN_PRICING[model]);
+          const full = new CostMeter(BUILTIN_PRICING[model]);
+          const head = { key: 5, tokens: 300 };
+          let at = 0;
+          let view: MeterBlock[] = [];
+          let key = 1;
+          for (const s of steps) {
+            at += s.gap;
+            view = [...view.slice(0, s.keep), ...s.add.map((t) => ({ key: key++, tokens: t }))];
+            const a = incremental.billView(at, head, view, (b) => b);
+            // Fresh objects every time: nothing is shared by identity, everything is recomputed.
+            const b = full.billView(at, head, structuredClone(view), (x) => x);
+            expect(a).toEqual(b);
+          }
+        },
+      ),
+    );
+  });
+});
+
+/** A session of turns: user messages of 40–400 words, a reply each, sometimes an idle hour. */
+async function session(
+  provider: 'openai' | 'anthropic',
+): Promise<{ predicted: number; reported: number; mismatches: number; turns: number }> {
+  let clock = Date.parse('2026-01-01T00:00:00Z');
+  const server = await startFakeCachingServer({ now: () => clock });
+  const model = provider === 'openai' ? 'gpt-4o' : 'claude-sonnet-4-5';
+  const ctx = new ContextManager({
+    model,
+    now: () => new Date(clock),
+    // The fake counts raw cl100k tokens for Claude; count the same so the totals compare.
+    ...(provider === 'anthropic'
+      ? { models: { 'claude-sonnet-4-5': { tokenizer: { kind: 'exact', encoding: 'cl100k_base' } } } }
+      : {}),
+  });
+  const warnings: string[] = [];
+  ctx.on('context:warn', (w) => warnings.push(w.code));
+  const r = seededRandom(provider === 'openai' ? 7 : 8);
+  const words = [
+    'ship',
+    'order',
+    'refund',
+    'account',
+    'window',
+    'cache',
+    'tokens',
+    'agent',
+    'delivery',
+    'note',
+  ];
+  let predicted = 0;
+  let reported = 0;
+  const turns = 120;
+  try {
+    for (let turn = 0; turn < turns; turn++) {
+      clock += r.int(1, 10) === 1 ? 20 * MIN : r.int(5, 90) * 1000;
+      const text = Array.from({ length: r.int(40, 400) }, () => words[r.int(0, words.length - 1)]).join(' ');
+      await ctx.addMessage({ role: 'user', content: `turn ${turn}: ${text}` });
+      const view: Message[] = await ctx.getMessagesForRequest({ tokenBudget: 12_000 });
+      const url = provider === 'openai' ? `${server.baseURL}/chat/completions` : `${server.baseURL}/messages`;
+      const body =
+        provider === 'openai'
+          ? { model, messages: view }
+          : { model, max_tokens: 100, cache_control: { type: 'ephemeral' }, messages: view };
+      const response = await (await fetch(url, { method: 'POST', body: JSON.stringify(body) })).json();
+      if (provider === 'openai') await ctx.recordOpenAIUsage(response);
+      else await ctx.recordAnthropicUsage(response);
+      const cost = ctx.usage().cost!;
+      expect(cost.reported).toBeDefined();
+      predicted += cost.last.cachedTokens;
+      reported += cost.reported!.reportedCached;
+      await ctx.addMessage({ role: 'assistant', content: `noted ${turn}` });
+    }
+  } finally {
+    await server.close();
+  }
+  return { predicted, reported, mismatches: warnings.filter((w) => w === 'cache_mismatch').length, turns };
+}
+
+describe('the meter beside a provider that follows the documented caching rules', () => {
+  it('OpenAI: predicted cached tokens within 5% of what the server reports', async () => {
+    const s = await session('openai');
+    console.info(`openai fake server: predicted ${s.predicted}, reported ${s.reported} cached tokens`);
+    expect(s.reported).toBeGreaterThan(0);
+    expect(Math.abs(s.predicted - s.reported) / s.reported).toBeLessThan(0.05);
+  });
+
+  it('Anthropic: predicted cached tokens within 5% of what the server reports', async () => {
+    const s = await session('anthropic');
+    console.info(`anthropic fake server: predicted ${s.predicted}, reported ${s.reported} cached tokens`);
+    expect(s.reported).toBeGreaterThan(0);
+    expect(Math.abs(s.predicted - s.reported) / s.reported).toBeLessThan(0.05);
+  });
+});
+
+describe('usage() and context:measure carry the cost', () => {
+  it('prices the request and sums the session', async () => {
+    const ctx = new ContextManager({ model: 'claude-sonnet-4-5' });
+    const seen: number[] = [];
+    ctx.on('context:measure', (m) => seen.push(m.cost?.inputTokens ?? -1));
+    await ctx.addMessage({ role: 'user', content: 'hello '.repeat(2000) });
+    await ctx.getMessagesForRequest();
+    await ctx.addMessage({ role: 'assistant', content: 'hi' });
+    await ctx.addMessage({ role: 'user', content: 'more' });
+    await ctx.getMessagesForRequest();
+    const cost = ctx.usage().cost!;
+    expect(cost.model).toBe('claude-sonnet-4-5');
+    expect(cost.pricing).toContain('2026-11-24');
+    expect(cost.totals.requests).toBe(2);
+    expect(cost.last.cachedTokens).toBeGreaterThan(2000);
+    expect(seen).toHaveLength(2);
+    expect(seen[1]).toBe(cost.last.inputTokens);
+  });
+
+  it('a view converted to another wire format every request still reads its prefix from the cache', async () => {
+    const ctx = new ContextManager({ model: 'claude-sonnet-4-5' });
+    await ctx.addMessage({ role: 'system', content: 'You look things up. '.repeat(300) });
+    for (let i = 0; i < 5; i++) {
+      await ctx.addMessage({ role: 'user', content: `find ${i}` });
+      await ctx.addMessage({
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: `call_${i}`, type: 'function', function: { name: 'find', arguments: `{"n":${i}}` } },
+        ],
+      });
+      await ctx.addMessage({ role: 'tool', tool_call_id: `call_${i}`, content: `found ${i}` });
+      // Stored in OpenAI's format, sent in Anthropic's: new message objects each time.
+      await ctx.getMessagesForRequest({ provider: 'anthropic' });
+      await ctx.addMessage({ role: 'assistant', content: `it is ${i}` });
+    }
+    const last = ctx.usage().cost!.last;
+    expect(last.cachedTokens / last.inputTokens).toBeGreaterThan(0.8);
+  });
+
+  it('catalog prices can be overridden, and bad ones are refused with the field named', () => {
+    expect(
+      () => new ContextManager({ model: 'gpt-4o', models: { 'gpt-4o': { pricing: { input: -1 } } } }),
+    ).toThrow(/models\["gpt-4o"\]\.pricing\.input/);
+    const ctx = new ContextManager({ model: 'gpt-4o', models: { 'gpt-4o': { pricing: { input: 5 } } } });
+    expect(ctx).toBeDefined();
+  });
+});

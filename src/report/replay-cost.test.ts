@@ -1,0 +1,69 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { longSessionMessages } from '../../test/support/arbitraries.js';
+import type { Message } from '../messages/types.js';
+import { renderReportHtml } from './html.js';
+import { replayConversation } from './replay.js';
+import { slidingWindow } from './replay-cost.js';
+
+describe('replay cost', () => {
+  it('bills every call and sets contextkit beside a sliding window at the same budget', async () => {
+    const messages = longSessionMessages(600, 'anthropic', 11);
+    const report = await replayConversation(messages, { model: 'claude-sonnet-4-5', budget: 20_000 });
+    const [ours, window, whole] = report.cost.alternatives;
+    expect(report.cost.pricing).toContain('2026-11-24');
+    const sent = report.turns.filter((t) => t.sentTokens !== null);
+    expect(sent.every((t) => t.cost !== undefined)).toBe(true);
+    expect(ours!.totals.requests).toBe(sent.length);
+    expect(window!.totals.requests).toBe(report.turns.length);
+    // Prefix-stable views read most of their input from the cache; a sliding window cannot.
+    expect(ours!.totals.cachedTokens / ours!.totals.inputTokens).toBeGreaterThan(0.8);
+    expect(ours!.totals.price!).toBeLessThan(window!.totals.price! * 0.5);
+    // The whole history fits claude's window here: no compaction is billed too.
+    expect(whole!.fits).toBe(true);
+    expect(whole!.totals.inputTokens).toBeGreaterThan(ours!.totals.inputTokens);
+    const sum = report.turns.reduce(
+      (n, t) => n + (t.cost ? t.cost.cached + t.cost.written + t.cost.fresh : 0),
+      0,
+    );
+    expect(sum).toBe(ours!.totals.inputTokens);
+    // --json carries it as is.
+    expect(JSON.parse(JSON.stringify(report)).cost).toEqual(report.cost);
+  });
+
+  it('draws the chart and the totals, escaped, under the same CSP', async () => {
+    const messages: Message[] = [
+      { role: 'system', content: 'You help. <script>alert(1)</script>' },
+      { role: 'user', content: 'hello '.repeat(800) },
+      { role: 'assistant', content: 'hi' },
+      { role: 'user', content: 'again' },
+      { role: 'assistant', content: 'sure' },
+    ];
+    const report = await replayConversation(messages, { model: 'gpt-4o', source: '<b>x</b>.json' });
+    const html = renderReportHtml(report);
+    expect(html).toContain('Billed input per model call');
+    expect(html).toContain('class="cost-table"');
+    expect(html).not.toContain('<b>x</b>');
+    expect(html).not.toMatch(/style="/);
+    expect(html).toMatch(
+      /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-/,
+    );
+  });
+
+  it('a sliding window fits its budget and starts its turns on a user message', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 20, max: 200 }), fc.integer({ min: 200, max: 8000 }), (n, budget) => {
+        const stored = longSessionMessages(n, 'openai', n);
+        const tokens = (m: Message) => JSON.stringify(m).length;
+        const view = slidingWindow(stored, budget, tokens);
+        const rest = view.filter((m) => m.role !== 'system');
+        const systemTokens = view.filter((m) => m.role === 'system').reduce((s, m) => s + tokens(m), 0);
+        if (rest.length > 0) {
+          expect(rest[0]!.role).toBe('user');
+          expect(rest.reduce((s, m) => s + tokens(m), 0)).toBeLessThanOrEqual(budget - systemTokens);
+        }
+      }),
+      { numRuns: 30 },
+    );
+  });
+});

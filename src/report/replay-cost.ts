@@ -1,0 +1,135 @@
+/**
+ * What a replayed session's requests were billed for their input (the manager's cost meter), beside
+ * what the same calls would have been billed with a sliding window at the same budget and with no
+ * compaction at all (where the whole history fits the model's window), metered by the same rules.
+ */
+import { CostMeter, type CostTotals, type RequestCost, requestBlocks } from '../guard/cost-meter.js';
+import type { Message } from '../messages/types.js';
+import type { ModelInfo } from '../tokens/types.js';
+
+/** Seconds between two model calls of a replay: recorded conversations carry no times. */
+export const REPLAY_TURN_SECONDS = 30;
+
+/** One call's bill, as the replay report draws it. */
+export interface TurnCost {
+  cached: number;
+  written: number;
+  fresh: number;
+  price?: number;
+}
+
+/** A policy's bill for the whole replay. */
+export interface CostAlternative {
+  name: 'contextkit' | 'sliding window' | 'no compaction';
+  /** False when the policy cannot send some call (no compaction: the history outgrew the window). */
+  fits: boolean;
+  /** Why it does not fit, or how it was built. */
+  note: string;
+  totals: CostTotals;
+}
+
+/** The cost part of a replay report. */
+export interface ReplayCost {
+  model: string;
+  /** Where the prices were read; absent when the model has none (tokens only). */
+  pricing?: string;
+  turnSeconds: number;
+  alternatives: CostAlternative[];
+}
+
+/** The bill of one call from the meter's figures. */
+export function turnCost(cost: RequestCost): TurnCost {
+  const out: TurnCost = { cached: cost.cachedTokens, written: cost.writtenTokens, fresh: cost.freshTokens };
+  if (cost.price !== undefined) out.price = cost.price;
+  return out;
+}
+
+/**
+ * The sliding window at `budget`: the system messages, then the longest run of the newest others
+ * that fits with them, starting at a user message (as trimmers keep a turn whole).
+ */
+export function slidingWindow(
+  stored: readonly Message[],
+  budget: number,
+  tokens: (m: Message) => number,
+): Message[] {
+  const system = stored.filter((m) => m.role === 'system' || m.role === 'developer');
+  let room = budget - system.reduce((n, m) => n + tokens(m), 0);
+  let start = stored.length;
+  for (let i = stored.length - 1; i >= 0; i--) {
+    const m = stored[i]!;
+    if (m.role === 'system' || m.role === 'developer') continue;
+    const n = tokens(m);
+    if (n > room) break;
+    room -= n;
+    start = i;
+  }
+  while (start < stored.length && stored[start]!.role !== 'user') start++;
+  return [...system, ...stored.slice(start).filter((m) => m.role !== 'system' && m.role !== 'developer')];
+}
+
+/** Meters the sliding window and no-compaction alternatives call by call, beside contextkit's meter. */
+export class ReplayCostTracker {
+  private readonly window: CostMeter;
+  private readonly whole: CostMeter;
+  private wholeFits = true;
+  private wholeNote = 'the whole history every call';
+  private readonly limit: number;
+
+  constructor(
+    private readonly info: ModelInfo,
+    private readonly tokens: (m: Message) => number,
+    private readonly overhead: number,
+  ) {
+    this.window = new CostMeter(info.pricing);
+    this.whole = new CostMeter(info.pricing);
+    this.limit = info.contextWindow - info.maxOutputTokens;
+  }
+
+  /** Bills one call at `at` (ms) for the history stored so far, at the call's budget. */
+  call(at: number, stored: readonly Message[], budget: number, turn: number): void {
+    const view = slidingWindow(stored, budget - this.overhead, this.tokens);
+    this.window.bill(at, requestBlocks(view, this.tokens, this.overhead));
+    if (!this.wholeFits) return;
+    const blocks = requestBlocks(stored, this.tokens, this.overhead);
+    const total = blocks.reduce((n, b) => n + b.tokens, 0);
+    if (total > this.limit) {
+      this.wholeFits = false;
+      this.wholeNote = `the history outgrew ${this.info.id}'s ${this.limit.toLocaleString('en-US')}-token window at call ${turn}`;
+      return;
+    }
+    this.whole.bill(at, blocks);
+  }
+
+  /** The three bills, contextkit's first (from the manager's meter totals). */
+  summary(ours: CostTotals | undefined, budget: number): ReplayCost {
+    const empty: CostTotals = {
+      requests: 0,
+      inputTokens: 0,
+      cachedTokens: 0,
+      writtenTokens: 0,
+      freshTokens: 0,
+    };
+    const out: ReplayCost = {
+      model: this.info.id,
+      turnSeconds: REPLAY_TURN_SECONDS,
+      alternatives: [
+        { name: 'contextkit', fits: true, note: 'the views the manager returned', totals: ours ?? empty },
+        {
+          name: 'sliding window',
+          fits: true,
+          note: `system messages and the newest turns within the ${budget.toLocaleString('en-US')}-token budget`,
+          totals: { ...this.window.totals },
+        },
+        {
+          name: 'no compaction',
+          fits: this.wholeFits,
+          note: this.wholeNote,
+          totals: { ...this.whole.totals },
+        },
+      ],
+    };
+    if (this.info.pricing) out.pricing = this.info.pricing.source;
+    return out;
+  }
+}
