@@ -1,17 +1,9 @@
-/**
- * The context manager of the seed contract: a short composition of the parts that do the work.
- * `History` keeps the stored log; `ContextMeasurer` counts and resolves budgets; `ContextGuard`
- * decides and, through the `Planner`, compacts; the `View` renders a plan into messages. A request
- * goes down those layers and comes back once.
- */
-
 import type { CompactionPlan } from './compaction/plan.js';
 import { decodePlan } from './compaction/plan.js';
 import type { Level } from './compaction/zones.js';
 import { type CompactionReceipt, ContextEmitter, type ContextEventName, type Listener } from './events.js';
-import { createCalibration } from './guard/calibration.js';
-import { ContextGuard, type GuardConversation } from './guard/guard.js';
-import { ContextMeasurer } from './guard/measurer.js';
+import type { ContextGuard, GuardConversation } from './guard/guard.js';
+import type { ContextMeasurer } from './guard/measurer.js';
 import { isContextOverflowError, overflowNumbers } from './guard/overflow-errors.js';
 import {
   type UsageCounts,
@@ -21,7 +13,8 @@ import {
   usageFromOpenAI,
 } from './guard/usage.js';
 import { resetUsageWarning } from './guard/usage-warning.js';
-import { History } from './history/history.js';
+import type { History } from './history/history.js';
+import { compareCache, composeParts, copyUsage, type ManagerSettings } from './manager-parts.js';
 import { futureBlockTypes } from './messages/anthropic-blocks.js';
 import { roleOf } from './messages/content.js';
 import type {
@@ -35,17 +28,12 @@ import {
   type AddMessageOptions,
   type ContextManagerOptions,
   checkOptions,
-  DEFAULTS,
   type RequestOptions,
   type Usage,
 } from './options.js';
 import type { RecallHit, RecallOptions } from './recall/recall-hit.js';
-import { RecallIndex } from './recall/recall-index.js';
+import type { RecallIndex } from './recall/recall-index.js';
 import { readRecallCall, recallResultMessage, recallResultText } from './recall/recall-tool.js';
-import { metaPersistence } from './stores/meta-persistence.js';
-import { resolveStore } from './stores/resolve.js';
-import { createAnthropicTools, createOpenAITools, type LLMWarning } from './tools/llm.js';
-import type { ContextTools } from './tools/types.js';
 
 export type {
   AddMessageOptions,
@@ -54,25 +42,6 @@ export type {
   RequestOptions,
   Usage,
 } from './options.js';
-
-/** The options the manager keeps as given or defaulted (the parts keep the rest). */
-type ManagerSettings = Readonly<
-  Required<
-    Pick<
-      ContextManagerOptions,
-      | 'maxTokens'
-      | 'compactThreshold'
-      | 'targetUsage'
-      | 'preserveSystem'
-      | 'keepToolResults'
-      | 'safetyMargin'
-      | 'conversationId'
-      | 'strategy'
-      | 'facts'
-      | 'exactCountAt'
-    >
-  >
-> & { model?: string };
 
 /**
  * Conversation memory for one agent conversation: stores every message, and before each model
@@ -101,99 +70,17 @@ export class ContextManager {
 
   constructor(options: ContextManagerOptions = {}) {
     checkOptions(options);
-    this.options = {
-      maxTokens: options.maxTokens ?? DEFAULTS.maxTokens,
-      compactThreshold: options.compactThreshold ?? DEFAULTS.compactThreshold,
-      targetUsage: options.targetUsage ?? DEFAULTS.targetUsage,
-      preserveSystem: options.preserveSystem ?? DEFAULTS.preserveSystem,
-      keepToolResults: options.keepToolResults ?? DEFAULTS.keepToolResults,
-      safetyMargin: options.safetyMargin ?? DEFAULTS.safetyMargin,
-      conversationId: options.conversationId ?? 'default',
-      strategy: options.strategy ?? 'summarize',
-      facts: options.facts ?? 'system',
-      exactCountAt: options.exactCountAt ?? DEFAULTS.exactCountAt,
-      ...(options.model !== undefined ? { model: options.model } : {}),
-    };
-    this.conversationId = this.options.conversationId;
-    const warn = (code: string, message: string) => this.emitter.emit('context:warn', { code, message });
-    const store =
-      options.store === undefined
-        ? null
-        : resolveStore(options.store, { onWarning: (message) => warn('store_warning', message) });
-    const history = new History({
-      store,
-      conversationId: this.conversationId,
-      now: options.now ?? (() => new Date()),
-      ...(options.invalidStored !== undefined ? { invalidStored: options.invalidStored } : {}),
-      onWarn: warn,
-      onReloaded: () => this.resetDerived(),
-    });
-    this.history = history;
-    this.measurer = new ContextMeasurer({
-      ...(options.model !== undefined ? { model: options.model } : {}),
-      ...(options.tokenCounter !== undefined ? { counter: options.tokenCounter } : {}),
-      ...(options.models !== undefined ? { models: options.models } : {}),
-      ...(options.countClient !== undefined ? { countClient: options.countClient } : {}),
-      calibration:
-        options.calibration ??
-        createCalibration(
-          store ? { persistence: metaPersistence(store, this.conversationId, 'calibration') } : {},
-        ),
-      exactCountAt: this.options.exactCountAt,
-      maxTokens: this.options.maxTokens,
-      safetyMargin: this.options.safetyMargin,
-      events: this.emitter,
-    });
-    const tools = options.tools ?? llmTools(options.llm, warn);
-    this.guard = new ContextGuard({
-      measurer: this.measurer,
-      strategy: this.options.strategy,
-      ...(options.guard !== undefined ? { levels: options.guard } : {}),
-      compactThreshold: this.options.compactThreshold,
-      targetUsage: this.options.targetUsage,
-      autoCompact: options.autoCompact ?? true,
-      compactWhenCacheExpired: options.compactWhenCacheExpired ?? true,
-      maxCompactRetries: options.maxCompactRetries ?? DEFAULTS.maxCompactRetries,
-      criticalFloor: options.criticalFloor ?? DEFAULTS.criticalFloor,
-      preserveSystem: this.options.preserveSystem,
-      keepToolResults: this.options.keepToolResults,
-      recentCount: options.recentCount ?? DEFAULTS.recentCount,
-      clearing: options.clearing ?? {},
-      facts: this.options.facts,
-      compactionNotice: options.compactionNotice === true,
-      cacheBreakpoints: options.cacheBreakpoints ?? 'off',
-      memoryShare: options.memoryShare ?? DEFAULTS.memoryShare,
-      recall: options.recall === true,
-      ...(tools !== undefined ? { tools } : {}),
-    });
-    this.conversation = {
-      get entries() {
-        return history.entries;
-      },
-      get format() {
-        return history.format;
-      },
-      view: this.guard.createView(),
-      state: { level: undefined, usage: undefined, usageWarning: resetUsageWarning() },
-      noticeDue: null,
-      lastUsage: null,
-      // The plan of a view that holds ephemeral messages is this process's own: never stored.
-      ...(store
-        ? { save: (patch) => (history.hasEphemeral ? Promise.resolve() : history.saveMeta(patch)) }
-        : {}),
-    };
+    const parts = composeParts(options, this.emitter, () => this.resetDerived());
+    this.options = parts.settings;
+    this.conversationId = parts.settings.conversationId;
+    this.history = parts.history;
+    this.measurer = parts.measurer;
+    this.guard = parts.guard;
+    this.conversation = parts.conversation;
+    this.recallIndex = parts.recallIndex;
     this.recallEnabled = options.recall === true;
-    this.recallIndex = new RecallIndex({
-      entries: () => history.entries,
-      generation: () => history.generation,
-      countText: (text) => this.measurer.defaultCounter(history.format).countText(text),
-      ...(store ? { store } : {}),
-      conversationId: this.conversationId,
-      eager: this.recallEnabled,
-      onWarn: warn,
-    });
-    this.loaded = !store;
-    this.queue = store ? this.load().catch(() => undefined) : Promise.resolve();
+    this.loaded = !parts.store;
+    this.queue = parts.store ? this.load().catch(() => undefined) : Promise.resolve();
   }
 
   /** Subscribes to an event; returns a function that unsubscribes. */
@@ -400,22 +287,9 @@ export class ContextManager {
     });
   }
 
-  /**
-   * Sets the provider's cache figures for the last request beside the meter's prediction in
-   * `usage().cost.reported`, and warns when they differ by more than 5% of the input.
-   */
+  /** The provider's cache figures beside the meter's prediction, warning past 5% (`compareCache`). */
   private compareCache(sample: UsageSample): void {
-    const cost = this.conversation.lastUsage?.cost;
-    const meter = cost ? this.conversation.meters?.get(cost.model) : undefined;
-    const comparison = meter?.compare(sample);
-    if (!cost || !comparison) return;
-    cost.reported = comparison;
-    if (comparison.relative > 0.05) {
-      this.measurer.warn(
-        'cache_mismatch',
-        `the provider read ${comparison.reportedCached} input tokens from its cache where ${comparison.predictedCached} were expected`,
-      );
-    }
+    compareCache(this.conversation, sample, this.measurer);
   }
 
   /**
@@ -442,13 +316,7 @@ export class ContextManager {
   /** Figures of the last request (or of the whole history against the configured budget). */
   usage(): Usage {
     const last = this.conversation.lastUsage;
-    if (last) {
-      const { cost, ...figures } = last;
-      if (!cost) return { ...figures };
-      const copy = { ...cost, last: { ...cost.last }, totals: { ...cost.totals } };
-      if (cost.reported) copy.reported = { ...cost.reported };
-      return { ...figures, cost: copy };
-    }
+    if (last) return copyUsage(last);
     const budget = this.measurer.defaultBudget();
     const tokens = this.storedTokens();
     return {
@@ -508,17 +376,4 @@ export class ContextManager {
     await this.queue;
     await this.history.store?.close();
   }
-}
-
-/** The LLM-backed tools the `llm` option asks for, reporting their fallbacks as warnings. */
-function llmTools(
-  llm: ContextManagerOptions['llm'],
-  warn: (code: string, message: string) => void,
-): ContextTools | undefined {
-  if (!llm) return undefined;
-  const { provider, ...rest } = llm;
-  const onWarn = (w: LLMWarning) => warn(w.code, w.message);
-  return provider === 'anthropic'
-    ? createAnthropicTools({ ...rest, onWarn })
-    : createOpenAITools({ ...rest, onWarn });
 }

@@ -1,0 +1,196 @@
+/**
+ * How `ContextManager` is put together: its options resolved, and the parts it composes
+ * (`History`, `ContextMeasurer`, `ContextGuard` with its view, the recall index) built and wired to
+ * one event emitter. Kept apart so the manager itself reads as the short composition it is.
+ */
+
+import type { ContextEmitter } from './events.js';
+import { createCalibration } from './guard/calibration.js';
+import type { CacheComparison } from './guard/cost-meter.js';
+import { ContextGuard, type GuardConversation } from './guard/guard.js';
+import { ContextMeasurer } from './guard/measurer.js';
+import type { UsageSample } from './guard/usage.js';
+import { resetUsageWarning } from './guard/usage-warning.js';
+import { History } from './history/history.js';
+import { type ContextManagerOptions, DEFAULTS, type Usage } from './options.js';
+import { RecallIndex } from './recall/recall-index.js';
+import { metaPersistence } from './stores/meta-persistence.js';
+import { resolveStore } from './stores/resolve.js';
+import type { ConversationStore } from './stores/types.js';
+import { createAnthropicTools, createOpenAITools, type LLMWarning } from './tools/llm.js';
+import type { ContextTools } from './tools/types.js';
+
+/** The options the manager keeps as given or defaulted (the parts keep the rest). */
+export type ManagerSettings = Readonly<
+  Required<
+    Pick<
+      ContextManagerOptions,
+      | 'maxTokens'
+      | 'compactThreshold'
+      | 'targetUsage'
+      | 'preserveSystem'
+      | 'keepToolResults'
+      | 'safetyMargin'
+      | 'conversationId'
+      | 'strategy'
+      | 'facts'
+      | 'exactCountAt'
+    >
+  >
+> & { model?: string };
+
+/** The parts a manager is composed of. */
+export interface ManagerParts {
+  settings: ManagerSettings;
+  store: ConversationStore | null;
+  history: History;
+  measurer: ContextMeasurer;
+  guard: ContextGuard;
+  conversation: GuardConversation;
+  recallIndex: RecallIndex;
+}
+
+/**
+ * Resolves the options (already checked) and builds the parts. Warnings of every part go to
+ * `emitter` as `context:warn`; `onReloaded` runs when the history is replaced under the manager.
+ */
+export function composeParts(
+  options: ContextManagerOptions,
+  emitter: ContextEmitter,
+  onReloaded: () => void,
+): ManagerParts {
+  const settings: ManagerSettings = {
+    maxTokens: options.maxTokens ?? DEFAULTS.maxTokens,
+    compactThreshold: options.compactThreshold ?? DEFAULTS.compactThreshold,
+    targetUsage: options.targetUsage ?? DEFAULTS.targetUsage,
+    preserveSystem: options.preserveSystem ?? DEFAULTS.preserveSystem,
+    keepToolResults: options.keepToolResults ?? DEFAULTS.keepToolResults,
+    safetyMargin: options.safetyMargin ?? DEFAULTS.safetyMargin,
+    conversationId: options.conversationId ?? 'default',
+    strategy: options.strategy ?? 'summarize',
+    facts: options.facts ?? 'system',
+    exactCountAt: options.exactCountAt ?? DEFAULTS.exactCountAt,
+    ...(options.model !== undefined ? { model: options.model } : {}),
+  };
+  const conversationId = settings.conversationId;
+  const warn = (code: string, message: string) => emitter.emit('context:warn', { code, message });
+  const store =
+    options.store === undefined
+      ? null
+      : resolveStore(options.store, { onWarning: (message) => warn('store_warning', message) });
+  const history = new History({
+    store,
+    conversationId,
+    now: options.now ?? (() => new Date()),
+    ...(options.invalidStored !== undefined ? { invalidStored: options.invalidStored } : {}),
+    onWarn: warn,
+    onReloaded,
+  });
+  const measurer = new ContextMeasurer({
+    ...(options.model !== undefined ? { model: options.model } : {}),
+    ...(options.tokenCounter !== undefined ? { counter: options.tokenCounter } : {}),
+    ...(options.models !== undefined ? { models: options.models } : {}),
+    ...(options.countClient !== undefined ? { countClient: options.countClient } : {}),
+    calibration:
+      options.calibration ??
+      createCalibration(store ? { persistence: metaPersistence(store, conversationId, 'calibration') } : {}),
+    exactCountAt: settings.exactCountAt,
+    maxTokens: settings.maxTokens,
+    safetyMargin: settings.safetyMargin,
+    events: emitter,
+  });
+  const tools = options.tools ?? llmTools(options.llm, warn);
+  const guard = new ContextGuard({
+    measurer,
+    strategy: settings.strategy,
+    ...(options.guard !== undefined ? { levels: options.guard } : {}),
+    compactThreshold: settings.compactThreshold,
+    targetUsage: settings.targetUsage,
+    autoCompact: options.autoCompact ?? true,
+    compactWhenCacheExpired: options.compactWhenCacheExpired ?? true,
+    maxCompactRetries: options.maxCompactRetries ?? DEFAULTS.maxCompactRetries,
+    criticalFloor: options.criticalFloor ?? DEFAULTS.criticalFloor,
+    preserveSystem: settings.preserveSystem,
+    keepToolResults: settings.keepToolResults,
+    recentCount: options.recentCount ?? DEFAULTS.recentCount,
+    clearing: options.clearing ?? {},
+    facts: settings.facts,
+    compactionNotice: options.compactionNotice === true,
+    cacheBreakpoints: options.cacheBreakpoints ?? 'off',
+    memoryShare: options.memoryShare ?? DEFAULTS.memoryShare,
+    recall: options.recall === true,
+    ...(tools !== undefined ? { tools } : {}),
+  });
+  const conversation: GuardConversation = {
+    get entries() {
+      return history.entries;
+    },
+    get format() {
+      return history.format;
+    },
+    view: guard.createView(),
+    state: { level: undefined, usage: undefined, usageWarning: resetUsageWarning() },
+    noticeDue: null,
+    lastUsage: null,
+    // The plan of a view that holds ephemeral messages is this process's own: never stored.
+    ...(store
+      ? { save: (patch) => (history.hasEphemeral ? Promise.resolve() : history.saveMeta(patch)) }
+      : {}),
+  };
+  const recallIndex = new RecallIndex({
+    entries: () => history.entries,
+    generation: () => history.generation,
+    countText: (text) => measurer.defaultCounter(history.format).countText(text),
+    ...(store ? { store } : {}),
+    conversationId,
+    eager: options.recall === true,
+    onWarn: warn,
+  });
+  return { settings, store, history, measurer, guard, conversation, recallIndex };
+}
+
+/** The LLM-backed tools the `llm` option asks for, reporting their fallbacks as warnings. */
+export function llmTools(
+  llm: ContextManagerOptions['llm'],
+  warn: (code: string, message: string) => void,
+): ContextTools | undefined {
+  if (!llm) return undefined;
+  const { provider, ...rest } = llm;
+  const onWarn = (w: LLMWarning) => warn(w.code, w.message);
+  return provider === 'anthropic'
+    ? createAnthropicTools({ ...rest, onWarn })
+    : createOpenAITools({ ...rest, onWarn });
+}
+
+/**
+ * Sets the provider's cache figures for the last request beside the meter's prediction in
+ * `usage().cost.reported`, and warns (`cache_mismatch`) when they differ by more than 5% of the
+ * input.
+ */
+export function compareCache(
+  conversation: GuardConversation,
+  sample: UsageSample,
+  measurer: Pick<ContextMeasurer, 'warn'>,
+): CacheComparison | undefined {
+  const cost = conversation.lastUsage?.cost;
+  const meter = cost ? conversation.meters?.get(cost.model) : undefined;
+  const comparison = meter?.compare(sample);
+  if (!cost || !comparison) return undefined;
+  cost.reported = comparison;
+  if (comparison.relative > 0.05) {
+    measurer.warn(
+      'cache_mismatch',
+      `the provider read ${comparison.reportedCached} input tokens from its cache where ${comparison.predictedCached} were expected`,
+    );
+  }
+  return comparison;
+}
+
+/** A copy of the last request's figures the caller may keep (the meter's totals keep moving). */
+export function copyUsage(last: Usage): Usage {
+  const { cost, ...figures } = last;
+  if (!cost) return { ...figures };
+  const copy = { ...cost, last: { ...cost.last }, totals: { ...cost.totals } };
+  if (cost.reported) copy.reported = { ...cost.reported };
+  return { ...figures, cost: copy };
+}
