@@ -20,8 +20,9 @@ import { createOfflineTools } from '../tools/offline.js';
 import type { ContextTools } from '../tools/types.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
 import { type SentView, View } from '../view/view.js';
-import { CostMeter, messageFingerprint, objectKey, type UsageCost } from './cost-meter.js';
+import type { CostMeter } from './cost-meter.js';
 import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
+import { billRequest, conversationTime } from './metering.js';
 import { nextUsageWarning, resetUsageWarning, type UsageWarningState } from './usage-warning.js';
 
 /** What the guard decided: the view stands, was compacted, warrants a warning, or cannot go. */
@@ -247,7 +248,7 @@ export class ContextGuard {
         messages: out.messages.length,
       };
       this.measurer.recordSent(r, request, out.total);
-      const cost = this.meter(c, r, out.messages, request.tools, out.noticeTokens);
+      const cost = billRequest(this.measurer, c, r, out.messages, request.tools, out.noticeTokens);
       c.lastUsage.cost = cost;
       this.measurer.events.emit('context:measure', {
         tokens,
@@ -280,57 +281,6 @@ export class ContextGuard {
         ...(receipt ? { receipt } : {}),
       };
     }
-  }
-
-  /**
-   * Bills the view about to be sent with the conversation's meter for the model, at the time of
-   * its newest message (now when messages carry no time).
-   */
-  private meter(
-    c: GuardConversation,
-    r: ResolvedRequest,
-    messages: readonly Message[],
-    tools: RequestOptions['tools'],
-    noticeTokens: number,
-  ): UsageCost {
-    c.meters ??= new Map();
-    let meter = c.meters.get(r.modelKey);
-    if (!meter) {
-      meter = new CostMeter(this.measurer.catalog.get(r.modelKey)?.pricing);
-      c.meters.set(r.modelKey, meter);
-    }
-    const head = {
-      key: tools && tools.length > 0 ? messageFingerprint(tools) : 0,
-      tokens: r.fixedTokens,
-    };
-    // Closed messages of the same build are the same objects as last time: no need to compare them.
-    const mark = c.view.closedMark();
-    const plain = r.format === (c.format ?? r.format) && noticeTokens === 0;
-    const previous = c.meterMark;
-    const known =
-      mark &&
-      previous &&
-      plain &&
-      previous.plain &&
-      previous.model === r.modelKey &&
-      previous.build === mark.build
-        ? previous.closed
-        : 0;
-    c.meterMark = mark ? { model: r.modelKey, build: mark.build, closed: mark.closed, plain } : undefined;
-    const last = meter.billView(
-      conversationTime(c),
-      head,
-      messages,
-      (m) => ({ key: objectKey(m), tokens: this.measurer.count(r.counter, m, r.format) }),
-      0,
-      undefined,
-      sameContent,
-      known,
-    );
-    // The totals are the meter's own object: `usage()` copies them when asked.
-    const out: UsageCost = { model: r.modelKey, last, totals: meter.totals };
-    if (meter.pricing) out.pricing = meter.pricing.source;
-    return out;
   }
 
   /** What `fit` would decide, without compacting or sending anything. */
@@ -607,34 +557,4 @@ export class ContextGuard {
 
 function rank(level: Level | undefined): number {
   return level === undefined ? -1 : ['healthy', 'pressure', 'urgent', 'critical'].indexOf(level);
-}
-
-/**
- * Two view messages with the same content (asked only where they are not the same object): field
- * by field, where fields are mostly the same strings or objects, else by fingerprint.
- */
-function sameContent(previous: unknown, message: Message): boolean {
-  if (typeof previous !== 'object' || previous === null) return false;
-  const a = previous as Record<string, unknown>;
-  const b = message as unknown as Record<string, unknown>;
-  const keys = Object.keys(b);
-  if (Object.keys(a).length !== keys.length) return false;
-  for (const key of keys) {
-    const x = a[key];
-    const y = b[key];
-    if (x === y) continue;
-    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
-    if (messageFingerprint(x) !== messageFingerprint(y)) return false;
-  }
-  return true;
-}
-
-let lastStamp: { text: string; at: number } | undefined;
-
-/** The time of a conversation's newest message (ms), or now when it has none or it cannot be read. */
-export function conversationTime(c: { readonly entries: readonly HistoryEntry[] }): number {
-  const stamp = c.entries[c.entries.length - 1]?.metadata.timestamp;
-  if (stamp === undefined) return Date.now();
-  if (lastStamp?.text !== stamp) lastStamp = { text: stamp, at: Date.parse(stamp) };
-  return Number.isFinite(lastStamp.at) ? lastStamp.at : Date.now();
 }
