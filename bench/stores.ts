@@ -376,7 +376,8 @@ async function appendLoop(
 ): Promise<AppendFigures & { end: number }> {
   const latencies: number[] = [];
   let seq = start;
-  const epoch = `bench-${randomBytes(4).toString('hex')}`;
+  // The generation the conversation has (as the manager reads it on load), or a new one it takes.
+  const epoch = (await store.epoch(id)) ?? `bench-${randomBytes(4).toString('hex')}`;
   const loopStart = performance.now();
   for (let i = 0; keepGoing(limit, i, performance.now() - loopStart); i++) {
     const entries = source.slice(seq, seq + batch);

@@ -483,17 +483,31 @@ interface Goals {
   speed: Array<{ workload: string; pass: boolean; detail: string }>;
 }
 
+/**
+ * A trimmer is held to the same budget when at least this share of its requests were usable
+ * (valid and within the budget): one that goes over the budget or breaks the API's rules more
+ * often is billed only for the few early, small views the provider would take, and would look
+ * cheap for sending little.
+ */
+const SAME_BUDGET_USABLE = 0.95;
+
 /** Billed input per request at claude-sonnet-4-5 prices: ours ≤ 0.15× the cheapest budget-filling trimmer's. */
 function checkBilled(goals: Goals, workload: string, tallies: Map<string, Tally>): void {
   const model = 'claude-sonnet-4-5';
   const mine = perRequest(tallies.get(OURS)!, model);
-  const trimmers = [...tallies].filter(([name]) => TRIMMERS.has(name));
+  const trimmers = [...tallies].filter(
+    ([name, t]) => TRIMMERS.has(name) && t.views > 0 && t.usable / t.views >= SAME_BUDGET_USABLE,
+  );
   const [bestName, best] = trimmers
     .map(([name, t]) => [name, perRequest(t, model)] as const)
     .filter(([, v]) => Number.isFinite(v))
     .reduce((a, b) => (b[1] < a[1] ? b : a), ['–', Number.POSITIVE_INFINITY] as const);
   if (!Number.isFinite(best)) {
-    goals.billed.push({ workload, pass: false, detail: 'no trimmer sent a usable view: nothing to compare' });
+    goals.billed.push({
+      workload,
+      pass: false,
+      detail: `no trimmer sent usable views (valid, within the budget) for ${SAME_BUDGET_USABLE * 100}% of its requests: nothing to compare`,
+    });
     return;
   }
   const ratio = mine / best;
@@ -664,7 +678,7 @@ export async function runPeersBenchmark(args: readonly string[]): Promise<void> 
         verdict(g.pass),
       ]),
       ...goals.billed.map((g) => [
-        'billed input ≤ 0.15× the best trimmer (claude-sonnet-4-5)',
+        'billed input ≤ 0.15× the best trimmer held to the budget (≥ 95% usable; claude-sonnet-4-5)',
         g.workload,
         g.detail,
         verdict(g.pass),
