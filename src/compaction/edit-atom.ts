@@ -149,6 +149,15 @@ export function renderAtom(atom: Atom, edits: AtomEdits): readonly Message[] {
     const text = clearedResultText(slot.toolName, edits.cleared.get(slot.key)!);
     if (slot.blockIndex < 0) {
       replace(slot.messageIndex, clearedToolMessage(current, text));
+    } else if ('parts' in current && Array.isArray(current.parts)) {
+      // A Gemini functionResponse: its response becomes the placeholder; name and id stay.
+      const parts = (current.parts as unknown as Array<Record<string, unknown>>).slice();
+      const old = parts[slot.blockIndex]!;
+      const fr = old.functionResponse as Record<string, unknown>;
+      const cleared: Record<string, unknown> = { name: fr.name, response: { content: text } };
+      if (fr.id !== undefined) cleared.id = fr.id;
+      parts[slot.blockIndex] = { ...old, functionResponse: cleared };
+      replace(slot.messageIndex, freezeDeep({ ...current, parts } as unknown as Message));
     } else {
       const blocks = (current as AnthropicMessage).content as AnthropicContentBlock[];
       const next = blocks.slice();
@@ -193,6 +202,7 @@ export function renderAtom(atom: Atom, edits: AtomEdits): readonly Message[] {
 
 /** The call message with the inputs of the given calls replaced by an empty object. */
 function withInputsCleared(message: Message, indices: ReadonlySet<number>): Message {
+  // Gemini model parts are never edited: a functionCall may carry a thought signature.
   if (message.role !== 'assistant') return message;
   if ('tool_calls' in message && message.tool_calls) {
     const calls = message.tool_calls.map((c, i) =>
