@@ -203,7 +203,12 @@ export const STRATEGIES = ['summarize', 'truncate', 'smart', 'layered'] as const
 /** Where a facts block may go. */
 export const FACTS_SITES: readonly FactsSite[] = ['system', 'first-user', 'none'];
 /** The wire formats a request may ask for. */
-export const REQUEST_FORMATS: readonly MessageFormat[] = ['openai', 'anthropic', 'openai-responses', 'gemini'];
+export const REQUEST_FORMATS: readonly MessageFormat[] = [
+  'openai',
+  'anthropic',
+  'openai-responses',
+  'gemini',
+];
 
 type Check = (value: unknown, name: string) => void;
 

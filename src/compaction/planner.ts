@@ -182,7 +182,8 @@ export class Planner {
       countText: (t) => req.counter.countText(t),
       messageTokens: req.count,
       // Room for the start notice an Anthropic view may need once older messages are gone.
-      fixedTokens: req.fixedTokens + (req.format === 'anthropic' || req.format === 'gemini' ? NOTICE_RESERVE : 0),
+      fixedTokens:
+        req.fixedTokens + (req.format === 'anthropic' || req.format === 'gemini' ? NOTICE_RESERVE : 0),
       budget: req.budget,
       target,
       keepToolResults: clearing.keep ?? this.settings.keepToolResults,

@@ -8,8 +8,8 @@
 import { ConfigurationError, ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt } from '../events.js';
 import { ContextManager, type ContextManagerOptions } from '../manager.js';
-import { convertMessages } from '../messages/convert.js';
 import { hasNonToolResultContent } from '../messages/content.js';
+import { convertMessages } from '../messages/convert.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import { type RequestProblem, validateRequest } from '../messages/validate-request.js';
 import { getModelInfo } from '../tokens/catalog.js';

@@ -623,7 +623,8 @@ export class AtomIndex {
     for (let k = 0; k < split; k++) {
       const atom = built.atoms[k]!;
       this.closed.push(atom);
-      if (this.format !== 'openai' && this.format !== 'gemini') for (const slot of atom.results) this.closedIds.add(slot.callId);
+      if (this.format !== 'openai' && this.format !== 'gemini')
+        for (const slot of atom.results) this.closedIds.add(slot.callId);
     }
     this.tail = built.atoms.slice(split);
     const boundarySeq =

@@ -81,7 +81,11 @@ export function buildGemini(entries: readonly HistoryEntry[], from: number): Bui
     const displaced: HistoryEntry[] = [];
     const found: Array<{ entry: HistoryEntry; ref: GeminiCallRef }> = [];
     let ended = false;
-    const answered = () => pairGemini(calls, found.map((f) => f.ref)).every((k) => k >= 0);
+    const answered = () =>
+      pairGemini(
+        calls,
+        found.map((f) => f.ref),
+      ).every((k) => k >= 0);
     while (i < entries.length && !answered()) {
       const next = entries[i]!;
       const role = contentOf(next).role;
@@ -139,10 +143,7 @@ function exchange(
     });
   }
   const clean =
-    answering.length === 1 &&
-    found.length === calls.length &&
-    pairing.every((k, n) => k === n) &&
-    !open;
+    answering.length === 1 && found.length === calls.length && pairing.every((k, n) => k === n) && !open;
   const slots = (messageIndex: number, indexOfCall: (n: number) => number): ToolResultSlot[] =>
     calls.map((call, n) => ({
       key: `${head.seq}:${n}`,

@@ -76,12 +76,7 @@ export const GEMINI_DATA_FIELDS: readonly string[] = [
 /** Fields only the model's own parts carry. */
 const MODEL_ONLY = new Set(['functionCall', 'executableCode', 'codeExecutionResult']);
 
-const CODE_OUTCOMES = [
-  'OUTCOME_UNSPECIFIED',
-  'OUTCOME_OK',
-  'OUTCOME_FAILED',
-  'OUTCOME_DEADLINE_EXCEEDED',
-];
+const CODE_OUTCOMES = ['OUTCOME_UNSPECIFIED', 'OUTCOME_OK', 'OUTCOME_FAILED', 'OUTCOME_DEADLINE_EXCEEDED'];
 
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 
@@ -145,7 +140,11 @@ export function pairGemini(calls: readonly GeminiCallRef[], responses: readonly 
   const used = new Set<number>();
   return calls.map((call) => {
     const k = responses.findIndex((r, i) =>
-      used.has(i) ? false : call.id !== undefined && r.id !== undefined ? r.id === call.id : r.name === call.name,
+      used.has(i)
+        ? false
+        : call.id !== undefined && r.id !== undefined
+          ? r.id === call.id
+          : r.name === call.name,
     );
     if (k >= 0) used.add(k);
     return k;
@@ -218,7 +217,12 @@ function needObject(issues: GeminiIssue[], value: unknown, path: string, what: s
   return false;
 }
 
-function partDatumIssues(issues: GeminiIssue[], part: Record<string, unknown>, kind: string, at: string): void {
+function partDatumIssues(
+  issues: GeminiIssue[],
+  part: Record<string, unknown>,
+  kind: string,
+  at: string,
+): void {
   const value = part[kind];
   const path = `${at}.${kind}`;
   switch (kind) {
@@ -229,7 +233,10 @@ function partDatumIssues(issues: GeminiIssue[], part: Record<string, unknown>, k
       if (!needObject(issues, value, path, 'an object with "mimeType" and "data"')) return;
       needString(issues, (value as Record<string, unknown>).mimeType, `${path}.mimeType`, true);
       needString(issues, (value as Record<string, unknown>).data, `${path}.data`);
-      if (typeof (value as Record<string, unknown>).data === 'string' && !BASE64.test(String((value as Record<string, unknown>).data)))
+      if (
+        typeof (value as Record<string, unknown>).data === 'string' &&
+        !BASE64.test(String((value as Record<string, unknown>).data))
+      )
         issues.push({ path: `${path}.data`, message: 'expected base64 data' });
       return;
     case 'fileData':
@@ -287,7 +294,10 @@ function partIssues(issues: GeminiIssue[], part: unknown, at: string, role: stri
   // A model part may carry only a signature (the API returns one on its own at a turn's end).
   if (kinds.length === 0 && role === 'model' && typeof part.thoughtSignature === 'string') {
     if (!BASE64.test(part.thoughtSignature))
-      issues.push({ path: `${at}.thoughtSignature`, message: 'expected a base64 string, as the API returned it' });
+      issues.push({
+        path: `${at}.thoughtSignature`,
+        message: 'expected a base64 string, as the API returned it',
+      });
     return;
   }
   if (kinds.length !== 1) {
@@ -308,13 +318,19 @@ function partIssues(issues: GeminiIssue[], part: unknown, at: string, role: stri
   if (role === 'user' && MODEL_ONLY.has(kind))
     issues.push({ path: `${at}.${kind}`, message: `a "${kind}" part is only allowed in a model content` });
   if (role === 'model' && kind === 'functionResponse')
-    issues.push({ path: `${at}.${kind}`, message: 'a "functionResponse" part is only allowed in a user content' });
+    issues.push({
+      path: `${at}.${kind}`,
+      message: 'a "functionResponse" part is only allowed in a user content',
+    });
   partDatumIssues(issues, part, kind, at);
   if (part.thought !== undefined && typeof part.thought !== 'boolean')
     issues.push({ path: `${at}.thought`, message: 'expected a boolean' });
   if (part.thoughtSignature !== undefined) {
     if (typeof part.thoughtSignature !== 'string' || !BASE64.test(part.thoughtSignature))
-      issues.push({ path: `${at}.thoughtSignature`, message: 'expected a base64 string, as the API returned it' });
+      issues.push({
+        path: `${at}.thoughtSignature`,
+        message: 'expected a base64 string, as the API returned it',
+      });
   }
 }
 

@@ -370,7 +370,7 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
    * reasoning.
    */
   function geminiPartTokens(part: Record<string, unknown>): number {
-    let text = 0;
+    const text = 0;
     if (typeof part.thoughtSignature === 'string')
       fixed += Math.ceil(base64Bytes(part.thoughtSignature) / REDACTED_THINKING_BYTES_PER_TOKEN);
     if (typeof part.text === 'string') return text + bpe(part.text);
@@ -389,7 +389,12 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
     const response = part.functionResponse as Record<string, unknown> | undefined;
     if (typeof response === 'object' && response !== null) {
       fixed += framing.perToolResult;
-      return text + bpe(String(response.name ?? '')) + estimateFields(response.response) + estimateFields(response.parts);
+      return (
+        text +
+        bpe(String(response.name ?? '')) +
+        estimateFields(response.response) +
+        estimateFields(response.parts)
+      );
     }
     return text + estimateFields(part.executableCode) + estimateFields(part.codeExecutionResult);
   }
@@ -451,7 +456,8 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
     text += contentTokens(message.content);
     if ('parts' in message && Array.isArray(message.parts)) {
       for (const part of message.parts as unknown[]) {
-        if (typeof part === 'object' && part !== null) text += geminiPartTokens(part as Record<string, unknown>);
+        if (typeof part === 'object' && part !== null)
+          text += geminiPartTokens(part as Record<string, unknown>);
       }
     }
     if (message.role === 'assistant') {

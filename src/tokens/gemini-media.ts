@@ -62,11 +62,14 @@ export function geminiMediaTokens(
     return imageTokens(provider, data === undefined ? undefined : imageInfoFromBase64(data, type));
   if (type === 'application/pdf') return pdfTokens(provider, data);
   if (type.startsWith('audio/')) {
-    const known = data !== undefined && (type === 'audio/wav' || type === 'audio/x-wav') ? wavSeconds(data) : undefined;
+    const known =
+      data !== undefined && (type === 'audio/wav' || type === 'audio/x-wav') ? wavSeconds(data) : undefined;
     return Math.ceil((known ?? GEMINI_DEFAULT_MEDIA_SECONDS) * GEMINI_AUDIO_TOKENS_PER_SECOND);
   }
   if (type.startsWith('video/'))
-    return Math.ceil((clipSeconds(videoMetadata) ?? GEMINI_DEFAULT_MEDIA_SECONDS) * GEMINI_VIDEO_TOKENS_PER_SECOND);
+    return Math.ceil(
+      (clipSeconds(videoMetadata) ?? GEMINI_DEFAULT_MEDIA_SECONDS) * GEMINI_VIDEO_TOKENS_PER_SECOND,
+    );
   // Text-like files (text/plain, code, CSV) are read as text: one page's worth when out of sight.
   return pdfTokens(provider, undefined);
 }

@@ -6,8 +6,12 @@ import type { Message, MessageFormat } from '../messages/types.js';
 
 const OMITTED_NOTICE: Message = freezeDeep({ role: 'user', content: OMITTED_START_TEXT });
 const START_NOTICE: Message = freezeDeep({ role: 'user', content: CONVERSATION_START_TEXT });
-const GEMINI_OMITTED: Message = freezeDeep(textMessageAsGemini({ role: 'user', content: OMITTED_START_TEXT }));
-const GEMINI_START: Message = freezeDeep(textMessageAsGemini({ role: 'user', content: CONVERSATION_START_TEXT }));
+const GEMINI_OMITTED: Message = freezeDeep(
+  textMessageAsGemini({ role: 'user', content: OMITTED_START_TEXT }),
+);
+const GEMINI_START: Message = freezeDeep(
+  textMessageAsGemini({ role: 'user', content: CONVERSATION_START_TEXT }),
+);
 
 /**
  * An Anthropic view must open with a user message: where it opens with the assistant, the notice to
