@@ -99,6 +99,7 @@ function partLength(message: Message, rest: string): number {
   const [, bi, ii] = rest.split('.').map(Number) as [number, number, number];
   const content = message.content as unknown;
   if (bi < 0) return typeof content === 'string' ? content.length : 0;
+  if (!Array.isArray(content)) return 0;
   const block = (content as Array<Record<string, unknown>>)[bi];
   if (!block) return 0;
   if (ii < 0) {

@@ -43,6 +43,15 @@ export function geminiProblems(messages: readonly unknown[], problems: RequestPr
     if (!seenContent && message.role !== 'user')
       problems.push({ index: i, path: `${at}.role`, message: 'the first content must be a user content' });
     seenContent = true;
+    const parts = Array.isArray(message.parts) ? message.parts : [];
+    parts.forEach((part, k) => {
+      if (isRecord(part) && part.text === '' && part.thoughtSignature === undefined)
+        problems.push({
+          index: i,
+          path: `${at}.parts[${k}].text`,
+          message: 'the API refuses an empty text part',
+        });
+    });
     const calls = geminiCalls(message);
     const responses = geminiResponses(message);
     if (calls.length > 0 && previous !== undefined && previous.role !== 'user')
