@@ -164,7 +164,7 @@ export interface AddMessageOptions {
 /** Options of `getMessagesForRequest`: the budget (or what to derive it from), the wire format, the tools sent. */
 export interface RequestOptions {
   tokenBudget?: number;
-  /** `'openai'`, `'anthropic'` or `'openai-responses'` for the wire format, or provider info for the budget. */
+  /** `'openai'`, `'anthropic'`, `'openai-responses'` or `'gemini'` for the wire format, or provider info for the budget. */
   provider?: MessageFormat | ProviderInfo;
   model?: string;
   /** Tool definitions sent with the request: counted in the budget. */

@@ -12,6 +12,7 @@ import type { Message, MessageFormat, ToolDefinition } from '../messages/types.j
 import { DEFAULTS, type ProviderInfo, type RequestOptions, requestedFormat } from '../options.js';
 import { createModelCatalog, type ModelCatalog } from '../tokens/catalog.js';
 import { createTokenCounter } from '../tokens/counter.js';
+import { defaultModel } from '../tokens/model-counter.js';
 import type { ModelInfo, TokenCounter } from '../tokens/types.js';
 import type { Calibration } from './calibration.js';
 import { createCalibration } from './calibration.js';
@@ -126,7 +127,7 @@ export class ContextMeasurer {
     let counter = this.counters.get(key);
     if (!counter) {
       const info = model ? this.catalog.get(model) : undefined;
-      const fallback = this.catalog.get(format === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o')!;
+      const fallback = this.catalog.get(defaultModel(format))!;
       counter = createTokenCounter(info ?? fallback);
       this.counters.set(key, counter);
     }
