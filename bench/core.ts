@@ -397,7 +397,7 @@ async function runFormats(openai: readonly Message[], size: number, extra: numbe
     ['openai', openai, MODEL],
     ['anthropic', longSessionMessages(size + extra, 'anthropic', SEED), 'claude-sonnet-4-5'],
     ['openai-responses', convertMessages(openai.slice(0, size + extra), 'openai-responses'), MODEL],
-    ['gemini', convertMessages(openai.slice(0, size + extra), 'gemini'), 'gemini-2.5-flash'],
+    ['gemini', geminiSession(size + extra), 'gemini-2.5-flash'],
   ];
   for (const [format, session, model] of sessions) {
     for (const { label, budget } of BUDGETS) {
@@ -407,6 +407,17 @@ async function runFormats(openai: readonly Message[], size: number, extra: numbe
     }
   }
   return runs;
+}
+
+/**
+ * `n` Gemini contents: an OpenAI session converted (parallel tool results become one content, so
+ * the session generated is longer than `n`).
+ */
+function geminiSession(n: number): Message[] {
+  for (let m = n; ; m = Math.ceil(m * 1.5)) {
+    const contents = convertMessages(longSessionMessages(m, 'openai', SEED), 'gemini');
+    if (contents.length >= n) return contents.slice(0, n);
+  }
 }
 
 function reportFormats(report: Report, runs: readonly FormatRun[]): void {
