@@ -219,6 +219,35 @@ describe('Gemini contents', () => {
     expect(inputs[0]).toBe(calls);
   });
 
+  it('cut an oversized function response of the exchange in progress in the middle, never a model part', async () => {
+    const call = {
+      role: 'model',
+      parts: [signed({ functionCall: { name: 'read_log', id: 'r1', args: {} } })],
+    };
+    const log = `log start ${'line of output '.repeat(4000)} log end`;
+    const result = {
+      role: 'user',
+      parts: [{ functionResponse: { name: 'read_log', id: 'r1', response: { content: log } } }],
+    };
+    const conv = msgs(ask, reply, { role: 'user', parts: [{ text: 'read the log' }] }, call, result);
+    const ctx = new ContextManager({ model: MODEL });
+    for (const m of conv) await ctx.addMessage(m);
+    const counter = createTokenCounter(getModelInfo(MODEL)!);
+    const full = await counter.measure(conv, { format: 'gemini' });
+    const view = await ctx.getMessagesForRequest({ tokenBudget: Math.floor(full * 0.5) });
+    const parts = view.flatMap((m) => ('parts' in m ? (m.parts as Part[]) : []));
+    const response = parts.find((p) => p.functionResponse)!.functionResponse as {
+      id: string;
+      response: { content: string };
+    };
+    expect(response.id).toBe('r1');
+    expect(response.response.content.length).toBeLessThan(log.length);
+    expect(response.response.content).toMatch(/^log start[\s\S]*log end$/);
+    expect(view).toContainEqual(call);
+    expect(geminiRequestProblems(body(view), { requireSignatures: true })).toEqual([]);
+    expect(await ctx.getMessages()).toEqual(conv);
+  });
+
   it('convert to and from the other formats where lossless, and list what cannot go across', () => {
     const plain = msgs(
       { role: 'system', parts: [{ text: 'be brief' }] },
