@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderAtom } from '../src/compaction/edit-atom.js';
 import { ContextOverflowError, FormatMismatchError, InvalidMessageError } from '../src/errors.js';
+import { createCountClient } from '../src/guard/count-endpoints.js';
 import { addGeminiResponse } from '../src/integrations/providers.js';
 import { ContextManager } from '../src/manager.js';
 import { buildAtoms } from '../src/messages/atoms.js';
@@ -21,6 +22,7 @@ import { validateRequest } from '../src/messages/validate-request.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { GEMINI_AUDIO_TOKENS_PER_SECOND } from '../src/tokens/gemini-media.js';
+import { startFakeCountServer } from './support/fake-count-server.js';
 import {
   type FakeGeminiServer,
   geminiRequestProblems,
@@ -246,6 +248,29 @@ describe('Gemini contents', () => {
     expect(view).toContainEqual(call);
     expect(geminiRequestProblems(body(view), { requireSignatures: true })).toEqual([]);
     expect(await ctx.getMessages()).toEqual(conv);
+  });
+
+  it('near the limit, Gemini countTokens is asked about the view as it is, signatures included', async () => {
+    const counting = await startFakeCountServer({ apiKey: 'k-test' });
+    try {
+      const countClient = createCountClient({ provider: 'google', baseURL: counting.url, apiKey: 'k-test' });
+      const conv = msgs({ role: 'system', parts: [{ text: 'be brief' }] }, ask, calls, answers, reply, {
+        role: 'user',
+        parts: [{ text: 'and tomorrow?' }],
+      });
+      const ctx = new ContextManager({ model: MODEL, countClient });
+      for (const m of conv) await ctx.addMessage(m);
+      const full = await createTokenCounter(getModelInfo(MODEL)!).measure(conv, { format: 'gemini' });
+      await ctx.getMessagesForRequest({ tokenBudget: Math.floor(full / 0.91) });
+      expect(counting.rejections).toEqual([]);
+      expect(counting.requests.length).toBeGreaterThan(0);
+      const sent = (counting.requests[0]!.body as { generateContentRequest: Record<string, unknown> })
+        .generateContentRequest;
+      expect(sent.systemInstruction).toEqual({ parts: [{ text: 'be brief' }] });
+      expect(sent.contents).toEqual(conv.slice(1));
+    } finally {
+      await counting.close();
+    }
   });
 
   it('convert to and from the other formats where lossless, and list what cannot go across', () => {
