@@ -420,6 +420,17 @@ describe('every Gemini part kind, every budget, every strategy', () => {
           expect(geminiRequestProblems(body(view), { requireSignatures: true })).toEqual([]);
           expect(await post(view)).toBe(200);
           expect(await ctx.getMessages()).toEqual(conv);
+          // Keeps the system instruction and the latest user content verbatim; deterministic.
+          for (const m of conv) if (m.role === 'system') expect(view).toContainEqual(m);
+          const latest = conv.findLast(
+            (m) =>
+              m.role === 'user' &&
+              (m as { parts: Part[] }).parts.some((p) => p.functionResponse === undefined),
+          );
+          if (latest) expect(view).toContainEqual(latest);
+          const again = new ContextManager({ model: MODEL, strategy });
+          for (const m of conv) await again.addMessage(m);
+          expect(await again.getMessagesForRequest({ tokenBudget: budget })).toEqual(view);
         },
       ),
       { numRuns: RUNS },
