@@ -19,6 +19,7 @@ import { toGeminiRequest } from '../src/messages/gemini-request.js';
 import type { HistoryEntry, Message } from '../src/messages/types.js';
 import { validateMessage } from '../src/messages/validate-message.js';
 import { validateRequest } from '../src/messages/validate-request.js';
+import { recallToolDefinition } from '../src/recall/recall-tool.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { GEMINI_AUDIO_TOKENS_PER_SECOND } from '../src/tokens/gemini-media.js';
@@ -271,6 +272,38 @@ describe('Gemini contents', () => {
     } finally {
       await counting.close();
     }
+  });
+
+  it('the recall tool answers a Gemini functionCall with a functionResponse the API accepts', async () => {
+    const ctx = new ContextManager({ model: MODEL, recall: true });
+    const again = { role: 'user', parts: [{ text: 'what was Rome again?' }] };
+    for (const m of msgs(ask, calls, answers, reply, again)) await ctx.addMessage(m);
+    const call = { functionCall: { name: 'recall', id: 'r9', args: { query: 'Rome' } } };
+    await ctx.addMessage({ role: 'model', parts: [call] });
+    const result = await ctx.handleToolCall(call);
+    expect(result).toMatchObject({
+      role: 'user',
+      parts: [
+        {
+          functionResponse: {
+            name: 'recall',
+            id: 'r9',
+            response: { content: expect.stringMatching(/Rome: 24C/) },
+          },
+        },
+      ],
+    });
+    await ctx.addMessage(result!);
+    const view = await ctx.getMessagesForRequest();
+    expect(validateRequest(view, 'gemini').problems).toEqual([]);
+    expect(geminiRequestProblems(body(view))).toEqual([]);
+    expect(recallToolDefinition('gemini')).toMatchObject({
+      name: 'recall',
+      parametersJsonSchema: { type: 'object' },
+    });
+    expect(await ctx.handleToolCall({ functionCall: { name: 'recall', args: {} } })).toMatchObject({
+      parts: [{ functionResponse: { name: 'recall', response: { error: expect.stringMatching(/query/) } } }],
+    });
   });
 
   it('convert to and from the other formats where lossless, and list what cannot go across', () => {
