@@ -11,7 +11,7 @@ import { ContextOverflowError, FormatMismatchError, InvalidMessageError } from '
 import { createCountClient } from '../src/guard/count-endpoints.js';
 import { addGeminiResponse } from '../src/integrations/providers.js';
 import { ContextManager } from '../src/manager.js';
-import { buildAtoms } from '../src/messages/atoms.js';
+import { AtomIndex, buildAtoms } from '../src/messages/atoms.js';
 import { convertMessages } from '../src/messages/convert.js';
 import { detectConversationFormat } from '../src/messages/detect.js';
 import type { GeminiMessage } from '../src/messages/gemini-parts.js';
@@ -156,6 +156,30 @@ describe('Gemini contents', () => {
     expect(missing.repairs.map((r) => r.kind)).toEqual(['missing_result']);
     const view = missing.atoms.flatMap((a) => a.messages);
     expect(geminiRequestProblems(body(view))).toEqual([]);
+  });
+
+  it('answer calls still waiting at the open tail with placeholders, replaced once the responses come', () => {
+    const open = buildAtoms(entries(msgs(ask, calls)), 'gemini');
+    expect(open.atoms[1]!.open).toBe(true);
+    const view = open.atoms.flatMap((a) => a.messages);
+    expect(validateRequest(view, 'gemini').problems).toEqual([]);
+    const done = buildAtoms(entries(msgs(ask, calls, answers)), 'gemini');
+    expect(done.atoms[1]!.messages).toEqual([calls, answers]);
+    expect(done.atoms[1]!.open).toBe(false);
+  });
+
+  it('group the same atoms incrementally as all at once', () => {
+    fc.assert(
+      fc.property(geminiConversationArb(), (conv) => {
+        const all = entries(conv);
+        const index = new AtomIndex('gemini');
+        for (let n = 1; n <= all.length; n++) index.update(all.slice(0, n));
+        const once = buildAtoms(all, 'gemini');
+        expect(index.all()).toEqual(once.atoms);
+        expect(index.repairs()).toEqual(once.repairs);
+      }),
+      { numRuns: RUNS },
+    );
   });
 
   it('validateRequest applies the order and pairing rules', () => {

@@ -2,7 +2,7 @@
  * Atoms of a conversation in the Gemini format. A model content with `functionCall` parts and the
  * user content that answers them with `functionResponse` parts are one atom. Repairs, in the view
  * only: responses split over several user contents are joined into one, in call order; a call
- * whose response never came gets a placeholder response; a response that answers no call before
+ * whose response never came (or has not come yet, at the open tail) gets a placeholder response; a response that answers no call before
  * it is left out (its content's other parts stay); contents that slipped between the calls and
  * their responses are moved after them. Model parts are never edited (thought signatures stay
  * exactly where they came).
@@ -16,7 +16,6 @@ import {
   type GeminiCallRef,
   type GeminiContentPart,
   geminiCalls,
-  geminiParts,
   geminiResponses,
   pairGemini,
   partKind,
@@ -162,20 +161,7 @@ function exchange(
       results: slots(1, (n) => found[n]!.ref.index),
       repaired: false,
       open: false,
-      hasUserContent: false,
-    };
-  }
-  if (open && found.length === 0) {
-    // Waiting for the responses: the calls alone, as stored.
-    return {
-      id: head.seq,
-      kind: 'exchange',
-      seqs: [head.seq],
-      messages: [head.message],
-      results: [],
-      repaired: false,
-      open: true,
-      hasUserContent: false,
+      hasUserContent: withoutResponses(answering[0]!) !== undefined,
     };
   }
   // One user content: the responses in call order (placeholders for missing ones), then the
@@ -213,6 +199,6 @@ function exchange(
     results: slots(1, (n) => n),
     repaired: true,
     open,
-    hasUserContent: answering.some((e) => (geminiParts(withoutResponses(e)) ?? []).length > 0),
+    hasUserContent: answering.some((e) => withoutResponses(e) !== undefined),
   };
 }
