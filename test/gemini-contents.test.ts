@@ -102,6 +102,7 @@ describe('Gemini contents', () => {
     const bad = [
       [{ role: 'assistant', parts: [{ text: 'x' }] }, /\.role: .*Gemini calls the assistant "model"/],
       [{ role: 'model', parts: [] }, /\.parts: expected a non-empty array/],
+      [{ role: 'system', content: 'be brief' }, /\.parts: .*not "content"/],
       [{ role: 'model', parts: [{ text: 'a', functionCall: { name: 'f' } }] }, /exactly one datum/],
       [
         { role: 'user', parts: [{ functionCall: { name: 'f' } }] },

@@ -345,7 +345,9 @@ export function geminiMessageIssues(message: Record<string, unknown>, path: stri
   }
   const parts = message.parts;
   if (!Array.isArray(parts) || parts.length === 0) {
-    issues.push({ path: `${path}.parts`, message: 'expected a non-empty array of parts' });
+    const hint =
+      message.content !== undefined ? ' (a Gemini message has "parts": [{ "text": … }], not "content")' : '';
+    issues.push({ path: `${path}.parts`, message: `expected a non-empty array of parts${hint}` });
     return issues;
   }
   if (message.content !== undefined)
