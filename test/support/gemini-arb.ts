@@ -1,6 +1,6 @@
 /**
  * Gemini conversations with every part kind issue 11 lists: text, inlineData (a PNG with real
- * dimensions, a PDF, WAV audio), fileData, thought parts, thought signatures (sealed by the fake
+ * dimensions, a PDF, WAV audio), fileData (a PDF, a video clip), thought parts, a signature alone, thought signatures (sealed by the fake
  * server so an edit is caught), single and parallel function calls with and without ids and their
  * responses, code execution parts; an optional system instruction; now and then a call whose
  * response never came, or responses split over two user contents.
@@ -123,7 +123,8 @@ function turn(kind: (typeof GEMINI_TURNS)[number], t: number, size: number, with
             { text: `running code for ${t}` },
             { executableCode: { language: 'PYTHON', code: `print(${t} * 2)` } },
             { codeExecutionResult: { outcome: 'OUTCOME_OK', output: `${t * 2}\n${long(3)}` } },
-            signed({ text: `the answer is ${t * 2}` }),
+            { text: `the answer is ${t * 2}` },
+            signed({}),
           ],
         },
       ];
@@ -136,6 +137,16 @@ function turn(kind: (typeof GEMINI_TURNS)[number], t: number, size: number, with
             { inlineData: { mimeType: 'image/png', data: png(800 + t, 600) } },
             { inlineData: { mimeType: 'audio/wav', data: wav(2) } },
             { fileData: { mimeType: 'application/pdf', fileUri: `https://example.com/doc${t}.pdf` } },
+            {
+              inlineData: {
+                mimeType: 'application/pdf',
+                data: Buffer.from(`%PDF-1.4 /Type /Page ${t}`).toString('base64'),
+              },
+            },
+            {
+              fileData: { mimeType: 'video/mp4', fileUri: `https://example.com/clip${t}.mp4` },
+              videoMetadata: { startOffset: '1s', endOffset: `${2 + (t % 5)}s` },
+            },
           ],
         },
         answer(t, size),
