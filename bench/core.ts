@@ -388,7 +388,8 @@ interface FormatRun {
 /**
  * The steady turn in every format (issue 11): the same generated session as Anthropic messages
  * (`longSessionMessages(n, 'anthropic')`) and as Responses API items (the OpenAI session
- * converted, which is lossless for it), next to the OpenAI figure of the main table.
+ * converted, which is lossless for it) and as Gemini contents (converted the same way), next to
+ * the OpenAI figure of the main table.
  */
 async function runFormats(openai: readonly Message[], size: number, extra: number): Promise<FormatRun[]> {
   const runs: FormatRun[] = [];
@@ -396,6 +397,7 @@ async function runFormats(openai: readonly Message[], size: number, extra: numbe
     ['openai', openai, MODEL],
     ['anthropic', longSessionMessages(size + extra, 'anthropic', SEED), 'claude-sonnet-4-5'],
     ['openai-responses', convertMessages(openai.slice(0, size + extra), 'openai-responses'), MODEL],
+    ['gemini', geminiSession(size + extra), 'gemini-2.5-flash'],
   ];
   for (const [format, session, model] of sessions) {
     for (const { label, budget } of BUDGETS) {
@@ -405,6 +407,17 @@ async function runFormats(openai: readonly Message[], size: number, extra: numbe
     }
   }
   return runs;
+}
+
+/**
+ * `n` Gemini contents: an OpenAI session converted (parallel tool results become one content, so
+ * the session generated is longer than `n`).
+ */
+function geminiSession(n: number): Message[] {
+  for (let m = n; ; m = Math.ceil(m * 1.5)) {
+    const contents = convertMessages(longSessionMessages(m, 'openai', SEED), 'gemini');
+    if (contents.length >= n) return contents.slice(0, n);
+  }
 }
 
 function reportFormats(report: Report, runs: readonly FormatRun[]): void {
@@ -421,7 +434,7 @@ function reportFormats(report: Report, runs: readonly FormatRun[]): void {
     ]),
   );
   report.note(
-    'Anthropic: `longSessionMessages(n, "anthropic")` counted with the Claude estimate; Responses API: the OpenAI session converted to input items, counted with o200k.',
+    'Anthropic: `longSessionMessages(n, "anthropic")` counted with the Claude estimate; Responses API: the OpenAI session converted to input items, counted with o200k; Gemini: the OpenAI session converted to contents, counted with the Gemini estimate.',
   );
 }
 

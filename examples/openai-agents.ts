@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, OpenAIProvider, Runner, setTracingDisabled, tool } from '@openai/agents';
 import { createTokenCounter, getModelInfo } from '../src/index.js';
-import { ContextkitSession, itemsToProxies } from '../src/integrations/openai-agents.js';
+import { agentItemsToResponses, ContextkitSession } from '../src/integrations/openai-agents.js';
 import { startFakeOpenAI, toolLoopReply } from '../test/support/fake-openai-server.js';
 
 // Offline: no traces are sent anywhere.
@@ -69,8 +69,8 @@ try {
     const given = await session.getItems();
     const result = await runner.run(agent, question, { session });
     const stored = await session.getAllItems();
-    const givenTokens = await counter.measure(itemsToProxies(given).messages);
-    const storedTokens = await counter.measure(itemsToProxies(stored).messages);
+    const givenTokens = await counter.measure(agentItemsToResponses(given), { format: 'openai-responses' });
+    const storedTokens = await counter.measure(agentItemsToResponses(stored), { format: 'openai-responses' });
     console.log(`\n> ${question}`);
     console.log(
       `  history given to the agent: ${given.length} items, ${givenTokens} tokens (budget ${BUDGET})`,

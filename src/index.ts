@@ -94,7 +94,7 @@ export {
   usageFromResponse,
 } from './guard/usage.js';
 export { History, type HistoryOptions } from './history/history.js';
-export { addAnthropicResponse, addOpenAIResponse } from './integrations/providers.js';
+export { addAnthropicResponse, addGeminiResponse, addOpenAIResponse } from './integrations/providers.js';
 export { ContextManager } from './manager.js';
 export {
   type Atom,
@@ -118,6 +118,13 @@ export {
   detectMessageFormat,
   resolveConversationFormat,
 } from './messages/detect.js';
+export type {
+  GeminiContent,
+  GeminiContentPart,
+  GeminiMessage,
+  GeminiSystemMessage,
+} from './messages/gemini-parts.js';
+export { type GeminiRequest, toGeminiRequest } from './messages/gemini-request.js';
 export type * from './messages/responses-items.js';
 export { type AnthropicRequestParts, toAnthropicRequest } from './messages/split.js';
 export type * from './messages/types.js';

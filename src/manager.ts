@@ -17,6 +17,7 @@ import type { History } from './history/history.js';
 import { compareCache, composeParts, copyUsage, type ManagerSettings } from './manager-parts.js';
 import { futureBlockTypes } from './messages/anthropic-blocks.js';
 import { roleOf } from './messages/content.js';
+import type { GeminiContent } from './messages/gemini-parts.js';
 import type {
   AnthropicUserMessage,
   HistoryEntry,
@@ -351,13 +352,13 @@ export class ContextManager {
   }
 
   /**
-   * Handles a tool call the model made, for provider-SDK users: given an OpenAI `tool_calls[i]` or
-   * an Anthropic `tool_use` block, returns the tool result message (in the conversation's
+   * Handles a tool call the model made, for provider-SDK users: given an OpenAI `tool_calls[i]`,
+   * an Anthropic `tool_use` block or a Gemini `functionCall` part, returns the tool result message (in the conversation's
    * format) when it is a call of `recall`, else `null`. Arguments that cannot be read give a
    * result saying so (marked as an error for Anthropic), not an exception. The result is not
    * added to the conversation: add it as you add any tool result.
    */
-  handleToolCall(call: unknown): Promise<OpenAIToolMessage | AnthropicUserMessage | null> {
+  handleToolCall(call: unknown): Promise<OpenAIToolMessage | AnthropicUserMessage | GeminiContent | null> {
     const read = readRecallCall(call);
     if (read === null) return Promise.resolve(null);
     return this.enqueue(async () => {

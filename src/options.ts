@@ -171,7 +171,7 @@ export interface AddMessageOptions {
 /** Options of `getMessagesForRequest`: the budget (or what to derive it from), the wire format, the tools sent. */
 export interface RequestOptions {
   tokenBudget?: number;
-  /** `'openai'`, `'anthropic'` or `'openai-responses'` for the wire format, or provider info for the budget. */
+  /** `'openai'`, `'anthropic'`, `'openai-responses'` or `'gemini'` for the wire format, or provider info for the budget. */
   provider?: MessageFormat | ProviderInfo;
   model?: string;
   /** Tool definitions sent with the request: counted in the budget. */
@@ -212,7 +212,12 @@ export const STRATEGIES = ['summarize', 'truncate', 'smart', 'layered'] as const
 /** Where a facts block may go. */
 export const FACTS_SITES: readonly FactsSite[] = ['system', 'first-user', 'none'];
 /** The wire formats a request may ask for. */
-export const REQUEST_FORMATS: readonly MessageFormat[] = ['openai', 'anthropic', 'openai-responses'];
+export const REQUEST_FORMATS: readonly MessageFormat[] = [
+  'openai',
+  'anthropic',
+  'openai-responses',
+  'gemini',
+];
 
 type Check = (value: unknown, name: string) => void;
 

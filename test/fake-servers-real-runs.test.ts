@@ -1,16 +1,20 @@
 /**
- * Issue 11 on the shared data: the real tau-bench runs, as Anthropic messages and as Responses API
- * items (the OpenAI runs converted, which is lossless for them), compacted at several budgets;
+ * Issue 11 on the shared data: the real tau-bench runs, as Anthropic messages, as Responses API
+ * items and as Gemini contents (the OpenAI runs converted, which is lossless for them), compacted
+ * at several budgets;
  * every view is accepted by the fake API of its format.
  */
 import { describe, expect, it } from 'vitest';
 import { ContextOverflowError } from '../src/errors.js';
 import { ContextManager } from '../src/manager.js';
 import { convertMessages } from '../src/messages/convert.js';
+import type { GeminiMessage } from '../src/messages/gemini-parts.js';
+import { toGeminiRequest } from '../src/messages/gemini-request.js';
 import type { Message } from '../src/messages/types.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { anthropicRequestProblems, messagesBody } from './support/fake-anthropic-server.js';
+import { geminiRequestProblems } from './support/fake-gemini-server.js';
 import { responsesRequestProblems } from './support/fake-responses-server.js';
 import { missingData, skipFor } from './support/requirements.js';
 import { loadTauBench, TAU_BENCH_PATH } from './support/tau-bench.js';
@@ -25,6 +29,7 @@ describe(
     it.each([
       ['anthropic', 'claude-sonnet-4-5'],
       ['openai-responses', 'gpt-4o'],
+      ['gemini', 'gemini-2.5-flash'],
     ] as const)(
       '%s: every view at 20 to 90 percent of the run is accepted',
       async (format, model) => {
@@ -33,7 +38,7 @@ describe(
         let views = 0;
         for (const run of runs) {
           const messages: Message[] =
-            format === 'anthropic' ? run.anthropic : convertMessages(run.openai, 'openai-responses');
+            format === 'anthropic' ? run.anthropic : convertMessages(run.openai, format);
           const full = await counter.measure(messages, { format });
           for (const share of SHARES) {
             const ctx = new ContextManager({ model });
@@ -48,7 +53,9 @@ describe(
             const problems =
               format === 'anthropic'
                 ? anthropicRequestProblems(messagesBody(view))
-                : responsesRequestProblems({ input: view });
+                : format === 'gemini'
+                  ? geminiRequestProblems({ ...toGeminiRequest(view as GeminiMessage[]) })
+                  : responsesRequestProblems({ input: view });
             expect(problems).toEqual([]);
             views++;
           }

@@ -15,6 +15,7 @@ const MODEL: Record<MessageFormat, string> = {
   openai: 'gpt-4o',
   anthropic: 'claude-sonnet-4-5',
   'openai-responses': 'gpt-4o',
+  gemini: 'gemini-2.5-flash',
 };
 
 const tau = hasTauBench();

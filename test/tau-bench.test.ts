@@ -13,6 +13,7 @@ const MODEL: Record<MessageFormat, string> = {
   openai: 'gpt-4o',
   anthropic: 'claude-sonnet-4-5',
   'openai-responses': 'gpt-4o',
+  gemini: 'gemini-2.5-flash',
 };
 const SHARES = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
 

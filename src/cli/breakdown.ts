@@ -4,6 +4,7 @@
  */
 
 import { messageText, roleOf } from '../messages/content.js';
+import { geminiParts } from '../messages/gemini-parts.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import type { ModelCounter } from '../tokens/model-counter.js';
 import type { TokenCounter } from '../tokens/types.js';
@@ -80,6 +81,16 @@ function oneLine(text: string, max: number): string {
 /** The calls a message makes, as `name(args)`, in order. */
 function callsOf(message: Message): Array<{ id: string; name: string; args: string; block: unknown }> {
   const out: Array<{ id: string; name: string; args: string; block: unknown }> = [];
+  if (message.role === 'model') {
+    // A Gemini functionCall: the part itself is what a content holding only that call carries.
+    for (const part of geminiParts(message) ?? []) {
+      const call = isRecord(part) ? part.functionCall : undefined;
+      if (!isRecord(call)) continue;
+      const name = String(call.name);
+      out.push({ id: String(call.id ?? name), name, args: JSON.stringify(call.args ?? {}), block: part });
+    }
+    return out;
+  }
   if (message.role !== 'assistant') return out;
   if ('tool_calls' in message && Array.isArray(message.tool_calls)) {
     for (const call of message.tool_calls) {
@@ -182,17 +193,27 @@ export function conversationBreakdown(
           counter.countMessage({ role: 'user', content: [block] } as unknown as Message, format),
         );
       }
+      for (const part of geminiParts(message) ?? []) {
+        const fr = isRecord(part) ? part.functionResponse : undefined;
+        if (!isRecord(fr)) continue;
+        const name = answer(String(fr.id ?? fr.name));
+        resultOf.push(name);
+        addResult(name, counter.countMessage({ role: 'user', parts: [part] } as unknown as Message, format));
+      }
       if (resultOf.length === 0) pending = [];
     }
     const calls = callsOf(message);
-    if (message.role === 'assistant') pending = calls.map((c) => ({ id: c.id, name: c.name }));
+    if (message.role === 'assistant' || message.role === 'model')
+      pending = calls.map((c) => ({ id: c.id, name: c.name }));
     for (const call of calls) {
       const t = tool(call.name);
       t.calls++;
       const alone =
-        format === 'openai'
-          ? { role: 'assistant', content: null, tool_calls: [call.block] }
-          : { role: 'assistant', content: [call.block] };
+        format === 'gemini'
+          ? { role: 'model', parts: [call.block] }
+          : format === 'openai'
+            ? { role: 'assistant', content: null, tool_calls: [call.block] }
+            : { role: 'assistant', content: [call.block] };
       t.callTokens += counter.countMessage(alone as Message, format);
     }
     bySize.push({ seq, role: roleOf(message), tokens, preview: previewMessage(message, resultOf) });

@@ -230,7 +230,7 @@ describe.concurrent('usage and input errors', () => {
         cli(['count']),
         cli(['compact', fixture('openai-session.json'), '--budget', 'lots']),
         cli(['compact', fixture('openai-session.json')]),
-        cli(['validate', fixture('openai-session.json'), '--provider', 'gemini']),
+        cli(['validate', fixture('openai-session.json'), '--provider', 'mistral']),
         cli(['cuont', 'x']),
         cli([]),
       ]);

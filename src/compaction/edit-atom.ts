@@ -1,6 +1,7 @@
 import { shortenedResult } from '../messages/anthropic-blocks.js';
 import type { Atom, ToolResultSlot } from '../messages/atoms.js';
 import { freezeDeep } from '../messages/freeze.js';
+import { geminiParts } from '../messages/gemini-parts.js';
 import type {
   AnthropicContentBlock,
   AnthropicMessage,
@@ -84,6 +85,15 @@ export function textParts(atom: Atom): TextPart[] {
   for (const slot of atom.results) slotAt.set(`${slot.messageIndex}.${slot.blockIndex}`, slot.key);
   atom.messages.forEach((message, mi) => {
     if (message.role === 'assistant' && hasThinking(message)) return;
+    const gemini = geminiParts(message);
+    if (gemini) {
+      gemini.forEach((part, bi) => {
+        const text = geminiCuttableText(part);
+        if (text !== undefined && text.length > 0)
+          parts.push({ key: `${atom.id}@${mi}.${bi}.-1`, text, slotKey: slotAt.get(`${mi}.${bi}`) });
+      });
+      return;
+    }
     const content = message.content;
     const slotKey = slotAt.get(`${mi}.-1`);
     if (typeof content === 'string') {
@@ -110,6 +120,20 @@ export function textParts(atom: Atom): TextPart[] {
     });
   });
   return parts;
+}
+
+/**
+ * The text of a Gemini part that truncation may cut: a text part that is neither a thought nor
+ * signed, or a function response's `response.content` string. Undefined for anything else.
+ */
+function geminiCuttableText(part: unknown): string | undefined {
+  if (typeof part !== 'object' || part === null) return undefined;
+  const p = part as Record<string, unknown>;
+  if (p.thoughtSignature !== undefined || p.thought === true) return undefined;
+  if (typeof p.text === 'string') return p.text;
+  const fr = p.functionResponse as Record<string, unknown> | undefined;
+  const response = fr?.response as Record<string, unknown> | undefined;
+  return typeof response?.content === 'string' ? response.content : undefined;
 }
 
 /** Text parts and blocks: Chat Completions and Anthropic `text`, Responses `input_text` / `output_text`. */
@@ -149,6 +173,15 @@ export function renderAtom(atom: Atom, edits: AtomEdits): readonly Message[] {
     const text = clearedResultText(slot.toolName, edits.cleared.get(slot.key)!);
     if (slot.blockIndex < 0) {
       replace(slot.messageIndex, clearedToolMessage(current, text));
+    } else if ('parts' in current && Array.isArray(current.parts)) {
+      // A Gemini functionResponse: its response becomes the placeholder; name and id stay.
+      const parts = (current.parts as unknown as Array<Record<string, unknown>>).slice();
+      const old = parts[slot.blockIndex]!;
+      const fr = old.functionResponse as Record<string, unknown>;
+      const cleared: Record<string, unknown> = { name: fr.name, response: { content: text } };
+      if (fr.id !== undefined) cleared.id = fr.id;
+      parts[slot.blockIndex] = { ...old, functionResponse: cleared };
+      replace(slot.messageIndex, freezeDeep({ ...current, parts } as unknown as Message));
     } else {
       const blocks = (current as AnthropicMessage).content as AnthropicContentBlock[];
       const next = blocks.slice();
@@ -193,6 +226,7 @@ export function renderAtom(atom: Atom, edits: AtomEdits): readonly Message[] {
 
 /** The call message with the inputs of the given calls replaced by an empty object. */
 function withInputsCleared(message: Message, indices: ReadonlySet<number>): Message {
+  // Gemini model parts are never edited: a functionCall may carry a thought signature.
   if (message.role !== 'assistant') return message;
   if ('tool_calls' in message && message.tool_calls) {
     const calls = message.tool_calls.map((c, i) =>
@@ -217,6 +251,20 @@ function truncatePart(
   head: number,
   tail: number,
 ): Message | undefined {
+  const gemini = geminiParts(message);
+  if (gemini) {
+    const part = gemini[bi] as Record<string, unknown> | undefined;
+    const text = geminiCuttableText(part);
+    if (!part || text === undefined) return undefined;
+    const cut = cutMiddle(text, head, tail);
+    const fr = part.functionResponse as Record<string, unknown> | undefined;
+    const next = fr
+      ? { ...part, functionResponse: { ...fr, response: { ...(fr.response as object), content: cut } } }
+      : { ...part, text: cut };
+    const nextParts = gemini.slice();
+    nextParts[bi] = next;
+    return freezeDeep({ ...message, parts: nextParts } as unknown as Message);
+  }
   const content = message.content;
   if (bi < 0) {
     if (typeof content !== 'string') return undefined;

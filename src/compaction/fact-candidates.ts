@@ -5,7 +5,7 @@
  */
 
 import type { Atom } from '../messages/atoms.js';
-import { messageText } from '../messages/content.js';
+import { hasNonToolResultContent, messageText } from '../messages/content.js';
 import type { HistoryEntry, Message } from '../messages/types.js';
 import { OfflineFactExtractor } from '../tools/offline-facts.js';
 import type { ContextTools, ExtractedFact } from '../tools/types.js';
@@ -26,9 +26,10 @@ const CHUNK = 64;
 
 /** A message whose words are the user's or the agent's own: user text, assistant text and tool calls. */
 export function isStated(message: Message): boolean {
-  if (message.role === 'assistant') return true;
+  if (message.role === 'assistant' || message.role === 'model') return true;
   if (message.role !== 'user') return false;
   if (typeof message.content === 'string') return true;
+  if (!Array.isArray(message.content)) return hasNonToolResultContent(message);
   return (message.content as Array<{ type: string }>).some((b) => b.type !== 'tool_result');
 }
 

@@ -182,7 +182,8 @@ export class Planner {
       countText: (t) => req.counter.countText(t),
       messageTokens: req.count,
       // Room for the start notice an Anthropic view may need once older messages are gone.
-      fixedTokens: req.fixedTokens + (req.format === 'anthropic' ? NOTICE_RESERVE : 0),
+      fixedTokens:
+        req.fixedTokens + (req.format === 'anthropic' || req.format === 'gemini' ? NOTICE_RESERVE : 0),
       budget: req.budget,
       target,
       keepToolResults: clearing.keep ?? this.settings.keepToolResults,
@@ -208,7 +209,7 @@ export class Planner {
     const { previousPlan, format, budget } = req;
     const blocks = this.blocks;
     const factsTokens = (facts: readonly ExtractedFact[]) =>
-      facts.length > 0 ? req.count(blocks.factsMessage(facts)) : 0;
+      facts.length > 0 ? req.count(blocks.factsMessage(facts, req.format)) : 0;
     const summaryTokens = (summary: PlanSummary) => req.count(blocks.summaryMessage(summary, format));
     const cap = (facts: readonly ExtractedFact[], room: number) =>
       capFactsFor(facts, room, req.entries, factsTokens, (t) => req.counter.countText(t));

@@ -98,7 +98,16 @@ export function planReceipt(input: {
 function partLength(message: Message, rest: string): number {
   const [, bi, ii] = rest.split('.').map(Number) as [number, number, number];
   const content = message.content as unknown;
+  const parts = (message as { parts?: unknown }).parts;
+  if (Array.isArray(parts)) {
+    const part = parts[bi] as
+      | { text?: unknown; functionResponse?: { response?: { content?: unknown } } }
+      | undefined;
+    const text = part?.text ?? part?.functionResponse?.response?.content;
+    return typeof text === 'string' ? text.length : 0;
+  }
   if (bi < 0) return typeof content === 'string' ? content.length : 0;
+  if (!Array.isArray(content)) return 0;
   const block = (content as Array<Record<string, unknown>>)[bi];
   if (!block) return 0;
   if (ii < 0) {

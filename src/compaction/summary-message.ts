@@ -1,4 +1,5 @@
 import { freezeDeep } from '../messages/freeze.js';
+import { textMessageAsGemini } from '../messages/gemini-parts.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import { compactFactPiece, compactKey, renderCompactFacts } from '../tools/facts-block.js';
 import type { ExtractedFact, FactCategory } from '../tools/types.js';
@@ -54,6 +55,7 @@ export function factsCap(budget: number, memoryShare: number = DEFAULT_MEMORY_SH
 export function summaryMessage(summary: PlanSummary, format: MessageFormat, recall = false): Message {
   const note = recall ? `\n${RECALL_NOTE}` : '';
   const content = `[contextkit: summary of earlier messages ${summary.fromSeq}–${summary.toSeq}, which are left out of this request]${note}\n${summary.text}`;
+  if (format === 'gemini') return freezeDeep(textMessageAsGemini({ role: 'user', content }));
   return freezeDeep(format === 'anthropic' ? { role: 'user', content } : { role: 'system', content });
 }
 
@@ -65,12 +67,18 @@ export const RECALL_NOTE =
   'Earlier turns not shown here can be looked up with the `recall` tool, which searches the whole conversation history.';
 
 /** The facts block as a message: a system message after the system prompt, or a user message. */
-export function factsMessage(facts: readonly ExtractedFact[], site: FactsSite, recall = false): Message {
+export function factsMessage(
+  facts: readonly ExtractedFact[],
+  site: FactsSite,
+  recall = false,
+  format?: MessageFormat,
+): Message {
   const content = renderCompactFacts(facts);
-  return freezeDeep({
+  const message = {
     role: site === 'first-user' ? 'user' : 'system',
     content: recall ? `${content}\n${RECALL_NOTE}` : content,
-  });
+  } as const;
+  return freezeDeep(format === 'gemini' ? textMessageAsGemini(message) : message) as Message;
 }
 
 /** Which facts go first when the block must be capped: what an agent acts on. */

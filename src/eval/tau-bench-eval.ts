@@ -8,6 +8,7 @@
 import { ConfigurationError, ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt } from '../events.js';
 import { ContextManager, type ContextManagerOptions } from '../manager.js';
+import { hasNonToolResultContent } from '../messages/content.js';
 import { convertMessages } from '../messages/convert.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import { type RequestProblem, validateRequest } from '../messages/validate-request.js';
@@ -174,7 +175,9 @@ function requestTokens(messages: readonly Message[], counter: TokenCounter, form
 function floorMessages(messages: readonly Message[]): Message[] {
   const isRequest = (m: Message) =>
     m.role === 'user' &&
-    (typeof m.content === 'string' || m.content.some((block) => block.type !== 'tool_result'));
+    (typeof m.content === 'string' ||
+      (m.content ?? []).some((block) => block.type !== 'tool_result') ||
+      hasNonToolResultContent(m));
   let latest = messages.length;
   for (let i = messages.length - 1; i >= 0; i--) {
     if (isRequest(messages[i]!)) {

@@ -13,7 +13,8 @@
  *   `parametersJsonSchema` takes plain JSON Schema (the older `parameters` field takes only
  *   Gemini's OpenAPI subset and refuses keys such as `additionalProperties`).
  *
- * Either input format is read by first converting to Anthropic's (see `convertMessages`), which
+ * A view already in the `'gemini'` format is sent as it is (its system messages as the
+ * `systemInstruction`). Any other format is read by first converting to Anthropic's (see `convertMessages`), which
  * already pairs OpenAI tool results with their calls and turns data URLs into base64 sources;
  * from there:
  *
@@ -29,6 +30,9 @@
  */
 
 import { convertMessages } from '../messages/convert.js';
+import { detectConversationFormat } from '../messages/detect.js';
+import type { GeminiMessage } from '../messages/gemini-parts.js';
+import { toGeminiRequest } from '../messages/gemini-request.js';
 import { toAnthropicRequest } from '../messages/split.js';
 import type {
   AnthropicContentBlock,
@@ -198,6 +202,16 @@ export function toGeminiContents(
   messages: readonly Message[],
   system?: string | readonly AnthropicTextBlock[],
 ): GeminiRequestParts {
+  if (detectConversationFormat(messages) === 'gemini') {
+    // Already Gemini contents: sent as they are (thought signatures included).
+    const request = toGeminiRequest(messages as readonly GeminiMessage[]);
+    const texts = [
+      ...systemTexts(system).map((text) => ({ text })),
+      ...(request.systemInstruction?.parts ?? []),
+    ];
+    const contents = request.contents as unknown as GeminiContent[];
+    return texts.length > 0 ? { systemInstruction: { parts: texts }, contents } : { contents };
+  }
   const split = toAnthropicRequest(convertMessages(messages, 'anthropic'));
   const callNames = new Map<string, string>();
   const contents: GeminiContent[] = [];

@@ -13,7 +13,8 @@ import { DEFAULTS, type ProviderInfo, type RequestOptions, requestedFormat } fro
 import type { ModelInfoInput } from '../tokens/catalog.js';
 import { createModelCatalog, type ModelCatalog } from '../tokens/catalog.js';
 import { createTokenCounter } from '../tokens/counter.js';
-import type { TokenCounter } from '../tokens/types.js';
+import { defaultModel } from '../tokens/model-counter.js';
+import type { ModelInfo, TokenCounter } from '../tokens/types.js';
 import type { Calibration } from './calibration.js';
 import { createCalibration } from './calibration.js';
 import type { CountClient } from './count-endpoints.js';
@@ -127,7 +128,7 @@ export class ContextMeasurer {
     let counter = this.counters.get(key);
     if (!counter) {
       const info = model ? this.catalog.get(model) : undefined;
-      const fallback = this.catalog.get(format === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o')!;
+      const fallback = this.catalog.get(defaultModel(format))!;
       counter = createTokenCounter(info ?? fallback);
       this.counters.set(key, counter);
     }

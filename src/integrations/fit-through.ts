@@ -1,9 +1,9 @@
 import type { ContextManager, RequestOptions } from '../manager.js';
-import type { HistoryEntry, Message, OpenAIMessage } from '../messages/types.js';
+import type { HistoryEntry, Message, MessageFormat, OpenAIMessage } from '../messages/types.js';
 
 /** One message of a fitted view, with the stored message it shows unchanged, if it is one. */
-export interface FittedEntry {
-  message: OpenAIMessage;
+export interface FittedEntry<M extends Message = OpenAIMessage> {
+  message: M;
   /**
    * Seq of the stored message this view message is, unchanged. Undefined for what the plan
    * rewrote (a cleared result, a cut text) or wrote itself (the summary, the facts block, a
@@ -23,7 +23,7 @@ export function messageKey(message: Message): string {
  */
 export async function syncThrough(
   manager: ContextManager,
-  messages: readonly OpenAIMessage[],
+  messages: readonly Message[],
   keys: readonly string[] = messages.map(messageKey),
 ): Promise<HistoryEntry[] | undefined> {
   const entries = await manager.getEntries();
@@ -43,18 +43,19 @@ export async function syncThrough(
  * every message the plan left alone.
  *
  * The manager's history must be a prefix of `messages` (compared by content): the rest is added.
- * Returns `undefined`, adding nothing, when it is not, so the caller can choose another manager.
+ * The view is asked for in `format` (Chat Completions unless told). Returns `undefined`, adding nothing, when it is not, so the caller can choose another manager.
  */
-export async function fitThrough(
+export async function fitThrough<M extends Message = OpenAIMessage>(
   manager: ContextManager,
-  messages: readonly OpenAIMessage[],
+  messages: readonly M[],
   request: RequestOptions,
   keys: readonly string[] = messages.map(messageKey),
-): Promise<FittedEntry[] | undefined> {
+  format: MessageFormat = 'openai',
+): Promise<FittedEntry<M>[] | undefined> {
   const entries = await syncThrough(manager, messages, keys);
   if (entries === undefined) return undefined;
   const seqOf = new Map<object, number>();
   for (const entry of entries) seqOf.set(entry.message, entry.seq);
-  const view = await manager.getMessagesForRequest({ ...request, provider: 'openai' });
-  return view.map((message) => ({ message: message as OpenAIMessage, seq: seqOf.get(message) }));
+  const view = await manager.getMessagesForRequest({ ...request, provider: format });
+  return view.map((message) => ({ message: message as M, seq: seqOf.get(message) }));
 }

@@ -4,6 +4,6 @@
  * `@openai/agents` is an optional peer dependency: only its types are used.
  */
 
-export { type ItemProxies, itemsToProxies, proxiesToItems } from './openai-agents/agent-items.js';
+export { agentItemsToResponses, responsesToAgentItems } from './openai-agents/agent-items.js';
 export { recallTool } from './openai-agents/recall-tool.js';
 export { ContextkitSession, type ContextkitSessionOptions } from './openai-agents/session.js';

@@ -5,7 +5,9 @@
  */
 
 import { InvalidMessageError } from '../errors.js';
+import { usageFromGemini } from '../guard/usage.js';
 import type { AddMessageOptions, ContextManager } from '../manager.js';
+import type { GeminiContent } from '../messages/gemini-parts.js';
 import type { ResponsesItem } from '../messages/responses-items.js';
 import type { AnthropicAssistantMessage, OpenAIAssistantMessage } from '../messages/types.js';
 
@@ -97,6 +99,41 @@ export async function addAnthropicResponse(
   const reply = { role: 'assistant', content } as AnthropicAssistantMessage;
   if (isRecord(response) && response.usage !== undefined && response.usage !== null) {
     await manager.recordAnthropicUsage(response);
+  }
+  await manager.addMessage(reply, options);
+  return reply;
+}
+
+/**
+ * Adds a Gemini `generateContent` response's `candidates[0].content` (role `model`, its parts as
+ * they came, thought signatures included) to the conversation and records its `usageMetadata`
+ * (prompt tokens, cached content tokens) against the request that produced it. Returns the
+ * content added. Throws `InvalidMessageError` when the response has no candidate content.
+ */
+export async function addGeminiResponse(
+  manager: ContextManager,
+  response: unknown,
+  options?: AddMessageOptions,
+): Promise<GeminiContent> {
+  const candidates = isRecord(response) ? response.candidates : undefined;
+  const first: unknown = Array.isArray(candidates) ? candidates[0] : undefined;
+  const content = isRecord(first) ? first.content : undefined;
+  if (!isRecord(content) || !Array.isArray(content.parts) || content.parts.length === 0) {
+    throw new InvalidMessageError([
+      {
+        path: 'response.candidates[0].content.parts',
+        message: 'expected a Gemini generateContent response with a candidate content that has parts',
+      },
+    ]);
+  }
+  const reply = { ...content, role: content.role ?? 'model' } as GeminiContent;
+  if (isRecord(response) && isRecord(response.usageMetadata)) {
+    const usage = usageFromGemini(response);
+    await manager.recordUsage({
+      model: usage.model,
+      inputTokens: usage.inputTokens,
+      cacheReadTokens: usage.cacheReadTokens,
+    });
   }
   await manager.addMessage(reply, options);
   return reply;

@@ -1,5 +1,6 @@
 import { isInlineCall, isInlineResult, isShortenableResult } from './anthropic-blocks.js';
 import { freezeDeep } from './freeze.js';
+import { buildGemini } from './gemini-atoms.js';
 import { buildResponses } from './responses-atoms.js';
 import type {
   AnthropicContentBlock,
@@ -609,7 +610,9 @@ export class AtomIndex {
         ? buildOpenAI(entries, this.closedUntil)
         : this.format === 'openai-responses'
           ? buildResponses(entries, this.closedUntil, layeredIds(this.closedIds))
-          : buildAnthropic(entries, this.closedUntil, layeredIds(this.closedIds));
+          : this.format === 'gemini'
+            ? buildGemini(entries, this.closedUntil)
+            : buildAnthropic(entries, this.closedUntil, layeredIds(this.closedIds));
     // Atoms before the open tail can never change again: later entries cannot reach back past it.
     let split = built.atoms.length;
     if (built.closedUntil < entries.length) {
@@ -620,7 +623,8 @@ export class AtomIndex {
     for (let k = 0; k < split; k++) {
       const atom = built.atoms[k]!;
       this.closed.push(atom);
-      if (this.format !== 'openai') for (const slot of atom.results) this.closedIds.add(slot.callId);
+      if (this.format !== 'openai' && this.format !== 'gemini')
+        for (const slot of atom.results) this.closedIds.add(slot.callId);
     }
     this.tail = built.atoms.slice(split);
     const boundarySeq =
@@ -676,6 +680,8 @@ export function buildAtoms(
       ? buildOpenAI(entries, 0)
       : format === 'openai-responses'
         ? buildResponses(entries, 0, layeredIds(new Set()))
-        : buildAnthropic(entries, 0, layeredIds(new Set()));
+        : format === 'gemini'
+          ? buildGemini(entries, 0)
+          : buildAnthropic(entries, 0, layeredIds(new Set()));
   return { atoms: built.atoms, repairs: built.repairs };
 }

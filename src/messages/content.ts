@@ -6,6 +6,7 @@
  * validator runs them over messages that may have failed shape validation.
  */
 
+import { geminiCalls, geminiParts, geminiResponses, geminiText, partKind } from './gemini-parts.js';
 import { itemType, outputCallId, RESPONSES_CALLS, RESPONSES_OUTPUTS } from './responses-items.js';
 import type { Message } from './types.js';
 
@@ -51,6 +52,7 @@ function pushDocumentText(out: string[], block: Record<string, unknown>): void {
  * blocks (the model's private reasoning, never shown to the user).
  */
 export function messageText(message: Message): string {
+  if (geminiParts(message)) return geminiText(message);
   const content: unknown = message.content;
   if (typeof content === 'string') return content;
   const out: string[] = [];
@@ -91,6 +93,7 @@ export function roleOf(message: Message): string {
 
 /** Whether the message asks for tool calls, in either format: the start of a tool exchange. */
 export function hasToolCalls(message: Message): boolean {
+  if (message.role === 'model') return geminiCalls(message).length > 0;
   if (message.role === undefined) return (itemType(message) ?? '') in RESPONSES_CALLS;
   if (message.role !== 'assistant') return false;
   if ('tool_calls' in message && Array.isArray(message.tool_calls) && message.tool_calls.length > 0)
@@ -107,6 +110,7 @@ export function hasToolCalls(message: Message): boolean {
  */
 export function toolCallIds(message: Message): string[] {
   const ids: string[] = [];
+  if (message.role === 'model') return geminiCalls(message).map((c) => c.id ?? c.name);
   if (message.role === undefined) {
     if (hasToolCalls(message) && typeof message.call_id === 'string') ids.push(message.call_id);
     return ids;
@@ -131,6 +135,7 @@ export function toolCallIds(message: Message): string[] {
  * or the `tool_use_id` of each Anthropic `tool_result` block.
  */
 export function toolResultIds(message: Message): string[] {
+  if (geminiParts(message)) return geminiResponses(message).map((r) => r.id ?? r.name);
   if (message.role === undefined) {
     const id = isToolResultMessage(message) ? outputCallId(message as Record<string, unknown>) : undefined;
     return id === undefined ? [] : [id];
@@ -156,6 +161,7 @@ export function toolResultIds(message: Message): string[] {
  * message with at least one `tool_result` block. Such a message belongs to the exchange before it.
  */
 export function isToolResultMessage(message: Message): boolean {
+  if (geminiParts(message)) return geminiResponses(message).length > 0;
   if (message.role === undefined) return (itemType(message) ?? '') in RESPONSES_OUTPUTS;
   if (message.role === 'tool') return true;
   if (message.role !== 'user') return false;
@@ -172,6 +178,14 @@ export function isToolResultMessage(message: Message): boolean {
  */
 export function hasNonToolResultContent(message: Message): boolean {
   if (message.role !== 'user') return false;
+  const parts = geminiParts(message);
+  if (parts) {
+    return parts.some((p) => {
+      const kind = partKind(p);
+      if (kind === 'text') return ((p as { text: string }).text ?? '').length > 0;
+      return kind !== undefined && kind !== 'functionResponse';
+    });
+  }
   const content: unknown = message.content;
   if (typeof content === 'string') return content.length > 0;
   if (!Array.isArray(content)) return false;

@@ -27,8 +27,10 @@
 
 import { InvalidMessageError, type MessageIssue } from '../errors.js';
 import { ASSISTANT_ONLY_BLOCKS, isFutureBlockType } from './anthropic-blocks.js';
+import { anthropicToGemini, geminiToAnthropic } from './convert-gemini.js';
 import { chatToResponses, responsesToChat } from './convert-responses.js';
 import { detectConversationFormat } from './detect.js';
+import type { GeminiMessage } from './gemini-parts.js';
 import { parseJsonWithinDepth } from './json-limits.js';
 import type {
   AnthropicContentBlock,
@@ -472,6 +474,18 @@ export function convertMessages(messages: readonly Message[], to: 'anthropic'): 
 export function convertMessages(messages: readonly Message[], to: MessageFormat): Message[];
 export function convertMessages(messages: readonly Message[], to: MessageFormat): Message[] {
   const from = detectConversationFormat(messages);
+  // Gemini goes through Anthropic's blocks both ways (see convert-gemini.ts); text-only messages
+  // that fit every other format still need Gemini's parts.
+  if (to === 'gemini' && from !== 'gemini')
+    return anthropicToGemini(
+      from === 'anthropic' || from === undefined
+        ? (messages as AnthropicMessage[])
+        : convertMessages(messages, 'anthropic'),
+    );
+  if (from === 'gemini' && to !== 'gemini') {
+    const anthropic = geminiToAnthropic(messages as GeminiMessage[]);
+    return to === 'anthropic' ? anthropic : convertMessages(anthropic, to);
+  }
   if (from === undefined || from === to) return messages.slice();
   // The Responses API goes through Chat Completions (see convert-responses.ts for what is lossless).
   if (from === 'openai-responses') {

@@ -34,6 +34,7 @@ const SHARED_PARTS = new Set(['refusal', 'input_audio']);
 /** Display name of a format in messages. */
 export function formatName(format: MessageFormat): string {
   if (format === 'openai-responses') return 'OpenAI Responses';
+  if (format === 'gemini') return 'Gemini';
   return format === 'openai' ? 'OpenAI' : 'Anthropic';
 }
 
@@ -48,6 +49,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  */
 export function formatEvidence(message: unknown): FormatEvidence | undefined {
   if (!isRecord(message)) return undefined;
+  // Gemini contents: `parts` instead of `content`, and the model's role.
+  if (Array.isArray(message.parts)) return { format: 'gemini', field: 'parts', found: 'a "parts" array' };
+  if (message.role === 'model') return { format: 'gemini', field: 'role', found: 'role "model"' };
   // Responses API items: a `type` (function_call, reasoning, message, …) or Responses parts.
   if (typeof message.type === 'string' && RESPONSES_ITEM_TYPES.has(message.type)) {
     return { format: 'openai-responses', field: 'type', found: `a "${message.type}" item` };

@@ -17,6 +17,7 @@ export function toAnthropicRequest(view: readonly Message[]): AnthropicRequestPa
   let allStrings = true;
   for (const m of view) {
     if (m.role === 'system' || m.role === 'developer') {
+      if (m.content === undefined) continue;
       if (typeof m.content === 'string') system.push({ type: 'text', text: m.content });
       else {
         allStrings = false;

@@ -3,13 +3,14 @@
  * document them so a view can be sent without conversion.
  */
 
+import type { GeminiMessage } from './gemini-parts.js';
 import type { ResponsesItem } from './responses-items.js';
 
 /**
  * Which provider's wire format a conversation is in: OpenAI Chat Completions, Anthropic Messages,
- * or the OpenAI Responses API's input items.
+ * the OpenAI Responses API's input items, or Gemini's `contents` (`{ role: 'user' | 'model', parts }`).
  */
-export type MessageFormat = 'openai' | 'anthropic' | 'openai-responses';
+export type MessageFormat = 'openai' | 'anthropic' | 'openai-responses' | 'gemini';
 
 // ---------------------------------------------------------------- OpenAI Chat Completions
 
@@ -264,7 +265,7 @@ export type AnthropicMessage = AnthropicSystemMessage | AnthropicUserMessage | A
 // ---------------------------------------------------------------- Either
 
 /** A message in any format. Stored messages are deep-frozen copies of what was added. */
-export type Message = OpenAIMessage | AnthropicMessage | ResponsesItem;
+export type Message = OpenAIMessage | AnthropicMessage | ResponsesItem | GeminiMessage;
 
 /** Roles contextkit accepts across both formats. */
 export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool';

@@ -13,6 +13,7 @@ import {
   OPENAI_PART_TYPES,
 } from './anthropic-blocks.js';
 import { formatEvidence } from './detect.js';
+import { geminiMessageIssues } from './gemini-parts.js';
 import { jsonTextDepth, jsonValueIssues, MAX_JSON_DEPTH } from './json-limits.js';
 import type { Message, MessageFormat } from './types.js';
 import { responsesItemIssues } from './validate-responses.js';
@@ -400,6 +401,7 @@ function messageIssues(message: unknown, path: string, format: MessageFormat | u
   if (deep.length > 0) return deep;
   const scope: Scope = format ?? formatEvidence(message)?.format;
   if (scope === 'openai-responses') return responsesItemIssues(message, path);
+  if (scope === 'gemini') return geminiMessageIssues(message, path);
   const roles = scope === 'anthropic' ? ANTHROPIC_ROLES : OPENAI_ROLES;
   const role = message.role;
   if (typeof role !== 'string' || !(roles as readonly string[]).includes(role)) {

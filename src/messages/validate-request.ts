@@ -36,6 +36,7 @@
 
 import { InvalidMessageError } from '../errors.js';
 import { callTypeFor, isInlineCall, isInlineResult } from './anthropic-blocks.js';
+import { geminiProblems } from './gemini-request.js';
 import { responsesProblems } from './responses-request.js';
 import type { Message, MessageFormat } from './types.js';
 import { messageProblems } from './validate-message.js';
@@ -469,7 +470,8 @@ export function validateRequest(messages: readonly unknown[], provider: MessageF
   if (provider === 'openai') openaiProblems(messages, problems);
   else if (provider === 'openai-responses') responsesProblems(messages, problems);
   else {
-    anthropicProblems(messages, problems);
+    if (provider === 'gemini') geminiProblems(messages, problems);
+    else anthropicProblems(messages, problems);
     if (messages.length > 0 && !messages.some((m) => isRecord(m) && m.role !== 'system')) {
       problems.push({
         index: -1,

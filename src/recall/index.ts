@@ -9,6 +9,7 @@ export { RecallIndex, type RecallIndexOptions } from './recall-index.js';
 export {
   answerRecall,
   anthropicRecallTool,
+  geminiRecallTool,
   openAIRecallTool,
   RECALL_NOTE,
   RECALL_TOOL_DESCRIPTION,

@@ -16,6 +16,7 @@ const COUNTERS: Record<MessageFormat, ReturnType<typeof createTokenCounter>> = {
   openai: createTokenCounter(getModelInfo('gpt-4o')!),
   anthropic: createTokenCounter(getModelInfo('claude-sonnet-4-5')!),
   'openai-responses': createTokenCounter(getModelInfo('gpt-4o')!),
+  gemini: createTokenCounter(getModelInfo('gemini-2.5-flash')!),
 };
 
 function entriesOf(messages: readonly Message[]): HistoryEntry[] {

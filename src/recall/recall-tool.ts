@@ -2,6 +2,7 @@
  * `recall` as a tool the model can call: its definition in each provider's format, the sentence
  * that tells the model it exists, reading a call in either format, and the result message.
  */
+import type { GeminiContent } from '../messages/gemini-parts.js';
 import type {
   AnthropicUserMessage,
   MessageFormat,
@@ -59,8 +60,16 @@ export const anthropicRecallTool: ToolDefinition = {
   input_schema: RECALL_TOOL_PARAMETERS,
 };
 
+/** The tool as a Gemini function declaration (`tools: [{ functionDeclarations: [geminiRecallTool] }]`). */
+export const geminiRecallTool: ToolDefinition = {
+  name: RECALL_TOOL_NAME,
+  description: RECALL_TOOL_DESCRIPTION,
+  parametersJsonSchema: RECALL_TOOL_PARAMETERS,
+};
+
 /** The tool definition in `format`. */
 export function recallToolDefinition(format: MessageFormat): ToolDefinition {
+  if (format === 'gemini') return geminiRecallTool;
   return format === 'anthropic' ? anthropicRecallTool : openAIRecallTool;
 }
 
@@ -86,10 +95,18 @@ function queryOf(input: unknown): string | { error: string } {
 
 /**
  * Reads a tool call: an OpenAI `tool_calls[i]` (`{ id, type: 'function', function: { name,
- * arguments } }`) or an Anthropic `tool_use` block (`{ type: 'tool_use', id, name, input }`).
+ * arguments } }`), an Anthropic `tool_use` block (`{ type: 'tool_use', id, name, input }`) or a
+ * Gemini `functionCall` part (`{ functionCall: { name, args, id? } }`).
  * `null` when it is not a call of `recall` (or not a tool call at all).
  */
 export function readRecallCall(call: unknown): RecallCall | null {
+  // A Gemini functionCall part (or its functionCall); its id, when the API gave one, else its name.
+  const gemini = isRecord(call) && isRecord(call.functionCall) ? call.functionCall : undefined;
+  if (gemini) {
+    if (gemini.name !== RECALL_TOOL_NAME) return null;
+    const id = typeof gemini.id === 'string' ? gemini.id : RECALL_TOOL_NAME;
+    return { format: 'gemini', id, query: queryOf(gemini.args) };
+  }
   if (!isRecord(call) || typeof call.id !== 'string') return null;
   if (call.type === 'tool_use') {
     if (call.name !== RECALL_TOOL_NAME) return null;
@@ -125,7 +142,15 @@ export function recallResultMessage(
   id: string,
   text: string,
   isError: boolean,
-): OpenAIToolMessage | AnthropicUserMessage {
+): OpenAIToolMessage | AnthropicUserMessage | GeminiContent {
+  if (format === 'gemini') {
+    const functionResponse: Record<string, unknown> = {
+      name: RECALL_TOOL_NAME,
+      response: isError ? { error: text } : { content: text },
+    };
+    if (id !== RECALL_TOOL_NAME) functionResponse.id = id;
+    return { role: 'user', parts: [{ functionResponse } as GeminiContent['parts'][number]] };
+  }
   if (format === 'anthropic') {
     return {
       role: 'user',

@@ -14,6 +14,7 @@ import type {
   ToolDefinition,
 } from '../messages/types.js';
 import { getTextTokenCounter, type TextTokenCounter } from './encodings.js';
+import { geminiMediaTokens } from './gemini-media.js';
 import {
   type ImageDetail,
   imageInfoFromBase64,
@@ -363,6 +364,41 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
     }
   }
 
+  /**
+   * A Gemini part: text and code tokenized, calls and responses framed like tool calls and
+   * results, media by `geminiMediaTokens`, a thought signature scaled by its size like encrypted
+   * reasoning.
+   */
+  function geminiPartTokens(part: Record<string, unknown>): number {
+    const text = 0;
+    if (typeof part.thoughtSignature === 'string')
+      fixed += Math.ceil(base64Bytes(part.thoughtSignature) / REDACTED_THINKING_BYTES_PER_TOKEN);
+    if (typeof part.text === 'string') return text + bpe(part.text);
+    const media = (part.inlineData ?? part.fileData) as Record<string, unknown> | undefined;
+    if (typeof media === 'object' && media !== null) {
+      const mimeType = typeof media.mimeType === 'string' ? media.mimeType : '';
+      const data = typeof media.data === 'string' ? media.data : undefined;
+      fixed += geminiMediaTokens(provider, mimeType, data, part.videoMetadata);
+      return text;
+    }
+    const call = part.functionCall as Record<string, unknown> | undefined;
+    if (typeof call === 'object' && call !== null) {
+      fixed += framing.perToolCall;
+      return text + bpe(String(call.name ?? '')) + bpe(jsonText(call.args ?? {}));
+    }
+    const response = part.functionResponse as Record<string, unknown> | undefined;
+    if (typeof response === 'object' && response !== null) {
+      fixed += framing.perToolResult;
+      return (
+        text +
+        bpe(String(response.name ?? '')) +
+        estimateFields(response.response) +
+        estimateFields(response.parts)
+      );
+    }
+    return text + estimateFields(part.executableCode) + estimateFields(part.codeExecutionResult);
+  }
+
   /** BPE of every string a block holds; encrypted fields are scaled by their size instead. */
   function estimateFields(value: unknown, key = ''): number {
     if (typeof value === 'string') {
@@ -418,6 +454,12 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
       fixed += framing.perName;
     }
     text += contentTokens(message.content);
+    if ('parts' in message && Array.isArray(message.parts)) {
+      for (const part of message.parts as unknown[]) {
+        if (typeof part === 'object' && part !== null)
+          text += geminiPartTokens(part as Record<string, unknown>);
+      }
+    }
     if (message.role === 'assistant') {
       if ('tool_calls' in message && Array.isArray(message.tool_calls)) {
         for (const call of message.tool_calls) {

@@ -22,6 +22,7 @@ export interface ModelCounter {
 
 /** The model a conversation in `format` is counted for when none is named. */
 export function defaultModel(format: MessageFormat | undefined): string {
+  if (format === 'gemini') return 'gemini-2.5-flash';
   return format === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o';
 }
 

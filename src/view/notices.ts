@@ -1,10 +1,17 @@
 import { CONVERSATION_START_TEXT, OMITTED_START_TEXT } from '../compaction/placeholders.js';
 import type { CompactionReceipt } from '../events.js';
 import { freezeDeep } from '../messages/freeze.js';
+import { textMessageAsGemini } from '../messages/gemini-parts.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 
 const OMITTED_NOTICE: Message = freezeDeep({ role: 'user', content: OMITTED_START_TEXT });
 const START_NOTICE: Message = freezeDeep({ role: 'user', content: CONVERSATION_START_TEXT });
+const GEMINI_OMITTED: Message = freezeDeep(
+  textMessageAsGemini({ role: 'user', content: OMITTED_START_TEXT }),
+);
+const GEMINI_START: Message = freezeDeep(
+  textMessageAsGemini({ role: 'user', content: CONVERSATION_START_TEXT }),
+);
 
 /**
  * An Anthropic view must open with a user message: where it opens with the assistant, the notice to
@@ -15,7 +22,10 @@ export function startNotice(
   omitted: boolean,
 ): { at: number; message: Message } | undefined {
   const first = messages.findIndex((m) => m.role !== 'system');
-  if (first < 0 || messages[first]!.role !== 'assistant') return undefined;
+  if (first < 0) return undefined;
+  const role = messages[first]!.role;
+  if (role === 'model') return { at: first, message: omitted ? GEMINI_OMITTED : GEMINI_START };
+  if (role !== 'assistant') return undefined;
   return { at: first, message: omitted ? OMITTED_NOTICE : START_NOTICE };
 }
 
@@ -30,5 +40,6 @@ export function compactionNote(receipt: CompactionReceipt, format: MessageFormat
   const what = parts.length > 0 ? parts.join(', ') : 'the conversation was compacted';
   const facts = receipt.facts.kept > 0 ? ' Key facts from them are listed near the top.' : '';
   const content = `[contextkit: to fit the context window, ${what}.${facts} The full history is kept; ask if you need something that is no longer shown.]`;
+  if (format === 'gemini') return freezeDeep(textMessageAsGemini({ role: 'user', content }));
   return freezeDeep(format === 'anthropic' ? { role: 'user', content } : { role: 'system', content });
 }

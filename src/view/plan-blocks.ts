@@ -48,10 +48,10 @@ export class PlanBlocks {
   }
 
   /** The facts block of one list of facts, the same message object every time. */
-  factsMessage(facts: readonly ExtractedFact[]): Message {
+  factsMessage(facts: readonly ExtractedFact[], format?: MessageFormat): Message {
     let message = this.blockMessages.get(facts);
-    if (message === undefined) {
-      message = factsMessage(facts, this.factsSite, this.recall);
+    if (message === undefined || (format === 'gemini') !== 'parts' in message) {
+      message = factsMessage(facts, this.factsSite, this.recall, format);
       this.blockMessages.set(facts, message);
     }
     return message;
@@ -60,7 +60,11 @@ export class PlanBlocks {
   /** The summary as a message, one object per summary and format. */
   summaryMessage(summary: PlanSummary, format: MessageFormat): Message {
     let message = this.blockMessages.get(summary);
-    if (message === undefined || (format === 'anthropic') !== (message.role === 'user')) {
+    if (
+      message === undefined ||
+      (format === 'anthropic' || format === 'gemini') !== (message.role === 'user') ||
+      (format === 'gemini') !== 'parts' in message
+    ) {
       message = summaryMessage(summary, format, this.recall);
       this.blockMessages.set(summary, message);
     }
@@ -72,7 +76,7 @@ export class PlanBlocks {
     const out: { summary?: Message; facts?: Message } = {};
     if (plan?.summary) out.summary = this.summaryMessage(plan.summary, format);
     if (plan?.facts && plan.facts.length > 0 && this.factsSite !== 'none') {
-      out.facts = this.factsMessage(plan.facts);
+      out.facts = this.factsMessage(plan.facts, format);
     }
     return out;
   }

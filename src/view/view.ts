@@ -192,7 +192,8 @@ export class View {
     // The note goes at the very end, after any tool results (never between a call and its result),
     // and not after an assistant message (that would turn a prefill into a new turn).
     const due = options.notice;
-    if (due && messages.length > 0 && messages.at(-1)!.role !== 'assistant') {
+    const lastRole = messages.at(-1)?.role;
+    if (due && messages.length > 0 && lastRole !== 'assistant' && lastRole !== 'model') {
       const note = compactionNote(due, format);
       const cost = this.counting.countFresh(counter, [note], format);
       if (total + cost <= options.budget - NOTICE_RESERVE) {
@@ -201,6 +202,15 @@ export class View {
       }
     }
     let noticeTokens = 0;
+    if (format === 'gemini') {
+      const omitted = this.currentPlan !== null && this.currentPlan.dropped.length > 0;
+      const notice = startNotice(messages, omitted);
+      if (notice) {
+        messages.splice(notice.at, 0, notice.message);
+        noticeTokens = this.counting.count(counter, notice.message, 'gemini');
+        total += noticeTokens;
+      }
+    }
     if (format === 'anthropic') {
       const omitted = this.currentPlan !== null && this.currentPlan.dropped.length > 0;
       const notice = startNotice(messages, omitted);

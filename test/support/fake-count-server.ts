@@ -10,8 +10,10 @@
  * - Gemini `POST /v1beta/models/{model}:countTokens`: header `x-goog-api-key`; body with
  *   exactly one of `contents` and `generateContentRequest`, the latter naming
  *   `models/{model}` as in the path; every content `user` or `model` with parts that each hold
- *   exactly one of `text`, `inlineData`, `fileData`, `functionCall` (object `args`) or
- *   `functionResponse` (object `response`). Answers `{ totalTokens }`.
+ *   exactly one of `text`, `inlineData`, `fileData`, `functionCall` (object `args`),
+ *   `functionResponse` (object `response`), `executableCode` or `codeExecutionResult`, beside
+ *   which only `thought`, `thoughtSignature` and `videoMetadata` may stand (a signature may stand
+ *   alone). Answers `{ totalTokens }`.
  *
  * A request that breaks a rule gets the provider's kind of 400 and its problems are kept in
  * `rejections`. The count is a deterministic function of the body (a quarter of its JSON
@@ -97,12 +99,25 @@ function anthropicProblems(req: IncomingMessage, body: unknown, apiKey: string):
   return problems;
 }
 
-const PART_FIELDS = ['text', 'inlineData', 'fileData', 'functionCall', 'functionResponse'];
+const PART_FIELDS = [
+  'text',
+  'inlineData',
+  'fileData',
+  'functionCall',
+  'functionResponse',
+  'executableCode',
+  'codeExecutionResult',
+];
+/** Fields a Part may carry beside its datum (the `Part` reference: thought, signature, video clip). */
+const PART_EXTRAS = ['thought', 'thoughtSignature', 'videoMetadata'];
 
 function partProblems(part: unknown, path: string): string[] {
   if (!isRecord(part)) return [`${path}: expected an object`];
   const fields = Object.keys(part).filter((k) => PART_FIELDS.includes(k));
-  if (fields.length !== 1 || Object.keys(part).length !== 1) {
+  const others = Object.keys(part).filter((k) => !PART_FIELDS.includes(k) && !PART_EXTRAS.includes(k));
+  // A model part may carry a thought signature alone.
+  if (fields.length === 0 && others.length === 0 && typeof part.thoughtSignature === 'string') return [];
+  if (fields.length !== 1 || others.length > 0) {
     return [
       `${path}: expected exactly one of ${PART_FIELDS.join(', ')}, got ${Object.keys(part).join(', ')}`,
     ];
@@ -124,6 +139,14 @@ function partProblems(part: unknown, path: string): string[] {
       return isRecord(value) && typeof value.name === 'string' && isRecord(value.args)
         ? []
         : [`${path}.functionCall: expected { name, args: object }`];
+    case 'executableCode':
+      return isRecord(value) && typeof value.code === 'string'
+        ? []
+        : [`${path}.executableCode: expected { language, code }`];
+    case 'codeExecutionResult':
+      return isRecord(value) && typeof value.outcome === 'string'
+        ? []
+        : [`${path}.codeExecutionResult: expected { outcome }`];
     default:
       return isRecord(value) && typeof value.name === 'string' && isRecord(value.response)
         ? []

@@ -1,30 +1,24 @@
 /**
- * The OpenAI Agents SDK's items (Responses API items: `message`, `function_call`,
- * `function_call_result`, `reasoning`, …) as contextkit's OpenAI Chat Completions messages, for
- * counting and planning, and back.
+ * The OpenAI Agents SDK's items as the Responses API input items they are sent as (the
+ * `'openai-responses'` format), one item for one item, for counting and planning; and back.
  *
- * A run of assistant-side items (reasoning, an assistant message, the calls it makes) is one
- * assistant message with `tool_calls`, so the calls and their results, paired by `callId`, form
- * one atom that is kept or dropped whole. Items go back as they were stored; only what a plan
- * rewrote (a cleared result, a cut text) or wrote (a summary, the facts block) is made anew.
+ * The SDK's items are the Responses API's in its own spelling (`callId`, `function_call_result`,
+ * `input_image.image`, …): `message`, `function_call` / `function_call_result`, `computer_call`
+ * / `computer_call_result` and `reasoning` map to their Responses items as they are. Items the
+ * Responses input has no client-side form for are stood in for: a call that waits for the client
+ * (shell, apply_patch) by a `function_call` named after its type with its action as arguments, and
+ * its result by a `function_call_output`; a tool the provider ran (`hosted_tool_call`) and any
+ * other item by an assistant note. Contextkit therefore pairs calls with results by `call_id` and
+ * keeps reasoning with the item after it, as the API does.
+ *
+ * Items go back as they were stored; only what a plan rewrote (a cleared result, a cut text) or
+ * wrote (a summary, the facts block, a placeholder result) is made anew.
  */
 
 import type { AgentInputItem } from '@openai/agents';
-import type { OpenAIContentPart, OpenAIMessage, OpenAIToolCall } from '../../messages/types.js';
+import type { ResponsesContentPart, ResponsesItem } from '../../messages/responses-items.js';
 
 type Item = Record<string, unknown>;
-
-/** OpenAI messages standing for items, and which items each one stands for. */
-export interface ItemProxies {
-  messages: OpenAIMessage[];
-  /** `origins[i]`: indexes of the items `messages[i]` stands for. */
-  origins: number[][];
-  /** Item index of each call and each result, by call id. */
-  calls: Map<string, number>;
-  results: Map<string, number>;
-  /** Proxy index of the assistant message holding each call, by call id. */
-  callProxy: Map<string, number>;
-}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -46,7 +40,7 @@ function isConversationMessage(item: Item): boolean {
   return (item.type === undefined || item.type === 'message') && typeof item.role === 'string';
 }
 
-/** Text contextkit counts for a tool result's output (images and files as short notes). */
+/** Text of a tool result's output (images and files as short notes). */
 function outputText(output: unknown): string {
   if (typeof output === 'string') return output;
   if (Array.isArray(output)) return output.map(outputText).join('\n');
@@ -58,242 +52,215 @@ function outputText(output: unknown): string {
   return JSON.stringify(output);
 }
 
+function partText(part: Item): string {
+  if (typeof part.text === 'string') return part.text;
+  if (typeof part.refusal === 'string') return part.refusal;
+  if (typeof part.transcript === 'string') return part.transcript;
+  return `[${String(part.type)}]`;
+}
+
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content
-    .map((part: unknown) => {
-      if (!isRecord(part)) return '';
-      if (typeof part.text === 'string') return part.text;
-      if (typeof part.refusal === 'string') return part.refusal;
-      if (typeof part.transcript === 'string') return part.transcript;
-      return `[${String(part.type)}]`;
-    })
-    .join('');
+  return content.map((part: unknown) => (isRecord(part) ? partText(part) : '')).join('');
 }
 
-function userContent(content: unknown): string | OpenAIContentPart[] {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content.map((part: unknown): OpenAIContentPart => {
-    if (!isRecord(part)) return { type: 'text', text: '' };
-    if (part.type === 'input_text' && typeof part.text === 'string') return { type: 'text', text: part.text };
-    if (part.type === 'input_image' && typeof part.image === 'string') {
-      const detail =
-        part.detail === 'low' || part.detail === 'high' || part.detail === 'auto' ? part.detail : undefined;
-      return { type: 'image_url', image_url: detail ? { url: part.image, detail } : { url: part.image } };
+/** An SDK content part as a Responses part (`image` → `image_url` / `file_id`, `file` → `file_data` / …). */
+function partToResponses(part: unknown, role: string): ResponsesContentPart {
+  if (!isRecord(part)) return { type: 'input_text', text: '' };
+  const textType = role === 'assistant' ? 'output_text' : 'input_text';
+  switch (part.type) {
+    case 'input_text':
+    case 'output_text':
+      return { type: textType, text: String(part.text ?? '') } as ResponsesContentPart;
+    case 'refusal':
+      return { type: 'refusal', refusal: String(part.refusal ?? '') };
+    case 'input_image': {
+      const image = part.image;
+      const detail = typeof part.detail === 'string' ? part.detail : 'auto';
+      if (typeof image === 'string') return { type: 'input_image', image_url: image, detail };
+      if (isRecord(image) && typeof image.id === 'string')
+        return { type: 'input_image', file_id: image.id, detail };
+      return { type: textType, text: '[image]' } as ResponsesContentPart;
     }
-    if (part.type === 'input_file' && typeof part.file === 'string' && part.file.startsWith('data:')) {
+    case 'input_file': {
+      const file = part.file;
+      const filename = typeof part.filename === 'string' ? part.filename : 'file';
+      if (typeof file === 'string')
+        return file.startsWith('data:')
+          ? { type: 'input_file', file_data: file, filename }
+          : { type: 'input_file', file_url: file, filename };
+      if (isRecord(file) && typeof file.id === 'string')
+        return { type: 'input_file', file_id: file.id, filename };
+      if (isRecord(file) && typeof file.url === 'string')
+        return { type: 'input_file', file_url: file.url, filename };
+      return { type: textType, text: '[file]' } as ResponsesContentPart;
+    }
+    default:
+      return { type: textType, text: partText(part) } as ResponsesContentPart;
+  }
+}
+
+function note(text: string): ResponsesItem {
+  return { type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] };
+}
+
+/** One SDK item as the Responses input item that stands for it (see the module note). */
+function itemToResponses(item: Item, index: number): ResponsesItem {
+  if (isConversationMessage(item)) {
+    const role =
+      item.role === 'developer' || item.role === 'system' || item.role === 'user' ? item.role : 'assistant';
+    const content = item.content;
+    if (typeof content === 'string') return { type: 'message', role, content };
+    const parts = Array.isArray(content) ? content.map((p) => partToResponses(p, role)) : [];
+    return { type: 'message', role, content: parts };
+  }
+  const callId = String(item.callId);
+  switch (item.type) {
+    case 'function_call':
       return {
-        type: 'file',
-        file: { file_data: part.file, filename: typeof part.filename === 'string' ? part.filename : 'file' },
+        type: 'function_call',
+        call_id: callId,
+        name: String(item.name),
+        arguments: String(item.arguments ?? ''),
+      };
+    case 'computer_call':
+      return {
+        type: 'computer_call',
+        call_id: callId,
+        id: String(item.id ?? `cu_${index}`),
+        action: isRecord(item.action) ? item.action : {},
+      };
+    case 'computer_call_result': {
+      const output = isRecord(item.output) ? item.output : {};
+      return {
+        type: 'computer_call_output',
+        call_id: callId,
+        output: { type: 'computer_screenshot', image_url: String(output.data ?? '') },
       };
     }
-    return { type: 'text', text: `[${String(part.type)}]` };
-  });
+    case 'reasoning':
+      return {
+        type: 'reasoning',
+        id: String(item.id ?? `rs_${index}`),
+        summary: [{ type: 'summary_text', text: contentText(item.content) }],
+      };
+    case 'hosted_tool_call':
+      return note(`[${String(item.name)} run by the provider]`);
+  }
+  if (isResult(item))
+    return { type: 'function_call_output', call_id: callId, output: outputText(item.output) };
+  if (isCall(item)) {
+    const action = item.arguments ?? item.action ?? item.operation ?? {};
+    return {
+      type: 'function_call',
+      call_id: callId,
+      name: typeof item.name === 'string' ? item.name : String(item.type),
+      arguments: typeof action === 'string' ? action : JSON.stringify(action),
+    };
+  }
+  return note(`[${String(item.type)}]`);
 }
 
-function callOf(item: Item): OpenAIToolCall {
-  const args =
-    typeof item.arguments === 'string'
-      ? item.arguments
-      : JSON.stringify(item.action ?? item.operation ?? item.arguments ?? {});
-  return {
-    id: String(item.callId),
-    type: 'function',
-    function: { name: typeof item.name === 'string' ? item.name : String(item.type), arguments: args },
-  };
+/** The SDK's items as Responses API input items, one for one, in order. */
+export function agentItemsToResponses(items: readonly AgentInputItem[]): ResponsesItem[] {
+  return items.map((item, index) => itemToResponses(item as Item, index));
 }
 
-/** Converts items to OpenAI messages for contextkit, remembering which items each stands for. */
-export function itemsToProxies(items: readonly AgentInputItem[]): ItemProxies {
-  const out: ItemProxies = {
-    messages: [],
-    origins: [],
-    calls: new Map(),
-    results: new Map(),
-    callProxy: new Map(),
-  };
-  /** The assistant-side items not yet given a proxy. */
-  let run: number[] = [];
-  const flushRun = () => {
-    if (run.length === 0) return;
-    const texts: string[] = [];
-    const reasoning: string[] = [];
-    const calls: OpenAIToolCall[] = [];
-    for (const index of run) {
-      const item = items[index] as Item;
-      if (isCall(item)) {
-        calls.push(callOf(item));
-        out.callProxy.set(String(item.callId), out.messages.length);
-      } else if (isConversationMessage(item)) texts.push(contentText(item.content));
-      else if (item.type === 'reasoning') reasoning.push(contentText(item.content));
-      else if (item.type === 'hosted_tool_call') texts.push(`[${String(item.name)} run by the provider]`);
-    }
-    let text = texts.join('\n');
-    if (text === '' && calls.length === 0)
-      text = reasoning.join('\n') || `[${String((items[run[0]!] as Item).type)}]`;
-    const message: OpenAIMessage = { role: 'assistant', content: text === '' ? null : text };
-    if (calls.length > 0) message.tool_calls = calls;
-    out.messages.push(message);
-    out.origins.push(run);
-    run = [];
-  };
-
-  items.forEach((raw, index) => {
-    const item = raw as Item;
-    if (isResult(item)) {
-      flushRun();
-      out.results.set(String(item.callId), index);
-      out.messages.push({
-        role: 'tool',
-        tool_call_id: String(item.callId),
-        content: outputText(item.output),
-      });
-      out.origins.push([index]);
-      return;
-    }
-    if (isConversationMessage(item) && item.role !== 'assistant') {
-      flushRun();
-      if (item.role === 'user') out.messages.push({ role: 'user', content: userContent(item.content) });
-      else {
-        out.messages.push({
-          role: item.role === 'developer' ? 'developer' : 'system',
-          content: contentText(item.content),
-        });
-      }
-      out.origins.push([index]);
-      return;
-    }
-    if (isCall(item)) out.calls.set(String(item.callId), index);
-    run.push(index);
-  });
-  flushRun();
-  return out;
+function textOf(item: Item): string {
+  const content = item.content;
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((p) => (isRecord(p) && typeof p.text === 'string' ? p.text : '')).join('');
 }
 
-function assistantItem(text: string): AgentInputItem {
-  return {
-    type: 'message',
-    role: 'assistant',
-    status: 'completed',
-    content: [{ type: 'output_text', text }],
-  };
-}
-
-function userItem(content: OpenAIMessage['content']): AgentInputItem {
-  if (typeof content === 'string' || !Array.isArray(content)) return { role: 'user', content: content ?? '' };
+/** A user message the plan cut, back in the SDK's spelling. */
+function userItem(item: Item): AgentInputItem {
+  const content = item.content;
+  if (typeof content === 'string' || !Array.isArray(content)) return { role: 'user', content: textOf(item) };
   return {
     role: 'user',
-    content: content.map((part) => {
-      switch (part.type) {
-        case 'image_url':
-          return { type: 'input_image' as const, image: part.image_url.url };
-        case 'file':
-          return {
-            type: 'input_file' as const,
-            file: part.file.file_data ?? '',
-            filename: part.file.filename ?? 'file',
-          };
-        case 'text':
-          return { type: 'input_text' as const, text: part.text };
-        case 'refusal':
-          return { type: 'input_text' as const, text: part.refusal };
-        default:
-          return { type: 'input_text' as const, text: '[audio]' };
-      }
+    content: (content as Item[]).map((part) => {
+      if (part.type === 'input_image')
+        return { type: 'input_image' as const, image: String(part.image_url ?? part.file_id ?? '') };
+      if (part.type === 'input_file')
+        return {
+          type: 'input_file' as const,
+          file: String(part.file_data ?? part.file_url ?? part.file_id ?? ''),
+          filename: String(part.filename ?? 'file'),
+        };
+      return { type: 'input_text' as const, text: String(part.text ?? '') };
     }),
   };
 }
 
-function plainText(content: OpenAIMessage['content'] | undefined): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content.map((p) => (p.type === 'text' ? p.text : '')).join('');
-}
-
 /**
- * The items for a fitted view: the stored items for every message the plan left alone (`proxy`
- * set), and for the others items rebuilt on the stored ones they came from: a cleared function
- * result keeps its call id and name with the new output text, a cut assistant text keeps its
- * calls and reasoning. What contextkit wrote becomes a system message.
+ * The SDK items for a fitted view: the stored item for every item the plan left alone (`seq` set,
+ * the item's index), and for the others items rebuilt on the stored ones: a cleared function
+ * result keeps its call id and name with the new output text, cleared call arguments go on the
+ * stored call, a cut text becomes a new message. What contextkit wrote becomes a system message.
  */
-export function proxiesToItems(
-  entries: ReadonlyArray<{ message: OpenAIMessage; proxy: number | undefined }>,
+export function responsesToAgentItems(
+  view: ReadonlyArray<{ message: ResponsesItem; seq: number | undefined }>,
   items: readonly AgentInputItem[],
-  proxies: ItemProxies,
 ): AgentInputItem[] {
+  const byCall = new Map<string, { call?: Item; result?: Item }>();
+  for (const raw of items) {
+    const item = raw as Item;
+    if (typeof item.callId !== 'string') continue;
+    const pair = byCall.get(item.callId) ?? {};
+    if (isResult(item)) pair.result = item;
+    else pair.call = item;
+    byCall.set(item.callId, pair);
+  }
   const out: AgentInputItem[] = [];
-  for (const { message, proxy } of entries) {
-    if (proxy !== undefined) {
-      for (const index of proxies.origins[proxy]!) out.push(items[index]!);
+  for (const { message, seq } of view) {
+    if (seq !== undefined) {
+      out.push(items[seq]!);
       continue;
     }
-    switch (message.role) {
-      case 'tool': {
-        const at = proxies.results.get(message.tool_call_id);
-        const original = at === undefined ? undefined : (items[at] as Item);
-        const text = plainText(message.content);
-        if (original && original.type === 'function_call_result') {
-          // The SDK writes text outputs as `{ type: 'text', text }`: the new text keeps that form.
-          const output =
-            isRecord(original.output) && original.output.type === 'text'
-              ? { ...original.output, text }
-              : text;
-          out.push({ ...original, output } as AgentInputItem);
-        } else if (original) {
-          // Other results (screenshots, shell output) have a shape text cannot take: kept as they are.
-          out.push(original as AgentInputItem);
-        } else {
-          const callAt = proxies.calls.get(message.tool_call_id);
-          const call = callAt === undefined ? undefined : (items[callAt] as Item);
-          out.push({
-            type: 'function_call_result',
-            callId: message.tool_call_id,
-            name: typeof call?.name === 'string' ? call.name : 'tool',
-            status: 'completed',
-            output: text,
-          });
-        }
-        break;
+    const m = message as Item;
+    const pair = typeof m.call_id === 'string' ? byCall.get(m.call_id) : undefined;
+    if (m.type === 'function_call_output') {
+      const text = typeof m.output === 'string' ? m.output : outputText(m.output);
+      const original = pair?.result;
+      if (original?.type === 'function_call_result') {
+        // The SDK writes text outputs as `{ type: 'text', text }`: the new text keeps that form.
+        const output =
+          isRecord(original.output) && original.output.type === 'text' ? { ...original.output, text } : text;
+        out.push({ ...original, output } as AgentInputItem);
+      } else if (original) {
+        // Other results (shell output, patches) have a shape text cannot take: kept as they are.
+        out.push(original as AgentInputItem);
+      } else {
+        out.push({
+          type: 'function_call_result',
+          callId: String(m.call_id),
+          name: typeof pair?.call?.name === 'string' ? pair.call.name : 'tool',
+          status: 'completed',
+          output: text,
+        });
       }
-      case 'assistant': {
-        const text = plainText(message.content);
-        const first = message.tool_calls?.[0];
-        const at = first ? proxies.callProxy.get(first.id) : undefined;
-        if (at === undefined) {
-          if (text !== '') out.push(assistantItem(text));
-          break;
-        }
-        const edited = new Map((message.tool_calls ?? []).map((c) => [c.id, c]));
-        // Only a cut changes the text; an edit of the calls alone (inputs cleared) leaves it as it was.
-        const textCut = text !== plainText(proxies.messages[at]?.content);
-        let placed = false;
-        for (const index of proxies.origins[at]!) {
-          const item = items[index] as Item;
-          if (isConversationMessage(item)) {
-            if (!textCut) out.push(item as AgentInputItem);
-            else if (!placed && text !== '') out.push(assistantItem(text));
-            placed = true;
-          } else if (isCall(item)) {
-            const call = edited.get(String(item.callId));
-            if (!call) continue;
-            out.push(
-              item.type === 'function_call' && call.function.arguments !== item.arguments
-                ? ({ ...item, arguments: call.function.arguments } as AgentInputItem)
-                : (item as AgentInputItem),
-            );
-          } else out.push(item as AgentInputItem);
-        }
-        // A run without a message item had only notes (reasoning, hosted tools) for text: none is owed.
-        break;
-      }
-      case 'user':
-        out.push(userItem(message.content));
-        break;
-      default:
-        out.push({ role: 'system', content: plainText(message.content) });
-    }
+    } else if (m.type === 'function_call' && pair?.call) {
+      const call = pair.call;
+      out.push(
+        call.type === 'function_call' && call.arguments !== m.arguments
+          ? ({ ...call, arguments: m.arguments } as AgentInputItem)
+          : (call as AgentInputItem),
+      );
+    } else if (m.role === 'user') out.push(userItem(m));
+    else if (m.role === 'assistant') {
+      const text = textOf(m);
+      if (text !== '')
+        out.push({
+          type: 'message',
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text }],
+        });
+    } else if (m.role === 'system' || m.role === 'developer')
+      out.push({ role: 'system', content: textOf(m) });
+    else out.push(message as unknown as AgentInputItem);
   }
   return out;
 }

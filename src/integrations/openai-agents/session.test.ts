@@ -9,13 +9,12 @@ import {
   startFakeOpenAI,
   toolLoopReply,
 } from '../../../test/support/fake-openai-server.js';
-import type { OpenAIMessage } from '../../messages/types.js';
 import { validateRequest } from '../../messages/validate-request.js';
 import { FileStore } from '../../stores/file.js';
 import { MemoryStore } from '../../stores/memory.js';
 import { getModelInfo } from '../../tokens/catalog.js';
 import { createTokenCounter } from '../../tokens/counter.js';
-import { itemsToProxies } from './agent-items.js';
+import { agentItemsToResponses } from './agent-items.js';
 import { ContextkitSession } from './session.js';
 
 // Traces would be sent to OpenAI: this test talks to 127.0.0.1 only.
@@ -46,14 +45,15 @@ const lookup = tool({
 
 /** Tokens of items as contextkit counts them. */
 function itemTokens(items: readonly AgentInputItem[]): Promise<number> {
-  return counter.measure(itemsToProxies(items).messages);
+  return counter.measure(agentItemsToResponses(items), { format: 'openai-responses' });
 }
 
 /** The problems the API would find with the pairing of calls and results in items. */
 function pairingProblems(items: readonly AgentInputItem[]): string[] {
   if (items.length === 0) return [];
-  const proxies = itemsToProxies(items).messages;
-  return validateRequest(proxies, 'openai').problems.map((p) => `${p.path}: ${p.message}`);
+  return validateRequest(agentItemsToResponses(items), 'openai-responses').problems.map(
+    (p) => `${p.path}: ${p.message}`,
+  );
 }
 
 describe('ContextkitSession with an Agent over a fake Responses endpoint on 127.0.0.1', () => {
@@ -206,7 +206,9 @@ describe('ContextkitSession as a Session', () => {
   });
 
   it('clears old outputs on their own items and never splits a call from its result', async () => {
-    const session = new ContextkitSession({ sessionId: 'fit', budget: 700, model: 'gpt-4o' });
+    // Just above the last turn (question, two calls, two long results, answer: 693 tokens as
+    // Responses items, each call and result framed on its own), far below the whole history.
+    const session = new ContextkitSession({ sessionId: 'fit', budget: 720, model: 'gpt-4o' });
     const items: AgentInputItem[] = [{ role: 'system', content: 'sys' }];
     for (let turn = 0; turn < 6; turn++) {
       items.push({ role: 'user', content: `question ${turn}` });
@@ -224,7 +226,8 @@ describe('ContextkitSession as a Session', () => {
     }
     await session.addItems(items);
     const fitted = await session.getItems();
-    expect(await itemTokens(fitted)).toBeLessThanOrEqual(700);
+    expect(await itemTokens(fitted)).toBeLessThanOrEqual(720);
+    expect(await itemTokens(items)).toBeGreaterThan(720 * 4);
     expect(pairingProblems(fitted)).toEqual([]);
     expect(fitted[0]).toEqual({ role: 'system', content: 'sys' });
     expect(fitted).toContainEqual({ role: 'user', content: 'question 5' });
@@ -242,8 +245,7 @@ describe('ContextkitSession as a Session', () => {
     // Parallel calls stay together: both calls of a turn, or neither.
     const callIds = new Set(fitted.flatMap((i) => (i.type === 'function_call' ? [i.callId] : [])));
     for (let turn = 0; turn < 6; turn++) expect(callIds.has(`c${turn}a`)).toBe(callIds.has(`c${turn}b`));
-    // Proxies are valid contextkit messages.
-    const proxies: OpenAIMessage[] = itemsToProxies(fitted).messages;
-    expect(validateRequest(proxies, 'openai').valid).toBe(true);
+    // The items, as the Responses API input they are sent as, are a valid request.
+    expect(validateRequest(agentItemsToResponses(fitted), 'openai-responses').valid).toBe(true);
   });
 });

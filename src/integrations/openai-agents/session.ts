@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { AgentInputItem, Session } from '@openai/agents';
 import { ConfigurationError } from '../../errors.js';
 import { ContextManager, type ContextManagerOptions } from '../../manager.js';
+import type { ResponsesItem } from '../../messages/responses-items.js';
 import type { Message, MessageMetadata } from '../../messages/types.js';
 import type { RecallHit, RecallOptions } from '../../recall/recall-hit.js';
 import { MemoryStore } from '../../stores/memory.js';
 import { resolveStore } from '../../stores/resolve.js';
 import type { ConversationStore } from '../../stores/types.js';
 import { fitThrough, messageKey, syncThrough } from '../fit-through.js';
-import { itemsToProxies, proxiesToItems } from './agent-items.js';
+import { agentItemsToResponses, responsesToAgentItems } from './agent-items.js';
 
 /** Options of `new ContextkitSession(…)`: where items are stored, under which id, and the budget `getItems` fits. */
 export interface ContextkitSessionOptions {
@@ -33,7 +34,8 @@ export interface ContextkitSessionOptions {
  * A session for the OpenAI Agents SDK (`run(agent, input, { session })`) that keeps every item in
  * a contextkit store, as the SDK gave it, and gives the model a history fitted to the budget:
  * `getItems()` returns the stored items with old tool outputs cleared and old turns summarized or
- * dropped as `ContextManager` plans it, never a `function_call_result` without its
+ * dropped as `ContextManager` plans it over their Responses API form (`agentItemsToResponses`:
+ * the `'openai-responses'` format, one item for one item), never a `function_call_result` without its
  * `function_call` or the reverse. `getAllItems()` returns everything stored.
  *
  * The budget covers the history only: the agent's instructions, its tools and the new input come
@@ -87,20 +89,18 @@ export class ContextkitSession implements Session {
   async getItems(limit?: number): Promise<AgentInputItem[]> {
     const items = await this.getAllItems();
     if (items.length === 0 || limit === 0) return [];
-    const proxies = itemsToProxies(items);
-    const keys = proxies.messages.map((m) => messageKey(m as Message));
+    const messages = agentItemsToResponses(items);
+    const keys = messages.map((m) => messageKey(m as Message));
     const request = this.settings.budget !== undefined ? { tokenBudget: this.settings.budget } : {};
-    let view = await fitThrough(this.manager, proxies.messages, request, keys);
+    const fitView = () =>
+      fitThrough<ResponsesItem>(this.manager, messages, request, keys, 'openai-responses');
+    let view = await fitView();
     if (!view) {
       // The stored items were rewritten (popItem, another writer): plan afresh.
       this.manager = this.newManager();
-      view = await fitThrough(this.manager, proxies.messages, request, keys);
+      view = await fitView();
     }
-    const fitted = proxiesToItems(
-      view!.map(({ message, seq }) => ({ message, proxy: seq })),
-      items,
-      proxies,
-    );
+    const fitted = responsesToAgentItems(view!, items);
     return limit === undefined ? fitted : newest(fitted, limit);
   }
 
@@ -111,7 +111,7 @@ export class ContextkitSession implements Session {
    */
   async recall(query: string, options?: RecallOptions): Promise<RecallHit[]> {
     const items = await this.getAllItems();
-    const messages = itemsToProxies(items).messages;
+    const messages = agentItemsToResponses(items);
     const keys = messages.map((m) => messageKey(m as Message));
     if (!(await syncThrough(this.manager, messages, keys))) {
       this.manager = this.newManager();

@@ -1,0 +1,204 @@
+/**
+ * Atoms of a conversation in the Gemini format. A model content with `functionCall` parts and the
+ * user content that answers them with `functionResponse` parts are one atom. Repairs, in the view
+ * only: responses split over several user contents are joined into one, in call order; a call
+ * whose response never came (or has not come yet, at the open tail) gets a placeholder response; a response that answers no call before
+ * it is left out (its content's other parts stay); contents that slipped between the calls and
+ * their responses are moved after them. Model parts are never edited (thought signatures stay
+ * exactly where they came).
+ */
+
+import type { Atom, BuildResult, Repair, ToolResultSlot } from './atoms.js';
+import { missingResultText } from './atoms.js';
+import { freezeDeep } from './freeze.js';
+import {
+  callKeyOf,
+  type GeminiCallRef,
+  type GeminiContentPart,
+  geminiCalls,
+  geminiResponses,
+  pairGemini,
+  partKind,
+} from './gemini-parts.js';
+import type { HistoryEntry, Message } from './types.js';
+
+type Content = { role: string; parts: readonly GeminiContentPart[] };
+
+function contentOf(entry: HistoryEntry): Content {
+  return entry.message as unknown as Content;
+}
+
+function single(entry: HistoryEntry, message: Message = entry.message): Atom {
+  const role = contentOf(entry).role;
+  return {
+    id: entry.seq,
+    kind: role === 'system' ? 'system' : 'message',
+    seqs: [entry.seq],
+    messages: [message],
+    results: [],
+    repaired: message !== entry.message,
+    open: false,
+    hasUserContent: role === 'user',
+  };
+}
+
+/** The user content's parts other than function responses, as a content (or undefined if none). */
+function withoutResponses(entry: HistoryEntry): Message | undefined {
+  const parts = contentOf(entry).parts.filter((p) => partKind(p) !== 'functionResponse');
+  if (parts.length === 0) return undefined;
+  return freezeDeep({ role: 'user', parts }) as unknown as Message;
+}
+
+/** Groups Gemini contents from `from` on (see the module note). */
+export function buildGemini(entries: readonly HistoryEntry[], from: number): BuildResult {
+  const atoms: Atom[] = [];
+  const repairs: Repair[] = [];
+  let closedUntil = entries.length;
+  let i = from;
+  while (i < entries.length) {
+    const start = i;
+    const head = entries[i]!;
+    const calls = geminiCalls(head.message);
+    if (calls.length === 0) {
+      i++;
+      if (geminiResponses(head.message).length === 0) {
+        atoms.push(single(head));
+        continue;
+      }
+      const rest = withoutResponses(head);
+      repairs.push({
+        kind: 'orphan_result',
+        seq: head.seq,
+        detail: 'function responses that answer no call before them left out',
+      });
+      if (rest) atoms.push(single(head, rest));
+      continue;
+    }
+    // The calls' responses: the user contents after them, until every call is answered.
+    i++;
+    const answering: HistoryEntry[] = [];
+    const displaced: HistoryEntry[] = [];
+    const found: Array<{ entry: HistoryEntry; ref: GeminiCallRef }> = [];
+    let ended = false;
+    const answered = () =>
+      pairGemini(
+        calls,
+        found.map((f) => f.ref),
+      ).every((k) => k >= 0);
+    while (i < entries.length && !answered()) {
+      const next = entries[i]!;
+      const role = contentOf(next).role;
+      if (role === 'model') {
+        ended = true;
+        break;
+      }
+      const responses = geminiResponses(next.message);
+      if (responses.length === 0) {
+        if (role === 'system') {
+          ended = true;
+          break;
+        }
+        displaced.push(next);
+      } else {
+        answering.push(next);
+        for (const ref of responses) found.push({ entry: next, ref });
+      }
+      i++;
+    }
+    const open = !answered() && !ended && i >= entries.length;
+    if (open && closedUntil === entries.length) closedUntil = start;
+    atoms.push(exchange(head, calls, answering, found, open, repairs));
+    for (const moved of displaced) {
+      repairs.push({
+        kind: 'moved',
+        seq: moved.seq,
+        detail: `content between the calls of ${head.seq} and their responses moved after them`,
+      });
+      atoms.push(single(moved));
+    }
+  }
+  return { atoms, repairs, closedUntil };
+}
+
+function exchange(
+  head: HistoryEntry,
+  calls: readonly GeminiCallRef[],
+  answering: readonly HistoryEntry[],
+  found: ReadonlyArray<{ entry: HistoryEntry; ref: GeminiCallRef }>,
+  open: boolean,
+  repairs: Repair[],
+): Atom {
+  const pairing = pairGemini(
+    calls,
+    found.map((f) => f.ref),
+  );
+  const used = new Set(pairing.filter((k) => k >= 0));
+  for (let k = 0; k < found.length; k++) {
+    if (used.has(k)) continue;
+    repairs.push({
+      kind: 'orphan_result',
+      seq: found[k]!.entry.seq,
+      detail: `function response ${found[k]!.ref.name} answers no call of ${head.seq}; left out`,
+    });
+  }
+  const clean =
+    answering.length === 1 && found.length === calls.length && pairing.every((k, n) => k === n) && !open;
+  const slots = (messageIndex: number, indexOfCall: (n: number) => number): ToolResultSlot[] =>
+    calls.map((call, n) => ({
+      key: `${head.seq}:${n}`,
+      callId: callKeyOf(call),
+      toolName: call.name,
+      resultSeq: pairing[n]! >= 0 ? found[pairing[n]!]!.entry.seq : null,
+      messageIndex,
+      blockIndex: indexOfCall(n),
+    }));
+  if (clean) {
+    return {
+      id: head.seq,
+      kind: 'exchange',
+      seqs: [head.seq, answering[0]!.seq],
+      messages: [head.message, answering[0]!.message],
+      results: slots(1, (n) => found[n]!.ref.index),
+      repaired: false,
+      open: false,
+      hasUserContent: withoutResponses(answering[0]!) !== undefined,
+    };
+  }
+  // One user content: the responses in call order (placeholders for missing ones), then the
+  // other parts the answering contents carried.
+  const parts: GeminiContentPart[] = [];
+  calls.forEach((call, n) => {
+    const k = pairing[n]!;
+    if (k >= 0) {
+      const f = found[k]!;
+      parts.push(contentOf(f.entry).parts[f.ref.index]!);
+      return;
+    }
+    if (!open)
+      repairs.push({
+        kind: 'missing_result',
+        seq: head.seq,
+        detail: `functionCall ${callKeyOf(call)} (${call.name}) has no response; a placeholder answers it`,
+      });
+    const response: NonNullable<GeminiContentPart['functionResponse']> = {
+      name: call.name,
+      response: { error: missingResultText(call.name) },
+    };
+    if (call.id !== undefined) response.id = call.id;
+    parts.push({ functionResponse: response });
+  });
+  for (const entry of answering) {
+    for (const part of contentOf(entry).parts) if (partKind(part) !== 'functionResponse') parts.push(part);
+  }
+  const answer = freezeDeep({ role: 'user', parts }) as unknown as Message;
+  return {
+    id: head.seq,
+    kind: 'exchange',
+    seqs: [head.seq, ...answering.map((e) => e.seq)],
+    messages: [head.message, answer],
+    results: slots(1, (n) => n),
+    repaired: true,
+    open,
+    hasUserContent: answering.some((e) => withoutResponses(e) !== undefined),
+  };
+}
