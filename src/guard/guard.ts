@@ -6,105 +6,34 @@
  */
 
 import { encodePlan } from '../compaction/plan.js';
-import { Planner, type PlannerSettings } from '../compaction/planner.js';
+import { Planner } from '../compaction/planner.js';
 import { protectionsOf } from '../compaction/protections.js';
 import type { StrategyOption } from '../compaction/strategy.js';
-import type { FactsSite } from '../compaction/summary-message.js';
 import { escalate, type Level, levelOf } from '../compaction/zones.js';
-import { ContextDeclinedError, ContextOverflowError, type OverflowBreakdown } from '../errors.js';
+import { ContextDeclinedError, ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt } from '../events.js';
 import { History } from '../history/history.js';
-import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
-import { DEFAULTS, type GuardLevels, type RequestOptions, type Usage } from '../options.js';
+import { DEFAULTS, type RequestOptions } from '../options.js';
 import { createOfflineTools } from '../tools/offline.js';
-import type { ContextTools } from '../tools/types.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
 import { type SentView, View } from '../view/view.js';
-import type { CostMeter } from './cost-meter.js';
+import {
+  type ContextGuardOptions,
+  type GuardConversation,
+  type GuardDecision,
+  overflowBreakdown,
+} from './guard-types.js';
 import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
 import { billRequest, conversationTime } from './metering.js';
-import { nextUsageWarning, resetUsageWarning, type UsageWarningState } from './usage-warning.js';
+import { nextUsageWarning, resetUsageWarning } from './usage-warning.js';
 
-/** What the guard decided: the view stands, was compacted, warrants a warning, or cannot go. */
-export type GuardAction = 'ok' | 'compact' | 'warn' | 'decline';
-
-/** A decision, with the fitted messages (unless declined or not asked for) and their figures. */
-export interface GuardDecision {
-  action: GuardAction;
-  /** The messages to send; absent on `decline`, and when `check` was asked not to fit. */
-  messages?: Message[];
-  /** Billed tokens of the view (the learned correction applied). */
-  tokens: number;
-  budget: number;
-  pct: number;
-  /** The compaction made for this request, if any. */
-  receipt?: CompactionReceipt;
-  /** Why: the warning's text, or what could not fit. */
-  reason?: string;
-  /** On `decline`: the error `getMessagesForRequest` throws. */
-  error?: ContextOverflowError;
-}
-
-/** The guard's state for one conversation, kept beside its history. */
-export interface GuardState {
-  /** The level the layered strategy last acted at. */
-  level: Level | undefined;
-  /** Usage (share of the budget) at the last request. */
-  usage: number | undefined;
-  /** Whether the `usage_high` warning fired, and what re-arms it (see `nextUsageWarning`). */
-  usageWarning: UsageWarningState;
-}
-
-/** One conversation as the guard works on it. */
-export interface GuardConversation {
-  readonly entries: readonly HistoryEntry[];
-  readonly format: MessageFormat | undefined;
-  readonly view: View;
-  state: GuardState;
-  /** The level the compaction under way acts at (layered strategy). */
-  pendingLevel?: Level | undefined;
-  /** Set by a compaction, taken by the next view when `compactionNotice` is on. */
-  noticeDue: CompactionReceipt | null;
-  /** Figures of the last view sent. */
-  lastUsage: Usage | null;
-  /** What the views sent were billed, per model (see `cost-meter.ts`); made on first use. */
-  meters?: Map<string, CostMeter>;
-  /** The view build the last metered request came from, and its closed messages then. */
-  meterMark?: { model: string; build: object; closed: number; plain: boolean };
-  /** Keeps the plan and guard state beside the history (in its store), where there is one. */
-  save?: (patch: Record<string, unknown>) => Promise<void>;
-}
-
-/** Options of {@link ContextGuard}. */
-export interface ContextGuardOptions {
-  measurer: ContextMeasurer;
-  /** How older messages leave the view (default `summarize`). */
-  strategy?: StrategyOption;
-  /** Warn, decline and jump-escalation levels (defaults 0.8, none, 0.3). */
-  levels?: GuardLevels;
-  compactThreshold?: number;
-  targetUsage?: number;
-  /** Compact on its own past the trigger (default true). */
-  autoCompact?: boolean;
-  /** Compact early when the prompt cache expired while a compaction is due soon (default true). */
-  compactWhenCacheExpired?: boolean;
-  maxCompactRetries?: number;
-  criticalFloor?: number;
-  preserveSystem?: boolean;
-  keepToolResults?: number;
-  recentCount?: number;
-  clearing?: PlannerSettings['clearing'];
-  facts?: FactsSite;
-  compactionNotice?: boolean;
-  /** `'auto'`: Anthropic prompt-cache breakpoints at the end of the stable prefix (default off). */
-  cacheBreakpoints?: 'auto' | 'off';
-  /** Share of the budget the summary and facts block may take together (default 0.35). */
-  memoryShare?: number;
-  /** The `recall` tool is offered: the summary and facts block tell the model (default false). */
-  recall?: boolean;
-  /** Writes summaries and extracts facts (default: the offline tools). */
-  tools?: ContextTools;
-}
+export type {
+  ContextGuardOptions,
+  GuardAction,
+  GuardConversation,
+  GuardDecision,
+  GuardState,
+} from './guard-types.js';
 
 /** Decides and fits; see the module comment. */
 export class ContextGuard {
@@ -322,37 +251,17 @@ export class ContextGuard {
     noticeTokens = 0,
   ): ContextOverflowError {
     return this.emitOverflow(
-      new ContextOverflowError(r.budget, required, this.breakdown(c, r, noticeTokens)),
+      new ContextOverflowError(
+        r.budget,
+        required,
+        overflowBreakdown(this.measurer, c, r, noticeTokens, this.preserveSystem),
+      ),
     );
   }
 
   private emitOverflow<E extends ContextOverflowError>(error: E): E {
     this.measurer.events.emit('context:overflow', { error });
     return error;
-  }
-
-  private breakdown(c: GuardConversation, r: ResolvedRequest, noticeTokens: number): OverflowBreakdown {
-    const format = c.format ?? 'openai';
-    const atoms = c.view.atoms(c.entries, format).all();
-    const protection = protectionsOf(atoms, c.entries, this.preserveSystem);
-    const breakdown: OverflowBreakdown = {
-      system: 0,
-      pinned: 0,
-      latestTurn: 0,
-      tools: r.toolsTokens,
-      overhead: r.fixedTokens - r.toolsTokens + noticeTokens,
-    };
-    const marked = (s: number) => c.entries[s]?.metadata.pinned || c.entries[s]?.metadata.critical;
-    atoms.forEach((atom, i) => {
-      const p = protection[i];
-      if (p === 'none') return;
-      const tokens = this.measurer.countAll(r.counter, atom.messages, format);
-      if (atom.kind === 'system') breakdown.system += tokens;
-      else if (p === 'keep') breakdown.latestTurn += tokens;
-      else if (atom.hasUserContent && !atom.seqs.some(marked)) breakdown.latestTurn += tokens;
-      else breakdown.pinned += tokens;
-    });
-    return breakdown;
   }
 
   /** After a plan that could not reach the target (protected floor), the next waits for real growth. */
@@ -503,7 +412,12 @@ export class ContextGuard {
     if (result.decline !== undefined) {
       view.setPlan(previousPlan);
       throw this.emitOverflow(
-        new ContextDeclinedError(r.budget, tokensBefore, this.breakdown(c, r, 0), result.decline),
+        new ContextDeclinedError(
+          r.budget,
+          tokensBefore,
+          overflowBreakdown(this.measurer, c, r, 0, this.preserveSystem),
+          result.decline,
+        ),
       );
     }
     if (result.warn !== undefined) this.measurer.warn('strategy_warn', result.warn);

@@ -14,7 +14,7 @@ import type { ModelInfoInput } from '../tokens/catalog.js';
 import { createModelCatalog, type ModelCatalog } from '../tokens/catalog.js';
 import { createTokenCounter } from '../tokens/counter.js';
 import { defaultModel } from '../tokens/model-counter.js';
-import type { ModelInfo, TokenCounter } from '../tokens/types.js';
+import type { TokenCounter } from '../tokens/types.js';
 import type { Calibration } from './calibration.js';
 import { createCalibration } from './calibration.js';
 import type { CountClient } from './count-endpoints.js';
