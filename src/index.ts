@@ -112,7 +112,7 @@ export {
   toolCallIds,
   toolResultIds,
 } from './messages/content.js';
-export { convertMessages, toAnthropic, toOpenAI } from './messages/convert.js';
+export { type ConvertOptions, convertMessages, toAnthropic, toOpenAI } from './messages/convert.js';
 export {
   detectConversationFormat,
   detectMessageFormat,

@@ -335,6 +335,35 @@ describe('Anthropic blocks beyond the basic ones', () => {
     expect((view.at(-2)!.content as unknown[])[0]).toEqual(think);
     expect((await post(view, true)).status).toBe(200);
   });
+
+  it('refuses thinking going to OpenAI by default; a view for OpenAI leaves it out and keeps the history', async () => {
+    const think = {
+      type: 'thinking',
+      thinking: 'plan the lookup',
+      signature: signThinking('plan the lookup'),
+    };
+    const list = [
+      { role: 'user', content: 'look it up' },
+      { role: 'assistant', content: [think, { type: 'tool_use', id: 't1', name: 'f', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'found' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'redacted_thinking', data: 'enc' },
+          { type: 'text', text: 'done' },
+        ],
+      },
+    ] as unknown as Message[];
+    expect(() => convertMessages(list, 'openai')).toThrow(/messages\[1\]\.content\[0\].*and 1 more/);
+    const ctx = new ContextManager({ model: MODEL });
+    for (const m of list) await ctx.addMessage(m);
+    for (const provider of ['openai', 'openai-responses'] as const) {
+      const view = await ctx.getMessagesForRequest({ tokenBudget: 100_000, provider });
+      expect(JSON.stringify(view)).not.toMatch(/thinking|plan the lookup|enc"/);
+      expect(validateRequest(view, provider).problems).toEqual([]);
+    }
+    expect(await ctx.getMessages()).toEqual(list);
+  });
 });
 
 describe('the fake Messages API refuses what the documentation says the API refuses', () => {

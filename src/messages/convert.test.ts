@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FormatMismatchError } from '../errors.js';
+import { FormatMismatchError, InvalidMessageError } from '../errors.js';
 import { convertMessages, toAnthropic, toOpenAI } from './convert.js';
 import type { AnthropicMessage, Message, OpenAIContentPart, OpenAIMessage, OpenAITextPart } from './types.js';
 import { validateRequest } from './validate-request.js';
@@ -244,20 +244,65 @@ describe('toOpenAI', () => {
     expect(validateRequest(out, 'openai').problems).toEqual([]);
   });
 
-  it('drops thinking, and an assistant message left with nothing', () => {
-    const out = toOpenAI([
+  const withThinking: AnthropicMessage[] = [
+    { role: 'user', content: 'q' },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'redacted_thinking', data: 'zzz' },
+        { type: 'text', text: 'a' },
+        { type: 'text', text: 'b' },
+      ],
+    },
+    { role: 'user', content: 'q2' },
+    { role: 'assistant', content: [{ type: 'thinking', thinking: 'only thoughts', signature: 's' }] },
+  ];
+
+  /** The not_convertible issues `convert` throws (fails the test when it does not throw them). */
+  function refused(convert: () => unknown): InvalidMessageError['issues'] {
+    let caught: unknown;
+    try {
+      convert();
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(InvalidMessageError);
+    expect((caught as InvalidMessageError).code).toBe('not_convertible');
+    return (caught as InvalidMessageError).issues;
+  }
+
+  it('refuses thinking by default, listing every thinking block for both OpenAI formats', () => {
+    for (const to of ['openai', 'openai-responses'] as const) {
+      const issues = refused(() => convertMessages(withThinking, to));
+      expect(issues.map((i) => i.path)).toEqual(['messages[1].content[0]', 'messages[3].content[0]']);
+      expect(issues[0]?.message).toMatch(/"redacted_thinking".*dropThinking/);
+      expect(issues[1]?.message).toMatch(/"thinking".*dropThinking/);
+    }
+  });
+
+  it('lists thinking with the other blocks that cannot go across; dropThinking lets only thinking by', () => {
+    const mixed = [
       { role: 'user', content: 'q' },
       {
         role: 'assistant',
         content: [
-          { type: 'redacted_thinking', data: 'zzz' },
-          { type: 'text', text: 'a' },
-          { type: 'text', text: 'b' },
+          { type: 'thinking', thinking: 't', signature: 's' },
+          { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'x' } },
         ],
       },
-      { role: 'user', content: 'q2' },
-      { role: 'assistant', content: [{ type: 'thinking', thinking: 'only thoughts', signature: 's' }] },
+    ] as unknown as AnthropicMessage[];
+    expect(refused(() => convertMessages(mixed, 'openai')).map((i) => i.path)).toEqual([
+      'messages[1].content[0]',
+      'messages[1].content[1]',
     ]);
+    expect(
+      refused(() => convertMessages(mixed, 'openai', { dropThinking: true })).map((i) => i.path),
+    ).toEqual(['messages[1].content[1]']);
+  });
+
+  it('drops thinking with dropThinking, and an assistant message left with nothing', () => {
+    const out = convertMessages(withThinking, 'openai', { dropThinking: true });
+    expect(toOpenAI(withThinking)).toEqual(out);
     expect(out).toEqual([
       { role: 'user', content: 'q' },
       {

@@ -17,8 +17,10 @@
  *   Tool-call ids are made valid for Anthropic (`^[a-zA-Z0-9_-]+$`) and unique within the
  *   conversation: real logs reuse ids across turns, Anthropic refuses that, so a reused id gets a
  *   `_2`, `_3`… suffix, and the results that answer it (paired by position) follow it.
- * - Anthropic → OpenAI: thinking and redacted thinking blocks are dropped (OpenAI has no place
- *   for them; an assistant message left with nothing is dropped too); `is_error` becomes an
+ * - Anthropic → OpenAI: thinking and redacted thinking blocks (signed or encrypted reasoning) have
+ *   no place in either OpenAI format. `convertMessages` refuses them (one `not_convertible` error
+ *   listing every path) unless `{ dropThinking: true }` is passed; `toOpenAI` and `dropThinking`
+ *   drop them, and an assistant message left with nothing is dropped too. `is_error` becomes an
  *   `Error: ` prefix on the result text; images and documents inside a tool result move to a user
  *   message after the tool messages (OpenAI tool messages hold text only), with a note in the
  *   result; image and document `file` sources and URL documents become bracketed text notes;
@@ -445,19 +447,46 @@ export function toOpenAI(messages: readonly AnthropicMessage[]): OpenAIMessage[]
 /** Anthropic blocks with no OpenAI counterpart: server tools, MCP, uploads, search results, future blocks. */
 const NO_OPENAI_COUNTERPART = new Set([...ASSISTANT_ONLY_BLOCKS, 'container_upload', 'search_result']);
 
+/** Anthropic reasoning blocks: signed or encrypted, so they cannot go to an OpenAI format. */
+const THINKING_BLOCKS = new Set(['thinking', 'redacted_thinking']);
+
+/** Options of `convertMessages`. */
+export interface ConvertOptions {
+  /**
+   * Anthropic → OpenAI formats: leave `thinking` and `redacted_thinking` blocks out (an assistant
+   * message left with nothing goes too) instead of refusing them. Their signature or encrypted
+   * data cannot go across; pass this when the reasoning of earlier turns need not be sent, e.g. a
+   * conversation handed to another provider. Default `false`: they are listed in the
+   * `not_convertible` error with the other blocks that cannot go across.
+   */
+  dropThinking?: boolean;
+}
+
 /**
  * Throws `InvalidMessageError` (code `not_convertible`) listing every Anthropic block that cannot
  * go to an OpenAI format as it is (they would otherwise be left out without a word).
  */
-function notConvertibleBlocks(messages: readonly Message[], to: MessageFormat): void {
+function notConvertibleBlocks(
+  messages: readonly Message[],
+  to: MessageFormat,
+  options: ConvertOptions,
+): void {
   const issues: MessageIssue[] = [];
+  const target = to === 'openai' ? 'Chat Completions' : 'Responses API';
   messages.forEach((m, i) => {
     if (!Array.isArray(m.content)) return;
     (m.content as unknown as Array<Record<string, unknown>>).forEach((b, k) => {
-      if (NO_OPENAI_COUNTERPART.has(String(b.type)) || isFutureBlockType(b.type))
+      const type = String(b.type);
+      const path = `messages[${i}].content[${k}]`;
+      if (NO_OPENAI_COUNTERPART.has(type) || isFutureBlockType(b.type))
         issues.push({
-          path: `messages[${i}].content[${k}]`,
-          message: `a "${String(b.type)}" block has no ${to === 'openai' ? 'Chat Completions' : 'Responses API'} counterpart and cannot be converted`,
+          path,
+          message: `a "${type}" block has no ${target} counterpart and cannot be converted`,
+        });
+      else if (THINKING_BLOCKS.has(type) && options.dropThinking !== true)
+        issues.push({
+          path,
+          message: `a "${type}" block (signed Anthropic reasoning) cannot go to the ${target}; pass { dropThinking: true } to leave it out`,
         });
     });
   });
@@ -467,12 +496,30 @@ function notConvertibleBlocks(messages: readonly Message[], to: MessageFormat): 
 /**
  * Returns `messages` in format `to`, converting from the format they are detected to be in. When
  * they already are (or fit either format) the result is a new array of the same message objects.
- * Throws `FormatMismatchError` when the input mixes the two formats.
+ * Throws `FormatMismatchError` when the input mixes the two formats, and `InvalidMessageError`
+ * (code `not_convertible`, every path listed) for what cannot go across: see the module note and
+ * `ConvertOptions.dropThinking`.
  */
-export function convertMessages(messages: readonly Message[], to: 'openai'): OpenAIMessage[];
-export function convertMessages(messages: readonly Message[], to: 'anthropic'): AnthropicMessage[];
-export function convertMessages(messages: readonly Message[], to: MessageFormat): Message[];
-export function convertMessages(messages: readonly Message[], to: MessageFormat): Message[] {
+export function convertMessages(
+  messages: readonly Message[],
+  to: 'openai',
+  options?: ConvertOptions,
+): OpenAIMessage[];
+export function convertMessages(
+  messages: readonly Message[],
+  to: 'anthropic',
+  options?: ConvertOptions,
+): AnthropicMessage[];
+export function convertMessages(
+  messages: readonly Message[],
+  to: MessageFormat,
+  options?: ConvertOptions,
+): Message[];
+export function convertMessages(
+  messages: readonly Message[],
+  to: MessageFormat,
+  options: ConvertOptions = {},
+): Message[] {
   const from = detectConversationFormat(messages);
   // Gemini goes through Anthropic's blocks both ways (see convert-gemini.ts); text-only messages
   // that fit every other format still need Gemini's parts.
@@ -480,11 +527,11 @@ export function convertMessages(messages: readonly Message[], to: MessageFormat)
     return anthropicToGemini(
       from === 'anthropic' || from === undefined
         ? (messages as AnthropicMessage[])
-        : convertMessages(messages, 'anthropic'),
+        : convertMessages(messages, 'anthropic', options),
     );
   if (from === 'gemini' && to !== 'gemini') {
     const anthropic = geminiToAnthropic(messages as GeminiMessage[]);
-    return to === 'anthropic' ? anthropic : convertMessages(anthropic, to);
+    return to === 'anthropic' ? anthropic : convertMessages(anthropic, to, options);
   }
   if (from === undefined || from === to) return messages.slice();
   // The Responses API goes through Chat Completions (see convert-responses.ts for what is lossless).
@@ -492,7 +539,7 @@ export function convertMessages(messages: readonly Message[], to: MessageFormat)
     const chat = responsesToChat(messages);
     return to === 'openai' ? chat : toAnthropic(chat);
   }
-  if (from === 'anthropic') notConvertibleBlocks(messages, to);
+  if (from === 'anthropic') notConvertibleBlocks(messages, to, options);
   if (to === 'openai-responses')
     return chatToResponses(
       from === 'anthropic' ? toOpenAI(messages as AnthropicMessage[]) : (messages as OpenAIMessage[]),

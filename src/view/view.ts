@@ -186,7 +186,8 @@ export class View {
     let messages = built.messages.slice();
     let total = built.tokens + options.fixedTokens;
     if (format !== options.conversationFormat) {
-      messages = convertMessages(messages, format);
+      // Earlier turns' thinking cannot go to another provider (and Anthropic ignores it there).
+      messages = convertMessages(messages, format, { dropThinking: true });
       total = this.counting.countFresh(counter, messages, format) + options.fixedTokens;
     }
     // The note goes at the very end, after any tool results (never between a call and its result),

@@ -607,7 +607,8 @@ export function toModelMessages(
   sideMap?: ModelMessageSideMap,
   options: ToModelMessagesOptions = {},
 ): ModelMessage[] {
-  const openai = convertMessages(messages, 'openai');
+  // The SDK's reasoning comes back from the side map; an Anthropic view's thinking has no place here.
+  const openai = convertMessages(messages, 'openai', { dropThinking: true });
   const side: ModelMessageSideMap = sideMap ?? fromModelMessages([]).sideMap;
   const byObject = new Map<object, number>(side.proxies.map((p, i) => [p, i]));
   let last = -1;

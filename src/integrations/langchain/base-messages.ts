@@ -136,7 +136,9 @@ function parseArgs(args: string): Record<string, unknown> {
 
 /** Converts contextkit messages (either format) to LangChain messages. */
 export function toBaseMessages(messages: readonly Message[]): BaseMessage[] {
-  return convertMessages(messages, 'openai').map((m, i) => rebuild(m, undefined, i > 0));
+  return convertMessages(messages, 'openai', { dropThinking: true }).map((m, i) =>
+    rebuild(m, undefined, i > 0),
+  );
 }
 
 /**
