@@ -1,10 +1,3 @@
-/**
- * The stores benchmark (`npm run bench -- stores`): for every driver, appends per second (one at
- * a time, each one durable before the next starts, and in batches) at a 10k-message history, and
- * the time to resume a conversation of 10k and 100k messages (open the store and read it; and a
- * `ContextManager` resuming from it), against the seeds' persistent context in the same run.
- */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, open, rm } from 'node:fs/promises';
@@ -16,6 +9,7 @@ import { FileStore } from '../src/stores/file.js';
 import { MemoryStore } from '../src/stores/memory.js';
 import type { ConversationStore, NewEntry } from '../src/stores/types.js';
 import type { StoreSpec } from '../test/stores/fixtures/open-store.js';
+import { startWriterProcess } from '../test/stores/fixtures/writer-process.js';
 import { longSessionMessages } from '../test/support/arbitraries.js';
 import { formatBytes, formatCount, formatMs, formatRatio, Report, verdict } from './report.js';
 import { collectGarbage, type Summary, summarize } from './stats.js';
@@ -445,27 +439,6 @@ async function measureResume(
   };
 }
 
-/** Resolves when the child prints `ready`, rejects when it exits first. */
-function childReady(child: ChildProcess, errors: () => string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout?.setEncoding('utf8');
-    child.stdout?.on('data', (chunk: string) => {
-      out += chunk;
-      if (out.startsWith('ready\n')) resolve();
-    });
-    child.on('close', () => reject(new Error(`a writer exited before it was ready: ${errors()}`)));
-  });
-}
-
-function childExit(child: ChildProcess, errors: () => string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    child.on('close', (code) =>
-      code === 0 ? resolve() : reject(new Error(`a writer exited with ${code}: ${errors()}`)),
-    );
-  });
-}
-
 /**
  * `processes` child processes, each a `ContextManager` on conversation `id`, add `each` messages
  * one at a time; timed from the moment all are ready until all have exited. The store must then
@@ -478,27 +451,14 @@ async function measureWriters(
   processes: number,
   each: number,
 ): Promise<WriterFigures> {
-  let stderr = '';
-  const errors = () => stderr.slice(-2_000);
-  const children = Array.from({ length: processes }, (_, w) =>
-    spawn(
-      process.execPath,
-      ['--import', 'tsx', WRITER_CHILD, JSON.stringify(spec), id, String(w), String(each), String(each)],
-      { stdio: ['pipe', 'pipe', 'pipe'] },
-    ),
+  const writers = Array.from({ length: processes }, (_, w) =>
+    startWriterProcess(WRITER_CHILD, [JSON.stringify(spec), id, String(w), String(each), String(each)], w),
   );
   try {
-    for (const child of children) {
-      child.stderr.setEncoding('utf8');
-      child.stderr.on('data', (chunk: string) => {
-        stderr += chunk;
-      });
-    }
-    const exits = children.map((child) => childExit(child, errors));
-    await Promise.all(children.map((child) => childReady(child, errors)));
+    await Promise.all(writers.map((w) => w.ready));
     const t0 = performance.now();
-    for (const child of children) child.stdin.end('go\n');
-    await Promise.all(exits);
+    for (const w of writers) w.child.stdin?.end('go\n');
+    await Promise.all(writers.map((w) => w.done));
     const seconds = (performance.now() - t0) / 1000;
     const store = await driver.open();
     try {
@@ -510,7 +470,7 @@ async function measureWriters(
     }
     return { processes, appends: processes * each, perSecond: (processes * each) / seconds };
   } finally {
-    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    for (const { child } of writers) if (child.exitCode === null) child.kill('SIGKILL');
   }
 }
 

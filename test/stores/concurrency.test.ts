@@ -6,7 +6,6 @@
  * and the same order.
  */
 
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,6 +13,7 @@ import type { StoredEntry } from '../../src/stores/types.js';
 import { skipFor } from '../support/requirements.js';
 import { sharedDrivers } from './fixtures/drivers.js';
 import { openSpec, type StoreSpec } from './fixtures/open-store.js';
+import { startWriterProcess, type WriterProcess } from './fixtures/writer-process.js';
 
 const WRITERS = 8;
 const PER_WRITER = 1000;
@@ -21,62 +21,12 @@ const TOTAL = WRITERS * PER_WRITER;
 const FIXTURE = join(import.meta.dirname, 'fixtures', 'concurrent-writer.ts');
 const CONVERSATION = 'shared conversation';
 
-interface WriterReport {
-  prefixes: Array<[number, string]>;
-  final: [number, string] | undefined;
-  retries: number;
-}
-
-function startWriter(
-  spec: StoreSpec,
-  writer: number,
-): { child: ChildProcess; ready: Promise<void>; done: Promise<WriterReport> } {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      FIXTURE,
-      JSON.stringify(spec),
-      CONVERSATION,
-      String(writer),
-      String(PER_WRITER),
-      String(TOTAL),
-    ],
-    { stdio: ['pipe', 'pipe', 'pipe'] },
+function startWriter(spec: StoreSpec, writer: number): WriterProcess {
+  return startWriterProcess(
+    FIXTURE,
+    [JSON.stringify(spec), CONVERSATION, String(writer), String(PER_WRITER), String(TOTAL)],
+    writer,
   );
-  let out = '';
-  let stderr = '';
-  child.stdout?.setEncoding('utf8');
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: string) => {
-      out += chunk;
-      if (out.startsWith('ready\n')) resolve();
-    });
-    child.on('close', () => reject(new Error(`writer ${writer} exited before it was ready:\n${stderr}`)));
-  });
-  const done = new Promise<WriterReport>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) {
-        reject(new Error(`writer ${writer} exited with ${code}:\n${stderr}`));
-        return;
-      }
-      const report: WriterReport = { prefixes: [], final: undefined, retries: 0 };
-      for (const line of out.split('\n')) {
-        const [kind, a, b] = line.split(' ');
-        if (kind === 'prefix') report.prefixes.push([Number(a), String(b)]);
-        if (kind === 'final') report.final = [Number(a), String(b)];
-        if (kind === 'retries') report.retries = Number(a);
-      }
-      resolve(report);
-    });
-  });
-  return { child, ready, done };
 }
 
 function digest(entries: StoredEntry[]): string {
@@ -135,7 +85,7 @@ describe('concurrency: 8 processes × 1,000 single-message appends to one conver
             expect(seen, `writer ${w} read of ${length} entries`).toBe(digest(entries.slice(0, length)));
           }
         }
-        const retries = reports.reduce((sum, r) => sum + r.retries, 0);
+        const retries = reports.reduce((sum, r) => sum + (r.counts.retries ?? 0), 0);
         console.log(
           `concurrency ${driver.name}: ${TOTAL} appends in ${appendSeconds.toFixed(1)} s ` +
             `(${Math.round(TOTAL / appendSeconds)}/s, ${retries} conflicts retried; ` +

@@ -6,7 +6,6 @@
  * and no writer sees an error. CI runs 4 × 200; `CK_MANY_WRITERS=8x1000` runs the issue's size.
  */
 
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,6 +13,7 @@ import type { StoredEntry } from '../../src/stores/types.js';
 import { skipFor } from '../support/requirements.js';
 import { sharedDrivers } from './fixtures/drivers.js';
 import { openSpec, type StoreSpec } from './fixtures/open-store.js';
+import { startWriterProcess, type WriterProcess } from './fixtures/writer-process.js';
 
 const [WRITERS, PER_WRITER] = (process.env.CK_MANY_WRITERS ?? '4x200').split('x').map(Number) as [
   number,
@@ -23,57 +23,12 @@ const TOTAL = WRITERS * PER_WRITER;
 const FIXTURE = join(import.meta.dirname, 'fixtures', 'manager-writer.ts');
 const CONVERSATION = 'many writers';
 
-interface WriterReport {
-  prefixes: Array<[number, string]>;
-  final: [number, string] | undefined;
-}
-
-function startWriter(spec: StoreSpec, writer: number) {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      FIXTURE,
-      JSON.stringify(spec),
-      CONVERSATION,
-      String(writer),
-      String(PER_WRITER),
-      String(TOTAL),
-    ],
-    { stdio: ['pipe', 'pipe', 'pipe'] },
+function startWriter(spec: StoreSpec, writer: number): WriterProcess {
+  return startWriterProcess(
+    FIXTURE,
+    [JSON.stringify(spec), CONVERSATION, String(writer), String(PER_WRITER), String(TOTAL)],
+    writer,
   );
-  let out = '';
-  let stderr = '';
-  child.stdout?.setEncoding('utf8');
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: string) => {
-      out += chunk;
-      if (out.startsWith('ready\n')) resolve();
-    });
-    child.on('close', () => reject(new Error(`writer ${writer} exited before it was ready:\n${stderr}`)));
-  });
-  const done = new Promise<WriterReport>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) {
-        reject(new Error(`writer ${writer} exited with ${code}:\n${stderr}`));
-        return;
-      }
-      const report: WriterReport = { prefixes: [], final: undefined };
-      for (const line of out.split('\n')) {
-        const [kind, a, b] = line.split(' ');
-        if (kind === 'prefix') report.prefixes.push([Number(a), String(b)]);
-        if (kind === 'final') report.final = [Number(a), String(b)];
-      }
-      resolve(report);
-    });
-  });
-  return { child, ready, done };
 }
 
 function digest(entries: readonly StoredEntry[]): string {
