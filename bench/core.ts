@@ -59,6 +59,8 @@ const GOALS = {
   counting: 1.5,
   /** Stored-history heap over its JSON size: under this. */
   memory: 3,
+  /** What the cost meter adds to the steady turn: under this share. */
+  metering: 0.05,
 };
 
 interface LoopResult {
@@ -370,10 +372,12 @@ export async function runCoreBenchmark(args: readonly string[]): Promise<void> {
   }
 
   const formats = await runFormats(session, Math.min(GOAL_SIZE, maxSize), extra);
+  const metering = await runMetering(Math.min(GOAL_SIZE, maxSize));
 
   const peakRss = process.resourceUsage().maxRSS * 1024;
   const report = buildReport(scenarios, counting, hostile, peakRss, performance.now() - wallStart);
   reportFormats(report, formats);
+  reportMetering(report, metering);
   process.stdout.write(report.toText());
   const path = report.write('core');
   progress(`written to ${path}`);
@@ -407,6 +411,85 @@ async function runFormats(openai: readonly Message[], size: number, extra: numbe
     }
   }
   return runs;
+}
+
+/** Turns per block and blocks of the metering comparison (the two managers take turns by block). */
+const METERING_BLOCK = 25;
+const METERING_BLOCKS = 60;
+
+interface MeteringRun {
+  format: MessageFormat;
+  model: string;
+  on: Summary;
+  off: Summary;
+}
+
+/**
+ * What metering adds to the steady turn (issue 14): two managers over the same session, one
+ * billing every view (`costMeter: true`, the default) and one not, taking turns by blocks of
+ * ${METERING_BLOCK} turns so that both see the same load. `compactWhenCacheExpired` is off on
+ * both, so that they make the same views (a manager without a meter cannot see the cache go cold).
+ */
+async function runMetering(size: number): Promise<MeteringRun[]> {
+  const runs: MeteringRun[] = [];
+  const models = [
+    ['openai', MODEL],
+    ['anthropic', 'claude-sonnet-4-5'],
+  ] as const;
+  for (const [format, model] of models) {
+    progress(`metering: ${sizeLabel(size)} ${format} messages, with and without the cost meter…`);
+    const session = longSessionMessages(size + METERING_BLOCK * METERING_BLOCKS, format, SEED);
+    const sides = [true, false].map((costMeter) => {
+      const manager = new ContextManager({ model, costMeter, compactWhenCacheExpired: false });
+      const side = { manager, compacted: false, turns: [] as number[] };
+      manager.on('context:post_compact', () => {
+        side.compacted = true;
+      });
+      return side;
+    });
+    for (const side of sides) {
+      for (const message of session.slice(0, size)) await side.manager.addMessage(message);
+      await side.manager.getMessagesForRequest({ tokenBudget: COMPACTING_BUDGET });
+    }
+    for (let block = 0; block < METERING_BLOCKS; block++) {
+      const order = block % 2 === 0 ? sides : [...sides].reverse();
+      for (const side of order) {
+        for (let k = 0; k < METERING_BLOCK; k++) {
+          const message = session[size + block * METERING_BLOCK + k]!;
+          side.compacted = false;
+          const t0 = performance.now();
+          await side.manager.addMessage(message);
+          await side.manager.getMessagesForRequest({ tokenBudget: COMPACTING_BUDGET });
+          const ms = performance.now() - t0;
+          if (!side.compacted) side.turns.push(ms);
+        }
+      }
+    }
+    runs.push({ format, model, on: summarize(sides[0]!.turns), off: summarize(sides[1]!.turns) });
+  }
+  return runs;
+}
+
+function reportMetering(report: Report, runs: readonly MeteringRun[]): void {
+  report.heading('What metering adds to the steady turn');
+  report.table(
+    ['format', 'model', 'metered median', 'unmetered median', 'added', 'turns', 'goal < 5%'],
+    runs.map((r) => {
+      const added = r.on.median / r.off.median - 1;
+      return [
+        r.format,
+        r.model,
+        formatMs(r.on.median),
+        formatMs(r.off.median),
+        `${formatMs(r.on.median - r.off.median)} (${(100 * added).toFixed(1)}%)`,
+        `${r.on.n} / ${r.off.n}`,
+        verdict(added < GOALS.metering),
+      ];
+    }),
+  );
+  report.note(
+    `The session's first ${sizeLabel(GOAL_SIZE)} messages, then ${METERING_BLOCK * METERING_BLOCKS} turns at the ${formatCount(COMPACTING_BUDGET)}-token budget: two managers, \`costMeter\` on and off, taking turns by blocks of ${METERING_BLOCK} turns; turns in which a compaction ran are left out. Metering bills each view by its provider's caching rules (src/guard/cost-meter.ts).`,
+  );
 }
 
 /**

@@ -108,6 +108,7 @@ export function composeParts(
     targetUsage: settings.targetUsage,
     autoCompact: options.autoCompact ?? true,
     compactWhenCacheExpired: options.compactWhenCacheExpired ?? true,
+    costMeter: options.costMeter ?? true,
     maxCompactRetries: options.maxCompactRetries ?? DEFAULTS.maxCompactRetries,
     criticalFloor: options.criticalFloor ?? DEFAULTS.criticalFloor,
     preserveSystem: settings.preserveSystem,

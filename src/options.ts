@@ -114,6 +114,12 @@ export interface ContextManagerOptions {
    */
   compactWhenCacheExpired?: boolean;
   /**
+   * Bill each view sent with the model's prices and caching rules (default true): `usage().cost`
+   * and the `cost` of `context:measure`. With `false` no view is billed, those figures are absent,
+   * and `compactWhenCacheExpired` cannot tell that the cache has gone cold.
+   */
+  costMeter?: boolean;
+  /**
    * Re-plans after a compaction whose view is still above `criticalFloor` (default 2, as the
    * seed's `maxCompactRetries`, whose default is 2); each aims lower by what the last overshot.
    */
@@ -323,6 +329,7 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   guard: nested({ warnAt: share, declineAt: atLeast(0, true), jumpEscalation: atLeast(0, true) }),
   autoCompact: bool,
   compactWhenCacheExpired: bool,
+  costMeter: bool,
   maxCompactRetries: wholeFrom(0),
   criticalFloor: share,
   compactionNotice: bool,

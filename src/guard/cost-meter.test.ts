@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { seededRandom } from '../../test/support/arbitraries.js';
+import { longSessionMessages, seededRandom } from '../../test/support/arbitraries.js';
 import { startFakeCachingServer } from '../../test/support/fake-caching-server.js';
 import { ContextManager } from '../manager.js';
 import type { Message } from '../messages/types.js';
@@ -127,16 +127,16 @@ describe('CostMeter, incremental', () => {
         (steps, model) => {
           const incremental = new CostMeter(BUILTIN_PRICING[model]);
           const full = new CostMeter(BUILTIN_PRICING[model]);
-          const head = { key: 5, tokens: 300 };
+          const source = { key: (b: MeterBlock) => b.key, tokens: (b: MeterBlock) => b.tokens };
           let at = 0;
           let view: MeterBlock[] = [];
           let key = 1;
           for (const s of steps) {
             at += s.gap;
             view = [...view.slice(0, s.keep), ...s.add.map((t) => ({ key: key++, tokens: t }))];
-            const a = incremental.billView(at, head, view, (b) => b);
+            const a = incremental.billView(at, 5, 300, view, source);
             // Fresh objects every time: nothing is shared by identity, everything is recomputed.
-            const b = full.billView(at, head, structuredClone(view), (x) => x);
+            const b = full.billView(at, 5, 300, structuredClone(view), source);
             expect(a).toEqual(b);
           }
         },
@@ -237,6 +237,45 @@ describe('usage() and context:measure carry the cost', () => {
     expect(cost.last.cachedTokens).toBeGreaterThan(2000);
     expect(seen).toHaveLength(2);
     expect(seen[1]).toBe(cost.last.inputTokens);
+  });
+
+  it('a usage() kept from one request does not move with the next, nor the reported figures', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    await ctx.addMessage({ role: 'user', content: 'hello '.repeat(2000) });
+    await ctx.getMessagesForRequest();
+    await ctx.recordUsage({ inputTokens: 2010, outputTokens: 5, cacheReadTokens: 0 });
+    const kept = ctx.usage().cost!;
+    expect(kept.reported).toBeDefined();
+    await ctx.addMessage({ role: 'assistant', content: 'hi' });
+    await ctx.addMessage({ role: 'user', content: 'more' });
+    await ctx.getMessagesForRequest();
+    const now = ctx.usage().cost!;
+    expect(kept.totals.requests).toBe(1);
+    expect(now.totals.requests).toBe(2);
+    expect(now.last).not.toEqual(kept.last);
+    // The provider's figures were for the earlier request: they do not carry over to this one.
+    expect(now.reported).toBeUndefined();
+  });
+
+  it('costMeter: false bills nothing and sends the same views', async () => {
+    const metered = new ContextManager({ model: 'claude-sonnet-4-5' });
+    const unmetered = new ContextManager({ model: 'claude-sonnet-4-5', costMeter: false });
+    const seen: unknown[] = [];
+    unmetered.on('context:measure', (m) => seen.push(m.cost));
+    const messages = longSessionMessages(120, 'anthropic', 3);
+    for (const [i, m] of messages.entries()) {
+      await metered.addMessage(m);
+      await unmetered.addMessage(m);
+      if (i % 7 !== 6) continue;
+      const a = await metered.getMessagesForRequest({ tokenBudget: 4000 });
+      const b = await unmetered.getMessagesForRequest({ tokenBudget: 4000 });
+      expect(b).toEqual(a);
+    }
+    expect(seen.length).toBeGreaterThan(10);
+    expect(seen.every((c) => c === undefined)).toBe(true);
+    expect(unmetered.usage().cost).toBeUndefined();
+    expect(metered.usage().cost!.totals.requests).toBe(seen.length);
+    expect(() => new ContextManager({ costMeter: 'no' as unknown as boolean })).toThrow(/costMeter/);
   });
 
   it('a view converted to another wire format every request still reads its prefix from the cache', async () => {

@@ -28,6 +28,24 @@ export interface MeterBlock {
   tokens: number;
 }
 
+/**
+ * How the meter reads the items of a request (`CostMeter.billView`): their block fingerprints and
+ * tokens, and what makes two items the same block.
+ */
+export interface MeterSource<T> {
+  /** The fingerprint of an item's content. */
+  key(item: T): number;
+  /** Its tokens. */
+  tokens(item: T): number;
+  /** What makes two items the same block (default: the item itself, by identity). */
+  identity?(item: T): unknown;
+  /**
+   * Asked where identity fails (only without `identity`): whether a re-made item has the content
+   * of the previous request's item there, so that it still counts as shared.
+   */
+  same?(previous: unknown, item: T): boolean;
+}
+
 /** What one request was billed for its input. */
 export interface RequestCost {
   /** When it was sent (ms since the epoch): the time of its newest message. */
@@ -122,6 +140,13 @@ function extend(prefix: number, block: number): number {
   return 4294967296 * (2097151 & (hi ^ (lo >>> 7))) + ((lo ^ Math.imul(hi, 2246822507)) >>> 0);
 }
 
+/** Blocks read as they are, compared by their fingerprints. */
+const BLOCKS: MeterSource<MeterBlock> = {
+  key: (b) => b.key,
+  tokens: (b) => b.tokens,
+  identity: (b) => b.key,
+};
+
 const DEFAULT_CACHING: CachingRules = { mode: 'automatic', minPrefixTokens: 1024, ttlSeconds: 300 };
 
 /** Sweep expired entries once the cache holds this many. */
@@ -159,34 +184,25 @@ export class CostMeter {
   bill(at: number, blocks: readonly MeterBlock[]): RequestCost {
     const first = blocks[0];
     return first === undefined
-      ? this.billView(at, { key: 0, tokens: 0 }, [], () => ({ key: 0, tokens: 0 }), 0)
-      : this.billView(
-          at,
-          first,
-          blocks,
-          (b) => b,
-          1,
-          (b) => b.key,
-        );
+      ? this.billView(at, 0, 0, blocks, BLOCKS)
+      : this.billView(at, first.key, first.tokens, blocks, BLOCKS, 1);
   }
 
   /**
-   * Bills a request made of a `head` block (tool definitions and framing) and one block per item
-   * of `items` from index `from` on, each made by `blockOf`. Items are compared with the previous
-   * request's by identity first: the shared prefix of a prefix-stable view is neither re-hashed
-   * nor re-counted, so a steady turn costs its new messages, not the whole view. `identity` says
-   * what makes two items the same (default: the item itself); without it, `same` is asked where
-   * identity fails, so that a re-made item with the same content still counts as shared.
-   * `knownShared`: how many leading items the caller knows are the previous request's own (not compared).
+   * Bills a request made of a head block (tool definitions and framing: `headKey`, `headTokens`)
+   * and one block per item of `items` from index `from` on, read through `source`. Items are
+   * compared with the previous request's by identity first: the shared prefix of a prefix-stable
+   * view is neither re-hashed nor re-counted, so a steady turn costs its new messages, not the
+   * whole view. `knownShared`: how many leading items the caller knows are the previous request's
+   * own (not compared).
    */
   billView<T>(
     at: number,
-    head: MeterBlock,
+    headKey: number,
+    headTokens: number,
     items: readonly T[],
-    blockOf: (item: T) => MeterBlock,
+    source: MeterSource<T>,
     from = 0,
-    identity?: (item: T) => unknown,
-    same?: (previous: unknown, item: T) => boolean,
     knownShared = 0,
   ): RequestCost {
     const caching = this.pricing?.caching ?? DEFAULT_CACHING;
@@ -199,20 +215,20 @@ export class CostMeter {
     // The prefix shared with the previous request, by identity (block 0 is the head).
     const n = items.length - from + 1;
     let shared = 0;
-    if (chain.items.length > 0 && chain.items[0] === head.key) {
+    if (chain.items.length > 0 && chain.items[0] === headKey) {
       const limit = Math.min(n, chain.items.length);
       shared = Math.max(1, Math.min(limit, knownShared + 1));
-      if (identity === undefined) {
+      if (source.identity === undefined) {
         for (;;) {
           while (shared < limit && chain.items[shared] === items[from + shared - 1]) shared++;
           // A re-made object with the same content (a converted or re-rendered message) is the same block.
-          if (shared < limit && same?.(chain.items[shared], items[from + shared - 1]!)) {
+          if (shared < limit && source.same?.(chain.items[shared], items[from + shared - 1]!)) {
             chain.items[shared] = items[from + shared - 1];
             shared++;
           } else break;
         }
       } else {
-        while (shared < limit && chain.items[shared] === identity(items[from + shared - 1]!)) shared++;
+        while (shared < limit && chain.items[shared] === source.identity(items[from + shared - 1]!)) shared++;
       }
     }
     // What the previous request had beyond the shared part leaves the chain: its cache entries
@@ -225,29 +241,36 @@ export class CostMeter {
         if ((this.entries.get(key) ?? -1) < expires) this.entries.set(key, expires);
       }
     }
-    chain.items.length = shared;
-    chain.keys.length = shared;
-    chain.cum.length = shared;
+    if (shared < chain.items.length) {
+      chain.items.length = shared;
+      chain.keys.length = shared;
+      chain.cum.length = shared;
+    }
     let key = shared > 0 ? chain.keys[shared - 1]! : 0;
     let sum = shared > 0 ? chain.cum[shared - 1]! : 0;
     for (let i = shared; i < n; i++) {
-      const item = i === 0 ? undefined : items[from + i - 1]!;
-      const block = item === undefined ? head : blockOf(item);
-      key = extend(key, block.key);
-      sum += block.tokens;
-      chain.items.push(item === undefined ? head.key : identity === undefined ? item : identity(item));
+      if (i === 0) {
+        key = extend(key, headKey);
+        sum += headTokens;
+        chain.items.push(headKey);
+      } else {
+        const item = items[from + i - 1]!;
+        key = extend(key, source.key(item));
+        sum += source.tokens(item);
+        chain.items.push(source.identity === undefined ? item : source.identity(item));
+      }
       chain.keys.push(key);
       chain.cum.push(sum);
     }
     if (this.entries.size >= this.sweepAt) this.sweep(at);
-    const alive = (i: number): boolean => (this.entries.get(chain.keys[i]!) ?? -1) >= at;
+    const entries = this.entries;
     let cached = 0;
     let written = 0;
     if (automatic) {
       // Prefixes in the chain were last sent with the previous request; beyond it, older entries.
       let hit = -1;
       for (let i = n - 1; i >= shared && chain.cum[i]! >= min; i--) {
-        if (alive(i)) {
+        if ((entries.get(chain.keys[i]!) ?? -1) >= at) {
           hit = i;
           break;
         }
@@ -255,7 +278,7 @@ export class CostMeter {
       if (hit < 0 && previousAlive && shared > 0) hit = shared - 1;
       if (hit < 0 && !previousAlive) {
         for (let i = shared - 1; i >= 0 && chain.cum[i]! >= min; i--) {
-          if (alive(i)) {
+          if ((entries.get(chain.keys[i]!) ?? -1) >= at) {
             hit = i;
             break;
           }
@@ -268,7 +291,7 @@ export class CostMeter {
     } else {
       const lookback = caching.lookbackBlocks ?? n;
       for (let i = n - 1; i >= Math.max(0, n - 1 - lookback); i--) {
-        if (alive(i)) {
+        if ((entries.get(chain.keys[i]!) ?? -1) >= at) {
           cached = chain.cum[i]!;
           this.entries.set(chain.keys[i]!, at + this.ttl);
           break;
@@ -280,20 +303,29 @@ export class CostMeter {
       }
     }
     this.lastAt = this.lastAt === undefined ? at : Math.max(this.lastAt, at);
-    const cost: RequestCost = {
-      at,
-      inputTokens: sum,
-      cachedTokens: cached,
-      writtenTokens: written,
-      freshTokens: sum - cached - written,
-      idleSeconds,
-      cacheExpired,
-    };
+    const fresh = sum - cached - written;
     const p = this.pricing;
-    if (p) {
-      cost.price = (cached * p.cacheRead + written * p.cacheWrite + cost.freshTokens * p.input) / 1e6;
-      cost.uncachedPrice = (sum * p.input) / 1e6;
-    }
+    const cost: RequestCost = p
+      ? {
+          at,
+          inputTokens: sum,
+          cachedTokens: cached,
+          writtenTokens: written,
+          freshTokens: fresh,
+          price: (cached * p.cacheRead + written * p.cacheWrite + fresh * p.input) / 1e6,
+          uncachedPrice: (sum * p.input) / 1e6,
+          idleSeconds,
+          cacheExpired,
+        }
+      : {
+          at,
+          inputTokens: sum,
+          cachedTokens: cached,
+          writtenTokens: written,
+          freshTokens: fresh,
+          idleSeconds,
+          cacheExpired,
+        };
     this.add(cost);
     this.last = cost;
     return cost;

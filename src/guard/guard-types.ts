@@ -14,8 +14,9 @@ import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js'
 import type { GuardLevels, Usage } from '../options.js';
 import type { ContextTools } from '../tools/types.js';
 import type { View } from '../view/view.js';
-import type { CostMeter } from './cost-meter.js';
+import type { CostMeter, UsageCost } from './cost-meter.js';
 import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
+import type { MessageSource } from './metering.js';
 import type { UsageWarningState } from './usage-warning.js';
 
 /** What the guard decided: the view stands, was compacted, warrants a warning, or cannot go. */
@@ -63,7 +64,11 @@ export interface GuardConversation {
   /** What the views sent were billed, per model (see `cost-meter.ts`); made on first use. */
   meters?: Map<string, CostMeter>;
   /** The view build the last metered request came from, and its closed messages then. */
-  meterMark?: { model: string; build: object; closed: number; plain: boolean };
+  meterMark?: { model: string; build: object; closed: number; plain: boolean } | undefined;
+  /** The cost figures of each meter's last request (moved on by each request; `usage()` copies them). */
+  meterCosts?: Map<string, UsageCost>;
+  /** How the meter reads this conversation's view messages (made on first use). */
+  meterSource?: MessageSource;
   /** Keeps the plan and guard state beside the history (in its store), where there is one. */
   save?: (patch: Record<string, unknown>) => Promise<void>;
 }
@@ -81,6 +86,8 @@ export interface ContextGuardOptions {
   autoCompact?: boolean;
   /** Compact early when the prompt cache expired while a compaction is due soon (default true). */
   compactWhenCacheExpired?: boolean;
+  /** Bill each view sent (default true); see `ContextManagerOptions.costMeter`. */
+  costMeter?: boolean;
   maxCompactRetries?: number;
   criticalFloor?: number;
   preserveSystem?: boolean;

@@ -11,7 +11,7 @@ import { protectionsOf } from '../compaction/protections.js';
 import type { StrategyOption } from '../compaction/strategy.js';
 import { escalate, type Level, levelOf } from '../compaction/zones.js';
 import { ContextDeclinedError, ContextOverflowError } from '../errors.js';
-import type { CompactionReceipt } from '../events.js';
+import type { CompactionReceipt, ContextEvents } from '../events.js';
 import { History } from '../history/history.js';
 import { DEFAULTS, type RequestOptions } from '../options.js';
 import { createOfflineTools } from '../tools/offline.js';
@@ -48,6 +48,7 @@ export class ContextGuard {
   private readonly targetUsage: number;
   private readonly autoCompact: boolean;
   private readonly compactWhenCacheExpired: boolean;
+  private readonly costMeter: boolean;
   private readonly preserveSystem: boolean;
   private readonly clearAt: number | undefined;
   private readonly notice: boolean;
@@ -65,6 +66,7 @@ export class ContextGuard {
     this.targetUsage = options.targetUsage ?? DEFAULTS.targetUsage;
     this.autoCompact = options.autoCompact ?? true;
     this.compactWhenCacheExpired = options.compactWhenCacheExpired ?? true;
+    this.costMeter = options.costMeter ?? true;
     this.preserveSystem = options.preserveSystem ?? DEFAULTS.preserveSystem;
     const clearing = options.clearing ?? {};
     this.clearAt = clearing.trigger;
@@ -177,16 +179,19 @@ export class ContextGuard {
         messages: out.messages.length,
       };
       this.measurer.recordSent(r, request, out.total);
-      const cost = billRequest(this.measurer, c, r, out.messages, request.tools, out.noticeTokens);
-      c.lastUsage.cost = cost;
-      this.measurer.events.emit('context:measure', {
+      const measured: ContextEvents['context:measure'] = {
         tokens,
         budget: r.declared,
         pct,
         exact: r.counter.exact,
         messages: out.messages.length,
-        cost: cost.last,
-      });
+      };
+      if (this.costMeter) {
+        const cost = billRequest(this.measurer, c, r, out.messages, request.tools, out.noticeTokens);
+        c.lastUsage.cost = cost;
+        measured.cost = cost.last;
+      }
+      this.measurer.events.emit('context:measure', measured);
       const decision: GuardDecision = {
         action: warning !== undefined ? 'warn' : receipt ? 'compact' : 'ok',
         messages: out.messages,

@@ -4,9 +4,10 @@
  * message. See `cost-meter.ts` for the provider rules.
  */
 
-import type { HistoryEntry, Message } from '../messages/types.js';
+import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
 import type { RequestOptions } from '../options.js';
-import { CostMeter, messageFingerprint, objectKey, type UsageCost } from './cost-meter.js';
+import type { TokenCounter } from '../tokens/types.js';
+import { CostMeter, type MeterSource, messageFingerprint, objectKey, type UsageCost } from './cost-meter.js';
 import type { GuardConversation } from './guard.js';
 import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
 
@@ -28,38 +29,72 @@ export function billRequest(
     meter = new CostMeter(measurer.catalog.get(r.modelKey)?.pricing);
     c.meters.set(r.modelKey, meter);
   }
-  const head = {
-    key: tools && tools.length > 0 ? messageFingerprint(tools) : 0,
-    tokens: r.fixedTokens,
-  };
   // Closed messages of the same build are the same objects as last time: no need to compare them.
   const mark = c.view.closedMark();
   const plain = r.format === (c.format ?? r.format) && noticeTokens === 0;
-  const previous = c.meterMark;
+  let previous = c.meterMark;
   const known =
-    mark &&
-    previous &&
-    plain &&
-    previous.plain &&
-    previous.model === r.modelKey &&
-    previous.build === mark.build
+    mark && previous && plain && previous.plain && previous.model === r.modelKey && previous.build === mark
       ? previous.closed
       : 0;
-  c.meterMark = mark ? { model: r.modelKey, build: mark.build, closed: mark.closed, plain } : undefined;
+  if (!mark) c.meterMark = undefined;
+  else {
+    previous ??= c.meterMark = { model: r.modelKey, build: mark, closed: 0, plain };
+    previous.model = r.modelKey;
+    previous.build = mark;
+    previous.closed = mark.closedMessages;
+    previous.plain = plain;
+  }
+  c.meterSource ??= new MessageSource(measurer);
+  const source = c.meterSource.reading(r);
   const last = meter.billView(
     conversationTime(c),
-    head,
+    tools && tools.length > 0 ? messageFingerprint(tools) : 0,
+    r.fixedTokens,
     messages,
-    (m) => ({ key: objectKey(m), tokens: measurer.count(r.counter, m, r.format) }),
+    source,
     0,
-    undefined,
-    sameContent,
     known,
   );
-  // The totals are the meter's own object: `usage()` copies them when asked.
-  const out: UsageCost = { model: r.modelKey, last, totals: meter.totals };
-  if (meter.pricing) out.pricing = meter.pricing.source;
+  // One figures object per meter, its `last` moved on each request: `usage()` copies it when asked.
+  let out = c.meterCosts?.get(r.modelKey);
+  if (!out) {
+    out = { model: r.modelKey, last, totals: meter.totals };
+    if (meter.pricing) out.pricing = meter.pricing.source;
+    c.meterCosts ??= new Map();
+    c.meterCosts.set(r.modelKey, out);
+  } else {
+    out.last = last;
+    delete out.reported;
+  }
   return out;
+}
+
+/** View messages as the meter reads them: keyed by object, counted by the measurer (memoized). */
+export class MessageSource implements MeterSource<Message> {
+  private counter: TokenCounter | undefined;
+  private format: MessageFormat = 'openai';
+
+  constructor(private readonly measurer: ContextMeasurer) {}
+
+  /** This source, set to read with `r`'s counter and format. */
+  reading(r: ResolvedRequest): this {
+    this.counter = r.counter;
+    this.format = r.format;
+    return this;
+  }
+
+  key(message: Message): number {
+    return objectKey(message);
+  }
+
+  tokens(message: Message): number {
+    return this.measurer.count(this.counter!, message, this.format);
+  }
+
+  same(previous: unknown, message: Message): boolean {
+    return sameContent(previous, message);
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { longSessionMessages } from '../../test/support/arbitraries.js';
+import { isToolResultMessage } from '../messages/content.js';
 import type { Message } from '../messages/types.js';
 import { renderReportHtml } from './html.js';
 import { replayConversation } from './replay.js';
@@ -52,17 +53,24 @@ describe('replay cost', () => {
 
   it('a sliding window fits its budget and starts its turns on a user message', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 20, max: 200 }), fc.integer({ min: 200, max: 8000 }), (n, budget) => {
-        const stored = longSessionMessages(n, 'openai', n);
-        const tokens = (m: Message) => JSON.stringify(m).length;
-        const view = slidingWindow(stored, budget, tokens);
-        const rest = view.filter((m) => m.role !== 'system');
-        const systemTokens = view.filter((m) => m.role === 'system').reduce((s, m) => s + tokens(m), 0);
-        if (rest.length > 0) {
-          expect(rest[0]!.role).toBe('user');
-          expect(rest.reduce((s, m) => s + tokens(m), 0)).toBeLessThanOrEqual(budget - systemTokens);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 20, max: 200 }),
+        fc.integer({ min: 200, max: 8000 }),
+        fc.constantFrom('openai' as const, 'anthropic' as const),
+        (n, budget, format) => {
+          const stored = longSessionMessages(n, format, n);
+          const tokens = (m: Message) => JSON.stringify(m).length;
+          const view = slidingWindow(stored, budget, tokens);
+          const rest = view.filter((m) => m.role !== 'system');
+          const systemTokens = view.filter((m) => m.role === 'system').reduce((s, m) => s + tokens(m), 0);
+          if (rest.length > 0) {
+            expect(rest[0]!.role).toBe('user');
+            // A turn, not the results of calls the window left out.
+            expect(isToolResultMessage(rest[0]!)).toBe(false);
+            expect(rest.reduce((s, m) => s + tokens(m), 0)).toBeLessThanOrEqual(budget - systemTokens);
+          }
+        },
+      ),
       { numRuns: 30 },
     );
   });

@@ -4,6 +4,7 @@
  * compaction at all (where the whole history fits the model's window), metered by the same rules.
  */
 import { CostMeter, type CostTotals, type RequestCost, requestBlocks } from '../guard/cost-meter.js';
+import { isToolResultMessage } from '../messages/content.js';
 import type { Message } from '../messages/types.js';
 import type { ModelInfo } from '../tokens/types.js';
 
@@ -46,7 +47,9 @@ export function turnCost(cost: RequestCost): TurnCost {
 
 /**
  * The sliding window at `budget`: the system messages, then the longest run of the newest others
- * that fits with them, starting at a user message (as trimmers keep a turn whole).
+ * that fits with them, starting at a user turn (as trimmers keep a turn whole): a user message
+ * that does not return tool results, which would start the request with results of calls it
+ * does not hold (an Anthropic or Gemini provider refuses that).
  */
 export function slidingWindow(
   stored: readonly Message[],
@@ -64,8 +67,12 @@ export function slidingWindow(
     room -= n;
     start = i;
   }
-  while (start < stored.length && stored[start]!.role !== 'user') start++;
+  while (start < stored.length && !opensTurn(stored[start]!)) start++;
   return [...system, ...stored.slice(start).filter((m) => m.role !== 'system' && m.role !== 'developer')];
+}
+
+function opensTurn(m: Message): boolean {
+  return m.role === 'user' && !isToolResultMessage(m);
 }
 
 /** Meters the sliding window and no-compaction alternatives call by call, beside contextkit's meter. */

@@ -77,12 +77,12 @@ export class View {
   }
 
   /**
-   * The last build (by identity) and how many of its leading messages are closed: while later
-   * builds return the same build object, those messages stay the same objects (the cost meter
-   * skips comparing them).
+   * The last build (compared by identity) with how many of its leading messages are closed: while
+   * later builds return the same build object, those messages stay the same objects (the cost
+   * meter skips comparing them).
    */
-  closedMark(): { build: object; closed: number } | null {
-    return this.cache ? { build: this.cache, closed: this.cache.closedMessages } : null;
+  closedMark(): { readonly closedMessages: number } | null {
+    return this.cache;
   }
 
   /** Forgets everything derived from the entries (after they were replaced or cleared). */
