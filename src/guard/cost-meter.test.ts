@@ -243,7 +243,7 @@ describe('usage() and context:measure carry the cost', () => {
     const ctx = new ContextManager({ model: 'gpt-4o' });
     await ctx.addMessage({ role: 'user', content: 'hello '.repeat(2000) });
     await ctx.getMessagesForRequest();
-    await ctx.recordUsage({ inputTokens: 2010, outputTokens: 5, cacheReadTokens: 0 });
+    await ctx.recordUsage({ inputTokens: 2010, cacheReadTokens: 0 });
     const kept = ctx.usage().cost!;
     expect(kept.reported).toBeDefined();
     await ctx.addMessage({ role: 'assistant', content: 'hi' });
