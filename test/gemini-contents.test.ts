@@ -387,6 +387,56 @@ describe('Gemini contents', () => {
     ).toThrow(/"thinking" block has no Gemini counterpart/);
   });
 
+  it('with dropThinking, reasoning is left out both ways instead of refused, as the view does', async () => {
+    const thinking = msgs(
+      { role: 'user', content: 'q' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 't', signature: 's' },
+          { type: 'redacted_thinking', data: 'xyz' },
+          { type: 'text', text: 'a' },
+        ],
+      },
+      { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'only' }] },
+      { role: 'user', content: 'and?' },
+    );
+    const gem = convertMessages(thinking, 'gemini', { dropThinking: true });
+    expect(gem).toEqual([
+      { role: 'user', parts: [{ text: 'q' }] },
+      { role: 'model', parts: [{ text: 'a' }] },
+      { role: 'user', parts: [{ text: 'and?' }] },
+    ]);
+    expect(validateRequest(gem, 'gemini').problems).toEqual([]);
+
+    const thought = msgs(
+      ask,
+      calls,
+      answers,
+      { role: 'model', parts: [{ text: 'hm', thought: true }] },
+      reply,
+    );
+    for (const to of ['anthropic', 'openai', 'openai-responses'] as const) {
+      const there = convertMessages(thought, to, { dropThinking: true });
+      const json = JSON.stringify(there);
+      expect(json).not.toMatch(/thoughtSignature|"hm"/);
+      expect(json).toContain('Paris: 18C');
+      expect(validateRequest(there, to).problems).toEqual([]);
+    }
+    // Through the manager: a conversation viewed for another provider leaves its reasoning out.
+    for (const [stored, provider] of [
+      [thinking, 'gemini'],
+      [thought, 'anthropic'],
+      [thought, 'openai'],
+    ] as const) {
+      const ctx = new ContextManager({ model: MODEL });
+      for (const m of stored) await ctx.addMessage(m);
+      const view = await ctx.getMessagesForRequest({ provider });
+      expect(validateRequest(view, provider).problems).toEqual([]);
+      expect(JSON.stringify(view)).not.toMatch(/thoughtSignature|"thinking"|redacted_thinking/);
+    }
+  });
+
   it('addGeminiResponse adds candidates[0].content as it came and records usageMetadata', async () => {
     const ctx = new ContextManager({ model: MODEL });
     await ctx.addMessage(ask);

@@ -12,6 +12,8 @@
  * What cannot go across is listed in one `InvalidMessageError` (code `not_convertible`) rather
  * than left out: thought parts and thought signatures, code execution parts, audio and video,
  * Anthropic thinking, server-tool, MCP, upload and search-result blocks, and file-id sources.
+ * With `{ dropThinking: true }` the reasoning (thought parts and signatures, Anthropic thinking
+ * and redacted thinking) is left out instead, as the view does for another provider.
  */
 
 import { InvalidMessageError, type MessageIssue } from '../errors.js';
@@ -41,21 +43,24 @@ function notConvertible(issues: MessageIssue[]): void {
 
 // ------------------------------------------------------------------------------ Gemini → Anthropic
 
-function geminiIssues(messages: readonly GeminiMessage[]): MessageIssue[] {
+function geminiIssues(messages: readonly GeminiMessage[], dropThinking: boolean): MessageIssue[] {
   const issues: MessageIssue[] = [];
   messages.forEach((m, i) => {
     m.parts.forEach((raw, k) => {
       const part = raw as GeminiContentPart;
       const at = `messages[${i}].parts[${k}]`;
-      if (part.thoughtSignature !== undefined)
+      if (dropThinking && part.thought === true) return;
+      if (part.thoughtSignature !== undefined && !dropThinking)
         issues.push({
           path: `${at}.thoughtSignature`,
-          message: 'a thought signature has no counterpart elsewhere and cannot be converted',
+          message:
+            'a thought signature has no counterpart elsewhere and cannot be converted; pass { dropThinking: true } to leave it out',
         });
-      if (part.thought === true)
+      if (part.thought === true && !dropThinking)
         issues.push({
           path: `${at}.thought`,
-          message: 'a thought part has no counterpart elsewhere and cannot be converted',
+          message:
+            'a thought part has no counterpart elsewhere and cannot be converted; pass { dropThinking: true } to leave it out',
         });
       const kind = partKind(part);
       if (kind === 'executableCode' || kind === 'codeExecutionResult')
@@ -94,9 +99,17 @@ function mediaBlock(part: GeminiContentPart): AnthropicContentBlock {
     : { type: 'image', source: { type: 'url', url: file.fileUri } };
 }
 
-/** Gemini contents as Anthropic messages (see the module note); throws for what cannot go. */
-export function geminiToAnthropic(messages: readonly GeminiMessage[]): AnthropicMessage[] {
-  notConvertible(geminiIssues(messages));
+/**
+ * Gemini contents as Anthropic messages (see the module note); throws for what cannot go. With
+ * `dropThinking`, thought parts are left out and thought signatures dropped from their parts
+ * instead (a model turn left with nothing goes too).
+ */
+export function geminiToAnthropic(
+  messages: readonly GeminiMessage[],
+  options: { dropThinking?: boolean } = {},
+): AnthropicMessage[] {
+  const dropThinking = options.dropThinking === true;
+  notConvertible(geminiIssues(messages, dropThinking));
   const out: AnthropicMessage[] = [];
   let lastCalls: string[] = [];
   let lastRefs: GeminiCallRef[] = [];
@@ -112,6 +125,7 @@ export function geminiToAnthropic(messages: readonly GeminiMessage[]): Anthropic
     if (m.role === 'model') {
       const ids: string[] = [];
       m.parts.forEach((part, k) => {
+        if (part.thought === true) return;
         if (part.functionCall) {
           const id = part.functionCall.id ?? `gemini_${i}_${k}`;
           ids.push(id);
@@ -127,12 +141,13 @@ export function geminiToAnthropic(messages: readonly GeminiMessage[]): Anthropic
       });
       lastCalls = ids;
       lastRefs = geminiCalls(m);
-      out.push({ role: 'assistant', content: blocks });
+      if (blocks.length > 0 || !dropThinking) out.push({ role: 'assistant', content: blocks });
       return;
     }
     const responses = geminiResponses(m);
     const pairing = pairGemini(lastRefs, responses);
     m.parts.forEach((part, k) => {
+      if (part.thought === true) return;
       if (part.functionResponse) {
         const n = responses.findIndex((r) => r.index === k);
         const call = pairing.indexOf(n);
@@ -156,16 +171,23 @@ export function geminiToAnthropic(messages: readonly GeminiMessage[]): Anthropic
 
 const GEMINI_BLOCKS = new Set(['text', 'image', 'document', 'tool_use', 'tool_result']);
 
-function anthropicIssues(messages: readonly AnthropicMessage[]): MessageIssue[] {
+/** Anthropic reasoning blocks, signed or encrypted: nothing else can take them. */
+const THINKING_BLOCKS = new Set(['thinking', 'redacted_thinking']);
+
+function anthropicIssues(messages: readonly AnthropicMessage[], dropThinking: boolean): MessageIssue[] {
   const issues: MessageIssue[] = [];
   messages.forEach((m, i) => {
     if (!Array.isArray(m.content)) return;
     (m.content as unknown as Array<Record<string, unknown>>).forEach((b, k) => {
       const at = `messages[${i}].content[${k}]`;
+      if (dropThinking && THINKING_BLOCKS.has(String(b.type))) return;
       if (!GEMINI_BLOCKS.has(String(b.type))) {
+        const hint = THINKING_BLOCKS.has(String(b.type))
+          ? '; pass { dropThinking: true } to leave it out'
+          : '';
         issues.push({
           path: at,
-          message: `a "${String(b.type)}" block has no Gemini counterpart and cannot be converted`,
+          message: `a "${String(b.type)}" block has no Gemini counterpart and cannot be converted${hint}`,
         });
         return;
       }
@@ -231,9 +253,16 @@ function blockPart(
   }
 }
 
-/** Anthropic messages as Gemini contents (see the module note); throws for what cannot go. */
-export function anthropicToGemini(messages: readonly AnthropicMessage[]): GeminiMessage[] {
-  notConvertible(anthropicIssues(messages));
+/**
+ * Anthropic messages as Gemini contents (see the module note); throws for what cannot go. With
+ * `dropThinking`, `thinking` and `redacted_thinking` blocks are left out instead (an assistant
+ * turn left with nothing goes too, as Gemini refuses a content without parts).
+ */
+export function anthropicToGemini(
+  messages: readonly AnthropicMessage[],
+  options: { dropThinking?: boolean } = {},
+): GeminiMessage[] {
+  notConvertible(anthropicIssues(messages, options.dropThinking === true));
   const names = new Map<string, string>();
   const out: GeminiMessage[] = [];
   for (const m of messages) {

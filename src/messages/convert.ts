@@ -17,10 +17,11 @@
  *   Tool-call ids are made valid for Anthropic (`^[a-zA-Z0-9_-]+$`) and unique within the
  *   conversation: real logs reuse ids across turns, Anthropic refuses that, so a reused id gets a
  *   `_2`, `_3`… suffix, and the results that answer it (paired by position) follow it.
- * - Anthropic → OpenAI: thinking and redacted thinking blocks (signed or encrypted reasoning) have
- *   no place in either OpenAI format. `convertMessages` refuses them (one `not_convertible` error
- *   listing every path) unless `{ dropThinking: true }` is passed; `toOpenAI` and `dropThinking`
- *   drop them, and an assistant message left with nothing is dropped too. `is_error` becomes an
+ * - Anthropic → OpenAI (and Gemini): thinking and redacted thinking blocks (signed or encrypted
+ *   reasoning) have no place in another provider's format. `convertMessages` refuses them (one
+ *   `not_convertible` error listing every path) unless `{ dropThinking: true }` is passed;
+ *   `toOpenAI` and `dropThinking` drop them, and an assistant message left with nothing is dropped
+ *   too. Gemini's thought parts and thought signatures go the same way. `is_error` becomes an
  *   `Error: ` prefix on the result text; images and documents inside a tool result move to a user
  *   message after the tool messages (OpenAI tool messages hold text only), with a note in the
  *   result; image and document `file` sources and URL documents become bracketed text notes;
@@ -453,11 +454,13 @@ const THINKING_BLOCKS = new Set(['thinking', 'redacted_thinking']);
 /** Options of `convertMessages`. */
 export interface ConvertOptions {
   /**
-   * Anthropic → OpenAI formats: leave `thinking` and `redacted_thinking` blocks out (an assistant
-   * message left with nothing goes too) instead of refusing them. Their signature or encrypted
-   * data cannot go across; pass this when the reasoning of earlier turns need not be sent, e.g. a
-   * conversation handed to another provider. Default `false`: they are listed in the
-   * `not_convertible` error with the other blocks that cannot go across.
+   * Leave out the reasoning no other provider can take, instead of refusing it: Anthropic
+   * `thinking` and `redacted_thinking` blocks (to the OpenAI formats and Gemini), and Gemini thought
+   * parts and thought signatures (to any other format). An assistant or model turn left with
+   * nothing goes too. Their signature or encrypted data cannot go across; pass this when the
+   * reasoning of earlier turns need not be sent, e.g. a conversation handed to another provider
+   * (the view does). Default `false`: they are listed in the `not_convertible` error with the other
+   * parts that cannot go across.
    */
   dropThinking?: boolean;
 }
@@ -528,9 +531,10 @@ export function convertMessages(
       from === 'anthropic' || from === undefined
         ? (messages as AnthropicMessage[])
         : convertMessages(messages, 'anthropic', options),
+      options,
     );
   if (from === 'gemini' && to !== 'gemini') {
-    const anthropic = geminiToAnthropic(messages as GeminiMessage[]);
+    const anthropic = geminiToAnthropic(messages as GeminiMessage[], options);
     return to === 'anthropic' ? anthropic : convertMessages(anthropic, to, options);
   }
   if (from === undefined || from === to) return messages.slice();
