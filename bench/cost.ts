@@ -51,7 +51,7 @@ export async function runCostBenchmark(args: readonly string[]): Promise<void> {
     `Node ${process.version}, ${availableParallelism()} cores, load ${loadavg()[0]?.toFixed(2)} at start. ` +
       `Session: longSessionMessages(${n}, format, ${SEED}) replayed through a ContextManager at a ${BUDGET.toLocaleString('en-US')}-token ` +
       'budget, a model call before each assistant message. Prices and caching rules: src/tokens/pricing.ts (read 2026-11-24). ' +
-      'Sliding window: system messages and the newest turns within the same budget, starting on a user message.',
+      'Sliding window: system messages and the newest turns within the same budget, starting on a user turn (never on a user message that only returns tool results, which a provider refuses without its calls).',
   );
   for (const format of ['anthropic', 'openai'] as const) {
     const model = MODELS[format];
