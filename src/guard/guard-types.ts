@@ -14,7 +14,7 @@ import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js'
 import type { GuardLevels, Usage } from '../options.js';
 import type { ContextTools } from '../tools/types.js';
 import type { View } from '../view/view.js';
-import type { CostMeter, UsageCost } from './cost-meter.js';
+import type { CostMeter } from './cost-meter.js';
 import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
 import type { MessageSource } from './metering.js';
 import type { UsageWarningState } from './usage-warning.js';
@@ -65,8 +65,6 @@ export interface GuardConversation {
   meters?: Map<string, CostMeter>;
   /** The view build the last metered request came from, and its closed messages then. */
   meterMark?: { model: string; build: object; closed: number; plain: boolean } | undefined;
-  /** The cost figures of each meter's last request (moved on by each request; `usage()` copies them). */
-  meterCosts?: Map<string, UsageCost>;
   /** How the meter reads this conversation's view messages (made on first use). */
   meterSource?: MessageSource;
   /** Keeps the plan and guard state beside the history (in its store), where there is one. */

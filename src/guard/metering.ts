@@ -32,19 +32,12 @@ export function billRequest(
   // Closed messages of the same build are the same objects as last time: no need to compare them.
   const mark = c.view.closedMark();
   const plain = r.format === (c.format ?? r.format) && noticeTokens === 0;
-  let previous = c.meterMark;
+  const previous = c.meterMark;
   const known =
     mark && previous && plain && previous.plain && previous.model === r.modelKey && previous.build === mark
       ? previous.closed
       : 0;
-  if (!mark) c.meterMark = undefined;
-  else {
-    previous ??= c.meterMark = { model: r.modelKey, build: mark, closed: 0, plain };
-    previous.model = r.modelKey;
-    previous.build = mark;
-    previous.closed = mark.closedMessages;
-    previous.plain = plain;
-  }
+  c.meterMark = mark ? { model: r.modelKey, build: mark, closed: mark.closedMessages, plain } : undefined;
   c.meterSource ??= new MessageSource(measurer);
   const source = c.meterSource.reading(r);
   const last = meter.billView(
@@ -56,17 +49,9 @@ export function billRequest(
     0,
     known,
   );
-  // One figures object per meter, its `last` moved on each request: `usage()` copies it when asked.
-  let out = c.meterCosts?.get(r.modelKey);
-  if (!out) {
-    out = { model: r.modelKey, last, totals: meter.totals };
-    if (meter.pricing) out.pricing = meter.pricing.source;
-    c.meterCosts ??= new Map();
-    c.meterCosts.set(r.modelKey, out);
-  } else {
-    out.last = last;
-    delete out.reported;
-  }
+  // The totals are the meter's own object: `usage()` copies them when asked.
+  const out: UsageCost = { model: r.modelKey, last, totals: meter.totals };
+  if (meter.pricing) out.pricing = meter.pricing.source;
   return out;
 }
 

@@ -26,6 +26,9 @@ export const ASSISTANT_ONLY_BLOCKS: readonly string[] = [
   'mcp_tool_result',
 ];
 
+/** Anthropic reasoning blocks, signed or encrypted: no other provider can take them. */
+export const THINKING_BLOCKS: ReadonlySet<string> = new Set(['thinking', 'redacted_thinking']);
+
 /** Every block type the Messages API documents, basic ones included. */
 export const KNOWN_ANTHROPIC_BLOCKS: ReadonlySet<string> = new Set([
   'text',

@@ -17,6 +17,7 @@
  */
 
 import { InvalidMessageError, type MessageIssue } from '../errors.js';
+import { THINKING_BLOCKS } from './anthropic-blocks.js';
 import {
   type GeminiCallRef,
   type GeminiContentPart,
@@ -56,7 +57,7 @@ function geminiIssues(messages: readonly GeminiMessage[], dropThinking: boolean)
           message:
             'a thought signature has no counterpart elsewhere and cannot be converted; pass { dropThinking: true } to leave it out',
         });
-      if (part.thought === true && !dropThinking)
+      if (part.thought === true)
         issues.push({
           path: `${at}.thought`,
           message:
@@ -170,9 +171,6 @@ export function geminiToAnthropic(
 // ------------------------------------------------------------------------------ Anthropic → Gemini
 
 const GEMINI_BLOCKS = new Set(['text', 'image', 'document', 'tool_use', 'tool_result']);
-
-/** Anthropic reasoning blocks, signed or encrypted: nothing else can take them. */
-const THINKING_BLOCKS = new Set(['thinking', 'redacted_thinking']);
 
 function anthropicIssues(messages: readonly AnthropicMessage[], dropThinking: boolean): MessageIssue[] {
   const issues: MessageIssue[] = [];

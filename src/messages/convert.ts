@@ -29,7 +29,7 @@
  */
 
 import { InvalidMessageError, type MessageIssue } from '../errors.js';
-import { ASSISTANT_ONLY_BLOCKS, isFutureBlockType } from './anthropic-blocks.js';
+import { ASSISTANT_ONLY_BLOCKS, isFutureBlockType, THINKING_BLOCKS } from './anthropic-blocks.js';
 import { anthropicToGemini, geminiToAnthropic } from './convert-gemini.js';
 import { chatToResponses, responsesToChat } from './convert-responses.js';
 import { detectConversationFormat } from './detect.js';
@@ -447,9 +447,6 @@ export function toOpenAI(messages: readonly AnthropicMessage[]): OpenAIMessage[]
 
 /** Anthropic blocks with no OpenAI counterpart: server tools, MCP, uploads, search results, future blocks. */
 const NO_OPENAI_COUNTERPART = new Set([...ASSISTANT_ONLY_BLOCKS, 'container_upload', 'search_result']);
-
-/** Anthropic reasoning blocks: signed or encrypted, so they cannot go to an OpenAI format. */
-const THINKING_BLOCKS = new Set(['thinking', 'redacted_thinking']);
 
 /** Options of `convertMessages`. */
 export interface ConvertOptions {
