@@ -145,6 +145,120 @@ describe('CostMeter, incremental', () => {
   });
 });
 
+/**
+ * The caching rules written out the slow way, as the meter's module comment states them: every
+ * prefix of every request is fingerprinted by content and looked up on every request.
+ */
+class ReferenceCache {
+  private readonly entries = new Map<string, number>();
+  constructor(private readonly pricing: (typeof BUILTIN_PRICING)[string]) {}
+
+  bill(at: number, headKey: number, headTokens: number, items: readonly MeterBlock[]) {
+    const { caching } = this.pricing;
+    const ttl = caching.ttlSeconds * 1000;
+    const keys: string[] = [];
+    const cum: number[] = [];
+    let key = `h${headKey}`;
+    let sum = headTokens;
+    keys.push(key);
+    cum.push(sum);
+    for (const b of items) {
+      key += `/${b.key}`;
+      sum += b.tokens;
+      keys.push(key);
+      cum.push(sum);
+    }
+    const n = keys.length;
+    const alive = (i: number) => (this.entries.get(keys[i]!) ?? -1) >= at;
+    let cached = 0;
+    let written = 0;
+    if (caching.mode === 'automatic') {
+      for (let i = n - 1; i >= 0 && cum[i]! >= caching.minPrefixTokens; i--) {
+        if (alive(i)) {
+          const step = caching.increment ?? 1;
+          cached = caching.minPrefixTokens + Math.floor((cum[i]! - caching.minPrefixTokens) / step) * step;
+          break;
+        }
+      }
+      for (let i = 0; i < n; i++)
+        if (cum[i]! >= caching.minPrefixTokens) this.entries.set(keys[i]!, at + ttl);
+    } else {
+      const lookback = caching.lookbackBlocks ?? n;
+      for (let i = n - 1; i >= Math.max(0, n - 1 - lookback); i--) {
+        if (alive(i)) {
+          cached = cum[i]!;
+          this.entries.set(keys[i]!, at + ttl);
+          break;
+        }
+      }
+      if (sum >= caching.minPrefixTokens) {
+        written = sum - cached;
+        this.entries.set(keys[n - 1]!, at + ttl);
+      }
+    }
+    return {
+      inputTokens: sum,
+      cachedTokens: cached,
+      writtenTokens: written,
+      freshTokens: sum - cached - written,
+    };
+  }
+}
+
+describe('CostMeter against the rules written out', () => {
+  it('bills what a full lookup of every prefix bills, whatever the views do between requests', () => {
+    const step = fc.record({
+      gap: fc.oneof(fc.integer({ min: 0, max: 30_000 }), fc.integer({ min: 0, max: 8 * MIN })),
+      // extend the previous view; cut it and add; go back to an earlier view; change the head
+      kind: fc.constantFrom('extend', 'extend', 'extend', 'cut', 'back', 'head'),
+      keep: fc.nat(),
+      back: fc.nat(),
+      add: fc.array(fc.integer({ min: 1, max: 1500 }), { maxLength: 4 }),
+      // how much of the shared prefix the caller vouches for
+      vouch: fc.double({ min: 0, max: 1, noNaN: true }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(step, { minLength: 1, maxLength: 60 }),
+        fc.constantFrom('gpt-4o', 'claude-sonnet-4-5'),
+        (steps, model) => {
+          const pricing = BUILTIN_PRICING[model]!;
+          const meter = new CostMeter(pricing);
+          const reference = new ReferenceCache(pricing);
+          const source = { key: (b: MeterBlock) => b.key, tokens: (b: MeterBlock) => b.tokens };
+          const views: MeterBlock[][] = [];
+          let view: MeterBlock[] = [];
+          let head = 1;
+          let key = 100;
+          let at = 0;
+          const made = (tokens: number[]) => tokens.map((t) => ({ key: key++, tokens: t }));
+          for (const s of steps) {
+            at += s.gap;
+            const previous = view;
+            if (s.kind === 'extend') view = [...view, ...made(s.add)];
+            else if (s.kind === 'cut') view = [...view.slice(0, s.keep % (view.length + 1)), ...made(s.add)];
+            else if (s.kind === 'back' && views.length > 0) view = views[s.back % views.length]!;
+            else if (s.kind === 'head') head = head === 1 ? 2 : 1;
+            views.push(view);
+            let same = 0;
+            while (same < view.length && same < previous.length && view[same] === previous[same]) same++;
+            const vouched = s.kind === 'head' ? 0 : Math.floor(same * s.vouch);
+            const got = meter.billView(at, head, 700, view, source, 0, vouched);
+            const want = reference.bill(at, head, 700, view);
+            expect({
+              inputTokens: got.inputTokens,
+              cachedTokens: got.cachedTokens,
+              writtenTokens: got.writtenTokens,
+              freshTokens: got.freshTokens,
+            }).toEqual(want);
+          }
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+});
+
 /** A session of turns: user messages of 40–400 words, a reply each, sometimes an idle hour. */
 async function session(
   provider: 'openai' | 'anthropic',
@@ -297,6 +411,27 @@ describe('usage() and context:measure carry the cost', () => {
     }
     const last = ctx.usage().cost!.last;
     expect(last.cachedTokens / last.inputTokens).toBeGreaterThan(0.8);
+  });
+
+  it('Anthropic cache marks (copies of the marked messages) do not change what is billed', async () => {
+    // The provider caches content, and a mark is not content: with marks and without, the same
+    // session is billed the same.
+    const totals = [];
+    for (const cacheBreakpoints of ['auto', 'off'] as const) {
+      const ctx = new ContextManager({ model: 'claude-sonnet-4-5', cacheBreakpoints });
+      const messages = longSessionMessages(200, 'anthropic', 11);
+      let marked = 0;
+      for (const m of messages) {
+        await ctx.addMessage(m);
+        if (m.role !== 'user') continue;
+        const view = await ctx.getMessagesForRequest({ tokenBudget: 30_000 });
+        if (JSON.stringify(view).includes('cache_control')) marked++;
+      }
+      expect(marked > 0).toBe(cacheBreakpoints === 'auto');
+      totals.push(ctx.usage().cost!.totals);
+    }
+    expect(totals[0]).toEqual(totals[1]);
+    expect(totals[0]!.cachedTokens).toBeGreaterThan(0);
   });
 
   it('catalog prices can be overridden, and bad ones are refused with the field named', () => {

@@ -187,7 +187,7 @@ export class ContextGuard {
         messages: out.messages.length,
       };
       if (this.costMeter) {
-        const cost = billRequest(this.measurer, c, r, out.messages, request.tools, out.noticeTokens);
+        const cost = billRequest(this.measurer, c, r, out.unmarked, request.tools, out.noticeTokens);
         c.lastUsage.cost = cost;
         measured.cost = cost.last;
       }

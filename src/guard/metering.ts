@@ -83,21 +83,32 @@ export class MessageSource implements MeterSource<Message> {
 }
 
 /**
- * Two view messages with the same content (asked only where they are not the same object): field
- * by field, where fields are mostly the same strings or objects, else by fingerprint.
+ * Two view messages with the same content (asked only where they are not the same object): value
+ * by value, stopping at the first difference (a tool result that replaced a placeholder differs
+ * early), where values are mostly the same strings or objects.
  */
 function sameContent(previous: unknown, message: Message): boolean {
-  if (typeof previous !== 'object' || previous === null) return false;
-  const a = previous as Record<string, unknown>;
-  const b = message as unknown as Record<string, unknown>;
+  return sameValue(previous, message);
+}
+
+function sameValue(x: unknown, y: unknown): boolean {
+  if (x === y) return true;
+  if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+  if (Array.isArray(x)) {
+    if (!Array.isArray(y) || x.length !== y.length) return false;
+    for (let i = 0; i < x.length; i++) if (!sameValue(x[i], y[i])) return false;
+    return true;
+  }
+  if (Array.isArray(y)) return false;
+  const a = x as Record<string, unknown>;
+  const b = y as Record<string, unknown>;
+  // Keys in the same order: a request is compared as the bytes it is sent as.
   const keys = Object.keys(b);
-  if (Object.keys(a).length !== keys.length) return false;
-  for (const key of keys) {
-    const x = a[key];
-    const y = b[key];
-    if (x === y) continue;
-    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
-    if (messageFingerprint(x) !== messageFingerprint(y)) return false;
+  const before = Object.keys(a);
+  if (before.length !== keys.length) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (before[i] !== key || !sameValue(a[key], b[key])) return false;
   }
   return true;
 }

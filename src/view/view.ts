@@ -47,6 +47,8 @@ interface ViewCache extends BuiltView {
 /** What a request sends: the messages, their tokens with the fixed ones, and the notice's share. */
 export interface SentView {
   messages: Message[];
+  /** The same messages before Anthropic cache marks were set (what the cost meter compares). */
+  unmarked: Message[];
   total: number;
   noticeTokens: number;
 }
@@ -203,6 +205,7 @@ export class View {
       }
     }
     let noticeTokens = 0;
+    let unmarked = messages;
     if (format === 'gemini') {
       const omitted = this.currentPlan !== null && this.currentPlan.dropped.length > 0;
       const notice = startNotice(messages, omitted);
@@ -225,9 +228,10 @@ export class View {
         const unchanged = unchangedPrefix(messages, this.lastSent);
         this.lastSent = messages;
         const ends = stablePrefixEnds(messages, [this.cache?.facts, this.cache?.summary], unchanged);
+        unmarked = messages;
         messages = withCacheBreakpoints(messages, ends);
       }
     }
-    return { messages, total, noticeTokens };
+    return { messages, unmarked, noticeTokens, total };
   }
 }
