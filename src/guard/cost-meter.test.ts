@@ -209,8 +209,9 @@ describe('CostMeter against the rules written out', () => {
   it('bills what a full lookup of every prefix bills, whatever the views do between requests', () => {
     const step = fc.record({
       gap: fc.oneof(fc.integer({ min: 0, max: 30_000 }), fc.integer({ min: 0, max: 8 * MIN })),
-      // extend the previous view; cut it and add; go back to an earlier view; change the head
-      kind: fc.constantFrom('extend', 'extend', 'extend', 'cut', 'back', 'head'),
+      // extend the previous view; cut it and add; go back to an earlier view; change the head;
+      // the same blocks as new objects (same fingerprints)
+      kind: fc.constantFrom('extend', 'extend', 'extend', 'cut', 'back', 'head', 'clone'),
       keep: fc.nat(),
       back: fc.nat(),
       add: fc.array(fc.integer({ min: 1, max: 1500 }), { maxLength: 4 }),
@@ -221,11 +222,17 @@ describe('CostMeter against the rules written out', () => {
       fc.property(
         fc.array(step, { minLength: 1, maxLength: 60 }),
         fc.constantFrom('gpt-4o', 'claude-sonnet-4-5'),
-        (steps, model) => {
+        // a source whose keys are one per object (no clones then), or fingerprints of content
+        fc.boolean(),
+        (steps, model, keysByIdentity) => {
           const pricing = BUILTIN_PRICING[model]!;
           const meter = new CostMeter(pricing);
           const reference = new ReferenceCache(pricing);
-          const source = { key: (b: MeterBlock) => b.key, tokens: (b: MeterBlock) => b.tokens };
+          const source = {
+            key: (b: MeterBlock) => b.key,
+            tokens: (b: MeterBlock) => b.tokens,
+            keysByIdentity,
+          };
           const views: MeterBlock[][] = [];
           let view: MeterBlock[] = [];
           let head = 1;
@@ -239,6 +246,7 @@ describe('CostMeter against the rules written out', () => {
             else if (s.kind === 'cut') view = [...view.slice(0, s.keep % (view.length + 1)), ...made(s.add)];
             else if (s.kind === 'back' && views.length > 0) view = views[s.back % views.length]!;
             else if (s.kind === 'head') head = head === 1 ? 2 : 1;
+            else if (s.kind === 'clone' && !keysByIdentity) view = view.map((b) => ({ ...b }));
             views.push(view);
             let same = 0;
             while (same < view.length && same < previous.length && view[same] === previous[same]) same++;

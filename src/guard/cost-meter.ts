@@ -17,6 +17,13 @@
  * tool result and the next user text merge into one Anthropic user turn: there the meter predicts
  * a miss from that message on.) Requests of a
  * conversation go one after another, as the manager sends them.
+ *
+ * What the meter keeps: the last request as a chain of blocks (by identity, with prefix tokens
+ * and, for breakpoints, each prefix's entry by position), and, where a request cut the chain,
+ * the blocks that left as a fork. A fork's entries are fingerprinted only when a later request
+ * passes through the fork's first block again; until then no request can read them. So a steady
+ * turn hashes nothing. The rules are checked against a reference that fingerprints every prefix
+ * of every request (`cost-meter.test.ts`).
  */
 import type { Message } from '../messages/types.js';
 import type { CachingRules, ModelPricing } from '../tokens/pricing.js';
@@ -39,6 +46,8 @@ export interface MeterSource<T> {
   tokens(item: T): number;
   /** What makes two items the same block (default: the item itself, by identity). */
   identity?(item: T): unknown;
+  /** Two items have the same key only when they are the same object (keys need not be compared). */
+  keysByIdentity?: boolean;
   /**
    * Asked where identity fails (only without `identity`): whether a re-made item has the content
    * of the previous request's item there, so that it still counts as shared.
@@ -140,6 +149,15 @@ function extend(prefix: number, block: number): number {
   return 4294967296 * (2097151 & (hi ^ (lo >>> 7))) + ((lo ^ Math.imul(hi, 2246822507)) >>> 0);
 }
 
+/** Removes the elements of `a` from `at` on and returns them (a short tail is popped, not cut by length). */
+function cutAt<T>(a: T[], at: number): T[] {
+  if (a.length <= at) return [];
+  const out = a.slice(at);
+  if (a.length - at <= 16) while (a.length > at) a.pop();
+  else a.length = at;
+  return out;
+}
+
 /** Blocks read as they are, compared by their fingerprints. */
 const BLOCKS: MeterSource<MeterBlock> = {
   key: (b) => b.key,
@@ -152,20 +170,59 @@ const DEFAULT_CACHING: CachingRules = { mode: 'automatic', minPrefixTokens: 1024
 /** Sweep expired entries once the cache holds this many. */
 const SWEEP_AT = 50_000;
 
+/**
+ * Blocks an earlier request had beyond what the chain kept when a later request cut it: the
+ * first at chain position `at`. Their cache entries are not fingerprinted while nothing can reach
+ * them: a request reaches them only through `items[0]` at `at` (the fork is then opened and its
+ * entries, with those of the forks it holds, go into the fingerprinted cache).
+ */
+interface Fork {
+  at: number;
+  /** The blocks, as the chain held them (by identity). */
+  items: unknown[];
+  /** Tokens of the prefix through each block. */
+  cum: number[];
+  /** Fingerprints of those prefixes, as far as the chain had them. */
+  keys: number[];
+  /** Breakpoints: when the entry of the prefix through each block expires (-1: no entry). */
+  expires: number[] | null;
+  /** Automatic caching: when the entries of every prefix expire. */
+  automaticUntil: number;
+  /** The latest expiry of any entry here or in `forks`. */
+  until: number;
+  /** Forks further on that this one cut off: reachable only through it. */
+  forks: Fork[];
+}
+
 /** Meters one conversation's requests to one model; see the module comment. */
 export class CostMeter {
   readonly pricing: ModelPricing | undefined;
   private readonly ttl: number;
-  /** Prefix fingerprint → when its cache entry expires (ms). */
+  /**
+   * Prefix fingerprint → when its cache entry expires (ms): entries of prefixes off the chain that
+   * a request could reach (opened forks). Entries of the chain's own prefixes are kept by position.
+   */
   private readonly entries = new Map<number, number>();
+  /** No entry in `entries` lives past this. */
+  private entriesUntil = 0;
   private lastAt: number | undefined;
   private sweepAt = SWEEP_AT;
-  /** The last request, block by block: what each block was (by identity), its prefix's fingerprint and tokens. */
-  private readonly chain: { items: unknown[]; keys: number[]; cum: number[] } = {
+  /**
+   * The last request, block by block: what each block was (by identity), the tokens of its prefix,
+   * for breakpoints when that prefix's entry expires (-1: none), and the prefixes' fingerprints,
+   * made only when needed (`keys` may be shorter than `items`).
+   */
+  private readonly chain: { items: unknown[]; cum: number[]; expires: number[]; keys: number[] } = {
     items: [],
-    keys: [],
     cum: [],
+    expires: [],
+    keys: [],
   };
+  /** What fingerprints the chain's blocks (for sources without `identity`). */
+  private keySource: MeterSource<unknown> | null = null;
+  /** Where requests left the chain, by position; none of them is open. */
+  private forks: Fork[] = [];
+  private forkSweepAt = 64;
   /** The last request's bill. */
   last: RequestCost | null = null;
   readonly totals: CostTotals;
@@ -192,9 +249,10 @@ export class CostMeter {
    * Bills a request made of a head block (tool definitions and framing: `headKey`, `headTokens`)
    * and one block per item of `items` from index `from` on, read through `source`. Items are
    * compared with the previous request's by identity first: the shared prefix of a prefix-stable
-   * view is neither re-hashed nor re-counted, so a steady turn costs its new messages, not the
-   * whole view. `knownShared`: how many leading items the caller knows are the previous request's
-   * own (not compared).
+   * view is neither re-hashed nor re-counted, and nothing is fingerprinted unless a request could
+   * read an entry off the chain, so a steady turn costs its new messages, not the whole view.
+   * `knownShared`: how many leading items the caller knows are the previous request's own (not
+   * compared).
    */
   billView<T>(
     at: number,
@@ -209,76 +267,88 @@ export class CostMeter {
     const min = caching.minPrefixTokens;
     const automatic = caching.mode === 'automatic';
     const chain = this.chain;
+    const ttl = this.ttl;
+    const byIdentity = source.identity !== undefined;
+    if (!byIdentity && this.keySource !== source) {
+      // Blocks another source put in the chain are fingerprinted by it.
+      if (this.keySource) this.keyUpTo(chain.items.length - 1);
+      this.keySource = source as MeterSource<unknown>;
+    }
     const idleSeconds = this.lastAt === undefined ? null : Math.max(0, at - this.lastAt) / 1000;
-    const cacheExpired = idleSeconds !== null && idleSeconds * 1000 > this.ttl;
-    const previousAlive = this.lastAt !== undefined && this.lastAt + this.ttl >= at;
+    const cacheExpired = idleSeconds !== null && idleSeconds * 1000 > ttl;
+    const previousAlive = this.lastAt !== undefined && this.lastAt + ttl >= at;
     // The prefix shared with the previous request, by identity (block 0 is the head).
     const n = items.length - from + 1;
+    const m = chain.items.length;
     let shared = 0;
-    if (chain.items.length > 0 && chain.items[0] === headKey) {
-      const limit = Math.min(n, chain.items.length);
+    let changed = m;
+    if (m > 0 && chain.items[0] === headKey) {
+      const limit = Math.min(n, m);
       shared = Math.max(1, Math.min(limit, knownShared + 1));
-      if (source.identity === undefined) {
+      if (!byIdentity) {
         for (;;) {
           while (shared < limit && chain.items[shared] === items[from + shared - 1]) shared++;
           // A re-made object with the same content (a converted or re-rendered message) is the same block.
           if (shared < limit && source.same?.(chain.items[shared], items[from + shared - 1]!)) {
             chain.items[shared] = items[from + shared - 1];
+            if (shared < changed) changed = shared;
             shared++;
           } else break;
         }
       } else {
-        while (shared < limit && chain.items[shared] === source.identity(items[from + shared - 1]!)) shared++;
+        while (shared < limit && chain.items[shared] === source.identity!(items[from + shared - 1]!))
+          shared++;
       }
     }
-    // What the previous request had beyond the shared part leaves the chain: its cache entries
-    // (every prefix, for automatic caching) keep the previous request's time.
-    if (automatic && this.lastAt !== undefined) {
-      const expires = this.lastAt + this.ttl;
-      for (let i = shared; i < chain.items.length; i++) {
-        if (chain.cum[i]! < min) continue;
-        const key = chain.keys[i]!;
-        if ((this.entries.get(key) ?? -1) < expires) this.entries.set(key, expires);
-      }
-    }
-    if (shared < chain.items.length) {
-      chain.items.length = shared;
-      chain.keys.length = shared;
-      chain.cum.length = shared;
-    }
-    let key = shared > 0 ? chain.keys[shared - 1]! : 0;
+    if (shared < changed) changed = shared;
+    if (shared < m) this.cut(shared, this.lastAt! + ttl);
     let sum = shared > 0 ? chain.cum[shared - 1]! : 0;
     for (let i = shared; i < n; i++) {
       if (i === 0) {
-        key = extend(key, headKey);
         sum += headTokens;
         chain.items.push(headKey);
+        if (byIdentity) chain.keys.push(extend(0, headKey));
       } else {
         const item = items[from + i - 1]!;
-        key = extend(key, source.key(item));
         sum += source.tokens(item);
-        chain.items.push(source.identity === undefined ? item : source.identity(item));
+        if (byIdentity) {
+          const id = source.identity!(item);
+          chain.items.push(id);
+          chain.keys.push(extend(chain.keys[i - 1]!, source.key(item)));
+        } else chain.items.push(item);
       }
-      chain.keys.push(key);
       chain.cum.push(sum);
+      chain.expires.push(-1);
     }
-    if (this.entries.size >= this.sweepAt) this.sweep(at);
+    if (this.forks.length > 0) this.reviewForks(changed, at, min);
+    // Entries off the chain, only where a request could reach one.
+    let keyed = false;
+    if (this.entries.size > 0) {
+      if (this.entriesUntil >= at) {
+        keyed = true;
+        this.keyUpTo(n - 1);
+        if (this.entries.size >= this.sweepAt) this.sweep(at);
+      } else this.entries.clear();
+    }
     const entries = this.entries;
+    const keys = chain.keys;
     let cached = 0;
     let written = 0;
     if (automatic) {
       // Prefixes in the chain were last sent with the previous request; beyond it, older entries.
       let hit = -1;
-      for (let i = n - 1; i >= shared && chain.cum[i]! >= min; i--) {
-        if ((entries.get(chain.keys[i]!) ?? -1) >= at) {
-          hit = i;
-          break;
+      if (keyed) {
+        for (let i = n - 1; i >= shared && chain.cum[i]! >= min; i--) {
+          if ((entries.get(keys[i]!) ?? -1) >= at) {
+            hit = i;
+            break;
+          }
         }
       }
       if (hit < 0 && previousAlive && shared > 0) hit = shared - 1;
-      if (hit < 0 && !previousAlive) {
+      if (hit < 0 && !previousAlive && keyed) {
         for (let i = shared - 1; i >= 0 && chain.cum[i]! >= min; i--) {
-          if ((entries.get(chain.keys[i]!) ?? -1) >= at) {
+          if ((entries.get(keys[i]!) ?? -1) >= at) {
             hit = i;
             break;
           }
@@ -291,15 +361,16 @@ export class CostMeter {
     } else {
       const lookback = caching.lookbackBlocks ?? n;
       for (let i = n - 1; i >= Math.max(0, n - 1 - lookback); i--) {
-        if ((entries.get(chain.keys[i]!) ?? -1) >= at) {
+        const expires = keyed ? Math.max(chain.expires[i]!, entries.get(keys[i]!) ?? -1) : chain.expires[i]!;
+        if (expires >= at) {
           cached = chain.cum[i]!;
-          this.entries.set(chain.keys[i]!, at + this.ttl);
+          chain.expires[i] = at + ttl;
           break;
         }
       }
       if (sum >= min && n > 0) {
         written = sum - cached;
-        this.entries.set(chain.keys[n - 1]!, at + this.ttl);
+        chain.expires[n - 1] = at + ttl;
       }
     }
     this.lastAt = this.lastAt === undefined ? at : Math.max(this.lastAt, at);
@@ -361,6 +432,103 @@ export class CostMeter {
     if (cost.price !== undefined && t.price !== undefined) t.price += cost.price;
     if (cost.uncachedPrice !== undefined && t.uncachedPrice !== undefined)
       t.uncachedPrice += cost.uncachedPrice;
+  }
+
+  /**
+   * The chain keeps its first `at` blocks: the rest become a fork, holding the forks further on
+   * (reachable only through it from now on). With automatic caching every prefix that leaves was
+   * cached until `until`; with breakpoints each keeps its entry's expiry.
+   */
+  private cut(at: number, until: number): void {
+    const chain = this.chain;
+    const forks = this.forks;
+    const held: Fork[] = [];
+    while (forks.length > 0 && forks[forks.length - 1]!.at > at) held.unshift(forks.pop()!);
+    const automatic = (this.pricing?.caching ?? DEFAULT_CACHING).mode === 'automatic';
+    const leaving = cutAt(chain.expires, at);
+    const expires = automatic ? null : leaving;
+    let latest = automatic ? until : -1;
+    if (expires) for (const e of expires) if (e > latest) latest = e;
+    for (const f of held) if (f.until > latest) latest = f.until;
+    forks.push({
+      at,
+      items: cutAt(chain.items, at),
+      cum: cutAt(chain.cum, at),
+      keys: cutAt(chain.keys, at),
+      expires,
+      automaticUntil: automatic ? until : 0,
+      until: latest,
+      forks: held,
+    });
+  }
+
+  /**
+   * Once the chain changed from position `changed` on: a fork there that the chain now passes
+   * through (the same block at its position, or the chain ends before it) is opened, its entries
+   * fingerprinted into `entries`; forks that expired are dropped. Forks before `changed` are as
+   * they were: closed (they are sorted by position).
+   */
+  private reviewForks(changed: number, at: number, min: number): void {
+    const forks = this.forks;
+    const items = this.chain.items;
+    for (let k = forks.length - 1; k >= 0 && forks[k]!.at >= changed; k--) {
+      const f = forks[k]!;
+      if (f.until < at) forks.splice(k, 1);
+      else if (f.at >= items.length || this.sameBlock(items[f.at], f.items[0])) {
+        forks.splice(k, 1);
+        this.open(f, f.at > 0 ? this.keyUpTo(f.at - 1) : 0, at, min);
+      }
+    }
+    if (forks.length >= this.forkSweepAt) {
+      this.forks = forks.filter((f) => f.until >= at);
+      this.forkSweepAt = Math.max(64, this.forks.length * 2);
+    }
+  }
+
+  /** Puts a fork's live entries, and those of the forks it holds, into `entries`. */
+  private open(f: Fork, base: number, at: number, min: number): void {
+    if (f.until < at) return;
+    const along: number[] = [];
+    let key = base;
+    for (let j = 0; j < f.items.length; j++) {
+      key =
+        j < f.keys.length
+          ? f.keys[j]!
+          : extend(key, f.at + j === 0 ? (f.items[0] as number) : this.blockKey(f.items[j]));
+      along.push(key);
+      const expires = f.expires ? f.expires[j]! : f.cum[j]! >= min ? f.automaticUntil : -1;
+      if (expires >= at && (this.entries.get(key) ?? -1) < expires) {
+        this.entries.set(key, expires);
+        if (expires > this.entriesUntil) this.entriesUntil = expires;
+      }
+    }
+    for (const g of f.forks) this.open(g, along[g.at - f.at - 1]!, at, min);
+  }
+
+  /** Whether two chain blocks are the same block: by identity, or where that is not enough, by fingerprint. */
+  private sameBlock(a: unknown, b: unknown): boolean {
+    if (a === b) return true;
+    const source = this.keySource;
+    return (
+      source !== null && !source.keysByIdentity && typeof a === 'object' && source.key(a) === source.key(b)
+    );
+  }
+
+  private blockKey(item: unknown): number {
+    return this.keySource!.key(item);
+  }
+
+  /** The chain's prefix fingerprints made up to position `i`; returns the one at `i`. */
+  private keyUpTo(i: number): number {
+    const chain = this.chain;
+    const keys = chain.keys;
+    if (i < 0) return 0;
+    let key = keys.length > 0 ? keys[keys.length - 1]! : 0;
+    for (let j = keys.length; j <= i; j++) {
+      key = extend(key, j === 0 ? (chain.items[0] as number) : this.blockKey(chain.items[j]));
+      keys.push(key);
+    }
+    return keys[i]!;
   }
 
   private sweep(at: number): void {

@@ -57,6 +57,7 @@ export function billRequest(
 
 /** View messages as the meter reads them: keyed by object, counted by the measurer (memoized). */
 export class MessageSource implements MeterSource<Message> {
+  readonly keysByIdentity = true;
   private counter: TokenCounter | undefined;
   private format: MessageFormat = 'openai';
 
