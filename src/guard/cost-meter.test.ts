@@ -267,6 +267,37 @@ describe('CostMeter against the rules written out', () => {
   });
 });
 
+describe('CostMeter, sources', () => {
+  it('a meter read through different sources in turn still bills every token', () => {
+    for (const model of ['gpt-4o', 'claude-sonnet-4-5']) {
+      const meter = new CostMeter(BUILTIN_PRICING[model]);
+      const plain = { key: (b: MeterBlock) => b.key, tokens: (b: MeterBlock) => b.tokens };
+      const view = blocks(900, 800, 700, 600);
+      let at = 0;
+      const cut = view.slice(0, 2);
+      const bills = [
+        meter.bill(at, view),
+        meter.billView((at += 1000), 5, 300, view, plain),
+        meter.billView((at += 1000), 5, 300, cut, plain),
+        meter.bill((at += 1000), [...view, ...blocks(50)]),
+        meter.billView((at += 1000), 5, 300, view, plain),
+        // The same head through the other source, alone: the chain's blocks leave as they were read.
+        meter.bill((at += 1000), [{ key: 5, tokens: 300 }]),
+        meter.billView((at += 1000), 5, 300, view, plain),
+      ];
+      expect(bills.map((b) => b.inputTokens)).toEqual([3000, 3300, 2000, 3050, 3300, 300, 3300]);
+      for (const b of bills) expect(b.cachedTokens + b.writtenTokens + b.freshTokens).toBe(b.inputTokens);
+      expect(bills[4]!.cachedTokens).toBeGreaterThan(0);
+      expect(bills[6]!.cachedTokens).toBeGreaterThan(0);
+      // Blocks read through one source and not yet fingerprinted, then the other source alone.
+      const fresh = new CostMeter(BUILTIN_PRICING[model]);
+      fresh.billView(0, 5, 300, view, plain);
+      expect(fresh.bill(1000, [{ key: 5, tokens: 300 }]).inputTokens).toBe(300);
+      expect(fresh.billView(2000, 5, 300, view, plain).cachedTokens).toBeGreaterThan(0);
+    }
+  });
+});
+
 /** A session of turns: user messages of 40–400 words, a reply each, sometimes an idle hour. */
 async function session(
   provider: 'openai' | 'anthropic',

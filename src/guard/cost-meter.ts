@@ -269,10 +269,10 @@ export class CostMeter {
     const chain = this.chain;
     const ttl = this.ttl;
     const byIdentity = source.identity !== undefined;
-    if (!byIdentity && this.keySource !== source) {
-      // Blocks another source put in the chain are fingerprinted by it.
-      if (this.keySource) this.keyUpTo(chain.items.length - 1);
-      this.keySource = source as MeterSource<unknown>;
+    if (this.keySource !== (byIdentity ? null : source)) {
+      // Blocks another source put in the chain and the forks are fingerprinted by it.
+      if (this.keySource) this.settleKeys();
+      this.keySource = byIdentity ? null : (source as MeterSource<unknown>);
     }
     const idleSeconds = this.lastAt === undefined ? null : Math.max(0, at - this.lastAt) / 1000;
     const cacheExpired = idleSeconds !== null && idleSeconds * 1000 > ttl;
@@ -503,6 +503,20 @@ export class CostMeter {
       }
     }
     for (const g of f.forks) this.open(g, along[g.at - f.at - 1]!, at, min);
+  }
+
+  /** Fingerprints every prefix of the chain and of the forks (before the source changes). */
+  private settleKeys(): void {
+    this.keyUpTo(this.chain.items.length - 1);
+    const settle = (f: Fork, base: number): void => {
+      let key = f.keys.length > 0 ? f.keys[f.keys.length - 1]! : base;
+      for (let j = f.keys.length; j < f.items.length; j++) {
+        key = extend(key, f.at + j === 0 ? (f.items[0] as number) : this.blockKey(f.items[j]));
+        f.keys.push(key);
+      }
+      for (const g of f.forks) settle(g, f.keys[g.at - f.at - 1]!);
+    };
+    for (const f of this.forks) settle(f, f.at > 0 ? this.chain.keys[f.at - 1]! : 0);
   }
 
   /** Whether two chain blocks are the same block: by identity, or where that is not enough, by fingerprint. */
