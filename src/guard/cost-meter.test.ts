@@ -273,17 +273,16 @@ describe('CostMeter, sources', () => {
       const meter = new CostMeter(BUILTIN_PRICING[model]);
       const plain = { key: (b: MeterBlock) => b.key, tokens: (b: MeterBlock) => b.tokens };
       const view = blocks(900, 800, 700, 600);
-      let at = 0;
       const cut = view.slice(0, 2);
       const bills = [
-        meter.bill(at, view),
-        meter.billView((at += 1000), 5, 300, view, plain),
-        meter.billView((at += 1000), 5, 300, cut, plain),
-        meter.bill((at += 1000), [...view, ...blocks(50)]),
-        meter.billView((at += 1000), 5, 300, view, plain),
+        meter.bill(0, view),
+        meter.billView(1000, 5, 300, view, plain),
+        meter.billView(2000, 5, 300, cut, plain),
+        meter.bill(3000, [...view, ...blocks(50)]),
+        meter.billView(4000, 5, 300, view, plain),
         // The same head through the other source, alone: the chain's blocks leave as they were read.
-        meter.bill((at += 1000), [{ key: 5, tokens: 300 }]),
-        meter.billView((at += 1000), 5, 300, view, plain),
+        meter.bill(5000, [{ key: 5, tokens: 300 }]),
+        meter.billView(6000, 5, 300, view, plain),
       ];
       expect(bills.map((b) => b.inputTokens)).toEqual([3000, 3300, 2000, 3050, 3300, 300, 3300]);
       for (const b of bills) expect(b.cachedTokens + b.writtenTokens + b.freshTokens).toBe(b.inputTokens);
