@@ -149,6 +149,8 @@ function extend(prefix: number, block: number): number {
   return 4294967296 * (2097151 & (hi ^ (lo >>> 7))) + ((lo ^ Math.imul(hi, 2246822507)) >>> 0);
 }
 
+const NO_FORKS: readonly Fork[] = [];
+
 /** Removes the elements of `a` from `at` on and returns them (a short tail is popped, not cut by length). */
 function cutAt<T>(a: T[], at: number): T[] {
   if (a.length <= at) return [];
@@ -191,7 +193,7 @@ interface Fork {
   /** The latest expiry of any entry here or in `forks`. */
   until: number;
   /** Forks further on that this one cut off: reachable only through it. */
-  forks: Fork[];
+  forks: readonly Fork[];
 }
 
 /** Meters one conversation's requests to one model; see the module comment. */
@@ -318,7 +320,7 @@ export class CostMeter {
         } else chain.items.push(item);
       }
       chain.cum.push(sum);
-      chain.expires.push(-1);
+      if (!automatic) chain.expires.push(-1);
     }
     if (this.forks.length > 0) this.reviewForks(changed, at, min);
     // Entries off the chain, only where a request could reach one.
@@ -442,11 +444,14 @@ export class CostMeter {
   private cut(at: number, until: number): void {
     const chain = this.chain;
     const forks = this.forks;
-    const held: Fork[] = [];
-    while (forks.length > 0 && forks[forks.length - 1]!.at > at) held.unshift(forks.pop()!);
+    let held: readonly Fork[] = NO_FORKS;
+    if (forks.length > 0 && forks[forks.length - 1]!.at > at) {
+      let k = forks.length;
+      while (k > 0 && forks[k - 1]!.at > at) k--;
+      held = cutAt(forks, k);
+    }
     const automatic = (this.pricing?.caching ?? DEFAULT_CACHING).mode === 'automatic';
-    const leaving = cutAt(chain.expires, at);
-    const expires = automatic ? null : leaving;
+    const expires = automatic ? null : cutAt(chain.expires, at);
     let latest = automatic ? until : -1;
     if (expires) for (const e of expires) if (e > latest) latest = e;
     for (const f of held) if (f.until > latest) latest = f.until;

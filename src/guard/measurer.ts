@@ -140,13 +140,19 @@ export class ContextMeasurer {
     return this.counterFor(this.model, format);
   }
 
-  /** Tokens of one message, memoized per message object and counter. */
-  count(counter: TokenCounter, message: Message, format: MessageFormat): number {
+  /** The memo of a counter's message counts (what `count` reads first). */
+  memoFor(counter: TokenCounter): WeakMap<object, number> {
     let memo = this.memo.get(counter.id);
     if (!memo) {
       memo = new WeakMap();
       this.memo.set(counter.id, memo);
     }
+    return memo;
+  }
+
+  /** Tokens of one message, memoized per message object and counter. */
+  count(counter: TokenCounter, message: Message, format: MessageFormat): number {
+    const memo = this.memoFor(counter);
     let n = memo.get(message);
     if (n === undefined) {
       n = counter.countMessage(message, format);

@@ -60,6 +60,7 @@ export class MessageSource implements MeterSource<Message> {
   readonly keysByIdentity = true;
   private counter: TokenCounter | undefined;
   private format: MessageFormat = 'openai';
+  private memo: WeakMap<object, number> | undefined;
 
   constructor(private readonly measurer: ContextMeasurer) {}
 
@@ -67,6 +68,7 @@ export class MessageSource implements MeterSource<Message> {
   reading(r: ResolvedRequest): this {
     this.counter = r.counter;
     this.format = r.format;
+    this.memo = this.measurer.memoFor(r.counter);
     return this;
   }
 
@@ -75,7 +77,7 @@ export class MessageSource implements MeterSource<Message> {
   }
 
   tokens(message: Message): number {
-    return this.measurer.count(this.counter!, message, this.format);
+    return this.memo!.get(message) ?? this.measurer.count(this.counter!, message, this.format);
   }
 
   same(previous: unknown, message: Message): boolean {
@@ -114,12 +116,16 @@ function sameValue(x: unknown, y: unknown): boolean {
   return true;
 }
 
-let lastStamp: { text: string; at: number } | undefined;
+let lastStamp: string | undefined;
+let lastStampAt = Number.NaN;
 
 /** The time of a conversation's newest message (ms), or now when it has none or it cannot be read. */
 export function conversationTime(c: { readonly entries: readonly HistoryEntry[] }): number {
   const stamp = c.entries[c.entries.length - 1]?.metadata.timestamp;
   if (stamp === undefined) return Date.now();
-  if (lastStamp?.text !== stamp) lastStamp = { text: stamp, at: Date.parse(stamp) };
-  return Number.isFinite(lastStamp.at) ? lastStamp.at : Date.now();
+  if (lastStamp !== stamp) {
+    lastStamp = stamp;
+    lastStampAt = Date.parse(stamp);
+  }
+  return Number.isFinite(lastStampAt) ? lastStampAt : Date.now();
 }
