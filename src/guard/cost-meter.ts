@@ -186,11 +186,12 @@ interface Fork {
   cum: number[];
   /** Fingerprints of those prefixes, as far as the chain had them. */
   keys: number[];
-  /** Breakpoints: when the entry of the prefix through each block expires (-1: no entry). */
+  /**
+   * Breakpoints: when the entry of the prefix through each block expires (-1: no entry); null for
+   * automatic caching, where every prefix expires at `until`.
+   */
   expires: number[] | null;
-  /** Automatic caching: when the entries of every prefix expire. */
-  automaticUntil: number;
-  /** The latest expiry of any entry here or in `forks`. */
+  /** The latest expiry of any entry here or in `forks` (with automatic caching, that of every prefix here). */
   until: number;
   /** Forks further on that this one cut off: reachable only through it. */
   forks: readonly Fork[];
@@ -461,7 +462,6 @@ export class CostMeter {
       cum: cutAt(chain.cum, at),
       keys: cutAt(chain.keys, at),
       expires,
-      automaticUntil: automatic ? until : 0,
       until: latest,
       forks: held,
     });
@@ -493,35 +493,31 @@ export class CostMeter {
   /** Puts a fork's live entries, and those of the forks it holds, into `entries`. */
   private open(f: Fork, base: number, at: number, min: number): void {
     if (f.until < at) return;
-    const along: number[] = [];
-    let key = base;
+    const keys = this.forkKeys(f, base);
     for (let j = 0; j < f.items.length; j++) {
-      key =
-        j < f.keys.length
-          ? f.keys[j]!
-          : extend(key, f.at + j === 0 ? (f.items[0] as number) : this.blockKey(f.items[j]));
-      along.push(key);
-      const expires = f.expires ? f.expires[j]! : f.cum[j]! >= min ? f.automaticUntil : -1;
-      if (expires >= at && (this.entries.get(key) ?? -1) < expires) {
-        this.entries.set(key, expires);
+      const expires = f.expires ? f.expires[j]! : f.cum[j]! >= min ? f.until : -1;
+      if (expires >= at && (this.entries.get(keys[j]!) ?? -1) < expires) {
+        this.entries.set(keys[j]!, expires);
         if (expires > this.entriesUntil) this.entriesUntil = expires;
       }
     }
-    for (const g of f.forks) this.open(g, along[g.at - f.at - 1]!, at, min);
+    for (const g of f.forks) this.open(g, keys[g.at - f.at - 1]!, at, min);
   }
 
   /** Fingerprints every prefix of the chain and of the forks (before the source changes). */
   private settleKeys(): void {
     this.keyUpTo(this.chain.items.length - 1);
     const settle = (f: Fork, base: number): void => {
-      let key = f.keys.length > 0 ? f.keys[f.keys.length - 1]! : base;
-      for (let j = f.keys.length; j < f.items.length; j++) {
-        key = extend(key, f.at + j === 0 ? (f.items[0] as number) : this.blockKey(f.items[j]));
-        f.keys.push(key);
-      }
-      for (const g of f.forks) settle(g, f.keys[g.at - f.at - 1]!);
+      const keys = this.forkKeys(f, base);
+      for (const g of f.forks) settle(g, keys[g.at - f.at - 1]!);
     };
     for (const f of this.forks) settle(f, f.at > 0 ? this.chain.keys[f.at - 1]! : 0);
+  }
+
+  /** A fork's prefix fingerprints, all made (`base`: the fingerprint of the prefix before it). */
+  private forkKeys(f: Fork, base: number): number[] {
+    this.extendKeys(f.keys, f.items, f.at, base, f.items.length - 1);
+    return f.keys;
   }
 
   /** Whether two chain blocks are the same block: by identity, or where that is not enough, by fingerprint. */
@@ -533,21 +529,24 @@ export class CostMeter {
     );
   }
 
-  private blockKey(item: unknown): number {
-    return this.keySource!.key(item);
-  }
-
   /** The chain's prefix fingerprints made up to position `i`; returns the one at `i`. */
   private keyUpTo(i: number): number {
-    const chain = this.chain;
-    const keys = chain.keys;
     if (i < 0) return 0;
-    let key = keys.length > 0 ? keys[keys.length - 1]! : 0;
+    const keys = this.chain.keys;
+    this.extendKeys(keys, this.chain.items, 0, 0, i);
+    return keys[i]!;
+  }
+
+  /**
+   * Makes `keys` (the prefix fingerprints of `items`, the first at chain position `at`, after a
+   * prefix fingerprinted `base`) up to index `i`. Position 0 holds the head's fingerprint itself.
+   */
+  private extendKeys(keys: number[], items: readonly unknown[], at: number, base: number, i: number): void {
+    let key = keys.length > 0 ? keys[keys.length - 1]! : base;
     for (let j = keys.length; j <= i; j++) {
-      key = extend(key, j === 0 ? (chain.items[0] as number) : this.blockKey(chain.items[j]));
+      key = extend(key, at + j === 0 ? (items[0] as number) : this.keySource!.key(items[j]));
       keys.push(key);
     }
-    return keys[i]!;
   }
 
   private sweep(at: number): void {

@@ -81,19 +81,15 @@ export class MessageSource implements MeterSource<Message> {
   }
 
   same(previous: unknown, message: Message): boolean {
-    return sameContent(previous, message);
+    return sameValue(previous, message);
   }
 }
 
 /**
- * Two view messages with the same content (asked only where they are not the same object): value
- * by value, stopping at the first difference (a tool result that replaced a placeholder differs
- * early), where values are mostly the same strings or objects.
+ * Two view messages (or values in them) with the same content, asked only where they are not the
+ * same object: value by value, stopping at the first difference (a tool result that replaced a
+ * placeholder differs early), where values are mostly the same strings or objects.
  */
-function sameContent(previous: unknown, message: Message): boolean {
-  return sameValue(previous, message);
-}
-
 function sameValue(x: unknown, y: unknown): boolean {
   if (x === y) return true;
   if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;

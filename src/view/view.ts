@@ -205,7 +205,7 @@ export class View {
       }
     }
     let noticeTokens = 0;
-    let unmarked = messages;
+    let unmarked: Message[] | undefined;
     if (format === 'gemini') {
       const omitted = this.currentPlan !== null && this.currentPlan.dropped.length > 0;
       const notice = startNotice(messages, omitted);
@@ -232,6 +232,6 @@ export class View {
         messages = withCacheBreakpoints(messages, ends);
       }
     }
-    return { messages, unmarked, noticeTokens, total };
+    return { messages, unmarked: unmarked ?? messages, noticeTokens, total };
   }
 }
