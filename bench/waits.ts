@@ -8,10 +8,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
 // gpt-tokenizer's ESM build with its defaults: another instance than the CommonJS one we load.
 import { countTokens as gptCountTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { ContextManager } from '../src/manager.js';
 import type { Message } from '../src/messages/types.js';
+import { openSqliteStore } from '../src/stores/sqlite.js';
+import { INDEX_BATCH } from '../src/stores/sqlite-search.js';
+import type { ConversationStore } from '../src/stores/types.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { countTextTokens } from '../src/tokens/encodings.js';
@@ -26,21 +30,33 @@ const MODEL = 'gpt-4o';
 const ORDINARY = { disallowedSpecial: new Set<string>() };
 const MB = 1024 * 1024;
 
+const PARTS = ['counting', 'cold', 'stores'] as const;
+type Part = (typeof PARTS)[number];
+
 interface Args {
   dataDir: string;
   messages: number;
+  parts: Set<Part>;
 }
 
 function parseArgs(args: readonly string[]): Args {
-  const out: Args = { dataDir: dirname(dirname(TAU_BENCH_PATH)), messages: 100_000 };
+  const out: Args = { dataDir: dirname(dirname(TAU_BENCH_PATH)), messages: 100_000, parts: new Set(PARTS) };
+  let only: Set<Part> | undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     const value = args[i + 1];
     if (arg === '--data' && value !== undefined) out.dataDir = value;
     else if (arg === '--messages' && value !== undefined && Number(value) > 0) out.messages = Number(value);
-    else throw new UsageError(`waits: unknown option ${JSON.stringify(arg)} (--data DIR, --messages N)`);
+    else if (arg === '--part' && PARTS.includes(value as Part)) {
+      only ??= new Set();
+      only.add(value as Part);
+    } else
+      throw new UsageError(
+        `waits: unknown option ${JSON.stringify(arg)} (--data DIR, --messages N, --part ${PARTS.join('|')})`,
+      );
     i++;
   }
+  if (only) out.parts = only;
   return out;
 }
 
@@ -129,55 +145,33 @@ function countingSection(report: Report, dataDir: string): void {
   const fresh = ordinary.slice(0, 200_000);
   const later = ordinary.slice(200_000, 400_000);
   const rows: string[][] = [];
+  /** Times both counters on `text` (ours first), adds a row, and returns our time. */
+  const compare = (label: string, text: string): number => {
+    const a = timed(() => ours(text));
+    const b = timed(() => direct(text));
+    const blob = a.value !== b.value && a.value > b.value;
+    rows.push([
+      label,
+      formatMs(b.ms),
+      formatMs(a.ms),
+      a.value === b.value
+        ? 'exact'
+        : `${formatRatio(a.value / b.value)} of exact (never under: ${verdict(blob)})`,
+    ]);
+    return a.ms;
+  };
   // Both encoders loaded (rank tables) before anything is timed.
   ours('warm up');
   direct('warm up');
   progress('ordinary text in a fresh process…');
-  const freshOurs = timed(() => ours(fresh));
-  const freshDirect = timed(() => direct(fresh));
-  rows.push([
-    '200k ordinary characters, fresh process',
-    formatMs(freshDirect.ms),
-    formatMs(freshOurs.ms),
-    freshOurs.value === freshDirect.value ? 'exact' : `${freshOurs.value} vs ${freshDirect.value}`,
-  ]);
+  compare('200k ordinary characters, fresh process', fresh);
   progress('1.6 M characters of random base64 (gpt-tokenizer takes seconds)…');
-  const blob = base64Blob(1_600_000);
-  const blobOurs = timed(() => ours(blob));
-  const blobDirect = timed(() => direct(blob));
-  rows.push([
-    '1.6 M random base64',
-    formatMs(blobDirect.ms),
-    formatMs(blobOurs.ms),
-    `${formatRatio(blobOurs.value / blobDirect.value)} of exact (never under: ${verdict(blobOurs.value >= blobDirect.value)})`,
-  ]);
+  compare('1.6 M random base64', base64Blob(1_600_000));
   progress('filling the merge caches with 150k distinct words, then ordinary text again…');
-  const words = distinctWords(1_050_000);
-  const wordsOurs = timed(() => ours(words));
-  const wordsDirect = timed(() => direct(words));
-  rows.push([
-    '150k distinct words (1 M characters)',
-    formatMs(wordsDirect.ms),
-    formatMs(wordsOurs.ms),
-    wordsOurs.value === wordsDirect.value ? 'exact' : `${wordsOurs.value} vs ${wordsDirect.value}`,
-  ]);
-  const laterOurs = timed(() => ours(later));
-  const laterDirect = timed(() => direct(later));
-  rows.push([
-    '200k ordinary characters after those',
-    formatMs(laterDirect.ms),
-    formatMs(laterOurs.ms),
-    laterOurs.value === laterDirect.value ? 'exact' : `${laterOurs.value} vs ${laterDirect.value}`,
-  ]);
+  compare('150k distinct words (1 M characters)', distinctWords(1_050_000));
+  compare('200k ordinary characters after those', later);
   progress('10 MB of ordinary text and of random base64…');
-  const bigOurs = timed(() => ours(ordinary));
-  const bigDirect = timed(() => direct(ordinary));
-  rows.push([
-    '10 MB ordinary (tau-bench + LoCoMo texts, repeated)',
-    formatMs(bigDirect.ms),
-    formatMs(bigOurs.ms),
-    bigOurs.value === bigDirect.value ? 'exact' : `${bigOurs.value} vs ${bigDirect.value}`,
-  ]);
+  const bigOrdinary = compare('10 MB ordinary (tau-bench + LoCoMo texts, repeated)', ordinary);
   const bigBlob = base64Blob(10 * MB);
   const bigBlobOurs = timed(() => ours(bigBlob));
   rows.push([
@@ -186,7 +180,7 @@ function countingSection(report: Report, dataDir: string): void {
     formatMs(bigBlobOurs.ms),
     `${formatRatio(bigBlobOurs.value / bigBlob.length)} tokens a character`,
   ]);
-  const worst = Math.max(bigOurs.ms, bigBlobOurs.ms);
+  const worst = Math.max(bigOrdinary, bigBlobOurs.ms);
   report.table(['text', 'gpt-tokenizer directly', 'contextkit', 'count'], rows);
   progress('exactness on every tau-bench and LoCoMo text…');
   let mismatches = 0;
@@ -293,16 +287,159 @@ async function coldSection(report: Report, size: number): Promise<void> {
   );
 }
 
+// ------------------------------------------------------------------------------ stores
+
+/** A store whose every call is counted: each is at least one round trip to a server. */
+function countingStore(store: ConversationStore): { store: ConversationStore; calls: () => number } {
+  let calls = 0;
+  const proxy = new Proxy(store, {
+    get(target, key) {
+      // Read on the store itself: its private fields are not the proxy's.
+      const value: unknown = Reflect.get(target, key);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (key !== 'close') calls++;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { store: proxy, calls: () => calls };
+}
+
+const STEADY_TURNS = 50;
+
+/** Store calls per steady turn (a user message added, the request, the reply added). */
+async function roundTrips(store: ConversationStore, history: readonly Message[]): Promise<number> {
+  const counted = countingStore(store);
+  const ctx = new ContextManager({
+    model: MODEL,
+    store: counted.store,
+    conversationId: `waits-${process.pid}-${Date.now()}`,
+  });
+  try {
+    await ctx.setMessages(history.slice(0, 200) as Message[], { replace: true });
+    await ctx.getMessagesForRequest();
+    const before = counted.calls();
+    for (let i = 0; i < STEADY_TURNS; i++) {
+      await ctx.addMessage({ role: 'user', content: `steady turn ${i}` });
+      await ctx.getMessagesForRequest();
+      await ctx.addMessage({ role: 'assistant', content: `reply ${i}` });
+    }
+    return (counted.calls() - before) / STEADY_TURNS;
+  } finally {
+    await ctx.clear();
+    await ctx.close();
+  }
+}
+
+const SQLITE_APPENDS = 3000;
+
+/** Appends a second, one entry per append, to a new SQLite file (synchronous normal). */
+async function sqliteAppendRate(dir: string, mode: 'no index' | 'batched' | 'every append'): Promise<number> {
+  const path = join(dir, `appends-${mode.replace(' ', '-')}.db`);
+  const store = await openSqliteStore(path, { synchronous: 'normal' });
+  try {
+    if (mode === 'no index') {
+      await store.append('warm', [
+        { message: { role: 'user', content: 'x' }, metadata: { timestamp: new Date().toISOString() } },
+      ]);
+      const raw = new Database(path);
+      raw.exec('DROP TABLE entries_fts');
+      raw.close();
+    }
+    const start = performance.now();
+    for (let i = 0; i < SQLITE_APPENDS; i++) {
+      await store.append('c', [
+        {
+          message: { role: 'user', content: `note ${i}: ${i % 7} pears` },
+          metadata: { timestamp: new Date().toISOString() },
+        },
+      ]);
+      if (mode === 'every append') store.search.flush('c');
+    }
+    return SQLITE_APPENDS / ((performance.now() - start) / 1000);
+  } finally {
+    await store.close();
+  }
+}
+
+async function storesSection(report: Report, history: readonly Message[]): Promise<void> {
+  const rows: string[][] = [];
+  for (const [name, open] of [
+    [
+      'redis',
+      async () =>
+        (await import('../src/stores/redis.js')).openRedisStore(
+          process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+          {
+            keyPrefix: `waits-${process.pid}:`,
+          },
+        ),
+    ],
+    [
+      'postgres',
+      async () =>
+        (await import('../src/stores/postgres.js')).openPostgresStore(
+          process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+          { schema: `waits_${process.pid}` },
+        ),
+    ],
+  ] as const) {
+    progress(`${name}: store calls per steady turn…`);
+    try {
+      const store = await open();
+      try {
+        rows.push([name, (await roundTrips(store, history)).toFixed(2)]);
+      } finally {
+        await store.close();
+      }
+    } catch (err) {
+      rows.push([name, `not measured: ${err instanceof Error ? err.message : String(err)}`]);
+    }
+  }
+  report.heading('Store round trips per steady turn');
+  report.table(['store', 'calls per turn (add user, request, add reply)'], rows);
+  report.note(
+    `Each store call is at least one round trip. Goal: 1 per turn on Redis and Postgres, ${verdict(rows.every((r) => Number(r[1]) <= 1))}. ${STEADY_TURNS} turns after a 200-message history.`,
+  );
+  progress('SQLite appends with the index off, batched, and written at every append…');
+  const dir = await mkdtemp(join(tmpdir(), 'contextkit-waits-sqlite-'));
+  try {
+    const off = await sqliteAppendRate(dir, 'no index');
+    const batched = await sqliteAppendRate(dir, 'batched');
+    const every = await sqliteAppendRate(dir, 'every append');
+    report.heading('SQLite appends with recall on');
+    report.table(
+      ['full-text index', 'appends/s', 'vs no index'],
+      [
+        ['none (table dropped)', formatCount(Math.round(off)), '1.00×'],
+        [
+          `batched (${INDEX_BATCH} appends at a time)`,
+          formatCount(Math.round(batched)),
+          formatRatio(batched / off),
+        ],
+        ['written after every append', formatCount(Math.round(every)), formatRatio(every / off)],
+      ],
+    );
+    report.note(
+      `${formatCount(SQLITE_APPENDS)} appends of one entry, synchronous normal. Goal: with recall on at least 0.8× the rate without, ${verdict(batched / off >= 0.8)}. "After every append" indexes each append in a transaction of its own (before, it was inside the append's).`,
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** Runs the benchmark and prints (and writes) its report. */
 export async function runWaitsBenchmark(args: readonly string[]): Promise<void> {
-  const { dataDir, messages } = parseArgs(args);
+  const { dataDir, messages, parts } = parseArgs(args);
   const report = new Report('Requests that wait (issue 24)');
   const load = loadavg()[0] ?? 0;
   report.note(
     `Load average at start ${load.toFixed(1)} on ${availableParallelism()} cores: wall times on a loaded machine mostly measure waiting for a core, so compare columns of one run, not runs.`,
   );
-  countingSection(report, dataDir);
-  await coldSection(report, messages);
+  if (parts.has('counting')) countingSection(report, dataDir);
+  if (parts.has('cold')) await coldSection(report, messages);
+  if (parts.has('stores')) await storesSection(report, longSessionMessages(200, 'openai', SEED));
   process.stdout.write(report.toText());
   progress(`written to ${report.write('waits')}`);
 }
