@@ -175,6 +175,26 @@ function countLongPretoken(raw: RawCounter, text: string, start: number, end: nu
 }
 
 /**
+ * Counts a long text with no long pre-token and no blob exactly, in chunks of about
+ * {@link CHUNK_CHARS} cut before a space that follows a non-whitespace character: found without
+ * reading pre-tokens (which would cost another pass of the split pattern), and a safe cut in both
+ * encodings. The space starts a pre-token (no pattern takes a space after a letter, digit or
+ * punctuation run), and the text before the cut ends in non-whitespace.
+ */
+function countAtSpaces(raw: RawCounter, text: string): number {
+  let total = 0;
+  let chunkStart = 0;
+  for (;;) {
+    let cut = text.indexOf(' ', chunkStart + CHUNK_CHARS);
+    while (cut > 0 && isWhitespaceCode(text.charCodeAt(cut - 1))) cut = text.indexOf(' ', cut + 1);
+    if (cut < 0) break;
+    total += raw(text.slice(chunkStart, cut));
+    chunkStart = cut;
+  }
+  return total + raw(text.slice(chunkStart));
+}
+
+/**
  * Wraps an encoder's counting function so that any text is counted in time linear in its
  * length, exactly unless it holds a pre-token longer than {@link MAX_PRETOKEN_CHARS} characters
  * (then within the bound the module comment gives).
@@ -187,7 +207,8 @@ export function boundedCounter(encoding: EncodingName, raw: RawCounter): RawCoun
     // Ordinary text up to ONE_CALL_CHARS: one call, exact, and linear (no pre-token is long).
     if (text.length <= MAX_PRETOKEN_CHARS) return raw(text);
     const blobs = blobRuns(text);
-    if (text.length <= ONE_CALL_CHARS && blobs.length === 0 && !mayHoldLongPretoken(text)) return raw(text);
+    if (blobs.length === 0 && !mayHoldLongPretoken(text))
+      return text.length <= ONE_CALL_CHARS ? raw(text) : countAtSpaces(raw, text);
     let total = 0;
     let chunkStart = 0;
     // The newest pre-token start where the chunk may end exactly (not preceded by whitespace).
