@@ -46,6 +46,11 @@ const BENCHMARKS: Record<string, Benchmark> = {
     summary: 'appends/s and resume time of 10k/100k messages for every store driver vs the seed JSON file',
     run: async (args) => (await import('./stores.js')).runStoresBenchmark(args),
   },
+  waits: {
+    summary:
+      'counting any text vs gpt-tokenizer; the longest timer wait of a cold first request at 100k messages; resume',
+    run: async (args) => (await import('./waits.js')).runWaitsBenchmark(args),
+  },
   peers: {
     summary:
       'contextkit vs LangChain trimMessages, Mastra TokenLimiter, AI SDK pruneMessages, seed baselines',

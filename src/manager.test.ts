@@ -9,6 +9,8 @@ import { ContextManager } from './manager.js';
 import type { Message, OpenAIMessage } from './messages/types.js';
 import { validateRequest } from './messages/validate-request.js';
 import { mount } from './mount.js';
+import { getModelInfo } from './tokens/catalog.js';
+import { createTokenCounter } from './tokens/counter.js';
 
 const words = (n: number, seed = 0) =>
   Array.from({ length: n }, (_, i) => `word${(i * 7 + seed) % 97} src/file${i % 13}.ts`).join(' ');
@@ -410,5 +412,29 @@ describe('views are read-only copies', () => {
     }).toThrow(TypeError);
     view.push({ role: 'user', content: 'extra' });
     expect(await ctx.getMessages()).toEqual([{ role: 'user', content: 'hi' }]);
+  });
+});
+
+describe('counting a large history', () => {
+  it('counts it in slices that yield to the event loop, with the counts made in place', async () => {
+    const messages: OpenAIMessage[] = Array.from({ length: 20_000 }, (_, i) => ({
+      role: i % 2 === 0 ? 'user' : 'assistant',
+      content: `turn ${i}: ${words(40, i)}`,
+    }));
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    await ctx.setMessages(messages);
+    // Before counting slices yielded, the whole request ran in microtasks: no timer, no I/O
+    // callback (another conversation's request, say) could run until it returned.
+    let immediateRan = false;
+    setImmediate(() => {
+      immediateRan = true;
+    });
+    const view = await ctx.getMessagesForRequest({ tokenBudget: 100_000_000 });
+    expect(immediateRan).toBe(true);
+    expect(view).toHaveLength(messages.length);
+    const counter = createTokenCounter(getModelInfo('gpt-4o')!);
+    let inPlace = 0;
+    for (const m of messages) inPlace += counter.countMessage(m, 'openai');
+    expect(await ctx.getTokenCount()).toBe(inPlace);
   });
 });

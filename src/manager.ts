@@ -3,7 +3,7 @@ import { decodePlan } from './compaction/plan.js';
 import type { Level } from './compaction/zones.js';
 import { type CompactionReceipt, ContextEmitter, type ContextEventName, type Listener } from './events.js';
 import type { ContextGuard, GuardConversation } from './guard/guard.js';
-import type { ContextMeasurer } from './guard/measurer.js';
+import type { ContextMeasurer, ResolvedRequest } from './guard/measurer.js';
 import { isContextOverflowError, overflowNumbers } from './guard/overflow-errors.js';
 import {
   type UsageCounts,
@@ -68,6 +68,8 @@ export class ContextManager {
   private readonly warnedBlocks = new Set<string>();
   /** False until the stored conversation was read; every operation first retries a failed load. */
   private loaded: boolean;
+  /** How far `countAhead` counted the entries, for which counter and history generation. */
+  private counted = { key: '', upTo: 0 };
 
   constructor(options: ContextManagerOptions = {}) {
     checkOptions(options);
@@ -185,6 +187,25 @@ export class ContextManager {
     });
   }
 
+  /**
+   * Counts the entries the request's counter has not counted yet before the view is built, in
+   * slices that yield (see `ContextMeasurer.countAhead`): the view then finds every count in the
+   * memo. Only an optimization: the memo, keyed by message, keeps counts right whatever happens.
+   */
+  private countAhead(r: ResolvedRequest): void | Promise<void> {
+    const key = `${r.counter.id}#${this.history.generation}`;
+    const entries = this.conversation.entries;
+    const from = this.counted.key === key ? Math.min(this.counted.upTo, entries.length) : 0;
+    const done = this.measurer.countAhead(r.counter, entries, from, r.format);
+    if (typeof done === 'number') {
+      this.counted = { key, upTo: done };
+      return;
+    }
+    return done.then((upTo) => {
+      this.counted = { key, upTo };
+    });
+  }
+
   /** One `context:warn` (`unknown_block`) per block type no format knows, the first time it is stored. */
   private warnFutureBlocks(messages: readonly Message[]): void {
     for (const message of messages) {
@@ -240,6 +261,8 @@ export class ContextManager {
       await this.history.checkGeneration();
       const prepared = this.measurer.prepare(request, this.history.format);
       const r = prepared instanceof Promise ? await prepared : prepared;
+      const counting = this.countAhead(r);
+      if (counting) await counting;
       const decision = await this.guard.fit(this.conversation, r, request);
       if (decision.action === 'decline') throw decision.error;
       return decision.messages!;

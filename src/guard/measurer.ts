@@ -5,10 +5,11 @@
  * correction from what providers bill; asks a provider's count endpoint near the limit.
  */
 
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { ConfigurationError } from '../errors.js';
 import { ContextEmitter } from '../events.js';
 import { detectConversationFormat } from '../messages/detect.js';
-import type { Message, MessageFormat, ToolDefinition } from '../messages/types.js';
+import type { HistoryEntry, Message, MessageFormat, ToolDefinition } from '../messages/types.js';
 import { DEFAULTS, type ProviderInfo, type RequestOptions, requestedFormat } from '../options.js';
 import type { ModelInfoInput } from '../tokens/catalog.js';
 import { createModelCatalog, type ModelCatalog } from '../tokens/catalog.js';
@@ -19,6 +20,11 @@ import type { Calibration } from './calibration.js';
 import { createCalibration } from './calibration.js';
 import type { CountClient } from './count-endpoints.js';
 import { type UsageCounts, usageFromAnthropic, usageFromCounts, usageFromOpenAI } from './usage.js';
+
+/** `countAhead` counts up to this many new messages at once (a steady turn adds one or two). */
+const COUNT_AT_ONCE = 64;
+/** `countAhead` yields to the event loop after counting for this long (a 10 ms timer stays on time). */
+const COUNT_SLICE_MS = 8;
 
 /** Options of {@link ContextMeasurer}. */
 export interface ContextMeasurerOptions {
@@ -159,6 +165,39 @@ export class ContextMeasurer {
       memo.set(message, n);
     }
     return n;
+  }
+
+  /**
+   * Counts into the memo the messages of `entries` from `from` on that it does not hold yet, the
+   * counts `count` would make in place, and resolves with how far it went (`entries.length`).
+   * A long stretch (a cold start, an import, a changed model) is counted in slices of about
+   * {@link COUNT_SLICE_MS}, yielding to the event loop between them, so counting a large history
+   * never holds the process (a server's other conversations, its timers) for long. A few
+   * messages (a steady turn) are counted at once, without an await.
+   */
+  countAhead(
+    counter: TokenCounter,
+    entries: readonly HistoryEntry[],
+    from: number,
+    format: MessageFormat,
+  ): number | Promise<number> {
+    const memo = this.memoFor(counter);
+    if (entries.length - from <= COUNT_AT_ONCE) {
+      for (let i = from; i < entries.length; i++) this.count(counter, entries[i]!.message as Message, format);
+      return entries.length;
+    }
+    return (async () => {
+      let sliceStart = performance.now();
+      for (let i = from; i < entries.length; i++) {
+        const message = entries[i]!.message as Message;
+        if (!memo.has(message)) memo.set(message, counter.countMessage(message, format));
+        if ((i & 31) === 31 && performance.now() - sliceStart > COUNT_SLICE_MS) {
+          await yieldToEventLoop();
+          sliceStart = performance.now();
+        }
+      }
+      return entries.length;
+    })();
   }
 
   /** Tokens of messages, each memoized. */

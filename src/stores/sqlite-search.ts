@@ -1,15 +1,20 @@
 /**
- * The SQLite store's full-text index: one FTS5 table for every conversation, written in the same
- * transaction as the append that adds the entries.
+ * The SQLite store's full-text index: one FTS5 table for every conversation, written a batch of
+ * appends at a time.
  *
  * - `entries_fts(conv, body)`, contentless (it keeps the index, not a second copy of the text,
  *   and `contentless_delete` lets rows go with their entries); its rowid is the entry's rowid.
  *   `conv` holds one token naming the conversation, so a search reads only that conversation's
  *   postings; `body` holds recall's searched text (src/recall/turn-text.ts), stemmed by FTS5's
  *   `porter` tokenizer. Ranked by BM25 on `body` alone.
- * - `conversations.search_head`: how many of the conversation's entries are indexed. An append
- *   indexes its entries only when the index is level with the log; one left behind (a database
- *   written before the index existed) is brought up by `catchUp`, a batch at a time.
+ * - `conversations.search_head`: how many of the conversation's entries are indexed. Writing the
+ *   index in every append's transaction cost more than half the append rate (FTS5 writes a
+ *   segment per transaction): an append's entries wait in this process, their texts in hand, and
+ *   are indexed {@link INDEX_BATCH} at a time, in a transaction of their own after the appends
+ *   committed, or before a search reads the index, or when the store closes. Entries are indexed
+ *   only when the index is level with them; one left behind (a database written before the index
+ *   existed, a process that exited with entries waiting) is brought up by `catchUp`, a batch at
+ *   a time, which recall calls when a search reports the index behind the log.
  * - A missing or damaged table never stops an append: indexing is skipped (the index falls
  *   behind) and `rebuild` creates the table again.
  */
@@ -51,6 +56,9 @@ function matchExpression(conversationId: string, words: readonly string[]): stri
   return `conv : "${conversationToken(conversationId)}" AND body : (${any.map((w) => `"${w}"`).join(' OR ')})`;
 }
 
+/** Appends whose entries wait before the index is written (one transaction for all of them). */
+export const INDEX_BATCH = 64;
+
 interface HeadRow {
   head: number;
   search_head: number;
@@ -69,6 +77,8 @@ export class SqliteSearch implements StoreSearch {
   readonly #db: Database.Database;
   readonly #run: <T>(conversationId: string | undefined, what: string, work: () => T) => T;
   readonly #statements = new Map<string, Database.Statement>();
+  /** Per conversation, committed entries from `head` on that wait to be indexed. */
+  readonly #waiting = new Map<string, { head: number; rowids: number[]; texts: string[] }>();
 
   constructor(
     db: Database.Database,
@@ -96,9 +106,8 @@ export class SqliteSearch implements StoreSearch {
   }
 
   /**
-   * Inside an append's transaction, after its entries were inserted at `head` with `rowids`:
-   * indexes them when the index was level with the log, and moves the search head. A failing
-   * index is left behind, never failing the append.
+   * After an append committed its entries at `head` with `rowids`: keeps them to be indexed with
+   * the next ones, and indexes them all once {@link INDEX_BATCH} wait. Never fails the append.
    */
   afterAppend(
     conversationId: string,
@@ -106,6 +115,41 @@ export class SqliteSearch implements StoreSearch {
     rowids: readonly number[],
     texts: readonly string[],
   ): void {
+    let waiting = this.#waiting.get(conversationId);
+    if (waiting === undefined || waiting.head + waiting.rowids.length !== head) {
+      // Another writer appended in between: its entries are left to `catchUp`.
+      waiting = { head, rowids: [], texts: [] };
+      this.#waiting.set(conversationId, waiting);
+    }
+    waiting.rowids.push(...rowids);
+    waiting.texts.push(...texts);
+    if (waiting.rowids.length >= INDEX_BATCH) this.flush(conversationId);
+  }
+
+  /**
+   * Indexes the entries waiting for one conversation (or every conversation), in a transaction of
+   * their own. A failure (the database busy, the table damaged) leaves the index behind, for
+   * `catchUp`: it never fails the append or search that flushed.
+   */
+  flush(conversationId?: string): void {
+    const ids = conversationId === undefined ? [...this.#waiting.keys()] : [conversationId];
+    for (const id of ids) {
+      const waiting = this.#waiting.get(id);
+      if (waiting === undefined) continue;
+      this.#waiting.delete(id);
+      try {
+        this.#db.transaction(() => this.#index(id, waiting.head, waiting.rowids, waiting.texts)).immediate();
+      } catch {
+        // Left behind; `catchUp` indexes from the log.
+      }
+    }
+  }
+
+  /**
+   * Inside a transaction, after entries were inserted at `head` with `rowids`: indexes them when
+   * the index is level with them, and moves the search head. A failing index is left behind.
+   */
+  #index(conversationId: string, head: number, rowids: readonly number[], texts: readonly string[]): void {
     const searchHead = this.#heads(conversationId).search_head;
     if (searchHead !== head) return;
     try {
@@ -128,8 +172,9 @@ export class SqliteSearch implements StoreSearch {
 
   /** Inside a replace's transaction, after the new entries were inserted from seq 0: indexes them all. */
   afterReplace(conversationId: string, rowids: readonly number[], texts: readonly string[]): void {
+    this.#waiting.delete(conversationId);
     this.#statement('UPDATE conversations SET search_head = 0 WHERE conversation_id = ?').run(conversationId);
-    this.afterAppend(conversationId, 0, rowids, texts);
+    this.#index(conversationId, 0, rowids, texts);
   }
 
   /**
@@ -137,6 +182,7 @@ export class SqliteSearch implements StoreSearch {
    * their rows from the index. A failing index is left for `rebuild`.
    */
   beforeRemove(conversationId: string): void {
+    this.#waiting.delete(conversationId);
     try {
       this.#db.exec('SAVEPOINT contextkit_fts');
       this.#statement(
@@ -152,6 +198,7 @@ export class SqliteSearch implements StoreSearch {
   async find(conversationId: string, words: readonly string[], limit: number): Promise<StoreSearchResult> {
     return this.#run(conversationId, 'search', () => {
       validateConversationId(conversationId);
+      this.flush(conversationId);
       return this.#db.transaction((): StoreSearchResult => {
         const heads = this.#heads(conversationId);
         const result: StoreSearchResult = { hits: [], indexed: heads.search_head, head: heads.head };

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { testStore } from '../../test/support/store-conformance.js';
 import { ConflictError, StoreError } from '../errors.js';
 import { openSqliteStore, SQLITE_SCHEMA_VERSION, SqliteStore } from './sqlite.js';
+import { INDEX_BATCH } from './sqlite-search.js';
 import type { NewEntry } from './types.js';
 
 const dirs: string[] = [];
@@ -153,12 +154,59 @@ describe('SqliteStore', () => {
     }
   });
 
+  it('indexes appends a batch at a time, and before any search, so recall sees every entry', async () => {
+    const path = tempPath();
+    const store = await openSqliteStore(path);
+    try {
+      const heads = () => {
+        const raw = new Database(path, { readonly: true });
+        try {
+          return raw
+            .prepare('SELECT search_head AS s FROM conversations WHERE conversation_id = ?')
+            .get('c') as {
+            s: number;
+          };
+        } finally {
+          raw.close();
+        }
+      };
+      for (let i = 0; i < INDEX_BATCH - 1; i++) await store.append('c', [entry(`note ${i} pear`)]);
+      // Waiting: the appends did not write the index.
+      expect(heads().s).toBe(0);
+      await store.append('c', [entry('the last pear')]);
+      expect(heads().s).toBe(INDEX_BATCH);
+      await store.append('c', [entry('a lone quince')]);
+      // A search indexes what waits first: it finds the newest entry.
+      expect(await store.search.find('c', ['quince'], 5)).toEqual({
+        hits: [{ seq: INDEX_BATCH, score: expect.any(Number) }],
+        indexed: INDEX_BATCH + 1,
+        head: INDEX_BATCH + 1,
+      });
+      await store.append('c', [entry('one more quince')]);
+    } finally {
+      await store.close();
+    }
+    // Closing indexed what waited.
+    const reopened = await openSqliteStore(path);
+    try {
+      expect((await reopened.search.find('c', ['quince'], 5)).hits.map((h) => h.seq).sort()).toEqual([
+        INDEX_BATCH,
+        INDEX_BATCH + 1,
+      ]);
+    } finally {
+      await reopened.close();
+    }
+  });
+
   it('keeps appending when the search table is gone, and rebuilds it', async () => {
     const path = tempPath();
     const store = await openSqliteStore(path);
     try {
       await store.append('c', [entry('first apple')]);
       await store.append('d', [entry('other apple')]);
+      // Appends are indexed a batch at a time (or before a search): index both before the drop.
+      await store.search.find('c', ['apple'], 5);
+      await store.search.find('d', ['apple'], 5);
       const raw = new Database(path);
       raw.exec('DROP TABLE entries_fts');
       raw.close();

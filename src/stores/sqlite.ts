@@ -383,7 +383,8 @@ export class SqliteStore implements ConversationStore {
       const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
       const rows = serializeEntries(conversationId, entries);
       const texts = searchTexts(entries);
-      return this.#db
+      let rowids: number[] = [];
+      const first = this.#db
         .transaction(() => {
           const row = this.#selectHead.get(conversationId);
           const head = row?.head ?? 0;
@@ -394,15 +395,16 @@ export class SqliteStore implements ConversationStore {
             throw new ConflictError(conversationId, expected, head);
           if (rows.length === 0) return head;
           if (epoch !== undefined && current === null) this.#setEpoch.run(conversationId, epoch);
-          const rowids = rows.map(
+          rowids = rows.map(
             ([metadata, message], i) =>
               this.#insertEntry.run(conversationId, head + i, metadata, message).lastInsertRowid as number,
           );
           this.#upsertHead.run(conversationId, head + rows.length);
-          this.search.afterAppend(conversationId, head, rowids, texts);
           return head;
         })
         .immediate();
+      if (rowids.length > 0) this.search.afterAppend(conversationId, first, rowids, texts);
+      return first;
     });
   }
 
@@ -534,6 +536,7 @@ export class SqliteStore implements ConversationStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.search.flush();
     this.#db.close();
   }
 }

@@ -4,7 +4,7 @@ import { countTokens as cl100kDirect } from 'gpt-tokenizer/encoding/cl100k_base'
 import { countTokens as o200kDirect } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
 import { hasTauBench, loadTauBench } from '../../test/support/tau-bench.js';
-import { CHUNK_CHARS, MAX_PRETOKEN_CHARS } from './bounded-count.js';
+import { BLOB_RUN_CHARS, boundedCounter, CHUNK_CHARS, MAX_PRETOKEN_CHARS } from './bounded-count.js';
 import { countTextTokens } from './encodings.js';
 import type { EncodingName } from './types.js';
 
@@ -127,6 +127,60 @@ describe('bounded counting', () => {
       expect(joined.length).toBeGreaterThan(CHUNK_CHARS * 10);
       expect(countTextTokens(joined, encoding)).toBe(direct[encoding](joined));
     }
+  });
+});
+describe('blobs (long runs of base64 or hex with digits)', () => {
+  /** A random base64 blob of `chars` characters from a seeded generator. */
+  const blob = (chars: number, seed: number) => {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+    let s = seed >>> 0;
+    let out = '';
+    for (let i = 0; i < chars; i++) {
+      s = (s * 1664525 + 1013904223) >>> 0;
+      out += alphabet[s >>> 26];
+    }
+    return out;
+  };
+
+  it('are counted by size, without handing the encoder a character of them', () => {
+    const before = 'The file, base64-encoded: {"data": "';
+    const after = '"} and then 12345 more words follow here.\n';
+    const text = `${before}${blob(3 * BLOB_RUN_CHARS, 1)}${after}`;
+    const given: string[] = [];
+    const count = boundedCounter('o200k_base', (t) => {
+      given.push(t);
+      return direct.o200k_base(t);
+    });
+    const n = count(text);
+    // Only the ordinary text around the blob went to the encoder.
+    expect(given.join('').length).toBeLessThanOrEqual(before.length + after.length);
+    expect(n).toBeGreaterThanOrEqual(direct.o200k_base(text));
+  });
+
+  it('are never counted under the exact count, whatever text is around them', () => {
+    const edge = fc.stringMatching(/^[ a-zA-Z0-9é"':,.{}\n\t=+/-]{0,40}$/);
+    fc.assert(
+      fc.property(edge, edge, fc.integer({ min: 0, max: 1000 }), fc.integer(), (left, right, extra, seed) => {
+        const text = `${left}${blob(BLOB_RUN_CHARS + extra, seed)}${right}`;
+        for (const encoding of ENCODINGS) {
+          const exact = direct[encoding](text);
+          const got = countTextTokens(text, encoding);
+          expect(got).toBeGreaterThanOrEqual(exact);
+          // By size: random base64 is about 0.7 tokens a character, so at most about 1.5x.
+          expect(got).toBeLessThanOrEqual(Math.ceil(exact * 1.6) + 60);
+        }
+      }),
+      { numRuns: 6 },
+    );
+  });
+
+  it('are not runs of one repeated character or digit-free words', () => {
+    // Counted as blobs, these would cost a token a character.
+    const letters = 'abcdefghij'.repeat(4000);
+    expect(countTextTokens(letters, 'o200k_base')).toBeLessThan(letters.length / 4);
+    // Zero-filled base64 has no digit: its pieces hit the encoder's cache (exact count: see above).
+    const zeros = Buffer.alloc(3 * BLOB_RUN_CHARS).toString('base64');
+    expect(countTextTokens(zeros, 'o200k_base')).toBeLessThan(zeros.length / 4);
   });
 });
 if (!hasTauBench()) console.log('skipping the tau-bench counting check: shared/data is absent');

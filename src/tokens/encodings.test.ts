@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { countTokens as cl100kDirect } from 'gpt-tokenizer/encoding/cl100k_base';
 import { countTokens as o200kDirect, encode as o200kEncode } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
@@ -80,5 +82,46 @@ describe('encodings', () => {
   it('rejects an encoding it does not bundle', () => {
     // @ts-expect-error: not an EncodingName
     expect(() => countTextTokens('x', 'p50k_base')).toThrow(/unknown encoding/);
+  });
+});
+
+describe("gpt-tokenizer's merge cache", () => {
+  it('is never let fill: a full one evicts by walking the holes earlier evictions left, superlinearly', () => {
+    countTextTokens('warm up', 'o200k_base');
+    // The same CommonJS instance encodings.ts loads (the ESM import above is another one).
+    const mod = createRequire(import.meta.url)('gpt-tokenizer/encoding/o200k_base') as {
+      default: { bytePairEncodingCoreProcessor: { mergeCache?: Map<string, number[]> } };
+    };
+    const cache = mod.default.bytePairEncodingCoreProcessor.mergeCache;
+    expect(cache).toBeInstanceOf(Map);
+    // Eviction is the cache's only caller of `keys()` (it drops the first, oldest key).
+    let evictions = 0;
+    const keys = cache!.keys.bind(cache);
+    Object.defineProperty(cache, 'keys', {
+      configurable: true,
+      value: () => {
+        evictions++;
+        return keys();
+      },
+    });
+    try {
+      // 130,000 distinct words: more pre-tokens than the cache's 100,000 entries.
+      const letters = randomBytes(26 * 5000 * 6);
+      let at = 0;
+      const word = () => {
+        let w = ' ';
+        for (let i = 0; i < 6; i++) w += String.fromCharCode(97 + (letters[at++]! % 26));
+        return w;
+      };
+      for (let text = 0; text < 26; text++) {
+        const words: string[] = [];
+        for (let i = 0; i < 5000; i++) words.push(word());
+        countTextTokens(words.join(''), 'o200k_base');
+      }
+      expect(evictions).toBe(0);
+      expect(cache!.size).toBeLessThanOrEqual(100_000);
+    } finally {
+      Reflect.deleteProperty(cache!, 'keys');
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   type FakeLLMServer,
   type FakeMode,
@@ -203,6 +203,30 @@ describe.each(['openai', 'anthropic'] as const)('%s tools against a fake server'
       expect(warning.message).toMatch(reason);
       expect(warning.message).toContain('used the offline tools instead');
       expect(warning.message).not.toContain(API_KEY);
+    }
+  });
+
+  it('backs off a failing endpoint: later calls fall back at once, until the pause is over', async () => {
+    server.setMode('error500');
+    await tools.summarize(entries, { maxTokens: 120 });
+    expect(server.requests).toHaveLength(1);
+    // Every compaction would otherwise wait for the endpoint's error (or timeout) again.
+    expect(await tools.summarize(entries, { maxTokens: 120 })).toBe(
+      summarizeOffline(entries, { maxTokens: 120 }),
+    );
+    expect(await tools.extractFacts(entries)).toEqual(extractFactsOffline(entries));
+    expect(server.requests).toHaveLength(1);
+    expect(warnings).toHaveLength(3);
+    expect(warnings[2]?.message).toMatch(/HTTP 500.*not asked again until/);
+    server.setMode('ok');
+    server.setReply(() => 'The model summary.');
+    const now = Date.now();
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(now + 31_000);
+    try {
+      expect(await tools.summarize(entries, { maxTokens: 120 })).toBe('The model summary.');
+      expect(server.requests).toHaveLength(2);
+    } finally {
+      clock.mockRestore();
     }
   });
 

@@ -220,11 +220,61 @@ async function complete(
   }
 }
 
+/** After an endpoint fails, it is not asked again for this long (doubling per failure in a row). */
+const BACKOFF_FIRST_MS = 30_000;
+/** The longest wait between two tries of a failing endpoint. */
+const BACKOFF_MAX_MS = 10 * 60_000;
+
+/**
+ * When a failing endpoint may be asked again. A compaction that asks a down or rate-limited
+ * endpoint waits for its error (or its timeout) before falling back; without a pause, every
+ * compaction would wait again, and a rate-limited endpoint would be hit again at once.
+ */
+class Backoff {
+  private failures = 0;
+  private until = 0;
+  private reason = '';
+
+  /** Why the endpoint is being left alone, or undefined when it may be asked. */
+  waiting(): string | undefined {
+    if (this.failures === 0 || Date.now() >= this.until) return undefined;
+    return `${this.reason}; not asked again until ${new Date(this.until).toISOString()}`;
+  }
+
+  failed(reason: string): void {
+    this.failures++;
+    this.reason = reason;
+    this.until = Date.now() + Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** (this.failures - 1));
+  }
+
+  succeeded(): void {
+    this.failures = 0;
+  }
+}
+
+/** `complete`, unless the endpoint is backing off; its own failures (not the reply's content) back it off. */
+async function completeOrBackOff(
+  backoff: Backoff,
+  ...args: Parameters<typeof complete>
+): Promise<Completion> {
+  const waiting = backoff.waiting();
+  if (waiting !== undefined) throw new Error(waiting);
+  try {
+    const reply = await complete(...args);
+    backoff.succeeded();
+    return reply;
+  } catch (error) {
+    backoff.failed(error instanceof Error ? error.message : String(error));
+    throw error;
+  }
+}
+
 function createLLMTools(provider: Provider, options: LLMToolsOptions): ContextTools {
   // Refuses a bad cap now rather than as a fallback on every call.
   replyCap(options.maxReplyBytes, DEFAULT_MAX_REPLY_BYTES);
   const where = redactUrl(provider.url);
   const fallback = options.fallback ?? createOfflineTools();
+  const backoff = new Backoff();
   const transcriptOptions = {
     ...(options.maxTranscriptChars !== undefined ? { maxChars: options.maxTranscriptChars } : {}),
     ...(options.maxResultChars !== undefined ? { maxResultChars: options.maxResultChars } : {}),
@@ -258,7 +308,8 @@ function createLLMTools(provider: Provider, options: LLMToolsOptions): ContextTo
             : {}),
           ...(summarizeOptions.focus !== undefined ? { focus: summarizeOptions.focus } : {}),
         });
-        const reply = await complete(
+        const reply = await completeOrBackOff(
+          backoff,
           provider,
           options,
           prompt,
@@ -289,7 +340,8 @@ function createLLMTools(provider: Provider, options: LLMToolsOptions): ContextTo
           transcript: renderTranscript(entries, transcriptOptions),
           ...(factOptions.categories !== undefined ? { categories: factOptions.categories } : {}),
         });
-        const reply = await complete(
+        const reply = await completeOrBackOff(
+          backoff,
           provider,
           options,
           prompt,

@@ -43,23 +43,25 @@ export interface TauBenchRun {
 }
 
 /** Lets tests skip with a message on a machine without `shared/`, instead of failing. */
-export function hasTauBench(): boolean {
-  return existsSync(TAU_BENCH_PATH);
+export function hasTauBench(path: string = TAU_BENCH_PATH): boolean {
+  return existsSync(path);
 }
 
-let cached: TauBenchRun[] | undefined;
+const cached = new Map<string, TauBenchRun[]>();
 
 /**
  * Reads, checks and converts the runs once per process (the file is 4 MB; every test file that
  * needs it would otherwise parse it again). Returns the same array on every call: do not mutate it.
  */
-export function loadTauBench(): TauBenchRun[] {
-  if (cached === undefined) {
-    const raw: unknown = JSON.parse(readFileSync(TAU_BENCH_PATH, 'utf8'));
-    if (!Array.isArray(raw)) throw new Error(`${TAU_BENCH_PATH}: expected a JSON array of runs`);
-    cached = raw.map((run, i) => readRun(run, `runs[${i}]`));
+export function loadTauBench(path: string = TAU_BENCH_PATH): TauBenchRun[] {
+  let runs = cached.get(path);
+  if (runs === undefined) {
+    const raw: unknown = JSON.parse(readFileSync(path, 'utf8'));
+    if (!Array.isArray(raw)) throw new Error(`${path}: expected a JSON array of runs`);
+    runs = raw.map((run, i) => readRun(run, `runs[${i}]`));
+    cached.set(path, runs);
   }
-  return cached;
+  return runs;
 }
 
 // ---------------------------------------------------------------- reading the file
