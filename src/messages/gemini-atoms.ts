@@ -9,7 +9,7 @@
  */
 
 import type { Atom, BuildResult, Repair, ToolResultSlot } from './atoms.js';
-import { missingResultText } from './atoms.js';
+import { interimEnd, missingResultText } from './atoms.js';
 import { freezeDeep } from './freeze.js';
 import {
   callKeyOf,
@@ -77,9 +77,11 @@ export function buildGemini(entries: readonly HistoryEntry[], from: number): Bui
     // The calls' responses: the user contents after them, until every call is answered.
     i++;
     const answering: HistoryEntry[] = [];
-    const displaced: HistoryEntry[] = [];
+    let displaced: HistoryEntry[] = [];
     const found: Array<{ entry: HistoryEntry; ref: GeminiCallRef }> = [];
     let ended = false;
+    let narration = -1;
+    let lastAnswer = -1;
     const answered = () =>
       pairGemini(
         calls,
@@ -88,25 +90,33 @@ export function buildGemini(entries: readonly HistoryEntry[], from: number): Bui
     while (i < entries.length && !answered()) {
       const next = entries[i]!;
       const role = contentOf(next).role;
-      if (role === 'model') {
-        ended = true;
-        break;
-      }
       const responses = geminiResponses(next.message);
-      if (responses.length === 0) {
-        if (role === 'system') {
-          ended = true;
-          break;
-        }
-        displaced.push(next);
-      } else {
+      if (responses.length > 0) {
         answering.push(next);
         for (const ref of responses) found.push({ entry: next, ref });
+        lastAnswer = i;
+      } else if (
+        role === 'system' ||
+        (role === 'model' && geminiCalls(next.message).length > 0) ||
+        (narration >= 0 && role === 'user')
+      ) {
+        // New calls, or the user speaking after the model did: these responses are not coming.
+        ended = true;
+        break;
+      } else {
+        // Model narration while the functions run moves after the responses, as a user content does.
+        if (role === 'model' && narration < 0) narration = i;
+        displaced.push(next);
       }
       i++;
     }
     const open = !answered() && !ended && i >= entries.length;
     if (open && closedUntil === entries.length) closedUntil = start;
+    const stop = interimEnd(narration, lastAnswer, i);
+    if (stop < i) {
+      displaced = displaced.filter((d) => d.seq < entries[stop]!.seq);
+      i = stop;
+    }
     atoms.push(exchange(head, calls, answering, found, open, repairs));
     for (const moved of displaced) {
       repairs.push({
