@@ -181,9 +181,12 @@ function buildOpenAI(entries: readonly HistoryEntry[], from: number): BuildResul
         j++;
       }
     }
-    const open = pending.length > 0 && !ended && j >= entries.length;
-    if (open && closedUntil === entries.length) closedUntil = i;
+    // Results may still come: regroup from here. Open (placeholders that go once the results come)
+    // when nothing but what slipped in waits after the calls; narration after them stays put.
+    const waiting = pending.length > 0 && !ended && j >= entries.length;
+    if (waiting && closedUntil === entries.length) closedUntil = i;
     const stop = interimEnd(narration, lastAnswer, j);
+    const open = waiting && stop === j;
     if (stop < j) displaced = displaced.filter((d) => d.seq < entries[stop]!.seq);
     const resultBySlot = new Map(results.map((r) => [r.index, r.entry]));
     const renamed = viewIds.some((id, n) => id !== calls[n]!.id);
@@ -552,9 +555,12 @@ function buildAnthropic(all: readonly HistoryEntry[], from: number, seenIds: See
           j++;
         }
       }
-      const open = pending.length > 0 && !ended && j >= entries.length;
-      if (open && closedUntil === entries.length) closedUntil = i;
+      // Results may still come: regroup from here. Open (placeholders that go once the results come)
+      // when nothing but what slipped in waits after the calls; narration after them stays put.
+      const waiting = pending.length > 0 && !ended && j >= entries.length;
+      if (waiting && closedUntil === entries.length) closedUntil = i;
       const stop = interimEnd(narration, lastAnswer, j);
+      const open = waiting && stop === j;
       if (stop < j) displaced = displaced.filter((d) => d.seq < entries[stop]!.seq);
       if (pending.length > 0 || displaced.length > 0) clean = false;
       // The results must all sit in the one user message right after the call, results first.

@@ -110,9 +110,12 @@ export function buildGemini(entries: readonly HistoryEntry[], from: number): Bui
       }
       i++;
     }
-    const open = !answered() && !ended && i >= entries.length;
-    if (open && closedUntil === entries.length) closedUntil = start;
+    // Results may still come: regroup from here. Open (placeholders that go once the results come)
+    // when nothing but what slipped in waits after the calls; narration after them stays put.
+    const waiting = !answered() && !ended && i >= entries.length;
+    if (waiting && closedUntil === entries.length) closedUntil = start;
     const stop = interimEnd(narration, lastAnswer, i);
+    const open = waiting && stop === i;
     if (stop < i) {
       displaced = displaced.filter((d) => d.seq < entries[stop]!.seq);
       i = stop;

@@ -138,9 +138,12 @@ export function buildResponses(entries: readonly HistoryEntry[], from: number, s
       displaced.push(...entries.slice(i, Math.min(upTo, entries.length)));
       i = upTo;
     }
-    const open = answers.size < calls.length && !ended && i >= entries.length;
-    if (open && closedUntil === entries.length) closedUntil = start;
+    // Results may still come: regroup from here. Open (placeholders that go once the results come)
+    // when nothing but what slipped in waits after the calls; narration after them stays put.
+    const waiting = answers.size < calls.length && !ended && i >= entries.length;
+    if (waiting && closedUntil === entries.length) closedUntil = start;
     const stop = interimEnd(narration, lastAnswer, i);
+    const open = waiting && stop === i;
     if (stop < i) {
       displaced = displaced.filter((d) => d.seq < entries[stop]!.seq);
       i = stop;
