@@ -49,6 +49,13 @@ function single(entry: HistoryEntry): Atom {
   };
 }
 
+/** Index of the first item at or after `i` that is not reasoning. */
+function afterReasoning(entries: readonly HistoryEntry[], i: number): number {
+  let k = i;
+  while (k < entries.length && itemType(entries[k]!.message) === 'reasoning') k++;
+  return k;
+}
+
 function isAssistantMessage(item: Item): boolean {
   return itemType(item) === 'message' && item.role === 'assistant';
 }
@@ -93,7 +100,7 @@ export function buildResponses(entries: readonly HistoryEntry[], from: number, s
     while (i < entries.length) {
       const t = itemType(entries[i]!.message);
       if (isCall(t)) calls.push(entries[i]!);
-      else if (t !== 'reasoning') break;
+      else if (t !== 'reasoning' || !isCall(itemType(entries[afterReasoning(entries, i)]?.message))) break;
       else leading.push(entries[i]!);
       i++;
     }
@@ -125,9 +132,10 @@ export function buildResponses(entries: readonly HistoryEntry[], from: number, s
         continue;
       }
       // Assistant narration while the tools run (reasoning first, maybe) moves after the outputs.
-      let k = i;
-      while (k < entries.length && itemType(entries[k]!.message) === 'reasoning') k++;
+      const k = afterReasoning(entries, i);
       const narrates = k < entries.length && isAssistantMessage(entries[k]!.message as Item);
+      // Reasoning at the very end waits for its item, which may be another call: waiting too.
+      if (t === 'reasoning' && k >= entries.length) break;
       if (isCall(t) || (t === 'reasoning' && !narrates) || (narration >= 0 && item.role === 'user')) {
         // New calls, or the user speaking after the assistant did: these outputs are not coming.
         ended = true;
@@ -140,7 +148,7 @@ export function buildResponses(entries: readonly HistoryEntry[], from: number, s
     }
     // Results may still come: regroup from here. Open (placeholders that go once the results come)
     // when nothing but what slipped in waits after the calls; narration after them stays put.
-    const waiting = answers.size < calls.length && !ended && i >= entries.length;
+    const waiting = answers.size < calls.length && !ended && afterReasoning(entries, i) >= entries.length;
     if (waiting && closedUntil === entries.length) closedUntil = start;
     const stop = interimEnd(narration, lastAnswer, i);
     const open = waiting && stop === i;
