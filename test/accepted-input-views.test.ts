@@ -268,3 +268,49 @@ describe('8. more accepted inputs the provider refused', () => {
     ]);
   });
 });
+
+describe('found by the hostile-conversation property', () => {
+  it('Gemini: an empty text part is left out of the view', async () => {
+    const view = await checkedView(
+      [
+        { role: 'user', parts: [{ text: 'hi' }] },
+        { role: 'user', parts: [{ text: '' }] },
+        { role: 'model', parts: [{ text: 'hello' }, { text: '' }] },
+      ],
+      'gemini',
+    );
+    expect(view).toEqual([
+      { role: 'user', parts: [{ text: 'hi' }] },
+      { role: 'model', parts: [{ text: 'hello' }] },
+    ]);
+  });
+
+  it('Gemini: narration between a call and its response, then more calls: the narration joins the call content', async () => {
+    const view = await checkedView(
+      [
+        { role: 'user', parts: [{ text: 'go' }] },
+        { role: 'model', parts: [{ functionCall: { name: 'a', args: {} } }] },
+        { role: 'model', parts: [{ text: 'working' }] },
+        { role: 'user', parts: [{ functionResponse: { name: 'a', response: { content: 'x' } } }] },
+        { role: 'model', parts: [{ functionCall: { name: 'b', args: {} } }] },
+        { role: 'user', parts: [{ functionResponse: { name: 'b', response: { content: 'y' } } }] },
+      ],
+      'gemini',
+    );
+    expect(view[1]).toEqual({ role: 'model', parts: [{ functionCall: { name: 'a', args: {} } }, { text: 'working' }] });
+  });
+
+  it('plain messages for a Claude model: the view follows Anthropic’s rules (whitespace-only text left out)', async () => {
+    const ctx = new ContextManager({ model: 'claude-sonnet-4-5' });
+    const plain = [
+      { role: 'user', content: 'Fix the test' },
+      { role: 'assistant', content: [{ type: 'text', text: ' ' }] },
+      { role: 'assistant', content: 'Fixed.' },
+    ] as Message[];
+    for (const m of plain) await ctx.addMessage(m);
+    expect(ctx.messageFormat).toBeUndefined();
+    const view = await ctx.getMessagesForRequest();
+    expect(providerProblems(view, 'anthropic')).toEqual([]);
+    expect(view).toEqual([plain[0], plain[2]]);
+  });
+});

@@ -120,7 +120,17 @@ export function buildGemini(entries: readonly HistoryEntry[], from: number): Bui
       displaced = displaced.filter((d) => d.seq < entries[stop]!.seq);
       i = stop;
     }
-    atoms.push(exchange(head, calls, answering, found, open, repairs));
+    // Model narration joins the calls' content (stored order kept): a model content between the
+    // responses and the next calls would make those calls follow a model turn, which the API refuses.
+    const narrations = displaced.filter((d) => contentOf(d).role === 'model');
+    displaced = displaced.filter((d) => contentOf(d).role !== 'model');
+    atoms.push(exchange(head, narrations, calls, answering, found, open, repairs));
+    for (const joined of narrations)
+      repairs.push({
+        kind: 'moved',
+        seq: joined.seq,
+        detail: `model content between the calls of ${head.seq} and their responses joined to the calls' content`,
+      });
     for (const moved of displaced) {
       repairs.push({
         kind: 'moved',
@@ -135,6 +145,7 @@ export function buildGemini(entries: readonly HistoryEntry[], from: number): Bui
 
 function exchange(
   head: HistoryEntry,
+  narrations: readonly HistoryEntry[],
   calls: readonly GeminiCallRef[],
   answering: readonly HistoryEntry[],
   found: ReadonlyArray<{ entry: HistoryEntry; ref: GeminiCallRef }>,
@@ -154,8 +165,20 @@ function exchange(
       detail: `function response ${found[k]!.ref.name} answers no call of ${head.seq}; left out`,
     });
   }
+  const callContent =
+    narrations.length === 0
+      ? head.message
+      : (freezeDeep({
+          ...contentOf(head),
+          parts: [contentOf(head), ...narrations.map(contentOf)].flatMap((c) => c.parts),
+        }) as unknown as Message);
+  const callSeqs = [head.seq, ...narrations.map((n) => n.seq)];
   const clean =
-    answering.length === 1 && found.length === calls.length && pairing.every((k, n) => k === n) && !open;
+    narrations.length === 0 &&
+    answering.length === 1 &&
+    found.length === calls.length &&
+    pairing.every((k, n) => k === n) &&
+    !open;
   const slots = (messageIndex: number, indexOfCall: (n: number) => number): ToolResultSlot[] =>
     calls.map((call, n) => ({
       key: `${head.seq}:${n}`,
@@ -207,8 +230,8 @@ function exchange(
   return {
     id: head.seq,
     kind: 'exchange',
-    seqs: [head.seq, ...answering.map((e) => e.seq)],
-    messages: [head.message, answer],
+    seqs: [...callSeqs, ...answering.map((e) => e.seq)],
+    messages: [callContent, answer],
     results: slots(1, (n) => n),
     repaired: true,
     open,

@@ -3,7 +3,8 @@
  * before it (`{ role, content }` with string content or text parts) fitted every format then, but
  * not every format takes them as they are: Gemini wants `parts` and the `model` role, the
  * Responses API wants `input_text` / `output_text` parts. Views show such a message in the
- * conversation's format; the stored message stays as it came.
+ * conversation's format, and a Gemini content without the empty text parts the API refuses; the
+ * stored message stays as it came.
  */
 
 import { formatEvidence } from './detect.js';
@@ -60,15 +61,32 @@ const shownMemo = new WeakMap<Message, { format: MessageFormat; shown: Message |
  */
 export function shownMessage(message: Message, format: MessageFormat): Message | undefined {
   if (format === 'openai' || format === 'anthropic') return message;
-  if (formatEvidence(message) !== undefined) return message;
   const loose = message as unknown as Loose;
+  const native = formatEvidence(message) !== undefined;
+  if (native && (format !== 'gemini' || !hasEmptyText(loose))) return message;
   // A plain string message is already a Responses "easy input message".
   if (format === 'openai-responses' && typeof loose.content === 'string') return message;
   const memo = shownMemo.get(message);
   if (memo && memo.format === format) return memo.shown;
-  const shown = format === 'gemini' ? asGemini(loose) : asResponses(loose);
+  const shown = native ? withoutEmptyText(loose) : format === 'gemini' ? asGemini(loose) : asResponses(loose);
   shownMemo.set(message, { format, shown });
   return shown;
+}
+
+/** An empty text part with no thought signature: generateContent refuses it. */
+function isEmptyTextPart(part: unknown): boolean {
+  const p = part as Loose;
+  return typeof p === 'object' && p !== null && p.text === '' && p.thoughtSignature === undefined;
+}
+
+function hasEmptyText(content: Loose): boolean {
+  return Array.isArray(content.parts) && content.parts.some(isEmptyTextPart);
+}
+
+/** A Gemini content without its empty text parts (signed parts stay as they are). */
+function withoutEmptyText(content: Loose): Message | undefined {
+  const parts = (content.parts as unknown[]).filter((p) => !isEmptyTextPart(p));
+  return parts.length === 0 ? undefined : (freezeDeep({ ...content, parts }) as unknown as Message);
 }
 
 /** Entries as the atom builders read them, with where each stands in the stored history. */

@@ -286,10 +286,19 @@ function baseArb(format: MessageFormat): fc.Arbitrary<Message[]> {
   }
 }
 
-const faultArb: fc.Arbitrary<Fault> = fc.record({ kind: fc.constantFrom(...HOSTILE_KINDS), at: fc.nat(50) });
+/** The faults that exist in `format`. */
+function kindsFor(format: MessageFormat): HostileKind[] {
+  const only: Partial<Record<HostileKind, MessageFormat>> = {
+    'empty-tool-calls': 'openai',
+    'stray-server-tool': 'anthropic',
+    'trailing-reasoning': 'openai-responses',
+  };
+  return HOSTILE_KINDS.filter((kind) => (only[kind] ?? format) === format);
+}
 
 /** A conversation in `format` with one to four faults from `HOSTILE_KINDS`. */
 export function hostileConversationArb(format: MessageFormat): fc.Arbitrary<HostileConversation> {
+  const faultArb: fc.Arbitrary<Fault> = fc.record({ kind: fc.constantFrom(...kindsFor(format)), at: fc.nat(50) });
   return fc
     .tuple(baseArb(format), fc.array(faultArb, { minLength: 1, maxLength: 4 }))
     .map(([base, faults]) => {
