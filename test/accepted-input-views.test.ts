@@ -61,7 +61,10 @@ describe('5. assistant narration between a call and its result', () => {
         { role: 'user', content: 'Check the build' },
         { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'ci', input: {} }] },
         { role: 'assistant', content: [{ type: 'text', text: 'Running the build now…' }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'build 812 green' }] },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'build 812 green' }],
+        },
         { role: 'assistant', content: 'The build is green.' },
       ],
       'anthropic',
@@ -77,7 +80,11 @@ describe('5. assistant narration between a call and its result', () => {
         { role: 'user', content: 'Check the build' },
         { type: 'function_call', call_id: 'c1', name: 'ci', arguments: '{}' },
         { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: sealReasoning('rs_1', []) },
-        { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Running the build now…' }] },
+        {
+          type: 'message',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'Running the build now…' }],
+        },
         { type: 'function_call_output', call_id: 'c1', output: 'build 812 green' },
       ],
       'openai-responses',
@@ -98,7 +105,10 @@ describe('5. assistant narration between a call and its result', () => {
         { role: 'user', parts: [{ text: 'Check the build' }] },
         { role: 'model', parts: [{ functionCall: { name: 'ci', args: {} } }] },
         { role: 'model', parts: [{ text: 'Running the build now…' }] },
-        { role: 'user', parts: [{ functionResponse: { name: 'ci', response: { content: 'build 812 green' } } }] },
+        {
+          role: 'user',
+          parts: [{ functionResponse: { name: 'ci', response: { content: 'build 812 green' } } }],
+        },
       ],
       'gemini',
     );
@@ -241,7 +251,12 @@ describe('8. more accepted inputs the provider refused', () => {
   });
 
   it('Responses: a trailing reasoning item waits out of the view for its item', async () => {
-    const reasoning = { type: 'reasoning', id: 'rs_9', summary: [], encrypted_content: sealReasoning('rs_9', []) };
+    const reasoning = {
+      type: 'reasoning',
+      id: 'rs_9',
+      summary: [],
+      encrypted_content: sealReasoning('rs_9', []),
+    };
     const view = await checkedView([{ role: 'user', content: 'hi' }, reasoning], 'openai-responses');
     expect(view).toEqual([{ role: 'user', content: 'hi' }]);
     const ctx = new ContextManager({ model: 'gpt-4o' });
@@ -297,7 +312,10 @@ describe('found by the hostile-conversation property', () => {
       ],
       'gemini',
     );
-    expect(view[1]).toEqual({ role: 'model', parts: [{ functionCall: { name: 'a', args: {} } }, { text: 'working' }] });
+    expect(view[1]).toEqual({
+      role: 'model',
+      parts: [{ functionCall: { name: 'a', args: {} } }, { text: 'working' }],
+    });
   });
 
   it('plain messages for a Claude model: the view follows Anthropic’s rules (whitespace-only text left out)', async () => {

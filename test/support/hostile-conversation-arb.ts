@@ -1,6 +1,6 @@
 /**
  * Hostile conversations in every format: a generated conversation (`conversationArb`, the
- * Responses items, the Gemini contents) with the shapes real logs and frameworks produce and
+ * Anthropic blocks, the Responses items, the Gemini contents) with the shapes real logs and frameworks produce and
  * issue 20 found views breaking on, put in at drawn places: assistant narration between calls and
  * their results, repeated call ids inside one turn, `tool_calls: []`, a server tool call whose
  * result never came, reasoning left at the end, plain messages stored before the format was
@@ -8,6 +8,7 @@
  */
 import fc from 'fast-check';
 import type { Message, MessageFormat } from '../../src/messages/types.js';
+import { blocksConversationArb } from './anthropic-blocks-arb.js';
 import { conversationArb } from './arbitraries.js';
 import { sealReasoning } from './fake-responses-server.js';
 import { geminiConversationArb } from './gemini-arb.js';
@@ -96,11 +97,17 @@ function orphan(format: MessageFormat): Rec {
     case 'openai':
       return { role: 'tool', tool_call_id: 'call_nobody', content: 'late' };
     case 'anthropic':
-      return { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_nobody', content: 'late' }] };
+      return {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: 'toolu_nobody', content: 'late' }],
+      };
     case 'openai-responses':
       return { type: 'function_call_output', call_id: 'call_nobody', output: 'late' };
     case 'gemini':
-      return { role: 'user', parts: [{ functionResponse: { name: 'nobody', response: { content: 'late' } } }] };
+      return {
+        role: 'user',
+        parts: [{ functionResponse: { name: 'nobody', response: { content: 'late' } } }],
+      };
   }
 }
 
@@ -111,7 +118,11 @@ function emptyText(format: MessageFormat, at: number): Rec {
     case 'anthropic':
       return { role, content: at % 3 === 0 ? '' : [{ type: 'text', text: ' ' }] };
     case 'openai-responses':
-      return { type: 'message', role, content: [{ type: role === 'user' ? 'input_text' : 'output_text', text: '' }] };
+      return {
+        type: 'message',
+        role,
+        content: [{ type: role === 'user' ? 'input_text' : 'output_text', text: '' }],
+      };
     case 'gemini':
       return { role: role === 'user' ? 'user' : 'model', parts: [{ text: '' }] };
   }
@@ -145,10 +156,14 @@ function applyFault(messages: Rec[], format: MessageFormat, fault: Fault, n: num
     case 'plain-prefix': {
       // Plain messages fit every format until one shows which; they go after any system prompt.
       let start = 0;
-      while (start < messages.length && ['system', 'developer'].includes(String(messages[start]!.role))) start++;
+      while (start < messages.length && ['system', 'developer'].includes(String(messages[start]!.role)))
+        start++;
       const plain: Rec[] = [
         { role: 'user', content: at % 2 === 0 ? 'Hello there.' : [{ type: 'text', text: 'Hello there.' }] },
-        { role: 'assistant', content: at % 3 === 0 ? [{ type: 'text', text: 'Hi, how can I help?' }] : 'Hi!' },
+        {
+          role: 'assistant',
+          content: at % 3 === 0 ? [{ type: 'text', text: 'Hi, how can I help?' }] : 'Hi!',
+        },
       ];
       messages.splice(start, 0, ...plain);
       return;
@@ -174,7 +189,12 @@ function applyFault(messages: Rec[], format: MessageFormat, fault: Fault, n: num
       if (i === undefined) return;
       const m = messages[i]!;
       const content = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : blocks(m);
-      const call = { type: 'server_tool_use', id: `srvtoolu_${n}`, name: 'web_search', input: { query: 'x' } };
+      const call = {
+        type: 'server_tool_use',
+        id: `srvtoolu_${n}`,
+        name: 'web_search',
+        input: { query: 'x' },
+      };
       // After the text, before any client tool_use (where Claude puts it).
       const k = content.findIndex((b) => b.type === 'tool_use');
       const next = [...content];
@@ -233,10 +253,7 @@ function repeatId(messages: Rec[], format: MessageFormat, at: number): void {
   }
   if (format === 'openai-responses') {
     const i = pick(
-      places(
-        messages,
-        (m, k) => m.type === 'function_call' && messages[k + 1]?.type === 'function_call',
-      ),
+      places(messages, (m, k) => m.type === 'function_call' && messages[k + 1]?.type === 'function_call'),
       at,
     );
     if (i === undefined) return;
@@ -249,7 +266,10 @@ function repeatId(messages: Rec[], format: MessageFormat, at: number): void {
   }
   if (format === 'anthropic') {
     const i = pick(
-      places(messages, (m) => m.role === 'assistant' && blocks(m).filter((b) => b.type === 'tool_use').length > 1),
+      places(
+        messages,
+        (m) => m.role === 'assistant' && blocks(m).filter((b) => b.type === 'tool_use').length > 1,
+      ),
       at,
     );
     if (i === undefined) return;
@@ -271,14 +291,17 @@ function repeatId(messages: Rec[], format: MessageFormat, at: number): void {
 function baseArb(format: MessageFormat): fc.Arbitrary<Message[]> {
   switch (format) {
     case 'openai':
+      return fc.oneof(
+        conversationArb({ format, maxTurns: 4, images: false }).map((c) => c.messages),
+        conversationArb({ format, broken: true, maxTurns: 4, images: false }).map((c) => c.messages),
+      );
     case 'anthropic':
-      return fc
-        .tuple(
-          conversationArb({ format, broken: false, maxTurns: 4, images: false }),
-          conversationArb({ format, broken: true, maxTurns: 4, images: false }),
-          fc.boolean(),
-        )
-        .map(([clean, broken, useBroken]) => (useBroken ? broken : clean).messages);
+      // Server tools, MCP, pause_turn replies, citations and thinking loops besides the basics.
+      return fc.oneof(
+        conversationArb({ format, maxTurns: 4, images: false }).map((c) => c.messages),
+        conversationArb({ format, broken: true, maxTurns: 4, images: false }).map((c) => c.messages),
+        blocksConversationArb.map((c) => c.messages),
+      );
     case 'openai-responses':
       return itemsConversationArb;
     case 'gemini':
@@ -298,12 +321,17 @@ function kindsFor(format: MessageFormat): HostileKind[] {
 
 /** A conversation in `format` with one to four faults from `HOSTILE_KINDS`. */
 export function hostileConversationArb(format: MessageFormat): fc.Arbitrary<HostileConversation> {
-  const faultArb: fc.Arbitrary<Fault> = fc.record({ kind: fc.constantFrom(...kindsFor(format)), at: fc.nat(50) });
+  const faultArb: fc.Arbitrary<Fault> = fc.record({
+    kind: fc.constantFrom(...kindsFor(format)),
+    at: fc.nat(50),
+  });
   return fc
     .tuple(baseArb(format), fc.array(faultArb, { minLength: 1, maxLength: 4 }))
     .map(([base, faults]) => {
       const messages = clone(base) as unknown as Rec[];
-      faults.forEach((fault, n) => applyFault(messages, format, fault, n));
+      faults.forEach((fault, n) => {
+        applyFault(messages, format, fault, n);
+      });
       return { format, messages: messages as unknown as Message[], faults };
     });
 }
