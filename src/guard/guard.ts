@@ -219,7 +219,7 @@ export class ContextGuard {
 
   /** What `fit` would decide, without compacting or sending anything. */
   decide(c: GuardConversation, r: ResolvedRequest): GuardDecision {
-    const format = c.format ?? 'openai';
+    const format = c.format ?? r.format;
     const built = c.view.build(c.entries, format, r.counter);
     const total = built.tokens + r.fixedTokens;
     const tokens = Math.ceil(total * r.correction);
@@ -242,7 +242,7 @@ export class ContextGuard {
 
   /** A new plan now when the view is over the trigger (or always, with `force`); null when nothing was due. */
   async compact(c: GuardConversation, r: ResolvedRequest, force: boolean): Promise<CompactionReceipt | null> {
-    const built = c.view.build(c.entries, c.format ?? 'openai', r.counter);
+    const built = c.view.build(c.entries, c.format ?? r.format, r.counter);
     const total = built.tokens + r.fixedTokens;
     if (!force && total <= Math.floor(this.compactThreshold * r.budget)) return null;
     return this.compactNow(c, r, force ? 'forced' : 'threshold');
@@ -301,7 +301,7 @@ export class ContextGuard {
     r: ResolvedRequest,
     onCompact?: (receipt: CompactionReceipt) => void,
   ): Promise<SentView> {
-    const format = c.format ?? 'openai';
+    const format = c.format ?? r.format;
     let built = c.view.build(c.entries, format, r.counter);
     let total = built.tokens + r.fixedTokens;
     const replanAt = this.replanAt(c, r);
@@ -376,7 +376,7 @@ export class ContextGuard {
     reason: CompactionReceipt['reason'],
   ): Promise<CompactionReceipt> {
     const { entries, view } = c;
-    const format = c.format ?? 'openai';
+    const format = c.format ?? r.format;
     const atoms = view.atoms(entries, format).all();
     const before = view.build(entries, format, r.counter);
     const tokensBefore = before.tokens + r.fixedTokens;

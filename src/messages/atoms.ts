@@ -2,6 +2,7 @@ import { isInlineCall, isInlineResult, isShortenableResult } from './anthropic-b
 import { freezeDeep } from './freeze.js';
 import { buildGemini } from './gemini-atoms.js';
 import { buildResponses } from './responses-atoms.js';
+import { shownEntries } from './shown-entries.js';
 import type {
   AnthropicContentBlock,
   AnthropicMessage,
@@ -96,6 +97,35 @@ export interface BuildResult {
   closedUntil: number;
 }
 
+/**
+ * Where a scan for a call's results ends when assistant narration came while they were pending
+ * (frameworks store "Let me check…" while tools run): the narration moves after the results when
+ * one came after it; when none did, the exchange ends at the first narration and it stays put.
+ * `narration` and `lastAnswer` are entry indexes (-1 for none); `j` is where the scan stopped.
+ */
+export function interimEnd(narration: number, lastAnswer: number, j: number): number {
+  return narration >= 0 && lastAnswer < narration ? narration : j;
+}
+
+/**
+ * The ids one message's calls carry in views: the stored ones, with a repeat inside the message
+ * (the API wants them distinct) made unique. Results pair with repeated ids in order.
+ */
+export function distinctCallIds(ids: readonly string[], seq: number): string[] {
+  const taken = new Set(ids);
+  const seen = new Set<string>();
+  return ids.map((id, index) => {
+    let out = id;
+    if (seen.has(out)) {
+      out = `${id}_s${seq}_${index}`;
+      for (let n = 2; taken.has(out); n++) out = `${id}_s${seq}_${index}_${n}`;
+    }
+    seen.add(out);
+    taken.add(out);
+    return out;
+  });
+}
+
 function buildOpenAI(entries: readonly HistoryEntry[], from: number): BuildResult {
   const atoms: Atom[] = [];
   const repairs: Repair[] = [];
@@ -105,117 +135,157 @@ function buildOpenAI(entries: readonly HistoryEntry[], from: number): BuildResul
     const entry = entries[i]!;
     const message = entry.message as OpenAIMessage;
     const calls = openAICalls(message);
-    if (calls) {
-      const pending = calls.map((call, index) => ({ call, index }));
-      const results: Array<{ entry: HistoryEntry; index: number }> = [];
-      const displaced: HistoryEntry[] = [];
-      let j = i + 1;
-      let ended = false;
-      while (j < entries.length && pending.length > 0) {
-        const next = entries[j]!;
-        const nextMessage = next.message as OpenAIMessage;
-        if (nextMessage.role === 'tool') {
-          const at = pending.findIndex((p) => p.call.id === (nextMessage as OpenAIToolMessage).tool_call_id);
-          if (at >= 0) {
-            results.push({ entry: next, index: pending[at]!.index });
-            pending.splice(at, 1);
-          } else {
-            repairs.push({
-              kind: 'orphan_result',
-              seq: next.seq,
-              detail: `tool result for ${nextMessage.tool_call_id} answers no pending call; left out`,
-            });
-          }
-          j++;
-        } else if (nextMessage.role === 'assistant') {
-          ended = true;
-          break;
+    if (!calls) {
+      pushOpenAISingle(atoms, repairs, entry);
+      i++;
+      continue;
+    }
+    const viewIds = distinctCallIds(
+      calls.map((c) => c.id),
+      entry.seq,
+    );
+    const pending = calls.map((call, index) => ({ call, index }));
+    const results: Array<{ entry: HistoryEntry; index: number }> = [];
+    let displaced: HistoryEntry[] = [];
+    let j = i + 1;
+    let ended = false;
+    let narration = -1;
+    let lastAnswer = -1;
+    while (j < entries.length && pending.length > 0) {
+      const next = entries[j]!;
+      const nextMessage = next.message as OpenAIMessage;
+      if (nextMessage.role === 'tool') {
+        const at = pending.findIndex((p) => p.call.id === (nextMessage as OpenAIToolMessage).tool_call_id);
+        if (at >= 0) {
+          results.push({ entry: next, index: pending[at]!.index });
+          pending.splice(at, 1);
+          lastAnswer = j;
         } else {
-          displaced.push(next);
-          j++;
-        }
-      }
-      const open = pending.length > 0 && !ended && j >= entries.length;
-      if (open && closedUntil === entries.length) closedUntil = i;
-      const resultBySlot = new Map(results.map((r) => [r.index, r.entry]));
-      const messages: Message[] = [message];
-      const seqs = [entry.seq];
-      const slots: ToolResultSlot[] = [];
-      let repaired = displaced.length > 0;
-      // Results keep their stored order (providers accept any); placeholders follow them.
-      const placeOrder = [
-        ...results.map((r) => r.index),
-        ...pending.map((p) => p.index).sort((a, b) => a - b),
-      ];
-      for (const index of placeOrder) {
-        const call = calls[index]!;
-        const resultEntry = resultBySlot.get(index);
-        if (resultEntry) {
-          messages.push(resultEntry.message);
-          seqs.push(resultEntry.seq);
-        } else {
-          repaired = true;
           repairs.push({
-            kind: 'missing_result',
-            seq: entry.seq,
-            detail: `call ${call.id} (${call.function.name}) has no result; a placeholder answers it`,
+            kind: 'orphan_result',
+            seq: next.seq,
+            detail: `tool result for ${nextMessage.tool_call_id} answers no pending call; left out`,
           });
-          messages.push(
-            freezeDeep({
-              role: 'tool',
-              tool_call_id: call.id,
-              content: missingResultText(call.function.name),
-            }),
-          );
         }
-        slots.push({
-          key: `${entry.seq}:${index}`,
-          callId: call.id,
-          toolName: call.function.name,
-          resultSeq: resultEntry ? resultEntry.seq : null,
-          messageIndex: messages.length - 1,
-          blockIndex: -1,
-        });
+        j++;
+      } else if (
+        (nextMessage.role === 'assistant' && openAICalls(nextMessage)) ||
+        (narration >= 0 && nextMessage.role === 'user')
+      ) {
+        // New calls, or the user speaking after the assistant did: these results are not coming.
+        ended = true;
+        break;
+      } else {
+        if (nextMessage.role === 'assistant' && narration < 0) narration = j;
+        displaced.push(next);
+        j++;
       }
-      atoms.push({
-        id: entry.seq,
-        kind: 'exchange',
-        seqs,
-        messages,
-        results: slots,
-        repaired,
-        open,
-        hasUserContent: false,
-      });
-      for (const moved of displaced) {
-        repairs.push({
-          kind: 'moved',
-          seq: moved.seq,
-          detail: `message between call ${entry.seq} and its results moved after them`,
-        });
-        atoms.push(singleAtom(moved, 'openai'));
-      }
-      i = j;
-      continue;
     }
-    if (message.role === 'tool') {
+    // Results may still come: regroup from here. Open (placeholders that go once the results come)
+    // when nothing but what slipped in waits after the calls; narration after them stays put.
+    const waiting = pending.length > 0 && !ended && j >= entries.length;
+    if (waiting && closedUntil === entries.length) closedUntil = i;
+    const stop = interimEnd(narration, lastAnswer, j);
+    const open = waiting && stop === j;
+    if (stop < j) displaced = displaced.filter((d) => d.seq < entries[stop]!.seq);
+    const resultBySlot = new Map(results.map((r) => [r.index, r.entry]));
+    const renamed = viewIds.some((id, n) => id !== calls[n]!.id);
+    const callMessage = renamed
+      ? freezeDeep({
+          ...message,
+          tool_calls: calls.map((call, n) => ({ ...call, id: viewIds[n]! })),
+        } as OpenAIAssistantMessage)
+      : message;
+    if (renamed)
       repairs.push({
-        kind: 'orphan_result',
+        kind: 'renamed_id',
         seq: entry.seq,
-        detail: `tool result for ${message.tool_call_id} has no call before it; left out`,
+        detail: `tool call ids ${calls.map((c) => c.id).join(', ')} shown as ${viewIds.join(', ')} (the API wants distinct ids in one message)`,
       });
-      i++;
-      continue;
+    const messages: Message[] = [callMessage];
+    const seqs = [entry.seq];
+    const slots: ToolResultSlot[] = [];
+    let repaired = displaced.length > 0 || renamed;
+    // Results keep their stored order (providers accept any); placeholders follow them.
+    const placeOrder = [...results.map((r) => r.index), ...pending.map((p) => p.index).sort((a, b) => a - b)];
+    for (const index of placeOrder) {
+      const call = calls[index]!;
+      const id = viewIds[index]!;
+      const resultEntry = resultBySlot.get(index);
+      if (resultEntry) {
+        const result = resultEntry.message as OpenAIToolMessage;
+        messages.push(id === result.tool_call_id ? result : freezeDeep({ ...result, tool_call_id: id }));
+        seqs.push(resultEntry.seq);
+      } else {
+        repaired = true;
+        repairs.push({
+          kind: 'missing_result',
+          seq: entry.seq,
+          detail: `call ${call.id} (${call.function.name}) has no result; a placeholder answers it`,
+        });
+        messages.push(
+          freezeDeep({
+            role: 'tool',
+            tool_call_id: id,
+            content: missingResultText(call.function.name),
+          }),
+        );
+      }
+      slots.push({
+        key: `${entry.seq}:${index}`,
+        callId: id,
+        toolName: call.function.name,
+        resultSeq: resultEntry ? resultEntry.seq : null,
+        messageIndex: messages.length - 1,
+        blockIndex: -1,
+      });
     }
-    if (!openAIHasContent(message)) {
-      repairs.push({ kind: 'empty_text', seq: entry.seq, detail: `empty ${message.role} message left out` });
-      i++;
-      continue;
+    atoms.push({
+      id: entry.seq,
+      kind: 'exchange',
+      seqs,
+      messages,
+      results: slots,
+      repaired,
+      open,
+      hasUserContent: false,
+    });
+    for (const moved of displaced) {
+      repairs.push({
+        kind: 'moved',
+        seq: moved.seq,
+        detail: `message between call ${entry.seq} and its results moved after them`,
+      });
+      pushOpenAISingle(atoms, repairs, moved);
     }
-    atoms.push(singleAtom(entry, 'openai'));
-    i++;
+    i = stop;
   }
   return { atoms, repairs, closedUntil };
+}
+
+/** A message outside any exchange: an orphan result and empty messages are left out. */
+function pushOpenAISingle(atoms: Atom[], repairs: Repair[], entry: HistoryEntry): void {
+  let message = entry.message as OpenAIMessage;
+  if (message.role === 'tool') {
+    repairs.push({
+      kind: 'orphan_result',
+      seq: entry.seq,
+      detail: `tool result for ${message.tool_call_id} has no call before it; left out`,
+    });
+    return;
+  }
+  if (message.role === 'assistant' && Array.isArray(message.tool_calls)) {
+    // `tool_calls: []` is refused ("empty array. Expected an array with minimum length 1",
+    // https://github.com/openai/openai-node/pull/1341): the view shows the message without it.
+    const { tool_calls: _none, ...rest } = message;
+    message = freezeDeep(rest);
+    repairs.push({ kind: 'empty_text', seq: entry.seq, detail: 'empty tool_calls left out' });
+  }
+  if (!openAIHasContent(message)) {
+    repairs.push({ kind: 'empty_text', seq: entry.seq, detail: `empty ${message.role} message left out` });
+    return;
+  }
+  atoms.push(singleAtom(entry, 'openai', message));
 }
 
 function singleAtom(entry: HistoryEntry, format: MessageFormat, message: Message = entry.message): Atom {
@@ -378,9 +448,49 @@ function withoutEmptyText(message: AnthropicMessage): AnthropicMessage | undefin
   return freezeDeep({ ...message, content: kept } as AnthropicMessage);
 }
 
-function buildAnthropic(entries: readonly HistoryEntry[], from: number, seenIds: SeenIds): BuildResult {
+/**
+ * Server-tool and MCP calls whose result never came, left out of their message where the view
+ * would put a user message after them: a call may wait for its result only at the very end of a
+ * request (a `pause_turn` reply), never across a user turn. Only the messages that change are new
+ * entries; a message left with nothing is left out.
+ */
+function withoutStrayInline(entries: readonly HistoryEntry[], repairs: Repair[]): readonly HistoryEntry[] {
+  let out: HistoryEntry[] | undefined;
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]!;
+    const message = entry.message as AnthropicMessage;
+    if (message.role !== 'assistant') continue;
+    const own = settleInline(new Set(), message);
+    if (own.size === 0) continue;
+    const running = new Set(own);
+    let callsFollow = toolUses(message).length > 0;
+    let k = i + 1;
+    for (; k < entries.length && entries[k]!.message.role === 'assistant'; k++) {
+      const next = entries[k]!.message as AnthropicMessage;
+      settleInline(running, next);
+      if (toolUses(next).length > 0) callsFollow = true;
+    }
+    const stray = new Set([...own].filter((id) => running.has(id)));
+    if (stray.size === 0 || (k >= entries.length && !callsFollow)) continue;
+    const kept = (blocksOf(message) ?? []).filter(
+      (b) => !(isInlineCall(b.type) && stray.has(String((b as unknown as { id: unknown }).id))),
+    );
+    for (const id of stray)
+      repairs.push({
+        kind: 'missing_result',
+        seq: entry.seq,
+        detail: `${id} has no result before the next user turn (the API refuses that); left out`,
+      });
+    out ??= entries.slice();
+    out[i] = { ...entry, message: freezeDeep({ ...message, content: kept } as AnthropicMessage) };
+  }
+  return out ?? entries;
+}
+
+function buildAnthropic(all: readonly HistoryEntry[], from: number, seenIds: SeenIds): BuildResult {
   const atoms: Atom[] = [];
   const repairs: Repair[] = [];
+  const entries = withoutStrayInline(all, repairs);
   let closedUntil = entries.length;
   let i = from;
   while (i < entries.length) {
@@ -394,16 +504,19 @@ function buildAnthropic(entries: readonly HistoryEntry[], from: number, seenIds:
       const found = new Map<number, { block: AnthropicToolResultBlock; seq: number }>();
       const resultSeqs: number[] = [];
       const extraBlocks: AnthropicContentBlock[] = [];
-      const displaced: HistoryEntry[] = [];
+      let displaced: HistoryEntry[] = [];
       let clean = true;
       let j = i + 1;
       let ended = false;
+      let narration = -1;
+      let lastAnswer = -1;
       while (j < entries.length && pending.length > 0) {
         const next = entries[j]!;
         const nextMessage = next.message as AnthropicMessage;
         const blocks = blocksOf(nextMessage);
         const hasResults = nextMessage.role === 'user' && blocks?.some((b) => b.type === 'tool_result');
         if (hasResults && blocks) {
+          lastAnswer = j;
           resultSeqs.push(next.seq);
           if (j !== i + 1) clean = false;
           let seenOther = false;
@@ -429,18 +542,27 @@ function buildAnthropic(entries: readonly HistoryEntry[], from: number, seenIds:
             }
           }
           j++;
-        } else if (nextMessage.role === 'assistant') {
+        } else if (
+          (nextMessage.role === 'assistant' && toolUses(nextMessage).length > 0) ||
+          (narration >= 0 && nextMessage.role === 'user')
+        ) {
+          // New calls, or the user speaking after the assistant did: these results are not coming.
           ended = true;
           break;
         } else {
-          clean = false;
+          if (nextMessage.role === 'assistant' && narration < 0) narration = j;
           displaced.push(next);
           j++;
         }
       }
-      const open = pending.length > 0 && !ended && j >= entries.length;
-      if (open && closedUntil === entries.length) closedUntil = i;
-      if (pending.length > 0) clean = false;
+      // Results may still come: regroup from here. Open (placeholders that go once the results come)
+      // when nothing but what slipped in waits after the calls; narration after them stays put.
+      const waiting = pending.length > 0 && !ended && j >= entries.length;
+      if (waiting && closedUntil === entries.length) closedUntil = i;
+      const stop = interimEnd(narration, lastAnswer, j);
+      const open = waiting && stop === j;
+      if (stop < j) displaced = displaced.filter((d) => d.seq < entries[stop]!.seq);
+      if (pending.length > 0 || displaced.length > 0) clean = false;
       // The results must all sit in the one user message right after the call, results first.
       const resultBlocks: AnthropicContentBlock[] = [];
       const slots: ToolResultSlot[] = [];
@@ -519,7 +641,7 @@ function buildAnthropic(entries: readonly HistoryEntry[], from: number, seenIds:
         });
         pushAnthropicSingle(atoms, repairs, moved);
       }
-      i = j;
+      i = stop;
       continue;
     }
     const blocks = blocksOf(message);
@@ -605,18 +727,14 @@ export class AtomIndex {
   update(entries: readonly HistoryEntry[]): void {
     if (entries.length === this.seen) return;
     if (entries.length < this.seen) throw new Error('AtomIndex.update: history shrank; call reset() first');
-    const built =
-      this.format === 'openai'
-        ? buildOpenAI(entries, this.closedUntil)
-        : this.format === 'openai-responses'
-          ? buildResponses(entries, this.closedUntil, layeredIds(this.closedIds))
-          : this.format === 'gemini'
-            ? buildGemini(entries, this.closedUntil)
-            : buildAnthropic(entries, this.closedUntil, layeredIds(this.closedIds));
+    const shown = shownEntries(entries, this.closedUntil, this.format);
+    const built = buildFrom(shown.entries, this.format, layeredIds(this.closedIds));
+    const closedUntil =
+      built.closedUntil < shown.entries.length ? shown.at[built.closedUntil]! : entries.length;
     // Atoms before the open tail can never change again: later entries cannot reach back past it.
     let split = built.atoms.length;
-    if (built.closedUntil < entries.length) {
-      const firstOpenSeq = entries[built.closedUntil]!.seq;
+    if (closedUntil < entries.length) {
+      const firstOpenSeq = entries[closedUntil]!.seq;
       split = built.atoms.findIndex((a) => a.seqs.some((s) => s >= firstOpenSeq));
       if (split < 0) split = built.atoms.length;
     }
@@ -627,13 +745,12 @@ export class AtomIndex {
         for (const slot of atom.results) this.closedIds.add(slot.callId);
     }
     this.tail = built.atoms.slice(split);
-    const boundarySeq =
-      built.closedUntil < entries.length ? entries[built.closedUntil]!.seq : Number.POSITIVE_INFINITY;
+    const boundarySeq = closedUntil < entries.length ? entries[closedUntil]!.seq : Number.POSITIVE_INFINITY;
     for (const r of built.repairs) {
       if (r.seq < boundarySeq) this.closedRepairs.push(r);
     }
     this.tailRepairs = built.repairs.filter((r) => r.seq >= boundarySeq);
-    this.closedUntil = built.closedUntil;
+    this.closedUntil = closedUntil;
     this.seen = entries.length;
   }
 
@@ -670,18 +787,19 @@ export class AtomIndex {
   }
 }
 
+/** The atoms of `entries` (as `shownEntries` gives them) in `format`, ids already shown in `seen`. */
+function buildFrom(entries: readonly HistoryEntry[], format: MessageFormat, seen: SeenIds): BuildResult {
+  if (format === 'openai') return buildOpenAI(entries, 0);
+  if (format === 'openai-responses') return buildResponses(entries, 0, seen);
+  if (format === 'gemini') return buildGemini(entries, 0);
+  return buildAnthropic(entries, 0, seen);
+}
+
 /** Groups a whole history into atoms at once (see `AtomIndex` for the incremental form). */
 export function buildAtoms(
   entries: readonly HistoryEntry[],
   format: MessageFormat,
 ): { atoms: Atom[]; repairs: Repair[] } {
-  const built =
-    format === 'openai'
-      ? buildOpenAI(entries, 0)
-      : format === 'openai-responses'
-        ? buildResponses(entries, 0, layeredIds(new Set()))
-        : format === 'gemini'
-          ? buildGemini(entries, 0)
-          : buildAnthropic(entries, 0, layeredIds(new Set()));
+  const built = buildFrom(shownEntries(entries, 0, format).entries, format, layeredIds(new Set()));
   return { atoms: built.atoms, repairs: built.repairs };
 }

@@ -9,7 +9,7 @@
  */
 
 import type { Atom, BuildResult, Repair, ToolResultSlot } from './atoms.js';
-import { missingResultText } from './atoms.js';
+import { interimEnd, missingResultText } from './atoms.js';
 import { freezeDeep } from './freeze.js';
 import {
   callKeyOf,
@@ -77,9 +77,11 @@ export function buildGemini(entries: readonly HistoryEntry[], from: number): Bui
     // The calls' responses: the user contents after them, until every call is answered.
     i++;
     const answering: HistoryEntry[] = [];
-    const displaced: HistoryEntry[] = [];
+    let displaced: HistoryEntry[] = [];
     const found: Array<{ entry: HistoryEntry; ref: GeminiCallRef }> = [];
     let ended = false;
+    let narration = -1;
+    let lastAnswer = -1;
     const answered = () =>
       pairGemini(
         calls,
@@ -88,26 +90,47 @@ export function buildGemini(entries: readonly HistoryEntry[], from: number): Bui
     while (i < entries.length && !answered()) {
       const next = entries[i]!;
       const role = contentOf(next).role;
-      if (role === 'model') {
-        ended = true;
-        break;
-      }
       const responses = geminiResponses(next.message);
-      if (responses.length === 0) {
-        if (role === 'system') {
-          ended = true;
-          break;
-        }
-        displaced.push(next);
-      } else {
+      if (responses.length > 0) {
         answering.push(next);
         for (const ref of responses) found.push({ entry: next, ref });
+        lastAnswer = i;
+      } else if (
+        role === 'system' ||
+        (role === 'model' && geminiCalls(next.message).length > 0) ||
+        (narration >= 0 && role === 'user')
+      ) {
+        // New calls, or the user speaking after the model did: these responses are not coming.
+        ended = true;
+        break;
+      } else {
+        // Model narration while the functions run moves after the responses, as a user content does.
+        if (role === 'model' && narration < 0) narration = i;
+        displaced.push(next);
       }
       i++;
     }
-    const open = !answered() && !ended && i >= entries.length;
-    if (open && closedUntil === entries.length) closedUntil = start;
-    atoms.push(exchange(head, calls, answering, found, open, repairs));
+    // Results may still come: regroup from here. Open (placeholders that go once the results come)
+    // when nothing but what slipped in waits after the calls; narration after them stays put.
+    const waiting = !answered() && !ended && i >= entries.length;
+    if (waiting && closedUntil === entries.length) closedUntil = start;
+    const stop = interimEnd(narration, lastAnswer, i);
+    const open = waiting && stop === i;
+    if (stop < i) {
+      displaced = displaced.filter((d) => d.seq < entries[stop]!.seq);
+      i = stop;
+    }
+    // Model narration joins the calls' content (stored order kept): a model content between the
+    // responses and the next calls would make those calls follow a model turn, which the API refuses.
+    const narrations = displaced.filter((d) => contentOf(d).role === 'model');
+    displaced = displaced.filter((d) => contentOf(d).role !== 'model');
+    atoms.push(exchange(head, narrations, calls, answering, found, open, repairs));
+    for (const joined of narrations)
+      repairs.push({
+        kind: 'moved',
+        seq: joined.seq,
+        detail: `model content between the calls of ${head.seq} and their responses joined to the calls' content`,
+      });
     for (const moved of displaced) {
       repairs.push({
         kind: 'moved',
@@ -122,6 +145,7 @@ export function buildGemini(entries: readonly HistoryEntry[], from: number): Bui
 
 function exchange(
   head: HistoryEntry,
+  narrations: readonly HistoryEntry[],
   calls: readonly GeminiCallRef[],
   answering: readonly HistoryEntry[],
   found: ReadonlyArray<{ entry: HistoryEntry; ref: GeminiCallRef }>,
@@ -141,8 +165,20 @@ function exchange(
       detail: `function response ${found[k]!.ref.name} answers no call of ${head.seq}; left out`,
     });
   }
+  const callContent =
+    narrations.length === 0
+      ? head.message
+      : (freezeDeep({
+          ...contentOf(head),
+          parts: [contentOf(head), ...narrations.map(contentOf)].flatMap((c) => c.parts),
+        }) as unknown as Message);
+  const callSeqs = [head.seq, ...narrations.map((n) => n.seq)];
   const clean =
-    answering.length === 1 && found.length === calls.length && pairing.every((k, n) => k === n) && !open;
+    narrations.length === 0 &&
+    answering.length === 1 &&
+    found.length === calls.length &&
+    pairing.every((k, n) => k === n) &&
+    !open;
   const slots = (messageIndex: number, indexOfCall: (n: number) => number): ToolResultSlot[] =>
     calls.map((call, n) => ({
       key: `${head.seq}:${n}`,
@@ -194,8 +230,8 @@ function exchange(
   return {
     id: head.seq,
     kind: 'exchange',
-    seqs: [head.seq, ...answering.map((e) => e.seq)],
-    messages: [head.message, answer],
+    seqs: [...callSeqs, ...answering.map((e) => e.seq)],
+    messages: [callContent, answer],
     results: slots(1, (n) => n),
     repaired: true,
     open,

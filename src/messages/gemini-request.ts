@@ -11,6 +11,7 @@
  * Also `toGeminiRequest`, which splits a view into `systemInstruction` and `contents`.
  */
 
+import { InvalidMessageError } from '../errors.js';
 import {
   type GeminiContent,
   type GeminiMessage,
@@ -114,9 +115,23 @@ export interface GeminiRequest {
 
 /**
  * Splits a view in the `'gemini'` format into the request's `systemInstruction` (the system
- * messages' parts, in order) and `contents` (everything else, as it is).
+ * messages' parts, in order) and `contents` (everything else, as it is). Throws
+ * `InvalidMessageError` naming each message that is not a Gemini content (`messages[2].parts`):
+ * ask the manager for `provider: 'gemini'` to have a view converted.
  */
 export function toGeminiRequest(view: readonly GeminiMessage[]): GeminiRequest {
+  const issues = view.flatMap((message, i) =>
+    isRecord(message) && Array.isArray(message.parts)
+      ? []
+      : [
+          {
+            path: `messages[${i}].parts`,
+            message:
+              'expected a Gemini content ({ role, parts }); convert the view with convertMessages(view, "gemini")',
+          },
+        ],
+  );
+  if (issues.length > 0) throw new InvalidMessageError(issues);
   const system: Array<{ text: string }> = [];
   const contents: GeminiContent[] = [];
   for (const message of view) {

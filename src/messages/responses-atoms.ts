@@ -9,7 +9,7 @@
  */
 
 import type { Atom, BuildResult, Repair, SeenIds, ToolResultSlot } from './atoms.js';
-import { missingResultText } from './atoms.js';
+import { interimEnd, missingResultText } from './atoms.js';
 import { freezeDeep } from './freeze.js';
 import { itemType, outputCallId, RESPONSES_CALLS, RESPONSES_OUTPUTS } from './responses-items.js';
 import type { HistoryEntry, Message } from './types.js';
@@ -49,6 +49,17 @@ function single(entry: HistoryEntry): Atom {
   };
 }
 
+/** Index of the first item at or after `i` that is not reasoning. */
+function afterReasoning(entries: readonly HistoryEntry[], i: number): number {
+  let k = i;
+  while (k < entries.length && itemType(entries[k]!.message) === 'reasoning') k++;
+  return k;
+}
+
+function isAssistantMessage(item: Item): boolean {
+  return itemType(item) === 'message' && item.role === 'assistant';
+}
+
 /** Groups Responses items from `from` on (see the module note). */
 export function buildResponses(entries: readonly HistoryEntry[], from: number, seen: SeenIds): BuildResult {
   const atoms: Atom[] = [];
@@ -60,9 +71,9 @@ export function buildResponses(entries: readonly HistoryEntry[], from: number, s
     // Reasoning goes with what follows it.
     while (i < entries.length && itemType(entries[i]!.message) === 'reasoning') i++;
     if (i >= entries.length) {
-      // Reasoning at the very end waits for its item: an open atom.
+      // Reasoning at the very end waits for its item, out of the view until it comes (the API
+      // refuses reasoning "provided without its required following item"): an open tail.
       if (closedUntil === entries.length) closedUntil = start;
-      atoms.push(group(entries.slice(start, i), [], true));
       break;
     }
     const head = entries[i]!;
@@ -89,53 +100,78 @@ export function buildResponses(entries: readonly HistoryEntry[], from: number, s
     while (i < entries.length) {
       const t = itemType(entries[i]!.message);
       if (isCall(t)) calls.push(entries[i]!);
-      else if (t !== 'reasoning') break;
+      else if (t !== 'reasoning' || !isCall(itemType(entries[afterReasoning(entries, i)]?.message))) break;
       else leading.push(entries[i]!);
       i++;
     }
-    const pending = new Map<string, HistoryEntry>();
-    for (const c of calls) pending.set(callKey(c.message as Item), c);
-    const answers = new Map<string, HistoryEntry>();
-    const displaced: HistoryEntry[] = [];
+    // Outputs pair with calls by key; calls that share one (real logs reuse ids) pair in order.
+    const answers = new Map<HistoryEntry, HistoryEntry>();
+    const unanswered = (key: string | undefined) =>
+      calls.find((c) => callKey(c.message as Item) === key && !answers.has(c));
+    let displaced: HistoryEntry[] = [];
     let ended = false;
-    while (i < entries.length && [...pending.keys()].some((k) => !answers.has(k))) {
+    let narration = -1;
+    let lastAnswer = -1;
+    while (i < entries.length && answers.size < calls.length) {
       const next = entries[i]!;
-      const t = itemType(next.message);
+      const item = next.message as Item;
+      const t = itemType(item);
       if (isOutput(t)) {
-        const key = answerKey(next.message as Item);
-        if (key !== undefined && pending.has(key) && !answers.has(key)) answers.set(key, next);
-        else
+        const key = answerKey(item);
+        const call = unanswered(key);
+        if (call) {
+          answers.set(call, next);
+          lastAnswer = i;
+        } else
           repairs.push({
             kind: 'orphan_result',
             seq: next.seq,
             detail: `${String(t)} for ${String(key)} answers no pending call; left out`,
           });
         i++;
-      } else if (
-        isCall(t) ||
-        t === 'reasoning' ||
-        (t === 'message' && (next.message as Item).role === 'assistant')
-      ) {
+        continue;
+      }
+      // Assistant narration while the tools run (reasoning first, maybe) moves after the outputs.
+      const k = afterReasoning(entries, i);
+      const narrates = k < entries.length && isAssistantMessage(entries[k]!.message as Item);
+      // Reasoning at the very end waits for its item, which may be another call: waiting too.
+      if (t === 'reasoning' && k >= entries.length) break;
+      if (isCall(t) || (t === 'reasoning' && !narrates) || (narration >= 0 && item.role === 'user')) {
+        // New calls, or the user speaking after the assistant did: these outputs are not coming.
         ended = true;
         break;
-      } else {
-        displaced.push(next);
-        i++;
       }
+      if (narrates && narration < 0) narration = i;
+      const upTo = narrates ? k + 1 : i + 1;
+      displaced.push(...entries.slice(i, Math.min(upTo, entries.length)));
+      i = upTo;
     }
-    const unanswered = calls.filter((c) => !answers.has(callKey(c.message as Item)));
-    const open = unanswered.length > 0 && !ended && i >= entries.length;
-    if (open && closedUntil === entries.length) closedUntil = start;
+    // Results may still come: regroup from here. Open (placeholders that go once the results come)
+    // when nothing but what slipped in waits after the calls; narration after them stays put.
+    const waiting = answers.size < calls.length && !ended && afterReasoning(entries, i) >= entries.length;
+    if (waiting && closedUntil === entries.length) closedUntil = start;
+    const stop = interimEnd(narration, lastAnswer, i);
+    const open = waiting && stop === i;
+    if (stop < i) {
+      displaced = displaced.filter((d) => d.seq < entries[stop]!.seq);
+      i = stop;
+    }
     const atom = exchange([...leading], calls, answers, open, repairs, seen);
     if (displaced.length > 0) atom.repaired = true;
     atoms.push(atom);
-    for (const moved of displaced) {
+    for (const moved of displaced)
       repairs.push({
         kind: 'moved',
         seq: moved.seq,
         detail: `item between call ${head.seq} and its outputs moved after them`,
       });
-      atoms.push(single(moved));
+    // Moved reasoning stays with the item it precedes.
+    for (let d = 0; d < displaced.length; ) {
+      let e = d;
+      while (e < displaced.length - 1 && itemType(displaced[e]!.message) === 'reasoning') e++;
+      const members = displaced.slice(d, e + 1);
+      atoms.push(members.length === 1 ? single(members[0]!) : group(members, [], false));
+      d = e + 1;
     }
   }
   return { atoms, repairs, closedUntil };
@@ -157,7 +193,7 @@ function group(members: readonly HistoryEntry[], results: ToolResultSlot[], open
 function exchange(
   leading: HistoryEntry[],
   calls: readonly HistoryEntry[],
-  answers: ReadonlyMap<string, HistoryEntry>,
+  answers: ReadonlyMap<HistoryEntry, HistoryEntry>,
   open: boolean,
   repairs: Repair[],
   seen: SeenIds,
@@ -183,13 +219,10 @@ function exchange(
         detail: `call_id ${id} shown as ${out} (the API wants unique call ids)`,
       });
   }
-  const renamed = (entry: HistoryEntry, field: string): Message => {
-    const call =
-      calls.find((c) => c === entry) ?? calls.find((c) => answers.get(callKey(c.message as Item)) === entry);
-    const id = call ? viewIds.get(call)! : undefined;
-    const item = entry.message as Item;
-    if (id === undefined || id === callKey(call!.message as Item)) return entry.message;
-    return freezeDeep({ ...item, [field]: id }) as unknown as Message;
+  const renamed = (entry: HistoryEntry, call: HistoryEntry, field: string): Message => {
+    const id = viewIds.get(call)!;
+    if (id === callKey(call.message as Item)) return entry.message;
+    return freezeDeep({ ...(entry.message as Item), [field]: id }) as unknown as Message;
   };
   // Stored order for reasoning and calls; outputs after all the calls, in call order.
   const head = [...leading, ...calls].sort((a, b) => a.seq - b.seq);
@@ -198,7 +231,7 @@ function exchange(
   let repaired = false;
   for (const entry of head) {
     const item = entry.message as Item;
-    if (item.type === 'computer_call' && !answers.has(callKey(item)) && !open) {
+    if (item.type === 'computer_call' && !answers.has(entry) && !open) {
       repaired = true;
       repairs.push({
         kind: 'missing_result',
@@ -208,19 +241,19 @@ function exchange(
       continue;
     }
     const isCallEntry = calls.includes(entry) && item.type !== 'mcp_approval_request';
-    messages.push(isCallEntry ? renamed(entry, 'call_id') : entry.message);
+    messages.push(isCallEntry ? renamed(entry, entry, 'call_id') : entry.message);
     if (messages.at(-1) !== entry.message) repaired = true;
     seqs.push(entry.seq);
   }
   const results: ToolResultSlot[] = [];
   calls.forEach((call, index) => {
     const item = call.message as Item;
-    const answer = answers.get(callKey(item));
+    const answer = answers.get(call);
     const key = viewIds.get(call)!;
     const name = String(item.name ?? item.type);
     if (answer) {
       const field = (answer.message as Item).call_id !== undefined ? 'call_id' : 'id';
-      messages.push(renamed(answer, field));
+      messages.push(renamed(answer, call, field));
       if (messages.at(-1) !== answer.message) repaired = true;
       seqs.push(answer.seq);
     } else if (item.type === 'mcp_approval_request' || item.type === 'computer_call') {
