@@ -210,7 +210,11 @@ export class Planner {
     const blocks = this.blocks;
     const factsTokens = (facts: readonly ExtractedFact[]) =>
       facts.length > 0 ? req.count(blocks.factsMessage(facts, req.format)) : 0;
-    const summaryTokens = (summary: PlanSummary) => req.count(blocks.summaryMessage(summary, format));
+    const summaryTokens = (summary: PlanSummary) => {
+      let sum = 0;
+      for (const m of blocks.summaryMessages(summary, format)) sum += req.count(m);
+      return sum;
+    };
     const cap = (facts: readonly ExtractedFact[], room: number) =>
       capFactsFor(facts, room, req.entries, factsTokens, (t) => req.counter.countText(t));
     const candidates = (draft: PlanDraft, room: number) =>

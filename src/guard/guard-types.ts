@@ -113,7 +113,7 @@ export function overflowBreakdown(
   preserveSystem: boolean,
 ): OverflowBreakdown {
   const format = c.format ?? 'openai';
-  const atoms = c.view.atoms(c.entries, format).all();
+  const atoms = c.view.atoms(c.entries, format).visible();
   const protection = protectionsOf(atoms, c.entries, preserveSystem);
   const breakdown: OverflowBreakdown = {
     system: 0,

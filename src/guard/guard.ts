@@ -377,7 +377,8 @@ export class ContextGuard {
   ): Promise<CompactionReceipt> {
     const { entries, view } = c;
     const format = c.format ?? 'openai';
-    const atoms = view.atoms(entries, format).all();
+    // What a server compaction superseded is not in the view: nothing to plan there.
+    const atoms = view.atoms(entries, format).visible();
     const before = view.build(entries, format, r.counter);
     const tokensBefore = before.tokens + r.fixedTokens;
     this.measurer.events.emit('context:pre_compact', {

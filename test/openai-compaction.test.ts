@@ -1,0 +1,214 @@
+/**
+ * Issue 22, the OpenAI half: server-side compaction (`context_management` on a Responses request)
+ * and the `/responses/compact` endpoint (developers.openai.com/api/docs/guides/compaction). Their
+ * `compaction` items are accepted, stored verbatim and counted from the usage the API reported;
+ * views start from the latest one as the guide allows; the fake Responses API, which reads
+ * requests on its own, accepts every view and bills what contextkit counted and metered.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InvalidMessageError } from '../src/errors.js';
+import { addOpenAIResponse } from '../src/integrations/providers.js';
+import { ContextManager } from '../src/manager.js';
+import type { Message } from '../src/messages/types.js';
+import { BUILTIN_PRICING } from '../src/tokens/pricing.js';
+import { seededRandom } from './support/arbitraries.js';
+import {
+  type FakeResponsesServer,
+  MAX_INPUT_STRING,
+  sealCompaction,
+  startFakeResponses,
+  unsealCompaction,
+} from './support/fake-responses-server.js';
+
+const MODEL = 'gpt-5';
+
+let server: FakeResponsesServer;
+beforeAll(async () => {
+  server = await startFakeResponses();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+async function create(
+  body: Record<string, unknown>,
+  path = '/v1/responses',
+): Promise<Record<string, unknown>> {
+  const res = await fetch(`${server.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: MODEL, ...body }),
+  });
+  const json = (await res.json()) as Record<string, unknown>;
+  if (res.status !== 200) throw new Error(`fake Responses API refused: ${JSON.stringify(json)}`);
+  return json;
+}
+
+const words = ['order', 'refund', 'window', 'ticket', 'parcel', 'invoice', 'agent', 'route', 'note'];
+
+/** A manager with a few hundred tokens of history per turn, and a server compaction on the way. */
+async function compactedConversation(): Promise<{
+  ctx: ContextManager;
+  compaction: Record<string, unknown>;
+}> {
+  const ctx = new ContextManager({ model: MODEL });
+  await ctx.addMessage({ role: 'system', content: 'You are a support agent.' });
+  const r = seededRandom(3);
+  let compaction: Record<string, unknown> | undefined;
+  for (let turn = 0; compaction === undefined; turn++) {
+    const text = Array.from({ length: 60 }, () => words[r.int(0, words.length - 1)]).join(' ');
+    await ctx.addMessage({ role: 'user', content: `turn ${turn} parcel code PX-${1000 + turn}: ${text}` });
+    const input = await ctx.getMessagesForRequest();
+    const response = await create({
+      input,
+      context_management: [{ type: 'compaction', compact_threshold: 2000 }],
+    });
+    await addOpenAIResponse(ctx, response);
+    compaction = (response.output as Array<Record<string, unknown>>).find((i) => i.type === 'compaction');
+  }
+  return { ctx, compaction };
+}
+
+describe('OpenAI compaction items', () => {
+  it('addOpenAIResponse accepts a reply with a compaction item and stores it verbatim', async () => {
+    const { ctx, compaction } = await compactedConversation();
+    const stored = await ctx.getMessages();
+    expect(stored).toContainEqual(compaction);
+    // The whole history stays: every turn before the compaction is still stored.
+    expect(stored.filter((m) => m.role === 'user').length).toBeGreaterThan(5);
+  });
+
+  it('the view starts from the latest compaction item (the system prompt kept), and the API accepts it', async () => {
+    const { ctx, compaction } = await compactedConversation();
+    await ctx.addMessage({ role: 'user', content: 'and now?' });
+    const view = await ctx.getMessagesForRequest();
+    expect(view[0]).toEqual({ role: 'system', content: 'You are a support agent.' });
+    expect(view[1]).toEqual(compaction);
+    expect(view.some((m) => m.role === 'user' && String(m.content).startsWith('turn 0 '))).toBe(false);
+    await create({ input: view });
+    // Recall still reaches what the compaction covered.
+    const hits = await ctx.recall('parcel code PX-1000');
+    expect(hits.length).toBeGreaterThan(0);
+    expect(JSON.stringify(hits[0])).toContain('PX-1000');
+  });
+
+  it('counts a compaction item from the reported usage, not from the length of its ciphertext', async () => {
+    const { ctx, compaction } = await compactedConversation();
+    const counter = ctx.measurer.defaultCounter('openai-responses');
+    const counted = ctx.measurer.count(counter, compaction as unknown as Message, 'openai-responses');
+    const rendered = unsealCompaction(String(compaction.encrypted_content))!;
+    // The fake renders it as `rendered` tokens plus three framing tokens.
+    expect(Math.abs(counted - (rendered + 3))).toBeLessThanOrEqual(6);
+    // A same-size item whose usage was never reported is counted by its size instead.
+    const unknown = { type: 'compaction', encrypted_content: sealCompaction(rendered, 'never-reported') };
+    expect(ctx.measurer.count(counter, unknown as unknown as Message, 'openai-responses')).not.toBe(counted);
+  });
+
+  it('refuses an encrypted_content over the 10 MiB limit with its path, storing nothing', async () => {
+    const ctx = new ContextManager({ model: MODEL });
+    await ctx.addMessage({ role: 'user', content: 'hi' });
+    const huge = { type: 'compaction', encrypted_content: 'A'.repeat(MAX_INPUT_STRING + 1) };
+    const err = await addOpenAIResponse(ctx, { output: [huge] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidMessageError);
+    expect((err as InvalidMessageError).issues[0]!.path).toMatch(/encrypted_content$/);
+    expect((err as Error).message).toContain('10485760');
+    expect(await ctx.getMessages()).toEqual([{ role: 'user', content: 'hi' }]);
+    // The fake API refuses it too, with the API's message.
+    const res = await fetch(`${server.url}/v1/responses`, {
+      method: 'POST',
+      body: JSON.stringify({ model: MODEL, input: [{ role: 'user', content: 'hi' }, huge] }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain('string too long');
+  });
+
+  it('the fake API refuses a compaction item it did not write, and a malformed context_management', async () => {
+    const forged = { type: 'compaction', encrypted_content: `${sealCompaction(10, 'x')}tampered` };
+    await expect(create({ input: [{ role: 'user', content: 'hi' }, forged] })).rejects.toThrow(/decrypted/);
+    await expect(
+      create({ input: [{ role: 'user', content: 'hi' }], context_management: [{ type: 'compact' }] }),
+    ).rejects.toThrow(/context_management\[0\]\.type/);
+  });
+});
+
+/**
+ * An agent session against the fake API with server compaction on: user turns, tool calls and
+ * their outputs, the reply of each request added with `addOpenAIResponse`.
+ */
+async function agentSession(turns: number): Promise<{
+  worstCount: number;
+  meterPrice: number;
+  billedPrice: number;
+  compactions: number;
+  stored: number;
+}> {
+  let clock = Date.parse('2026-03-01T00:00:00Z');
+  const fake = await startFakeResponses({ now: () => clock });
+  const ctx = new ContextManager({ model: MODEL, now: () => new Date(clock) });
+  const r = seededRandom(22);
+  const pricing = BUILTIN_PRICING[MODEL]!;
+  let worstCount = 0;
+  let billedPrice = 0;
+  let added = 0;
+  try {
+    await ctx.addMessage({ role: 'developer', content: 'You are an operations agent. Use the tools.' });
+    added++;
+    for (let turn = 0; turn < turns; turn++) {
+      clock += r.int(5, 60) * 1000;
+      const text = Array.from({ length: r.int(20, 120) }, () => words[r.int(0, words.length - 1)]).join(' ');
+      await ctx.addMessage({ role: 'user', content: `turn ${turn}: ${text}` });
+      added++;
+      if (r.int(0, 2) === 0) {
+        const id = `call_${turn}`;
+        await ctx.addMessage({
+          type: 'function_call',
+          call_id: id,
+          name: 'lookup',
+          arguments: `{"turn":${turn}}`,
+        });
+        const output = Array.from({ length: r.int(50, 400) }, () => words[r.int(0, words.length - 1)]).join(
+          ' ',
+        );
+        await ctx.addMessage({ type: 'function_call_output', call_id: id, output });
+        added += 2;
+      }
+      const input = await ctx.getMessagesForRequest({ tokenBudget: 60_000 });
+      const counted = ctx.usage().tokens;
+      const response = await (
+        await fetch(`${fake.url}/v1/responses`, {
+          method: 'POST',
+          body: JSON.stringify({
+            model: MODEL,
+            input,
+            context_management: [{ type: 'compaction', compact_threshold: 8_000 }],
+          }),
+        })
+      ).json();
+      expect(response.error).toBeUndefined();
+      const bill = fake.bills.at(-1)!;
+      const off = Math.abs(counted - bill.input) / bill.input;
+      worstCount = Math.max(worstCount, off);
+      billedPrice += ((bill.input - bill.cached) * pricing.input + bill.cached * pricing.cacheRead) / 1e6;
+      added += (await addOpenAIResponse(ctx, response)).length;
+    }
+    return {
+      worstCount,
+      meterPrice: ctx.usage().cost!.totals.price!,
+      billedPrice,
+      compactions: fake.bills.filter((b) => b.compacted).length,
+      stored: (await ctx.getMessages()).length === added ? added : -1,
+    };
+  } finally {
+    await fake.close();
+  }
+}
+
+describe('a long agent session with server compaction on (fake Responses API)', () => {
+  it('adds every reply, every view is accepted, counts within 2% and meters within 1% of the billing', async () => {
+    const result = await agentSession(Number(process.env.COMPACTION_TURNS ?? 150));
+    expect(result.compactions).toBeGreaterThan(2);
+    expect(result.stored).toBeGreaterThan(0);
+    expect(result.worstCount).toBeLessThanOrEqual(0.02);
+    expect(Math.abs(result.meterPrice - result.billedPrice) / result.billedPrice).toBeLessThanOrEqual(0.01);
+  }, 120_000);
+});
