@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidMessageError } from '../src/errors.js';
 import { addOpenAIResponse } from '../src/integrations/providers.js';
 import { ContextManager } from '../src/manager.js';
+import type { ResponsesItem } from '../src/messages/responses-items.js';
 import type { Message } from '../src/messages/types.js';
 import { BUILTIN_PRICING } from '../src/tokens/pricing.js';
 import { seededRandom } from './support/arbitraries.js';
@@ -33,8 +34,9 @@ afterAll(async () => {
 async function create(
   body: Record<string, unknown>,
   path = '/v1/responses',
+  base = server.url,
 ): Promise<Record<string, unknown>> {
-  const res = await fetch(`${server.url}${path}`, {
+  const res = await fetch(`${base}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: MODEL, ...body }),
@@ -174,22 +176,16 @@ async function agentSession(turns: number): Promise<{
       }
       const input = await ctx.getMessagesForRequest({ tokenBudget: 60_000 });
       const counted = ctx.usage().tokens;
-      const response = await (
-        await fetch(`${fake.url}/v1/responses`, {
-          method: 'POST',
-          body: JSON.stringify({
-            model: MODEL,
-            input,
-            context_management: [{ type: 'compaction', compact_threshold: 8_000 }],
-          }),
-        })
-      ).json();
-      expect(response.error).toBeUndefined();
+      const response = await create(
+        { input, context_management: [{ type: 'compaction', compact_threshold: 8_000 }] },
+        '/v1/responses',
+        fake.url,
+      );
       const bill = fake.bills.at(-1)!;
       const off = Math.abs(counted - bill.input) / bill.input;
       worstCount = Math.max(worstCount, off);
       billedPrice += ((bill.input - bill.cached) * pricing.input + bill.cached * pricing.cacheRead) / 1e6;
-      added += (await addOpenAIResponse(ctx, response)).length;
+      added += (await addOpenAIResponse(ctx, response as { output: unknown[] })).length;
     }
     return {
       worstCount,
@@ -211,4 +207,84 @@ describe('a long agent session with server compaction on (fake Responses API)', 
     expect(result.worstCount).toBeLessThanOrEqual(0.02);
     expect(Math.abs(result.meterPrice - result.billedPrice) / result.billedPrice).toBeLessThanOrEqual(0.01);
   }, 120_000);
+});
+
+/**
+ * Turns of a short request, a long assistant report and the reply, through a manager that may
+ * compact with `/responses/compact`, which keeps the user messages and compacts the rest.
+ */
+async function drivenChat(
+  ctx: ContextManager,
+  turns: number,
+): Promise<{ views: Message[][]; stored: Message[] }> {
+  const views: Message[][] = [];
+  await ctx.addMessage({ role: 'developer', content: 'Answer briefly.' });
+  const r = seededRandom(5);
+  for (let turn = 0; turn < turns; turn++) {
+    await ctx.addMessage({ role: 'user', content: `turn ${turn}: look up parcel PX-${1000 + turn}` });
+    const report = Array.from({ length: 150 }, () => words[r.int(0, words.length - 1)]).join(' ');
+    await ctx.addMessage({ role: 'assistant', content: report });
+    const input = await ctx.getMessagesForRequest({ tokenBudget: 6000 });
+    views.push(input);
+    await addOpenAIResponse(ctx, await create({ input }));
+  }
+  return { views, stored: await ctx.getMessages() };
+}
+
+const isCompaction = (m: Message) => (m as { type?: string }).type === 'compaction';
+
+describe('providerCompaction: contextkit drives /responses/compact', () => {
+  it('through the llm settings: the compacted window stands in the view, stored history unchanged', async () => {
+    const ctx = new ContextManager({
+      model: MODEL,
+      providerCompaction: true,
+      llm: { provider: 'openai', baseURL: `${server.url}/v1`, apiKey: 'sk-test', model: MODEL },
+    });
+    const warnings: string[] = [];
+    ctx.on('context:warn', (w) => warnings.push(w.code));
+    const compactCalls = () => server.bills.filter((b) => b.path === '/v1/responses/compact').length;
+    const before = compactCalls();
+    const { views, stored } = await drivenChat(ctx, 40);
+    expect(compactCalls()).toBeGreaterThan(before);
+    expect(warnings).not.toContain('provider_compaction_fallback');
+    expect(views.at(-1)!.some(isCompaction)).toBe(true);
+    expect(ctx.currentPlan()?.summary?.tools).toBe('provider');
+    // Nothing stored was changed or lost: 1 developer message, 40 turns of 3 items.
+    expect(stored).toHaveLength(121);
+    expect(stored.some(isCompaction)).toBe(false);
+  });
+
+  it('through a compact function, and falls back to the summarizer with a warning when it fails', async () => {
+    let calls = 0;
+    const ctx = new ContextManager({
+      model: MODEL,
+      providerCompaction: {
+        compact: async (input) => {
+          calls++;
+          if (calls === 1) throw new Error('HTTP 503');
+          return (await create({ ...input }, '/v1/responses/compact')) as { output: ResponsesItem[] };
+        },
+      },
+    });
+    const warnings: string[] = [];
+    ctx.on('context:warn', (w) => warnings.push(`${w.code}: ${w.message}`));
+    const { views } = await drivenChat(ctx, 60);
+    expect(calls).toBeGreaterThan(1);
+    expect(warnings.some((w) => w.startsWith('provider_compaction_fallback') && w.includes('HTTP 503'))).toBe(
+      true,
+    );
+    expect(views.at(-1)!.some(isCompaction)).toBe(true);
+  });
+
+  it('without a way to call the provider, summarizes as before and says why', async () => {
+    const ctx = new ContextManager({ model: MODEL, providerCompaction: true });
+    const warnings: string[] = [];
+    ctx.on('context:warn', (w) => warnings.push(`${w.code}: ${w.message}`));
+    const { views } = await drivenChat(ctx, 60);
+    expect(warnings.some((w) => w.startsWith('provider_compaction_fallback') && w.includes('llm'))).toBe(
+      true,
+    );
+    expect(ctx.currentPlan()?.summary?.tools).toBe('offline');
+    expect(views.at(-1)!.some(isCompaction)).toBe(false);
+  });
 });
