@@ -85,7 +85,10 @@ describe('OpenAI compaction items', () => {
     await ctx.addMessage({ role: 'user', content: 'and now?' });
     const view = await ctx.getMessagesForRequest();
     expect(view[0]).toEqual({ role: 'system', content: 'You are a support agent.' });
-    expect(view[1]).toEqual(compaction);
+    // The user message that passed the threshold stays before the compaction item (the guide's
+    // compacted window: "all user messages, followed by a single compaction item").
+    expect(view[1]!.role).toBe('user');
+    expect(view[2]).toEqual(compaction);
     expect(view.some((m) => m.role === 'user' && String(m.content).startsWith('turn 0 '))).toBe(false);
     await create({ input: view });
     // Recall still reaches what the compaction covered.

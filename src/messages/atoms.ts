@@ -659,9 +659,16 @@ export class AtomIndex {
    * so a view leaves the atoms before it out, the system ones excepted (see `View.build`).
    */
   get compactedBefore(): number {
+    let at = this.closedCompaction;
     for (let k = this.tail.length - 1; k >= 0; k--)
-      if (holdsServerCompaction(this.tail[k]!)) return this.closed.length + k;
-    return this.closedCompaction;
+      if (holdsServerCompaction(this.tail[k]!)) {
+        at = this.closed.length + k;
+        break;
+      }
+    // `/responses/compact` returns "all user messages, followed by a single compaction item": user
+    // messages right before the compaction item are part of the window it stands for.
+    while (at > 0 && isUserMessageAtom(this.at(at - 1))) at--;
+    return at;
   }
 
   /** The atoms a view may send: from the latest server compaction on, and the system ones before it. */
@@ -691,6 +698,10 @@ export class AtomIndex {
   repairs(): Repair[] {
     return [...this.closedRepairs, ...this.tailRepairs];
   }
+}
+
+function isUserMessageAtom(atom: Atom): boolean {
+  return atom.kind === 'message' && atom.messages.length === 1 && atom.messages[0]!.role === 'user';
 }
 
 /** Whether an atom holds a provider's server compaction item (OpenAI Responses `compaction`). */

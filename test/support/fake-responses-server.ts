@@ -279,9 +279,17 @@ export async function startFakeResponses(options: { now?: () => number } = {}): 
       total_tokens: tokens.length + output,
     });
     if (compact) {
-      const users = (body.input as Rec[]).filter(
-        (item) => (item.type === undefined || item.type === 'message') && item.role === 'user',
-      );
+      // Output items: the user messages as `message` items with content parts.
+      const users = (body.input as Rec[])
+        .filter((item) => (item.type === undefined || item.type === 'message') && item.role === 'user')
+        .map((item, k) => ({
+          type: 'message',
+          id: typeof item.id === 'string' ? item.id : `msg_c${sealed + 1}_${k}`,
+          role: 'user',
+          status: 'completed',
+          content:
+            typeof item.content === 'string' ? [{ type: 'input_text', text: item.content }] : item.content,
+        }));
       const size = compactedSize(tokens.length);
       bills.push({ path: req.url!, input: tokens.length, cached, output: size, compacted: true });
       res.end(
