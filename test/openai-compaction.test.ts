@@ -11,7 +11,6 @@ import { addOpenAIResponse } from '../src/integrations/providers.js';
 import { ContextManager } from '../src/manager.js';
 import type { ResponsesItem } from '../src/messages/responses-items.js';
 import type { Message } from '../src/messages/types.js';
-import { BUILTIN_PRICING } from '../src/tokens/pricing.js';
 import { seededRandom } from './support/arbitraries.js';
 import {
   type FakeResponsesServer,
@@ -20,6 +19,7 @@ import {
   startFakeResponses,
   unsealCompaction,
 } from './support/fake-responses-server.js';
+import { openaiCompactionSession } from './support/openai-compaction-session.js';
 
 const MODEL = 'gpt-5';
 
@@ -136,79 +136,21 @@ describe('OpenAI compaction items', () => {
   });
 });
 
-/**
- * An agent session against the fake API with server compaction on: user turns, tool calls and
- * their outputs, the reply of each request added with `addOpenAIResponse`.
- */
-async function agentSession(turns: number): Promise<{
-  worstCount: number;
-  meterPrice: number;
-  billedPrice: number;
-  compactions: number;
-  stored: number;
-}> {
-  let clock = Date.parse('2026-03-01T00:00:00Z');
-  const fake = await startFakeResponses({ now: () => clock });
-  const ctx = new ContextManager({ model: MODEL, now: () => new Date(clock) });
-  const r = seededRandom(22);
-  const pricing = BUILTIN_PRICING[MODEL]!;
-  let worstCount = 0;
-  let billedPrice = 0;
-  let added = 0;
-  try {
-    await ctx.addMessage({ role: 'developer', content: 'You are an operations agent. Use the tools.' });
-    added++;
-    for (let turn = 0; turn < turns; turn++) {
-      clock += r.int(5, 60) * 1000;
-      const text = Array.from({ length: r.int(20, 120) }, () => words[r.int(0, words.length - 1)]).join(' ');
-      await ctx.addMessage({ role: 'user', content: `turn ${turn}: ${text}` });
-      added++;
-      if (r.int(0, 2) === 0) {
-        const id = `call_${turn}`;
-        await ctx.addMessage({
-          type: 'function_call',
-          call_id: id,
-          name: 'lookup',
-          arguments: `{"turn":${turn}}`,
-        });
-        const output = Array.from({ length: r.int(50, 400) }, () => words[r.int(0, words.length - 1)]).join(
-          ' ',
-        );
-        await ctx.addMessage({ type: 'function_call_output', call_id: id, output });
-        added += 2;
-      }
-      const input = await ctx.getMessagesForRequest({ tokenBudget: 60_000 });
-      const counted = ctx.usage().tokens;
-      const response = await create(
-        { input, context_management: [{ type: 'compaction', compact_threshold: 8_000 }] },
-        '/v1/responses',
-        fake.url,
-      );
-      const bill = fake.bills.at(-1)!;
-      const off = Math.abs(counted - bill.input) / bill.input;
-      worstCount = Math.max(worstCount, off);
-      billedPrice += ((bill.input - bill.cached) * pricing.input + bill.cached * pricing.cacheRead) / 1e6;
-      added += (await addOpenAIResponse(ctx, response as { output: unknown[] })).length;
-    }
-    return {
-      worstCount,
-      meterPrice: ctx.usage().cost!.totals.price!,
-      billedPrice,
-      compactions: fake.bills.filter((b) => b.compacted).length,
-      stored: (await ctx.getMessages()).length === added ? added : -1,
-    };
-  } finally {
-    await fake.close();
-  }
-}
-
 describe('a long agent session with server compaction on (fake Responses API)', () => {
   it('adds every reply, every view is accepted, counts within 2% and meters within 1% of the billing', async () => {
-    const result = await agentSession(Number(process.env.COMPACTION_TURNS ?? 150));
-    expect(result.compactions).toBeGreaterThan(2);
-    expect(result.stored).toBeGreaterThan(0);
+    const result = await openaiCompactionSession({
+      turns: Number(process.env.COMPACTION_TURNS ?? 150),
+      mode: 'server',
+      budget: 60_000,
+      threshold: 8_000,
+    });
+    expect(result.serverCompactions).toBeGreaterThan(2);
+    expect(result.refused).toBe(0);
+    expect(result.stored).toBe(true);
     expect(result.worstCount).toBeLessThanOrEqual(0.02);
-    expect(Math.abs(result.meterPrice - result.billedPrice) / result.billedPrice).toBeLessThanOrEqual(0.01);
+    expect(
+      Math.abs(result.meterPrice - result.serverInputPrice) / result.serverInputPrice,
+    ).toBeLessThanOrEqual(0.01);
   }, 120_000);
 });
 

@@ -224,6 +224,8 @@ export interface FakeBill {
   input: number;
   cached: number;
   output: number;
+  /** Of the output, the tokens a compaction wrote. */
+  compactionOutput: number;
   compacted: boolean;
 }
 
@@ -291,7 +293,14 @@ export async function startFakeResponses(options: { now?: () => number } = {}): 
             typeof item.content === 'string' ? [{ type: 'input_text', text: item.content }] : item.content,
         }));
       const size = compactedSize(tokens.length);
-      bills.push({ path: req.url!, input: tokens.length, cached, output: size, compacted: true });
+      bills.push({
+        path: req.url!,
+        input: tokens.length,
+        cached,
+        output: size,
+        compactionOutput: size,
+        compacted: true,
+      });
       res.end(
         JSON.stringify({
           id: `cmpresp_${sealed + 1}`,
@@ -319,8 +328,16 @@ export async function startFakeResponses(options: { now?: () => number } = {}): 
     };
     const replyTokens = encodeO200k(replyText).length;
     const output = over ? [compaction(), reply] : [reply];
-    const outputTokens = replyTokens + (over ? compactedSize(tokens.length) : 0);
-    bills.push({ path: req.url!, input: tokens.length, cached, output: outputTokens, compacted: over });
+    const compactionOutput = over ? compactedSize(tokens.length) : 0;
+    const outputTokens = replyTokens + compactionOutput;
+    bills.push({
+      path: req.url!,
+      input: tokens.length,
+      cached,
+      output: outputTokens,
+      compactionOutput,
+      compacted: over,
+    });
     res.end(
       JSON.stringify({ id: `resp_${bills.length}`, object: 'response', output, usage: usage(outputTokens) }),
     );
