@@ -11,6 +11,8 @@ import { addOpenAIResponse } from '../src/integrations/providers.js';
 import { ContextManager } from '../src/manager.js';
 import type { ResponsesItem } from '../src/messages/responses-items.js';
 import type { Message } from '../src/messages/types.js';
+import { getModelInfo } from '../src/tokens/catalog.js';
+import { createTokenCounter } from '../src/tokens/counter.js';
 import { seededRandom } from './support/arbitraries.js';
 import {
   type FakeResponsesServer,
@@ -19,6 +21,7 @@ import {
   startFakeResponses,
   unsealCompaction,
 } from './support/fake-responses-server.js';
+import { answersReachable, LOCOMO_DIR, loadChats } from './support/locomo.js';
 import { openaiCompactionSession } from './support/openai-compaction-session.js';
 
 const MODEL = 'gpt-5';
@@ -232,4 +235,48 @@ describe('providerCompaction: contextkit drives /responses/compact', () => {
     expect(ctx.currentPlan()?.summary?.tools).toBe('offline');
     expect(views.at(-1)!.some(isCompaction)).toBe(false);
   });
+});
+
+const chats = loadChats(process.env.LOCOMO_DIR ?? LOCOMO_DIR);
+if (!chats) console.warn(`skipping the LoCoMo server-compaction recall test: ${LOCOMO_DIR} is absent`);
+
+describe.skipIf(!chats)('recall after a server compaction, on the LoCoMo chats', () => {
+  it('reaches the same answers as before the compaction, which the view no longer sends', async () => {
+    const counter = createTokenCounter(getModelInfo(MODEL)!);
+    const compacted: string[] = [];
+    const reach = (withCompaction: boolean) =>
+      answersReachable(
+        chats ?? [],
+        (chat) => {
+          const ctx = new ContextManager({ model: MODEL });
+          const ready = (async () => {
+            // As Responses items (`type: 'message'`), the chat's turns as they came.
+            for (const e of chat.entries)
+              await ctx.addMessage({ type: 'message', ...e.message }, { metadata: e.metadata });
+            if (!withCompaction) return;
+            const input = await ctx.getMessages();
+            const reply = await create({
+              input,
+              context_management: [{ type: 'compaction', compact_threshold: 1000 }],
+            });
+            await addOpenAIResponse(ctx, reply);
+            const view = await ctx.getMessagesForRequest();
+            compacted.push(`${chat.name}:${view.length}/${(await ctx.getMessages()).length}`);
+          })();
+          return async (q) => {
+            await ready;
+            return (await ctx.recall(q)).map((h) => h.text);
+          };
+        },
+        (text) => counter.countText(text),
+      );
+    const before = await reach(false);
+    const after = await reach(true);
+    expect(compacted.length).toBe((chats ?? []).length);
+    // Each view is a handful of items (the compaction and what follows it), the history whole.
+    for (const c of compacted) expect(Number(c.split(':')[1]!.split('/')[0])).toBeLessThan(5);
+    expect(after.total).toBe(before.total);
+    expect(after.found).toBe(before.found);
+    expect(after.found / after.total).toBeGreaterThanOrEqual(0.85);
+  }, 300_000);
 });
