@@ -11,6 +11,8 @@ import { addOpenAIResponse } from '../src/integrations/providers.js';
 import { ContextManager } from '../src/manager.js';
 import type { ResponsesItem } from '../src/messages/responses-items.js';
 import type { Message } from '../src/messages/types.js';
+import { renderReportHtml } from '../src/report/html.js';
+import { replayConversation } from '../src/report/replay.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { seededRandom } from './support/arbitraries.js';
@@ -110,6 +112,14 @@ describe('OpenAI compaction items', () => {
     // A same-size item whose usage was never reported is counted by its size instead.
     const unknown = { type: 'compaction', encrypted_content: sealCompaction(rendered, 'never-reported') };
     expect(ctx.measurer.count(counter, unknown as unknown as Message, 'openai-responses')).not.toBe(counted);
+  });
+
+  it('the replay report shows the server compactions beside its own', async () => {
+    const { ctx } = await compactedConversation();
+    const report = await replayConversation(await ctx.getMessages(), { model: MODEL, budget: 1500 });
+    expect(report.totals.serverCompactions).toBe(1);
+    expect(report.totals.overflows).toBe(0);
+    expect(renderReportHtml(report)).toContain("1 by the provider's server");
   });
 
   it('refuses an encrypted_content over the 10 MiB limit with its path, storing nothing', async () => {
