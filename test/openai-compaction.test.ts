@@ -5,8 +5,9 @@
  * views start from the latest one as the guide allows; the fake Responses API, which reads
  * requests on its own, accepts every view and bills what contextkit counted and metered.
  */
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidMessageError } from '../src/errors.js';
+import { ContextOverflowError, InvalidMessageError } from '../src/errors.js';
 import { addOpenAIResponse } from '../src/integrations/providers.js';
 import { ContextManager } from '../src/manager.js';
 import type { ResponsesItem } from '../src/messages/responses-items.js';
@@ -19,12 +20,14 @@ import { seededRandom } from './support/arbitraries.js';
 import {
   type FakeResponsesServer,
   MAX_INPUT_STRING,
+  responsesRequestProblems,
   sealCompaction,
   startFakeResponses,
   unsealCompaction,
 } from './support/fake-responses-server.js';
 import { answersReachable, LOCOMO_DIR, loadChats } from './support/locomo.js';
 import { openaiCompactionSession } from './support/openai-compaction-session.js';
+import { itemsConversationArb } from './support/responses-items-arb.js';
 
 const MODEL = 'gpt-5';
 
@@ -289,4 +292,43 @@ describe.skipIf(!chats)('recall after a server compaction, on the LoCoMo chats',
     expect(after.found).toBe(before.found);
     expect(after.found / after.total).toBeGreaterThanOrEqual(0.85);
   }, 300_000);
+});
+
+describe('property: a compaction item anywhere in a generated Responses conversation', () => {
+  it('every view fits, is accepted by the fake API, holds the compaction item, and storage is whole', async () => {
+    const runs = Number(process.env.PROPERTY_RUNS ?? 40);
+    await fc.assert(
+      fc.asyncProperty(
+        itemsConversationArb,
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0.3, max: 1.3, noNaN: true }),
+        async (conv, where, share) => {
+          const compaction = {
+            type: 'compaction',
+            id: 'cmp_p',
+            encrypted_content: sealCompaction(40, `p${where}`),
+          };
+          const at = Math.floor(where * (conv.length + 1));
+          const history = [...conv.slice(0, at), compaction as unknown as Message, ...conv.slice(at)];
+          const ctx = new ContextManager({ model: 'gpt-4o' });
+          for (const m of history) await ctx.addMessage(m);
+          const counter = createTokenCounter(getModelInfo('gpt-4o')!);
+          const full = await counter.measure(history, { format: 'openai-responses' });
+          const budget = Math.max(128, Math.floor(full * share));
+          let view: Message[];
+          try {
+            view = await ctx.getMessagesForRequest({ tokenBudget: budget });
+          } catch (err) {
+            expect(err).toBeInstanceOf(ContextOverflowError);
+            return;
+          }
+          expect(await counter.measure(view, { format: 'openai-responses' })).toBeLessThanOrEqual(budget);
+          expect(view).toContainEqual(compaction);
+          expect(responsesRequestProblems({ input: view })).toEqual([]);
+          expect(await ctx.getMessages()).toEqual(history);
+        },
+      ),
+      { numRuns: runs },
+    );
+  }, 120_000);
 });
