@@ -2,12 +2,14 @@
  * `npm run bench -- cost`: what a long agent session's input is billed, replayed through the
  * manager (`replayConversation`, metered by src/guard/cost-meter.ts), beside a sliding window at
  * the same budget and no compaction; and the cache-expiry policy (`compactWhenCacheExpired`) on
- * and off over a session with idle spells longer than the cache's TTL.
+ * and off over a session with idle spells longer than the cache's TTL; and who compacts an OpenAI
+ * agent session (bench/provider-compaction.ts).
  */
 import { availableParallelism, loadavg } from 'node:os';
 import { replayConversation } from '../src/report/replay.js';
 import type { CostAlternative } from '../src/report/replay-cost.js';
 import { longSessionMessages } from '../test/support/arbitraries.js';
+import { providerCompactionSection } from './provider-compaction.js';
 import { formatMs, Report } from './report.js';
 import { UsageError } from './usage-error.js';
 
@@ -39,11 +41,16 @@ function row(label: string, a: CostAlternative): string[] {
 /** Runs the cost benchmark and writes `bench/results/cost.md`. */
 export async function runCostBenchmark(args: readonly string[]): Promise<void> {
   let n = 3000;
+  let turns = 1000;
   for (let i = 0; i < args.length; i++) {
     if (args[i] === '--messages' && Number.isInteger(Number(args[i + 1])) && Number(args[i + 1]) >= 100) {
       n = Number(args[++i]);
+    } else if (args[i] === '--turns' && Number.isInteger(Number(args[i + 1])) && Number(args[i + 1]) >= 10) {
+      turns = Number(args[++i]);
     } else
-      throw new UsageError(`unknown option ${JSON.stringify(args[i])} (cost takes --messages N, N ≥ 100)`);
+      throw new UsageError(
+        `unknown option ${JSON.stringify(args[i])} (cost takes --messages N, N ≥ 100, and --turns T, T ≥ 10)`,
+      );
   }
   const started = performance.now();
   const report = new Report('billed input of a long session');
@@ -108,6 +115,7 @@ export async function runCostBenchmark(args: readonly string[]): Promise<void> {
       ],
     );
   }
+  await providerCompactionSection(report, turns);
   report.note(`Whole run: ${formatMs(performance.now() - started)}.`);
   process.stdout.write(report.toText());
   const path = report.write('cost');

@@ -14,6 +14,13 @@ export {
 } from './compaction/plan.js';
 export { Planner, type PlannerSettings, type PlanRequest, type PlanResult } from './compaction/planner.js';
 export { protectionsOf } from './compaction/protections.js';
+export {
+  createResponsesCompact,
+  type ProviderCompactionOptions,
+  type ProviderCompactor,
+  type ResponsesCompact,
+  type ResponsesCompactInput,
+} from './compaction/provider-compaction.js';
 export type {
   CustomStrategy,
   StrategyDecision,
@@ -126,6 +133,7 @@ export type {
 } from './messages/gemini-parts.js';
 export { type GeminiRequest, toGeminiRequest } from './messages/gemini-request.js';
 export type * from './messages/responses-items.js';
+export { isCompactionItem, MAX_ENCRYPTED_CONTENT } from './messages/responses-items.js';
 export { type AnthropicRequestParts, toAnthropicRequest } from './messages/split.js';
 export type * from './messages/types.js';
 export { messageProblems, validateMessage } from './messages/validate-message.js';

@@ -4,6 +4,11 @@
  * one event emitter. Kept apart so the manager itself reads as the short composition it is.
  */
 
+import {
+  createResponsesCompact,
+  type ProviderCompactor,
+  responsesCompactor,
+} from './compaction/provider-compaction.js';
 import type { ContextEmitter } from './events.js';
 import { createCalibration } from './guard/calibration.js';
 import type { CacheComparison } from './guard/cost-meter.js';
@@ -100,6 +105,7 @@ export function composeParts(
     events: emitter,
   });
   const tools = options.tools ?? llmTools(options.llm, warn);
+  const providerCompact = providerCompactor(options);
   const guard = new ContextGuard({
     measurer,
     strategy: settings.strategy,
@@ -121,6 +127,7 @@ export function composeParts(
     memoryShare: options.memoryShare ?? DEFAULTS.memoryShare,
     recall: options.recall === true,
     ...(tools !== undefined ? { tools } : {}),
+    ...(providerCompact !== undefined ? { providerCompact } : {}),
   });
   const conversation: GuardConversation = {
     get entries() {
@@ -148,6 +155,31 @@ export function composeParts(
     onWarn: warn,
   });
   return { settings, store, history, measurer, guard, conversation, recallIndex };
+}
+
+/**
+ * The provider's compaction the `providerCompaction` option asks for: its `compact` function, or
+ * `/responses/compact` through the `llm` settings; one that cannot be called says why when asked.
+ */
+function providerCompactor(options: ContextManagerOptions): ProviderCompactor | undefined {
+  const asked = options.providerCompaction;
+  if (!asked) return undefined;
+  const llm = options.llm;
+  const compact =
+    (typeof asked === 'object' ? asked.compact : undefined) ??
+    (llm?.provider === 'openai' ? createResponsesCompact(llm) : undefined);
+  const model = options.model ?? llm?.model;
+  if (compact === undefined || model === undefined) {
+    return () =>
+      Promise.reject(
+        new Error(
+          compact === undefined
+            ? 'no providerCompaction.compact function and no llm settings with provider "openai" to call /responses/compact'
+            : 'no model option to compact for',
+        ),
+      );
+  }
+  return responsesCompactor(compact, model);
 }
 
 /** The LLM-backed tools the `llm` option asks for, reporting their fallbacks as warnings. */

@@ -3,6 +3,7 @@
  * (or a name that is not an option) at construction, naming it and what is accepted.
  */
 
+import type { ProviderCompactionOptions } from './compaction/provider-compaction.js';
 import type { StrategyOption } from './compaction/strategy.js';
 import type { FactsSite } from './compaction/summary-message.js';
 import { ConfigurationError } from './errors.js';
@@ -147,6 +148,16 @@ export interface ContextManagerOptions {
    * `context:warn` (`llm_fallback`). Ignored when `tools` is given.
    */
   llm?: Omit<LLMToolsOptions, 'onWarn'> & { provider: 'openai' | 'anthropic' };
+  /**
+   * Compact with the provider's own compaction instead of contextkit's summarizer (default off).
+   * OpenAI Responses conversations: the range the plan summarizes goes to `/responses/compact`
+   * (through `compact`, else the `llm` settings with `provider: 'openai'`), and the items it
+   * returns (the user messages and one `compaction` item) stand in the view where the range
+   * stood; stored history is not changed. Where the provider cannot (no way to call it, another
+   * format, a failure), the summarizer runs as without this option, with a `context:warn`
+   * (`provider_compaction_fallback`).
+   */
+  providerCompaction?: boolean | ProviderCompactionOptions;
   /** Where the facts block of what left the view goes (default `system`: after the system prompt). */
   facts?: FactsSite;
   /**
@@ -335,6 +346,13 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   compactionNotice: bool,
   cacheBreakpoints: oneOf(['auto', 'off']),
   tools: withMethods('summarize', 'extractFacts'),
+  providerCompaction: (v, name) => {
+    if (typeof v === 'boolean') return;
+    object(v, name);
+    const compact = (v as { compact?: unknown }).compact;
+    if (compact !== undefined && typeof compact !== 'function')
+      fail(`${name}.compact`, `expected a function, got ${show(compact)}`);
+  },
   llm: (v, name) => {
     object(v, name);
     oneOf(['openai', 'anthropic'])((v as { provider?: unknown }).provider, `${name}.provider`);

@@ -1,3 +1,4 @@
+import type { Message } from '../messages/types.js';
 import type { ExtractedFact } from '../tools/types.js';
 import { initialDraft, type PlanContext, type PlanDraft } from './draft.js';
 import type { AtomEdits } from './edit-atom.js';
@@ -36,8 +37,14 @@ export interface PlanSummary {
   at: number;
   fromSeq: number;
   toSeq: number;
-  /** `offline`, `openai`, `anthropic`, … */
+  /** `offline`, `openai`, `anthropic`, `openai-compact` (the provider's own compaction), … */
   tools: string;
+  /**
+   * The window the provider's compaction endpoint returned for the range (OpenAI
+   * `/responses/compact`: the user messages, then one `compaction` item), sent in place of the
+   * summary message, as it came.
+   */
+  items?: Message[];
 }
 
 /** A plan's decisions as the sets and maps the steps and the renderer work with. */

@@ -19,6 +19,7 @@ import { type AtomEdits, renderAtom } from './edit-atom.js';
 import { capFactsFor, factCandidates } from './fact-candidates.js';
 import { dropByImportance } from './importance.js';
 import { type CompactionPlan, type PlanEdits, type PlanSummary, startDraft } from './plan.js';
+import type { ProviderCompactor } from './provider-compaction.js';
 import { planReceipt, type ReceiptBase } from './receipt.js';
 import { selectForSummary } from './select-for-summary.js';
 import type { StrategyOption } from './strategy.js';
@@ -79,6 +80,10 @@ export interface PlanRequest {
   /** The view before this compaction. */
   before: { tokens: number; messages: number };
   repairs: () => CompactionReceipt['repairs'];
+  /** The provider's compaction, in place of the summarizer (`providerCompaction`). */
+  compact?: ProviderCompactor;
+  /** Says why the summarizer ran where the provider's compaction was asked for. */
+  warn?: (code: string, message: string) => void;
 }
 
 /** A plan, its receipt, and what a custom strategy said. */
@@ -93,7 +98,7 @@ export interface PlanResult {
 
 /** Per-plan scratch: the summary texts written, the facts left out, what the strategy said. */
 interface Scratch {
-  summaries: Map<string, string>;
+  summaries: Map<string, string | Message[]>;
   factsOmitted: number;
   refused: number[];
   warn?: string;
@@ -210,7 +215,11 @@ export class Planner {
     const blocks = this.blocks;
     const factsTokens = (facts: readonly ExtractedFact[]) =>
       facts.length > 0 ? req.count(blocks.factsMessage(facts, req.format)) : 0;
-    const summaryTokens = (summary: PlanSummary) => req.count(blocks.summaryMessage(summary, format));
+    const summaryTokens = (summary: PlanSummary) => {
+      let sum = 0;
+      for (const m of blocks.summaryMessages(summary, format)) sum += req.count(m);
+      return sum;
+    };
     const cap = (facts: readonly ExtractedFact[], room: number) =>
       capFactsFor(facts, room, req.entries, factsTokens, (t) => req.counter.countText(t));
     const candidates = (draft: PlanDraft, room: number) =>
@@ -298,6 +307,8 @@ export class Planner {
         counter: req.counter,
         tools: this.tools,
         memo: scratch.summaries,
+        ...(req.compact ? { compact: req.compact } : {}),
+        ...(req.warn ? { warn: req.warn } : {}),
       });
       draft.total +=
         summaryTokens(summary) -

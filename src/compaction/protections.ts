@@ -1,10 +1,10 @@
-import type { Atom } from '../messages/atoms.js';
+import { type Atom, holdsServerCompaction } from '../messages/atoms.js';
 import type { HistoryEntry } from '../messages/types.js';
 import type { Protection } from './draft.js';
 
 /**
  * How far compaction may touch each atom: system messages (with `preserveSystem`), `critical` and
- * `pinned` messages and the latest user message stay verbatim; the tool exchange in progress (the
+ * `pinned` messages, the latest user message and a server compaction item stay verbatim; the tool exchange in progress (the
  * last one after the latest user message) and an atom still open are kept; the rest may go.
  */
 export function protectionsOf(
@@ -33,7 +33,8 @@ export function protectionsOf(
   }
   return atoms.map((atom, i) => {
     if (atom.kind === 'system' && preserveSystem) return 'verbatim';
-    if (i === latestUser || verbatimSeqs(atom)) return 'verbatim';
+    // A server compaction item carries everything before it: never edited, never left out.
+    if (i === latestUser || verbatimSeqs(atom) || holdsServerCompaction(atom)) return 'verbatim';
     if (i === inProgress || atom.open) return 'keep';
     return 'none';
   });

@@ -1,10 +1,11 @@
 import type { Atom } from '../messages/atoms.js';
-import type { HistoryEntry } from '../messages/types.js';
+import type { HistoryEntry, Message } from '../messages/types.js';
 import type { TokenCounter } from '../tokens/types.js';
 import { isDialogue } from '../tools/dialogue-memory.js';
 import type { ContextTools } from '../tools/types.js';
 import { isStated, OPENING_REQUESTS } from './fact-candidates.js';
 import type { CompactionPlan, PlanSummary } from './plan.js';
+import type { ProviderCompactor } from './provider-compaction.js';
 import { SUMMARY_FRAME_TOKENS } from './summary-message.js';
 
 /** A summary reads at most this many entries: the newest half of them, the rest the user's requests. */
@@ -27,7 +28,10 @@ export async function summarizeAtoms(input: {
   frameTokens?: number;
   counter: TokenCounter;
   tools: ContextTools;
-  memo: Map<string, string>;
+  memo: Map<string, string | Message[]>;
+  /** The provider's compaction, tried before the summarizer (`providerCompaction`). */
+  compact?: ProviderCompactor;
+  warn?: (code: string, message: string) => void;
 }): Promise<PlanSummary> {
   const { atoms, summarized, already, previousPlan } = input;
   const fresh: Atom[] = [];
@@ -49,8 +53,26 @@ export async function summarizeAtoms(input: {
   }
   if (at === undefined) throw new Error('contextkit: a summary was asked for no atoms');
   if (fresh.length === 0 && previousPlan?.summary) return { ...previousPlan.summary, at };
+  if (input.compact) {
+    // The provider compacts the window once per plan, whatever room the re-plans give it.
+    const key = `compact|${fresh.length}:${hash}`;
+    let items = input.memo.get(key);
+    try {
+      if (items === undefined) {
+        items = await input.compact(compactWindow(previousPlan, fresh));
+        input.memo.set(key, items);
+      }
+      const text = `[the provider compacted seqs ${fromSeq}–${toSeq}]`;
+      return { text, at, fromSeq, toSeq, tools: 'provider', items: items as Message[] };
+    } catch (error) {
+      input.warn?.(
+        'provider_compaction_fallback',
+        `the provider's compaction failed (${error instanceof Error ? error.message : String(error)}); the ${input.tools.kind} summarizer ran instead`,
+      );
+    }
+  }
   const key = `${previousPlan?.summary?.text.length ?? 0}|${fresh.length}:${hash}|${input.maxTokens}`;
-  let text = input.memo.get(key);
+  let text = input.memo.get(key) as string | undefined;
   if (text === undefined) {
     text = await input.tools.summarize(summaryInput(input.entries, fresh), {
       maxTokens: Math.max(1, input.maxTokens - (input.frameTokens ?? SUMMARY_FRAME_TOKENS)),
@@ -60,6 +82,21 @@ export async function summarizeAtoms(input: {
     input.memo.set(key, text);
   }
   return { text, at, fromSeq, toSeq, tools: input.tools.kind };
+}
+
+/**
+ * What the provider compacts: what the previous summary stood for (the items its compaction
+ * returned, or the summary text as a user message), then the fresh atoms as the view shows them.
+ */
+function compactWindow(previousPlan: CompactionPlan | null, fresh: readonly Atom[]): Message[] {
+  const previous = previousPlan?.summary;
+  const window: Message[] = previous?.items
+    ? [...previous.items]
+    : previous
+      ? [{ role: 'user', content: previous.text } as Message]
+      : [];
+  for (const atom of fresh) window.push(...atom.messages);
+  return window;
 }
 
 /**

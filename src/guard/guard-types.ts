@@ -5,6 +5,7 @@
 
 import type { PlannerSettings } from '../compaction/planner.js';
 import { protectionsOf } from '../compaction/protections.js';
+import type { ProviderCompactor } from '../compaction/provider-compaction.js';
 import type { StrategyOption } from '../compaction/strategy.js';
 import type { FactsSite } from '../compaction/summary-message.js';
 import type { Level } from '../compaction/zones.js';
@@ -102,6 +103,8 @@ export interface ContextGuardOptions {
   recall?: boolean;
   /** Writes summaries and extracts facts (default: the offline tools). */
   tools?: ContextTools;
+  /** The provider's compaction, used in place of the summarizer where the format has one. */
+  providerCompact?: ProviderCompactor;
 }
 
 /** What the protected parts of the view take, for a `ContextOverflowError`. */
@@ -113,7 +116,7 @@ export function overflowBreakdown(
   preserveSystem: boolean,
 ): OverflowBreakdown {
   const format = c.format ?? 'openai';
-  const atoms = c.view.atoms(c.entries, format).all();
+  const atoms = c.view.atoms(c.entries, format).visible();
   const protection = protectionsOf(atoms, c.entries, preserveSystem);
   const breakdown: OverflowBreakdown = {
     system: 0,

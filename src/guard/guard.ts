@@ -8,11 +8,13 @@
 import { encodePlan } from '../compaction/plan.js';
 import { Planner } from '../compaction/planner.js';
 import { protectionsOf } from '../compaction/protections.js';
+import type { ProviderCompactor } from '../compaction/provider-compaction.js';
 import type { StrategyOption } from '../compaction/strategy.js';
 import { escalate, type Level, levelOf } from '../compaction/zones.js';
 import { ContextDeclinedError, ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt, ContextEvents } from '../events.js';
 import { History } from '../history/history.js';
+import type { MessageFormat } from '../messages/types.js';
 import { DEFAULTS, type RequestOptions } from '../options.js';
 import { createOfflineTools } from '../tools/offline.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
@@ -53,6 +55,7 @@ export class ContextGuard {
   private readonly clearAt: number | undefined;
   private readonly notice: boolean;
   private readonly cacheBreakpoints: 'auto' | 'off';
+  private readonly providerCompact: ProviderCompactor | undefined;
   /** The conversation `check` works on, kept while each call's messages extend the last call's. */
   private standalone: { source: unknown[]; conversation: GuardConversation; history: History } | null = null;
 
@@ -72,6 +75,7 @@ export class ContextGuard {
     this.clearAt = clearing.trigger;
     this.notice = options.compactionNotice === true;
     this.cacheBreakpoints = options.cacheBreakpoints ?? 'off';
+    this.providerCompact = options.providerCompact;
     this.blocks = new PlanBlocks(
       options.facts ?? 'system',
       clearing.clearToolInputs === true,
@@ -377,7 +381,8 @@ export class ContextGuard {
   ): Promise<CompactionReceipt> {
     const { entries, view } = c;
     const format = c.format ?? r.format;
-    const atoms = view.atoms(entries, format).all();
+    // What a server compaction superseded is not in the view: nothing to plan there.
+    const atoms = view.atoms(entries, format).visible();
     const before = view.build(entries, format, r.counter);
     const tokensBefore = before.tokens + r.fixedTokens;
     this.measurer.events.emit('context:pre_compact', {
@@ -407,6 +412,8 @@ export class ContextGuard {
       },
       before: { tokens: tokensBefore, messages: before.messages.length },
       repairs: () => view.repairs(),
+      ...(this.providerCompact ? { compact: this.compactorFor(format, r.format) } : {}),
+      warn: (code, message) => this.measurer.warn(code, message),
     });
     if (result.refused.length > 0) {
       this.measurer.warn(
@@ -438,6 +445,13 @@ export class ContextGuard {
       receipt,
     });
     return receipt;
+  }
+
+  /** The provider's compaction where the conversation and the request are in a format that has one. */
+  private compactorFor(format: MessageFormat, wire: MessageFormat): ProviderCompactor {
+    if (format === 'openai-responses' && wire === 'openai-responses') return this.providerCompact!;
+    return () =>
+      Promise.reject(new Error(`contextkit can drive no provider compaction for ${wire} requests`));
   }
 
   private async standaloneConversation(messages: readonly unknown[]): Promise<GuardConversation> {

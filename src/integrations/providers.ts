@@ -8,8 +8,9 @@ import { InvalidMessageError } from '../errors.js';
 import { usageFromGemini } from '../guard/usage.js';
 import type { AddMessageOptions, ContextManager } from '../manager.js';
 import type { GeminiContent } from '../messages/gemini-parts.js';
-import type { ResponsesItem } from '../messages/responses-items.js';
-import type { AnthropicAssistantMessage, OpenAIAssistantMessage } from '../messages/types.js';
+import { isCompactionItem, itemType, type ResponsesItem } from '../messages/responses-items.js';
+import type { AnthropicAssistantMessage, Message, OpenAIAssistantMessage } from '../messages/types.js';
+import { noteCompactionTokens } from '../tokens/compaction-tokens.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -50,6 +51,7 @@ export async function addOpenAIResponse(
         },
       ]);
     if (response.usage !== undefined && response.usage !== null) await manager.recordOpenAIUsage(response);
+    noteCompactions(manager, response.output, response.usage);
     const added: ResponsesItem[] = [];
     for (const item of response.output as unknown[]) {
       await manager.addMessage(item, options);
@@ -78,6 +80,27 @@ export async function addOpenAIResponse(
   }
   await manager.addMessage(reply, options);
   return reply;
+}
+
+/**
+ * Notes what each `compaction` item of a Responses output costs when sent back: the output tokens
+ * the API billed, less the other items of the output (counted) and the reasoning tokens, shared
+ * among the compaction items (see src/tokens/compaction-tokens.ts).
+ */
+function noteCompactions(manager: ContextManager, output: readonly unknown[], usage: unknown): void {
+  const compactions = output.filter(isCompactionItem);
+  if (compactions.length === 0 || !isRecord(usage) || typeof usage.output_tokens !== 'number') return;
+  const details = usage.output_tokens_details;
+  const reasoning =
+    isRecord(details) && typeof details.reasoning_tokens === 'number' ? details.reasoning_tokens : 0;
+  const counter = manager.measurer.defaultCounter('openai-responses');
+  let others = 0;
+  for (const item of output) {
+    if (isCompactionItem(item) || itemType(item) === 'reasoning' || !isRecord(item)) continue;
+    others += manager.measurer.count(counter, item as unknown as Message, 'openai-responses');
+  }
+  const each = (usage.output_tokens - reasoning - others) / compactions.length;
+  for (const item of compactions) noteCompactionTokens(item.encrypted_content, each);
 }
 
 /**

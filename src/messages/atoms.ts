@@ -2,6 +2,7 @@ import { isInlineCall, isInlineResult, isShortenableResult } from './anthropic-b
 import { freezeDeep } from './freeze.js';
 import { buildGemini } from './gemini-atoms.js';
 import { buildResponses } from './responses-atoms.js';
+import { isCompactionItem } from './responses-items.js';
 import { shownEntries } from './shown-entries.js';
 import type {
   AnthropicContentBlock,
@@ -718,6 +719,8 @@ export class AtomIndex {
   /** Index into the entries of the first entry not yet in `closed`. */
   private closedUntil = 0;
   private seen = 0;
+  /** Index of the latest closed atom holding a server compaction item (0: none). */
+  private closedCompaction = 0;
 
   constructor(format: MessageFormat) {
     this.format = format;
@@ -740,6 +743,7 @@ export class AtomIndex {
     }
     for (let k = 0; k < split; k++) {
       const atom = built.atoms[k]!;
+      if (holdsServerCompaction(atom)) this.closedCompaction = this.closed.length;
       this.closed.push(atom);
       if (this.format !== 'openai' && this.format !== 'gemini')
         for (const slot of atom.results) this.closedIds.add(slot.callId);
@@ -763,6 +767,32 @@ export class AtomIndex {
     this.tailRepairs = [];
     this.closedUntil = 0;
     this.seen = 0;
+    this.closedCompaction = 0;
+  }
+
+  /**
+   * Index of the atom holding the latest server compaction item (0 when there is none). The
+   * provider reads the conversation from there: the compaction item carries what came before it,
+   * so a view leaves the atoms before it out, the system ones excepted (see `View.build`).
+   */
+  get compactedBefore(): number {
+    let at = this.closedCompaction;
+    for (let k = this.tail.length - 1; k >= 0; k--)
+      if (holdsServerCompaction(this.tail[k]!)) {
+        at = this.closed.length + k;
+        break;
+      }
+    // `/responses/compact` returns "all user messages, followed by a single compaction item": user
+    // messages right before the compaction item are part of the window it stands for.
+    while (at > 0 && isUserMessageAtom(this.at(at - 1))) at--;
+    return at;
+  }
+
+  /** The atoms a view may send: from the latest server compaction on, and the system ones before it. */
+  visible(): Atom[] {
+    const from = this.compactedBefore;
+    const all = this.all();
+    return from === 0 ? all : all.filter((atom, k) => k >= from || atom.kind === 'system');
   }
 
   /** Number of atoms that will never change again. */
@@ -793,6 +823,15 @@ function buildFrom(entries: readonly HistoryEntry[], format: MessageFormat, seen
   if (format === 'openai-responses') return buildResponses(entries, 0, seen);
   if (format === 'gemini') return buildGemini(entries, 0);
   return buildAnthropic(entries, 0, seen);
+}
+
+function isUserMessageAtom(atom: Atom): boolean {
+  return atom.kind === 'message' && atom.messages.length === 1 && atom.messages[0]!.role === 'user';
+}
+
+/** Whether an atom holds a provider's server compaction item (OpenAI Responses `compaction`). */
+export function holdsServerCompaction(atom: Atom): boolean {
+  return atom.messages.some(isCompactionItem);
 }
 
 /** Groups a whole history into atoms at once (see `AtomIndex` for the incremental form). */

@@ -8,6 +8,12 @@
  * interpreter, image generation) and `mcp_call` / `mcp_list_tools` carry their own results. A
  * `reasoning` item belongs to the item it precedes and is never edited (its `encrypted_content`
  * is opaque).
+ *
+ * A `compaction` item (developers.openai.com/api/docs/guides/compaction) is what server-side
+ * compaction (`context_management: [{ type: 'compaction', compact_threshold }]`) or the
+ * `/responses/compact` endpoint returns: opaque `encrypted_content` carrying the state of what
+ * came before it. It is kept verbatim, never edited, and later requests send it back; the guide
+ * lets a client drop the items before the latest compaction item, and views do.
  */
 
 /** Call items answered by an output item with the same `call_id`, and the output's type. */
@@ -40,6 +46,7 @@ export const RESPONSES_ITEM_TYPES: ReadonlySet<string> = new Set([
   'item_reference',
   'mcp_approval_request',
   'mcp_approval_response',
+  'compaction',
   ...Object.keys(RESPONSES_CALLS),
   ...Object.keys(RESPONSES_OUTPUTS),
   ...RESPONSES_SELF_CONTAINED,
@@ -125,4 +132,16 @@ export function outputText(item: Record<string, unknown>): string {
 export function isClearableOutput(item: Record<string, unknown>): boolean {
   // computer_call_output's output is a screenshot object: the API wants that shape; kept.
   return item.type !== 'computer_call_output' && outputText(item).length > 0;
+}
+
+/**
+ * The most characters an `encrypted_content` may have: the API refuses any input string longer
+ * than 10 MiB (10,485,760 characters: "string too long. Expected a string with maximum length
+ * 10485760"), which is where users of server compaction hit it.
+ */
+export const MAX_ENCRYPTED_CONTENT = 10 * 1024 * 1024;
+
+/** Whether an item is a server `compaction` item (see the module note). */
+export function isCompactionItem(item: unknown): item is ResponsesOtherItem & { encrypted_content: string } {
+  return isRecord(item) && item.type === 'compaction' && typeof item.encrypted_content === 'string';
 }

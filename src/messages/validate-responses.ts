@@ -5,7 +5,7 @@
  */
 
 import type { MessageIssue } from '../errors.js';
-import { itemType, RESPONSES_ITEM_TYPES } from './responses-items.js';
+import { itemType, MAX_ENCRYPTED_CONTENT, RESPONSES_ITEM_TYPES } from './responses-items.js';
 
 type Issues = MessageIssue[];
 
@@ -93,6 +93,20 @@ function output(issues: Issues, item: Record<string, unknown>, path: string): vo
     issues.push({ path: `${path}.output`, message: 'expected a string or an array of content parts' });
 }
 
+/**
+ * A `compaction` item: opaque `encrypted_content` (developers.openai.com/api/docs/guides/compaction),
+ * within the API's 10 MiB string limit; an item over it would be refused on every later request.
+ */
+function compaction(issues: Issues, item: Record<string, unknown>, path: string): void {
+  nonEmpty(issues, item, 'encrypted_content', path);
+  const content = item.encrypted_content;
+  if (typeof content === 'string' && content.length > MAX_ENCRYPTED_CONTENT)
+    issues.push({
+      path: `${path}.encrypted_content`,
+      message: `has ${content.length} characters, over the API's limit of ${MAX_ENCRYPTED_CONTENT} (10 MiB); the API would refuse every request that sends it`,
+    });
+}
+
 /** The problems of one Responses API input item (empty when it is well-formed). */
 export function responsesItemIssues(item: unknown, path: string): Issues {
   const issues: Issues = [];
@@ -152,6 +166,9 @@ export function responsesItemIssues(item: unknown, path: string): Issues {
     case 'mcp_list_tools':
       nonEmpty(issues, item, 'server_label', path);
       if (!Array.isArray(item.tools)) issues.push({ path: `${path}.tools`, message: 'expected an array' });
+      break;
+    case 'compaction':
+      compaction(issues, item, path);
       break;
     case 'mcp_approval_response':
       nonEmpty(issues, item, 'approval_request_id', path);

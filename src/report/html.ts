@@ -252,8 +252,15 @@ function totalsCards(report: ReplayReport): string {
   const every =
     t.compactions > 0 ? `one every ${formatInt(Math.round(t.turns / t.compactions))} calls` : 'none needed';
   const overflow = t.overflows > 0 ? ` · ${plural(t.overflows, 'request')} over budget` : '';
+  const server =
+    t.serverCompactions > 0 ? ` · ${formatInt(t.serverCompactions)} by the provider's server` : '';
   cards.push(
-    stat('Compactions', formatInt(t.compactions), `${every}${overflow}`, t.overflows > 0 ? 'warn' : ''),
+    stat(
+      'Compactions',
+      formatInt(t.compactions),
+      `${every}${server}${overflow}`,
+      t.overflows > 0 ? 'warn' : '',
+    ),
   );
   cards.push(
     stat(

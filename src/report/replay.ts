@@ -11,6 +11,7 @@ import type { CompactionReceipt } from '../events.js';
 import { ContextManager } from '../manager.js';
 import { messageText, roleOf } from '../messages/content.js';
 import { detectConversationFormat } from '../messages/detect.js';
+import { isCompactionItem } from '../messages/responses-items.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import { modelCounter } from '../tokens/model-counter.js';
 import {
@@ -107,6 +108,8 @@ export interface MessagePreview {
 export interface ReplayTotals {
   turns: number;
   compactions: number;
+  /** Compactions the provider ran on its server (OpenAI `compaction` items in the history), beside contextkit's. */
+  serverCompactions: number;
   /** Requests that failed because what must be kept did not fit the budget. */
   overflows: number;
   messages: number;
@@ -235,6 +238,7 @@ function turnPoints(messages: readonly Message[]): number[] {
 function totalsOf(
   turns: readonly ReplayTurn[],
   compactions: readonly ReplayCompaction[],
+  serverCompactions: number,
   messages: number,
   finalStoredTokens: number,
   durationMs: number,
@@ -266,6 +270,7 @@ function totalsOf(
   return {
     turns: turns.length,
     compactions: compactions.length,
+    serverCompactions,
     overflows,
     messages,
     finalStoredTokens,
@@ -425,7 +430,14 @@ export async function replayConversation(
       turns,
       compactions,
       messages: previews,
-      totals: totalsOf(turns, compactions, messages.length, finalStored, performance.now() - started),
+      totals: totalsOf(
+        turns,
+        compactions,
+        messages.filter(isCompactionItem).length,
+        messages.length,
+        finalStored,
+        performance.now() - started,
+      ),
       cost: costs.summary(manager.usage().cost?.totals, options.budget ?? firstBudget),
       warnings: [...warnings],
     };

@@ -13,6 +13,7 @@ import type {
   OpenAIContentPart,
   ToolDefinition,
 } from '../messages/types.js';
+import { compactionTokens } from './compaction-tokens.js';
 import { getTextTokenCounter, type TextTokenCounter } from './encodings.js';
 import { geminiMediaTokens } from './gemini-media.js';
 import {
@@ -496,6 +497,14 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
         fixed += framing.perToolResult;
         text += typeof item.output === 'string' ? bpe(item.output) : contentTokens(item.output as Content);
         break;
+      case 'compaction': {
+        // Ciphertext: what the API reported for the call that wrote it, not its length.
+        const noted =
+          typeof item.encrypted_content === 'string' ? compactionTokens(item.encrypted_content) : undefined;
+        if (noted === undefined) text += estimateFields(item);
+        else fixed += noted;
+        break;
+      }
       case 'reasoning':
         // Summaries are text; the encrypted reasoning only has a size.
         text += estimateFields(item.summary);

@@ -179,6 +179,21 @@ async function complete(
   prompt: PromptPair,
   maxTokens: number,
 ): Promise<Completion> {
+  return provider.read(
+    await postJson(provider.url, provider.headers, provider.body(prompt, maxTokens), options),
+  );
+}
+
+/**
+ * POSTs `body` as JSON and returns the parsed reply; throws an `Error` saying what failed (no
+ * reply in time, network, HTTP status with the scrubbed error body, a reply too large or not JSON).
+ */
+export async function postJson(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  options: Pick<LLMToolsOptions, 'apiKey' | 'fetch' | 'timeoutMs' | 'maxReplyBytes'>,
+): Promise<unknown> {
   const doFetch = options.fetch ?? globalThis.fetch;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBytes = replyCap(options.maxReplyBytes, DEFAULT_MAX_REPLY_BYTES);
@@ -187,10 +202,10 @@ async function complete(
   try {
     let response: Response;
     try {
-      response = await doFetch(provider.url, {
+      response = await doFetch(url, {
         method: 'POST',
-        headers: provider.headers,
-        body: JSON.stringify(provider.body(prompt, maxTokens)),
+        headers,
+        body: JSON.stringify(body),
         signal: controller.signal,
       });
     } catch (error) {
@@ -208,13 +223,11 @@ async function complete(
       if (controller.signal.aborted) throw new Error(`no complete reply within ${timeoutMs} ms`);
       throw new Error(`network error while reading the reply: ${(error as Error).message}`);
     }
-    let parsed: unknown;
     try {
-      parsed = JSON.parse(raw);
+      return JSON.parse(raw);
     } catch {
       throw new Error(`the reply is not JSON: ${raw.slice(0, 120)}`);
     }
-    return provider.read(parsed);
   } finally {
     clearTimeout(timer);
   }

@@ -71,10 +71,21 @@ export class PlanBlocks {
     return message;
   }
 
+  /**
+   * The messages standing for a summary: the window a provider's compaction returned (kept as it
+   * came), else the one summary message.
+   */
+  summaryMessages(summary: PlanSummary, format: MessageFormat): readonly Message[] {
+    return summary.items ?? [this.summaryMessage(summary, format)];
+  }
+
   /** The plan's summary and facts block as the view shows them (none where the plan has none). */
-  planMessages(plan: CompactionPlan | null, format: MessageFormat): { summary?: Message; facts?: Message } {
-    const out: { summary?: Message; facts?: Message } = {};
-    if (plan?.summary) out.summary = this.summaryMessage(plan.summary, format);
+  planMessages(
+    plan: CompactionPlan | null,
+    format: MessageFormat,
+  ): { summary?: readonly Message[]; facts?: Message } {
+    const out: { summary?: readonly Message[]; facts?: Message } = {};
+    if (plan?.summary) out.summary = this.summaryMessages(plan.summary, format);
     if (plan?.facts && plan.facts.length > 0 && this.factsSite !== 'none') {
       out.facts = this.factsMessage(plan.facts, format);
     }

@@ -36,7 +36,8 @@ interface ViewCache extends BuiltView {
   key: string;
   plan: CompactionPlan | null;
   edits: PlanEdits;
-  summary?: Message;
+  /** The summary message, or the window a provider's compaction returned in its place. */
+  summary?: readonly Message[];
   facts?: Message;
   atomsCovered: number;
   closedAtoms: number;
@@ -113,7 +114,9 @@ export class View {
   /** Brings the view up to date with the entries: re-renders only atoms that are new or still open. */
   build(entries: readonly HistoryEntry[], format: MessageFormat, counter: TokenCounter): BuiltView {
     const atoms = this.atoms(entries, format);
-    const key = `${counter.id}|${atoms.format}|${this.planVersion}`;
+    // A server compaction item carries what came before it: the view restarts from the latest one.
+    const compactedBefore = atoms.compactedBefore;
+    const key = `${counter.id}|${atoms.format}|${this.planVersion}|${compactedBefore}`;
     let view = this.cache;
     if (!view || view.key !== key) {
       const plan = this.currentPlan;
@@ -145,11 +148,14 @@ export class View {
         view.messages.push(view.facts);
         view.tokens += this.counting.count(counter, view.facts, f);
       }
-      if (view.summary && atom.id === plan?.summary?.at) {
-        view.messages.push(view.summary);
-        view.tokens += this.counting.count(counter, view.summary, f);
+      const superseded = k < compactedBefore && atom.kind !== 'system';
+      if (view.summary && atom.id === plan?.summary?.at && !superseded) {
+        for (const m of view.summary) {
+          view.messages.push(m);
+          view.tokens += this.counting.count(counter, m, f);
+        }
       }
-      if (!edits.dropped.has(atom.id)) {
+      if (!edits.dropped.has(atom.id) && !superseded) {
         const rendered = atom.id < planned ? renderAtom(atom, edits) : atom.messages;
         for (const m of rendered) {
           view.messages.push(m);
@@ -227,7 +233,7 @@ export class View {
         // Marks cost no tokens: the total stands.
         const unchanged = unchangedPrefix(messages, this.lastSent);
         this.lastSent = messages;
-        const ends = stablePrefixEnds(messages, [this.cache?.facts, this.cache?.summary], unchanged);
+        const ends = stablePrefixEnds(messages, [this.cache?.facts, this.cache?.summary?.at(-1)], unchanged);
         unmarked = messages;
         messages = withCacheBreakpoints(messages, ends);
       }

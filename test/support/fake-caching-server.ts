@@ -52,15 +52,15 @@ function prefixHashes(tokens: readonly number[]): number[] {
   return out;
 }
 
-function openaiUsage(body: Record<string, unknown>, cache: Map<number, number>, now: number) {
-  const tokens: number[] = [];
-  if (Array.isArray(body.tools) && body.tools.length > 0)
-    tokens.push(...encodeO200k(JSON.stringify(body.tools)));
-  for (const m of (body.messages as Array<Record<string, unknown>>) ?? []) {
-    tokens.push(...FRAME, ...encodeO200k(String(m.role)));
-    if (m.content !== undefined && m.content !== null) tokens.push(...encodeO200k(text(m.content)));
-    if (m.tool_calls !== undefined) tokens.push(...encodeO200k(JSON.stringify(m.tool_calls)));
-  }
+/**
+ * The tokens of an OpenAI prompt read from the cache (the "Prompt caching" guide: prompts of
+ * 1,024 tokens or more, the longest cached prefix in 128-token steps), caching this prompt too.
+ */
+export function openaiCachedTokens(
+  tokens: readonly number[],
+  cache: Map<number, number>,
+  now: number,
+): number {
   const hashes = prefixHashes(tokens);
   let lcp = 0;
   for (let n = tokens.length; n >= 1024; n--) {
@@ -72,6 +72,19 @@ function openaiUsage(body: Record<string, unknown>, cache: Map<number, number>, 
   const cached = lcp >= 1024 ? 1024 + Math.floor((lcp - 1024) / 128) * 128 : 0;
   // The whole prompt is cached, in 128-token steps: any later request sharing a step reads it.
   for (let n = 1024; n <= tokens.length; n += 128) cache.set(hashes[n]!, now + TTL_MS);
+  return cached;
+}
+
+function openaiUsage(body: Record<string, unknown>, cache: Map<number, number>, now: number) {
+  const tokens: number[] = [];
+  if (Array.isArray(body.tools) && body.tools.length > 0)
+    tokens.push(...encodeO200k(JSON.stringify(body.tools)));
+  for (const m of (body.messages as Array<Record<string, unknown>>) ?? []) {
+    tokens.push(...FRAME, ...encodeO200k(String(m.role)));
+    if (m.content !== undefined && m.content !== null) tokens.push(...encodeO200k(text(m.content)));
+    if (m.tool_calls !== undefined) tokens.push(...encodeO200k(JSON.stringify(m.tool_calls)));
+  }
+  const cached = openaiCachedTokens(tokens, cache, now);
   return {
     prompt_tokens: tokens.length,
     completion_tokens: 1,

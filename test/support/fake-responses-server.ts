@@ -12,11 +12,25 @@
  * - reasoning is never edited: its `encrypted_content` (here `sealReasoning` of its summary) must
  *   still match;
  * - an `mcp_approval_response` answers an `mcp_approval_request` before it;
- * - message roles and part types are the documented ones.
+ * - message roles and part types are the documented ones;
+ * - a `compaction` item is one this API wrote (its `encrypted_content` decrypts: here, carries
+ *   this fake's seal) and within the 10 MiB limit on input strings;
+ * - `context_management` is a list of `{ type: 'compaction', compact_threshold? }`.
+ *
+ * Compaction (developers.openai.com/api/docs/guides/compaction): with `context_management`, a
+ * request whose rendered input passes `compact_threshold` gets a `compaction` item first in its
+ * output, then the reply; `POST /v1/responses/compact` returns the input's user messages followed
+ * by one `compaction` item (`object: 'response.compaction'`). A compaction item renders, when sent
+ * back, as the tokens the compaction wrote (a tenth of what it compacted), billed as that call's
+ * output. Input is counted with o200k (three framing tokens per item, then its role and text,
+ * three priming the reply) and
+ * read from the prompt cache as the "Prompt caching" guide says (`openaiCachedTokens`).
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { encode as encodeO200k } from 'gpt-tokenizer/encoding/o200k_base';
+import { openaiCachedTokens } from './fake-caching-server.js';
 
 type Rec = Record<string, unknown>;
 const isRec = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -26,6 +40,25 @@ export function sealReasoning(id: string, summary: readonly string[]): string {
   return createHash('sha256')
     .update(`fake-openai:${id}:${summary.join('|')}`)
     .digest('base64');
+}
+
+/** The API's limit on an input string (10 MiB), which a compaction item's ciphertext meets too. */
+export const MAX_INPUT_STRING = 10 * 1024 * 1024;
+const SEAL_KEY = 'fake-responses-compaction';
+
+/** A compaction item's `encrypted_content`: the tokens it renders as, sealed (opaque to clients). */
+export function sealCompaction(tokens: number, nonce: string): string {
+  const body = Buffer.from(JSON.stringify({ tokens, nonce })).toString('base64url');
+  return `${body}.${createHmac('sha256', SEAL_KEY).update(body).digest('base64url')}`;
+}
+
+/** The tokens a sealed compaction renders as; undefined when this fake did not write it. */
+export function unsealCompaction(content: string): number | undefined {
+  const [body, mac] = content.split('.');
+  if (body === undefined || mac !== createHmac('sha256', SEAL_KEY).update(body).digest('base64url'))
+    return undefined;
+  const parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { tokens: number };
+  return parsed.tokens;
 }
 
 const CALL_OUTPUT: Record<string, string> = {
@@ -46,6 +79,7 @@ const OTHER = new Set([
   'mcp_list_tools',
   'mcp_approval_request',
   'mcp_approval_response',
+  'compaction',
 ]);
 const PARTS: Record<string, string[]> = {
   user: ['input_text', 'input_image', 'input_file', 'input_audio'],
@@ -58,7 +92,7 @@ const PARTS: Record<string, string[]> = {
 export function responsesRequestProblems(body: Rec): string[] {
   const input = body.input;
   if (!Array.isArray(input) || input.length === 0) return ['input: expected a non-empty array of items'];
-  const problems: string[] = [];
+  const problems: string[] = contextManagementProblems(body.context_management);
   const calls = new Map<string, { type: string; answered: boolean }>();
   const seen = new Set<string>();
   const approvals = new Set<string>();
@@ -104,6 +138,18 @@ export function responsesRequestProblems(body: Rec): string[] {
           `Item '${String(raw.id)}' of type 'reasoning' was provided without its required following item.`,
         );
     }
+    if (type === 'compaction') {
+      const content = raw.encrypted_content;
+      if (typeof content !== 'string') problems.push(`${at}.encrypted_content: expected a string`);
+      else if (content.length > MAX_INPUT_STRING)
+        problems.push(
+          `Invalid '${at}.encrypted_content': string too long. Expected a string with maximum length ${MAX_INPUT_STRING}, but got a string with length ${content.length} instead.`,
+        );
+      else if (unsealCompaction(content) === undefined)
+        problems.push(
+          `${at}: the compaction item could not be decrypted (it was modified, or another API wrote it)`,
+        );
+    }
     if (typeof raw.id === 'string') seen.add(raw.id);
     if (type in CALL_OUTPUT) {
       const id = String(raw.call_id);
@@ -131,13 +177,75 @@ export function responsesRequestProblems(body: Rec): string[] {
   return problems;
 }
 
+function contextManagementProblems(value: unknown): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) return ['context_management: expected an array'];
+  return value.flatMap((entry: unknown, i: number) => {
+    const at = `context_management[${i}]`;
+    if (!isRec(entry) || entry.type !== 'compaction') return [`${at}.type: expected "compaction"`];
+    const t = entry.compact_threshold;
+    if (t !== undefined && (typeof t !== 'number' || !Number.isInteger(t) || t < 1))
+      return [`${at}.compact_threshold: expected a positive integer`];
+    return [];
+  });
+}
+
+/** The input as the model reads it, token by token (see the module note). */
+export function renderedTokens(body: Rec): number[] {
+  const tokens: number[] = [];
+  const frame = [-1, -2, -3];
+  const text = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
+  if (typeof body.instructions === 'string') tokens.push(...frame, ...encodeO200k(body.instructions));
+  for (const raw of body.input as Rec[]) {
+    tokens.push(...frame);
+    const type = typeof raw.type === 'string' ? raw.type : 'message';
+    if (type === 'message') {
+      tokens.push(...encodeO200k(String(raw.role)));
+      const parts = typeof raw.content === 'string' ? [raw.content] : (raw.content as Rec[]);
+      for (const p of parts)
+        tokens.push(...encodeO200k(typeof p === 'string' ? p : text(p.text ?? p.refusal ?? p)));
+    } else if (type === 'compaction') {
+      const n = unsealCompaction(String(raw.encrypted_content)) ?? 0;
+      const seed = createHash('sha256').update(String(raw.encrypted_content)).digest().readUInt32LE(0);
+      for (let k = 0; k < n; k++) tokens.push(-10 - ((seed + k) % 1_000_000));
+    } else if (type === 'function_call') tokens.push(...encodeO200k(`${raw.name}${raw.arguments}`));
+    else if (type in Object.fromEntries(Object.values(CALL_OUTPUT).map((t) => [t, 1])))
+      tokens.push(...encodeO200k(text(raw.output)));
+    else tokens.push(...encodeO200k(JSON.stringify(raw)));
+  }
+  // The reply is primed with <|start|>assistant<|message|> (OpenAI cookbook, "How to count tokens").
+  tokens.push(-4, -5, -6);
+  return tokens;
+}
+
+/** What the fake billed, request by request (input, cached input, output). */
+export interface FakeBill {
+  path: string;
+  input: number;
+  cached: number;
+  output: number;
+  /** Of the output, the tokens a compaction wrote. */
+  compactionOutput: number;
+  compacted: boolean;
+}
+
 export interface FakeResponsesServer {
   readonly url: string;
+  /** Every answered request's billing, in order. */
+  readonly bills: FakeBill[];
   close(): Promise<void>;
 }
 
-/** Starts the fake on a free port of 127.0.0.1: POST `${url}/v1/responses`. */
-export async function startFakeResponses(): Promise<FakeResponsesServer> {
+/** How many tokens a compaction of `tokens` rendered tokens writes (a tenth, at least 32). */
+function compactedSize(tokens: number): number {
+  return Math.max(32, Math.ceil(tokens / 10));
+}
+
+/** Starts the fake on a free port of 127.0.0.1: POST `${url}/v1/responses` and `/v1/responses/compact`. */
+export async function startFakeResponses(options: { now?: () => number } = {}): Promise<FakeResponsesServer> {
+  const bills: FakeBill[] = [];
+  const cache = new Map<number, number>();
+  let sealed = 0;
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -147,29 +255,98 @@ export async function startFakeResponses(): Promise<FakeResponsesServer> {
     } catch {
       body = undefined;
     }
+    const compact = req.url === '/v1/responses/compact';
     const problems = isRec(body) ? responsesRequestProblems(body) : ['body: expected JSON'];
+    if (compact && isRec(body) && typeof body.model !== 'string') problems.push('model: required');
     res.writeHead(problems.length > 0 ? 400 : 200, { 'content-type': 'application/json' });
+    if (problems.length > 0 || !isRec(body)) {
+      res.end(JSON.stringify({ error: { type: 'invalid_request_error', message: problems.join('; ') } }));
+      return;
+    }
+    const tokens = renderedTokens(body);
+    const cached = openaiCachedTokens(tokens, cache, options.now?.() ?? Date.now());
+    const compaction = (): Rec => {
+      sealed++;
+      return {
+        type: 'compaction',
+        id: `cmp_${sealed}`,
+        encrypted_content: sealCompaction(compactedSize(tokens.length), `${sealed}`),
+      };
+    };
+    const usage = (output: number) => ({
+      input_tokens: tokens.length,
+      input_tokens_details: { cached_tokens: cached },
+      output_tokens: output,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: tokens.length + output,
+    });
+    if (compact) {
+      // Output items: the user messages as `message` items with content parts.
+      const users = (body.input as Rec[])
+        .filter((item) => (item.type === undefined || item.type === 'message') && item.role === 'user')
+        .map((item, k) => ({
+          type: 'message',
+          id: typeof item.id === 'string' ? item.id : `msg_c${sealed + 1}_${k}`,
+          role: 'user',
+          status: 'completed',
+          content:
+            typeof item.content === 'string' ? [{ type: 'input_text', text: item.content }] : item.content,
+        }));
+      const size = compactedSize(tokens.length);
+      bills.push({
+        path: req.url!,
+        input: tokens.length,
+        cached,
+        output: size,
+        compactionOutput: size,
+        compacted: true,
+      });
+      res.end(
+        JSON.stringify({
+          id: `cmpresp_${sealed + 1}`,
+          object: 'response.compaction',
+          created_at: 0,
+          output: [...users, compaction()],
+          usage: usage(size),
+        }),
+      );
+      return;
+    }
+    const thresholds = Array.isArray(body.context_management)
+      ? (body.context_management as Rec[])
+          .map((c) => c.compact_threshold)
+          .filter((t) => typeof t === 'number')
+      : [];
+    const over = thresholds.length > 0 && tokens.length > Math.min(...(thresholds as number[]));
+    const replyText = `ok ${bills.length + 1}`;
+    const reply = {
+      type: 'message',
+      id: `msg_${bills.length + 1}`,
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: replyText, annotations: [] }],
+    };
+    const replyTokens = encodeO200k(replyText).length;
+    const output = over ? [compaction(), reply] : [reply];
+    const compactionOutput = over ? compactedSize(tokens.length) : 0;
+    const outputTokens = replyTokens + compactionOutput;
+    bills.push({
+      path: req.url!,
+      input: tokens.length,
+      cached,
+      output: outputTokens,
+      compactionOutput,
+      compacted: over,
+    });
     res.end(
-      JSON.stringify(
-        problems.length > 0
-          ? { error: { type: 'invalid_request_error', message: problems.join('; ') } }
-          : {
-              id: 'resp_1',
-              object: 'response',
-              output: [
-                {
-                  type: 'message',
-                  id: 'msg_1',
-                  role: 'assistant',
-                  content: [{ type: 'output_text', text: 'ok', annotations: [] }],
-                },
-              ],
-              usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 },
-            },
-      ),
+      JSON.stringify({ id: `resp_${bills.length}`, object: 'response', output, usage: usage(outputTokens) }),
     );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    bills,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }

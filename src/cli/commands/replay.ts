@@ -66,7 +66,8 @@ function summaryLines(report: ReplayReport, written: string[]): string[] {
   const t = report.totals;
   const lines = [
     `replay: ${formatInt(t.turns)} model call${t.turns === 1 ? '' : 's'} over ${formatInt(t.messages)} messages, ` +
-      `${formatInt(t.compactions)} compaction${t.compactions === 1 ? '' : 's'}, budget ${formatInt(report.budget.tokens)} ` +
+      `${formatInt(t.compactions)} compaction${t.compactions === 1 ? '' : 's'}` +
+      `${t.serverCompactions > 0 ? ` (and ${formatInt(t.serverCompactions)} by the provider's server)` : ''}, budget ${formatInt(report.budget.tokens)} ` +
       `(${report.model}, ${report.counter.label}, ${report.strategy})`,
     `  sent ${formatInt(t.sentTokens)} tokens in all, against ${formatInt(t.storedTokens)} for the whole history every call ` +
       `(${share(t.savedShare)} less); average request ${formatInt(t.averageSent)} (${share(t.averageSent / report.budget.tokens)} of the budget)`,

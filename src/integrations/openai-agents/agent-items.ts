@@ -147,6 +147,13 @@ function itemToResponses(item: Item, index: number): ResponsesItem {
       };
     case 'hosted_tool_call':
       return note(`[${String(item.name)} run by the provider]`);
+    case 'compaction':
+      // The provider's compaction (OpenAI `responses.compact`): opaque, sent back as it came.
+      return {
+        type: 'compaction',
+        encrypted_content: String(item.encrypted_content),
+        ...(typeof item.id === 'string' ? { id: item.id } : {}),
+      };
   }
   if (isResult(item))
     return { type: 'function_call_output', call_id: callId, output: outputText(item.output) };

@@ -1,7 +1,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent, type AgentInputItem, OpenAIProvider, Runner, setTracingDisabled, tool } from '@openai/agents';
+import {
+  Agent,
+  type AgentInputItem,
+  OpenAIProvider,
+  OpenAIResponsesCompactionSession,
+  Runner,
+  setTracingDisabled,
+  tool,
+} from '@openai/agents';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type FakeOpenAIServer,
@@ -9,6 +18,7 @@ import {
   startFakeOpenAI,
   toolLoopReply,
 } from '../../../test/support/fake-openai-server.js';
+import { type FakeResponsesServer, startFakeResponses } from '../../../test/support/fake-responses-server.js';
 import { validateRequest } from '../../messages/validate-request.js';
 import { FileStore } from '../../stores/file.js';
 import { MemoryStore } from '../../stores/memory.js';
@@ -247,5 +257,52 @@ describe('ContextkitSession as a Session', () => {
     for (let turn = 0; turn < 6; turn++) expect(callIds.has(`c${turn}a`)).toBe(callIds.has(`c${turn}b`));
     // The items, as the Responses API input they are sent as, are a valid request.
     expect(validateRequest(agentItemsToResponses(fitted), 'openai-responses').valid).toBe(true);
+  });
+});
+
+describe('ContextkitSession under OpenAIResponsesCompactionSession (fake Responses API on 127.0.0.1)', () => {
+  let fake: FakeResponsesServer;
+  beforeAll(async () => {
+    fake = await startFakeResponses();
+  });
+  afterAll(async () => {
+    await fake.close();
+  });
+
+  it('keeps every stored item when the wrapper clears it and writes the compacted items back', async () => {
+    const runner = new Runner({
+      modelProvider: new OpenAIProvider({
+        apiKey: 'test-key',
+        baseURL: `${fake.url}/v1`,
+        useResponses: true,
+      }),
+      tracingDisabled: true,
+    });
+    const store = new MemoryStore();
+    const inner = new ContextkitSession({ store, sessionId: 'compacted', model: 'gpt-5' });
+    const session = new OpenAIResponsesCompactionSession({
+      client: new OpenAI({ apiKey: 'test-key', baseURL: `${fake.url}/v1` }),
+      underlyingSession: inner,
+      model: 'gpt-5',
+      compactionMode: 'input',
+      shouldTriggerCompaction: ({ compactionCandidateItems }) => compactionCandidateItems.length >= 4,
+    });
+    const agent = new Agent({ name: 'Helper', instructions: 'Answer briefly.', model: 'gpt-5' });
+    const questions = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf'];
+    for (const question of questions) await runner.run(agent, `${question} question`, { session });
+    expect(fake.bills.some((b) => b.path === '/v1/responses/compact')).toBe(true);
+    const all = await inner.getAllItems();
+    // Nothing was lost: every question and every answer is still stored, and the compaction too.
+    for (const question of questions)
+      expect(all.some((i) => JSON.stringify(i).includes(`${question} question`))).toBe(true);
+    expect(all.filter((i) => (i as { role?: string }).role === 'assistant').length).toBe(questions.length);
+    expect(all.some((i) => (i as { type?: string }).type === 'compaction')).toBe(true);
+    // What the model is given starts from the latest compaction's window, and recall reaches back.
+    const given = await session.getItems();
+    expect(given.some((i) => (i as { type?: string }).type === 'compaction')).toBe(true);
+    expect((await inner.recall('alpha question')).length).toBeGreaterThan(0);
+    // A plain clearSession still clears.
+    await inner.clearSession();
+    expect(await inner.getAllItems()).toEqual([]);
   });
 });

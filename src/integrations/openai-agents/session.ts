@@ -48,6 +48,11 @@ export class ContextkitSession implements Session {
   private readonly settings: ContextkitSessionOptions;
   /** Plans over the items' messages; kept while the stored items only grow, so its plan holds. */
   private manager: ContextManager;
+  /**
+   * `clearSession` was called and not yet carried out: if the next write is a compaction's
+   * write-back (`OpenAIResponsesCompactionSession`), the stored items stay; otherwise they go first.
+   */
+  private clearPending = false;
 
   constructor(options: ContextkitSessionOptions = {}) {
     if (
@@ -77,6 +82,7 @@ export class ContextkitSession implements Session {
 
   /** Every stored item, in order, never fitted. */
   async getAllItems(): Promise<AgentInputItem[]> {
+    await this.settleClear();
     const entries = await this.store.read(this.sessionId);
     return entries.map((e) => e.message as unknown as AgentInputItem);
   }
@@ -120,8 +126,18 @@ export class ContextkitSession implements Session {
     return this.manager.recall(query, options);
   }
 
+  /**
+   * Appends items. Right after `clearSession`, items holding a `compaction` item are what
+   * `OpenAIResponsesCompactionSession` writes back after `responses.compact` (the user messages
+   * and the compaction item): they are appended after the stored items, which stay, and
+   * `getItems` sends from them on (the compaction item stands for what came before); any other
+   * items clear the session first, as asked.
+   */
   async addItems(items: AgentInputItem[]): Promise<void> {
     if (items.length === 0) return;
+    if (this.clearPending && items.some((item) => (item as { type?: unknown }).type === 'compaction'))
+      this.clearPending = false;
+    await this.settleClear();
     const timestamp = new Date().toISOString();
     const metadata: MessageMetadata = { timestamp, source: 'openai-agents' };
     await this.store.append(
@@ -131,6 +147,7 @@ export class ContextkitSession implements Session {
   }
 
   async popItem(): Promise<AgentInputItem | undefined> {
+    await this.settleClear();
     const entries = await this.store.read(this.sessionId);
     const last = entries[entries.length - 1];
     if (!last) return undefined;
@@ -141,7 +158,17 @@ export class ContextkitSession implements Session {
     return last.message as unknown as AgentInputItem;
   }
 
+  /**
+   * Clears the session: carried out at the next call, unless that call writes back a compaction
+   * (see `addItems`), which keeps the stored items.
+   */
   async clearSession(): Promise<void> {
+    this.clearPending = true;
+  }
+
+  private async settleClear(): Promise<void> {
+    if (!this.clearPending) return;
+    this.clearPending = false;
     await this.store.delete(this.sessionId);
     this.manager = this.newManager();
   }

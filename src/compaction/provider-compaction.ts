@@ -1,0 +1,86 @@
+/**
+ * The provider's own compaction in place of contextkit's summarizer (`providerCompaction`). For
+ * the OpenAI Responses API this is the `/responses/compact` endpoint
+ * (developers.openai.com/api/reference/resources/responses/methods/compact; the guide:
+ * developers.openai.com/api/docs/guides/compaction): given a window of input items, it returns
+ * the window compacted, "a list of all user messages, followed by a single compaction item", to
+ * send in place of the window. The plan keeps that list as the summary of the range it replaces;
+ * stored history is not touched.
+ */
+
+import type { ResponsesItem } from '../messages/responses-items.js';
+import { isCompactionItem } from '../messages/responses-items.js';
+import type { Message } from '../messages/types.js';
+import { responsesItemIssues } from '../messages/validate-responses.js';
+import { noteCompactionTokens } from '../tokens/compaction-tokens.js';
+import { type LLMToolsOptions, postJson } from '../tools/llm.js';
+
+/** What a Responses compaction is asked for: the model that will read the result, and the window. */
+export interface ResponsesCompactInput {
+  model: string;
+  input: ResponsesItem[];
+}
+
+/**
+ * Compacts a window of Responses items: returns the items to send in its place (the user
+ * messages and one `compaction` item), or the whole `/responses/compact` reply, whose `usage`
+ * then gives the compaction item's token cost.
+ */
+export type ResponsesCompact = (
+  input: ResponsesCompactInput,
+) => Promise<ResponsesItem[] | { output: ResponsesItem[]; usage?: unknown }>;
+
+/** Compaction by the provider, in place of contextkit's summarizer (`providerCompaction`). */
+export interface ProviderCompactionOptions {
+  /**
+   * OpenAI Responses: how `/responses/compact` is called. Default: `POST {llm.baseURL}/responses/compact`
+   * with the `llm` option's key (its `provider` must be `'openai'`).
+   */
+  compact?: ResponsesCompact;
+}
+
+/** A window of the conversation's messages compacted by the provider; throws when it cannot. */
+export type ProviderCompactor = (window: readonly Message[]) => Promise<Message[]>;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `/responses/compact` over plain `fetch`, with the `llm` option's endpoint and key. */
+export function createResponsesCompact(
+  settings: Pick<LLMToolsOptions, 'baseURL' | 'apiKey' | 'fetch' | 'timeoutMs' | 'maxReplyBytes'>,
+): ResponsesCompact {
+  const url = `${settings.baseURL.replace(/\/+$/, '')}/responses/compact`;
+  const headers = { authorization: `Bearer ${settings.apiKey}`, 'content-type': 'application/json' };
+  return async (input) => {
+    const reply = await postJson(url, headers, input, {
+      ...settings,
+      // A compaction item may be large (up to 10 MiB of ciphertext) beside the user messages.
+      maxReplyBytes: settings.maxReplyBytes ?? 64 * 1024 * 1024,
+    });
+    if (!isRecord(reply) || !Array.isArray(reply.output))
+      throw new Error('the reply is not a compacted response (no output list)');
+    return reply as { output: ResponsesItem[]; usage?: unknown };
+  };
+}
+
+/**
+ * The compactor the planner calls: the window goes to `compact` for `model`; what comes back must
+ * be valid Responses items holding one compaction item (else it throws, and the summarizer runs).
+ * The compaction item's cost is noted from the reply's `usage.output_tokens` when it has one.
+ */
+export function responsesCompactor(compact: ResponsesCompact, model: string): ProviderCompactor {
+  return async (window) => {
+    const reply = await compact({ model, input: window as ResponsesItem[] });
+    const output = Array.isArray(reply) ? reply : reply.output;
+    const issues = output.flatMap((item, i) => responsesItemIssues(item, `output[${i}]`));
+    if (issues.length > 0) throw new Error(`${issues[0]!.path}: ${issues[0]!.message}`);
+    const compactions = output.filter(isCompactionItem);
+    if (compactions.length !== 1)
+      throw new Error(`expected one compaction item in the output, got ${compactions.length}`);
+    const usage = Array.isArray(reply) ? undefined : reply.usage;
+    if (isRecord(usage) && typeof usage.output_tokens === 'number')
+      noteCompactionTokens(compactions[0]!.encrypted_content, usage.output_tokens);
+    return structuredClone(output) as Message[];
+  };
+}

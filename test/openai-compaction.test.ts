@@ -1,0 +1,334 @@
+/**
+ * Issue 22, the OpenAI half: server-side compaction (`context_management` on a Responses request)
+ * and the `/responses/compact` endpoint (developers.openai.com/api/docs/guides/compaction). Their
+ * `compaction` items are accepted, stored verbatim and counted from the usage the API reported;
+ * views start from the latest one as the guide allows; the fake Responses API, which reads
+ * requests on its own, accepts every view and bills what contextkit counted and metered.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ContextOverflowError, InvalidMessageError } from '../src/errors.js';
+import { addOpenAIResponse } from '../src/integrations/providers.js';
+import { ContextManager } from '../src/manager.js';
+import type { ResponsesItem } from '../src/messages/responses-items.js';
+import type { Message } from '../src/messages/types.js';
+import { renderReportHtml } from '../src/report/html.js';
+import { replayConversation } from '../src/report/replay.js';
+import { getModelInfo } from '../src/tokens/catalog.js';
+import { createTokenCounter } from '../src/tokens/counter.js';
+import { seededRandom } from './support/arbitraries.js';
+import {
+  type FakeResponsesServer,
+  MAX_INPUT_STRING,
+  responsesRequestProblems,
+  sealCompaction,
+  startFakeResponses,
+  unsealCompaction,
+} from './support/fake-responses-server.js';
+import { answersReachable, LOCOMO_DIR, loadChats } from './support/locomo.js';
+import { openaiCompactionSession } from './support/openai-compaction-session.js';
+import { itemsConversationArb } from './support/responses-items-arb.js';
+
+const MODEL = 'gpt-5';
+
+let server: FakeResponsesServer;
+beforeAll(async () => {
+  server = await startFakeResponses();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+async function create(
+  body: Record<string, unknown>,
+  path = '/v1/responses',
+  base = server.url,
+): Promise<Record<string, unknown>> {
+  const res = await fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: MODEL, ...body }),
+  });
+  const json = (await res.json()) as Record<string, unknown>;
+  if (res.status !== 200) throw new Error(`fake Responses API refused: ${JSON.stringify(json)}`);
+  return json;
+}
+
+const words = ['order', 'refund', 'window', 'ticket', 'parcel', 'invoice', 'agent', 'route', 'note'];
+
+/** A manager with a few hundred tokens of history per turn, and a server compaction on the way. */
+async function compactedConversation(): Promise<{
+  ctx: ContextManager;
+  compaction: Record<string, unknown>;
+}> {
+  const ctx = new ContextManager({ model: MODEL });
+  await ctx.addMessage({ role: 'system', content: 'You are a support agent.' });
+  const r = seededRandom(3);
+  let compaction: Record<string, unknown> | undefined;
+  for (let turn = 0; compaction === undefined; turn++) {
+    const text = Array.from({ length: 60 }, () => words[r.int(0, words.length - 1)]).join(' ');
+    await ctx.addMessage({ role: 'user', content: `turn ${turn} parcel code PX-${1000 + turn}: ${text}` });
+    const input = await ctx.getMessagesForRequest();
+    const response = await create({
+      input,
+      context_management: [{ type: 'compaction', compact_threshold: 2000 }],
+    });
+    await addOpenAIResponse(ctx, response);
+    compaction = (response.output as Array<Record<string, unknown>>).find((i) => i.type === 'compaction');
+  }
+  return { ctx, compaction };
+}
+
+describe('OpenAI compaction items', () => {
+  it('addOpenAIResponse accepts a reply with a compaction item and stores it verbatim', async () => {
+    const { ctx, compaction } = await compactedConversation();
+    const stored = await ctx.getMessages();
+    expect(stored).toContainEqual(compaction);
+    // The whole history stays: every turn before the compaction is still stored.
+    expect(stored.filter((m) => m.role === 'user').length).toBeGreaterThan(5);
+  });
+
+  it('the view starts from the latest compaction item (the system prompt kept), and the API accepts it', async () => {
+    const { ctx, compaction } = await compactedConversation();
+    await ctx.addMessage({ role: 'user', content: 'and now?' });
+    const view = await ctx.getMessagesForRequest();
+    expect(view[0]).toEqual({ role: 'system', content: 'You are a support agent.' });
+    // The user message that passed the threshold stays before the compaction item (the guide's
+    // compacted window: "all user messages, followed by a single compaction item").
+    expect(view[1]!.role).toBe('user');
+    expect(view[2]).toEqual(compaction);
+    expect(view.some((m) => m.role === 'user' && String(m.content).startsWith('turn 0 '))).toBe(false);
+    await create({ input: view });
+    // Recall still reaches what the compaction covered.
+    const hits = await ctx.recall('parcel code PX-1000');
+    expect(hits.length).toBeGreaterThan(0);
+    expect(JSON.stringify(hits[0])).toContain('PX-1000');
+  });
+
+  it('counts a compaction item from the reported usage, not from the length of its ciphertext', async () => {
+    const { ctx, compaction } = await compactedConversation();
+    const counter = ctx.measurer.defaultCounter('openai-responses');
+    const counted = ctx.measurer.count(counter, compaction as unknown as Message, 'openai-responses');
+    const rendered = unsealCompaction(String(compaction.encrypted_content))!;
+    // The fake renders it as `rendered` tokens plus three framing tokens.
+    expect(Math.abs(counted - (rendered + 3))).toBeLessThanOrEqual(6);
+    // A same-size item whose usage was never reported is counted by its size instead.
+    const unknown = { type: 'compaction', encrypted_content: sealCompaction(rendered, 'never-reported') };
+    expect(ctx.measurer.count(counter, unknown as unknown as Message, 'openai-responses')).not.toBe(counted);
+  });
+
+  it('the replay report shows the server compactions beside its own', async () => {
+    const { ctx } = await compactedConversation();
+    const report = await replayConversation(await ctx.getMessages(), { model: MODEL, budget: 1500 });
+    expect(report.totals.serverCompactions).toBe(1);
+    expect(report.totals.overflows).toBe(0);
+    expect(renderReportHtml(report)).toContain("1 by the provider's server");
+  });
+
+  it('refuses an encrypted_content over the 10 MiB limit with its path, storing nothing', async () => {
+    const ctx = new ContextManager({ model: MODEL });
+    await ctx.addMessage({ role: 'user', content: 'hi' });
+    const huge = { type: 'compaction', encrypted_content: 'A'.repeat(MAX_INPUT_STRING + 1) };
+    const err = await addOpenAIResponse(ctx, { output: [huge] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidMessageError);
+    expect((err as InvalidMessageError).issues[0]!.path).toMatch(/encrypted_content$/);
+    expect((err as Error).message).toContain('10485760');
+    expect(await ctx.getMessages()).toEqual([{ role: 'user', content: 'hi' }]);
+    // The fake API refuses it too, with the API's message.
+    const res = await fetch(`${server.url}/v1/responses`, {
+      method: 'POST',
+      body: JSON.stringify({ model: MODEL, input: [{ role: 'user', content: 'hi' }, huge] }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain('string too long');
+  });
+
+  it('the fake API refuses a compaction item it did not write, and a malformed context_management', async () => {
+    const forged = { type: 'compaction', encrypted_content: `${sealCompaction(10, 'x')}tampered` };
+    await expect(create({ input: [{ role: 'user', content: 'hi' }, forged] })).rejects.toThrow(/decrypted/);
+    await expect(
+      create({ input: [{ role: 'user', content: 'hi' }], context_management: [{ type: 'compact' }] }),
+    ).rejects.toThrow(/context_management\[0\]\.type/);
+  });
+});
+
+describe('a long agent session with server compaction on (fake Responses API)', () => {
+  it('adds every reply, every view is accepted, counts within 2% and meters within 1% of the billing', async () => {
+    const result = await openaiCompactionSession({
+      turns: Number(process.env.COMPACTION_TURNS ?? 150),
+      mode: 'server',
+      budget: 60_000,
+      threshold: 8_000,
+    });
+    expect(result.serverCompactions).toBeGreaterThan(2);
+    expect(result.refused).toBe(0);
+    expect(result.stored).toBe(true);
+    expect(result.worstCount).toBeLessThanOrEqual(0.02);
+    expect(
+      Math.abs(result.meterPrice - result.serverInputPrice) / result.serverInputPrice,
+    ).toBeLessThanOrEqual(0.01);
+  }, 120_000);
+});
+
+/**
+ * Turns of a short request, a long assistant report and the reply, through a manager that may
+ * compact with `/responses/compact`, which keeps the user messages and compacts the rest.
+ */
+async function drivenChat(
+  ctx: ContextManager,
+  turns: number,
+): Promise<{ views: Message[][]; stored: Message[] }> {
+  const views: Message[][] = [];
+  await ctx.addMessage({ role: 'developer', content: 'Answer briefly.' });
+  const r = seededRandom(5);
+  for (let turn = 0; turn < turns; turn++) {
+    await ctx.addMessage({ role: 'user', content: `turn ${turn}: look up parcel PX-${1000 + turn}` });
+    const report = Array.from({ length: 150 }, () => words[r.int(0, words.length - 1)]).join(' ');
+    await ctx.addMessage({ role: 'assistant', content: report });
+    const input = await ctx.getMessagesForRequest({ tokenBudget: 6000 });
+    views.push(input);
+    await addOpenAIResponse(ctx, await create({ input }));
+  }
+  return { views, stored: await ctx.getMessages() };
+}
+
+const isCompaction = (m: Message) => (m as { type?: string }).type === 'compaction';
+
+describe('providerCompaction: contextkit drives /responses/compact', () => {
+  it('through the llm settings: the compacted window stands in the view, stored history unchanged', async () => {
+    const ctx = new ContextManager({
+      model: MODEL,
+      providerCompaction: true,
+      llm: { provider: 'openai', baseURL: `${server.url}/v1`, apiKey: 'sk-test', model: MODEL },
+    });
+    const warnings: string[] = [];
+    ctx.on('context:warn', (w) => warnings.push(w.code));
+    const compactCalls = () => server.bills.filter((b) => b.path === '/v1/responses/compact').length;
+    const before = compactCalls();
+    const { views, stored } = await drivenChat(ctx, 40);
+    expect(compactCalls()).toBeGreaterThan(before);
+    expect(warnings).not.toContain('provider_compaction_fallback');
+    expect(views.at(-1)!.some(isCompaction)).toBe(true);
+    expect(ctx.currentPlan()?.summary?.tools).toBe('provider');
+    // Nothing stored was changed or lost: 1 developer message, 40 turns of 3 items.
+    expect(stored).toHaveLength(121);
+    expect(stored.some(isCompaction)).toBe(false);
+  });
+
+  it('through a compact function, and falls back to the summarizer with a warning when it fails', async () => {
+    let calls = 0;
+    const ctx = new ContextManager({
+      model: MODEL,
+      providerCompaction: {
+        compact: async (input) => {
+          calls++;
+          if (calls === 1) throw new Error('HTTP 503');
+          return (await create({ ...input }, '/v1/responses/compact')) as { output: ResponsesItem[] };
+        },
+      },
+    });
+    const warnings: string[] = [];
+    ctx.on('context:warn', (w) => warnings.push(`${w.code}: ${w.message}`));
+    const { views } = await drivenChat(ctx, 60);
+    expect(calls).toBeGreaterThan(1);
+    expect(warnings.some((w) => w.startsWith('provider_compaction_fallback') && w.includes('HTTP 503'))).toBe(
+      true,
+    );
+    expect(views.at(-1)!.some(isCompaction)).toBe(true);
+  });
+
+  it('without a way to call the provider, summarizes as before and says why', async () => {
+    const ctx = new ContextManager({ model: MODEL, providerCompaction: true });
+    const warnings: string[] = [];
+    ctx.on('context:warn', (w) => warnings.push(`${w.code}: ${w.message}`));
+    const { views } = await drivenChat(ctx, 60);
+    expect(warnings.some((w) => w.startsWith('provider_compaction_fallback') && w.includes('llm'))).toBe(
+      true,
+    );
+    expect(ctx.currentPlan()?.summary?.tools).toBe('offline');
+    expect(views.at(-1)!.some(isCompaction)).toBe(false);
+  });
+});
+
+const chats = loadChats(process.env.LOCOMO_DIR ?? LOCOMO_DIR);
+if (!chats) console.warn(`skipping the LoCoMo server-compaction recall test: ${LOCOMO_DIR} is absent`);
+
+describe.skipIf(!chats)('recall after a server compaction, on the LoCoMo chats', () => {
+  it('reaches the same answers as before the compaction, which the view no longer sends', async () => {
+    const counter = createTokenCounter(getModelInfo(MODEL)!);
+    const compacted: string[] = [];
+    const reach = (withCompaction: boolean) =>
+      answersReachable(
+        chats ?? [],
+        (chat) => {
+          const ctx = new ContextManager({ model: MODEL });
+          const ready = (async () => {
+            // As Responses items (`type: 'message'`), the chat's turns as they came.
+            for (const e of chat.entries)
+              await ctx.addMessage({ type: 'message', ...e.message }, { metadata: e.metadata });
+            if (!withCompaction) return;
+            const input = await ctx.getMessages();
+            const reply = await create({
+              input,
+              context_management: [{ type: 'compaction', compact_threshold: 1000 }],
+            });
+            await addOpenAIResponse(ctx, reply);
+            const view = await ctx.getMessagesForRequest();
+            compacted.push(`${chat.name}:${view.length}/${(await ctx.getMessages()).length}`);
+          })();
+          return async (q) => {
+            await ready;
+            return (await ctx.recall(q)).map((h) => h.text);
+          };
+        },
+        (text) => counter.countText(text),
+      );
+    const before = await reach(false);
+    const after = await reach(true);
+    expect(compacted.length).toBe((chats ?? []).length);
+    // Each view is a handful of items (the compaction and what follows it), the history whole.
+    for (const c of compacted) expect(Number(c.split(':')[1]!.split('/')[0])).toBeLessThan(5);
+    expect(after.total).toBe(before.total);
+    expect(after.found).toBe(before.found);
+    expect(after.found / after.total).toBeGreaterThanOrEqual(0.85);
+  }, 300_000);
+});
+
+describe('property: a compaction item anywhere in a generated Responses conversation', () => {
+  it('every view fits, is accepted by the fake API, holds the compaction item, and storage is whole', async () => {
+    const runs = Number(process.env.PROPERTY_RUNS ?? 40);
+    await fc.assert(
+      fc.asyncProperty(
+        itemsConversationArb,
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0.3, max: 1.3, noNaN: true }),
+        async (conv, where, share) => {
+          const compaction = {
+            type: 'compaction',
+            id: 'cmp_p',
+            encrypted_content: sealCompaction(40, `p${where}`),
+          };
+          const at = Math.floor(where * (conv.length + 1));
+          const history = [...conv.slice(0, at), compaction as unknown as Message, ...conv.slice(at)];
+          const ctx = new ContextManager({ model: 'gpt-4o' });
+          for (const m of history) await ctx.addMessage(m);
+          const counter = createTokenCounter(getModelInfo('gpt-4o')!);
+          const full = await counter.measure(history, { format: 'openai-responses' });
+          const budget = Math.max(128, Math.floor(full * share));
+          let view: Message[];
+          try {
+            view = await ctx.getMessagesForRequest({ tokenBudget: budget });
+          } catch (err) {
+            expect(err).toBeInstanceOf(ContextOverflowError);
+            return;
+          }
+          expect(await counter.measure(view, { format: 'openai-responses' })).toBeLessThanOrEqual(budget);
+          expect(view).toContainEqual(compaction);
+          expect(responsesRequestProblems({ input: view })).toEqual([]);
+          expect(await ctx.getMessages()).toEqual(history);
+        },
+      ),
+      { numRuns: runs },
+    );
+  }, 120_000);
+});
