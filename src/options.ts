@@ -139,6 +139,16 @@ export interface ContextManagerOptions {
    * never stored. Default `'off'`.
    */
   cacheBreakpoints?: 'auto' | 'off';
+  /**
+   * Let the provider compact on its server when the guard finds a compaction due, instead of
+   * contextkit's summarizer (default off). Anthropic: requests from `getAnthropicRequest` carry
+   * `context_management` with the `compact_20260112` trigger set at contextkit's own trigger
+   * (never under the API's 50,000-token minimum) and the `betas` it needs; the reply's
+   * `compaction` block starts the next view. Where the provider cannot (a model without server
+   * compaction, a view under the minimum or over the budget, a reply without the block) the
+   * summarizer runs as without the option, with a `context:warn`. Stored history stays whole.
+   */
+  providerCompaction?: boolean | ProviderCompactionOptions;
   /** Writes summaries and extracts facts: the offline tools by default, or an LLM's. */
   tools?: ContextTools;
   /**
@@ -287,6 +297,10 @@ const nested =
     checkKeys(v as Record<string, unknown>, checks, name);
   };
 const any: Check = () => undefined;
+const toolNames: Check = (v, name) => {
+  if (!Array.isArray(v) || v.some((t) => typeof t !== 'string'))
+    fail(name, 'expected an array of tool names');
+};
 
 const STRATEGY_CHECK: Check = (v, name) => {
   if (typeof v === 'function') return;
@@ -320,10 +334,7 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
     trigger: atLeast(0, true),
     keep: wholeFrom(0),
     clearAtLeast: atLeast(0),
-    excludeTools: (v, name) => {
-      if (!Array.isArray(v) || v.some((t) => typeof t !== 'string'))
-        fail(name, 'expected an array of tool names');
-    },
+    excludeTools: toolNames,
     clearToolInputs: bool,
   } satisfies Record<keyof NonNullable<ContextManagerOptions['clearing']>, Check>),
   guard: nested({ warnAt: share, declineAt: atLeast(0, true), jumpEscalation: atLeast(0, true) }),
@@ -334,6 +345,24 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   criticalFloor: share,
   compactionNotice: bool,
   cacheBreakpoints: oneOf(['auto', 'off']),
+  providerCompaction: (v, name) => {
+    if (typeof v === 'boolean') return;
+    nested({
+      clearToolUses: (c, at) => {
+        if (typeof c === 'boolean') return;
+        nested({
+          trigger: atLeast(0, true),
+          keep: wholeFrom(0),
+          clearAtLeast: atLeast(0),
+          excludeTools: toolNames,
+          clearToolInputs: bool,
+        })(c, at);
+      },
+      instructions: (i, at) => {
+        if (typeof i !== 'string' || i.trim() === '') fail(at, `expected a non-empty string, got ${show(i)}`);
+      },
+    } satisfies Record<keyof ProviderCompactionOptions, Check>)(v, name);
+  },
   tools: withMethods('summarize', 'extractFacts'),
   llm: (v, name) => {
     object(v, name);
@@ -390,6 +419,27 @@ function editDistance(a: string, b: string): number {
     prev = row;
   }
   return prev[b.length]!;
+}
+
+/** Options of `providerCompaction`. */
+export interface ProviderCompactionOptions {
+  /**
+   * Anthropic: also clear old tool results on the server (`clear_tool_uses_20250919`, beta
+   * `context-management-2025-06-27`), with the API's defaults (`true`) or these settings: the
+   * trigger in input tokens, the tool uses kept, the least to clear, tools never cleared, and
+   * whether the calls' inputs go too.
+   */
+  clearToolUses?:
+    | boolean
+    | {
+        trigger?: number;
+        keep?: number;
+        clearAtLeast?: number;
+        excludeTools?: readonly string[];
+        clearToolInputs?: boolean;
+      };
+  /** Anthropic: the summarization prompt (`instructions`), replacing the API's own. */
+  instructions?: string;
 }
 
 /**
