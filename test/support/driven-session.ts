@@ -26,7 +26,7 @@ export async function postMessages(
 const WORDS = ['order', 'refund', 'ship', 'window', 'ticket', 'invoice', 'account', 'retry', 'path', 'note'];
 
 /** One turn's user text: a numbered fact (found later by recall) and filler. */
-function userText(turn: number, r: ReturnType<typeof seededRandom>): string {
+export function userText(turn: number, r: ReturnType<typeof seededRandom>): string {
   const filler = Array.from({ length: r.int(250, 600) }, () => WORDS[r.int(0, WORDS.length - 1)]).join(' ');
   return `turn ${turn}: the code word of turn ${turn} is zq${turn}x. ${filler}`;
 }
