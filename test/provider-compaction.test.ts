@@ -5,12 +5,16 @@
  * what the server reports, and what the fake refuses as the API does.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addAnthropicResponse } from '../src/integrations/providers.js';
 import { ContextManager } from '../src/manager.js';
 import { toAnthropicRequest } from '../src/messages/split.js';
 import type { ContextManagerOptions } from '../src/options.js';
+import { getModelInfo } from '../src/tokens/catalog.js';
+import { createTokenCounter } from '../src/tokens/counter.js';
 import { seededRandom } from './support/arbitraries.js';
 import { drivenSession, MODEL, postMessages, userText } from './support/driven-session.js';
 import { type FakeAnthropicServer, startFakeAnthropic } from './support/fake-anthropic-server.js';
+import { answersReachable, LOCOMO_DIR, loadChats } from './support/locomo.js';
 
 let server: FakeAnthropicServer;
 beforeAll(async () => {
@@ -58,7 +62,10 @@ function compactedConversation(): unknown[] {
   messages.push({
     role: 'assistant',
     content: [
-      { type: 'compaction', content: 'Summary: 32 turns of code words zq0x to zq31x; the user asked where we were.' },
+      {
+        type: 'compaction',
+        content: 'Summary: 32 turns of code words zq0x to zq31x; the user asked where we were.',
+      },
       { type: 'text', text: 'We were going through the code words.' },
     ],
   });
@@ -90,7 +97,9 @@ describe('a stored compaction block (regressions)', () => {
     // The whole history is ~20k tokens; what the API reads is a few hundred.
     const view = await ctx.getMessagesForRequest({ tokenBudget: 5_000 });
     expect(compactions).toHaveLength(0);
-    expect(view.some((m) => Array.isArray(m.content) && m.content.some((b) => b.type === 'compaction'))).toBe(true);
+    expect(view.some((m) => Array.isArray(m.content) && m.content.some((b) => b.type === 'compaction'))).toBe(
+      true,
+    );
     expect(ctx.currentPlan()).toBeNull();
   });
 
@@ -157,11 +166,165 @@ describe('a stored compaction block (regressions)', () => {
       model: MODEL,
       usage: { input_tokens: 10, output_tokens: 1 },
       context_management: {
-        applied_edits: [{ type: 'clear_tool_uses_20250919', cleared_tool_uses: 4, cleared_input_tokens: 5200 }],
+        applied_edits: [
+          { type: 'clear_tool_uses_20250919', cleared_tool_uses: 4, cleared_input_tokens: 5200 },
+        ],
       },
     });
     expect(events[0]?.appliedEdits).toEqual([
       { type: 'clear_tool_uses_20250919', clearedInputTokens: 5200, clearedToolUses: 4 },
     ]);
+  });
+});
+
+describe('providerCompaction: the request and the fallbacks', () => {
+  it('sets the trigger from the budget and threshold, never under the 50,000 minimum, with the beta', async () => {
+    const ctx = new ContextManager({ model: MODEL, providerCompaction: { clearToolUses: { keep: 2 } } });
+    await ctx.addMessage({ role: 'user', content: 'hi' });
+    const big = await ctx.getAnthropicRequest({ tokenBudget: 100_000 });
+    expect(big.betas).toEqual(['compact-2026-01-12', 'context-management-2025-06-27']);
+    expect(big.context_management?.edits).toEqual([
+      { type: 'clear_tool_uses_20250919', keep: { type: 'tool_uses', value: 2 } },
+      { type: 'compact_20260112', trigger: { type: 'input_tokens', value: 92_000 } },
+    ]);
+    const small = await ctx.getAnthropicRequest({ tokenBudget: 20_000 });
+    expect(small.context_management?.edits.at(-1)).toMatchObject({ trigger: { value: 50_000 } });
+    const res = await post({ model: MODEL, max_tokens: 10, ...small }, small.betas);
+    expect(res.status).toBe(200);
+  });
+
+  it('compacts itself with a warning where the view is under the minimum or the model has none', async () => {
+    for (const [model, code] of [
+      [MODEL, 'provider_compaction_unavailable'],
+      ['claude-sonnet-4-5', 'provider_compaction_unavailable'],
+    ] as const) {
+      const ctx = new ContextManager({ model, providerCompaction: true });
+      const warnings: string[] = [];
+      let compactions = 0;
+      ctx.on('context:warn', (w) => warnings.push(w.code));
+      ctx.on('context:post_compact', () => compactions++);
+      for (const m of compactedConversation().slice(0, 60)) await ctx.addMessage(m);
+      const body = await ctx.getAnthropicRequest({ tokenBudget: 12_000 });
+      expect(warnings).toContain(code);
+      expect(compactions).toBe(1);
+      if (model !== MODEL) expect(body.context_management).toBeUndefined();
+    }
+  });
+
+  it('falls back to its own compaction when two replies in a row come without the block', async () => {
+    const ctx = new ContextManager({ model: MODEL, models: EXACT, providerCompaction: true });
+    const warnings: string[] = [];
+    let compactions = 0;
+    ctx.on('context:warn', (w) => warnings.push(w.code));
+    ctx.on('context:post_compact', () => compactions++);
+    const r = seededRandom(9);
+    // Just past the 55,200-token trigger of a 60,000 budget, under the budget.
+    for (let i = 0; (await ctx.getTokenCount()) < 55_500; i++)
+      await ctx.addMessage({ role: i % 2 ? 'assistant' : 'user', content: userText(i, r) });
+    await ctx.addMessage({ role: 'user', content: 'next' });
+    for (let k = 0; k < 3 && compactions === 0; k++) {
+      await ctx.getAnthropicRequest({ tokenBudget: 60_000 });
+      // A reply without a compaction block, as from a proxy that dropped the edits.
+      await ctx.addMessage({ role: 'assistant', content: `reply ${k}` });
+      await ctx.addMessage({ role: 'user', content: `question ${k}` });
+    }
+    expect(warnings).toContain('provider_compaction_failed');
+    expect(compactions).toBe(1);
+  });
+
+  it('refuses what the fake API refuses: a trigger under 50,000, no beta header, a model without compaction', async () => {
+    const messages = [{ role: 'user', content: 'hi' }];
+    const edit = (value: number) => ({
+      context_management: { edits: [{ type: 'compact_20260112', trigger: { type: 'input_tokens', value } }] },
+    });
+    const low = await post({ model: MODEL, max_tokens: 10, messages, ...edit(40_000) }, [
+      'compact-2026-01-12',
+    ]);
+    expect(low.status).toBe(400);
+    const noBeta = await post({ model: MODEL, max_tokens: 10, messages, ...edit(60_000) });
+    expect(noBeta.status).toBe(400);
+    const old = await post({ model: 'claude-sonnet-4-5', max_tokens: 10, messages, ...edit(60_000) }, [
+      'compact-2026-01-12',
+    ]);
+    expect(old.status).toBe(400);
+    const clear = await post(
+      {
+        model: MODEL,
+        max_tokens: 10,
+        messages,
+        context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] },
+      },
+      ['compact-2026-01-12'],
+    );
+    expect(clear.status).toBe(400);
+  });
+
+  it('the fake clears old tool results past the trigger and reports applied_edits, which contextkit records', async () => {
+    const ctx = new ContextManager({
+      model: MODEL,
+      providerCompaction: { clearToolUses: { trigger: 1_000, keep: 1 } },
+    });
+    for (let i = 0; i < 4; i++) {
+      await ctx.addMessage({ role: 'user', content: `look up ${i}` });
+      await ctx.addMessage({
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: `c${i}`, name: 'lookup', input: { i } }],
+      });
+      await ctx.addMessage({
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: `c${i}`, content: `result ${i} ${'data '.repeat(400)}` },
+        ],
+      });
+    }
+    const edits: unknown[] = [];
+    ctx.on('context:provider_context', (e) => edits.push(...(e.appliedEdits ?? [])));
+    const { betas, ...body } = await ctx.getAnthropicRequest();
+    const res = await post({ model: MODEL, max_tokens: 10, ...body }, betas);
+    expect(res.status).toBe(200);
+    await addAnthropicResponse(ctx, res.json);
+    expect(edits).toMatchObject([{ type: 'clear_tool_uses_20250919', clearedToolUses: 3 }]);
+    expect(await ctx.getMessages()).toHaveLength(13);
+  });
+});
+
+const chats = loadChats();
+if (!chats) console.warn(`skipping the LoCoMo recall test: ${LOCOMO_DIR} is absent`);
+
+describe.skipIf(!chats)('recall after a server compaction, on the LoCoMo chats', () => {
+  it('finds everything stored before the compaction as it did without it', async () => {
+    const counter = createTokenCounter(getModelInfo(MODEL)!);
+    const run = (compacted: boolean) =>
+      answersReachable(
+        chats ?? [],
+        (chat) => {
+          const ctx = new ContextManager({ model: MODEL });
+          const ready = (async () => {
+            for (const e of chat.entries) await ctx.addMessage(e.message, { metadata: e.metadata });
+            if (!compacted) return;
+            await ctx.addMessage({ role: 'user', content: 'Let us go on.' });
+            await ctx.addMessage({
+              role: 'assistant',
+              content: [
+                { type: 'compaction', content: 'Summary: a long chat between two friends.' },
+                { type: 'text', text: 'Sure.' },
+              ],
+            });
+            // The view now starts at the block: the chat's turns are no longer sent.
+            const view = await ctx.getMessagesForRequest();
+            expect(view.length).toBeLessThanOrEqual(3);
+          })();
+          return async (q) => {
+            await ready;
+            return (await ctx.recall(q)).map((h) => h.text);
+          };
+        },
+        (text) => counter.countText(text),
+      );
+    const plain = await run(false);
+    const compacted = await run(true);
+    expect(compacted.total).toBe(154);
+    expect(compacted.found).toBe(plain.found);
+    expect(compacted.found / compacted.total).toBeGreaterThanOrEqual(0.85);
   });
 });
