@@ -5,9 +5,9 @@
  */
 
 import { renderAtom } from '../compaction/edit-atom.js';
-import { hasCompactionBlock } from '../history/live-entries.js';
 import type { CompactionPlan, PlanEdits } from '../compaction/plan.js';
 import type { CompactionReceipt } from '../events.js';
+import { hasCompactionBlock } from '../history/live-entries.js';
 import { AtomIndex } from '../messages/atoms.js';
 import { convertMessages } from '../messages/convert.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
