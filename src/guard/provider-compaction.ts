@@ -36,6 +36,7 @@ const COMPACTION_MODELS: ReadonlySet<string> = new Set([
   'claude-opus-4-6',
   'claude-sonnet-4-6',
   'claude-opus-4-7',
+  'claude-opus-4-8',
   'claude-mythos-preview',
 ]);
 

@@ -218,6 +218,7 @@ const COMPACTION_MODELS = new Set([
   'claude-opus-4-6',
   'claude-sonnet-4-6',
   'claude-opus-4-7',
+  'claude-opus-4-8',
   'claude-mythos-preview',
 ]);
 const COMPACTION_BETA = 'compact-2026-01-12';
