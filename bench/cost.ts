@@ -8,6 +8,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { replayConversation } from '../src/report/replay.js';
 import type { CostAlternative } from '../src/report/replay-cost.js';
 import { longSessionMessages } from '../test/support/arbitraries.js';
+import { serverCompactionSection } from './cost-server-compaction.js';
 import { formatMs, Report } from './report.js';
 import { UsageError } from './usage-error.js';
 
@@ -39,11 +40,16 @@ function row(label: string, a: CostAlternative): string[] {
 /** Runs the cost benchmark and writes `bench/results/cost.md`. */
 export async function runCostBenchmark(args: readonly string[]): Promise<void> {
   let n = 3000;
+  let turns = 1000;
   for (let i = 0; i < args.length; i++) {
     if (args[i] === '--messages' && Number.isInteger(Number(args[i + 1])) && Number(args[i + 1]) >= 100) {
       n = Number(args[++i]);
+    } else if (args[i] === '--turns' && Number.isInteger(Number(args[i + 1])) && Number(args[i + 1]) >= 10) {
+      turns = Number(args[++i]);
     } else
-      throw new UsageError(`unknown option ${JSON.stringify(args[i])} (cost takes --messages N, N ≥ 100)`);
+      throw new UsageError(
+        `unknown option ${JSON.stringify(args[i])} (cost takes --messages N, N ≥ 100, and --turns N, N ≥ 10)`,
+      );
   }
   const started = performance.now();
   const report = new Report('billed input of a long session');
@@ -108,6 +114,7 @@ export async function runCostBenchmark(args: readonly string[]): Promise<void> {
       ],
     );
   }
+  await serverCompactionSection(report, turns);
   report.note(`Whole run: ${formatMs(performance.now() - started)}.`);
   process.stdout.write(report.toText());
   const path = report.write('cost');

@@ -4,6 +4,7 @@
  */
 import { addAnthropicResponse } from '../../src/integrations/providers.js';
 import type { ContextManager } from '../../src/manager.js';
+import { toAnthropicRequest } from '../../src/messages/split.js';
 import { seededRandom } from './arbitraries.js';
 
 /** The model the session talks to (one with server compaction). */
@@ -44,14 +45,24 @@ export interface SessionFigures {
 }
 
 /**
- * A session of `turns` user turns (every fifth with a tool exchange) with `providerCompaction` on:
- * each request from `getAnthropicRequest`, each reply added with `addAnthropicResponse`.
+ * How each request is made: `manager` from `getAnthropicRequest` (with `providerCompaction` on,
+ * contextkit drives the server's compaction; off, it compacts itself); `provider-default` sends the
+ * whole stored history with the one-line switch (`compact_20260112` at its default trigger).
+ */
+export type SessionMode = 'manager' | 'provider-default';
+
+const DEFAULT_SWITCH = { context_management: { edits: [{ type: 'compact_20260112' }] } };
+
+/**
+ * A session of `turns` user turns (every fifth with a tool exchange): each reply added with
+ * `addAnthropicResponse`.
  */
 export async function drivenSession(
   url: string,
   turns: number,
   ctx: ContextManager,
   tokenBudget: number,
+  mode: SessionMode = 'manager',
 ): Promise<SessionFigures> {
   const r = seededRandom(22);
   let ownCompactions = 0;
@@ -84,8 +95,15 @@ export async function drivenSession(
       });
       added += 2;
     }
-    const { betas, ...body } = await ctx.getAnthropicRequest({ tokenBudget });
-    const counted = ctx.usage().tokens;
+    const { betas, ...body } =
+      mode === 'manager'
+        ? await ctx.getAnthropicRequest({ tokenBudget })
+        : {
+            ...toAnthropicRequest(await ctx.getMessages()),
+            ...DEFAULT_SWITCH,
+            betas: ['compact-2026-01-12'],
+          };
+    const counted = mode === 'manager' ? ctx.usage().tokens : 0;
     const res = await postMessages(url, { model: MODEL, max_tokens: 1024, ...body }, betas ?? []);
     if (res.status !== 200) {
       refused++;
@@ -97,7 +115,7 @@ export async function drivenSession(
       ? usage.iterations.reduce((s, it) => s + it.input_tokens, 0)
       : usage.input_tokens;
     // After the first few replies the correction has learned the fake's count; compare from then on.
-    if (turn >= 3) worst = Math.max(worst, Math.abs(counted - carried) / carried);
+    if (turn >= 3 && mode === 'manager') worst = Math.max(worst, Math.abs(counted - carried) / carried);
     await addAnthropicResponse(ctx, res.json);
     added++;
   }
