@@ -8,7 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addAnthropicResponse } from '../src/integrations/providers.js';
 import { ContextManager } from '../src/manager.js';
 import { toAnthropicRequest } from '../src/messages/split.js';
+import type { Message } from '../src/messages/types.js';
 import type { ContextManagerOptions } from '../src/options.js';
+import { renderReportHtml } from '../src/report/html.js';
+import { replayConversation } from '../src/report/replay.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { seededRandom } from './support/arbitraries.js';
@@ -326,5 +329,15 @@ describe.skipIf(!chats)('recall after a server compaction, on the LoCoMo chats',
     expect(compacted.total).toBe(154);
     expect(compacted.found).toBe(plain.found);
     expect(compacted.found / compacted.total).toBeGreaterThanOrEqual(0.85);
+  });
+});
+
+describe('replay report', () => {
+  it('shows the server compactions beside its own, and the view they start is no cache break', async () => {
+    const messages = [...compactedConversation(), { role: 'assistant', content: 'Turn 3 was zq3x.' }];
+    const report = await replayConversation(messages as Message[], { model: MODEL, budget: 100_000 });
+    expect(report.serverCompactions).toEqual([{ seq: 66, turn: expect.any(Number), summaryChars: 76 }]);
+    expect(report.totals.cacheBreaks).toBe(0);
+    expect(renderReportHtml(report)).toContain('The provider compacted on its server 1 time');
   });
 });

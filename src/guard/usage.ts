@@ -178,13 +178,13 @@ export function usageFromAnthropic(response: unknown): UsageSample {
 }
 
 /**
- * The input the request carried as the provider first read it: with a server compaction, the
- * compaction step's input (the top-level counts are those of the compacted reply step), else the
- * sample's total. What calibration compares contextkit's count with.
+ * The input the request carried, as the provider's first sampling step read it: where the server
+ * compacted (`iterations`), the top-level counts are those of the steps after the compaction, so
+ * the first step's input is what was sent. What calibration compares contextkit's count with.
  */
 export function carriedInputTokens(sample: UsageSample): number {
   const first = sample.iterations?.[0];
-  if (first?.type !== 'compaction') return sample.totalInputTokens;
+  if (!first || !sample.iterations!.some((it) => it.type === 'compaction')) return sample.totalInputTokens;
   return first.inputTokens + first.cacheReadTokens + first.cacheWriteTokens;
 }
 
