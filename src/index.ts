@@ -44,6 +44,7 @@ export {
   type ContextEvents,
   type Listener,
 } from './events.js';
+export { type AppliedEdit, appliedEditsOf } from './guard/applied-edits.js';
 export {
   type Calibration,
   type CalibrationEntry,
@@ -84,8 +85,17 @@ export {
 } from './guard/measurer.js';
 export { isContextOverflowError, type OverflowNumbers, overflowNumbers } from './guard/overflow-errors.js';
 export {
+  ANTHROPIC_COMPACTION_BETA,
+  ANTHROPIC_CONTEXT_EDITING_BETA,
+  ANTHROPIC_MIN_COMPACTION_TRIGGER,
+  type AnthropicContextManagement,
+  supportsServerCompaction,
+} from './guard/provider-compaction.js';
+export {
+  carriedInputTokens,
   InvalidUsageError,
   type UsageCounts,
+  type UsageIteration,
   type UsageSample,
   usageFromAnthropic,
   usageFromCounts,
@@ -141,6 +151,7 @@ export {
   type ContextManagerOptions,
   DEFAULTS,
   type GuardLevels,
+  type ProviderCompactionOptions,
   type ProviderInfo,
   type RequestOptions,
   type Usage,
