@@ -4,7 +4,9 @@
  * session with contextkit driving the server's compaction, what is counted and metered beside
  * what the server reports, and what the fake refuses as the API does.
  */
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ContextOverflowError } from '../src/errors.js';
 import { addAnthropicResponse } from '../src/integrations/providers.js';
 import { ContextManager } from '../src/manager.js';
 import { toAnthropicRequest } from '../src/messages/split.js';
@@ -14,9 +16,14 @@ import { renderReportHtml } from '../src/report/html.js';
 import { replayConversation } from '../src/report/replay.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
-import { seededRandom } from './support/arbitraries.js';
+import { conversationArb, seededRandom } from './support/arbitraries.js';
 import { drivenSession, MODEL, postMessages, userText } from './support/driven-session.js';
-import { type FakeAnthropicServer, startFakeAnthropic } from './support/fake-anthropic-server.js';
+import {
+  anthropicRequestProblems,
+  type FakeAnthropicServer,
+  messagesBody,
+  startFakeAnthropic,
+} from './support/fake-anthropic-server.js';
 import { answersReachable, LOCOMO_DIR, loadChats } from './support/locomo.js';
 
 let server: FakeAnthropicServer;
@@ -339,5 +346,69 @@ describe('replay report', () => {
     expect(report.serverCompactions).toEqual([{ seq: 66, turn: expect.any(Number), summaryChars: 76 }]);
     expect(report.totals.cacheBreaks).toBe(0);
     expect(renderReportHtml(report)).toContain('The provider compacted on its server 1 time');
+  });
+});
+
+describe('property: a server compaction anywhere in a generated Anthropic conversation', () => {
+  it('each view starts at the last compaction block, is accepted, fits, and the history is unchanged', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        conversationArb({ format: 'anthropic', images: false }),
+        fc.nat(),
+        fc.integer({ min: 2_000, max: 40_000 }),
+        async (conv, pick, budget) => {
+          // Where a reply can stand: before a user turn that returns no tool results, after no open call.
+          const sites = conv.messages
+            .map((m, i) => i)
+            .filter((i) => {
+              const m = conv.messages[i]!;
+              const prev = conv.messages[i - 1];
+              const results = Array.isArray(m.content) && m.content.some((b) => b.type === 'tool_result');
+              const calls =
+                prev && Array.isArray(prev.content) && prev.content.some((b) => b.type === 'tool_use');
+              return i > 0 && m.role === 'user' && !results && !calls;
+            });
+          fc.pre(sites.length > 0);
+          const at = sites[pick % sites.length]!;
+          const reply = {
+            role: 'assistant',
+            content: [
+              { type: 'compaction', content: `Summary of the ${at} messages before.` },
+              { type: 'text', text: 'Go on.' },
+            ],
+          } as Message;
+          const messages = [...conv.messages.slice(0, at), reply, ...conv.messages.slice(at)];
+          const ctx = new ContextManager({ model: MODEL });
+          for (const m of messages) await ctx.addMessage(m);
+          let view: Message[];
+          try {
+            view = await ctx.getMessagesForRequest({ tokenBudget: budget });
+          } catch (error) {
+            // What must be kept (the turn in progress) may not fit a small budget: said, not sent.
+            expect(error).toBeInstanceOf(ContextOverflowError);
+            return;
+          }
+          expect(ctx.usage().tokens).toBeLessThanOrEqual(budget);
+          // Nothing the API would drop is sent: no message stored before the block (the system prompt aside).
+          const dropped = new Set(
+            messages
+              .slice(0, at)
+              .filter((m) => m.role !== 'system')
+              .map((m) => JSON.stringify(m)),
+          );
+          const live = new Set(messages.slice(at).map((m) => JSON.stringify(m)));
+          const sent = view.map((m) => JSON.stringify(m));
+          expect(sent.filter((j) => dropped.has(j) && !live.has(j))).toEqual([]);
+          // The block leaves the view only with what contextkit compacts of the live part itself.
+          const blocks = view.filter(
+            (m) => Array.isArray(m.content) && m.content.some((b) => b.type === 'compaction'),
+          );
+          expect(blocks.length).toBeLessThanOrEqual(1);
+          expect(anthropicRequestProblems(messagesBody(view), { signatures: false })).toEqual([]);
+          expect(await ctx.getMessages()).toEqual(messages);
+        },
+      ),
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 40) },
+    );
   });
 });
