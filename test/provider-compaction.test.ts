@@ -14,6 +14,7 @@ import type { Message } from '../src/messages/types.js';
 import type { ContextManagerOptions } from '../src/options.js';
 import { renderReportHtml } from '../src/report/html.js';
 import { replayConversation } from '../src/report/replay.js';
+import { MemoryStore } from '../src/stores/memory.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { conversationArb, seededRandom } from './support/arbitraries.js';
@@ -410,5 +411,23 @@ describe('property: a server compaction anywhere in a generated Anthropic conver
       ),
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 40) },
     );
+  });
+});
+
+describe('a stored server compaction across a restart', () => {
+  it('a manager that loads the history views and counts from the last block, its old plan dropped', async () => {
+    const store = new MemoryStore();
+    const first = new ContextManager({ model: MODEL, models: EXACT, store, conversationId: 'c' });
+    const all = compactedConversation();
+    // contextkit compacts the history first (a plan is kept in the store), then the server's block arrives.
+    for (const m of all.slice(0, 66)) await first.addMessage(m);
+    await first.getMessagesForRequest({ tokenBudget: 8_000 });
+    expect(first.currentPlan()).not.toBeNull();
+    for (const m of all.slice(66)) await first.addMessage(m);
+    const view = await first.getMessagesForRequest({ tokenBudget: 8_000 });
+    const second = new ContextManager({ model: MODEL, models: EXACT, store, conversationId: 'c' });
+    expect(await second.getMessagesForRequest({ tokenBudget: 8_000 })).toEqual(view);
+    expect(second.currentPlan()).toBeNull();
+    expect(await second.getMessages()).toHaveLength(all.length);
   });
 });

@@ -38,6 +38,11 @@ export class LiveEntries {
   /** Index in `source` of the entry with the last compaction block; -1: none. */
   private start = -1;
   private live: HistoryEntry[] = [];
+  /**
+   * Seq of the compaction entry the slice last started at (undefined: none); null before the first
+   * scan, which is no shift: a plan kept beside a loaded history was made on its slice.
+   */
+  private knownSeq: number | undefined | null = null;
 
   constructor(private readonly onShift: () => void) {}
 
@@ -46,8 +51,13 @@ export class LiveEntries {
     return this.start < 0 ? undefined : this.source?.[this.start]?.seq;
   }
 
-  /** Forgets what was scanned (the history was replaced, cleared or reloaded). */
+  /** Forgets what was scanned (the history was replaced, cleared or reloaded: derived state was reset too). */
   reset(): void {
+    this.rescan();
+    this.knownSeq = null;
+  }
+
+  private rescan(): void {
     this.source = null;
     this.seen = 0;
     this.start = -1;
@@ -56,10 +66,12 @@ export class LiveEntries {
 
   /** The entries the provider reads: `entries` itself while no compaction block was stored. */
   of(entries: readonly HistoryEntry[], format: MessageFormat | undefined): readonly HistoryEntry[] {
-    if (format !== 'anthropic') return entries;
-    if (entries !== this.source || entries.length < this.seen) this.reset();
-    // The first scan of a history (a load) is not a shift: a plan kept beside it was made on this slice.
-    const first = this.source === null;
+    if (format !== 'anthropic') {
+      // No block yet (a conversation of plain strings shows its format with the first block).
+      if (entries.length > 0) this.knownSeq = undefined;
+      return entries;
+    }
+    if (entries !== this.source || entries.length < this.seen) this.rescan();
     this.source = entries;
     let moved = false;
     for (let i = this.seen; i < entries.length; i++) {
@@ -70,6 +82,9 @@ export class LiveEntries {
     }
     const from = this.seen;
     this.seen = entries.length;
+    const seq = this.compactionSeq;
+    if (this.knownSeq !== null && seq !== this.knownSeq) this.onShift();
+    this.knownSeq = seq;
     if (this.start < 0) return entries;
     if (moved) {
       // The system prompt goes as the top-level `system`, which no compaction drops.
@@ -79,7 +94,6 @@ export class LiveEntries {
         system.push(e);
       }
       this.live = [...system, ...entries.slice(this.start)];
-      if (!first) this.onShift();
     } else {
       for (let i = from; i < entries.length; i++) this.live.push(entries[i]!);
     }
