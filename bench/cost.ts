@@ -10,6 +10,7 @@ import { replayConversation } from '../src/report/replay.js';
 import type { CostAlternative } from '../src/report/replay-cost.js';
 import { longSessionMessages } from '../test/support/arbitraries.js';
 import { providerCompactionSection } from './provider-compaction.js';
+import { serverCompactionSection } from './cost-server-compaction.js';
 import { formatMs, Report } from './report.js';
 import { UsageError } from './usage-error.js';
 
@@ -116,6 +117,7 @@ export async function runCostBenchmark(args: readonly string[]): Promise<void> {
     );
   }
   await providerCompactionSection(report, turns);
+  await serverCompactionSection(report, turns);
   report.note(`Whole run: ${formatMs(performance.now() - started)}.`);
   process.stdout.write(report.toText());
   const path = report.write('cost');

@@ -1,5 +1,7 @@
 import type { ContextOverflowError } from './errors.js';
+import type { AppliedEdit } from './guard/applied-edits.js';
 import type { RequestCost } from './guard/cost-meter.js';
+import type { UsageIteration } from './guard/usage.js';
 import type { Repair } from './messages/atoms.js';
 
 /** What one compaction did, by sequence number, with the tokens before and after. */
@@ -59,6 +61,18 @@ export interface ContextEvents {
     exact: boolean;
     messages: number;
     cost?: RequestCost;
+  };
+  /**
+   * The provider managed the context on its server: a reply with a compaction block was stored
+   * (`compactionSeq`: the view now starts there), or a response reported its compaction steps
+   * (`iterations`, billed by the cost meter) or the context edits it applied (`appliedEdits`,
+   * Anthropic `context_management.applied_edits`).
+   */
+  'context:provider_context': {
+    provider: 'anthropic';
+    compactionSeq?: number;
+    iterations?: UsageIteration[];
+    appliedEdits?: AppliedEdit[];
   };
   /** A listener threw; the manager carried on. */
   error: { event: string; error: unknown };

@@ -16,7 +16,6 @@ export { Planner, type PlannerSettings, type PlanRequest, type PlanResult } from
 export { protectionsOf } from './compaction/protections.js';
 export {
   createResponsesCompact,
-  type ProviderCompactionOptions,
   type ProviderCompactor,
   type ResponsesCompact,
   type ResponsesCompactInput,
@@ -51,6 +50,7 @@ export {
   type ContextEvents,
   type Listener,
 } from './events.js';
+export { type AppliedEdit, appliedEditsOf } from './guard/applied-edits.js';
 export {
   type Calibration,
   type CalibrationEntry,
@@ -91,8 +91,17 @@ export {
 } from './guard/measurer.js';
 export { isContextOverflowError, type OverflowNumbers, overflowNumbers } from './guard/overflow-errors.js';
 export {
+  ANTHROPIC_COMPACTION_BETA,
+  ANTHROPIC_CONTEXT_EDITING_BETA,
+  ANTHROPIC_MIN_COMPACTION_TRIGGER,
+  type AnthropicContextManagement,
+  supportsServerCompaction,
+} from './guard/provider-compaction.js';
+export {
+  carriedInputTokens,
   InvalidUsageError,
   type UsageCounts,
+  type UsageIteration,
   type UsageSample,
   usageFromAnthropic,
   usageFromCounts,
@@ -149,6 +158,7 @@ export {
   type ContextManagerOptions,
   DEFAULTS,
   type GuardLevels,
+  type ProviderCompactionOptions,
   type ProviderInfo,
   type RequestOptions,
   type Usage,

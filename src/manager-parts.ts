@@ -10,6 +10,7 @@ import {
   responsesCompactor,
 } from './compaction/provider-compaction.js';
 import type { ContextEmitter } from './events.js';
+import type { AppliedEdit } from './guard/applied-edits.js';
 import { createCalibration } from './guard/calibration.js';
 import type { CacheComparison } from './guard/cost-meter.js';
 import { ContextGuard, type GuardConversation } from './guard/guard.js';
@@ -17,6 +18,7 @@ import { ContextMeasurer } from './guard/measurer.js';
 import type { UsageSample } from './guard/usage.js';
 import { resetUsageWarning } from './guard/usage-warning.js';
 import { History } from './history/history.js';
+import { LiveEntries } from './history/live-entries.js';
 import { type ContextManagerOptions, DEFAULTS, type Usage } from './options.js';
 import { RecallIndex } from './recall/recall-index.js';
 import { metaPersistence } from './stores/meta-persistence.js';
@@ -52,6 +54,8 @@ export interface ManagerParts {
   measurer: ContextMeasurer;
   guard: ContextGuard;
   conversation: GuardConversation;
+  /** What the provider still reads after its own compaction (the guard's entries). */
+  live: LiveEntries;
   recallIndex: RecallIndex;
 }
 
@@ -128,11 +132,17 @@ export function composeParts(
     recall: options.recall === true,
     ...(tools !== undefined ? { tools } : {}),
     ...(providerCompact !== undefined ? { providerCompact } : {}),
+    ...(options.providerCompaction
+      ? { providerCompaction: options.providerCompaction === true ? {} : options.providerCompaction }
+      : {}),
   });
+  // A new server compaction starts a new view: the atoms and plan of the old one no longer apply.
+  const live = new LiveEntries(() => conversation.view.reset());
   const conversation: GuardConversation = {
     get entries() {
-      return history.entries;
+      return live.of(history.entries, history.format);
     },
+    compactionSeq: () => live.compactionSeq,
     get format() {
       return history.format;
     },
@@ -154,7 +164,7 @@ export function composeParts(
     eager: options.recall === true,
     onWarn: warn,
   });
-  return { settings, store, history, measurer, guard, conversation, recallIndex };
+  return { settings, store, history, measurer, guard, conversation, live, recallIndex };
 }
 
 /**
@@ -219,11 +229,36 @@ export function compareCache(
   return comparison;
 }
 
+/**
+ * What a response said the provider did to the context on its server: its compaction steps are
+ * billed by the meter of the last request (they are not in the top-level usage), and both they
+ * and the applied edits go out as `context:provider_context`.
+ */
+export function recordProviderContext(
+  conversation: GuardConversation,
+  sample: UsageSample,
+  appliedEdits: AppliedEdit[],
+  emitter: ContextEmitter,
+): void {
+  const iterations = sample.iterations;
+  if (iterations) {
+    const cost = conversation.lastUsage?.cost;
+    conversation.meters?.get(cost?.model ?? '')?.billIterations(iterations);
+  }
+  if (!iterations?.length && appliedEdits.length === 0) return;
+  emitter.emit('context:provider_context', {
+    provider: 'anthropic',
+    ...(iterations?.length ? { iterations } : {}),
+    ...(appliedEdits.length > 0 ? { appliedEdits } : {}),
+  });
+}
+
 /** A copy of the last request's figures the caller may keep (the meter's totals keep moving). */
 export function copyUsage(last: Usage): Usage {
   const { cost, ...figures } = last;
   if (!cost) return { ...figures };
   const copy = { ...cost, last: { ...cost.last }, totals: { ...cost.totals } };
+  if (cost.totals.serverCompactions) copy.totals.serverCompactions = { ...cost.totals.serverCompactions };
   if (cost.reported) copy.reported = { ...cost.reported };
   return { ...figures, cost: copy };
 }

@@ -2,9 +2,11 @@ import type { CompactionPlan } from './compaction/plan.js';
 import { decodePlan } from './compaction/plan.js';
 import type { Level } from './compaction/zones.js';
 import { type CompactionReceipt, ContextEmitter, type ContextEventName, type Listener } from './events.js';
+import { appliedEditsOf } from './guard/applied-edits.js';
 import type { ContextGuard, GuardConversation } from './guard/guard.js';
 import type { ContextMeasurer, ResolvedRequest } from './guard/measurer.js';
 import { isContextOverflowError, overflowNumbers } from './guard/overflow-errors.js';
+import type { AnthropicContextManagement } from './guard/provider-compaction.js';
 import {
   type UsageCounts,
   type UsageSample,
@@ -14,10 +16,18 @@ import {
 } from './guard/usage.js';
 import { resetUsageWarning } from './guard/usage-warning.js';
 import type { History } from './history/history.js';
-import { compareCache, composeParts, copyUsage, type ManagerSettings } from './manager-parts.js';
+import { hasCompactionBlock, type LiveEntries } from './history/live-entries.js';
+import {
+  compareCache,
+  composeParts,
+  copyUsage,
+  type ManagerSettings,
+  recordProviderContext,
+} from './manager-parts.js';
 import { futureBlockTypes } from './messages/anthropic-blocks.js';
 import { roleOf } from './messages/content.js';
 import type { GeminiContent } from './messages/gemini-parts.js';
+import { type AnthropicRequestParts, toAnthropicRequest } from './messages/split.js';
 import type {
   AnthropicUserMessage,
   HistoryEntry,
@@ -63,6 +73,8 @@ export class ContextManager {
   /** Searches the whole history for `recall` and the recall tool (src/recall/). */
   private readonly recallIndex: RecallIndex;
   private readonly conversation: GuardConversation;
+  /** What the provider still reads after its own compaction (`LiveEntries`). */
+  private readonly live: LiveEntries;
   private queue: Promise<unknown>;
   /** Block types no format knows that were already warned about (one warning per type). */
   private readonly warnedBlocks = new Set<string>();
@@ -80,6 +92,7 @@ export class ContextManager {
     this.measurer = parts.measurer;
     this.guard = parts.guard;
     this.conversation = parts.conversation;
+    this.live = parts.live;
     this.recallIndex = parts.recallIndex;
     this.recallEnabled = options.recall === true;
     this.loaded = !parts.store;
@@ -132,6 +145,11 @@ export class ContextManager {
       const entry = await this.history.add(message, options);
       this.warnFutureBlocks([entry.message]);
       this.recallIndex.update();
+      if (this.history.format === 'anthropic' && hasCompactionBlock(entry.message)) {
+        // The server compacted: a plan kept beside the history was made on the view it replaced.
+        await this.conversation.save?.({ plan: null });
+        this.emitter.emit('context:provider_context', { provider: 'anthropic', compactionSeq: entry.seq });
+      }
       if (!this.emitter.has('context:message_added')) return;
       const format = this.history.format ?? 'openai';
       this.emitter.emit('context:message_added', {
@@ -193,8 +211,9 @@ export class ContextManager {
    * memo. Only an optimization: the memo, keyed by message, keeps counts right whatever happens.
    */
   private countAhead(r: ResolvedRequest): void | Promise<void> {
-    const key = `${r.counter.id}#${this.history.generation}`;
+    // The entries the provider reads: a new server compaction starts them again (`LiveEntries`).
     const entries = this.conversation.entries;
+    const key = `${r.counter.id}#${this.history.generation}#${this.live.compactionSeq ?? ''}`;
     const from = this.counted.key === key ? Math.min(this.counted.upTo, entries.length) : 0;
     const done = this.measurer.countAhead(r.counter, entries, from, r.format);
     if (typeof done === 'number') {
@@ -222,6 +241,7 @@ export class ContextManager {
 
   /** Forgets what was derived from entries that were replaced or cleared. */
   private resetDerived(): void {
+    this.live.reset();
     this.conversation.view.reset();
     this.conversation.state.usageWarning = resetUsageWarning();
     this.recallIndex.update();
@@ -257,15 +277,36 @@ export class ContextManager {
    * writer replaced or cleared is reloaded, with a `context:warn`, before the view is built.
    */
   getMessagesForRequest(request: RequestOptions = {}): Promise<Message[]> {
+    return this.enqueue(() => this.fitRequest(request));
+  }
+
+  private async fitRequest(request: RequestOptions): Promise<Message[]> {
+    await this.history.checkGeneration();
+    const prepared = this.measurer.prepare(request, this.history.format);
+    const r = prepared instanceof Promise ? await prepared : prepared;
+    const counting = this.countAhead(r);
+    if (counting) await counting;
+    const decision = await this.guard.fit(this.conversation, r, request);
+    if (decision.action === 'decline') throw decision.error;
+    return decision.messages!;
+  }
+
+  /**
+   * `getMessagesForRequest` as the body of an Anthropic Messages request: `system` and `messages`
+   * (`toAnthropicRequest`), and with `providerCompaction` on and a model with server compaction,
+   * the `context_management` edits and the `betas` they need. Spread it into
+   * `client.beta.messages.create({ model, max_tokens, ...body })` (or send the betas as the
+   * `anthropic-beta` header). The reply's compaction block, added as any reply, starts the next view.
+   */
+  getAnthropicRequest(
+    request: RequestOptions = {},
+  ): Promise<AnthropicRequestParts & Partial<AnthropicContextManagement>> {
     return this.enqueue(async () => {
-      await this.history.checkGeneration();
-      const prepared = this.measurer.prepare(request, this.history.format);
-      const r = prepared instanceof Promise ? await prepared : prepared;
-      const counting = this.countAhead(r);
-      if (counting) await counting;
-      const decision = await this.guard.fit(this.conversation, r, request);
-      if (decision.action === 'decline') throw decision.error;
-      return decision.messages!;
+      const view = await this.fitRequest({ provider: 'anthropic', ...request });
+      const managed = this.conversation.provider?.request;
+      return managed
+        ? { ...toAnthropicRequest(view), ...structuredClone(managed) }
+        : toAnthropicRequest(view);
     });
   }
 
@@ -291,7 +332,10 @@ export class ContextManager {
   recordUsage(usage: UsageCounts, messages?: readonly Message[]): Promise<void> {
     return this.enqueue(async () => {
       await this.measurer.recordUsage(usage, messages, this.history.format);
-      if (!messages) this.compareCache(usageFromCounts(usage));
+      if (messages) return;
+      const sample = usageFromCounts(usage);
+      this.compareCache(sample);
+      recordProviderContext(this.conversation, sample, [], this.emitter);
     });
   }
 
@@ -307,7 +351,10 @@ export class ContextManager {
   recordAnthropicUsage(response: unknown, messages?: readonly Message[]): Promise<void> {
     return this.enqueue(async () => {
       await this.measurer.recordAnthropicUsage(response, messages, this.history.format);
-      if (!messages) this.compareCache(usageFromAnthropic(response));
+      if (messages) return;
+      const sample = usageFromAnthropic(response);
+      this.compareCache(sample);
+      recordProviderContext(this.conversation, sample, appliedEditsOf(response), this.emitter);
     });
   }
 

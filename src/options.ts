@@ -3,7 +3,7 @@
  * (or a name that is not an option) at construction, naming it and what is accepted.
  */
 
-import type { ProviderCompactionOptions } from './compaction/provider-compaction.js';
+import type { ResponsesCompact } from './compaction/provider-compaction.js';
 import type { StrategyOption } from './compaction/strategy.js';
 import type { FactsSite } from './compaction/summary-message.js';
 import { ConfigurationError } from './errors.js';
@@ -140,6 +140,20 @@ export interface ContextManagerOptions {
    * never stored. Default `'off'`.
    */
   cacheBreakpoints?: 'auto' | 'off';
+  /**
+   * Let the provider compact on its server when the guard finds a compaction due, instead of
+   * contextkit's summarizer (default off). Anthropic: requests from `getAnthropicRequest` carry
+   * `context_management` with the `compact_20260112` trigger set at contextkit's own trigger
+   * (never under the API's 50,000-token minimum) and the `betas` it needs; the reply's
+   * `compaction` block starts the next view. Where the provider cannot (a model without server
+   * compaction, a view under the minimum or over the budget, a reply without the block) the
+   * summarizer runs as without the option, with a `context:warn`. OpenAI Responses: the range the
+   * plan summarizes goes to `/responses/compact` (through `compact`, else the `llm` settings with
+   * `provider: 'openai'`), and the items it returns (the user messages and one `compaction` item)
+   * stand in the view where the range stood; on a failure the summarizer runs, with a
+   * `context:warn` (`provider_compaction_fallback`). Stored history stays whole.
+   */
+  providerCompaction?: boolean | ProviderCompactionOptions;
   /** Writes summaries and extracts facts: the offline tools by default, or an LLM's. */
   tools?: ContextTools;
   /**
@@ -148,16 +162,6 @@ export interface ContextManagerOptions {
    * `context:warn` (`llm_fallback`). Ignored when `tools` is given.
    */
   llm?: Omit<LLMToolsOptions, 'onWarn'> & { provider: 'openai' | 'anthropic' };
-  /**
-   * Compact with the provider's own compaction instead of contextkit's summarizer (default off).
-   * OpenAI Responses conversations: the range the plan summarizes goes to `/responses/compact`
-   * (through `compact`, else the `llm` settings with `provider: 'openai'`), and the items it
-   * returns (the user messages and one `compaction` item) stand in the view where the range
-   * stood; stored history is not changed. Where the provider cannot (no way to call it, another
-   * format, a failure), the summarizer runs as without this option, with a `context:warn`
-   * (`provider_compaction_fallback`).
-   */
-  providerCompaction?: boolean | ProviderCompactionOptions;
   /** Where the facts block of what left the view goes (default `system`: after the system prompt). */
   facts?: FactsSite;
   /**
@@ -298,6 +302,10 @@ const nested =
     checkKeys(v as Record<string, unknown>, checks, name);
   };
 const any: Check = () => undefined;
+const toolNames: Check = (v, name) => {
+  if (!Array.isArray(v) || v.some((t) => typeof t !== 'string'))
+    fail(name, 'expected an array of tool names');
+};
 
 const STRATEGY_CHECK: Check = (v, name) => {
   if (typeof v === 'function') return;
@@ -331,10 +339,7 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
     trigger: atLeast(0, true),
     keep: wholeFrom(0),
     clearAtLeast: atLeast(0),
-    excludeTools: (v, name) => {
-      if (!Array.isArray(v) || v.some((t) => typeof t !== 'string'))
-        fail(name, 'expected an array of tool names');
-    },
+    excludeTools: toolNames,
     clearToolInputs: bool,
   } satisfies Record<keyof NonNullable<ContextManagerOptions['clearing']>, Check>),
   guard: nested({ warnAt: share, declineAt: atLeast(0, true), jumpEscalation: atLeast(0, true) }),
@@ -345,14 +350,28 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   criticalFloor: share,
   compactionNotice: bool,
   cacheBreakpoints: oneOf(['auto', 'off']),
-  tools: withMethods('summarize', 'extractFacts'),
   providerCompaction: (v, name) => {
     if (typeof v === 'boolean') return;
-    object(v, name);
-    const compact = (v as { compact?: unknown }).compact;
-    if (compact !== undefined && typeof compact !== 'function')
-      fail(`${name}.compact`, `expected a function, got ${show(compact)}`);
+    nested({
+      clearToolUses: (c, at) => {
+        if (typeof c === 'boolean') return;
+        nested({
+          trigger: atLeast(0, true),
+          keep: wholeFrom(0),
+          clearAtLeast: atLeast(0),
+          excludeTools: toolNames,
+          clearToolInputs: bool,
+        })(c, at);
+      },
+      instructions: (i, at) => {
+        if (typeof i !== 'string' || i.trim() === '') fail(at, `expected a non-empty string, got ${show(i)}`);
+      },
+      compact: (c, at) => {
+        if (typeof c !== 'function') fail(at, `expected a function, got ${show(c)}`);
+      },
+    } satisfies Record<keyof ProviderCompactionOptions, Check>)(v, name);
   },
+  tools: withMethods('summarize', 'extractFacts'),
   llm: (v, name) => {
     object(v, name);
     oneOf(['openai', 'anthropic'])((v as { provider?: unknown }).provider, `${name}.provider`);
@@ -408,6 +427,32 @@ function editDistance(a: string, b: string): number {
     prev = row;
   }
   return prev[b.length]!;
+}
+
+/** Options of `providerCompaction`. */
+export interface ProviderCompactionOptions {
+  /**
+   * Anthropic: also clear old tool results on the server (`clear_tool_uses_20250919`, beta
+   * `context-management-2025-06-27`), with the API's defaults (`true`) or these settings: the
+   * trigger in input tokens, the tool uses kept, the least to clear, tools never cleared, and
+   * whether the calls' inputs go too.
+   */
+  clearToolUses?:
+    | boolean
+    | {
+        trigger?: number;
+        keep?: number;
+        clearAtLeast?: number;
+        excludeTools?: readonly string[];
+        clearToolInputs?: boolean;
+      };
+  /** Anthropic: the summarization prompt (`instructions`), replacing the API's own. */
+  instructions?: string;
+  /**
+   * OpenAI Responses: how `/responses/compact` is called. Default: `POST {llm.baseURL}/responses/compact`
+   * with the `llm` option's key (its `provider` must be `'openai'`).
+   */
+  compact?: ResponsesCompact;
 }
 
 /**

@@ -30,15 +30,6 @@ export type ResponsesCompact = (
   input: ResponsesCompactInput,
 ) => Promise<ResponsesItem[] | { output: ResponsesItem[]; usage?: unknown }>;
 
-/** Compaction by the provider, in place of contextkit's summarizer (`providerCompaction`). */
-export interface ProviderCompactionOptions {
-  /**
-   * OpenAI Responses: how `/responses/compact` is called. Default: `POST {llm.baseURL}/responses/compact`
-   * with the `llm` option's key (its `provider` must be `'openai'`).
-   */
-  compact?: ResponsesCompact;
-}
-
 /** A window of the conversation's messages compacted by the provider; throws when it cannot. */
 export type ProviderCompactor = (window: readonly Message[]) => Promise<Message[]>;
 

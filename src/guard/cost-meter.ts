@@ -27,7 +27,7 @@
  */
 import type { Message } from '../messages/types.js';
 import type { CachingRules, ModelPricing } from '../tokens/pricing.js';
-import type { UsageSample } from './usage.js';
+import type { UsageIteration, UsageSample } from './usage.js';
 
 /** One block of a request: a fingerprint of its content and its tokens. */
 export interface MeterBlock {
@@ -86,6 +86,12 @@ export interface CostTotals {
   freshTokens: number;
   price?: number;
   uncachedPrice?: number;
+  /**
+   * Compactions the provider ran on its server (Anthropic `usage.iterations`), whose steps are
+   * in the sums above: the input of every step after the one sent, and here the output the
+   * compaction steps wrote (in `price` too, at the output price). Absent before the first.
+   */
+  serverCompactions?: { count: number; outputTokens: number };
 }
 
 /** The meter's prediction for the last request beside what the provider reported for it. */
@@ -403,6 +409,41 @@ export class CostMeter {
     this.add(cost);
     this.last = cost;
     return cost;
+  }
+
+  /**
+   * Adds the steps the provider ran beyond the request `billView` predicted, from the usage it
+   * reported: with a server compaction the first step read what was sent (the prediction) and
+   * each later one read the compacted context again, billed as reported; the compaction step's
+   * summary is billed as output. "To calculate the total tokens consumed and billed for a request,
+   * sum across all entries in the usage.iterations array"
+   * (platform.claude.com/docs/en/build-with-claude/compaction). Nothing without a compaction step.
+   */
+  billIterations(iterations: readonly UsageIteration[]): void {
+    if (!iterations.some((it) => it.type === 'compaction')) return;
+    const t = this.totals;
+    const p = this.pricing;
+    t.serverCompactions ??= { count: 0, outputTokens: 0 };
+    const server = t.serverCompactions;
+    iterations.forEach((it, i) => {
+      if (it.type === 'compaction') {
+        server.count++;
+        server.outputTokens += it.outputTokens;
+        if (p && t.price !== undefined) t.price += (it.outputTokens * p.output) / 1e6;
+      }
+      if (i === 0) return;
+      const input = it.inputTokens + it.cacheReadTokens + it.cacheWriteTokens;
+      t.inputTokens += input;
+      t.cachedTokens += it.cacheReadTokens;
+      t.writtenTokens += it.cacheWriteTokens;
+      t.freshTokens += it.inputTokens;
+      if (p && t.price !== undefined && t.uncachedPrice !== undefined) {
+        t.price +=
+          (it.cacheReadTokens * p.cacheRead + it.cacheWriteTokens * p.cacheWrite + it.inputTokens * p.input) /
+          1e6;
+        t.uncachedPrice += (input * p.input) / 1e6;
+      }
+    });
   }
 
   /** Whether a request at `at` would find the cache of the last one expired. */

@@ -12,12 +12,13 @@ import type { Level } from '../compaction/zones.js';
 import type { ContextOverflowError, OverflowBreakdown } from '../errors.js';
 import type { CompactionReceipt } from '../events.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
-import type { GuardLevels, Usage } from '../options.js';
+import type { GuardLevels, ProviderCompactionOptions, Usage } from '../options.js';
 import type { ContextTools } from '../tools/types.js';
 import type { View } from '../view/view.js';
 import type { CostMeter } from './cost-meter.js';
 import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
 import type { MessageSource } from './metering.js';
+import type { AnthropicContextManagement, ProviderHandoff } from './provider-compaction.js';
 import type { UsageWarningState } from './usage-warning.js';
 
 /** What the guard decided: the view stands, was compacted, warrants a warning, or cannot go. */
@@ -68,6 +69,10 @@ export interface GuardConversation {
   meterMark?: { model: string; build: object; closed: number; plain: boolean } | undefined;
   /** How the meter reads this conversation's view messages (made on first use). */
   meterSource?: MessageSource;
+  /** Seq of the stored message with the provider's last compaction block (see `LiveEntries`). */
+  compactionSeq?: () => number | undefined;
+  /** `providerCompaction`: the last handoff to the server, and the last request's edits. */
+  provider?: { pending?: ProviderHandoff | undefined; request: AnthropicContextManagement | null };
   /** Keeps the plan and guard state beside the history (in its store), where there is one. */
   save?: (patch: Record<string, unknown>) => Promise<void>;
 }
@@ -103,8 +108,10 @@ export interface ContextGuardOptions {
   recall?: boolean;
   /** Writes summaries and extracts facts (default: the offline tools). */
   tools?: ContextTools;
-  /** The provider's compaction, used in place of the summarizer where the format has one. */
+  /** The provider's compaction endpoint (OpenAI `/responses/compact`), used in place of the summarizer. */
   providerCompact?: ProviderCompactor;
+  /** Let the provider compact on its server (Anthropic; see `ProviderCompaction`; default off). */
+  providerCompaction?: ProviderCompactionOptions | undefined;
 }
 
 /** What the protected parts of the view take, for a `ContextOverflowError`. */

@@ -27,6 +27,7 @@ import {
 } from './guard-types.js';
 import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
 import { billRequest, conversationTime } from './metering.js';
+import { ProviderCompaction } from './provider-compaction.js';
 import { nextUsageWarning, resetUsageWarning } from './usage-warning.js';
 
 export type {
@@ -56,6 +57,7 @@ export class ContextGuard {
   private readonly notice: boolean;
   private readonly cacheBreakpoints: 'auto' | 'off';
   private readonly providerCompact: ProviderCompactor | undefined;
+  private readonly provider: ProviderCompaction | null;
   /** The conversation `check` works on, kept while each call's messages extend the last call's. */
   private standalone: { source: unknown[]; conversation: GuardConversation; history: History } | null = null;
 
@@ -76,6 +78,11 @@ export class ContextGuard {
     this.notice = options.compactionNotice === true;
     this.cacheBreakpoints = options.cacheBreakpoints ?? 'off';
     this.providerCompact = options.providerCompact;
+    this.provider = options.providerCompaction
+      ? new ProviderCompaction(options.providerCompaction, this.compactThreshold, (code, message) =>
+          this.measurer.warn(code, message),
+        )
+      : null;
     this.blocks = new PlanBlocks(
       options.facts ?? 'system',
       clearing.clearToolInputs === true,
@@ -317,6 +324,21 @@ export class ContextGuard {
       this.dueSoonWithColdCache(c, r, total, replanAt)
     )
       reason = 'cache_expired';
+    if (this.provider) {
+      c.provider ??= { request: null };
+      const provider = c.provider;
+      provider.request = this.provider.request(r);
+      // Past the trigger (not a layered level below it, clearing or a cold cache): the server's turn.
+      if ((reason === 'threshold' || reason === 'over_budget') && total > replanAt) {
+        const handoff = this.provider.takes(r, total, provider.pending, {
+          compactionSeq: c.compactionSeq?.(),
+          entries: c.entries.length,
+        });
+        provider.pending = handoff ?? undefined;
+        // The server compacts this request: the view goes whole, its reply's block starts the next.
+        if (handoff) reason = undefined;
+      }
+    }
     if (reason) {
       const receipt = await this.compactNow(c, r, reason);
       onCompact?.(receipt);
@@ -412,7 +434,10 @@ export class ContextGuard {
       },
       before: { tokens: tokensBefore, messages: before.messages.length },
       repairs: () => view.repairs(),
-      ...(this.providerCompact ? { compact: this.compactorFor(format, r.format) } : {}),
+      // Anthropic's server compaction is driven from `check` (and warns there when it cannot).
+      ...(this.providerCompact && r.format !== 'anthropic'
+        ? { compact: this.compactorFor(format, r.format) }
+        : {}),
       warn: (code, message) => this.measurer.warn(code, message),
     });
     if (result.refused.length > 0) {

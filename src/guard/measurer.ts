@@ -19,7 +19,13 @@ import type { TokenCounter } from '../tokens/types.js';
 import type { Calibration } from './calibration.js';
 import { createCalibration } from './calibration.js';
 import type { CountClient } from './count-endpoints.js';
-import { type UsageCounts, usageFromAnthropic, usageFromCounts, usageFromOpenAI } from './usage.js';
+import {
+  carriedInputTokens,
+  type UsageCounts,
+  usageFromAnthropic,
+  usageFromCounts,
+  usageFromOpenAI,
+} from './usage.js';
 
 /** `countAhead` counts up to this many new messages at once (a steady turn adds one or two). */
 const COUNT_AT_ONCE = 64;
@@ -466,7 +472,7 @@ export class ContextMeasurer {
       );
       return;
     }
-    await this.calibration.record({ model, estimated, actual: sample.totalInputTokens });
+    await this.calibration.record({ model, estimated, actual: carriedInputTokens(sample) });
   }
 
   /** `recordUsage` from an OpenAI Chat Completions or Responses API response. */
@@ -492,6 +498,7 @@ export class ContextMeasurer {
         inputTokens: u.inputTokens,
         cacheReadTokens: u.cacheReadTokens,
         cacheWriteTokens: u.cacheWriteTokens,
+        ...(u.iterations ? { iterations: u.iterations } : {}),
       },
       messages,
       format,

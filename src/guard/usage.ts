@@ -31,6 +31,27 @@ export interface UsageSample {
   cacheWriteTokens: number;
   /** Every input token of the request: `inputTokens + cacheReadTokens + cacheWriteTokens`. */
   totalInputTokens: number;
+  /**
+   * Anthropic `usage.iterations`, present when the server compacted during the request: one entry
+   * per sampling step, the `compaction` step first. The top-level counts leave the compaction step
+   * out; the request's billing is the sum of these.
+   */
+  iterations?: UsageIteration[];
+}
+
+/**
+ * One sampling step of an Anthropic request (`usage.iterations[i]`): "the top-level input_tokens
+ * and output_tokens in the usage field do not include compaction iteration usage [...] sum across
+ * all entries in the usage.iterations array" (platform.claude.com/docs/en/build-with-claude/compaction,
+ * "Understanding usage").
+ */
+export interface UsageIteration {
+  /** `compaction` for the summarization step, `message` for the reply. */
+  type: string;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
 }
 
 /** A response whose usage cannot be read; `field` is the path of the culprit. */
@@ -137,7 +158,34 @@ export function usageFromAnthropic(response: unknown): UsageSample {
   const input = count(usage.input_tokens, `${path}.input_tokens`);
   const read = optionalCount(usage.cache_read_input_tokens, `${path}.cache_read_input_tokens`);
   const write = optionalCount(usage.cache_creation_input_tokens, `${path}.cache_creation_input_tokens`);
-  return sample(model, input, read, write);
+  const out = sample(model, input, read, write);
+  const iterations = usage.iterations;
+  if (iterations === undefined || iterations === null) return out;
+  if (!Array.isArray(iterations))
+    throw new InvalidUsageError(`${path}.iterations`, `expected an array, got ${describe(iterations)}`);
+  out.iterations = iterations.map((it: unknown, i) => {
+    const at = `${path}.iterations[${i}]`;
+    if (!isRecord(it)) throw new InvalidUsageError(at, `expected an object, got ${describe(it)}`);
+    return {
+      type: typeof it.type === 'string' ? it.type : 'message',
+      inputTokens: count(it.input_tokens, `${at}.input_tokens`),
+      outputTokens: optionalCount(it.output_tokens, `${at}.output_tokens`),
+      cacheReadTokens: optionalCount(it.cache_read_input_tokens, `${at}.cache_read_input_tokens`),
+      cacheWriteTokens: optionalCount(it.cache_creation_input_tokens, `${at}.cache_creation_input_tokens`),
+    };
+  });
+  return out;
+}
+
+/**
+ * The input the request carried, as the provider's first sampling step read it: where the server
+ * compacted (`iterations`), the top-level counts are those of the steps after the compaction, so
+ * the first step's input is what was sent. What calibration compares contextkit's count with.
+ */
+export function carriedInputTokens(sample: UsageSample): number {
+  const first = sample.iterations?.[0];
+  if (!first || !sample.iterations!.some((it) => it.type === 'compaction')) return sample.totalInputTokens;
+  return first.inputTokens + first.cacheReadTokens + first.cacheWriteTokens;
 }
 
 /** Reads a Gemini `generateContent` response (or its `usageMetadata`). */
@@ -179,6 +227,18 @@ export interface UsageCounts {
   inputTokens: number;
   cacheReadTokens?: number;
   cacheWriteTokens?: number;
+  /**
+   * The sampling steps of a request the provider compacted during (Anthropic `usage.iterations`,
+   * in these names): calibration then compares with the compaction step's input, what was sent,
+   * and the cost meter bills every step.
+   */
+  iterations?: ReadonlyArray<{
+    type: string;
+    inputTokens: number;
+    outputTokens?: number;
+    cacheReadTokens?: number;
+    cacheWriteTokens?: number;
+  }>;
 }
 
 /**
@@ -191,10 +251,27 @@ export function usageFromCounts(counts: UsageCounts): UsageSample {
   if (model !== undefined && typeof model !== 'string') {
     throw new InvalidUsageError('usage.model', `expected a string, got ${describe(model)}`);
   }
-  return sample(
+  const out = sample(
     model,
     count(counts.inputTokens, 'usage.inputTokens'),
     optionalCount(counts.cacheReadTokens, 'usage.cacheReadTokens'),
     optionalCount(counts.cacheWriteTokens, 'usage.cacheWriteTokens'),
   );
+  const iterations = counts.iterations;
+  if (iterations === undefined) return out;
+  if (!Array.isArray(iterations))
+    throw new InvalidUsageError('usage.iterations', `expected an array, got ${describe(iterations)}`);
+  out.iterations = iterations.map((it: unknown, i) => {
+    const at = `usage.iterations[${i}]`;
+    if (!isRecord(it) || typeof it.type !== 'string')
+      throw new InvalidUsageError(at, `expected { type, inputTokens, … }, got ${describe(it)}`);
+    return {
+      type: it.type,
+      inputTokens: count(it.inputTokens, `${at}.inputTokens`),
+      outputTokens: optionalCount(it.outputTokens, `${at}.outputTokens`),
+      cacheReadTokens: optionalCount(it.cacheReadTokens, `${at}.cacheReadTokens`),
+      cacheWriteTokens: optionalCount(it.cacheWriteTokens, `${at}.cacheWriteTokens`),
+    };
+  });
+  return out;
 }

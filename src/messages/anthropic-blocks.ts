@@ -18,12 +18,21 @@ export const SERVER_TOOL_RESULT_TYPES: ReadonlySet<string> = new Set([
   'tool_search_tool_result',
 ]);
 
-/** Blocks that only an assistant message carries (server tools and the MCP connector). */
+/**
+ * Anthropic's server-side compaction block (`compact_20260112`, beta `compact-2026-01-12`): the
+ * summary the API wrote at the start of an assistant reply; on later requests the API drops every
+ * block before the last one (platform.claude.com/docs/en/build-with-claude/compaction). Kept and
+ * sent verbatim.
+ */
+export const COMPACTION_BLOCK = 'compaction';
+
+/** Blocks that only an assistant message carries (server tools, the MCP connector, compaction). */
 export const ASSISTANT_ONLY_BLOCKS: readonly string[] = [
   'server_tool_use',
   ...SERVER_TOOL_RESULT_TYPES,
   'mcp_tool_use',
   'mcp_tool_result',
+  COMPACTION_BLOCK,
 ];
 
 /** Anthropic reasoning blocks, signed or encrypted: no other provider can take them. */

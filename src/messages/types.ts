@@ -219,6 +219,17 @@ export interface AnthropicSearchResultBlock {
 }
 
 /**
+ * Anthropic's server-side compaction summary (`compact_20260112`), at the start of an assistant
+ * reply: the API drops every block before the last one on later requests. Kept verbatim.
+ */
+export interface AnthropicCompactionBlock {
+  type: 'compaction';
+  /** The summary (null where the server's compaction failed). */
+  content: string | null;
+  cache_control?: unknown;
+}
+
+/**
  * A block of a type this version does not know (one a future API adds): stored and sent
  * verbatim, counted by an estimate.
  */
@@ -239,7 +250,8 @@ export type AnthropicContentBlock =
   | AnthropicInlineCallBlock
   | AnthropicInlineResultBlock
   | AnthropicContainerUploadBlock
-  | AnthropicSearchResultBlock;
+  | AnthropicSearchResultBlock
+  | AnthropicCompactionBlock;
 
 /** Anthropic's top-level `system` prompt is given to contextkit as a `role: "system"` message. */
 export interface AnthropicSystemMessage {

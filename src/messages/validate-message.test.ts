@@ -318,7 +318,7 @@ describe('validateMessage: issues with paths', () => {
       'messages[0].content[0].type: expected one of "text", "image", "document", "tool_result", "search_result", "container_upload" (a "tool_use" block is only allowed in an assistant message)',
     ]);
     expect(issuesOf({ role: 'assistant', content: [{ type: 'tool_result', tool_use_id: 'a' }] })).toEqual([
-      'messages[0].content[0].type: expected one of "text", "image", "document", "tool_use", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result", "bash_code_execution_tool_result", "text_editor_code_execution_tool_result", "tool_search_tool_result", "mcp_tool_use", "mcp_tool_result" (a "tool_result" block is only allowed in a user message)',
+      'messages[0].content[0].type: expected one of "text", "image", "document", "tool_use", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result", "bash_code_execution_tool_result", "text_editor_code_execution_tool_result", "tool_search_tool_result", "mcp_tool_use", "mcp_tool_result", "compaction" (a "tool_result" block is only allowed in a user message)',
     ]);
     expect(
       issuesOf({

@@ -7,6 +7,7 @@
 import { InvalidMessageError, type MessageIssue } from '../errors.js';
 import {
   ASSISTANT_ONLY_BLOCKS,
+  COMPACTION_BLOCK,
   isFutureBlockType,
   isInlineCall,
   KNOWN_ANTHROPIC_BLOCKS,
@@ -307,7 +308,8 @@ function newerBlock(issues: Issues, block: Record<string, unknown>, path: string
       );
       return;
   }
-  if (!ASSISTANT_ONLY_BLOCKS.includes(type)) return; // a future block: verbatim
+  // A compaction block is the API's own (its summary may be null when compaction failed): verbatim.
+  if (!ASSISTANT_ONLY_BLOCKS.includes(type) || type === COMPACTION_BLOCK) return;
   str(issues, block.tool_use_id, `${path}.tool_use_id`, true);
   if (block.content === undefined)
     issues.push({ path: `${path}.content`, message: 'expected the result content' });

@@ -388,6 +388,11 @@ export function renderReportHtml(report: ReplayReport, options: ReportHtmlOption
     report.compactions.length > 0
       ? `<ol class="compactions">${report.compactions.map((c) => compactionItem(c, turnOf.get(c.turn), previews)).join('\n')}</ol>`
       : `<p class="empty">No compaction was needed: every request stayed under the trigger (${formatInt(report.turns[0]?.trigger ?? 0)} tokens).</p>`;
+  const server = report.serverCompactions ?? [];
+  const serverList =
+    server.length > 0
+      ? `<p class="muted">The provider compacted on its server ${plural(server.length, 'time')}: ${server.map((c) => `after call ${formatInt(c.turn)} (seq ${formatInt(c.seq)}, a ${formatInt(c.summaryChars)}-character summary)`).join('; ')}. Views start at its last block; the stored history stays whole.</p>`
+      : '';
   const warnings =
     report.warnings.length > 0
       ? `<section class="card warnings"><h2>Warnings</h2><ul>${report.warnings.map((w) => `<li>${e(w)}</li>`).join('')}</ul></section>`
@@ -446,6 +451,7 @@ ${legendLine('line-target', 'Target after compaction')}
 ${costSection(report)}
 <section class="card list" aria-labelledby="list-title">
 <header><h2 id="list-title">Compactions · ${formatInt(report.compactions.length)}</h2><span class="muted">what each one cleared, summarized, dropped and truncated, by message number (seq)</span></header>
+${serverList}
 ${list}
 </section>
 ${warnings}

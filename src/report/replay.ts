@@ -93,6 +93,16 @@ export interface ReplayCompaction {
   receipt: CompactionReceipt;
 }
 
+/**
+ * A compaction the provider ran on its server (an Anthropic `compaction` block in a reply): the
+ * seq of the reply that carries it, the call after which it arrived, its summary's length.
+ */
+export interface ReplayServerCompaction {
+  seq: number;
+  turn: number;
+  summaryChars: number;
+}
+
 /** A stored message in brief, so a report can say what seq 41 was. */
 export interface MessagePreview {
   seq: number;
@@ -150,6 +160,8 @@ export interface ReplayReport {
   budget: { tokens: number; source: 'option' | 'model' };
   turns: ReplayTurn[];
   compactions: ReplayCompaction[];
+  /** Compactions the provider ran on its server, found in the replies (beside contextkit's own). */
+  serverCompactions: ReplayServerCompaction[];
   messages: MessagePreview[];
   totals: ReplayTotals;
   /** Billed input: contextkit's, a sliding window's at the same budget, and no compaction's. */
@@ -326,6 +338,15 @@ export async function replayConversation(
   manager.on('context:post_compact', (e) => {
     compactions.push({ number: compactions.length + 1, turn: turnNumber, receipt: e.receipt });
   });
+  const serverCompactions: ReplayServerCompaction[] = [];
+  manager.on('context:provider_context', (e) => {
+    if (e.compactionSeq === undefined) return;
+    const block = (
+      messages[e.compactionSeq] as { content?: Array<{ type?: string; content?: unknown }> }
+    ).content?.find((b) => b.type === 'compaction');
+    const summaryChars = typeof block?.content === 'string' ? block.content.length : 0;
+    serverCompactions.push({ seq: e.compactionSeq, turn: turnNumber, summaryChars });
+  });
 
   const viewFormat = (): MessageFormat => manager.messageFormat ?? format ?? 'openai';
   const bytes = new ViewBytes((m) => counter.countMessage(m, viewFormat()));
@@ -335,11 +356,14 @@ export async function replayConversation(
   const turns: ReplayTurn[] = [];
   let previous: Array<{ json: string; tokens: number }> | null = null;
   let next = 0;
+  let serverSeen = 0;
 
   const callModel = async (beforeSeq: number): Promise<void> => {
     turnNumber++;
     clock += (options.secondsBefore?.(turnNumber) ?? REPLAY_TURN_SECONDS) * 1000;
     const compactionsBefore = compactions.length;
+    const serverBefore = serverSeen;
+    serverSeen = serverCompactions.length;
     const t0 = performance.now();
     let view: Message[] | null = null;
     let overflow: ContextOverflowError | undefined;
@@ -378,7 +402,9 @@ export async function replayConversation(
       if (previous) {
         const shared = commonPrefix(previous, current);
         const kept = shared.messages === previous.length;
-        turn.prefix = { state: kept ? 'kept' : ran.length > 0 ? 'compacted' : 'broken', ...shared };
+        // A reply with a server compaction block since the last call starts a new view too.
+        const compacted = ran.length > 0 || serverSeen > serverBefore;
+        turn.prefix = { state: kept ? 'kept' : compacted ? 'compacted' : 'broken', ...shared };
       }
       previous = current;
     } else {
@@ -429,6 +455,7 @@ export async function replayConversation(
       },
       turns,
       compactions,
+      serverCompactions,
       messages: previews,
       totals: totalsOf(
         turns,

@@ -196,3 +196,22 @@ describe('model catalog: user entries', () => {
     ).toThrow(ConfigurationError);
   });
 });
+
+describe('model catalog: the models with server-side compaction (read 2026-11-26)', () => {
+  it('knows Opus 4.7, Opus 4.8 and the Mythos Preview, with their windows and prices', () => {
+    for (const [id, input, output] of [
+      ['claude-opus-4-7', 5, 25],
+      ['claude-opus-4-8', 5, 25],
+      ['claude-mythos-preview', 25, 125],
+    ] as const) {
+      const info = getModelInfo(id);
+      expect(info).toMatchObject({
+        provider: 'anthropic',
+        contextWindow: 1_000_000,
+        maxOutputTokens: 128_000,
+      });
+      expect(info?.pricing).toMatchObject({ input, output, cacheRead: input / 10 });
+    }
+    expect(getModelInfo('claude-opus-4-7-20260416')?.id).toBe('claude-opus-4-7');
+  });
+});

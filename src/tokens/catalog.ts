@@ -86,6 +86,13 @@ const OPENAI: Entry[] = [
 ];
 
 const ANTHROPIC: Entry[] = [
+  // Read 2026-11-26: the Opus 4.7 and 4.8 model pages (platform.claude.com/docs/en/models/opus-4-8/overview,
+  // Google Cloud's Opus 4.7 model card: 1M input, 128K output, GA) and, for the Mythos Preview
+  // (Project Glasswing only; deprecated 2026-06-09, retired 2026-06-30), its model card's figures.
+  // All three have server-side compaction (see guard/provider-compaction.ts).
+  ['claude-opus-4-8', 1_000_000, 128_000],
+  ['claude-opus-4-7', 1_000_000, 128_000],
+  ['claude-mythos-preview', 1_000_000, 128_000],
   ['claude-opus-4-6', 200_000, 128_000],
   ['claude-sonnet-4-6', 200_000, 64_000],
   ['claude-opus-4-5', 200_000, 64_000],

@@ -81,6 +81,12 @@ function round(n: number): number {
 
 /** Built-in prices by catalog id. Models without an entry have no price (the meter counts tokens only). */
 export const BUILTIN_PRICING: Readonly<Record<string, ModelPricing>> = Object.freeze({
+  // Read 2026-11-26 on platform.claude.com/docs/en/about-claude/pricing (Opus 4.8 and 4.7: $5 in,
+  // $6.25 5m write, $10 1h write, $0.50 hit, $25 out); the Mythos Preview's $25/$125 from its
+  // Project Glasswing announcement. Their cache minimum is taken from Opus 4.6 (not listed yet).
+  'claude-opus-4-8': anthropic(5, 25, 4096),
+  'claude-opus-4-7': anthropic(5, 25, 4096),
+  'claude-mythos-preview': anthropic(25, 125, 4096),
   'claude-opus-4-6': anthropic(5, 25, 4096),
   'claude-opus-4-5': anthropic(5, 25, 4096),
   'claude-sonnet-4-6': anthropic(3, 15, 1024),

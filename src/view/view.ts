@@ -7,6 +7,7 @@
 import { renderAtom } from '../compaction/edit-atom.js';
 import type { CompactionPlan, PlanEdits } from '../compaction/plan.js';
 import type { CompactionReceipt } from '../events.js';
+import { hasCompactionBlock } from '../history/live-entries.js';
 import { AtomIndex } from '../messages/atoms.js';
 import { convertMessages } from '../messages/convert.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
@@ -226,8 +227,11 @@ export class View {
       const notice = startNotice(messages, omitted);
       if (notice) {
         messages.splice(notice.at, 0, notice.message);
-        noticeTokens = this.counting.count(counter, notice.message, 'anthropic');
-        total += noticeTokens;
+        // Before a compaction block the API drops it unread (see `LiveEntries`): it costs nothing.
+        if (!hasCompactionBlock(messages[notice.at + 1]!)) {
+          noticeTokens = this.counting.count(counter, notice.message, 'anthropic');
+          total += noticeTokens;
+        }
       }
       if (options.cacheBreakpoints === 'auto') {
         // Marks cost no tokens: the total stands.

@@ -21,10 +21,27 @@
  * - at most 4 blocks carry `cache_control` (system included), never a thinking block, and each
  *   is `{type: "ephemeral"}` (with an optional `ttl`);
  * - a block type the fake does not know is accepted as it is (the API evolves; so does this fake).
+ *
+ * Context management (platform.claude.com/docs/en/build-with-claude/compaction and
+ * /context-editing), read from `context_management.edits`:
+ * - `compact_20260112` needs the `anthropic-beta: compact-2026-01-12` header and a model that
+ *   supports it (Opus 4.6, Sonnet 4.6 and later); its trigger is `{type: "input_tokens", value}`
+ *   with a value of at least 50,000 (default 150,000). The API drops every block before the last
+ *   `compaction` block of the request; when what is left is past the trigger it summarizes it,
+ *   puts a `compaction` block at the start of the reply, answers from the compacted context, and
+ *   bills both steps in `usage.iterations` (the top-level counts leave the compaction step out);
+ * - `clear_tool_uses_20250919` and `clear_thinking_20251015` need
+ *   `anthropic-beta: context-management-2025-06-27`; past its trigger (default 100,000 input
+ *   tokens) tool-result clearing replaces the oldest tool results' content with a placeholder,
+ *   keeping the last `keep` tool uses (default 3), and the response lists it in
+ *   `context_management.applied_edits`.
+ * Input tokens: cl100k, three framing tokens per message plus its role, each block's text (a
+ * tool call's name and JSON input, a non-text block's JSON).
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
 
 /** The signature the fake API gives a thinking text (and checks it against). */
 export function signThinking(thinking: string): string {
@@ -197,27 +214,239 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
+const COMPACTION_MODELS = new Set([
+  'claude-opus-4-6',
+  'claude-sonnet-4-6',
+  'claude-opus-4-7',
+  'claude-opus-4-8',
+  'claude-mythos-preview',
+]);
+const COMPACTION_BETA = 'compact-2026-01-12';
+const EDITING_BETA = 'context-management-2025-06-27';
+
+function blockText(b: Rec): string {
+  switch (b.type) {
+    case 'text':
+      return String(b.text ?? '');
+    case 'tool_use':
+      return `${String(b.name)} ${JSON.stringify(b.input ?? {})}`;
+    case 'tool_result':
+      return typeof b.content === 'string'
+        ? b.content
+        : blocksOfValue(b.content)
+            .map((c) => blockText(c))
+            .join('\n');
+    case 'compaction':
+      return String(b.content ?? '');
+    case 'thinking':
+      return String(b.thinking ?? '');
+    default:
+      return JSON.stringify(b);
+  }
+}
+const blocksOfValue = (v: unknown): Rec[] => (Array.isArray(v) ? (v as unknown[]).filter(isRec) : []);
+
+/** The fake's input tokens of a system prompt, messages and tools. */
+export function fakeInputTokens(system: unknown, messages: readonly Rec[], tools?: unknown): number {
+  let n = 0;
+  if (typeof system === 'string') n += encode(system).length;
+  else for (const b of blocksOfValue(system)) n += encode(blockText(b)).length;
+  if (Array.isArray(tools) && tools.length > 0) n += encode(JSON.stringify(tools)).length;
+  for (const m of messages) {
+    n += 3 + encode(String(m.role)).length;
+    if (typeof m.content === 'string') n += encode(m.content).length;
+    else for (const b of blocksOf(m)) n += encode(blockText(b)).length;
+  }
+  return n;
+}
+
+/** What the API reads of a request's messages: from the last compaction block on. */
+export function afterLastCompaction(messages: readonly Rec[]): Rec[] {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const blocks = blocksOf(messages[i]!);
+    const k = blocks.map((b) => b.type).lastIndexOf('compaction');
+    if (k >= 0) return [{ ...messages[i], content: blocks.slice(k) }, ...messages.slice(i + 1)];
+  }
+  return messages.slice();
+}
+
+interface Edits {
+  compact?: { trigger: number; instructions?: string };
+  clearToolUses?: { trigger: number; keep: number; clearAtLeast: number; exclude: string[] };
+}
+
+/** The edits of `context_management`, or what the API would refuse in them. */
+function readEdits(body: Rec, betas: readonly string[]): { edits: Edits; problems: string[] } {
+  const edits: Edits = {};
+  const problems: string[] = [];
+  const cm = body.context_management;
+  if (cm === undefined) return { edits, problems };
+  if (!isRec(cm) || !Array.isArray(cm.edits))
+    return { edits, problems: ['context_management.edits: expected an array'] };
+  const tokens = (t: unknown, at: string, fallback: number, min = 0): number => {
+    if (t === undefined) return fallback;
+    if (!isRec(t) || t.type !== 'input_tokens' || typeof t.value !== 'number' || !Number.isInteger(t.value)) {
+      problems.push(`${at}: expected {type: "input_tokens", value: integer}`);
+      return fallback;
+    }
+    if (t.value < min) problems.push(`${at}.value: must be at least ${min}, got ${t.value}`);
+    return t.value;
+  };
+  (cm.edits as unknown[]).forEach((e, i) => {
+    const at = `context_management.edits.${i}`;
+    if (!isRec(e)) {
+      problems.push(`${at}: expected an object`);
+      return;
+    }
+    if (e.type === 'compact_20260112') {
+      if (!betas.includes(COMPACTION_BETA))
+        problems.push(`${at}: compact_20260112 requires the anthropic-beta header ${COMPACTION_BETA}`);
+      if (!COMPACTION_MODELS.has(String(body.model)))
+        problems.push(`${at}: compact_20260112 is not supported on model ${String(body.model)}`);
+      edits.compact = {
+        trigger: tokens(e.trigger, `${at}.trigger`, 150_000, 50_000),
+        ...(typeof e.instructions === 'string' ? { instructions: e.instructions } : {}),
+      };
+    } else if (e.type === 'clear_tool_uses_20250919' || e.type === 'clear_thinking_20251015') {
+      if (!betas.includes(EDITING_BETA))
+        problems.push(`${at}: ${e.type} requires the anthropic-beta header ${EDITING_BETA}`);
+      if (e.type === 'clear_tool_uses_20250919') {
+        const keep = isRec(e.keep) && typeof e.keep.value === 'number' ? e.keep.value : 3;
+        edits.clearToolUses = {
+          trigger: tokens(e.trigger, `${at}.trigger`, 100_000),
+          keep,
+          clearAtLeast: tokens(e.clear_at_least, `${at}.clear_at_least`, 0),
+          exclude: Array.isArray(e.exclude_tools) ? e.exclude_tools.map(String) : [],
+        };
+      }
+    } else problems.push(`${at}.type: unknown edit ${JSON.stringify(e.type)}`);
+  });
+  return { edits, problems };
+}
+
+/** Tool-result clearing: the oldest results past `keep` get a placeholder; what it cleared. */
+function clearToolResults(
+  messages: Rec[],
+  o: NonNullable<Edits['clearToolUses']>,
+): { messages: Rec[]; cleared: number } {
+  const names = new Map<string, string>();
+  const results: Array<[number, number]> = [];
+  messages.forEach((m, i) => {
+    blocksOf(m).forEach((b, k) => {
+      if (b.type === 'tool_use') names.set(String(b.id), String(b.name));
+      if (b.type === 'tool_result' && !o.exclude.includes(names.get(String(b.tool_use_id)) ?? ''))
+        results.push([i, k]);
+    });
+  });
+  const clear = results.slice(0, Math.max(0, results.length - o.keep));
+  if (clear.length === 0) return { messages, cleared: 0 };
+  const out = messages.map((m) => ({
+    ...m,
+    content: Array.isArray(m.content) ? [...blocksOf(m)] : m.content,
+  }));
+  for (const [i, k] of clear) {
+    const blocks = out[i]!.content as Rec[];
+    blocks[k] = { ...blocks[k], content: '[cleared to save context]' };
+  }
+  return { messages: out, cleared: clear.length };
+}
+
+/** The fake's summary of what it compacts: the start of each text, in order (its own reading). */
+function summarize(messages: readonly Rec[]): string {
+  const parts: string[] = [];
+  for (const m of messages) {
+    const text = typeof m.content === 'string' ? m.content : blocksOf(m).map(blockText).join(' ');
+    parts.push(`${String(m.role)}: ${text.split(/\s+/).slice(0, 12).join(' ')}`);
+  }
+  const summary = parts.join('\n');
+  const tokens = encode(summary);
+  return tokens.length <= 2_000 ? summary : `${summary.slice(0, 8_000)}`;
+}
+
+/** What the fake answers a valid request: its content and usage, compacting and clearing as asked. */
+function answer(body: Rec, edits: Edits): Rec {
+  const sent = (body.messages as Rec[]).filter(isRec);
+  let read = afterLastCompaction(sent);
+  const applied: Rec[] = [];
+  let input = fakeInputTokens(body.system, read, body.tools);
+  if (edits.clearToolUses && input > edits.clearToolUses.trigger) {
+    const cleared = clearToolResults(read, edits.clearToolUses);
+    const after = fakeInputTokens(body.system, cleared.messages, body.tools);
+    if (cleared.cleared > 0 && input - after >= edits.clearToolUses.clearAtLeast) {
+      applied.push({
+        type: 'clear_tool_uses_20250919',
+        cleared_tool_uses: cleared.cleared,
+        cleared_input_tokens: input - after,
+      });
+      read = cleared.messages;
+      input = after;
+    }
+  }
+  const last = read[read.length - 1];
+  const lastText = last
+    ? typeof last.content === 'string'
+      ? last.content
+      : blocksOf(last).map(blockText).join(' ')
+    : '';
+  const text = `Noted: ${lastText.split(/\s+/).slice(0, 30).join(' ')}`;
+  const output = encode(text).length;
+  const content: Rec[] = [{ type: 'text', text }];
+  const usage: Rec = { input_tokens: input, output_tokens: output };
+  if (edits.compact && input > edits.compact.trigger) {
+    const summary = summarize(read);
+    const block = { type: 'compaction', content: summary };
+    content.unshift(block);
+    // The reply is written from the compacted context: the summary and the latest message.
+    const compacted = fakeInputTokens(
+      body.system,
+      [{ role: 'assistant', content: [block] }, ...(last ? [last] : [])],
+      body.tools,
+    );
+    const compactionOutput = encode(summary).length;
+    usage.input_tokens = compacted;
+    usage.iterations = [
+      { type: 'compaction', input_tokens: input, output_tokens: compactionOutput },
+      { type: 'message', input_tokens: compacted, output_tokens: output },
+    ];
+  }
+  const out: Rec = { content, usage };
+  if (body.context_management !== undefined) out.context_management = { applied_edits: applied };
+  return out;
+}
+
 /** Starts the fake on a free port of 127.0.0.1. */
 export async function startFakeAnthropic(): Promise<FakeAnthropicServer> {
   const requests: FakeAnthropicServer['requests'] = [];
   const server = createServer((req, res) => {
     if (req.method !== 'POST' || req.url !== '/v1/messages') return send(res, 404, { type: 'error' });
+    const header = req.headers['anthropic-beta'];
+    const betas = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').map((b) => b.trim());
     readJson(req).then(
       (body) => {
-        const problems = isRec(body) ? anthropicRequestProblems(body) : ['body: expected an object'];
+        const read = isRec(body) ? readEdits(body, betas) : { edits: {}, problems: [] };
+        const problems = isRec(body)
+          ? [...read.problems, ...anthropicRequestProblems(body)]
+          : ['body: expected an object'];
         requests.push({ body: body as Rec, problems });
         if (problems.length > 0)
           return send(res, 400, {
             type: 'error',
             error: { type: 'invalid_request_error', message: problems.join('; ') },
           });
+        const { content, usage, context_management } = answer(body as Rec, read.edits) as {
+          content: Rec[];
+          usage: Rec;
+          context_management?: Rec;
+        };
         send(res, 200, {
           id: `msg_${requests.length}`,
           type: 'message',
           role: 'assistant',
-          content: [{ type: 'text', text: 'ok' }],
+          model: (body as Rec).model,
+          content,
           stop_reason: 'end_turn',
-          usage: { input_tokens: 1, output_tokens: 1 },
+          usage,
+          ...(context_management ? { context_management } : {}),
         });
       },
       () => send(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'bad JSON' } }),

@@ -285,3 +285,34 @@ describe('contextMiddleware on the prompt a model receives', () => {
     expect(prompt.length).toBeLessThan(history.length);
   });
 });
+
+describe('contextMiddleware and Anthropic context management', () => {
+  it("passes the call's providerOptions (context management edits) through untouched", async () => {
+    const seen: unknown[] = [];
+    const mock = new MockLanguageModelV3({
+      modelId: 'claude-sonnet-4-6',
+      doGenerate: async (options) => {
+        seen.push(options.providerOptions);
+        return {
+          content: [{ type: 'text', text: 'ok' }],
+          finishReason: { unified: 'stop', raw: 'stop' },
+          usage: {
+            inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
+            outputTokens: { total: 1, text: 1, reasoning: 0 },
+          },
+          warnings: [],
+        };
+      },
+    });
+    const contextManagement = {
+      edits: [{ type: 'compact_20260112', trigger: { type: 'input_tokens', value: 60_000 } }],
+    };
+    const model = wrapLanguageModel({ model: mock, middleware: contextMiddleware({ budget: 20_000 }) });
+    await generateText({
+      model,
+      messages: [{ role: 'user', content: 'hello' }],
+      providerOptions: { anthropic: { contextManagement } },
+    });
+    expect(seen).toEqual([{ anthropic: { contextManagement } }]);
+  });
+});
