@@ -145,6 +145,7 @@ export {
   type RequestOptions,
   type Usage,
 } from './options.js';
+export * from './memory/index.js';
 export * from './recall/index.js';
 export { type ReportHtmlOptions, renderReportHtml } from './report/html.js';
 export {
