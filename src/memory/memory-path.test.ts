@@ -43,7 +43,16 @@ const PIECES = [
 
 const pathArb = fc
   .tuple(
-    fc.constantFrom('', '/', '/memories', '/memories/', 'memories/', '\\memories\\', '/Memories/', '/memories/../'),
+    fc.constantFrom(
+      '',
+      '/',
+      '/memories',
+      '/memories/',
+      'memories/',
+      '\\memories\\',
+      '/Memories/',
+      '/memories/../',
+    ),
     fc.array(fc.oneof(fc.constantFrom(...PIECES), fc.string({ maxLength: 4 })), { maxLength: 8 }),
     fc.constantFrom('/', '', '\\'),
   )
@@ -73,22 +82,26 @@ describe('readMemoryPath', () => {
       return raw.includes('..') && !resolved.startsWith(`${MEMORY_ROOT}/`);
     });
     fc.assert(
-      fc.property(traversal, fc.constantFrom('view', 'create', 'str_replace', 'insert', 'delete', 'rename'), (raw, command) => {
-        const input = {
-          command,
-          path: raw,
-          old_path: raw,
-          new_path: raw,
-          file_text: 'x',
-          old_str: 'keep',
-          new_str: 'x',
-          insert_line: 0,
-          insert_text: 'x',
-        };
-        const outcome = runMemoryCommand(files, input, LIMITS);
-        expect(outcome.isError).toBe(true);
-        expect(outcome.files).toBeUndefined();
-      }),
+      fc.property(
+        traversal,
+        fc.constantFrom('view', 'create', 'str_replace', 'insert', 'delete', 'rename'),
+        (raw, command) => {
+          const input = {
+            command,
+            path: raw,
+            old_path: raw,
+            new_path: raw,
+            file_text: 'x',
+            old_str: 'keep',
+            new_str: 'x',
+            insert_line: 0,
+            insert_text: 'x',
+          };
+          const outcome = runMemoryCommand(files, input, LIMITS);
+          expect(outcome.isError).toBe(true);
+          expect(outcome.files).toBeUndefined();
+        },
+      ),
       { numRuns: RUNS },
     );
   });
