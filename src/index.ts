@@ -96,6 +96,7 @@ export {
 export { History, type HistoryOptions } from './history/history.js';
 export { addAnthropicResponse, addGeminiResponse, addOpenAIResponse } from './integrations/providers.js';
 export { ContextManager } from './manager.js';
+export * from './memory/index.js';
 export {
   type Atom,
   AtomIndex,
@@ -145,7 +146,6 @@ export {
   type RequestOptions,
   type Usage,
 } from './options.js';
-export * from './memory/index.js';
 export * from './recall/index.js';
 export { type ReportHtmlOptions, renderReportHtml } from './report/html.js';
 export {
