@@ -29,6 +29,7 @@ export type ManagerSettings = Readonly<
       | 'compactThreshold'
       | 'targetUsage'
       | 'preserveSystem'
+      | 'protectTask'
       | 'keepToolResults'
       | 'safetyMargin'
       | 'conversationId'
@@ -64,6 +65,7 @@ export function composeParts(
     compactThreshold: options.compactThreshold ?? DEFAULTS.compactThreshold,
     targetUsage: options.targetUsage ?? DEFAULTS.targetUsage,
     preserveSystem: options.preserveSystem ?? DEFAULTS.preserveSystem,
+    protectTask: options.protectTask ?? DEFAULTS.protectTask,
     keepToolResults: options.keepToolResults ?? DEFAULTS.keepToolResults,
     safetyMargin: options.safetyMargin ?? DEFAULTS.safetyMargin,
     conversationId: options.conversationId ?? 'default',
@@ -112,6 +114,7 @@ export function composeParts(
     maxCompactRetries: options.maxCompactRetries ?? DEFAULTS.maxCompactRetries,
     criticalFloor: options.criticalFloor ?? DEFAULTS.criticalFloor,
     preserveSystem: settings.preserveSystem,
+    protectTask: settings.protectTask,
     keepToolResults: settings.keepToolResults,
     recentCount: options.recentCount ?? DEFAULTS.recentCount,
     clearing: options.clearing ?? {},

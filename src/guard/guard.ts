@@ -50,6 +50,7 @@ export class ContextGuard {
   private readonly compactWhenCacheExpired: boolean;
   private readonly costMeter: boolean;
   private readonly preserveSystem: boolean;
+  private readonly protectTask: boolean;
   private readonly clearAt: number | undefined;
   private readonly notice: boolean;
   private readonly cacheBreakpoints: 'auto' | 'off';
@@ -68,6 +69,7 @@ export class ContextGuard {
     this.compactWhenCacheExpired = options.compactWhenCacheExpired ?? true;
     this.costMeter = options.costMeter ?? true;
     this.preserveSystem = options.preserveSystem ?? DEFAULTS.preserveSystem;
+    this.protectTask = options.protectTask ?? DEFAULTS.protectTask;
     const clearing = options.clearing ?? {};
     this.clearAt = clearing.trigger;
     this.notice = options.compactionNotice === true;
@@ -259,7 +261,7 @@ export class ContextGuard {
       new ContextOverflowError(
         r.budget,
         required,
-        overflowBreakdown(this.measurer, c, r, noticeTokens, this.preserveSystem),
+        overflowBreakdown(this.measurer, c, r, noticeTokens, this.preserveSystem, this.protectTask),
       ),
     );
   }
@@ -388,7 +390,7 @@ export class ContextGuard {
     const result = await this.planner.plan({
       entries,
       atoms,
-      protection: protectionsOf(atoms, entries, this.preserveSystem),
+      protection: protectionsOf(atoms, entries, this.preserveSystem, this.protectTask),
       budget: r.budget,
       fixedTokens: r.fixedTokens,
       correction: r.correction,
@@ -420,7 +422,7 @@ export class ContextGuard {
         new ContextDeclinedError(
           r.budget,
           tokensBefore,
-          overflowBreakdown(this.measurer, c, r, 0, this.preserveSystem),
+          overflowBreakdown(this.measurer, c, r, 0, this.preserveSystem, this.protectTask),
           result.decline,
         ),
       );
