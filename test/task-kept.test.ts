@@ -9,9 +9,11 @@ import { describe, expect, it } from 'vitest';
 import { ContextOverflowError } from '../src/errors.js';
 import { ContextManager } from '../src/manager.js';
 import type { Message, MessageFormat } from '../src/messages/types.js';
+import { validateRequest } from '../src/messages/validate-request.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { conversationArb } from './support/arbitraries.js';
+import { anthropicRequestProblems, messagesBody } from './support/fake-anthropic-server.js';
 
 const MODEL: Record<MessageFormat, string> = {
   openai: 'gpt-4o',
@@ -38,11 +40,11 @@ function filler(n: number): Message[] {
   return Array.from({ length: n }, (_, i): Message[] => [
     {
       role: 'user',
-      content: `Step ${i}: here are the logs of run ${i}, ${'nothing unusual happened there. '.repeat(6)}`,
+      content: `Step ${i}: here are the logs of run ${i}, ${'nothing unusual happened there. '.repeat(6).trim()}`,
     },
     {
       role: 'assistant',
-      content: `Checked run ${i}; ${'all jobs finished on time and in order. '.repeat(6)}`,
+      content: `Checked run ${i}; ${'all jobs finished on time and in order. '.repeat(6).trim()}`,
     },
   ]).flat();
 }
@@ -90,6 +92,18 @@ describe('the task kept', () => {
       expect(kept).toBe(protectTask);
       expect(await ctx.getMessages()).toHaveLength(62);
     }
+  });
+
+  it('an Anthropic view of a conversation of unknown format has no system message after the kept task', async () => {
+    const ctx = new ContextManager({ model: 'claude-sonnet-4-5', strategy: 'summarize' });
+    await ctx.addMessage({ role: 'system', content: 'You are a careful engineer.' });
+    await ctx.addMessage({ role: 'user', content: TASK });
+    for (const m of filler(30)) await ctx.addMessage(m);
+    expect(ctx.messageFormat).toBeUndefined();
+    const view = await ctx.getMessagesForRequest({ tokenBudget: 1500, provider: 'anthropic' });
+    expect(view.some((m) => m.content === TASK)).toBe(true);
+    expect(validateRequest(view, 'anthropic').problems).toEqual([]);
+    expect(anthropicRequestProblems(messagesBody(view), { signatures: false })).toEqual([]);
   });
 
   it('reports the task apart in the overflow breakdown', async () => {

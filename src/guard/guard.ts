@@ -328,7 +328,9 @@ export class ContextGuard {
     c.noticeDue = null;
     return c.view.send(built, {
       format: r.format,
-      conversationFormat: c.format ?? r.format,
+      // The format it was built in: a conversation whose format is not known yet is built as
+      // OpenAI, so its summary (a system message) is converted for an Anthropic request.
+      conversationFormat: format,
       counter: r.counter,
       fixedTokens: r.fixedTokens,
       budget: r.budget,

@@ -500,6 +500,11 @@ function notConvertibleBlocks(
  * (code `not_convertible`, every path listed) for what cannot go across: see the module note and
  * `ConvertOptions.dropThinking`.
  */
+function hasLateSystem(messages: readonly Message[]): boolean {
+  const first = messages.findIndex((m) => m.role !== 'system');
+  return first !== -1 && messages.slice(first).some((m) => m.role === 'system');
+}
+
 export function convertMessages(
   messages: readonly Message[],
   to: 'openai',
@@ -533,6 +538,12 @@ export function convertMessages(
   if (from === 'gemini' && to !== 'gemini') {
     const anthropic = geminiToAnthropic(messages as GeminiMessage[], options);
     return to === 'anthropic' ? anthropic : convertMessages(anthropic, to, options);
+  }
+  // A conversation valid in both shapes passes as it is, unless it holds a system message after
+  // the conversation started (a summary standing after a kept user turn): the Anthropic system
+  // prompt exists only at the top, so it goes through the OpenAI reading, which makes it a user turn.
+  if (from === undefined && to === 'anthropic' && hasLateSystem(messages)) {
+    return toAnthropic(messages as OpenAIMessage[]);
   }
   if (from === undefined || from === to) return messages.slice();
   // The Responses API goes through Chat Completions (see convert-responses.ts for what is lossless).
