@@ -493,18 +493,21 @@ function notConvertibleBlocks(
   if (issues.length > 0) throw new InvalidMessageError(issues, 'not_convertible');
 }
 
-/**
- * Returns `messages` in format `to`, converting from the format they are detected to be in. When
- * they already are (or fit either format) the result is a new array of the same message objects.
- * Throws `FormatMismatchError` when the input mixes the two formats, and `InvalidMessageError`
- * (code `not_convertible`, every path listed) for what cannot go across: see the module note and
- * `ConvertOptions.dropThinking`.
- */
+/** Whether a system message comes after the conversation started. */
 function hasLateSystem(messages: readonly Message[]): boolean {
   const first = messages.findIndex((m) => m.role !== 'system');
   return first !== -1 && messages.slice(first).some((m) => m.role === 'system');
 }
 
+/**
+ * Returns `messages` in format `to`, converting from the format they are detected to be in. When
+ * they already are (or fit either format) the result is a new array of the same message objects,
+ * except that messages fitting either format and holding a system message after the first turn
+ * go to Anthropic through the OpenAI reading (that system message becomes a user turn).
+ * Throws `FormatMismatchError` when the input mixes the two formats, and `InvalidMessageError`
+ * (code `not_convertible`, every path listed) for what cannot go across: see the module note and
+ * `ConvertOptions.dropThinking`.
+ */
 export function convertMessages(
   messages: readonly Message[],
   to: 'openai',
