@@ -58,7 +58,10 @@ function toolProblems(tools: unknown): string[] {
   const names = new Set<string>();
   tools.forEach((tool: unknown, i) => {
     const at = `tools.${i}`;
-    if (!isRec(tool)) return problems.push(`${at}: expected an object`);
+    if (!isRec(tool)) {
+      problems.push(`${at}: expected an object`);
+      return;
+    }
     if (typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name)) {
       problems.push(`${at}.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`);
     } else if (names.has(tool.name)) problems.push(`${at}: tool names must be unique (${tool.name})`);
@@ -74,7 +77,6 @@ function toolProblems(tools: unknown): string[] {
         problems.push(`${at}.input_schema: Field required (a JSON Schema with type "object")`);
       }
     }
-    return undefined;
   });
   return problems;
 }
