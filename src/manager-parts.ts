@@ -115,6 +115,7 @@ export function composeParts(
     criticalFloor: options.criticalFloor ?? DEFAULTS.criticalFloor,
     preserveSystem: settings.preserveSystem,
     protectTask: settings.protectTask,
+    ...(options.summaryInstructions ? { summaryInstructions: options.summaryInstructions } : {}),
     keepToolResults: settings.keepToolResults,
     recentCount: options.recentCount ?? DEFAULTS.recentCount,
     clearing: options.clearing ?? {},

@@ -59,6 +59,12 @@ export interface ContextManagerOptions {
    * summarized or dropped like any older turn.
    */
   protectTask?: boolean;
+  /**
+   * What the summarizer should favour, in words (`'the refund amounts and order ids'`): the LLM
+   * tools put it in the summary prompt, the offline summarizer ranks sentences with these words
+   * first. Fixed for the manager's life, so summaries stay reproducible.
+   */
+  summaryInstructions?: string;
   /** How many of the newest tool results are never cleared (default 3). */
   keepToolResults?: number;
   /** Tokens kept free below the window besides the model's max output (default 1,000). */
@@ -310,6 +316,9 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   targetUsage: share,
   preserveSystem: bool,
   protectTask: bool,
+  summaryInstructions: (v, name) => {
+    if (typeof v !== 'string') fail(name, `expected a string, got ${show(v)}`);
+  },
   keepToolResults: wholeFrom(0),
   safetyMargin: atLeast(0),
   store: any, // checked where it is opened, with the accepted URL forms

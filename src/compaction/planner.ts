@@ -53,6 +53,8 @@ export interface PlannerSettings {
   criticalFloor: number;
   /** Share of the budget the summary and facts block may take together (at most `targetUsage`). */
   memoryShare: number;
+  /** What the summarizer should favour (passed to `ContextTools.summarize` as `focus`). */
+  summaryInstructions?: string;
 }
 
 /** One request for a plan. */
@@ -298,6 +300,7 @@ export class Planner {
         counter: req.counter,
         tools: this.tools,
         memo: scratch.summaries,
+        ...(this.settings.summaryInstructions ? { focus: this.settings.summaryInstructions } : {}),
       });
       draft.total +=
         summaryTokens(summary) -

@@ -28,6 +28,8 @@ export async function summarizeAtoms(input: {
   counter: TokenCounter;
   tools: ContextTools;
   memo: Map<string, string>;
+  /** What the summary should favour (the manager's `summaryInstructions`). */
+  focus?: string;
 }): Promise<PlanSummary> {
   const { atoms, summarized, already, previousPlan } = input;
   const fresh: Atom[] = [];
@@ -56,6 +58,7 @@ export async function summarizeAtoms(input: {
       maxTokens: Math.max(1, input.maxTokens - (input.frameTokens ?? SUMMARY_FRAME_TOKENS)),
       previousSummary: previousPlan?.summary?.text,
       countText: (t) => input.counter.countText(t),
+      ...(input.focus ? { focus: input.focus } : {}),
     });
     input.memo.set(key, text);
   }

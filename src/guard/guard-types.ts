@@ -91,6 +91,8 @@ export interface ContextGuardOptions {
   preserveSystem?: boolean;
   /** Keep the first user message verbatim (default true); see `ContextManagerOptions.protectTask`. */
   protectTask?: boolean;
+  /** What the summarizer should favour; see `ContextManagerOptions.summaryInstructions`. */
+  summaryInstructions?: string;
   keepToolResults?: number;
   recentCount?: number;
   clearing?: PlannerSettings['clearing'];

@@ -91,6 +91,7 @@ export class ContextGuard {
         maxCompactRetries: options.maxCompactRetries ?? DEFAULTS.maxCompactRetries,
         criticalFloor: options.criticalFloor ?? DEFAULTS.criticalFloor,
         memoryShare: options.memoryShare ?? DEFAULTS.memoryShare,
+        ...(options.summaryInstructions ? { summaryInstructions: options.summaryInstructions } : {}),
       },
       tools ?? createOfflineTools(),
       tools === undefined,
