@@ -60,6 +60,8 @@ export interface OverflowBreakdown {
   system: number;
   /** `critical` and `pinned` messages. */
   pinned: number;
+  /** The conversation's first user message, the task (kept with `protectTask`, the default). */
+  task: number;
   /** The latest user message and the tool exchange in progress. */
   latestTurn: number;
   /** Tool definitions passed with the request. */

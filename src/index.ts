@@ -112,6 +112,7 @@ export {
 export { History, type HistoryOptions } from './history/history.js';
 export { addAnthropicResponse, addGeminiResponse, addOpenAIResponse } from './integrations/providers.js';
 export { ContextManager } from './manager.js';
+export * from './memory/index.js';
 export {
   type Atom,
   AtomIndex,

@@ -36,6 +36,7 @@ export type ManagerSettings = Readonly<
       | 'compactThreshold'
       | 'targetUsage'
       | 'preserveSystem'
+      | 'protectTask'
       | 'keepToolResults'
       | 'safetyMargin'
       | 'conversationId'
@@ -73,6 +74,7 @@ export function composeParts(
     compactThreshold: options.compactThreshold ?? DEFAULTS.compactThreshold,
     targetUsage: options.targetUsage ?? DEFAULTS.targetUsage,
     preserveSystem: options.preserveSystem ?? DEFAULTS.preserveSystem,
+    protectTask: options.protectTask ?? DEFAULTS.protectTask,
     keepToolResults: options.keepToolResults ?? DEFAULTS.keepToolResults,
     safetyMargin: options.safetyMargin ?? DEFAULTS.safetyMargin,
     conversationId: options.conversationId ?? 'default',
@@ -122,6 +124,8 @@ export function composeParts(
     maxCompactRetries: options.maxCompactRetries ?? DEFAULTS.maxCompactRetries,
     criticalFloor: options.criticalFloor ?? DEFAULTS.criticalFloor,
     preserveSystem: settings.preserveSystem,
+    protectTask: settings.protectTask,
+    ...(options.summaryInstructions ? { summaryInstructions: options.summaryInstructions } : {}),
     keepToolResults: settings.keepToolResults,
     recentCount: options.recentCount ?? DEFAULTS.recentCount,
     clearing: options.clearing ?? {},

@@ -121,6 +121,27 @@ describe('ContextManager.handleToolCall', () => {
     expect(validateRequest(request, 'anthropic').valid).toBe(true);
   });
 
+  it('answers a Responses function_call item with a function_call_output item the API accepts', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    await ctx.addMessage({ type: 'message', role: 'user', content: 'The locker code is 5521.' } as Message);
+    await ctx.addMessage({ type: 'message', role: 'assistant', content: 'Noted.' } as Message);
+    const call = {
+      type: 'function_call',
+      call_id: 'call_r1',
+      name: 'recall',
+      arguments: '{"query":"locker code"}',
+    };
+    const result = await ctx.handleToolCall(call);
+    expect(result).toMatchObject({ type: 'function_call_output', call_id: 'call_r1' });
+    expect(JSON.stringify(result)).toContain('5521');
+    const request = [
+      { type: 'message', role: 'user', content: 'What is the locker code?' },
+      call,
+      result,
+    ] as unknown as Message[];
+    expect(validateRequest(request, 'openai-responses').valid).toBe(true);
+  });
+
   it('gives null for another tool, and tells the model what is wrong with bad arguments', async () => {
     const ctx = await chatManager();
     expect(

@@ -300,7 +300,9 @@ describe('compaction', () => {
   });
 
   it('does not re-plan on every request when the protected floor is above the target', async () => {
-    const ctx = new ContextManager({ model: 'gpt-4o' });
+    // The floor here is the system prompt and the latest turn, 15% under the budget; the task
+    // (the first user message, kept by default) would raise it over the budget.
+    const ctx = new ContextManager({ model: 'gpt-4o', protectTask: false });
     await ctx.addMessage({ role: 'system', content: words(300) }, {});
     const system = await ctx.getTokenCount();
     for (let i = 0; i < 10; i++) {

@@ -27,6 +27,7 @@ import {
 import { futureBlockTypes } from './messages/anthropic-blocks.js';
 import { roleOf } from './messages/content.js';
 import type { GeminiContent } from './messages/gemini-parts.js';
+import type { ResponsesItem } from './messages/responses-items.js';
 import { type AnthropicRequestParts, toAnthropicRequest } from './messages/split.js';
 import type {
   AnthropicUserMessage,
@@ -423,12 +424,15 @@ export class ContextManager {
 
   /**
    * Handles a tool call the model made, for provider-SDK users: given an OpenAI `tool_calls[i]`,
-   * an Anthropic `tool_use` block or a Gemini `functionCall` part, returns the tool result message (in the conversation's
-   * format) when it is a call of `recall`, else `null`. Arguments that cannot be read give a
+   * a Responses `function_call` item, an Anthropic `tool_use` block or a Gemini `functionCall`
+   * part, returns the tool result message (in the conversation's format) when it is a call of
+   * `recall`, else `null`. Arguments that cannot be read give a
    * result saying so (marked as an error for Anthropic), not an exception. The result is not
    * added to the conversation: add it as you add any tool result.
    */
-  handleToolCall(call: unknown): Promise<OpenAIToolMessage | AnthropicUserMessage | GeminiContent | null> {
+  handleToolCall(
+    call: unknown,
+  ): Promise<OpenAIToolMessage | AnthropicUserMessage | GeminiContent | ResponsesItem | null> {
     const read = readRecallCall(call);
     if (read === null) return Promise.resolve(null);
     return this.enqueue(async () => {

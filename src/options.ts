@@ -54,6 +54,18 @@ export interface ContextManagerOptions {
   memoryShare?: number;
   /** Never compact system messages (default true). */
   preserveSystem?: boolean;
+  /**
+   * Keep the conversation's first user message (the task) verbatim, like a pinned message
+   * (default true): compaction then never loses the original instructions. `false` lets it be
+   * summarized or dropped like any older turn.
+   */
+  protectTask?: boolean;
+  /**
+   * What the summarizer should favour, in words (`'the refund amounts and order ids'`): the LLM
+   * tools put it in the summary prompt, the offline summarizer ranks sentences with these words
+   * first. Fixed for the manager's life, so summaries stay reproducible.
+   */
+  summaryInstructions?: string;
   /** How many of the newest tool results are never cleared (default 3). */
   keepToolResults?: number;
   /** Tokens kept free below the window besides the model's max output (default 1,000). */
@@ -218,6 +230,7 @@ export const DEFAULTS = {
   targetUsage: 0.6,
   memoryShare: 0.35,
   preserveSystem: true,
+  protectTask: true,
   keepToolResults: 3,
   safetyMargin: 1_000,
   warnAt: 0.8,
@@ -321,6 +334,10 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   compactThreshold: share,
   targetUsage: share,
   preserveSystem: bool,
+  protectTask: bool,
+  summaryInstructions: (v, name) => {
+    if (typeof v !== 'string') fail(name, `expected a string, got ${show(v)}`);
+  },
   keepToolResults: wholeFrom(0),
   safetyMargin: atLeast(0),
   store: any, // checked where it is opened, with the accepted URL forms

@@ -54,7 +54,7 @@ async function checkView(
     const overflow = err as ContextOverflowError;
     expect(overflow.required).toBeGreaterThan(budget);
     const b = overflow.breakdown;
-    expect(b.system + b.pinned + b.latestTurn + b.tools + b.overhead).toBeGreaterThan(budget);
+    expect(b.system + b.pinned + b.task + b.latestTurn + b.tools + b.overhead).toBeGreaterThan(budget);
     return;
   }
   // 1. Fits, by the library's own count measured afresh.

@@ -19,7 +19,7 @@ const SHARES = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
 
 describe('the 200 real tau-bench runs', skipFor(missingData(TAU_BENCH_PATH)), () => {
   it.each(['openai', 'anthropic'] as const)(
-    'in %s format at 20 to 90 percent of their size: every view valid, within budget, keeping system and the latest request',
+    'in %s format at 20 to 90 percent of their size: every view valid, within budget, keeping system, the task and the latest request',
     async (format) => {
       const runs = loadTauBench();
       expect(runs).toHaveLength(200);
@@ -31,8 +31,11 @@ describe('the 200 real tau-bench runs', skipFor(missingData(TAU_BENCH_PATH)), ()
         const full = await counter.measure(messages, { format });
         const system = messages.filter((m) => m.role === 'system').map((m) => JSON.stringify(m));
         const lastUser = messages.findLast((m) => m.role === 'user' && typeof m.content === 'string');
+        // The task (the first user message) is kept like a pinned message (`protectTask`).
+        const task = messages.find((m) => m.role === 'user' && typeof m.content === 'string');
         const minimal = [
           ...messages.filter((m) => m.role === 'system'),
+          ...(task && task !== lastUser ? [task] : []),
           ...(lastUser ? messages.slice(messages.lastIndexOf(lastUser)) : []),
         ];
         for (const share of SHARES) {
@@ -58,6 +61,7 @@ describe('the 200 real tau-bench runs', skipFor(missingData(TAU_BENCH_PATH)), ()
           const json = new Set(view.map((m) => JSON.stringify(m)));
           for (const s of system) expect(json.has(s)).toBe(true);
           if (lastUser) expect(json.has(JSON.stringify(lastUser))).toBe(true);
+          if (task) expect(json.has(JSON.stringify(task))).toBe(true);
           expect(await ctx.getMessages()).toEqual(messages);
         }
       }

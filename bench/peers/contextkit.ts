@@ -7,11 +7,11 @@ import { ContextManager } from '../../src/manager.js';
 import type { MessageFormat } from '../../src/messages/types.js';
 import type { Peer, View } from './peer.js';
 
-function contextkitPeer(name: string, strategy: 'summarize' | 'truncate'): Peer {
+function contextkitPeer(name: string, strategy: 'summarize' | 'truncate', protectTask = true): Peer {
   return {
     name,
     start(format: MessageFormat, budget: number) {
-      const manager = new ContextManager({ model: 'gpt-4o', strategy });
+      const manager = new ContextManager({ model: 'gpt-4o', strategy, protectTask });
       return {
         async add(message) {
           await manager.addMessage(message);
@@ -34,3 +34,6 @@ export const contextkitDefault: Peer = contextkitPeer('contextkit', 'summarize')
 
 /** Truncation only. */
 export const contextkitTruncate: Peer = contextkitPeer('contextkit truncate', 'truncate');
+
+/** The default strategy without the task kept (`protectTask: false`), to show what keeping it costs. */
+export const contextkitTaskNotKept: Peer = contextkitPeer('contextkit, task not kept', 'summarize', false);

@@ -16,7 +16,7 @@ import { collectGarbage, summarize } from '../stats.js';
 import { UsageError } from '../usage-error.js';
 import { aiSdkPrune } from './ai-sdk.js';
 import { BillTally, PRICED_MODELS, SessionBilling, TURN_SECONDS } from './billing.js';
-import { contextkitDefault, contextkitTruncate } from './contextkit.js';
+import { contextkitDefault, contextkitTaskNotKept, contextkitTruncate } from './contextkit.js';
 import { langchainTrimApprox, langchainTrimExact } from './langchain.js';
 import { mastraTokenLimiter } from './mastra.js';
 import { RequestCounter } from './o200k-count.js';
@@ -25,6 +25,7 @@ import { contextSimple, seedCharsTruncation } from './seed-baselines.js';
 
 const PEERS: readonly Peer[] = [
   contextkitDefault,
+  contextkitTaskNotKept,
   contextkitTruncate,
   langchainTrimExact,
   langchainTrimApprox,
@@ -35,7 +36,7 @@ const PEERS: readonly Peer[] = [
 ];
 /** The column the goals are about; the others are the peers it is compared with. */
 const OURS = contextkitDefault.name;
-const OURS_TOO = new Set([contextkitDefault.name, contextkitTruncate.name]);
+const OURS_TOO = new Set([contextkitDefault.name, contextkitTaskNotKept.name, contextkitTruncate.name]);
 /** The trimmers that fill the budget, the billing goal's yardstick. */
 const TRIMMERS = new Set([langchainTrimExact.name, langchainTrimApprox.name, mastraTokenLimiter.name]);
 /** The chat set's budget, as a share of each chat's size. */
@@ -550,7 +551,7 @@ export async function runPeersBenchmark(args: readonly string[]): Promise<void> 
       'best-fit is not in this version); AI SDK `pruneMessages` (ai 6; prunes reasoning and tool calls before the ' +
       "last messages, counts no tokens, so gets no budget); the seeds' context-simple (system + last 10, pairs " +
       "kept, dedupe, 92% chars/4 trigger) and the seed example's chars/4 truncation (90% trigger, down to 70%), " +
-      'written here; contextkit (gpt-4o, default strategy `summarize` with the offline tools, and `truncate`). ' +
+      'written here; contextkit (gpt-4o, default strategy `summarize` with the offline tools, the same with `protectTask: false` (task not kept), and `truncate`). ' +
       "LangChain's `summarizationMiddleware` is left out: it calls a chat model to summarize, and this benchmark " +
       "runs offline. Counters given to LangChain remember each message's count, which only makes it faster.",
   );

@@ -54,6 +54,8 @@ export interface PlannerSettings {
   criticalFloor: number;
   /** Share of the budget the summary and facts block may take together (at most `targetUsage`). */
   memoryShare: number;
+  /** What the summarizer should favour (passed to `ContextTools.summarize` as `focus`). */
+  summaryInstructions?: string;
 }
 
 /** One request for a plan. */
@@ -309,6 +311,7 @@ export class Planner {
         memo: scratch.summaries,
         ...(req.compact ? { compact: req.compact } : {}),
         ...(req.warn ? { warn: req.warn } : {}),
+        ...(this.settings.summaryInstructions ? { focus: this.settings.summaryInstructions } : {}),
       });
       draft.total +=
         summaryTokens(summary) -

@@ -2,16 +2,25 @@ import { type Atom, holdsServerCompaction } from '../messages/atoms.js';
 import type { HistoryEntry } from '../messages/types.js';
 import type { Protection } from './draft.js';
 
+/** The index of the atom holding the conversation's first user message (the task), or -1. */
+export function taskAtomIndex(atoms: readonly Atom[]): number {
+  return atoms.findIndex((atom) => atom.hasUserContent);
+}
+
 /**
  * How far compaction may touch each atom: system messages (with `preserveSystem`), `critical` and
- * `pinned` messages, the latest user message and a server compaction item stay verbatim; the tool exchange in progress (the
- * last one after the latest user message) and an atom still open are kept; the rest may go.
+ * `pinned` messages, the first user message (the task, with `protectTask`: compaction is where
+ * agents lose their instructions), the latest user message and a server compaction item stay
+ * verbatim; the tool exchange in progress (the last one after the latest user message) and an atom
+ * still open are kept; the rest may go.
  */
 export function protectionsOf(
   atoms: readonly Atom[],
   entries: readonly HistoryEntry[],
   preserveSystem: boolean,
+  protectTask = true,
 ): Protection[] {
+  const task = protectTask ? taskAtomIndex(atoms) : -1;
   const verbatimSeqs = (atom: Atom) =>
     atom.seqs.some((s) => {
       const m = entries[s]?.metadata;
@@ -34,7 +43,7 @@ export function protectionsOf(
   return atoms.map((atom, i) => {
     if (atom.kind === 'system' && preserveSystem) return 'verbatim';
     // A server compaction item carries everything before it: never edited, never left out.
-    if (i === latestUser || verbatimSeqs(atom) || holdsServerCompaction(atom)) return 'verbatim';
+    if (i === latestUser || i === task || verbatimSeqs(atom) || holdsServerCompaction(atom)) return 'verbatim';
     if (i === inProgress || atom.open) return 'keep';
     return 'none';
   });

@@ -32,6 +32,8 @@ export async function summarizeAtoms(input: {
   /** The provider's compaction, tried before the summarizer (`providerCompaction`). */
   compact?: ProviderCompactor;
   warn?: (code: string, message: string) => void;
+  /** What the summary should favour (the manager's `summaryInstructions`). */
+  focus?: string;
 }): Promise<PlanSummary> {
   const { atoms, summarized, already, previousPlan } = input;
   const fresh: Atom[] = [];
@@ -78,6 +80,7 @@ export async function summarizeAtoms(input: {
       maxTokens: Math.max(1, input.maxTokens - (input.frameTokens ?? SUMMARY_FRAME_TOKENS)),
       previousSummary: previousPlan?.summary?.text,
       countText: (t) => input.counter.countText(t),
+      ...(input.focus ? { focus: input.focus } : {}),
     });
     input.memo.set(key, text);
   }

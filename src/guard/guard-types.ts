@@ -4,7 +4,7 @@
  */
 
 import type { PlannerSettings } from '../compaction/planner.js';
-import { protectionsOf } from '../compaction/protections.js';
+import { protectionsOf, taskAtomIndex } from '../compaction/protections.js';
 import type { ProviderCompactor } from '../compaction/provider-compaction.js';
 import type { StrategyOption } from '../compaction/strategy.js';
 import type { FactsSite } from '../compaction/summary-message.js';
@@ -95,6 +95,10 @@ export interface ContextGuardOptions {
   maxCompactRetries?: number;
   criticalFloor?: number;
   preserveSystem?: boolean;
+  /** Keep the first user message verbatim (default true); see `ContextManagerOptions.protectTask`. */
+  protectTask?: boolean;
+  /** What the summarizer should favour; see `ContextManagerOptions.summaryInstructions`. */
+  summaryInstructions?: string;
   keepToolResults?: number;
   recentCount?: number;
   clearing?: PlannerSettings['clearing'];
@@ -121,13 +125,16 @@ export function overflowBreakdown(
   r: ResolvedRequest,
   noticeTokens: number,
   preserveSystem: boolean,
+  protectTask: boolean,
 ): OverflowBreakdown {
   const format = c.format ?? 'openai';
   const atoms = c.view.atoms(c.entries, format).visible();
-  const protection = protectionsOf(atoms, c.entries, preserveSystem);
+  const protection = protectionsOf(atoms, c.entries, preserveSystem, protectTask);
+  const task = protectTask ? taskAtomIndex(atoms) : -1;
   const breakdown: OverflowBreakdown = {
     system: 0,
     pinned: 0,
+    task: 0,
     latestTurn: 0,
     tools: r.toolsTokens,
     overhead: r.fixedTokens - r.toolsTokens + noticeTokens,
@@ -139,7 +146,9 @@ export function overflowBreakdown(
     const tokens = measurer.countAll(r.counter, atom.messages, format);
     if (atom.kind === 'system') breakdown.system += tokens;
     else if (p === 'keep') breakdown.latestTurn += tokens;
-    else if (atom.hasUserContent && !atom.seqs.some(marked)) breakdown.latestTurn += tokens;
+    else if (i === task && !atom.seqs.some(marked) && atoms.findLastIndex((a) => a.hasUserContent) !== i) {
+      breakdown.task += tokens;
+    } else if (atom.hasUserContent && !atom.seqs.some(marked)) breakdown.latestTurn += tokens;
     else breakdown.pinned += tokens;
   });
   return breakdown;

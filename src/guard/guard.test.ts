@@ -208,7 +208,8 @@ describe('autoCompact: false', () => {
 
 describe('the facts block a view carries', () => {
   it('is read back by parseFactsBlock, each fact with the message it came from', async () => {
-    const ctx = new ContextManager({ model: 'gpt-4o', strategy: 'truncate' });
+    // The first message's facts are asked for below, so it must leave the view: the task not kept.
+    const ctx = new ContextManager({ model: 'gpt-4o', strategy: 'truncate', protectTask: false });
     await ctx.addMessage({ role: 'system', content: 'You are a support agent.' });
     for (let t = 0; t < 12; t++) {
       await ctx.addMessage({

@@ -53,6 +53,7 @@ export class ContextGuard {
   private readonly compactWhenCacheExpired: boolean;
   private readonly costMeter: boolean;
   private readonly preserveSystem: boolean;
+  private readonly protectTask: boolean;
   private readonly clearAt: number | undefined;
   private readonly notice: boolean;
   private readonly cacheBreakpoints: 'auto' | 'off';
@@ -73,6 +74,7 @@ export class ContextGuard {
     this.compactWhenCacheExpired = options.compactWhenCacheExpired ?? true;
     this.costMeter = options.costMeter ?? true;
     this.preserveSystem = options.preserveSystem ?? DEFAULTS.preserveSystem;
+    this.protectTask = options.protectTask ?? DEFAULTS.protectTask;
     const clearing = options.clearing ?? {};
     this.clearAt = clearing.trigger;
     this.notice = options.compactionNotice === true;
@@ -100,6 +102,7 @@ export class ContextGuard {
         maxCompactRetries: options.maxCompactRetries ?? DEFAULTS.maxCompactRetries,
         criticalFloor: options.criticalFloor ?? DEFAULTS.criticalFloor,
         memoryShare: options.memoryShare ?? DEFAULTS.memoryShare,
+        ...(options.summaryInstructions ? { summaryInstructions: options.summaryInstructions } : {}),
       },
       tools ?? createOfflineTools(),
       tools === undefined,
@@ -270,7 +273,7 @@ export class ContextGuard {
       new ContextOverflowError(
         r.budget,
         required,
-        overflowBreakdown(this.measurer, c, r, noticeTokens, this.preserveSystem),
+        overflowBreakdown(this.measurer, c, r, noticeTokens, this.preserveSystem, this.protectTask),
       ),
     );
   }
@@ -352,7 +355,9 @@ export class ContextGuard {
     c.noticeDue = null;
     return c.view.send(built, {
       format: r.format,
-      conversationFormat: c.format ?? r.format,
+      // The format it was built in: a conversation whose format is not known yet is built as
+      // OpenAI, so its summary (a system message) is converted for an Anthropic request.
+      conversationFormat: format,
       counter: r.counter,
       fixedTokens: r.fixedTokens,
       budget: r.budget,
@@ -415,7 +420,7 @@ export class ContextGuard {
     const result = await this.planner.plan({
       entries,
       atoms,
-      protection: protectionsOf(atoms, entries, this.preserveSystem),
+      protection: protectionsOf(atoms, entries, this.preserveSystem, this.protectTask),
       budget: r.budget,
       fixedTokens: r.fixedTokens,
       correction: r.correction,
@@ -452,7 +457,7 @@ export class ContextGuard {
         new ContextDeclinedError(
           r.budget,
           tokensBefore,
-          overflowBreakdown(this.measurer, c, r, 0, this.preserveSystem),
+          overflowBreakdown(this.measurer, c, r, 0, this.preserveSystem, this.protectTask),
           result.decline,
         ),
       );

@@ -10,4 +10,5 @@ export {
   type ContextkitChatMessageHistoryOptions,
 } from './langchain/chat-message-history.js';
 export { type FitMessagesOptions, fitBaseMessages, fitMessages } from './langchain/fit-messages.js';
+export { memoryTool } from './langchain/memory-tool.js';
 export { recallTool } from './langchain/recall-tool.js';

@@ -493,9 +493,17 @@ function notConvertibleBlocks(
   if (issues.length > 0) throw new InvalidMessageError(issues, 'not_convertible');
 }
 
+/** Whether a system message comes after the conversation started. */
+function hasLateSystem(messages: readonly Message[]): boolean {
+  const first = messages.findIndex((m) => m.role !== 'system');
+  return first !== -1 && messages.slice(first).some((m) => m.role === 'system');
+}
+
 /**
  * Returns `messages` in format `to`, converting from the format they are detected to be in. When
- * they already are (or fit either format) the result is a new array of the same message objects.
+ * they already are (or fit either format) the result is a new array of the same message objects,
+ * except that messages fitting either format and holding a system message after the first turn
+ * go to Anthropic through the OpenAI reading (that system message becomes a user turn).
  * Throws `FormatMismatchError` when the input mixes the two formats, and `InvalidMessageError`
  * (code `not_convertible`, every path listed) for what cannot go across: see the module note and
  * `ConvertOptions.dropThinking`.
@@ -533,6 +541,12 @@ export function convertMessages(
   if (from === 'gemini' && to !== 'gemini') {
     const anthropic = geminiToAnthropic(messages as GeminiMessage[], options);
     return to === 'anthropic' ? anthropic : convertMessages(anthropic, to, options);
+  }
+  // A conversation valid in both shapes passes as it is, unless it holds a system message after
+  // the conversation started (a summary standing after a kept user turn): the Anthropic system
+  // prompt exists only at the top, so it goes through the OpenAI reading, which makes it a user turn.
+  if (from === undefined && to === 'anthropic' && hasLateSystem(messages)) {
+    return toAnthropic(messages as OpenAIMessage[]);
   }
   if (from === undefined || from === to) return messages.slice();
   // The Responses API goes through Chat Completions (see convert-responses.ts for what is lossless).

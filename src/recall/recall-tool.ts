@@ -3,6 +3,8 @@
  * that tells the model it exists, reading a call in either format, and the result message.
  */
 import type { GeminiContent } from '../messages/gemini-parts.js';
+import type { ResponsesItem } from '../messages/responses-items.js';
+import { readToolCall, toolResultMessage } from '../messages/tool-call.js';
 import type {
   AnthropicUserMessage,
   MessageFormat,
@@ -95,36 +97,15 @@ function queryOf(input: unknown): string | { error: string } {
 
 /**
  * Reads a tool call: an OpenAI `tool_calls[i]` (`{ id, type: 'function', function: { name,
- * arguments } }`), an Anthropic `tool_use` block (`{ type: 'tool_use', id, name, input }`) or a
- * Gemini `functionCall` part (`{ functionCall: { name, args, id? } }`).
- * `null` when it is not a call of `recall` (or not a tool call at all).
+ * arguments } }`), a Responses `function_call` item, an Anthropic `tool_use` block (`{ type:
+ * 'tool_use', id, name, input }`) or a Gemini `functionCall` part (`{ functionCall: { name, args,
+ * id? } }`). `null` when it is not a call of `recall` (or not a tool call at all).
  */
 export function readRecallCall(call: unknown): RecallCall | null {
-  // A Gemini functionCall part (or its functionCall); its id, when the API gave one, else its name.
-  const gemini = isRecord(call) && isRecord(call.functionCall) ? call.functionCall : undefined;
-  if (gemini) {
-    if (gemini.name !== RECALL_TOOL_NAME) return null;
-    const id = typeof gemini.id === 'string' ? gemini.id : RECALL_TOOL_NAME;
-    return { format: 'gemini', id, query: queryOf(gemini.args) };
-  }
-  if (!isRecord(call) || typeof call.id !== 'string') return null;
-  if (call.type === 'tool_use') {
-    if (call.name !== RECALL_TOOL_NAME) return null;
-    return { format: 'anthropic', id: call.id, query: queryOf(call.input) };
-  }
-  const fn = call.function;
-  if (!isRecord(fn) || fn.name !== RECALL_TOOL_NAME) return null;
-  let input: unknown;
-  if (typeof fn.arguments === 'string') {
-    try {
-      input = fn.arguments.trim() === '' ? {} : JSON.parse(fn.arguments);
-    } catch {
-      return { format: 'openai', id: call.id, query: { error: 'the arguments are not valid JSON' } };
-    }
-  } else {
-    input = fn.arguments;
-  }
-  return { format: 'openai', id: call.id, query: queryOf(input) };
+  const read = readToolCall(call, RECALL_TOOL_NAME);
+  if (read === null) return null;
+  const query = read.unreadable ? (read.input as { error: string }) : queryOf(read.input);
+  return { format: read.format, id: read.id, query };
 }
 
 /** The text the model reads: the hits, best first, or a sentence saying nothing matched. */
@@ -136,30 +117,14 @@ export function recallResultText(query: string, hits: readonly RecallHit[]): str
   return `${hits.length} result${hits.length === 1 ? '' : 's'} from earlier in this conversation, best first:\n\n${parts.join('\n\n')}`;
 }
 
-/** The tool result message for a call, in `format`. */
+/** The tool result message (or Responses item) for a call, in `format`. */
 export function recallResultMessage(
   format: MessageFormat,
   id: string,
   text: string,
   isError: boolean,
-): OpenAIToolMessage | AnthropicUserMessage | GeminiContent {
-  if (format === 'gemini') {
-    const functionResponse: Record<string, unknown> = {
-      name: RECALL_TOOL_NAME,
-      response: isError ? { error: text } : { content: text },
-    };
-    if (id !== RECALL_TOOL_NAME) functionResponse.id = id;
-    return { role: 'user', parts: [{ functionResponse } as GeminiContent['parts'][number]] };
-  }
-  if (format === 'anthropic') {
-    return {
-      role: 'user',
-      content: [
-        { type: 'tool_result', tool_use_id: id, content: text, ...(isError ? { is_error: true } : {}) },
-      ],
-    };
-  }
-  return { role: 'tool', tool_call_id: id, content: text };
+): OpenAIToolMessage | AnthropicUserMessage | GeminiContent | ResponsesItem {
+  return toolResultMessage(format, RECALL_TOOL_NAME, id, text, isError);
 }
 
 /**

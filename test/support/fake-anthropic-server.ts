@@ -20,6 +20,11 @@
  *   redacted_thinking block ("Expected thinking or redacted_thinking, but found tool_use");
  * - at most 4 blocks carry `cache_control` (system included), never a thinking block, and each
  *   is `{type: "ephemeral"}` (with an optional `ttl`);
+ * - `tools` (tool use overview and memory tool pages): a client tool has a `name` matching
+ *   `^[a-zA-Z0-9_-]{1,64}$` and an object `input_schema`; names are unique; the memory tool is
+ *   exactly `{type: "memory_20250818", name: "memory"}` (plus an optional `cache_control`),
+ *   https://platform.claude.com/docs/en/agents-and-tools/tool-use/memory-tool; other typed
+ *   (server or versioned client) tools are accepted as they are;
  * - a block type the fake does not know is accepted as it is (the API evolves; so does this fake).
  *
  * Context management (platform.claude.com/docs/en/build-with-claude/compaction and
@@ -61,6 +66,38 @@ const SERVER_RESULTS = new Set([
   'tool_search_tool_result',
 ]);
 
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+function toolProblems(tools: unknown): string[] {
+  if (tools === undefined) return [];
+  if (!Array.isArray(tools)) return ['tools: expected an array'];
+  const problems: string[] = [];
+  const names = new Set<string>();
+  tools.forEach((tool: unknown, i) => {
+    const at = `tools.${i}`;
+    if (!isRec(tool)) {
+      problems.push(`${at}: expected an object`);
+      return;
+    }
+    if (typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name)) {
+      problems.push(`${at}.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`);
+    } else if (names.has(tool.name)) problems.push(`${at}: tool names must be unique (${tool.name})`);
+    else names.add(tool.name);
+    if (tool.type === 'memory_20250818') {
+      if (tool.name !== 'memory') problems.push(`${at}.name: the memory tool must be named "memory"`);
+      for (const key of Object.keys(tool)) {
+        if (!['type', 'name', 'cache_control'].includes(key))
+          problems.push(`${at}.${key}: Extra inputs are not permitted`);
+      }
+    } else if (tool.type === undefined || tool.type === 'custom') {
+      if (!isRec(tool.input_schema) || tool.input_schema.type !== 'object') {
+        problems.push(`${at}.input_schema: Field required (a JSON Schema with type "object")`);
+      }
+    }
+  });
+  return problems;
+}
+
 /**
  * Everything the fake API would refuse in a request body; empty when it answers 200. With
  * `signatures: false` thinking signatures are not checked (for conversations whose thinking
@@ -68,7 +105,7 @@ const SERVER_RESULTS = new Set([
  */
 export function anthropicRequestProblems(body: Rec, options: { signatures?: boolean } = {}): string[] {
   const signatures = options.signatures ?? true;
-  const problems: string[] = [];
+  const problems: string[] = toolProblems(body.tools);
   const messages = body.messages;
   if (!Array.isArray(messages) || messages.length === 0)
     return ['messages: at least one message is required'];

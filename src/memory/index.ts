@@ -1,0 +1,20 @@
+/** The memory tool (`memory_20250818`) on contextkit's stores. */
+export type { MemoryCommand, MemoryFiles, MemoryLimits } from './memory-commands.js';
+export { MEMORY_ROOT } from './memory-path.js';
+export {
+  anthropicMemoryTool,
+  bedrockMemoryTool,
+  geminiMemoryTool,
+  MEMORY_TOOL_DESCRIPTION,
+  MEMORY_TOOL_NAME,
+  MEMORY_TOOL_PARAMETERS,
+  type MemoryResult,
+  type MemoryScope,
+  MemoryTool,
+  type MemoryToolOptions,
+  memoryDirectoryId,
+  memoryTool,
+  memoryToolDefinition,
+  openAIMemoryTool,
+  responsesMemoryTool,
+} from './memory-tool.js';

@@ -1,0 +1,91 @@
+/**
+ * Reading a call of one of contextkit's own tools (`recall`, `memory`) from whichever provider
+ * shape it came in, and answering it in the same shape.
+ */
+import type { GeminiContent } from './gemini-parts.js';
+import type { ResponsesItem } from './responses-items.js';
+import type { AnthropicUserMessage, MessageFormat, OpenAIToolMessage } from './types.js';
+
+/** A tool call read from a provider's shape: its id and its arguments, or why they cannot be read. */
+export interface ToolCallInput {
+  /** The shape it came in, which the result is given in. */
+  format: MessageFormat;
+  id: string;
+  /** The parsed arguments, or what is wrong with them (told to the model as the result). */
+  input: unknown | { error: string };
+  /** `true` when `input` is the `{ error }` above rather than the model's arguments. */
+  unreadable: boolean;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function parseArguments(format: MessageFormat, id: string, raw: unknown): ToolCallInput {
+  if (typeof raw !== 'string') return { format, id, input: raw, unreadable: false };
+  try {
+    return { format, id, input: raw.trim() === '' ? {} : JSON.parse(raw), unreadable: false };
+  } catch {
+    return { format, id, input: { error: 'the arguments are not valid JSON' }, unreadable: true };
+  }
+}
+
+/**
+ * Reads a call of the tool `name`: an OpenAI Chat `tool_calls[i]` (`{ id, type: 'function',
+ * function: { name, arguments } }`), a Responses `function_call` item (`{ type: 'function_call',
+ * call_id, name, arguments }`), an Anthropic `tool_use` block (`{ type: 'tool_use', id, name,
+ * input }`) or a Gemini `functionCall` part (`{ functionCall: { name, args, id? } }`).
+ * `null` when it is not a call of `name` (or not a tool call at all).
+ */
+export function readToolCall(call: unknown, name: string): ToolCallInput | null {
+  // A Gemini functionCall part (or its functionCall); its id, when the API gave one, else its name.
+  const gemini = isRecord(call) && isRecord(call.functionCall) ? call.functionCall : undefined;
+  if (gemini) {
+    if (gemini.name !== name) return null;
+    const id = typeof gemini.id === 'string' ? gemini.id : name;
+    return { format: 'gemini', id, input: gemini.args, unreadable: false };
+  }
+  if (!isRecord(call)) return null;
+  if (call.type === 'function_call') {
+    if (call.name !== name || typeof call.call_id !== 'string') return null;
+    return parseArguments('openai-responses', call.call_id, call.arguments);
+  }
+  if (typeof call.id !== 'string') return null;
+  if (call.type === 'tool_use') {
+    if (call.name !== name) return null;
+    return { format: 'anthropic', id: call.id, input: call.input, unreadable: false };
+  }
+  const fn = call.function;
+  if (!isRecord(fn) || fn.name !== name) return null;
+  return parseArguments('openai', call.id, fn.arguments);
+}
+
+/** The result message (or Responses item) answering the call `id` of the tool `name`, in `format`. */
+export function toolResultMessage(
+  format: MessageFormat,
+  name: string,
+  id: string,
+  text: string,
+  isError: boolean,
+): OpenAIToolMessage | AnthropicUserMessage | GeminiContent | ResponsesItem {
+  if (format === 'gemini') {
+    const functionResponse: Record<string, unknown> = {
+      name,
+      response: isError ? { error: text } : { content: text },
+    };
+    if (id !== name) functionResponse.id = id;
+    return { role: 'user', parts: [{ functionResponse } as GeminiContent['parts'][number]] };
+  }
+  if (format === 'anthropic') {
+    return {
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: id, content: text, ...(isError ? { is_error: true } : {}) },
+      ],
+    };
+  }
+  if (format === 'openai-responses') {
+    return { type: 'function_call_output', call_id: id, output: text } as ResponsesItem;
+  }
+  return { role: 'tool', tool_call_id: id, content: text };
+}

@@ -1,0 +1,120 @@
+/**
+ * The task kept: the conversation's first user message stays in every view verbatim (it is
+ * protected like a pinned message, `protectTask`, on by default), on generated conversations of
+ * every format, strategy and budget; when it cannot fit, the overflow error reports it apart
+ * (`breakdown.task`); `protectTask: false` lets compaction take it like any older turn.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ContextOverflowError } from '../src/errors.js';
+import { ContextManager } from '../src/manager.js';
+import type { Message, MessageFormat } from '../src/messages/types.js';
+import { validateRequest } from '../src/messages/validate-request.js';
+import { getModelInfo } from '../src/tokens/catalog.js';
+import { createTokenCounter } from '../src/tokens/counter.js';
+import { conversationArb } from './support/arbitraries.js';
+import { anthropicRequestProblems, messagesBody } from './support/fake-anthropic-server.js';
+
+const MODEL: Record<MessageFormat, string> = {
+  openai: 'gpt-4o',
+  anthropic: 'claude-sonnet-4-5',
+  'openai-responses': 'gpt-4o',
+  gemini: 'gemini-2.5-flash',
+};
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 40);
+
+/** A message the user wrote (not a tool result), read without the library. */
+function isUserTurn(message: Message): boolean {
+  const m = message as unknown as Record<string, unknown>;
+  if (m.role !== 'user') return false;
+  if (Array.isArray(m.parts)) return (m.parts as Array<Record<string, unknown>>).some((p) => 'text' in p);
+  if (typeof m.content === 'string') return true;
+  return (
+    Array.isArray(m.content) && (m.content as Array<{ type: string }>).some((b) => b.type !== 'tool_result')
+  );
+}
+
+const TASK = 'Task: migrate the billing service from cron jobs to the queue, keeping job ids stable.';
+
+function filler(n: number): Message[] {
+  return Array.from({ length: n }, (_, i): Message[] => [
+    {
+      role: 'user',
+      content: `Step ${i}: here are the logs of run ${i}, ${'nothing unusual happened there. '.repeat(6).trim()}`,
+    },
+    {
+      role: 'assistant',
+      content: `Checked run ${i}; ${'all jobs finished on time and in order. '.repeat(6).trim()}`,
+    },
+  ]).flat();
+}
+
+describe('the task kept', () => {
+  it('every view holds the first user message verbatim (all formats, strategies, budgets)', async () => {
+    const formats: MessageFormat[] = ['openai', 'anthropic', 'openai-responses', 'gemini'];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(...formats.map((format) => conversationArb({ format, minTurns: 3, maxTurns: 8 }))),
+        fc.double({ min: 0.15, max: 0.9, noNaN: true }),
+        fc.constantFrom('summarize', 'truncate', 'smart', 'layered' as const),
+        async (conv, share, strategy) => {
+          const task = conv.messages.find(isUserTurn);
+          if (task === undefined) return;
+          const ctx = new ContextManager({ model: MODEL[conv.format], strategy });
+          for (let i = 0; i < conv.messages.length; i++)
+            await ctx.addMessage(conv.messages[i]!, conv.options[i]);
+          const counter = createTokenCounter(getModelInfo(MODEL[conv.format])!);
+          const full = await counter.measure(conv.messages, { format: conv.format });
+          const budget = Math.max(64, Math.floor(full * share));
+          let view: Message[];
+          try {
+            view = await ctx.getMessagesForRequest({ tokenBudget: budget });
+          } catch (err) {
+            expect(err).toBeInstanceOf(ContextOverflowError);
+            return;
+          }
+          expect(view).toContainEqual(task);
+          expect(await counter.measure(view, { format: conv.format })).toBeLessThanOrEqual(budget);
+        },
+      ),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('keeps the task through compaction by default, and lets it go with protectTask: false', async () => {
+    for (const protectTask of [true, false]) {
+      const ctx = new ContextManager({ model: 'gpt-4o', strategy: 'truncate', protectTask });
+      await ctx.addMessage({ role: 'system', content: 'You are a careful engineer.' });
+      await ctx.addMessage({ role: 'user', content: TASK });
+      for (const m of filler(30)) await ctx.addMessage(m);
+      const view = await ctx.getMessagesForRequest({ tokenBudget: 1500 });
+      const kept = view.some((m) => m.content === TASK);
+      expect(kept).toBe(protectTask);
+      expect(await ctx.getMessages()).toHaveLength(62);
+    }
+  });
+
+  it('an Anthropic view of a conversation of unknown format has no system message after the kept task', async () => {
+    const ctx = new ContextManager({ model: 'claude-sonnet-4-5', strategy: 'summarize' });
+    await ctx.addMessage({ role: 'system', content: 'You are a careful engineer.' });
+    await ctx.addMessage({ role: 'user', content: TASK });
+    for (const m of filler(30)) await ctx.addMessage(m);
+    expect(ctx.messageFormat).toBeUndefined();
+    const view = await ctx.getMessagesForRequest({ tokenBudget: 1500, provider: 'anthropic' });
+    expect(view.some((m) => m.content === TASK)).toBe(true);
+    expect(validateRequest(view, 'anthropic').problems).toEqual([]);
+    expect(anthropicRequestProblems(messagesBody(view), { signatures: false })).toEqual([]);
+  });
+
+  it('reports the task apart in the overflow breakdown', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    await ctx.addMessage({ role: 'user', content: `${TASK} ${'Details follow. '.repeat(200)}` });
+    for (const m of filler(3)) await ctx.addMessage(m);
+    const err = await ctx.getMessagesForRequest({ tokenBudget: 300 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ContextOverflowError);
+    const { breakdown } = err as ContextOverflowError;
+    expect(breakdown.task).toBeGreaterThan(300);
+    expect(breakdown.pinned).toBe(0);
+    expect((err as Error).message).toMatch(/task \d+/);
+  });
+});
