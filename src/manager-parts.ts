@@ -12,7 +12,7 @@ import { ContextMeasurer } from './guard/measurer.js';
 import type { UsageSample } from './guard/usage.js';
 import { resetUsageWarning } from './guard/usage-warning.js';
 import { History } from './history/history.js';
-import { type ContextManagerOptions, DEFAULTS, type Usage } from './options.js';
+import { type ContextManagerOptions, DEFAULTS, resolveShares, type Usage } from './options.js';
 import { RecallIndex } from './recall/recall-index.js';
 import { metaPersistence } from './stores/meta-persistence.js';
 import { resolveStore } from './stores/resolve.js';
@@ -59,10 +59,11 @@ export function composeParts(
   emitter: ContextEmitter,
   onReloaded: () => void,
 ): ManagerParts {
+  const shares = resolveShares(options);
   const settings: ManagerSettings = {
     maxTokens: options.maxTokens ?? DEFAULTS.maxTokens,
-    compactThreshold: options.compactThreshold ?? DEFAULTS.compactThreshold,
-    targetUsage: options.targetUsage ?? DEFAULTS.targetUsage,
+    compactThreshold: shares.compactThreshold,
+    targetUsage: shares.targetUsage,
     preserveSystem: options.preserveSystem ?? DEFAULTS.preserveSystem,
     keepToolResults: options.keepToolResults ?? DEFAULTS.keepToolResults,
     safetyMargin: options.safetyMargin ?? DEFAULTS.safetyMargin,
@@ -118,7 +119,7 @@ export function composeParts(
     facts: settings.facts,
     compactionNotice: options.compactionNotice === true,
     cacheBreakpoints: options.cacheBreakpoints ?? 'off',
-    memoryShare: options.memoryShare ?? DEFAULTS.memoryShare,
+    memoryShare: shares.memoryShare,
     recall: options.recall === true,
     ...(tools !== undefined ? { tools } : {}),
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from './errors.js';
 import { ContextManager, type ContextManagerOptions } from './manager.js';
+import { messageText } from './messages/content.js';
 
 const refused = (options: unknown) => {
   try {
@@ -86,5 +87,28 @@ describe('option values a manager cannot work with', () => {
     await expect(ctx.getMessagesForRequest({ provider: 'mistral' as 'openai' })).rejects.toThrow(
       /provider: expected "openai", "anthropic", "openai-responses", "gemini" or provider info, got "mistral"/,
     );
+  });
+});
+
+describe('shares derived from the ones the user set (issue 23, item 4)', () => {
+  it('mounts a compactThreshold below the default target given alone, aiming below it', () => {
+    const ctx = new ContextManager({ compactThreshold: 0.5 });
+    expect(ctx.options.compactThreshold).toBe(0.5);
+    expect(ctx.options.targetUsage).toBeLessThan(0.5);
+    expect(ctx.options.targetUsage).toBeGreaterThan(0.25);
+  });
+
+  it('keeps conversation in a compacted view when targetUsage is at or below the default memoryShare', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o', targetUsage: 0.3 });
+    for (let i = 0; i < 500; i++) {
+      await ctx.addMessage({
+        role: i % 2 === 0 ? 'user' : 'assistant',
+        content: `[${(i % 28) + 1} March, 2024] ${i % 2 ? 'Ben' : 'Ana'}: I moved to Lisbon in ${1990 + (i % 30)} and my sister Maria works at Acme ${i} as an engineer; we adopted a dog named Rex${i}.`,
+      });
+    }
+    const view = await ctx.getMessagesForRequest({ tokenBudget: 20_000 });
+    // The memory (summary, facts) took the whole target before: 2 messages of conversation were left.
+    const conversation = view.filter((m) => !messageText(m).includes('contextkit'));
+    expect(conversation.length).toBeGreaterThan(20);
   });
 });

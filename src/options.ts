@@ -41,14 +41,20 @@ export interface ContextManagerOptions {
   model?: string;
   /** Budget when neither the request nor the model gives one (default 200,000). */
   maxTokens?: number;
-  /** Usage (share of the budget) above which a new compaction plan is made (default 0.92). */
+  /**
+   * Usage (share of the budget) above which a new compaction plan is made (default 0.92, or
+   * `targetUsage` when that is set higher).
+   */
   compactThreshold?: number;
-  /** Usage a compaction brings the view down to (default 0.6). */
+  /**
+   * Usage a compaction brings the view down to (default 0.6; when only `compactThreshold` is set,
+   * the same proportion of it, 0.6/0.92, so a threshold of 0.5 aims at about 0.33).
+   */
   targetUsage?: number;
   /**
    * Share of the budget the memory of what left the view (summary and facts block together) may
-   * take after a compaction (default 0.35): the rest of the target is the newest turns. At most
-   * `targetUsage`.
+   * take after a compaction (default 0.35 of 0.6: the same proportion, 0.35/0.6, of whatever
+   * `targetUsage` is): the rest of the target is the newest turns. At most `targetUsage`.
    */
   memoryShare?: number;
   /** Never compact system messages (default true). */
@@ -401,8 +407,7 @@ export function checkOptions(options: ContextManagerOptions): void {
     throw new ConfigurationError('options', `expected an object, got ${show(options)}`);
   }
   checkKeys(options as Record<string, unknown>, OPTION_CHECKS);
-  const threshold = options.compactThreshold ?? DEFAULTS.compactThreshold;
-  const target = options.targetUsage ?? DEFAULTS.targetUsage;
+  const { compactThreshold: threshold, targetUsage: target } = resolveShares(options);
   if (target > threshold) {
     throw new ConfigurationError(
       'targetUsage',
@@ -416,6 +421,35 @@ export function checkOptions(options: ContextManagerOptions): void {
     );
   }
 }
+
+/** The three shares of the budget, as given or derived from those given. */
+export interface Shares {
+  compactThreshold: number;
+  targetUsage: number;
+  memoryShare: number;
+}
+
+/**
+ * The trigger, target and memory shares with each default derived from what the user set, so
+ * that one share given alone never contradicts the defaults of the others: a threshold of 0.5
+ * (seed 002's example) aims at the same proportion of it as 0.6 does of 0.92, and a target of
+ * 0.3 leaves the memory the same proportion of it as 0.35 does of 0.6 (never the whole target).
+ * Shares given together are kept as given (`checkOptions` refuses those that contradict).
+ */
+export function resolveShares(options: Partial<Shares>): Shares {
+  const d = DEFAULTS;
+  const compactThreshold = options.compactThreshold ?? Math.max(d.compactThreshold, options.targetUsage ?? 0);
+  const targetUsage =
+    options.targetUsage ??
+    (options.compactThreshold === undefined
+      ? d.targetUsage
+      : Math.min(d.targetUsage, round3((compactThreshold * d.targetUsage) / d.compactThreshold)));
+  const memoryShare =
+    options.memoryShare ?? Math.min(d.memoryShare, round3((targetUsage * d.memoryShare) / d.targetUsage));
+  return { compactThreshold, targetUsage, memoryShare };
+}
+
+const round3 = (n: number): number => Math.round(n * 1000) / 1000;
 
 /** A request's wire format, if it names one, refused when it is not one the views can take. */
 export function requestedFormat(request: RequestOptions): MessageFormat | undefined {

@@ -13,7 +13,7 @@ import { escalate, type Level, levelOf } from '../compaction/zones.js';
 import { ContextDeclinedError, ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt, ContextEvents } from '../events.js';
 import { History } from '../history/history.js';
-import { DEFAULTS, type RequestOptions } from '../options.js';
+import { DEFAULTS, type RequestOptions, resolveShares } from '../options.js';
 import { createOfflineTools } from '../tools/offline.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
 import { type SentView, View } from '../view/view.js';
@@ -62,8 +62,9 @@ export class ContextGuard {
     this.warnAt = options.levels?.warnAt ?? DEFAULTS.warnAt;
     this.declineAt = options.levels?.declineAt;
     this.jumpEscalation = options.levels?.jumpEscalation ?? DEFAULTS.jumpEscalation;
-    this.compactThreshold = options.compactThreshold ?? DEFAULTS.compactThreshold;
-    this.targetUsage = options.targetUsage ?? DEFAULTS.targetUsage;
+    const shares = resolveShares(options);
+    this.compactThreshold = shares.compactThreshold;
+    this.targetUsage = shares.targetUsage;
     this.autoCompact = options.autoCompact ?? true;
     this.compactWhenCacheExpired = options.compactWhenCacheExpired ?? true;
     this.costMeter = options.costMeter ?? true;
@@ -88,7 +89,7 @@ export class ContextGuard {
         clearing,
         maxCompactRetries: options.maxCompactRetries ?? DEFAULTS.maxCompactRetries,
         criticalFloor: options.criticalFloor ?? DEFAULTS.criticalFloor,
-        memoryShare: options.memoryShare ?? DEFAULTS.memoryShare,
+        memoryShare: shares.memoryShare,
       },
       tools ?? createOfflineTools(),
       tools === undefined,
