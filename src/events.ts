@@ -75,6 +75,8 @@ export type Listener<E extends ContextEventName> = (payload: ContextEvents[E]) =
  */
 export class ContextEmitter {
   private readonly listeners = new Map<ContextEventName, Set<Listener<ContextEventName>>>();
+  /** Events raised before anyone could listen (at construction), for the first listener. */
+  private held: Array<{ event: ContextEventName; payload: unknown }> = [];
 
   /** Subscribes; returns a function that unsubscribes. */
   on<E extends ContextEventName>(event: E, listener: Listener<E>): () => void {
@@ -84,6 +86,11 @@ export class ContextEmitter {
       this.listeners.set(event, set);
     }
     set.add(listener as Listener<ContextEventName>);
+    if (this.held.some((h) => h.event === event)) {
+      const due = this.held.filter((h) => h.event === event);
+      this.held = this.held.filter((h) => h.event !== event);
+      for (const h of due) this.emit(event, h.payload as ContextEvents[E]);
+    }
     return () => this.off(event, listener);
   }
 
@@ -103,6 +110,15 @@ export class ContextEmitter {
   /** True when someone listens: lets callers skip building a payload nobody reads. */
   has(event: ContextEventName): boolean {
     return (this.listeners.get(event)?.size ?? 0) > 0;
+  }
+
+  /**
+   * Emits now when someone listens, else keeps the event for the first listener of its name: for
+   * what is found while a manager is built (a mount config's key), before its caller can subscribe.
+   */
+  hold<E extends ContextEventName>(event: E, payload: ContextEvents[E]): void {
+    if (this.has(event)) this.emit(event, payload);
+    else this.held.push({ event, payload });
   }
 
   emit<E extends ContextEventName>(event: E, payload: ContextEvents[E]): void {

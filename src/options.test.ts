@@ -1,7 +1,12 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from './errors.js';
+import { ContextGuard } from './guard/guard.js';
+import { ContextMeasurer } from './guard/measurer.js';
 import { ContextManager, type ContextManagerOptions } from './manager.js';
 import { messageText } from './messages/content.js';
+import { DEFAULTS } from './options.js';
 
 const refused = (options: unknown) => {
   try {
@@ -110,5 +115,27 @@ describe('shares derived from the ones the user set (issue 23, item 4)', () => {
     // The memory (summary, facts) took the whole target before: 2 messages of conversation were left.
     const conversation = view.filter((m) => !messageText(m).includes('contextkit'));
     expect(conversation.length).toBeGreaterThan(20);
+  });
+});
+
+describe('the documented defaults (issue 23, item 6)', () => {
+  it('every "(default N" in an option doc comment is the default the runtime uses', () => {
+    const source = readFileSync(fileURLToPath(new URL('./options.ts', import.meta.url)), 'utf8');
+    const documented = [...source.matchAll(/\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*(\w+)\?:/g)];
+    let checked = 0;
+    for (const [, comment, name] of documented) {
+      const said = /\(default ([\d.,]+)/.exec(comment!.replace(/\s*\*\s*/g, ' '));
+      if (!said || !(name! in DEFAULTS)) continue;
+      expect(Number(said[1]!.replace(/,/g, '')), name).toBe(DEFAULTS[name as keyof typeof DEFAULTS]);
+      checked++;
+    }
+    expect(checked).toBeGreaterThanOrEqual(8);
+  });
+
+  it('a standalone ContextGuard refuses a strategy name it does not know', () => {
+    const measurer = new ContextMeasurer({ maxTokens: 1000 });
+    expect(() => new ContextGuard({ measurer, strategy: 'summarise' as 'summarize' })).toThrow(
+      /strategy: "summarise" is not one of "summarize", "truncate", "smart", "layered", or a function/,
+    );
   });
 });

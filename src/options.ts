@@ -126,11 +126,14 @@ export interface ContextManagerOptions {
    */
   costMeter?: boolean;
   /**
-   * Re-plans after a compaction whose view is still above `criticalFloor` (default 2, as the
-   * seed's `maxCompactRetries`, whose default is 2); each aims lower by what the last overshot.
+   * Re-plans after a compaction whose view is still above `criticalFloor` (default 3; the seed's
+   * default is 2); each aims lower by what the last overshot.
    */
   maxCompactRetries?: number;
-  /** Share of the budget above which a fresh plan is made again, up to `maxCompactRetries` (0.95). */
+  /**
+   * Share of the budget above which a fresh plan is made again, up to `maxCompactRetries`
+   * (default 1: only a view over the budget; the seed's default is 0.95).
+   */
   criticalFloor?: number;
   /**
    * In the request right after a compaction, a short note at the end of the view tells the model
@@ -298,6 +301,11 @@ const STRATEGY_CHECK: Check = (v, name) => {
   if (typeof v === 'function') return;
   oneOf(STRATEGIES, ', or a function')(v, name);
 };
+
+/** Refuses, with `ConfigurationError`, a strategy that is neither a built-in name nor a function. */
+export function checkStrategy(strategy: unknown, name = 'strategy'): void {
+  STRATEGY_CHECK(strategy, name);
+}
 
 /** Every option and how its value is checked; a name missing here is not an option. */
 const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {

@@ -13,7 +13,7 @@ import { escalate, type Level, levelOf } from '../compaction/zones.js';
 import { ContextDeclinedError, ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt, ContextEvents } from '../events.js';
 import { History } from '../history/history.js';
-import { DEFAULTS, type RequestOptions, resolveShares } from '../options.js';
+import { checkStrategy, DEFAULTS, type RequestOptions, resolveShares } from '../options.js';
 import { createOfflineTools } from '../tools/offline.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
 import { type SentView, View } from '../view/view.js';
@@ -58,6 +58,8 @@ export class ContextGuard {
 
   constructor(options: ContextGuardOptions) {
     this.measurer = options.measurer;
+    // A name the planner does not know would silently drop instead of summarizing.
+    if (options.strategy !== undefined) checkStrategy(options.strategy);
     this.strategy = options.strategy ?? 'summarize';
     this.warnAt = options.levels?.warnAt ?? DEFAULTS.warnAt;
     this.declineAt = options.levels?.declineAt;
