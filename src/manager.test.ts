@@ -438,3 +438,29 @@ describe('counting a large history', () => {
     expect(await ctx.getTokenCount()).toBe(inPlace);
   });
 });
+
+describe('context:include (issue 23, item 1)', () => {
+  it('is emitted when the facts block, summary or notice is put into a view, once each', async () => {
+    const ctx = new ContextManager({ maxTokens: 2000, compactionNotice: true });
+    const included: Array<{ source: string; content: string }> = [];
+    ctx.on('context:include', (e) => included.push(e));
+    await ctx.addMessage({ role: 'system', content: 'You are a booking agent.' });
+    for (let i = 0; i < 61; i++) {
+      await ctx.addMessage({
+        role: i % 2 === 0 ? 'user' : 'assistant',
+        content: `Booking ${i}: reservation ZX${100 + i} for user mia_li_${i} from Lisbon to Porto on 2024-05-${(i % 28) + 1}, paid $${i * 10}.`,
+      });
+    }
+    const view = await ctx.getMessagesForRequest();
+    const sources = included.map((e) => e.source).sort();
+    expect(sources).toEqual(expect.arrayContaining(['compaction_notice', 'facts', 'summary']));
+    for (const e of included) {
+      expect(view.some((m) => JSON.stringify(m).includes(JSON.stringify(e.content).slice(1, 40)))).toBe(true);
+    }
+    const before = included.length;
+    await ctx.addMessage({ role: 'user', content: 'And the next one?' });
+    await ctx.getMessagesForRequest();
+    // The same facts and summary again: nothing newly put in (the note was for one request).
+    expect(included.length).toBe(before);
+  });
+});

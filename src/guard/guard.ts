@@ -195,6 +195,7 @@ export class ContextGuard {
         measured.cost = cost.last;
       }
       this.measurer.events.emit('context:measure', measured);
+      for (const included of out.included) this.measurer.events.emit('context:include', included);
       const decision: GuardDecision = {
         action: warning !== undefined ? 'warn' : receipt ? 'compact' : 'ok',
         messages: out.messages,
