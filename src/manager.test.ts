@@ -464,3 +464,31 @@ describe('context:include (issue 23, item 1)', () => {
     expect(included.length).toBe(before);
   });
 });
+
+describe('the overflow breakdown (issue 23, item 11)', () => {
+  const sum = (b: Record<string, number>) => Object.values(b).reduce((a, n) => a + n, 0);
+
+  it('adds up to the total it explains when the latest tool result had to be cut', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    await ctx.addMessage({ role: 'system', content: words(380) });
+    await ctx.addMessage({ role: 'user', content: 'Read the log' });
+    for (const m of toolRound('call_1', words(3000))) await ctx.addMessage(m);
+    const err = await ctx.getMessagesForRequest({ tokenBudget: 1300 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ContextOverflowError);
+    const overflow = err as ContextOverflowError;
+    expect(sum({ ...overflow.breakdown })).toBe(overflow.required);
+  });
+
+  it('adds up to the total when older messages are in the view too', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o', autoCompact: false });
+    await ctx.addMessage({ role: 'system', content: words(100) });
+    for (let i = 0; i < 20; i++) {
+      await ctx.addMessage({ role: i % 2 ? 'assistant' : 'user', content: words(40) });
+    }
+    const err = await ctx.getMessagesForRequest({ tokenBudget: 500 }).catch((e: unknown) => e);
+    const overflow = err as ContextOverflowError;
+    expect(overflow.breakdown.rest).toBeGreaterThan(0);
+    expect(sum({ ...overflow.breakdown })).toBe(overflow.required);
+    expect(overflow.message).toMatch(/rest \d+/);
+  });
+});

@@ -263,7 +263,7 @@ export class ContextGuard {
       new ContextOverflowError(
         r.budget,
         required,
-        overflowBreakdown(this.measurer, c, r, noticeTokens, this.preserveSystem),
+        overflowBreakdown(this.measurer, c, r, required, noticeTokens, this.preserveSystem),
       ),
     );
   }
@@ -424,7 +424,7 @@ export class ContextGuard {
         new ContextDeclinedError(
           r.budget,
           tokensBefore,
-          overflowBreakdown(this.measurer, c, r, 0, this.preserveSystem),
+          overflowBreakdown(this.measurer, c, r, tokensBefore, 0, this.preserveSystem),
           result.decline,
         ),
       );
