@@ -96,7 +96,8 @@ export function composeParts(
       options.calibration ??
       createCalibration(store ? { persistence: metaPersistence(store, conversationId, 'calibration') } : {}),
     exactCountAt: settings.exactCountAt,
-    maxTokens: settings.maxTokens,
+    // As given: a maxTokens the user set caps the model's budget; the default does not.
+    ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
     safetyMargin: settings.safetyMargin,
     events: emitter,
   });

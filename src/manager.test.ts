@@ -165,7 +165,8 @@ describe('configuration', () => {
 
 describe('budget precedence', () => {
   it('explicit budget, then provider info, then the model, then maxTokens; reported on change', async () => {
-    const ctx = new ContextManager({ maxTokens: 7777, model: 'gpt-4o' });
+    // maxTokens above the model's budget: as a cap it binds only below it (issue 23, item 5).
+    const ctx = new ContextManager({ maxTokens: 120_000, model: 'gpt-4o' });
     const seen: Array<{ budget: number; source: string }> = [];
     ctx.on('context:budget', (e) => seen.push(e));
     await ctx.addMessage({ role: 'user', content: 'hi' });
@@ -180,7 +181,7 @@ describe('budget precedence', () => {
       { budget: 5000, source: 'tokenBudget' },
       { budget: 45_000, source: 'provider' },
       { budget: 128_000 - 16_384 - 1000, source: 'model:gpt-4o' },
-      { budget: 7777, source: 'maxTokens' },
+      { budget: 120_000, source: 'maxTokens' },
     ]);
   });
 
@@ -490,5 +491,29 @@ describe('the overflow breakdown (issue 23, item 11)', () => {
     expect(overflow.breakdown.rest).toBeGreaterThan(0);
     expect(sum({ ...overflow.breakdown })).toBe(overflow.required);
     expect(overflow.message).toMatch(/rest \d+/);
+  });
+});
+
+describe('the budget a model gives (issue 23, item 5)', () => {
+  it('gpt-4, whose max output is its whole window, leaves a positive budget', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4' });
+    await ctx.addMessage({ role: 'user', content: 'Hello' });
+    await ctx.getMessagesForRequest();
+    expect(ctx.usage().budget).toBe(8192 - 2048 - 1000);
+  });
+
+  it('treats maxTokens given with a model as a cap on its budget', async () => {
+    const budgets: Array<{ budget: number; source: string }> = [];
+    const ctx = new ContextManager({ model: 'gpt-4o', maxTokens: 30_000 });
+    ctx.on('context:budget', (b) => budgets.push(b));
+    await ctx.addMessage({ role: 'user', content: 'Hello' });
+    await ctx.getMessagesForRequest();
+    expect(ctx.usage().budget).toBe(30_000);
+    expect(budgets).toEqual([{ budget: 30_000, source: 'maxTokens' }]);
+    // Above the model's own budget it changes nothing.
+    const wide = new ContextManager({ model: 'gpt-4o', maxTokens: 500_000 });
+    await wide.addMessage({ role: 'user', content: 'Hello' });
+    await wide.getMessagesForRequest();
+    expect(wide.usage().budget).toBe(128_000 - 16_384 - 1000);
   });
 });
