@@ -10,6 +10,7 @@ import type { Calibration } from './guard/calibration.js';
 import type { UsageCost } from './guard/cost-meter.js';
 import type { CountClient } from './guard/count-endpoints.js';
 import type { MessageFormat, MessageMetadata, ToolDefinition } from './messages/types.js';
+import { nearestName } from './nearest-name.js';
 import type { ConversationStore } from './stores/types.js';
 import type { ModelInfoInput } from './tokens/catalog.js';
 import type { TokenCounter } from './tokens/types.js';
@@ -381,29 +382,8 @@ function checkKeys(options: Record<string, unknown>, checks: Record<string, Chec
 
 /** `; did you mean X?` for a name one or two edits from a known one, else the list. */
 function nearest(key: string, known: readonly string[]): string {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const k of known) {
-    const d = editDistance(key.toLowerCase(), k.toLowerCase());
-    if (d < bestDistance) {
-      best = k;
-      bestDistance = d;
-    }
-  }
+  const best = nearestName(key, known);
   return best ? `; did you mean ${best}?` : `; the options are ${known.join(', ')}`;
-}
-
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 2) return 3;
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = row;
-  }
-  return prev[b.length]!;
 }
 
 /**

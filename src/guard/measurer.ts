@@ -12,7 +12,7 @@ import { detectConversationFormat } from '../messages/detect.js';
 import type { HistoryEntry, Message, MessageFormat, ToolDefinition } from '../messages/types.js';
 import { DEFAULTS, type ProviderInfo, type RequestOptions, requestedFormat } from '../options.js';
 import type { ModelInfoInput } from '../tokens/catalog.js';
-import { createModelCatalog, type ModelCatalog } from '../tokens/catalog.js';
+import { createModelCatalog, didYouMeanModel, type ModelCatalog } from '../tokens/catalog.js';
 import { createTokenCounter } from '../tokens/counter.js';
 import { defaultModel } from '../tokens/model-counter.js';
 import type { TokenCounter } from '../tokens/types.js';
@@ -271,7 +271,7 @@ export class ContextMeasurer {
       this.warnOnce(
         `unknown_model:${model}`,
         'unknown_model',
-        `model ${JSON.stringify(model)} is not in the catalog: counting with the default tokenizer and budgeting with maxTokens (${this.maxTokens}); add it with the \`models\` option`,
+        `model ${JSON.stringify(model)} is not in the catalog${didYouMeanModel(model, this.catalog)}: counting with the default tokenizer and budgeting with maxTokens (${this.maxTokens}); add it with the \`models\` option`,
       );
     }
     let budget: number;
