@@ -189,11 +189,22 @@ export function compareCache(
   return comparison;
 }
 
-/** A copy of the last request's figures the caller may keep (the meter's totals keep moving). */
+/**
+ * A copy of the last request's figures the caller may keep (the meter's totals keep moving), its
+ * prices rounded to a billionth of a dollar: sums of per-token prices in binary floating point
+ * carry noise (`0.09122999999999999`) that is no part of what was billed.
+ */
 export function copyUsage(last: Usage): Usage {
   const { cost, ...figures } = last;
   if (!cost) return { ...figures };
-  const copy = { ...cost, last: { ...cost.last }, totals: { ...cost.totals } };
+  const copy = { ...cost, last: roundedPrices(cost.last), totals: roundedPrices(cost.totals) };
   if (cost.reported) copy.reported = { ...cost.reported };
   return { ...figures, cost: copy };
+}
+
+function roundedPrices<T extends { price?: number; uncachedPrice?: number }>(figures: T): T {
+  const copy = { ...figures };
+  if (copy.price !== undefined) copy.price = Math.round(copy.price * 1e9) / 1e9;
+  if (copy.uncachedPrice !== undefined) copy.uncachedPrice = Math.round(copy.uncachedPrice * 1e9) / 1e9;
+  return copy;
 }
