@@ -14,6 +14,7 @@ import { ContextDeclinedError, ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt, ContextEvents } from '../events.js';
 import { History } from '../history/history.js';
 import { checkStrategy, DEFAULTS, type RequestOptions, resolveShares } from '../options.js';
+import { guardedTools } from '../tools/guarded-tools.js';
 import { createOfflineTools } from '../tools/offline.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
 import { type SentView, View } from '../view/view.js';
@@ -80,7 +81,9 @@ export class ContextGuard {
       clearing.clearToolInputs === true,
       options.recall === true,
     );
-    const tools = options.tools;
+    const offline = createOfflineTools();
+    const tools =
+      options.tools && guardedTools(options.tools, offline, (code, m) => this.measurer.warn(code, m));
     this.planner = new Planner(
       {
         strategy: this.strategy,
@@ -93,7 +96,7 @@ export class ContextGuard {
         criticalFloor: options.criticalFloor ?? DEFAULTS.criticalFloor,
         memoryShare: shares.memoryShare,
       },
-      tools ?? createOfflineTools(),
+      tools ?? offline,
       tools === undefined,
       this.blocks,
     );
