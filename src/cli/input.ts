@@ -20,6 +20,12 @@ export interface RawConversation {
   source: string;
   /** For JSONL input, the 1-based line of each message. */
   lines?: number[];
+  /**
+   * Set when the input was a provider's request body rather than a list of messages: Anthropic's
+   * `{ system, messages }` or Gemini's `{ systemInstruction, contents }`. Its system prompt is
+   * then the first message, as in a view.
+   */
+  body?: 'anthropic' | 'gemini';
 }
 
 /** A conversation whose messages are well-formed and all in one format. */
@@ -242,6 +248,19 @@ export function parseInput(text: string, source: string, options: InputOptions =
     found = root;
   } else if (isRecord(root) && Array.isArray(root.messages)) {
     found = root.messages;
+    if (root.system !== undefined) {
+      // An Anthropic request body: its top-level system prompt is the view's system message.
+      return {
+        messages: [{ role: 'system', content: root.system }, ...root.messages],
+        source,
+        body: 'anthropic',
+      };
+    }
+  } else if (isRecord(root) && Array.isArray(root.contents)) {
+    // A Gemini request body: `systemInstruction` is the view's system message.
+    const instruction = root.systemInstruction;
+    const system = isRecord(instruction) ? [{ role: 'system', parts: instruction.parts }] : [];
+    return { messages: [...system, ...root.contents], source, body: 'gemini' };
   } else if (looksLikeMessage(root)) {
     found = [root];
     lines = [1];
