@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { anthropicRequestProblems, messagesBody } from '../test/support/fake-anthropic-server.js';
 import {
   ConfigurationError,
   ContextOverflowError,
@@ -515,5 +516,36 @@ describe('the budget a model gives (issue 23, item 5)', () => {
     await wide.addMessage({ role: 'user', content: 'Hello' });
     await wide.getMessagesForRequest();
     expect(wide.usage().budget).toBe(128_000 - 16_384 - 1000);
+  });
+});
+
+describe('only the fields a format documents go to the wire (issue 23, item 7)', () => {
+  it('keeps inline metadata in storage and leaves it out of the view', async () => {
+    const ctx = new ContextManager({ model: 'claude-sonnet-4-5' });
+    const stored = { role: 'user', content: 'Fix the date parser', metadata: { source: 'cli', turn: 1 } };
+    await ctx.addMessage({ role: 'system', content: 'You are a coding agent.' });
+    await ctx.addMessage(stored);
+    await ctx.addMessage({
+      role: 'assistant',
+      content: 'On it.',
+      id: 'msg_1',
+      model: 'claude-sonnet-4-5',
+      stop_reason: 'end_turn',
+    });
+    await ctx.addMessage({ role: 'user', content: 'Thanks' });
+    const view = await ctx.getMessagesForRequest();
+    expect(view[1]).toEqual({ role: 'user', content: 'Fix the date parser' });
+    expect(view[2]).toEqual({ role: 'assistant', content: 'On it.' });
+    expect((await ctx.getMessages())[1]).toEqual(stored);
+    expect(anthropicRequestProblems(messagesBody(view), { signatures: false })).toEqual([]);
+    // The same object every request: the view stays byte-stable for the prompt cache.
+    expect((await ctx.getMessagesForRequest())[1]).toBe(view[1]);
+  });
+
+  it('sends an OpenAI message with only its role’s fields', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    await ctx.addMessage({ role: 'user', content: 'Hi', metadata: { at: 1 }, name: 'ana' });
+    const [m] = await ctx.getMessagesForRequest();
+    expect(m).toEqual({ role: 'user', content: 'Hi', name: 'ana' });
   });
 });

@@ -11,6 +11,7 @@ import { AtomIndex } from '../messages/atoms.js';
 import { messageText } from '../messages/content.js';
 import { convertMessages } from '../messages/convert.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
+import { wireMessage } from '../messages/wire-fields.js';
 import type { TokenCounter } from '../tokens/types.js';
 import { stablePrefixEnds, unchangedPrefix, withCacheBreakpoints } from './cache-breakpoints.js';
 import { compactionNote, startNotice } from './notices.js';
@@ -163,7 +164,9 @@ export class View {
       }
       if (!edits.dropped.has(atom.id)) {
         const rendered = atom.id < planned ? renderAtom(atom, edits) : atom.messages;
-        for (const m of rendered) {
+        for (const stored of rendered) {
+          // Fields the format does not document stay in storage (see wire-fields.ts).
+          const m = wireMessage(stored, f);
           view.messages.push(m);
           view.tokens += this.counting.count(counter, m, f);
         }
