@@ -46,6 +46,26 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * The messages of an object that holds them: `{ messages }` (with an Anthropic request body's
+ * top-level `system` as the first message) or a Gemini body `{ systemInstruction, contents }`
+ * (its instruction first); undefined for any other value.
+ */
+export function messagesOfBody(
+  root: unknown,
+): { messages: unknown[]; body?: 'anthropic' | 'gemini' } | undefined {
+  if (isRecord(root) && Array.isArray(root.messages)) {
+    if (root.system === undefined) return { messages: root.messages };
+    return { messages: [{ role: 'system', content: root.system }, ...root.messages], body: 'anthropic' };
+  }
+  if (isRecord(root) && Array.isArray(root.contents)) {
+    const instruction = root.systemInstruction;
+    const system = isRecord(instruction) ? [{ role: 'system', parts: instruction.parts }] : [];
+    return { messages: [...system, ...root.contents], body: 'gemini' };
+  }
+  return undefined;
+}
+
 function looksLikeMessage(value: unknown): boolean {
   return isRecord(value) && typeof value.role === 'string';
 }
@@ -246,21 +266,10 @@ export function parseInput(text: string, source: string, options: InputOptions =
     lines = undefined;
   } else if (Array.isArray(root)) {
     found = root;
-  } else if (isRecord(root) && Array.isArray(root.messages)) {
-    found = root.messages;
-    if (root.system !== undefined) {
-      // An Anthropic request body: its top-level system prompt is the view's system message.
-      return {
-        messages: [{ role: 'system', content: root.system }, ...root.messages],
-        source,
-        body: 'anthropic',
-      };
-    }
-  } else if (isRecord(root) && Array.isArray(root.contents)) {
-    // A Gemini request body: `systemInstruction` is the view's system message.
-    const instruction = root.systemInstruction;
-    const system = isRecord(instruction) ? [{ role: 'system', parts: instruction.parts }] : [];
-    return { messages: [...system, ...root.contents], source, body: 'gemini' };
+  } else if (messagesOfBody(root) !== undefined) {
+    const { messages, body } = messagesOfBody(root)!;
+    if (body === undefined) found = messages;
+    else return { messages, source, body };
   } else if (looksLikeMessage(root)) {
     found = [root];
     lines = [1];

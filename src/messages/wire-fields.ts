@@ -27,7 +27,7 @@ const GEMINI_FIELDS: ReadonlySet<string> = new Set(['role', 'parts']);
 const copies = new WeakMap<object, Message>();
 
 function fieldsOf(message: Message, format: MessageFormat): ReadonlySet<string> | undefined {
-  if (format === 'openai') return OPENAI_FIELDS[message.role];
+  if (format === 'openai') return message.role === undefined ? undefined : OPENAI_FIELDS[message.role];
   if (format === 'anthropic') return ANTHROPIC_FIELDS;
   if (format === 'gemini') return GEMINI_FIELDS;
   // Responses items are many types, each with its own fields: sent as stored.
