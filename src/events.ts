@@ -23,6 +23,11 @@ export interface CompactionReceipt {
   summarized: number[];
   /** The summary now in the view: the seqs it covers, who wrote it, its length. */
   summary?: { fromSeq: number; toSeq: number; tools: string; chars: number };
+  /**
+   * Why messages were dropped with no summary written for them, when the strategy summarizes:
+   * no room for a useful one, the facts block needed its room, or it would not fit the budget.
+   */
+  noSummary?: string;
   /** The facts block: facts kept in all, new with this compaction, left out for room, and their values. */
   facts: { kept: number; added: number; omitted: number; values: string[] };
   /** Tool results replaced by a placeholder: the seq holding the result, the call's tool, its tokens. */
