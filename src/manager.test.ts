@@ -549,3 +549,30 @@ describe('only the fields a format documents go to the wire (issue 23, item 7)',
     expect(m).toEqual({ role: 'user', content: 'Hi', name: 'ana' });
   });
 });
+
+describe('the tool result just asked for (issue 23, item 3)', () => {
+  it('is kept whole when older messages can leave instead', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    await ctx.addMessage({ role: 'system', content: 'You are a coding agent.' });
+    for (let i = 0; i < 70; i++) {
+      await ctx.addMessage({ role: i % 2 ? 'assistant' : 'user', content: `Chat ${i}: ${words(100, i)}` });
+    }
+    await ctx.addMessage({ role: 'user', content: 'Read src/big.ts' });
+    const file = words(11_667, 7); // 70k tokens, after 42k of chat: over the budget together
+    for (const m of toolRound('call_read', file)) await ctx.addMessage(m);
+    const view = await ctx.getMessagesForRequest({ tokenBudget: 110_000 });
+    const result = view.find((m) => m.role === 'tool');
+    expect(result?.content).toBe(file);
+    expect(ctx.usage().tokens).toBeLessThanOrEqual(110_000);
+  });
+
+  it('is cut only when it alone is too large for the window', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    await ctx.addMessage({ role: 'user', content: 'Read the log' });
+    for (const m of toolRound('call_log', words(12_000, 3))) await ctx.addMessage(m);
+    const view = await ctx.getMessagesForRequest({ tokenBudget: 8_000 });
+    const result = view.find((m) => m.role === 'tool');
+    expect(String(result?.content)).toContain('characters cut from the middle');
+    expect(ctx.usage().tokens).toBeLessThanOrEqual(8_000);
+  });
+});

@@ -242,7 +242,6 @@ export class Planner {
       const facts = cap(await candidates(draft, room), room).facts;
       return this.finish(draft, previousPlan?.summary, previousPlan?.summarized, facts, req);
     }
-    draft = capProtectedOversized(ctx, draft);
     draft = dedupeRepeated(ctx, draft);
     let summary = previousPlan?.summary;
     const strategy = this.settings.strategy;
@@ -315,6 +314,7 @@ export class Planner {
         (previousPlan?.summary ? held : 0);
     }
     draft = dropOldest(ctx, draft);
+    draft = capProtectedOversized(ctx, draft);
     draft = truncateOversized(ctx, draft);
     let facts = oldFacts;
     if (blocks.factsSite !== 'none') {
