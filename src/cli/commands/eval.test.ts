@@ -217,7 +217,10 @@ describe.skipIf(!hasTauBench())('contextkit eval on the real tau-bench runs', ()
 describe('eval on what it was not written for (issue 23, item 13)', () => {
   const session = Array.from({ length: 40 }, (_, i) =>
     i % 2
-      ? { role: 'assistant', content: `Done: order W${4000 + i} moved to /srv/app/releases/r${i}.tar.gz for ana_${i}.` }
+      ? {
+          role: 'assistant',
+          content: `Done: order W${4000 + i} moved to /srv/app/releases/r${i}.tar.gz for ana_${i}.`,
+        }
       : { role: 'user', content: `Step ${i}: please move order W${4000 + i} to the release folder.` },
   );
 
@@ -246,7 +249,9 @@ describe('eval on what it was not written for (issue 23, item 13)', () => {
       await writeFile(join(dir, 'a.json'), JSON.stringify({ messages: session }));
       const run = await cli(['eval', dir, '--budget-ratio', '0.4']);
       expect(run.code).toBe(1);
-      expect(run.stderr).toMatch(/a folder given to eval holds chats; eval reads tau-bench runs .*any conversation/);
+      expect(run.stderr).toMatch(
+        /a folder given to eval holds chats; eval reads tau-bench runs .*any conversation/,
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
