@@ -116,12 +116,23 @@ describe('contextkit eval', () => {
       1,
       /nope\.json: no such file$/,
     );
+    // Neither runs nor a conversation: the error says where, and what eval reads (issue 23, item 13).
+    const dir = await mkdtemp(join(tmpdir(), 'ck-eval-odd-'));
+    try {
+      const odd = join(dir, 'odd.json');
+      await writeFile(odd, JSON.stringify([{ id: 1 }]));
+      expectUsageError(
+        await cli(['eval', odd, '-r', '0.3']),
+        1,
+        /odd\.json: \[0\]\.task_id: expected a number; eval reads tau-bench runs .* or any conversation/,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    // An ordinary agent run is not refused: it is measured (see below).
     const conversation = join(ROOT, 'test/fixtures/cli/openai-session.json');
-    expectUsageError(
-      await cli(['eval', conversation, '-r', '0.3']),
-      1,
-      /openai-session\.json: \[0\]\.task_id: expected a number/,
-    );
+    const measured = await cli(['eval', conversation, '-r', '0.5']);
+    expect(measured.stderr).not.toMatch(/task_id/);
   });
 
   it('exits 1 with one line when no run can be compared, instead of a report', async () => {
