@@ -9,8 +9,8 @@ import { availableParallelism, loadavg } from 'node:os';
 import { replayConversation } from '../src/report/replay.js';
 import type { CostAlternative } from '../src/report/replay-cost.js';
 import { longSessionMessages } from '../test/support/arbitraries.js';
-import { providerCompactionSection } from './provider-compaction.js';
 import { serverCompactionSection } from './cost-server-compaction.js';
+import { providerCompactionSection } from './provider-compaction.js';
 import { formatMs, Report } from './report.js';
 import { UsageError } from './usage-error.js';
 

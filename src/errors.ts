@@ -54,7 +54,7 @@ export class ConfigurationError extends ContextkitError {
   }
 }
 
-/** What the protected part of a request costs, by kind, in tokens. */
+/** What a request that could not go is made of, by kind, in tokens; the parts add up to `required`. */
 export interface OverflowBreakdown {
   /** System (and developer) messages. */
   system: number;
@@ -68,6 +68,8 @@ export interface OverflowBreakdown {
   tools: number;
   /** Fixed per-request framing, and any notice the provider's rules require (an Anthropic view opens with a user message). */
   overhead: number;
+  /** The rest of the view: older messages not protected, the summary, the facts block, notes. */
+  rest: number;
 }
 
 /** The messages that must be kept cannot fit the budget. No view was returned. */

@@ -25,6 +25,11 @@ export interface CompactionReceipt {
   summarized: number[];
   /** The summary now in the view: the seqs it covers, who wrote it, its length. */
   summary?: { fromSeq: number; toSeq: number; tools: string; chars: number };
+  /**
+   * Why messages were dropped with no summary written for them, when the strategy summarizes:
+   * no room for a useful one, the facts block needed its room, or it would not fit the budget.
+   */
+  noSummary?: string;
   /** The facts block: facts kept in all, new with this compaction, left out for room, and their values. */
   facts: { kept: number; added: number; omitted: number; values: string[] };
   /** Tool results replaced by a placeholder: the seq holding the result, the call's tool, its tokens. */
@@ -89,6 +94,8 @@ export type Listener<E extends ContextEventName> = (payload: ContextEvents[E]) =
  */
 export class ContextEmitter {
   private readonly listeners = new Map<ContextEventName, Set<Listener<ContextEventName>>>();
+  /** Events raised before anyone could listen (at construction), for the first listener. */
+  private held: Array<{ event: ContextEventName; payload: unknown }> = [];
 
   /** Subscribes; returns a function that unsubscribes. */
   on<E extends ContextEventName>(event: E, listener: Listener<E>): () => void {
@@ -98,6 +105,11 @@ export class ContextEmitter {
       this.listeners.set(event, set);
     }
     set.add(listener as Listener<ContextEventName>);
+    if (this.held.some((h) => h.event === event)) {
+      const due = this.held.filter((h) => h.event === event);
+      this.held = this.held.filter((h) => h.event !== event);
+      for (const h of due) this.emit(event, h.payload as ContextEvents[E]);
+    }
     return () => this.off(event, listener);
   }
 
@@ -117,6 +129,15 @@ export class ContextEmitter {
   /** True when someone listens: lets callers skip building a payload nobody reads. */
   has(event: ContextEventName): boolean {
     return (this.listeners.get(event)?.size ?? 0) > 0;
+  }
+
+  /**
+   * Emits now when someone listens, else keeps the event for the first listener of its name: for
+   * what is found while a manager is built (a mount config's key), before its caller can subscribe.
+   */
+  hold<E extends ContextEventName>(event: E, payload: ContextEvents[E]): void {
+    if (this.has(event)) this.emit(event, payload);
+    else this.held.push({ event, payload });
   }
 
   emit<E extends ContextEventName>(event: E, payload: ContextEvents[E]): void {

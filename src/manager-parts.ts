@@ -19,7 +19,7 @@ import type { UsageSample } from './guard/usage.js';
 import { resetUsageWarning } from './guard/usage-warning.js';
 import { History } from './history/history.js';
 import { LiveEntries } from './history/live-entries.js';
-import { type ContextManagerOptions, DEFAULTS, type Usage } from './options.js';
+import { type ContextManagerOptions, DEFAULTS, resolveShares, type Usage } from './options.js';
 import { RecallIndex } from './recall/recall-index.js';
 import { metaPersistence } from './stores/meta-persistence.js';
 import { resolveStore } from './stores/resolve.js';
@@ -69,10 +69,11 @@ export function composeParts(
   emitter: ContextEmitter,
   onReloaded: () => void,
 ): ManagerParts {
+  const shares = resolveShares(options);
   const settings: ManagerSettings = {
     maxTokens: options.maxTokens ?? DEFAULTS.maxTokens,
-    compactThreshold: options.compactThreshold ?? DEFAULTS.compactThreshold,
-    targetUsage: options.targetUsage ?? DEFAULTS.targetUsage,
+    compactThreshold: shares.compactThreshold,
+    targetUsage: shares.targetUsage,
     preserveSystem: options.preserveSystem ?? DEFAULTS.preserveSystem,
     protectTask: options.protectTask ?? DEFAULTS.protectTask,
     keepToolResults: options.keepToolResults ?? DEFAULTS.keepToolResults,
@@ -106,7 +107,8 @@ export function composeParts(
       options.calibration ??
       createCalibration(store ? { persistence: metaPersistence(store, conversationId, 'calibration') } : {}),
     exactCountAt: settings.exactCountAt,
-    maxTokens: settings.maxTokens,
+    // As given: a maxTokens the user set caps the model's budget; the default does not.
+    ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
     safetyMargin: settings.safetyMargin,
     events: emitter,
   });
@@ -132,7 +134,7 @@ export function composeParts(
     facts: settings.facts,
     compactionNotice: options.compactionNotice === true,
     cacheBreakpoints: options.cacheBreakpoints ?? 'off',
-    memoryShare: options.memoryShare ?? DEFAULTS.memoryShare,
+    memoryShare: shares.memoryShare,
     recall: options.recall === true,
     ...(tools !== undefined ? { tools } : {}),
     ...(providerCompact !== undefined ? { providerCompact } : {}),
@@ -257,12 +259,23 @@ export function recordProviderContext(
   });
 }
 
-/** A copy of the last request's figures the caller may keep (the meter's totals keep moving). */
+/**
+ * A copy of the last request's figures the caller may keep (the meter's totals keep moving), its
+ * prices rounded to a billionth of a dollar: sums of per-token prices in binary floating point
+ * carry noise (`0.09122999999999999`) that is no part of what was billed.
+ */
 export function copyUsage(last: Usage): Usage {
   const { cost, ...figures } = last;
   if (!cost) return { ...figures };
-  const copy = { ...cost, last: { ...cost.last }, totals: { ...cost.totals } };
+  const copy = { ...cost, last: roundedPrices(cost.last), totals: roundedPrices(cost.totals) };
   if (cost.totals.serverCompactions) copy.totals.serverCompactions = { ...cost.totals.serverCompactions };
   if (cost.reported) copy.reported = { ...cost.reported };
   return { ...figures, cost: copy };
+}
+
+function roundedPrices<T extends { price?: number; uncachedPrice?: number }>(figures: T): T {
+  const copy = { ...figures };
+  if (copy.price !== undefined) copy.price = Math.round(copy.price * 1e9) / 1e9;
+  if (copy.uncachedPrice !== undefined) copy.uncachedPrice = Math.round(copy.uncachedPrice * 1e9) / 1e9;
+  return copy;
 }

@@ -208,3 +208,42 @@ describe('ContextManager.recall on a store that searches (SQLite)', () => {
     await ctx.close();
   });
 });
+
+describe('recall does not find itself (issue 23, item 9)', () => {
+  it.each(['memory', 'sqlite'] as const)(
+    'leaves recall calls and their results out of what it searches (%s store)',
+    async (kind) => {
+      const ctx = await chatManager(
+        kind === 'sqlite' ? { recall: true, store: `sqlite:${tempDb()}` } : { recall: true },
+      );
+      await ctx.addMessage({ role: 'user', content: 'Which seat did we book to Porto again?' });
+      await ctx.addMessage({
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'r1',
+            type: 'function',
+            function: { name: 'recall', arguments: '{"query":"seat booked Porto train"}' },
+          },
+        ],
+      });
+      const hits = await ctx.recall('seat booked Porto train');
+      expect(hits.map((h) => h.seq)).not.toContain(7);
+      expect(hits.some((h) => h.text.includes('call recall'))).toBe(false);
+      expect(hits.map((h) => h.seq)).toContain(2);
+      // The answer the tool gave is stored as a result: it is not searched either.
+      const result = await ctx.handleToolCall({
+        id: 'r1',
+        type: 'function',
+        function: { name: 'recall', arguments: '{"query":"seat booked Porto train"}' },
+      });
+      expect(JSON.stringify(result)).toContain('seat 42A');
+      await ctx.addMessage(result);
+      const again = await ctx.recall('seat booked Porto train');
+      expect(again.map((h) => h.seq)).not.toContain(8);
+      expect(again.some((h) => h.text.includes('from earlier in this conversation'))).toBe(false);
+      await ctx.close();
+    },
+  );
+});

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { longSessionMessages } from '../test/support/arbitraries.js';
 import type { StrategyInput } from './compaction/strategy.js';
 import { ContextOverflowError } from './errors.js';
 import type { CompactionReceipt } from './events.js';
@@ -263,5 +264,31 @@ describe('facts block across plans', () => {
     const last = receipts.at(-1)!;
     // Same rank (stated ids), earlier source: the facts found first stay in the block.
     for (const value of first.facts.values) expect(last.facts.values).toContain(value);
+  });
+});
+
+describe('a receipt says why no summary was written (issue 23, item 10)', () => {
+  it('names the reason when the summarize strategy dropped messages without one', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    const receipts: CompactionReceipt[] = [];
+    ctx.on('context:post_compact', (e) => receipts.push(e.receipt));
+    for (let i = 0; i < 30; i++) {
+      await ctx.addMessage({ role: i % 2 ? 'assistant' : 'user', content: `Turn ${i}: order W${100 + i}.` });
+    }
+    await ctx.getMessagesForRequest({ tokenBudget: 240 });
+    const receipt = receipts.at(-1)!;
+    expect(receipt.dropped.length).toBeGreaterThan(0);
+    expect(receipt.summarized).toEqual([]);
+    expect(receipt.noSummary).toMatch(/^no room for a summary: .* below the 64 a useful one needs$/);
+  });
+
+  it('says nothing of the kind when a summary was written', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    const receipts: CompactionReceipt[] = [];
+    ctx.on('context:post_compact', (e) => receipts.push(e.receipt));
+    for (const m of longSessionMessages(120, 'openai', 3)) await ctx.addMessage(m);
+    await ctx.getMessagesForRequest({ tokenBudget: 3000 });
+    expect(receipts.at(-1)!.summarized.length).toBeGreaterThan(0);
+    expect(receipts.at(-1)!.noSummary).toBeUndefined();
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { anthropicRequestProblems, messagesBody } from '../test/support/fake-anthropic-server.js';
 import {
   ConfigurationError,
   ContextOverflowError,
@@ -165,7 +166,8 @@ describe('configuration', () => {
 
 describe('budget precedence', () => {
   it('explicit budget, then provider info, then the model, then maxTokens; reported on change', async () => {
-    const ctx = new ContextManager({ maxTokens: 7777, model: 'gpt-4o' });
+    // maxTokens above the model's budget: as a cap it binds only below it (issue 23, item 5).
+    const ctx = new ContextManager({ maxTokens: 120_000, model: 'gpt-4o' });
     const seen: Array<{ budget: number; source: string }> = [];
     ctx.on('context:budget', (e) => seen.push(e));
     await ctx.addMessage({ role: 'user', content: 'hi' });
@@ -180,7 +182,7 @@ describe('budget precedence', () => {
       { budget: 5000, source: 'tokenBudget' },
       { budget: 45_000, source: 'provider' },
       { budget: 128_000 - 16_384 - 1000, source: 'model:gpt-4o' },
-      { budget: 7777, source: 'maxTokens' },
+      { budget: 120_000, source: 'maxTokens' },
     ]);
   });
 
@@ -438,5 +440,141 @@ describe('counting a large history', () => {
     let inPlace = 0;
     for (const m of messages) inPlace += counter.countMessage(m, 'openai');
     expect(await ctx.getTokenCount()).toBe(inPlace);
+  });
+});
+
+describe('context:include (issue 23, item 1)', () => {
+  it('is emitted when the facts block, summary or notice is put into a view, once each', async () => {
+    const ctx = new ContextManager({ maxTokens: 2000, compactionNotice: true });
+    const included: Array<{ source: string; content: string }> = [];
+    ctx.on('context:include', (e) => included.push(e));
+    await ctx.addMessage({ role: 'system', content: 'You are a booking agent.' });
+    for (let i = 0; i < 61; i++) {
+      await ctx.addMessage({
+        role: i % 2 === 0 ? 'user' : 'assistant',
+        content: `Booking ${i}: reservation ZX${100 + i} for user mia_li_${i} from Lisbon to Porto on 2024-05-${(i % 28) + 1}, paid $${i * 10}.`,
+      });
+    }
+    const view = await ctx.getMessagesForRequest();
+    const sources = included.map((e) => e.source).sort();
+    expect(sources).toEqual(expect.arrayContaining(['compaction_notice', 'facts', 'summary']));
+    for (const e of included) {
+      expect(view.some((m) => JSON.stringify(m).includes(JSON.stringify(e.content).slice(1, 40)))).toBe(true);
+    }
+    const before = included.length;
+    await ctx.addMessage({ role: 'user', content: 'And the next one?' });
+    await ctx.getMessagesForRequest();
+    // The same facts and summary again: nothing newly put in (the note was for one request).
+    expect(included.length).toBe(before);
+  });
+});
+
+describe('the overflow breakdown (issue 23, item 11)', () => {
+  const sum = (b: Record<string, number>) => Object.values(b).reduce((a, n) => a + n, 0);
+
+  it('adds up to the total it explains when the latest tool result had to be cut', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    await ctx.addMessage({ role: 'system', content: words(380) });
+    await ctx.addMessage({ role: 'user', content: 'Read the log' });
+    for (const m of toolRound('call_1', words(3000))) await ctx.addMessage(m);
+    const err = await ctx.getMessagesForRequest({ tokenBudget: 1300 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ContextOverflowError);
+    const overflow = err as ContextOverflowError;
+    expect(sum({ ...overflow.breakdown })).toBe(overflow.required);
+  });
+
+  it('adds up to the total when older messages are in the view too', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o', autoCompact: false });
+    await ctx.addMessage({ role: 'system', content: words(100) });
+    for (let i = 0; i < 20; i++) {
+      await ctx.addMessage({ role: i % 2 ? 'assistant' : 'user', content: words(40) });
+    }
+    const err = await ctx.getMessagesForRequest({ tokenBudget: 500 }).catch((e: unknown) => e);
+    const overflow = err as ContextOverflowError;
+    expect(overflow.breakdown.rest).toBeGreaterThan(0);
+    expect(sum({ ...overflow.breakdown })).toBe(overflow.required);
+    expect(overflow.message).toMatch(/rest \d+/);
+  });
+});
+
+describe('the budget a model gives (issue 23, item 5)', () => {
+  it('gpt-4, whose max output is its whole window, leaves a positive budget', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4' });
+    await ctx.addMessage({ role: 'user', content: 'Hello' });
+    await ctx.getMessagesForRequest();
+    expect(ctx.usage().budget).toBe(8192 - 2048 - 1000);
+  });
+
+  it('treats maxTokens given with a model as a cap on its budget', async () => {
+    const budgets: Array<{ budget: number; source: string }> = [];
+    const ctx = new ContextManager({ model: 'gpt-4o', maxTokens: 30_000 });
+    ctx.on('context:budget', (b) => budgets.push(b));
+    await ctx.addMessage({ role: 'user', content: 'Hello' });
+    await ctx.getMessagesForRequest();
+    expect(ctx.usage().budget).toBe(30_000);
+    expect(budgets).toEqual([{ budget: 30_000, source: 'maxTokens' }]);
+    // Above the model's own budget it changes nothing.
+    const wide = new ContextManager({ model: 'gpt-4o', maxTokens: 500_000 });
+    await wide.addMessage({ role: 'user', content: 'Hello' });
+    await wide.getMessagesForRequest();
+    expect(wide.usage().budget).toBe(128_000 - 16_384 - 1000);
+  });
+});
+
+describe('only the fields a format documents go to the wire (issue 23, item 7)', () => {
+  it('keeps inline metadata in storage and leaves it out of the view', async () => {
+    const ctx = new ContextManager({ model: 'claude-sonnet-4-5' });
+    const stored = { role: 'user', content: 'Fix the date parser', metadata: { source: 'cli', turn: 1 } };
+    await ctx.addMessage({ role: 'system', content: 'You are a coding agent.' });
+    await ctx.addMessage(stored);
+    await ctx.addMessage({
+      role: 'assistant',
+      content: 'On it.',
+      id: 'msg_1',
+      model: 'claude-sonnet-4-5',
+      stop_reason: 'end_turn',
+    });
+    await ctx.addMessage({ role: 'user', content: 'Thanks' });
+    const view = await ctx.getMessagesForRequest();
+    expect(view[1]).toEqual({ role: 'user', content: 'Fix the date parser' });
+    expect(view[2]).toEqual({ role: 'assistant', content: 'On it.' });
+    expect((await ctx.getMessages())[1]).toEqual(stored);
+    expect(anthropicRequestProblems(messagesBody(view), { signatures: false })).toEqual([]);
+    // The same object every request: the view stays byte-stable for the prompt cache.
+    expect((await ctx.getMessagesForRequest())[1]).toBe(view[1]);
+  });
+
+  it('sends an OpenAI message with only its role’s fields', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    await ctx.addMessage({ role: 'user', content: 'Hi', metadata: { at: 1 }, name: 'ana' });
+    const [m] = await ctx.getMessagesForRequest();
+    expect(m).toEqual({ role: 'user', content: 'Hi', name: 'ana' });
+  });
+});
+
+describe('the tool result just asked for (issue 23, item 3)', () => {
+  it('is kept whole when older messages can leave instead', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    await ctx.addMessage({ role: 'system', content: 'You are a coding agent.' });
+    for (let i = 0; i < 70; i++) {
+      await ctx.addMessage({ role: i % 2 ? 'assistant' : 'user', content: `Chat ${i}: ${words(100, i)}` });
+    }
+    await ctx.addMessage({ role: 'user', content: 'Read src/big.ts' });
+    const file = words(11_667, 7); // 70k tokens, after 42k of chat: over the budget together
+    for (const m of toolRound('call_read', file)) await ctx.addMessage(m);
+    const view = await ctx.getMessagesForRequest({ tokenBudget: 110_000 });
+    const result = view.find((m) => m.role === 'tool');
+    expect(result?.content).toBe(file);
+    expect(ctx.usage().tokens).toBeLessThanOrEqual(110_000);
+  });
+
+  it('is cut only when it alone is too large for the window', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    await ctx.addMessage({ role: 'user', content: 'Read the log' });
+    for (const m of toolRound('call_log', words(12_000, 3))) await ctx.addMessage(m);
+    const view = await ctx.getMessagesForRequest({ tokenBudget: 8_000 });
+    const result = view.find((m) => m.role === 'tool');
+    expect(String(result?.content)).toContain('characters cut from the middle');
+    expect(ctx.usage().tokens).toBeLessThanOrEqual(8_000);
   });
 });

@@ -92,3 +92,34 @@ describe('optionsFromConfig: the seeds’ snake_case names', () => {
     expect(() => optionsFromConfig({ persistence: { path: 'x' } } as never)).toThrow(/persistence\.path/);
   });
 });
+
+describe("the reference modules' own keys (issue 23, item 6)", () => {
+  const coordinator = { mount: (_p: string, _m: unknown, _o?: { name?: string }) => undefined };
+
+  it('maps protected_tool_results and compaction_notice_enabled to the options of the same meaning', async () => {
+    const manager = await mount(coordinator, { protected_tool_results: 5, compaction_notice_enabled: true });
+    expect(manager.options.keepToolResults).toBe(5);
+    expect(optionsFromConfig({ compaction_notice_enabled: true })).toEqual({ compactionNotice: true });
+  });
+
+  it('accepts the keys it has no option for, with a warning naming the nearest option', async () => {
+    const manager = await mount(coordinator, {
+      protected_recent: 4,
+      truncate_chars: 2000,
+      memory_files: ['./AGENTS.md'],
+      transcript_path: './t.jsonl',
+    });
+    const warnings: Array<{ code: string; message: string }> = [];
+    manager.on('context:warn', (w) => warnings.push(w));
+    expect(warnings.map((w) => w.code)).toEqual(Array(4).fill('config_not_applied'));
+    expect(warnings.map((w) => w.message.split(':')[0])).toEqual([
+      'protected_recent is not applied',
+      'truncate_chars is not applied',
+      'memory_files is not applied',
+      'transcript_path is not applied',
+    ]);
+    expect(warnings[0]!.message).toMatch(/nearest options are targetUsage/);
+    expect(warnings[2]!.message).toMatch(/pinned: true/);
+    expect(warnings[3]!.message).toMatch(/nearest option is store/);
+  });
+});

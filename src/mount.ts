@@ -36,6 +36,18 @@ export type MountConfig = ContextManagerOptions & {
   max_compact_retries?: number;
   critical_floor?: number;
   compaction_notice?: boolean;
+  /** context-simple's name for `keepToolResults`. */
+  protected_tool_results?: number;
+  /** context-simple's name for `compactionNotice`. */
+  compaction_notice_enabled?: boolean;
+  /**
+   * Keys of the reference modules contextkit has no direct option for: accepted, and each raises
+   * a `context:warn` (`config_not_applied`) saying what contextkit does instead and the nearest option.
+   */
+  protected_recent?: unknown;
+  truncate_chars?: unknown;
+  memory_files?: unknown;
+  transcript_path?: unknown;
   warn_at?: number;
   decline_at?: number;
   jump_escalation?: number;
@@ -67,6 +79,19 @@ const RENAMED: Record<string, keyof ContextManagerOptions> = {
   max_compact_retries: 'maxCompactRetries',
   critical_floor: 'criticalFloor',
   compaction_notice: 'compactionNotice',
+  protected_tool_results: 'keepToolResults',
+  compaction_notice_enabled: 'compactionNotice',
+};
+/** The reference modules' keys with no option of the same meaning: what contextkit does instead. */
+const NOT_APPLIED: Record<string, string> = {
+  protected_recent:
+    'the latest user turn and the tool exchange in progress are always kept, and compaction keeps the newest messages that fit the target; the nearest options are targetUsage and, for the layered strategy, recentCount',
+  truncate_chars:
+    'a text too large for the window is cut by tokens, head and tail kept, only when it could never fit; the nearest option is keepToolResults (older tool results are cleared first)',
+  memory_files:
+    'contextkit reads no files into the context: add their text as a system message or with addMessage(message, { pinned: true }), which compaction never touches',
+  transcript_path:
+    'the whole history is always in the store, never rewritten; the nearest option is store (`file:DIR`, or storage_path), and `contextkit conversations export` writes a transcript',
 };
 const GUARD_RENAMED: Record<string, 'warnAt' | 'declineAt' | 'jumpEscalation'> = {
   warn_at: 'warnAt',
@@ -81,7 +106,26 @@ const SEED_STRATEGIES: Record<string, StrategyOption> = {
   layered: 'layered',
   simple: 'truncate',
 };
-const HANDLED = new Set(['compaction_strategy', 'storage_path', 'persistence', 'export_on_compact']);
+const HANDLED = new Set([
+  'compaction_strategy',
+  'storage_path',
+  'persistence',
+  'export_on_compact',
+  ...Object.keys(NOT_APPLIED),
+]);
+
+/** A reference module's key read but not applied, and why (see {@link MountConfig}). */
+export interface ConfigNote {
+  key: string;
+  message: string;
+}
+
+/** The keys of a mount-plan config contextkit accepts but does not apply, each with why. */
+export function configNotes(config: MountConfig): ConfigNote[] {
+  return Object.keys(NOT_APPLIED)
+    .filter((key) => (config as Record<string, unknown>)[key] !== undefined)
+    .map((key) => ({ key, message: `${key} is not applied: ${NOT_APPLIED[key]}` }));
+}
 
 /** Turns a mount-plan config into manager options; a name given both ways must agree. */
 export function optionsFromConfig(config: MountConfig): ContextManagerOptions {
@@ -160,7 +204,9 @@ export type MountContract = '2.1' | 'legacy';
  * `coordinator.mount('session', manager, { name: 'context' })`; one written for the older contract,
  * `mount(name, module)`, gets `coordinator.mount('context', manager)`. `options.contract` says
  * which, where a coordinator's `mount` hides its parameters (`(...args)`, defaults). Returns the
- * manager (call `close()` on it when the session ends).
+ * manager (call `close()` on it when the session ends). Keys of the reference modules with no
+ * option here (`protected_recent`, `truncate_chars`, `memory_files`, `transcript_path`) are accepted
+ * and each raises a `context:warn` (`config_not_applied`), held for the first listener.
  */
 export async function mount(
   coordinator: Coordinator,
@@ -178,6 +224,10 @@ export async function mount(
     throw new ConfigurationError('contract', `${JSON.stringify(contract)} is not one of "2.1", "legacy"`);
   }
   const manager = new ContextManager(optionsFromConfig(config));
+  // Raised before the caller can subscribe: held for the first `context:warn` listener.
+  for (const note of configNotes(config)) {
+    manager.measurer.events.hold('context:warn', { code: 'config_not_applied', message: note.message });
+  }
   if (contract === '2.1') await coordinator.mount('session', manager, { name: 'context' });
   else await coordinator.mount('context', manager);
   return manager;

@@ -1,6 +1,12 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from './errors.js';
+import { ContextGuard } from './guard/guard.js';
+import { ContextMeasurer } from './guard/measurer.js';
 import { ContextManager, type ContextManagerOptions } from './manager.js';
+import { messageText } from './messages/content.js';
+import { DEFAULTS } from './options.js';
 
 const refused = (options: unknown) => {
   try {
@@ -85,6 +91,51 @@ describe('option values a manager cannot work with', () => {
     await ctx.addMessage({ role: 'user', content: 'hi' });
     await expect(ctx.getMessagesForRequest({ provider: 'mistral' as 'openai' })).rejects.toThrow(
       /provider: expected "openai", "anthropic", "openai-responses", "gemini" or provider info, got "mistral"/,
+    );
+  });
+});
+
+describe('shares derived from the ones the user set (issue 23, item 4)', () => {
+  it('mounts a compactThreshold below the default target given alone, aiming below it', () => {
+    const ctx = new ContextManager({ compactThreshold: 0.5 });
+    expect(ctx.options.compactThreshold).toBe(0.5);
+    expect(ctx.options.targetUsage).toBeLessThan(0.5);
+    expect(ctx.options.targetUsage).toBeGreaterThan(0.25);
+  });
+
+  it('keeps conversation in a compacted view when targetUsage is at or below the default memoryShare', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o', targetUsage: 0.3 });
+    for (let i = 0; i < 500; i++) {
+      await ctx.addMessage({
+        role: i % 2 === 0 ? 'user' : 'assistant',
+        content: `[${(i % 28) + 1} March, 2024] ${i % 2 ? 'Ben' : 'Ana'}: I moved to Lisbon in ${1990 + (i % 30)} and my sister Maria works at Acme ${i} as an engineer; we adopted a dog named Rex${i}.`,
+      });
+    }
+    const view = await ctx.getMessagesForRequest({ tokenBudget: 20_000 });
+    // The memory (summary, facts) took the whole target before: 2 messages of conversation were left.
+    const conversation = view.filter((m) => !messageText(m).includes('contextkit'));
+    expect(conversation.length).toBeGreaterThan(20);
+  });
+});
+
+describe('the documented defaults (issue 23, item 6)', () => {
+  it('every "(default N" in an option doc comment is the default the runtime uses', () => {
+    const source = readFileSync(fileURLToPath(new URL('./options.ts', import.meta.url)), 'utf8');
+    const documented = [...source.matchAll(/\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*(\w+)\?:/g)];
+    let checked = 0;
+    for (const [, comment, name] of documented) {
+      const said = /\(default ([\d.,]+)/.exec(comment!.replace(/\s*\*\s*/g, ' '));
+      if (!said || !(name! in DEFAULTS)) continue;
+      expect(Number(said[1]!.replace(/,/g, '')), name).toBe(DEFAULTS[name as keyof typeof DEFAULTS]);
+      checked++;
+    }
+    expect(checked).toBeGreaterThanOrEqual(8);
+  });
+
+  it('a standalone ContextGuard refuses a strategy name it does not know', () => {
+    const measurer = new ContextMeasurer({ maxTokens: 1000 });
+    expect(() => new ContextGuard({ measurer, strategy: 'summarise' as 'summarize' })).toThrow(
+      /strategy: "summarise" is not one of "summarize", "truncate", "smart", "layered", or a function/,
     );
   });
 });

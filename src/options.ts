@@ -11,6 +11,7 @@ import type { Calibration } from './guard/calibration.js';
 import type { UsageCost } from './guard/cost-meter.js';
 import type { CountClient } from './guard/count-endpoints.js';
 import type { MessageFormat, MessageMetadata, ToolDefinition } from './messages/types.js';
+import { nearestName } from './nearest-name.js';
 import type { ConversationStore } from './stores/types.js';
 import type { ModelInfoInput } from './tokens/catalog.js';
 import type { TokenCounter } from './tokens/types.js';
@@ -42,14 +43,20 @@ export interface ContextManagerOptions {
   model?: string;
   /** Budget when neither the request nor the model gives one (default 200,000). */
   maxTokens?: number;
-  /** Usage (share of the budget) above which a new compaction plan is made (default 0.92). */
+  /**
+   * Usage (share of the budget) above which a new compaction plan is made (default 0.92, or
+   * `targetUsage` when that is set higher).
+   */
   compactThreshold?: number;
-  /** Usage a compaction brings the view down to (default 0.6). */
+  /**
+   * Usage a compaction brings the view down to (default 0.6; when only `compactThreshold` is set,
+   * the same proportion of it, 0.6/0.92, so a threshold of 0.5 aims at about 0.33).
+   */
   targetUsage?: number;
   /**
    * Share of the budget the memory of what left the view (summary and facts block together) may
-   * take after a compaction (default 0.35): the rest of the target is the newest turns. At most
-   * `targetUsage`.
+   * take after a compaction (default 0.35 of 0.6: the same proportion, 0.35/0.6, of whatever
+   * `targetUsage` is): the rest of the target is the newest turns. At most `targetUsage`.
    */
   memoryShare?: number;
   /** Never compact system messages (default true). */
@@ -133,11 +140,14 @@ export interface ContextManagerOptions {
    */
   costMeter?: boolean;
   /**
-   * Re-plans after a compaction whose view is still above `criticalFloor` (default 2, as the
-   * seed's `maxCompactRetries`, whose default is 2); each aims lower by what the last overshot.
+   * Re-plans after a compaction whose view is still above `criticalFloor` (default 3; the seed's
+   * default is 2); each aims lower by what the last overshot.
    */
   maxCompactRetries?: number;
-  /** Share of the budget above which a fresh plan is made again, up to `maxCompactRetries` (0.95). */
+  /**
+   * Share of the budget above which a fresh plan is made again, up to `maxCompactRetries`
+   * (default 1: only a view over the budget; the seed's default is 0.95).
+   */
   criticalFloor?: number;
   /**
    * In the request right after a compaction, a short note at the end of the view tells the model
@@ -325,6 +335,11 @@ const STRATEGY_CHECK: Check = (v, name) => {
   oneOf(STRATEGIES, ', or a function')(v, name);
 };
 
+/** Refuses, with `ConfigurationError`, a strategy that is neither a built-in name nor a function. */
+export function checkStrategy(strategy: unknown, name = 'strategy'): void {
+  STRATEGY_CHECK(strategy, name);
+}
+
 /** Every option and how its value is checked; a name missing here is not an option. */
 const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   model: (v, name) => {
@@ -421,29 +436,8 @@ function checkKeys(options: Record<string, unknown>, checks: Record<string, Chec
 
 /** `; did you mean X?` for a name one or two edits from a known one, else the list. */
 function nearest(key: string, known: readonly string[]): string {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const k of known) {
-    const d = editDistance(key.toLowerCase(), k.toLowerCase());
-    if (d < bestDistance) {
-      best = k;
-      bestDistance = d;
-    }
-  }
+  const best = nearestName(key, known);
   return best ? `; did you mean ${best}?` : `; the options are ${known.join(', ')}`;
-}
-
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 2) return 3;
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = row;
-  }
-  return prev[b.length]!;
 }
 
 /** Options of `providerCompaction`. */
@@ -481,8 +475,7 @@ export function checkOptions(options: ContextManagerOptions): void {
     throw new ConfigurationError('options', `expected an object, got ${show(options)}`);
   }
   checkKeys(options as Record<string, unknown>, OPTION_CHECKS);
-  const threshold = options.compactThreshold ?? DEFAULTS.compactThreshold;
-  const target = options.targetUsage ?? DEFAULTS.targetUsage;
+  const { compactThreshold: threshold, targetUsage: target } = resolveShares(options);
   if (target > threshold) {
     throw new ConfigurationError(
       'targetUsage',
@@ -496,6 +489,35 @@ export function checkOptions(options: ContextManagerOptions): void {
     );
   }
 }
+
+/** The three shares of the budget, as given or derived from those given. */
+export interface Shares {
+  compactThreshold: number;
+  targetUsage: number;
+  memoryShare: number;
+}
+
+/**
+ * The trigger, target and memory shares with each default derived from what the user set, so
+ * that one share given alone never contradicts the defaults of the others: a threshold of 0.5
+ * (seed 002's example) aims at the same proportion of it as 0.6 does of 0.92, and a target of
+ * 0.3 leaves the memory the same proportion of it as 0.35 does of 0.6 (never the whole target).
+ * Shares given together are kept as given (`checkOptions` refuses those that contradict).
+ */
+export function resolveShares(options: Partial<Shares>): Shares {
+  const d = DEFAULTS;
+  const compactThreshold = options.compactThreshold ?? Math.max(d.compactThreshold, options.targetUsage ?? 0);
+  const targetUsage =
+    options.targetUsage ??
+    (options.compactThreshold === undefined
+      ? d.targetUsage
+      : Math.min(d.targetUsage, round3((compactThreshold * d.targetUsage) / d.compactThreshold)));
+  const memoryShare =
+    options.memoryShare ?? Math.min(d.memoryShare, round3((targetUsage * d.memoryShare) / d.targetUsage));
+  return { compactThreshold, targetUsage, memoryShare };
+}
+
+const round3 = (n: number): number => Math.round(n * 1000) / 1000;
 
 /** A request's wire format, if it names one, refused when it is not one the views can take. */
 export function requestedFormat(request: RequestOptions): MessageFormat | undefined {

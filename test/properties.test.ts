@@ -55,6 +55,10 @@ async function checkView(
     expect(overflow.required).toBeGreaterThan(budget);
     const b = overflow.breakdown;
     expect(b.system + b.pinned + b.task + b.latestTurn + b.tools + b.overhead).toBeGreaterThan(budget);
+    // The breakdown explains the total it reports: its parts add up to it.
+    expect(b.system + b.pinned + b.task + b.latestTurn + b.tools + b.overhead + b.rest).toBe(
+      overflow.required,
+    );
     return;
   }
   // 1. Fits, by the library's own count measured afresh.

@@ -360,7 +360,7 @@ describe('property: a server compaction anywhere in a generated Anthropic conver
         async (conv, pick, budget) => {
           // Where a reply can stand: before a user turn that returns no tool results, after no open call.
           const sites = conv.messages
-            .map((m, i) => i)
+            .map((_m, i) => i)
             .filter((i) => {
               const m = conv.messages[i]!;
               const prev = conv.messages[i - 1];

@@ -87,6 +87,14 @@ describe('parseImport', () => {
   const user = (content: string): Message => ({ role: 'user', content });
   const stamp = () => new Date('2025-06-01T00:00:00.000Z');
 
+  it('reads the { messages: [...] } shape every other command reads (issue 23, item 13)', () => {
+    const data = parseImport(JSON.stringify({ messages: [user('a'), user('b')] }, null, 2), 'm.json', stamp);
+    expect(data.kind).toBe('messages');
+    expect(data.entries.map((e) => e.message)).toEqual([user('a'), user('b')]);
+    const body = parseImport(JSON.stringify({ system: 'Be brief.', messages: [user('a')] }), 'b.json', stamp);
+    expect(body.entries.map((e) => e.message)).toEqual([{ role: 'system', content: 'Be brief.' }, user('a')]);
+  });
+
   it('reads exported entries with their metadata, and plain messages with import metadata', () => {
     const entries = parseImport(ENTRIES.slice(0, 2_000).split('\n').slice(0, 3).join('\n'), 'x.jsonl');
     expect(entries.kind).toBe('entries');

@@ -20,6 +20,12 @@ export interface RawConversation {
   source: string;
   /** For JSONL input, the 1-based line of each message. */
   lines?: number[];
+  /**
+   * Set when the input was a provider's request body rather than a list of messages: Anthropic's
+   * `{ system, messages }` or Gemini's `{ systemInstruction, contents }`. Its system prompt is
+   * then the first message, as in a view.
+   */
+  body?: 'anthropic' | 'gemini';
 }
 
 /** A conversation whose messages are well-formed and all in one format. */
@@ -38,6 +44,26 @@ export interface InputOptions {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The messages of an object that holds them: `{ messages }` (with an Anthropic request body's
+ * top-level `system` as the first message) or a Gemini body `{ systemInstruction, contents }`
+ * (its instruction first); undefined for any other value.
+ */
+export function messagesOfBody(
+  root: unknown,
+): { messages: unknown[]; body?: 'anthropic' | 'gemini' } | undefined {
+  if (isRecord(root) && Array.isArray(root.messages)) {
+    if (root.system === undefined) return { messages: root.messages };
+    return { messages: [{ role: 'system', content: root.system }, ...root.messages], body: 'anthropic' };
+  }
+  if (isRecord(root) && Array.isArray(root.contents)) {
+    const instruction = root.systemInstruction;
+    const system = isRecord(instruction) ? [{ role: 'system', parts: instruction.parts }] : [];
+    return { messages: [...system, ...root.contents], body: 'gemini' };
+  }
+  return undefined;
 }
 
 function looksLikeMessage(value: unknown): boolean {
@@ -240,8 +266,10 @@ export function parseInput(text: string, source: string, options: InputOptions =
     lines = undefined;
   } else if (Array.isArray(root)) {
     found = root;
-  } else if (isRecord(root) && Array.isArray(root.messages)) {
-    found = root.messages;
+  } else if (messagesOfBody(root) !== undefined) {
+    const { messages, body } = messagesOfBody(root)!;
+    if (body === undefined) found = messages;
+    else return { messages, source, body };
   } else if (looksLikeMessage(root)) {
     found = [root];
     lines = [1];

@@ -1,8 +1,9 @@
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { anthropicRequestProblems } from '../../test/support/fake-anthropic-server.js';
 import { missingData, skipFor } from '../../test/support/requirements.js';
 import { type CliRun, runCli } from '../../test/support/run-cli.js';
 import type { Message, MessageFormat } from '../messages/types.js';
@@ -23,6 +24,14 @@ const cli = (args: string[], options: { input?: string; cwd?: string } = {}): Pr
   runCli(args, options);
 
 const fixture = (name: string) => join(FIXTURES, name);
+
+/** The view a request body carries: Anthropic's top-level `system` as its first message. */
+function viewOf(body: Message[] | { system?: unknown; messages: Message[] }): Message[] {
+  if (Array.isArray(body)) return body;
+  return body.system === undefined
+    ? body.messages
+    : [{ role: 'system', content: body.system } as Message, ...body.messages];
+}
 
 /** An error is one line, `contextkit: …`, and never a stack trace. */
 function expectOneLineError(run: Run, code: number, pattern: RegExp): void {
@@ -95,7 +104,7 @@ describe.concurrent('contextkit compact', () => {
       [anthropic, 'anthropic', 'claude-sonnet-4-5'],
     ] as const) {
       expect(run.code).toBe(0);
-      const view = JSON.parse(run.stdout) as Message[];
+      const view = viewOf(JSON.parse(run.stdout));
       expect(validateRequest(view, format).problems).toEqual([]);
       expect(tokensOf(view, format, model)).toBeLessThanOrEqual(4000);
       expect(run.stderr).toMatch(/^compact: \d+ messages, [\d,]+ tokens → \d+ messages/);
@@ -326,5 +335,64 @@ describe('contextkit demo', () => {
     expect(reset.code).toBe(0);
     expect(reset.stdout).toMatch(/^demo: new session in \.contextkit \(conversation "demo", anthropic\)/m);
     expect(reset.stdout).toMatch(/claude-sonnet-4-5, estimate/);
+  });
+});
+
+describe.concurrent('request bodies (issue 23, item 12)', () => {
+  const compactTo = (format: MessageFormat) =>
+    cli(['compact', fixture('openai-session.json'), '--budget', '4000', '--format', format]);
+
+  it('compact --format anthropic writes { system, messages }, which the API takes', async () => {
+    const run = await compactTo('anthropic');
+    expect(run.code).toBe(0);
+    const body = JSON.parse(run.stdout) as { system: unknown; messages: Array<{ role: string }> };
+    expect(body.system).toBeDefined();
+    expect(body.messages.some((m) => m.role === 'system')).toBe(false);
+    expect(anthropicRequestProblems(body as never, { signatures: false })).toEqual([]);
+  });
+
+  it('compact --format gemini writes { systemInstruction, contents }', async () => {
+    const run = await compactTo('gemini');
+    expect(run.code).toBe(0);
+    const body = JSON.parse(run.stdout) as {
+      systemInstruction: { parts: unknown[] };
+      contents: Array<{ role: string }>;
+    };
+    expect(body.systemInstruction.parts.length).toBeGreaterThan(0);
+    expect(body.contents.every((c) => c.role === 'user' || c.role === 'model')).toBe(true);
+  });
+
+  it('validate --provider anthropic refuses a system message among the messages, and takes the body', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ck-body-'));
+    try {
+      const list = join(dir, 'list.json');
+      await writeFile(
+        list,
+        JSON.stringify([
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'Hi' },
+        ]),
+      );
+      const body = join(dir, 'body.json');
+      await writeFile(
+        body,
+        JSON.stringify({ system: 'Be brief.', messages: [{ role: 'user', content: 'Hi' }] }),
+      );
+      const [refused, taken, gemini] = await Promise.all([
+        cli(['validate', list, '--provider', 'anthropic']),
+        cli(['validate', body, '--provider', 'anthropic']),
+        cli(['validate', list, '--provider', 'gemini']),
+      ]);
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toMatch(
+        /\[0\] messages\[0\]\.role: Anthropic takes no "system" role among the messages: the system prompt goes in the request's top-level "system"/,
+      );
+      expect(taken.code).toBe(0);
+      expect(taken.stdout).toMatch(/^valid \(2 messages, Anthropic\)/);
+      expect(gemini.code).toBe(1);
+      expect(gemini.stdout).toMatch(/top-level "systemInstruction"/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

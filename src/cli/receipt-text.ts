@@ -58,6 +58,7 @@ export function receiptLines(receipt: CompactionReceipt): string[] {
   }
   if (receipt.dropped.length > 0) {
     lines.push(`  dropped ${plural(receipt.dropped.length, 'message')}: ${seqRanges(receipt.dropped)}`);
+    if (receipt.noSummary !== undefined) lines.push(`  no summary: ${receipt.noSummary}`);
   }
   if (receipt.summarized.length > 0) {
     const summary = receipt.summary

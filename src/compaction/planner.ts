@@ -102,6 +102,8 @@ export interface PlanResult {
 interface Scratch {
   summaries: Map<string, string | Message[]>;
   factsOmitted: number;
+  /** Why the `summarize` strategy wrote no summary in this plan (for the receipt). */
+  noSummary?: string;
   refused: number[];
   warn?: string;
   decline?: string;
@@ -159,6 +161,7 @@ export class Planner {
       plan,
       now: this.blocks.edits(plan),
       factsOmitted: scratch.factsOmitted,
+      noSummary: scratch.noSummary,
       repairs: req.repairs(),
       base: {
         reason: req.reason,
@@ -250,12 +253,14 @@ export class Planner {
       const facts = cap(await candidates(draft, room), room).facts;
       return this.finish(draft, previousPlan?.summary, previousPlan?.summarized, facts, req);
     }
-    draft = capProtectedOversized(ctx, draft);
     draft = dedupeRepeated(ctx, draft);
     let summary = previousPlan?.summary;
     const strategy = this.settings.strategy;
     const reserve = summaryReserve(budget, share);
     const canSummarize = reserve >= MIN_SUMMARY_TOKENS && summarizeNew;
+    if (strategy === 'summarize' && reserve < MIN_SUMMARY_TOKENS) {
+      scratch.noSummary = `no room for a summary: the memory's share of the budget (${Math.round(share * 100)}%) leaves ${reserve} tokens beside the facts block, below the ${MIN_SUMMARY_TOKENS} a useful one needs`;
+    }
     // Selection makes room for the whole memory: the summary's reserve and what the facts block
     // may still grow by, so that after the compaction the memory fills the view up to the target.
     const factsGrowthCap = blocks.factsSite === 'none' ? 0 : Math.max(0, factsLimit - factsTokensBefore);
@@ -269,6 +274,10 @@ export class Planner {
       const took = selected.summarized.size !== draft.summarized.size;
       held = took ? (previousPlan?.summary ? growth : selectionReserve) : 0;
       draft = took ? selected : draft;
+      if (!took) {
+        scratch.noSummary =
+          'no older messages could be summarized: those that may leave the view did not free room for a summary under the target';
+      }
     } else if (strategy === 'layered' && canSummarize) {
       draft = selectByZones(ctx, draft, req.level ?? 'healthy', this.settings.recentCount, reserve);
     } else if (strategy === 'smart') {
@@ -319,6 +328,7 @@ export class Planner {
         (previousPlan?.summary ? held : 0);
     }
     draft = dropOldest(ctx, draft);
+    draft = capProtectedOversized(ctx, draft);
     draft = truncateOversized(ctx, draft);
     let facts = oldFacts;
     if (blocks.factsSite !== 'none') {
@@ -353,8 +363,12 @@ export class Planner {
         // A summary written in this plan took its atoms out to make room for itself; without it,
         // plan again without summarizing, so that only what the target needs leaves the view.
         if (grew && summarizeNew && strategy === 'summarize' && !previousPlan?.summary) {
+          scratch.noSummary =
+            'the summary gave way to the facts block: the budget could not hold both, and the facts (ids, paths, numbers) are what an agent acts on';
           return this.draft(ctx, req, previous, scratch, clearOnly, false);
         }
+        scratch.noSummary =
+          'the summary gave way to the facts block: the budget could not hold both, and the facts (ids, paths, numbers) are what an agent acts on';
         draft.total -= inView;
         draft = { ...draft, summarized: new Set() };
         summary = undefined;
@@ -375,6 +389,7 @@ export class Planner {
       draft.total += factsTokens(facts) - tokens;
     }
     if (draft.total > ctx.budget && summary && draft.summarized.size > 0) {
+      scratch.noSummary = 'the summary would have pushed the view over the budget';
       draft.total -= summaryTokens(summary);
       draft = { ...draft, summarized: new Set() };
       summary = undefined;

@@ -43,7 +43,8 @@ export function protectionsOf(
   return atoms.map((atom, i) => {
     if (atom.kind === 'system' && preserveSystem) return 'verbatim';
     // A server compaction item carries everything before it: never edited, never left out.
-    if (i === latestUser || i === task || verbatimSeqs(atom) || holdsServerCompaction(atom)) return 'verbatim';
+    if (i === latestUser || i === task || verbatimSeqs(atom) || holdsServerCompaction(atom))
+      return 'verbatim';
     if (i === inProgress || atom.open) return 'keep';
     return 'none';
   });

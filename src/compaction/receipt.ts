@@ -6,7 +6,15 @@ import type { CompactionPlan, PlanEdits } from './plan.js';
 /** The figures of a receipt that the planner does not decide. */
 export type ReceiptBase = Omit<
   CompactionReceipt,
-  'dropped' | 'summarized' | 'summary' | 'facts' | 'cleared' | 'truncated' | 'repairs' | 'atFloor'
+  | 'dropped'
+  | 'summarized'
+  | 'summary'
+  | 'facts'
+  | 'cleared'
+  | 'truncated'
+  | 'repairs'
+  | 'atFloor'
+  | 'noSummary'
 >;
 
 /**
@@ -21,6 +29,8 @@ export function planReceipt(input: {
   plan: CompactionPlan;
   now: PlanEdits;
   factsOmitted: number;
+  /** Why no summary was written, where the strategy writes one (said only when messages were dropped). */
+  noSummary?: string | undefined;
   repairs: CompactionReceipt['repairs'];
   base: ReceiptBase;
 }): CompactionReceipt {
@@ -71,6 +81,9 @@ export function planReceipt(input: {
     ...base,
     dropped,
     summarized,
+    ...(input.noSummary !== undefined && dropped.length > 0 && summarized.length === 0
+      ? { noSummary: input.noSummary }
+      : {}),
     ...(plan.summary && summarized.length > 0
       ? {
           summary: {

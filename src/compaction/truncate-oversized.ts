@@ -61,27 +61,31 @@ function cut(ctx: PlanContext, draft: PlanDraft, c: Candidate, maxTokens: number
 }
 
 /**
- * Before dropping: a text in the exchange in progress that is over half the target alone is cut
- * to half the target. It can never be dropped, so keeping it whole would only push out the rest.
+ * After dropping: a text in the exchange in progress (never dropped) is cut only when what must
+ * stay is still over the budget without it being cut, and only by that excess: older atoms are
+ * summarized or dropped first, so a result the model just asked for is kept whole whenever the
+ * window can hold it.
  */
 export function capProtectedOversized(ctx: PlanContext, draft: PlanDraft): PlanDraft {
-  if (draft.total <= ctx.target) return draft;
+  if (draft.total <= ctx.budget) return draft;
   const next: PlanDraft = {
     ...draft,
     truncated: new Map(draft.truncated),
     atomTokens: draft.atomTokens.slice(),
   };
-  const cap = Math.floor(ctx.target / 2);
   for (const c of candidates(ctx, next, (p) => p === 'keep')) {
-    if (c.text.length / 8 < cap) continue; // Too short to be over the cap (BPE ≥ ~1 token per 8 chars).
-    cut(ctx, next, c, cap);
+    if (next.total <= ctx.budget) break;
+    const tokens = ctx.countText(c.text);
+    if (tokens <= MIN_KEEP_TOKENS) continue;
+    cut(ctx, next, c, tokens - (next.total - ctx.budget));
   }
   return next;
 }
 
 /**
  * Step 3: cuts the middle out of the longest texts still in the view (head and tail kept, a marker
- * between), largest first, until the view is at the target. Verbatim atoms are never cut.
+ * between), largest first, until the view is at the target. Verbatim atoms and the exchange in
+ * progress are never cut here.
  */
 export function truncateOversized(ctx: PlanContext, draft: PlanDraft): PlanDraft {
   if (draft.total <= ctx.target) return draft;
@@ -90,7 +94,8 @@ export function truncateOversized(ctx: PlanContext, draft: PlanDraft): PlanDraft
     truncated: new Map(draft.truncated),
     atomTokens: draft.atomTokens.slice(),
   };
-  for (const c of candidates(ctx, next, (p) => p !== 'verbatim')) {
+  // The exchange in progress is cut only to fit the window (capProtectedOversized), not the target.
+  for (const c of candidates(ctx, next, (p) => p !== 'verbatim' && p !== 'keep')) {
     if (next.total <= ctx.target) break;
     const tokens = ctx.countText(c.text);
     if (tokens <= MIN_KEEP_TOKENS) continue;

@@ -57,7 +57,9 @@ export function parseChat(root: unknown, source: string): ChatConversation {
   const fail = (at: string, expected: string): never => {
     throw new ChatFileError(`${source}: ${at}: expected ${expected}`);
   };
-  if (!isRecord(root)) fail('the top level', 'an object with "messages" and "qa"');
+  if (!isRecord(root) || !Array.isArray(root.qa)) {
+    fail('the top level', `a chat { "messages", "qa" } (a folder given to eval holds chats; ${EVAL_READS})`);
+  }
   const top = root as Record<string, unknown>;
   if (!Array.isArray(top.messages)) fail('messages', 'an array');
   if (!Array.isArray(top.qa)) fail('qa', 'an array');
@@ -98,7 +100,16 @@ function parseJson(
 }
 
 /** What an eval input is: a folder of chats, one chat, or a tau-bench file (its text, parsed). */
-export type EvalInput = { kind: 'chats'; chats: ChatConversation[] } | { kind: 'tau-bench'; text: string };
+export type EvalInput =
+  | { kind: 'chats'; chats: ChatConversation[] }
+  | { kind: 'tau-bench'; text: string }
+  /** Any other conversation: a list of messages, JSONL, or `{ messages }` (one run). */
+  | { kind: 'run'; text: string };
+
+/** What `contextkit eval` reads, for the errors about what it was given instead. */
+export const EVAL_READS =
+  'eval reads tau-bench runs (a JSON array of { task_id, traj, info }), a chat with questions ({ messages, qa }), ' +
+  'a folder of such chats, or any conversation (a JSON array of messages, JSONL, or { messages }) for the facts-kept measure';
 
 async function readText(path: string): Promise<string> {
   try {
@@ -133,7 +144,12 @@ export async function readEvalInput(path: string): Promise<EvalInput> {
   try {
     root = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch {
-    return { kind: 'tau-bench', text };
+    // Not one JSON document: JSONL, one message a line, or broken (the reader says where).
+    return { kind: 'run', text };
   }
-  return isChatShape(root) ? { kind: 'chats', chats: [parseChat(root, path)] } : { kind: 'tau-bench', text };
+  if (isChatShape(root)) return { kind: 'chats', chats: [parseChat(root, path)] };
+  const first = Array.isArray(root) ? root[0] : undefined;
+  const conversation =
+    (isRecord(root) && Array.isArray(root.messages)) || (isRecord(first) && typeof first.role === 'string');
+  return conversation ? { kind: 'run', text } : { kind: 'tau-bench', text };
 }

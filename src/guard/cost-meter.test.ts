@@ -480,3 +480,36 @@ describe('usage() and context:measure carry the cost', () => {
     expect(ctx).toBeDefined();
   });
 });
+
+describe('usage().cost as a reader takes it (issue 23, item 14)', () => {
+  it('names its currency, rounds prices to a billionth of a dollar, and says what relative is of', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    for (let turn = 0; turn < 40; turn++) {
+      await ctx.addMessage({
+        role: 'user',
+        content: `turn ${turn}: ${'check the order status please '.repeat(turn + 3)}`,
+      });
+      await ctx.getMessagesForRequest();
+      await ctx.addMessage({ role: 'assistant', content: `noted ${turn}` });
+    }
+    const view = await ctx.getMessagesForRequest();
+    await ctx.recordOpenAIUsage({
+      usage: { prompt_tokens: 900, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 0 } },
+    });
+    const cost = ctx.usage().cost!;
+    expect(view.length).toBeGreaterThan(0);
+    expect(cost.currency).toBe('USD');
+    for (const price of [
+      cost.last.price,
+      cost.last.uncachedPrice,
+      cost.totals.price,
+      cost.totals.uncachedPrice,
+    ]) {
+      expect(price).toBeDefined();
+      expect(price).toBe(Number(price!.toFixed(9)));
+    }
+    const reported = cost.reported!;
+    expect(reported.reportedInput).toBe(900);
+    expect(reported.relative).toBeCloseTo(Math.abs(reported.difference) / 900, 12);
+  });
+});

@@ -102,7 +102,13 @@ export interface CacheComparison {
   reportedWritten: number;
   /** `reportedCached - predictedCached`. */
   difference: number;
-  /** `|difference|` as a share of the reported input (0 when the provider reported none). */
+  /** Every input token the provider reported for the request (cached, written and fresh). */
+  reportedInput: number;
+  /**
+   * `|difference| / reportedInput`: how far the prediction of cached tokens was off, as a share
+   * of the request's whole reported input (0 when the provider reported none). Above 0.05 the
+   * manager warns (`cache_mismatch`).
+   */
   relative: number;
 }
 
@@ -462,6 +468,7 @@ export class CostMeter {
       predictedWritten: last.writtenTokens,
       reportedWritten: reported.cacheWriteTokens,
       difference,
+      reportedInput: reported.totalInputTokens,
       relative: reported.totalInputTokens > 0 ? Math.abs(difference) / reported.totalInputTokens : 0,
     };
   }
@@ -615,6 +622,11 @@ export function requestBlocks(
 export interface UsageCost {
   /** The catalog id the requests were billed as. */
   model: string;
+  /**
+   * The currency of every price here: `USD`, as the catalog's prices are. `usage()` gives prices
+   * rounded to a billionth of a dollar, so sums of per-token prices carry no float noise.
+   */
+  currency: 'USD';
   last: RequestCost;
   totals: CostTotals;
   /** Where the prices were read, when they are known. */

@@ -3,6 +3,7 @@
  * conversation it is given, and its decisions; and the overflow breakdown it reports.
  */
 
+import { renderAtom } from '../compaction/edit-atom.js';
 import type { PlannerSettings } from '../compaction/planner.js';
 import { protectionsOf, taskAtomIndex } from '../compaction/protections.js';
 import type { ProviderCompactor } from '../compaction/provider-compaction.js';
@@ -118,11 +119,16 @@ export interface ContextGuardOptions {
   providerCompaction?: ProviderCompactionOptions | undefined;
 }
 
-/** What the protected parts of the view take, for a `ContextOverflowError`. */
+/**
+ * What the view that could not go is made of, for a `ContextOverflowError`: its protected parts as
+ * the view holds them (a result cut to fit counts as cut), the tools, the overhead, and the rest
+ * (older messages, summary, facts block, notes), so that the parts add up to `required`.
+ */
 export function overflowBreakdown(
   measurer: ContextMeasurer,
   c: GuardConversation,
   r: ResolvedRequest,
+  required: number,
   noticeTokens: number,
   preserveSystem: boolean,
   protectTask: boolean,
@@ -131,6 +137,9 @@ export function overflowBreakdown(
   const atoms = c.view.atoms(c.entries, format).visible();
   const protection = protectionsOf(atoms, c.entries, preserveSystem, protectTask);
   const task = protectTask ? taskAtomIndex(atoms) : -1;
+  const plan = c.view.plan;
+  const edits = c.view.blocks.edits(plan);
+  const planned = plan ? plan.historyLength : 0;
   const breakdown: OverflowBreakdown = {
     system: 0,
     pinned: 0,
@@ -138,12 +147,14 @@ export function overflowBreakdown(
     latestTurn: 0,
     tools: r.toolsTokens,
     overhead: r.fixedTokens - r.toolsTokens + noticeTokens,
+    rest: 0,
   };
   const marked = (s: number) => c.entries[s]?.metadata.pinned || c.entries[s]?.metadata.critical;
   atoms.forEach((atom, i) => {
     const p = protection[i];
-    if (p === 'none') return;
-    const tokens = measurer.countAll(r.counter, atom.messages, format);
+    if (p === 'none' || edits.dropped.has(atom.id)) return;
+    const rendered = atom.id < planned ? renderAtom(atom, edits) : atom.messages;
+    const tokens = measurer.countAll(r.counter, rendered, format);
     if (atom.kind === 'system') breakdown.system += tokens;
     else if (p === 'keep') breakdown.latestTurn += tokens;
     else if (i === task && !atom.seqs.some(marked) && atoms.findLastIndex((a) => a.hasUserContent) !== i) {
@@ -151,5 +162,7 @@ export function overflowBreakdown(
     } else if (atom.hasUserContent && !atom.seqs.some(marked)) breakdown.latestTurn += tokens;
     else breakdown.pinned += tokens;
   });
+  const { rest: _, ...parts } = breakdown;
+  breakdown.rest = Math.max(0, required - Object.values(parts).reduce((a, b) => a + b, 0));
   return breakdown;
 }

@@ -15,7 +15,8 @@ import { ContextDeclinedError, ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt, ContextEvents } from '../events.js';
 import { History } from '../history/history.js';
 import type { MessageFormat } from '../messages/types.js';
-import { DEFAULTS, type RequestOptions } from '../options.js';
+import { checkStrategy, DEFAULTS, type RequestOptions, resolveShares } from '../options.js';
+import { guardedTools } from '../tools/guarded-tools.js';
 import { createOfflineTools } from '../tools/offline.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
 import { type SentView, View } from '../view/view.js';
@@ -64,12 +65,15 @@ export class ContextGuard {
 
   constructor(options: ContextGuardOptions) {
     this.measurer = options.measurer;
+    // A name the planner does not know would silently drop instead of summarizing.
+    if (options.strategy !== undefined) checkStrategy(options.strategy);
     this.strategy = options.strategy ?? 'summarize';
     this.warnAt = options.levels?.warnAt ?? DEFAULTS.warnAt;
     this.declineAt = options.levels?.declineAt;
     this.jumpEscalation = options.levels?.jumpEscalation ?? DEFAULTS.jumpEscalation;
-    this.compactThreshold = options.compactThreshold ?? DEFAULTS.compactThreshold;
-    this.targetUsage = options.targetUsage ?? DEFAULTS.targetUsage;
+    const shares = resolveShares(options);
+    this.compactThreshold = shares.compactThreshold;
+    this.targetUsage = shares.targetUsage;
     this.autoCompact = options.autoCompact ?? true;
     this.compactWhenCacheExpired = options.compactWhenCacheExpired ?? true;
     this.costMeter = options.costMeter ?? true;
@@ -90,7 +94,9 @@ export class ContextGuard {
       clearing.clearToolInputs === true,
       options.recall === true,
     );
-    const tools = options.tools;
+    const offline = createOfflineTools();
+    const tools =
+      options.tools && guardedTools(options.tools, offline, (code, m) => this.measurer.warn(code, m));
     this.planner = new Planner(
       {
         strategy: this.strategy,
@@ -101,10 +107,10 @@ export class ContextGuard {
         clearing,
         maxCompactRetries: options.maxCompactRetries ?? DEFAULTS.maxCompactRetries,
         criticalFloor: options.criticalFloor ?? DEFAULTS.criticalFloor,
-        memoryShare: options.memoryShare ?? DEFAULTS.memoryShare,
+        memoryShare: shares.memoryShare,
         ...(options.summaryInstructions ? { summaryInstructions: options.summaryInstructions } : {}),
       },
-      tools ?? createOfflineTools(),
+      tools ?? offline,
       tools === undefined,
       this.blocks,
     );
@@ -206,6 +212,7 @@ export class ContextGuard {
         measured.cost = cost.last;
       }
       this.measurer.events.emit('context:measure', measured);
+      for (const included of out.included) this.measurer.events.emit('context:include', included);
       const decision: GuardDecision = {
         action: warning !== undefined ? 'warn' : receipt ? 'compact' : 'ok',
         messages: out.messages,
@@ -273,7 +280,7 @@ export class ContextGuard {
       new ContextOverflowError(
         r.budget,
         required,
-        overflowBreakdown(this.measurer, c, r, noticeTokens, this.preserveSystem, this.protectTask),
+        overflowBreakdown(this.measurer, c, r, required, noticeTokens, this.preserveSystem, this.protectTask),
       ),
     );
   }
@@ -457,7 +464,7 @@ export class ContextGuard {
         new ContextDeclinedError(
           r.budget,
           tokensBefore,
-          overflowBreakdown(this.measurer, c, r, 0, this.preserveSystem, this.protectTask),
+          overflowBreakdown(this.measurer, c, r, tokensBefore, 0, this.preserveSystem, this.protectTask),
           result.decline,
         ),
       );

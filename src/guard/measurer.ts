@@ -12,7 +12,7 @@ import { detectConversationFormat } from '../messages/detect.js';
 import type { HistoryEntry, Message, MessageFormat, ToolDefinition } from '../messages/types.js';
 import { DEFAULTS, type ProviderInfo, type RequestOptions, requestedFormat } from '../options.js';
 import type { ModelInfoInput } from '../tokens/catalog.js';
-import { createModelCatalog, type ModelCatalog } from '../tokens/catalog.js';
+import { createModelCatalog, didYouMeanModel, type ModelCatalog } from '../tokens/catalog.js';
 import { createTokenCounter } from '../tokens/counter.js';
 import { defaultModel } from '../tokens/model-counter.js';
 import type { TokenCounter } from '../tokens/types.js';
@@ -46,12 +46,28 @@ export interface ContextMeasurerOptions {
   countClient?: CountClient;
   /** Share of the budget at which an estimate is checked with `countClient` (default 0.9). */
   exactCountAt?: number;
-  /** Budget when neither the request nor the model gives one (default 200,000). */
+  /**
+   * Budget when neither the request nor the model gives one (default 200,000); when given, also
+   * a cap on the budget the model's catalog entry gives.
+   */
   maxTokens?: number;
   /** Tokens kept free below the window besides the model's max output (default 1,000). */
   safetyMargin?: number;
   /** Where `context:budget`, `context:measure` and `context:warn` go (default: its own). */
   events?: ContextEmitter;
+}
+
+/**
+ * The input budget a window leaves: the window less the output reserved and the safety margin.
+ * Where a model's max output is its whole window (`gpt-4`: 8,192 and 8,192), input and output
+ * share the window, as OpenAI documents ("the total length of input tokens and generated tokens
+ * is limited by the model's context length", https://platform.openai.com/docs/api-reference/chat/create):
+ * reserving all of it would leave no input at all, so a quarter of the window is kept for the
+ * answer instead.
+ */
+export function windowBudget(contextWindow: number, maxOutputTokens: number, safetyMargin: number): number {
+  const output = maxOutputTokens >= contextWindow ? Math.floor(contextWindow / 4) : maxOutputTokens;
+  return contextWindow - output - safetyMargin;
 }
 
 /** A request with its budget and counter resolved: what every later step works with. */
@@ -108,6 +124,8 @@ export class ContextMeasurer {
   private readonly countClient: CountClient | undefined;
   private readonly exactCountAt: number;
   private readonly maxTokens: number;
+  /** `maxTokens` as the user gave it: caps the model's budget. */
+  private readonly maxTokensCap: number | undefined;
   private readonly safetyMargin: number;
   private readonly counters = new Map<string, TokenCounter>();
   private readonly memo = new Map<string, WeakMap<object, number>>();
@@ -127,6 +145,7 @@ export class ContextMeasurer {
     this.countClient = options.countClient;
     this.exactCountAt = options.exactCountAt ?? DEFAULTS.exactCountAt;
     this.maxTokens = options.maxTokens ?? DEFAULTS.maxTokens;
+    this.maxTokensCap = options.maxTokens;
     this.safetyMargin = options.safetyMargin ?? DEFAULTS.safetyMargin;
     this.calibration = options.calibration === false ? null : (options.calibration ?? createCalibration());
   }
@@ -258,7 +277,7 @@ export class ContextMeasurer {
       this.warnOnce(
         `unknown_model:${model}`,
         'unknown_model',
-        `model ${JSON.stringify(model)} is not in the catalog: counting with the default tokenizer and budgeting with maxTokens (${this.maxTokens}); add it with the \`models\` option`,
+        `model ${JSON.stringify(model)} is not in the catalog${didYouMeanModel(model, this.catalog)}: counting with the default tokenizer and budgeting with maxTokens (${this.maxTokens}); add it with the \`models\` option`,
       );
     }
     let budget: number;
@@ -281,8 +300,12 @@ export class ContextMeasurer {
       budget = fromProvider;
       source = 'provider';
     } else if (info) {
-      budget = info.contextWindow - info.maxOutputTokens - this.safetyMargin;
+      budget = windowBudget(info.contextWindow, info.maxOutputTokens, this.safetyMargin);
       source = `model:${info.id}`;
+      if (this.maxTokensCap !== undefined && this.maxTokensCap < budget) {
+        budget = this.maxTokensCap;
+        source = 'maxTokens';
+      }
     } else {
       budget = this.maxTokens;
       source = 'maxTokens';
@@ -340,7 +363,11 @@ export class ContextMeasurer {
   /** The budget the configured model (or `maxTokens`) gives, for figures before any request. */
   defaultBudget(): number {
     const info = this.model ? this.catalog.get(this.model) : undefined;
-    return info ? info.contextWindow - info.maxOutputTokens - this.safetyMargin : this.maxTokens;
+    if (!info) return this.maxTokens;
+    return Math.min(
+      windowBudget(info.contextWindow, info.maxOutputTokens, this.safetyMargin),
+      this.maxTokensCap ?? Number.POSITIVE_INFINITY,
+    );
   }
 
   private providerBudget(p: ProviderInfo): number | undefined {
@@ -356,7 +383,7 @@ export class ContextMeasurer {
       }
     }
     if (!window || !output) return undefined;
-    return window - output - this.safetyMargin;
+    return windowBudget(window, output, this.safetyMargin);
   }
 
   // ---------------------------------------------------------------------------------- exact counts

@@ -50,7 +50,7 @@ export function billRequest(
     known,
   );
   // The totals are the meter's own object: `usage()` copies them when asked.
-  const out: UsageCost = { model: r.modelKey, last, totals: meter.totals };
+  const out: UsageCost = { model: r.modelKey, currency: 'USD', last, totals: meter.totals };
   if (meter.pricing) out.pricing = meter.pricing.source;
   return out;
 }

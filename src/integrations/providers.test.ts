@@ -64,9 +64,11 @@ describe('addOpenAIResponse', () => {
     expect(history[2]).toEqual(message);
     expect(calibration.snapshot()['gpt-4o']?.samples).toBe(1);
     await manager.addMessage({ role: 'tool', tool_call_id: 'call_1', content: '4' });
-    // The reply is sent back as is, and the view is valid.
+    // The reply is sent back with the fields a request message takes (`annotations` is a
+    // response field only: it stays in storage; issue 23, item 7), and the view is valid.
     const view = await manager.getMessagesForRequest();
-    expect(view[2]).toEqual(message);
+    const { annotations: _, ...sent } = message;
+    expect(view[2]).toEqual(sent);
   });
 
   it('stores an empty reply as empty text, and refuses a response without a message', async () => {

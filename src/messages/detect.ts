@@ -38,6 +38,14 @@ export function formatName(format: MessageFormat): string {
   return format === 'openai' ? 'OpenAI' : 'Anthropic';
 }
 
+/**
+ * A conversation's format as a person reads it: the provider's format, or, for plain text that
+ * fits every format (no format detected, `'either'`), `plain text (either format)`.
+ */
+export function conversationFormatLabel(format: MessageFormat | 'either' | undefined): string {
+  return format === undefined || format === 'either' ? 'plain text (either format)' : formatName(format);
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

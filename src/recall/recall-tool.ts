@@ -108,13 +108,24 @@ export function readRecallCall(call: unknown): RecallCall | null {
   return { format: read.format, id: read.id, query };
 }
 
+const NO_HITS = 'Nothing in this conversation matches ';
+const HITS = /^\d+ results? from earlier in this conversation, best first:\n/;
+
 /** The text the model reads: the hits, best first, or a sentence saying nothing matched. */
 export function recallResultText(query: string, hits: readonly RecallHit[]): string {
   if (hits.length === 0) {
-    return `Nothing in this conversation matches ${JSON.stringify(query.slice(0, 200))}. Try other words: a name, a date, a number.`;
+    return `${NO_HITS}${JSON.stringify(query.slice(0, 200))}. Try other words: a name, a date, a number.`;
   }
   const parts = hits.map((hit, i) => `Result ${i + 1} (around message #${hit.seq}):\n${hit.text}`);
   return `${hits.length} result${hits.length === 1 ? '' : 's'} from earlier in this conversation, best first:\n\n${parts.join('\n\n')}`;
+}
+
+/**
+ * Whether a tool result's text is one `recallResultText` wrote: how a result is known for
+ * recall's where the message alone does not name its tool (an OpenAI or Anthropic result).
+ */
+export function isRecallResultText(text: string): boolean {
+  return text.startsWith(NO_HITS) || HITS.test(text);
 }
 
 /** The tool result message (or Responses item) for a call, in `format`. */

@@ -4,8 +4,9 @@
  * from the message alone, so they agree on what a message says.
  */
 import type { HistoryEntry, Message } from '../messages/types.js';
-import { entrySegments } from '../tools/entry-segments.js';
+import { entrySegments, type Segment } from '../tools/entry-segments.js';
 import type { DaySpan } from './day-spans.js';
+import { isRecallResultText, RECALL_TOOL_NAME } from './recall-tool.js';
 import { transcriptPrefix } from './transcript-prefix.js';
 
 /** One labelled line of a turn as a hit shows it: `Caroline: …`, `call get_user: {…}`. */
@@ -44,6 +45,9 @@ export function turnText(entry: HistoryEntry, callNames: Map<string, string> = n
   if (name !== undefined) out.speaker = name;
   const search: string[] = [];
   for (const part of entrySegments([entry], callNames)) {
+    // What recall itself asked and answered is not what was said: searching it would find the
+    // question being asked, and earlier hits again, before the turns they came from.
+    if (isRecallSegment(part)) continue;
     if (part.kind === 'text' && part.role !== 'system' && search.length === 0) {
       const prefix = transcriptPrefix(part.text);
       out.speaker ??= prefix.speaker;
@@ -59,6 +63,13 @@ export function turnText(entry: HistoryEntry, callNames: Map<string, string> = n
   }
   out.search = search.join('\n');
   return out;
+}
+
+/** A call of the recall tool, or its result (by its tool's name, or by the result's own text). */
+function isRecallSegment(part: Segment): boolean {
+  if (part.kind === 'call') return part.toolName === RECALL_TOOL_NAME;
+  if (part.kind !== 'result') return false;
+  return part.toolName === RECALL_TOOL_NAME || isRecallResultText(part.text);
 }
 
 /**

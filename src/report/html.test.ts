@@ -157,3 +157,16 @@ describe('scriptJson', () => {
     );
   });
 });
+
+describe('the report says what its figures are (issue 23, item 14)', () => {
+  it('gives the billed-input chart a unit and a plain-text chat a readable format', async () => {
+    const chat: Message[] = Array.from({ length: 40 }, (_, i) => ({
+      role: i % 2 ? 'assistant' : 'user',
+      content: `message ${i}: ${'we talked about trains and pastries '.repeat(8)}`,
+    }));
+    const html = renderReportHtml(await replayConversation(chat, { budget: 2_000, source: 'chat.json' }));
+    expect(html).toContain('<span>Format <b>plain text (either format)</b></span>');
+    expect(html).toMatch(/Billed input per model call, in tokens/);
+    expect(html).toMatch(/<text class="unit"[^>]*>tokens<\/text>/);
+  });
+});

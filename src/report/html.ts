@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { CompactionReceipt } from '../events.js';
 import { formatInt } from '../format-number.js';
+import { conversationFormatLabel } from '../messages/detect.js';
 import { escapeHtml } from './escape-html.js';
 import type { MessagePreview, ReplayCompaction, ReplayReport, ReplayTurn } from './replay.js';
 import { REPORT_SCRIPT } from './report-script.js';
@@ -341,8 +342,8 @@ function costSection(report: ReplayReport): string {
       .join('');
     bars.push(`<g><title>${e(title)}</title>${rects}</g>`);
   });
-  const axis = `<g class="axis"><line x1="${ml}" x2="${ml + pw}" y1="${mt + ph}" y2="${mt + ph}"/><text x="${ml - 8}" y="${mt + 4}" text-anchor="end">${e(shortNumber(top))}</text><text x="${ml - 8}" y="${mt + ph}" text-anchor="end">0</text><text x="${ml + pw / 2}" y="${H - 6}" text-anchor="middle">model call</text></g>`;
-  const chart = `<svg class="cost-chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="Input tokens per model call: cached, written, fresh">${axis}${bars.join('')}</svg>`;
+  const axis = `<g class="axis"><line x1="${ml}" x2="${ml + pw}" y1="${mt + ph}" y2="${mt + ph}"/><text x="${ml - 8}" y="${mt + 4}" text-anchor="end">${e(shortNumber(top))}</text><text class="unit" x="${ml - 8}" y="${mt + 16}" text-anchor="end">tokens</text><text x="${ml - 8}" y="${mt + ph}" text-anchor="end">0</text><text x="${ml + pw / 2}" y="${H - 6}" text-anchor="middle">model call</text></g>`;
+  const chart = `<svg class="cost-chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="Input tokens per model call (tokens): cached, written, fresh">${axis}${bars.join('')}</svg>`;
   const rows = cost.alternatives
     .map((a) => {
       const t = a.totals;
@@ -357,7 +358,7 @@ function costSection(report: ReplayReport): string {
     ? `priced at ${e(cost.model)}'s rates (${e(cost.pricing)})`
     : `${e(cost.model)} has no prices in the catalog: tokens only`;
   return `<section class="card cost-card" aria-labelledby="cost-title">
-<div class="chart-head"><h2 id="cost-title">Billed input per model call</h2></div>
+<div class="chart-head"><h2 id="cost-title">Billed input per model call, in tokens</h2></div>
 <p class="muted">By the provider's caching rules, ${priced}; one call every ${formatInt(cost.turnSeconds)} s.</p>
 <ul class="legend"><li><i class="sw cost-cached"></i>Read from cache</li><li><i class="sw cost-written"></i>Written to cache</li><li><i class="sw cost-fresh"></i>Fresh input</li></ul>
 ${chart}
@@ -419,7 +420,7 @@ export function renderReportHtml(report: ReplayReport, options: ReportHtmlOption
 <span>Counts <b>${e(report.counter.label)}</b></span>
 <span>Strategy <b>${e(report.strategy)}</b></span>
 <span>Budget <b>${formatInt(report.budget.tokens)}</b> ${e(budgetFrom)}</span>
-<span>Format <b>${e(report.format)}</b></span>
+<span>Format <b>${e(conversationFormatLabel(report.format))}</b></span>
 <span>Generated <b>${e(generated)}</b></span>
 </div>
 </header>

@@ -85,6 +85,11 @@ describe('resolveStore', () => {
     }
   });
 
+  it('suggests sqlite: for a bare database path (issue 23, item 8)', () => {
+    expect(() => resolveStore('./agents.db')).toThrow(/for a SQLite database, write sqlite:\.\/agents\.db/);
+    expect(() => resolveStore('data/run.sqlite')).toThrow(/write sqlite:data\/run\.sqlite/);
+  });
+
   it('refuses what it does not know, listing what it accepts', () => {
     expect(() => resolveStore('mongodb://h')).toThrow(
       /store: unknown store "mongodb:\/\/h"; accepted: memory:, file:DIR, sqlite:PATH/,

@@ -69,6 +69,13 @@ const STORE_METHODS = [
   'close',
 ] as const;
 
+/** What a bare path was most likely meant as: a database file for SQLite, else a directory. */
+function bareStoreHint(path: string): string {
+  return /\.(?:db|sqlite3?|db3)$/i.test(path)
+    ? `for a SQLite database, write sqlite:${path}`
+    : `for a directory, write file:${path}`;
+}
+
 function isStore(value: unknown): value is ConversationStore {
   if (typeof value !== 'object' || value === null) return false;
   const record = value as Record<string, unknown>;
@@ -164,7 +171,7 @@ function parse(spec: string | ConversationStore | undefined, options: ResolveSto
       throw new ConfigurationError(
         'store',
         `unknown store ${JSON.stringify(redactUrl(spec))}; accepted: ${ACCEPTED}` +
-          (scheme === '' && !spec.includes('@') ? ` (for a directory, write file:${spec})` : ''),
+          (scheme === '' && !spec.includes('@') ? ` (${bareStoreHint(spec)})` : ''),
       );
   }
 }

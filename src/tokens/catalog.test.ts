@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../errors.js';
+import { ContextManager } from '../manager.js';
 import {
   BUILTIN_MODELS,
   CLAUDE_TOKENIZER,
   createModelCatalog,
+  didYouMeanModel,
   GEMINI_TOKENIZER,
   getModelInfo,
 } from './catalog.js';
@@ -213,5 +215,32 @@ describe('model catalog: the models with server-side compaction (read 2026-11-26
       expect(info?.pricing).toMatchObject({ input, output, cacheRead: input / 10 });
     }
     expect(getModelInfo('claude-opus-4-7-20260416')?.id).toBe('claude-opus-4-7');
+  });
+});
+
+describe('names the catalog does not hold (issue 23, item 8)', () => {
+  it('takes an id only with a documented snapshot or alias after it, not any extension', () => {
+    expect(getModelInfo('gpt-4-o')).toBeUndefined();
+    expect(getModelInfo('gpt-4-foo')).toBeUndefined();
+    expect(getModelInfo('gpt-4o-audio-preview')).toBeUndefined();
+    expect(getModelInfo('gpt-4-0613')?.id).toBe('gpt-4');
+    expect(getModelInfo('claude-3-5-sonnet-latest')?.id).toBe('claude-3-5-sonnet');
+    expect(getModelInfo('gemini-2.5-pro-exp-03-25')?.id).toBe('gemini-2.5-pro');
+    expect(getModelInfo('gemini-2.0-flash-exp')?.id).toBe('gemini-2.0-flash');
+    expect(getModelInfo('gpt-3.5-turbo-0125')?.id).toBe('gpt-3.5-turbo');
+    expect(getModelInfo('o1-2024-12-17')?.id).toBe('o1');
+  });
+
+  it('suggests the name meant, as the options do', async () => {
+    expect(didYouMeanModel('claude-sonet-4-5')).toBe('; did you mean claude-sonnet-4-5?');
+    expect(didYouMeanModel('gpt-4-o')).toBe('; did you mean gpt-4o?');
+    expect(didYouMeanModel('gpt-4-foo')).toBe('; did you mean gpt-4?');
+    expect(didYouMeanModel('llama-3-70b')).toBe('');
+    const ctx = new ContextManager({ model: 'claude-sonet-4-5' });
+    const warnings: string[] = [];
+    ctx.on('context:warn', (w) => warnings.push(w.message));
+    await ctx.addMessage({ role: 'user', content: 'hi' });
+    await ctx.getMessagesForRequest();
+    expect(warnings[0]).toMatch(/"claude-sonet-4-5" is not in the catalog; did you mean claude-sonnet-4-5\?/);
   });
 });

@@ -10,6 +10,7 @@
  * ones, without opt-in betas (Claude's 1M-token beta is an override away).
  */
 import { ConfigurationError } from '../errors.js';
+import { nearestName } from '../nearest-name.js';
 import { BUILTIN_PRICING, checkPricing, type ModelPricingInput } from './pricing.js';
 import type { EncodingName, ModelInfo, ProviderFamily, TokenizerSpec } from './types.js';
 
@@ -152,6 +153,11 @@ export type ModelInfoInput = Partial<Omit<ModelInfo, 'pricing'>> & { pricing?: M
 export interface ModelCatalog {
   /** The model `model` names, or undefined when nothing matches. */
   get(model: string): ModelInfo | undefined;
+  /**
+   * For a name `get` does not know, the catalog id it was most likely meant as: one or two edits
+   * away (`claude-sonet-4-5`), or the id it extends (`gpt-4-o` → `gpt-4`); undefined when none.
+   */
+  suggest(model: string): string | undefined;
   /** Every model in the catalog, built-in and user-defined, by canonical id. */
   list(): ModelInfo[];
 }
@@ -182,6 +188,19 @@ function providerFromName(name: string): ProviderFamily | undefined {
   return undefined;
 }
 
+/**
+ * What may follow a catalog id in a name for the same model, as the providers document their
+ * snapshots and aliases: OpenAI's dated snapshots (`gpt-4o-2024-08-06`, and the older
+ * `gpt-4-0613`; https://platform.openai.com/docs/models), Anthropic's dated ids and `-latest`
+ * aliases (`claude-sonnet-4-5-20250929`, `claude-3-7-sonnet-latest`;
+ * https://docs.anthropic.com/en/docs/about-claude/models/overview), Gemini's stable versions,
+ * previews and experiments (`gemini-1.5-pro-002`, `gemini-2.5-flash-preview-05-20`;
+ * https://ai.google.dev/gemini-api/docs/models#model-versions), then an OpenAI fine-tune's
+ * `:org::id`.
+ */
+const SNAPSHOT_SUFFIX =
+  /^(?:-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|\d{3}|latest|preview|exp)(?:-\d{2}-\d{2})?)*(?::.+)?$/;
+
 class Catalog implements ModelCatalog {
   private readonly byId = new Map<string, ModelInfo>();
   /** Ids longest first, so `gpt-4o-mini-2024-07-18` finds `gpt-4o-mini` before `gpt-4o`. */
@@ -199,15 +218,23 @@ class Catalog implements ModelCatalog {
     const name = canonicalName(model);
     const canonical = this.byId.get(name);
     if (canonical !== undefined) return canonical;
-    // A dated snapshot or variant: `<id>-2024-08-06`, `<id>-latest`, `<id>:ft-…`. The boundary
-    // keeps `gpt-4` from claiming `gpt-4.5-preview`.
-    for (const id of this.byLength) {
-      if (name.length > id.length && name.startsWith(id)) {
-        const next = name.charAt(id.length);
-        if (next === '-' || next === ':') return this.byId.get(id);
-      }
-    }
-    return undefined;
+    // A dated snapshot or documented alias of a catalog id; any other extension (`gpt-4-o`,
+    // `gpt-4-vision-preview`) is another model, not this one.
+    const id = this.extended(name);
+    return id === undefined || !SNAPSHOT_SUFFIX.test(name.slice(id.length)) ? undefined : this.byId.get(id);
+  }
+
+  suggest(model: string): string | undefined {
+    const name = canonicalName(model);
+    return nearestName(name, this.byId.keys()) ?? this.extended(name);
+  }
+
+  /** The longest catalog id `name` extends at a `-` or `:` boundary. */
+  private extended(name: string): string | undefined {
+    return this.byLength.find((id) => {
+      const next = name.charAt(id.length);
+      return name.length > id.length && name.startsWith(id) && (next === '-' || next === ':');
+    });
   }
 
   list(): ModelInfo[] {
@@ -324,4 +351,10 @@ export function getModelInfo(
   overrides?: Readonly<Record<string, ModelInfoInput>>,
 ): ModelInfo | undefined {
   return createModelCatalog(overrides).get(model);
+}
+
+/** `; did you mean X?` for a model name the catalog does not know, when it can tell which was meant. */
+export function didYouMeanModel(model: string, catalog: ModelCatalog = defaultCatalog()): string {
+  const meant = catalog.suggest(model);
+  return meant === undefined ? '' : `; did you mean ${meant}?`;
 }

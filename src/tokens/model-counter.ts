@@ -5,7 +5,7 @@
  */
 
 import type { MessageFormat } from '../messages/types.js';
-import { getModelInfo } from './catalog.js';
+import { didYouMeanModel, getModelInfo } from './catalog.js';
 import { createTokenCounter } from './counter.js';
 import type { ModelInfo, TokenCounter } from './types.js';
 
@@ -43,7 +43,7 @@ export function modelCounter(model: string | undefined, format: MessageFormat | 
   const info = known ?? (getModelInfo(fallback) as ModelInfo);
   const result: ModelCounter = { info, counter: createTokenCounter(info), label: counterLabel(info) };
   if (!known) {
-    result.warning = `model ${JSON.stringify(asked)} is not in the catalog; counting with ${info.id}'s tokenizer`;
+    result.warning = `model ${JSON.stringify(asked)} is not in the catalog${didYouMeanModel(asked)}; counting with ${info.id}'s tokenizer`;
   }
   return result;
 }

@@ -9,8 +9,10 @@ import type { CompactionPlan, PlanEdits } from '../compaction/plan.js';
 import type { CompactionReceipt } from '../events.js';
 import { hasCompactionBlock } from '../history/live-entries.js';
 import { AtomIndex } from '../messages/atoms.js';
+import { messageText } from '../messages/content.js';
 import { convertMessages } from '../messages/convert.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
+import { wireMessage } from '../messages/wire-fields.js';
 import type { TokenCounter } from '../tokens/types.js';
 import { stablePrefixEnds, unchangedPrefix, withCacheBreakpoints } from './cache-breakpoints.js';
 import { compactionNote, startNotice } from './notices.js';
@@ -53,7 +55,15 @@ export interface SentView {
   unmarked: Message[];
   total: number;
   noticeTokens: number;
+  /**
+   * What contextkit put into this view that the previous one did not carry (for
+   * `context:include`): the facts block, the summary, the compaction note, the start notice.
+   */
+  included: Array<{ source: IncludeSource; content: string }>;
 }
+
+/** What contextkit itself may put into a view. */
+export type IncludeSource = 'facts' | 'summary' | 'compaction_notice' | 'start_notice';
 
 /** One conversation's view: its atoms, its current plan, and the messages they make. */
 export class View {
@@ -63,6 +73,8 @@ export class View {
   private cache: ViewCache | null = null;
   /** What the last Anthropic request sent (before its cache marks), to find the unchanged prefix. */
   private lastSent: readonly Message[] = [];
+  /** The text of each of contextkit's own messages in the last view sent, by source. */
+  private lastIncluded = new Map<IncludeSource, string>();
 
   constructor(
     readonly blocks: PlanBlocks,
@@ -94,6 +106,7 @@ export class View {
     this.atomIndex = null;
     this.cache = null;
     this.lastSent = [];
+    this.lastIncluded = new Map();
     this.setPlan(null);
   }
 
@@ -158,7 +171,9 @@ export class View {
       }
       if (!edits.dropped.has(atom.id) && !superseded) {
         const rendered = atom.id < planned ? renderAtom(atom, edits) : atom.messages;
-        for (const m of rendered) {
+        for (const stored of rendered) {
+          // Fields the format does not document stay in storage (see wire-fields.ts).
+          const m = wireMessage(stored, f);
           view.messages.push(m);
           view.tokens += this.counting.count(counter, m, f);
         }
@@ -203,36 +218,36 @@ export class View {
     // and not after an assistant message (that would turn a prefill into a new turn).
     const due = options.notice;
     const lastRole = messages.at(-1)?.role;
+    const put = new Map<IncludeSource, Message>();
+    if (this.cache?.facts && built.messages.includes(this.cache.facts)) put.set('facts', this.cache.facts);
+    // A summary is one message, or the window a provider's compaction returned (its last item).
+    const summary = this.cache?.summary;
+    if (summary?.length && built.messages.includes(summary[0]!)) put.set('summary', summary.at(-1)!);
     if (due && messages.length > 0 && lastRole !== 'assistant' && lastRole !== 'model') {
       const note = compactionNote(due, format);
       const cost = this.counting.countFresh(counter, [note], format);
       if (total + cost <= options.budget - NOTICE_RESERVE) {
         messages.push(note);
         total += cost;
+        put.set('compaction_notice', note);
       }
     }
     let noticeTokens = 0;
     let unmarked: Message[] | undefined;
-    if (format === 'gemini') {
+    if (format === 'gemini' || format === 'anthropic') {
       const omitted = this.currentPlan !== null && this.currentPlan.dropped.length > 0;
       const notice = startNotice(messages, omitted);
       if (notice) {
         messages.splice(notice.at, 0, notice.message);
-        noticeTokens = this.counting.count(counter, notice.message, 'gemini');
-        total += noticeTokens;
+        // Before an Anthropic compaction block the API drops it unread (see `LiveEntries`): it costs nothing.
+        if (!hasCompactionBlock(messages[notice.at + 1]!)) {
+          noticeTokens = this.counting.count(counter, notice.message, format);
+          total += noticeTokens;
+        }
+        put.set('start_notice', notice.message);
       }
     }
     if (format === 'anthropic') {
-      const omitted = this.currentPlan !== null && this.currentPlan.dropped.length > 0;
-      const notice = startNotice(messages, omitted);
-      if (notice) {
-        messages.splice(notice.at, 0, notice.message);
-        // Before a compaction block the API drops it unread (see `LiveEntries`): it costs nothing.
-        if (!hasCompactionBlock(messages[notice.at + 1]!)) {
-          noticeTokens = this.counting.count(counter, notice.message, 'anthropic');
-          total += noticeTokens;
-        }
-      }
       if (options.cacheBreakpoints === 'auto') {
         // Marks cost no tokens: the total stands.
         const unchanged = unchangedPrefix(messages, this.lastSent);
@@ -242,6 +257,25 @@ export class View {
         messages = withCacheBreakpoints(messages, ends);
       }
     }
-    return { messages, unmarked: unmarked ?? messages, noticeTokens, total };
+    return {
+      messages,
+      unmarked: unmarked ?? messages,
+      noticeTokens,
+      total,
+      included: this.newlyIncluded(put),
+    };
+  }
+
+  /** Those of contextkit's own messages whose text the last view sent did not carry. */
+  private newlyIncluded(put: Map<IncludeSource, Message>): SentView['included'] {
+    const included: SentView['included'] = [];
+    const now = new Map<IncludeSource, string>();
+    for (const [source, message] of put) {
+      const content = messageText(message);
+      now.set(source, content);
+      if (this.lastIncluded.get(source) !== content) included.push({ source, content });
+    }
+    this.lastIncluded = now;
+    return included;
   }
 }

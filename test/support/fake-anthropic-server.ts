@@ -5,7 +5,8 @@
  * the library's mistakes.
  *
  * Rules (Messages API reference; tool use, server tools, extended thinking, prompt caching pages):
- * - at least one message; the first is from the user; roles are user and assistant only;
+ * - at least one message; the first is from the user; roles are user and assistant only; a
+ *   message has `role` and `content` and nothing else;
  * - every `tool_use` is answered by a `tool_result` in the very next message, a user message, where
  *   the results come before any other block; every `tool_result` answers a `tool_use` of the
  *   message just before, once; tool ids are unique in the request;
@@ -137,6 +138,11 @@ export function anthropicRequestProblems(body: Rec, options: { signatures?: bool
       return;
     }
     if (raw.role !== 'user' && raw.role !== 'assistant') problems.push(`${at}.role: unexpected role`);
+    // A message is { role, content } (https://docs.anthropic.com/en/api/messages); the API refuses
+    // any other property.
+    for (const key of Object.keys(raw)) {
+      if (key !== 'role' && key !== 'content') problems.push(`${at}.${key}: Extra inputs are not permitted`);
+    }
     if (i === 0 && raw.role !== 'user') problems.push(`${at}: the first message must use the "user" role`);
     const finalAssistant = i === last && raw.role === 'assistant';
     if (raw.role === 'user' && open.size > 0) {

@@ -2,7 +2,10 @@ import { type Command, Option } from 'commander';
 import type { CompactionReceipt } from '../../events.js';
 import { formatInt } from '../../format-number.js';
 import { ContextManager } from '../../manager.js';
-import type { MessageFormat } from '../../messages/types.js';
+import type { GeminiMessage } from '../../messages/gemini-parts.js';
+import { toGeminiRequest } from '../../messages/gemini-request.js';
+import { toAnthropicRequest } from '../../messages/split.js';
+import type { Message, MessageFormat } from '../../messages/types.js';
 import { REQUEST_FORMATS } from '../../options.js';
 import { modelCounter } from '../../tokens/model-counter.js';
 import { loadConversation } from '../input.js';
@@ -17,6 +20,18 @@ interface CompactOptions {
   format?: MessageFormat;
   json?: boolean;
   messagesPath?: string;
+}
+
+/**
+ * What a request to the view's provider sends: Anthropic's `{ system, messages }` (no system role
+ * among the messages; https://docs.anthropic.com/en/api/messages), Gemini's `{ systemInstruction,
+ * contents }` (https://ai.google.dev/api/generate-content), and the list itself for OpenAI, whose
+ * system prompt is a message.
+ */
+function requestBody(view: Message[], format: MessageFormat | undefined): unknown {
+  if (format === 'anthropic') return toAnthropicRequest(view);
+  if (format === 'gemini') return toGeminiRequest(view as GeminiMessage[]);
+  return view;
 }
 
 /**
@@ -64,11 +79,15 @@ export function registerCompact(program: Command): void {
       const usage = manager.usage();
       const receipt = receipts.at(-1) ?? null;
       await manager.close();
+      const viewFormat = format ?? manager.messageFormat;
+      const request = requestBody(messages, viewFormat);
       if (options.json) {
-        writeOut(`${JSON.stringify({ messages, receipt, usage }, null, 2)}\n`);
+        writeOut(
+          `${JSON.stringify({ messages, ...(request === messages ? {} : { request }), receipt, usage }, null, 2)}\n`,
+        );
         return;
       }
-      writeOut(`${JSON.stringify(messages, null, 2)}\n`);
+      writeOut(`${JSON.stringify(request, null, 2)}\n`);
       const before = receipt ? receipt.tokensBefore : usage.tokens;
       const report = [
         `compact: ${formatInt(conversation.messages.length)} messages, ${formatInt(before)} tokens → ` +

@@ -36,7 +36,7 @@ import type {
 import { type ModelCounter, modelCounter } from '../../tokens/model-counter.js';
 import { previewMessage } from '../breakdown.js';
 import { CliError } from '../cli-error.js';
-import { checkConversation, parseLines, readInput, syntaxError } from '../input.js';
+import { checkConversation, messagesOfBody, parseLines, readInput, syntaxError } from '../input.js';
 import { positiveInteger } from '../number-option.js';
 import { ProgressBar } from '../progress.js';
 import { receiptLines } from '../receipt-text.js';
@@ -617,9 +617,18 @@ function looksLikeEntry(value: unknown): value is { seq: unknown; metadata: unkn
   return isRecord(value) && 'seq' in value && 'message' in value && !('role' in value);
 }
 
+/** `text` as one JSON document, or undefined (JSONL, or broken: the line reader says where). */
+function parsedOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Parses an import file: JSONL (or a JSON array) of stored entries, as `export` writes them, or
- * of plain messages. Every line is checked before anything is written: JSON, one kind
+ * of plain messages, or an object with a `messages` array (or a provider's request body). Every line is checked before anything is written: JSON, one kind
  * throughout, entries numbered from 0 without gaps (the store numbers them again, so a gap
  * would silently change them), metadata objects, and messages valid and in one format. Errors
  * name the file and line. Plain messages get `{timestamp: now, source: "import"}` metadata.
@@ -629,7 +638,12 @@ export function parseImport(text: string, source: string, now: () => Date = () =
   let values: unknown[] = [];
   let lines: number[] = [];
   let sizes: number[] = [];
-  if (body.trimStart().startsWith('[')) {
+  // `{ messages: [...] }` (or a provider's request body), which every other command reads too.
+  const held = body.trimStart().startsWith('{') ? messagesOfBody(parsedOrUndefined(body)) : undefined;
+  if (held !== undefined) {
+    values = held.messages;
+    sizes = values.map((value) => JSON.stringify(value)?.length ?? 0);
+  } else if (body.trimStart().startsWith('[')) {
     let array: unknown;
     try {
       array = JSON.parse(body);

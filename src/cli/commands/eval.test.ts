@@ -116,12 +116,23 @@ describe('contextkit eval', () => {
       1,
       /nope\.json: no such file$/,
     );
+    // Neither runs nor a conversation: the error says where, and what eval reads (issue 23, item 13).
+    const dir = await mkdtemp(join(tmpdir(), 'ck-eval-odd-'));
+    try {
+      const odd = join(dir, 'odd.json');
+      await writeFile(odd, JSON.stringify([{ id: 1 }]));
+      expectUsageError(
+        await cli(['eval', odd, '-r', '0.3']),
+        1,
+        /odd\.json: \[0\]\.task_id: expected a number; eval reads tau-bench runs .* or any conversation/,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    // An ordinary agent run is not refused: it is measured (see below).
     const conversation = join(ROOT, 'test/fixtures/cli/openai-session.json');
-    expectUsageError(
-      await cli(['eval', conversation, '-r', '0.3']),
-      1,
-      /openai-session\.json: \[0\]\.task_id: expected a number/,
-    );
+    const measured = await cli(['eval', conversation, '-r', '0.5']);
+    expect(measured.stderr).not.toMatch(/task_id/);
   });
 
   it('exits 1 with one line when no run can be compared, instead of a report', async () => {
@@ -212,4 +223,48 @@ describe.skipIf(!hasTauBench())('contextkit eval on the real tau-bench runs', ()
     expect(text.code).toBe(0);
     expect(text.stdout).not.toMatch(/PASS|MISS/);
   }, 60_000);
+});
+
+describe('eval on what it was not written for (issue 23, item 13)', () => {
+  const session = Array.from({ length: 40 }, (_, i) =>
+    i % 2
+      ? {
+          role: 'assistant',
+          content: `Done: order W${4000 + i} moved to /srv/app/releases/r${i}.tar.gz for ana_${i}.`,
+        }
+      : { role: 'user', content: `Step ${i}: please move order W${4000 + i} to the release folder.` },
+  );
+
+  it('measures any conversation: facts of the part truncation drops, found in the view', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ck-eval-run-'));
+    try {
+      const file = join(dir, 'run.json');
+      await writeFile(file, JSON.stringify(session));
+      const run = await cli(['eval', file, '--budget-ratio', '0.4', '--json']);
+      expect(run.code).toBe(0);
+      const result = JSON.parse(run.stdout) as EvalResult;
+      expect(result.runs).toHaveLength(1);
+      expect(result.runs[0]!.presentFacts.length).toBeGreaterThan(20);
+      expect(result.runs[0]!.lostByTruncation.length).toBeGreaterThan(0);
+      expect(Array.isArray(result.runs[0]!.keptOfLost)).toBe(true);
+      const text = await cli(['eval', file, '--budget-ratio', '0.4']);
+      expect(text.stdout).toMatch(/^of the \d+ present facts truncation loses, contextkit keeps \d+/m);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('says what it reads when a folder holds no chats', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ck-eval-dir-'));
+    try {
+      await writeFile(join(dir, 'a.json'), JSON.stringify({ messages: session }));
+      const run = await cli(['eval', dir, '--budget-ratio', '0.4']);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(
+        /a folder given to eval holds chats; eval reads tau-bench runs .*any conversation/,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

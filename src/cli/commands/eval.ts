@@ -1,17 +1,19 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { CHAT_RECALL, type ChatEvalSummary, evaluateChats } from '../../eval/chat-eval.js';
-import { type ChatConversation, readEvalInput } from '../../eval/chat-file.js';
+import { type ChatConversation, EVAL_READS, readEvalInput } from '../../eval/chat-file.js';
+import { plainRun } from '../../eval/plain-run.js';
 import {
   type EvalSummary,
   evaluateRuns,
   type RunEvaluation,
   type ViewTotals,
 } from '../../eval/tau-bench-eval.js';
-import { parseTauBench } from '../../eval/tau-bench-file.js';
+import { parseTauBench, TauBenchFileError, type TauBenchRun } from '../../eval/tau-bench-file.js';
 import { formatInt } from '../../format-number.js';
 import type { MessageFormat } from '../../messages/types.js';
 import { modelCounter } from '../../tokens/model-counter.js';
 import { CliError } from '../cli-error.js';
+import { checkConversation, parseInput } from '../input.js';
 import { ProgressBar } from '../progress.js';
 import { writeOut } from '../terminal-safe.js';
 import { textTable } from '../text-table.js';
@@ -174,6 +176,23 @@ function chatReportLines(
   ];
 }
 
+/** One conversation file as a run whose facts are the offline extractor's. */
+function plainRunOf(text: string, file: string): TauBenchRun {
+  const conversation = checkConversation(parseInput(text, file));
+  return plainRun(conversation.messages, conversation.format);
+}
+
+/** The runs of a tau-bench file; an error in its shape also says what eval reads. */
+function tauBenchRuns(text: string, file: string): TauBenchRun[] {
+  try {
+    return parseTauBench(text, file);
+  } catch (error) {
+    if (error instanceof TauBenchFileError)
+      throw new CliError(`${error.message}; ${EVAL_READS}`, 1, { cause: error });
+    throw error;
+  }
+}
+
 /**
  * `contextkit eval FILE --budget-ratio R`: contextkit against plain truncation on tau-bench runs,
  * each compacted to R of its own size (issue 4's evaluation). The report goes to stdout (or the
@@ -187,7 +206,7 @@ export function registerEval(program: Command): void {
     )
     .argument(
       '<path>',
-      'tau-bench trajectories (a JSON array of runs), a chat { messages, qa } or a folder of chats',
+      'tau-bench trajectories (a JSON array of runs), a chat { messages, qa }, a folder of chats, or any conversation',
     )
     .requiredOption(
       '-r, --budget-ratio <r>',
@@ -240,7 +259,7 @@ export function registerEval(program: Command): void {
         writeOut(`${lines.join('\n')}\n`);
         return;
       }
-      const runs = parseTauBench(input.text, file);
+      const runs = input.kind === 'run' ? [plainRunOf(input.text, file)] : tauBenchRuns(input.text, file);
       const progress = new ProgressBar({ total: runs.length, unit: 'runs', label: 'eval' });
       const result = await evaluateRuns(runs, {
         budgetRatio: options.budgetRatio,

@@ -2,10 +2,10 @@ import { type Command, Option } from 'commander';
 import { ContextkitError } from '../../errors.js';
 import { detectConversationFormat, formatName } from '../../messages/detect.js';
 import type { MessageFormat } from '../../messages/types.js';
-import { validateRequest } from '../../messages/validate-request.js';
+import { type RequestProblem, validateRequest } from '../../messages/validate-request.js';
 import { REQUEST_FORMATS } from '../../options.js';
 import { CliError } from '../cli-error.js';
-import { parseInput, readInput } from '../input.js';
+import { parseInput, type RawConversation, readInput } from '../input.js';
 import { writeOut } from '../terminal-safe.js';
 
 interface ValidateOptions {
@@ -21,6 +21,33 @@ function detected(messages: readonly unknown[]): MessageFormat | 'mixed' | undef
     if (error instanceof ContextkitError) return 'mixed';
     throw error;
   }
+}
+
+/**
+ * What a request body for `provider` cannot hold that a list of messages can: Anthropic's
+ * Messages API has no `system` role among its messages (the system prompt is the top-level
+ * `system`; https://docs.anthropic.com/en/api/messages), nor does Gemini's `contents` (it is
+ * `systemInstruction`; https://ai.google.dev/api/generate-content). A body (`{ system, messages }`,
+ * `{ systemInstruction, contents }`) has its system prompt read as the first message, so only a
+ * system message inside the list is a problem.
+ */
+function bodyProblems(raw: RawConversation, provider: MessageFormat): RequestProblem[] {
+  if (provider !== 'anthropic' && provider !== 'gemini') return [];
+  const field = provider === 'anthropic' ? 'system' : 'systemInstruction';
+  const list = provider === 'anthropic' ? 'messages' : 'contents';
+  const problems: RequestProblem[] = [];
+  raw.messages.forEach((m, i) => {
+    if (raw.body === provider && i === 0) return;
+    const role = (m as { role?: unknown } | null)?.role;
+    if (role === 'system' || role === 'developer') {
+      problems.push({
+        index: i,
+        path: `${list}[${i}].role`,
+        message: `${formatName(provider)} takes no "${role}" role among the ${list}: the system prompt goes in the request's top-level "${field}" (contextkit compact --format ${provider} writes that body)`,
+      });
+    }
+  });
+  return problems;
 }
 
 /**
@@ -50,7 +77,9 @@ export function registerValidate(program: Command): void {
       const found = detected(raw.messages);
       const provider: MessageFormat =
         options.provider ?? (found === 'mixed' || found === undefined ? 'openai' : found);
-      const result = validateRequest(raw.messages, provider);
+      const checked = validateRequest(raw.messages, provider);
+      const problems = [...bodyProblems(raw, provider), ...checked.problems];
+      const result = { valid: problems.length === 0, problems };
       const count = raw.messages.length;
       if (options.json) {
         writeOut(
