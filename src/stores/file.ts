@@ -23,13 +23,18 @@
  * torn.
  *
  * `head()` does not re-read the log each time: the byte offset of every entry is cached per
- * conversation together with the file's inode, size and mtime; when another process appends,
- * the size changes and only the new bytes are indexed; a replaced or truncated file (new
- * inode, smaller size) is indexed again from the start. Indexing checks each line's framing
+ * conversation together with the file's inode, birth time, size and mtime and a digest of its
+ * last indexed line; when another process appends, the size changes and only the new bytes are
+ * indexed; a replaced or truncated file (new inode, smaller size) is indexed again from the
+ * start. A file deleted and written again by another process often gets the old inode back
+ * (ext4 reuses them), with an mtime in the same clock tick: so the cache is trusted only while
+ * the line it ended on still holds the same bytes at the same place, and a tail that looks torn
+ * is judged, and cut, only from an index made afresh from the whole file under the lock. Indexing checks each line's framing
  * (sequence number, batch marker, newline); `read` parses and checks in full the lines it
  * returns, so damage inside a line is reported by the read that meets it.
  */
 
+import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { type FileHandle, mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -85,9 +90,29 @@ interface Paths {
 
 interface CachedIndex extends LogIndex {
   ino: number;
+  birthtimeMs: number;
   size: number;
   mtimeMs: number;
+  /** Digest of the last entry's line (bytes `offsets[n - 1]` to `validEnd`); '' when there is none. */
+  anchor: string;
   warned?: boolean;
+}
+
+/** The file's identity as `stat` gives it, which a delete and re-create may keep (see above). */
+type FileStamp = Pick<CachedIndex, 'ino' | 'birthtimeMs' | 'size' | 'mtimeMs'>;
+
+function fileStamp(info: { ino: number; birthtimeMs: number; size: number; mtimeMs: number }): FileStamp {
+  return { ino: info.ino, birthtimeMs: info.birthtimeMs, size: info.size, mtimeMs: info.mtimeMs };
+}
+
+function digest(bytes: Buffer): string {
+  return createHash('sha1').update(bytes).digest('base64');
+}
+
+/** The digest of the last line of an index over `bytes` (which start at byte `base`). */
+function anchorOf(index: LogIndex, bytes: Buffer, base: number): string {
+  const last = index.offsets[index.offsets.length - 1];
+  return last === undefined ? '' : digest(bytes.subarray(last - base, index.validEnd - base));
 }
 
 /** The file changed under a read (it shrank): index it again. */
@@ -318,34 +343,75 @@ export class FileStore implements ConversationStore {
     this.#verifiedIds.add(name);
   }
 
+  /**
+   * The cached index, when it still describes the start of this file: same inode and birth
+   * time, not shorter, and the line it ended on still there byte for byte. A file deleted and
+   * written again can pass the `stat` checks alone.
+   */
+  async #trusted(name: string, handle: FileHandle, info: FileStamp): Promise<CachedIndex | undefined> {
+    const cached = this.#cache.get(name);
+    if (
+      !cached ||
+      cached.ino !== info.ino ||
+      cached.birthtimeMs !== info.birthtimeMs ||
+      info.size < cached.size
+    ) {
+      return undefined;
+    }
+    const last = cached.offsets[cached.offsets.length - 1];
+    if (last !== undefined && digest(await readBytes(handle, last, cached.validEnd)) !== cached.anchor) {
+      return undefined;
+    }
+    return cached;
+  }
+
+  /** Indexes the whole file, as it is now. */
+  async #fullIndex(where: LogLocation, handle: FileHandle, info: FileStamp): Promise<CachedIndex> {
+    const bytes = await readBytes(handle, 0, info.size);
+    const index = indexLog(bytes, 0, 0, where);
+    return { ...index, ...info, anchor: anchorOf(index, bytes, 0) };
+  }
+
+  /**
+   * Indexes the bytes appended after `cached`; `undefined` when they do not continue it
+   * cleanly (torn, or not a valid continuation): only a whole-file index may judge those.
+   */
+  async #indexAppended(
+    where: LogLocation,
+    handle: FileHandle,
+    cached: CachedIndex,
+    info: FileStamp,
+  ): Promise<CachedIndex | undefined> {
+    const bytes = await readBytes(handle, cached.size, info.size);
+    let more: LogIndex;
+    try {
+      more = indexLog(bytes, cached.size, cached.offsets.length, where);
+    } catch (error) {
+      if (error instanceof StoreError) return undefined;
+      throw error;
+    }
+    if (more.torn) return undefined;
+    const offsets = cached.offsets;
+    for (const offset of more.offsets) offsets.push(offset);
+    const anchor = more.offsets.length > 0 ? anchorOf(more, bytes, cached.size) : cached.anchor;
+    return { offsets, validEnd: more.validEnd, ...info, anchor };
+  }
+
   /** The log's index, from the cache when the file is unchanged, else by reading it. */
   async #index(where: LogLocation, name: string, handle: FileHandle, locked: boolean): Promise<CachedIndex> {
     for (let attempt = 0; ; attempt++) {
-      const info = await handle.stat();
-      const cached = this.#cache.get(name);
-      if (cached && cached.ino === info.ino && cached.size === info.size && cached.mtimeMs === info.mtimeMs) {
-        if (cached.torn && locked) this.#warnTorn(where, cached);
-        return cached;
-      }
       try {
-        let index: LogIndex;
-        if (cached && !cached.torn && cached.ino === info.ino && info.size > cached.size) {
-          // Appended by someone else since we last looked: index only the new bytes.
-          const more = indexLog(
-            await readBytes(handle, cached.size, info.size),
-            cached.size,
-            cached.offsets.length,
-            where,
-          );
-          const offsets = cached.offsets;
-          for (const offset of more.offsets) offsets.push(offset);
-          index = more.torn
-            ? { offsets, validEnd: more.validEnd, torn: more.torn }
-            : { offsets, validEnd: more.validEnd };
-        } else {
-          index = indexLog(await readBytes(handle, 0, info.size), 0, 0, where);
+        const info = fileStamp(await handle.stat());
+        const cached = await this.#trusted(name, handle, info);
+        if (cached && cached.size === info.size && cached.mtimeMs === info.mtimeMs) {
+          if (cached.torn && locked) this.#warnTorn(where, cached);
+          return cached;
         }
-        const next: CachedIndex = { ...index, ino: info.ino, size: info.size, mtimeMs: info.mtimeMs };
+        const appended =
+          cached && !cached.torn && info.size > cached.size
+            ? await this.#indexAppended(where, handle, cached, info)
+            : undefined;
+        const next = appended ?? (await this.#fullIndex(where, handle, info));
         this.#cache.set(name, next);
         if (next.torn && locked) this.#warnTorn(where, next);
         return next;
@@ -410,8 +476,12 @@ export class FileStore implements ConversationStore {
     handle: FileHandle,
     index: CachedIndex,
   ): Promise<CachedIndex> {
-    const torn = index.torn;
-    if (!torn) return index;
+    if (!index.torn) return index;
+    // Cut only what the whole file, read now under the lock, shows to be torn.
+    const fresh = await this.#fullIndex(where, handle, fileStamp(await handle.stat()));
+    this.#cache.set(name, fresh);
+    const torn = fresh.torn;
+    if (!torn) return fresh;
     const bytes = await readBytes(handle, torn.fromByte, torn.fromByte + torn.bytes);
     const stamp = Date.now();
     let aside = `${where.file}.torn-${stamp}`;
@@ -430,20 +500,18 @@ export class FileStore implements ConversationStore {
     } finally {
       await asideHandle.close();
     }
-    await handle.truncate(index.validEnd);
+    await handle.truncate(fresh.validEnd);
     await handle.datasync();
     await syncDirectory(this.dir);
     this.#warn(
       `conversation ${JSON.stringify(where.conversationId)}: moved the torn write at line ${torn.line} of ${where.file} ` +
-        `(${torn.bytes} bytes) to ${aside} and cut the log to its ${index.offsets.length} valid entries`,
+        `(${torn.bytes} bytes) to ${aside} and cut the log to its ${fresh.offsets.length} valid entries`,
     );
-    const info = await handle.stat();
     const repaired: CachedIndex = {
-      offsets: index.offsets,
-      validEnd: index.validEnd,
-      ino: info.ino,
-      size: info.size,
-      mtimeMs: info.mtimeMs,
+      offsets: fresh.offsets,
+      validEnd: fresh.validEnd,
+      ...fileStamp(await handle.stat()),
+      anchor: fresh.anchor,
     };
     this.#cache.set(name, repaired);
     return repaired;
@@ -536,12 +604,12 @@ export class FileStore implements ConversationStore {
               lineStart = data.indexOf(0x0a, lineStart) + 1;
             }
             const end = start + data.length;
+            const last = index.offsets[index.offsets.length - 1] as number;
             this.#cache.set(name, {
               offsets: index.offsets,
               validEnd: end,
-              ino: info.ino,
-              size: end,
-              mtimeMs: info.mtimeMs,
+              ...fileStamp(info),
+              anchor: digest(data.subarray(last - start)),
             });
           } else {
             this.#cache.delete(name);
