@@ -682,6 +682,48 @@ export class FileStore implements ConversationStore {
     });
   }
 
+  async pop(conversationId: string): Promise<StoredEntry | undefined> {
+    return this.#run('pop', conversationId, async (where, name, paths) => {
+      await this.#checkIdFile(conversationId, name, paths, false);
+      if (!(await this.#snapshot(where, name, paths, false, async (_, index) => index.offsets.length > 0))) {
+        return undefined;
+      }
+      return this.#locked(paths, conversationId, async () => {
+        const handle = await openIfExists(paths.log, 'r+');
+        if (!handle) return undefined;
+        let entries: StoredEntry[];
+        try {
+          let index = await this.#index(where, name, handle, true);
+          if (index.torn) index = await this.#setTornAside(where, name, handle, index);
+          entries = parseEntries(await readBytes(handle, 0, index.validEnd), 0, where);
+        } finally {
+          await handle.close();
+        }
+        const last = entries.pop();
+        if (!last) return undefined;
+        // The rest is rewritten whole: the last entry may end a batch, which cut short would look torn.
+        this.#cache.delete(name);
+        await writeFileAtomic(paths.epoch, `${newEpoch()}\n`);
+        if (entries.length === 0) {
+          await unlinkIfExists(paths.log);
+          await syncDirectory(this.dir);
+        } else {
+          await writeFileAtomic(
+            paths.log,
+            formatBatch(
+              0,
+              entries.map((entry) => ({
+                metadata: JSON.stringify(entry.metadata),
+                message: JSON.stringify(entry.message),
+              })),
+            ),
+          );
+        }
+        return last;
+      });
+    });
+  }
+
   async getMeta(conversationId: string): Promise<MetaRecord> {
     return this.#run('getMeta', conversationId, async (where, name, paths) => {
       await this.#checkIdFile(conversationId, name, paths, false);

@@ -118,6 +118,16 @@ export class MemoryStore implements ConversationStore {
     this.#epochs.set(conversationId, epoch);
   }
 
+  async pop(conversationId: string): Promise<StoredEntry | undefined> {
+    this.#open(conversationId);
+    const log = this.#logs.get(conversationId);
+    const last = log?.pop();
+    if (!log || !last) return undefined;
+    if (log.length === 0) this.#logs.delete(conversationId);
+    this.#epochs.set(conversationId, newEpoch());
+    return last;
+  }
+
   async getMeta(conversationId: string): Promise<MetaRecord> {
     this.#open(conversationId);
     const record = this.#meta.get(conversationId);

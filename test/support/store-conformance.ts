@@ -673,6 +673,62 @@ export function testStore(name: string, factory: () => Promise<StoreFixture>): v
       });
     });
 
+    describe('pop', () => {
+      it('removes the last entry and returns it, in a new generation; an empty log gives undefined', async () => {
+        expect(await store.pop('c')).toBeUndefined();
+        expect(await store.head('c')).toBe(0);
+        await store.append('c', [entry('a')]);
+        await store.append('c', [entry('b'), entry('c')]);
+        const before = await store.epoch('c');
+        expect(await store.pop('c')).toStrictEqual({ seq: 2, ...entry('c') });
+        expect(await store.epoch('c')).not.toBe(before);
+        expect(texts(await store.read('c'))).toEqual(['a', 'b']);
+        // The rest of a batch whose last entry left is read whole, here and after reopening.
+        const other = (await fixture.reopen?.()) ?? store;
+        expect(texts(await other.read('c'))).toEqual(['a', 'b']);
+        if (other !== store) await other.close();
+        expect(await store.append('c', [entry('d')])).toBe(2);
+        expect(texts(await store.read('c'))).toEqual(['a', 'b', 'd']);
+        expect((await store.pop('c'))?.seq).toBe(2);
+        expect((await store.pop('c'))?.seq).toBe(1);
+        expect((await store.pop('c'))?.message.content).toBe('a');
+        expect(await store.pop('c')).toBeUndefined();
+        expect(await store.head('c')).toBe(0);
+        expect((await listAll(store)).ids).toEqual([]);
+      });
+
+      it('refuses an entry written by an old generation after the pop', async () => {
+        await store.append('c', [entry('a'), entry('b')], { epoch: 'first' });
+        await store.pop('c');
+        expect(await rejection(store.append('c', [entry('stale')], { epoch: 'first' }))).toBeInstanceOf(
+          EpochConflictError,
+        );
+        expect(texts(await store.read('c'))).toEqual(['a']);
+      });
+
+      it('loses no entry appended while another instance pops', async () => {
+        const other = (await fixture.reopen?.()) ?? store;
+        try {
+          await store.append('c', [entry('seed')]);
+          const popped: string[] = [];
+          for (let round = 0; round < 20; round++) {
+            const [, got] = await Promise.all([
+              store.append('c', [entry(`a${round}`)]),
+              other.pop('c'),
+              other.append('c', [entry(`b${round}`)]),
+            ]);
+            if (got) popped.push(String(got.message.content));
+          }
+          const kept = texts(await store.read('c'));
+          expect(seqs(await store.read('c'))).toEqual(kept.map((_, i) => i));
+          const written = ['seed', ...Array.from({ length: 20 }, (_, r) => [`a${r}`, `b${r}`]).flat()];
+          expect([...kept, ...popped].sort()).toEqual(written.sort());
+        } finally {
+          if (other !== store) await other.close();
+        }
+      });
+    });
+
     describe('generation (epoch)', () => {
       it('has none until an append names one, and then keeps it', async () => {
         expect(await store.epoch('c')).toBeNull();

@@ -361,6 +361,10 @@ export class ReadOnlyStoreView implements ConversationStore {
     return this.#refuse('replace', conversationId);
   }
 
+  pop(conversationId: string): Promise<StoredEntry | undefined> {
+    return this.#refuse('pop', conversationId);
+  }
+
   async getMeta(conversationId: string): Promise<MetaRecord> {
     const local = this.#meta.get(conversationId);
     return local ? structuredClone(local) : this.#store.getMeta(conversationId);

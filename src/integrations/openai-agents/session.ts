@@ -130,15 +130,10 @@ export class ContextkitSession implements Session {
     );
   }
 
+  /** Removes the newest stored item and returns it, in one atomic step of the store (`ConversationStore.pop`). */
   async popItem(): Promise<AgentInputItem | undefined> {
-    const entries = await this.store.read(this.sessionId);
-    const last = entries[entries.length - 1];
-    if (!last) return undefined;
-    await this.store.replace(
-      this.sessionId,
-      entries.slice(0, -1).map((e) => ({ message: e.message, metadata: e.metadata })),
-    );
-    return last.message as unknown as AgentInputItem;
+    const last = await this.store.pop(this.sessionId);
+    return last?.message as unknown as AgentInputItem | undefined;
   }
 
   async clearSession(): Promise<void> {
