@@ -122,6 +122,19 @@ describe('parseImport', () => {
       ],
       [`${line({ hello: 1 })}\n`, /f\.jsonl:1: expected a stored entry .* or a message/],
       [`${line(user('a'))}\n${line({ role: 'user', content: 5 })}\n`, /^f\.jsonl:2: /],
+      // Numbers JSON.parse changes: 1e400 would be stored as Infinity, -0 written back as 0.
+      [
+        `${line(user('a'))}\n{"role":"user","content":"b","name":"x","extra":{"big":1e400}}\n`,
+        /^f\.jsonl:2: message\.extra\.big: Infinity has no JSON form/,
+      ],
+      [
+        `{"seq":0,"metadata":{"timestamp":"t","score":-0},"message":{"role":"user","content":"a"}}\n`,
+        /^f\.jsonl:1: metadata\.score: -0 has no JSON form/,
+      ],
+      [
+        `{"seq":0,"metadata":{"timestamp":"t","deep":${'['.repeat(20_000)}${']'.repeat(20_000)}},"message":{"role":"user","content":"a"}}\n`,
+        /^f\.jsonl:1: metadata\.deep(\[0\])+: nested more than 100 levels/,
+      ],
     ];
     for (const [text, pattern] of cases) {
       let caught: unknown;

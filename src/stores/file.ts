@@ -44,6 +44,7 @@ import { type FileLockOptions, withFileLock } from './file-lock.js';
 import { formatBatch, indexLog, type LogIndex, type LogLocation, parseEntries } from './jsonl-log.js';
 import { decodeId, encodeId, isHashedName, validateConversationId } from './keys.js';
 import { listOptions, pageIds } from './page.js';
+import { serializeEntries, stringifyForStore } from './stored-json.js';
 import type {
   AppendOptions,
   ConversationPage,
@@ -166,22 +167,6 @@ async function readBytes(handle: FileHandle, start: number, end: number): Promis
     filled += bytesRead;
   }
   return buf;
-}
-
-function toJson(conversationId: string, path: string, value: unknown): string {
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(value);
-  } catch (cause) {
-    throw new StoreError(conversationId, `${path} cannot be stored as JSON: ${(cause as Error).message}`, {
-      cause,
-      code: 'invalid_argument',
-    });
-  }
-  if (json === undefined) {
-    throw new StoreError(conversationId, `${path} cannot be stored as JSON`, { code: 'invalid_argument' });
-  }
-  return json;
 }
 
 /** Throws unless `dir` is an existing directory; `given` is the path as the caller wrote it. */
@@ -561,9 +546,9 @@ export class FileStore implements ConversationStore {
       validateNewEntries(conversationId, entries);
       const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
       const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
-      const serialized = entries.map((entry, i) => ({
-        metadata: toJson(conversationId, `entries[${i}].metadata`, entry.metadata),
-        message: toJson(conversationId, `entries[${i}].message`, entry.message),
+      const serialized = serializeEntries(conversationId, entries).map(([metadata, message]) => ({
+        metadata,
+        message,
       }));
       if (serialized.length === 0) {
         await this.#checkIdFile(conversationId, name, paths, false);
@@ -663,9 +648,9 @@ export class FileStore implements ConversationStore {
     return this.#run('replace', conversationId, async (_where, name, paths) => {
       validateNewEntries(conversationId, entries);
       const epoch = validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
-      const serialized = entries.map((entry, i) => ({
-        metadata: toJson(conversationId, `entries[${i}].metadata`, entry.metadata),
-        message: toJson(conversationId, `entries[${i}].message`, entry.message),
+      const serialized = serializeEntries(conversationId, entries).map(([metadata, message]) => ({
+        metadata,
+        message,
       }));
       await this.#ensureDir();
       await this.#locked(paths, conversationId, async () => {
@@ -739,7 +724,7 @@ export class FileStore implements ConversationStore {
     return this.#run('setMeta', conversationId, async (where, name, paths) => {
       validateMetaValue(conversationId, value);
       const expected = validateCount(conversationId, 'expectedVersion', options?.expectedVersion);
-      const json = toJson(conversationId, 'metadata', value);
+      const json = stringifyForStore(conversationId, 'metadata', value);
       await this.#ensureDir();
       return this.#locked(paths, conversationId, async () => {
         await this.#checkIdFile(conversationId, name, paths, true);

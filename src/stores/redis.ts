@@ -27,7 +27,7 @@ import { redactUrl, redactUrlsIn } from '../redact-url.js';
 import { encodeId, validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
 import { pageStart, prefixUpperBound } from './prefix-range.js';
-import { describeFound, parseStoredObject, stringifyForStore } from './stored-json.js';
+import { describeFound, parseStoredObject, serializeEntries, stringifyForStore } from './stored-json.js';
 import type {
   AppendOptions,
   ConversationPage,
@@ -355,11 +355,9 @@ export class RedisStore implements ConversationStore {
   }
 
   #serialize(conversationId: string, entries: readonly NewEntry[]): string[] {
-    return entries.map((entry, i) => {
-      const metadata = stringifyForStore(conversationId, `entries[${i}].metadata`, entry.metadata);
-      const message = stringifyForStore(conversationId, `entries[${i}].message`, entry.message);
-      return `{"metadata":${metadata},"message":${message}}`;
-    });
+    return serializeEntries(conversationId, entries).map(
+      ([metadata, message]) => `{"metadata":${metadata},"message":${message}}`,
+    );
   }
 
   async append(

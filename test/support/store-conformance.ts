@@ -673,6 +673,35 @@ export function testStore(name: string, factory: () => Promise<StoreFixture>): v
       });
     });
 
+    it('refuses on append and replace what JSON would change or nests too deep, writing nothing', async () => {
+      await store.append('c', [entry('kept')]);
+      let deep: unknown = 1;
+      for (let i = 0; i < 20_000; i++) deep = { k: deep };
+      const bad = (message: Record<string, unknown>, metadata: Record<string, unknown> = {}): NewEntry =>
+        ({
+          message: { role: 'user', content: 'x', ...message },
+          metadata: { timestamp: TIMESTAMP, ...metadata },
+        }) as NewEntry;
+      const cases: Array<[NewEntry, RegExp]> = [
+        [bad({ n: Number.NaN }), /entries\[1\]\.message\.n: NaN/],
+        [bad({}, { n: -0 }), /entries\[1\]\.metadata\.n: -0/],
+        [bad({ n: [1e400] }), /entries\[1\]\.message\.n\[0\]: Infinity/],
+        [bad({}, { deep }), /entries\[1\]\.metadata\.deep(\.k)+: nested more than/],
+      ];
+      for (const [refused, pattern] of cases) {
+        for (const write of [
+          () => store.append('c', [entry('ok'), refused]),
+          () => store.replace('c', [entry('ok'), refused]),
+        ]) {
+          const error = await rejection(write());
+          expect(error).toBeInstanceOf(StoreError);
+          expect((error as StoreError).code).toBe('invalid_argument');
+          expect((error as Error).message).toMatch(pattern);
+        }
+      }
+      expect(texts(await store.read('c'))).toEqual(['kept']);
+    });
+
     describe('pop', () => {
       it('removes the last entry and returns it, in a new generation; an empty log gives undefined', async () => {
         expect(await store.pop('c')).toBeUndefined();

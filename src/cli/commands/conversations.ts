@@ -24,6 +24,7 @@ import { formatInt } from '../../format-number.js';
 import { ContextManager } from '../../manager.js';
 import { roleOf } from '../../messages/content.js';
 import { detectConversationFormat } from '../../messages/detect.js';
+import { jsonValueIssues } from '../../messages/json-limits.js';
 import type { Message, MessageFormat, MessageMetadata } from '../../messages/types.js';
 import { openStore } from '../../stores/resolve.js';
 import type {
@@ -662,6 +663,12 @@ export function parseImport(text: string, source: string, now: () => Date = () =
   const messages: unknown[] = [];
   const metadata: MessageMetadata[] = [];
   const stamp = now().toISOString();
+  // What JSON.parse made of `1e400` (Infinity) or `-0`, and nesting no walk may take: refused
+  // with the line, as addMessage refuses them.
+  const checkJson = (i: number, value: unknown, path: string) => {
+    const [issue] = jsonValueIssues(value, path);
+    if (issue) throw new CliError(`${where(i)}: ${issue.path}: ${issue.message}`, 1);
+  };
   values.forEach((value, i) => {
     if (kind === 'messages') {
       if (looksLikeEntry(value)) {
@@ -670,6 +677,7 @@ export function parseImport(text: string, source: string, now: () => Date = () =
           1,
         );
       }
+      checkJson(i, value, 'message');
       messages.push(value);
       metadata.push({ timestamp: stamp, source: 'import' });
       return;
@@ -692,6 +700,8 @@ export function parseImport(text: string, source: string, now: () => Date = () =
         1,
       );
     }
+    checkJson(i, value.metadata, 'metadata');
+    checkJson(i, value.message, 'message');
     messages.push(value.message);
     metadata.push(value.metadata as MessageMetadata);
   });

@@ -9,6 +9,7 @@ import { MemoryStore } from '../../stores/memory.js';
 import { resolveStore } from '../../stores/resolve.js';
 import type { ConversationStore } from '../../stores/types.js';
 import { fitThrough, messageKey, syncThrough } from '../fit-through.js';
+import { checkStorable } from '../storable.js';
 import { agentItemsToResponses, responsesToAgentItems } from './agent-items.js';
 
 /** Options of `new ContextkitSession(…)`: where items are stored, under which id, and the budget `getItems` fits. */
@@ -120,8 +121,12 @@ export class ContextkitSession implements Session {
     return this.manager.recall(query, options);
   }
 
+  /** Stores the items as given; refuses (`InvalidMessageError`, nothing stored) any that JSON would change. */
   async addItems(items: AgentInputItem[]): Promise<void> {
     if (items.length === 0) return;
+    items.forEach((item, i) => {
+      checkStorable(item, `items[${i}]`);
+    });
     const timestamp = new Date().toISOString();
     const metadata: MessageMetadata = { timestamp, source: 'openai-agents' };
     await this.store.append(
