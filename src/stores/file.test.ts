@@ -214,6 +214,22 @@ describe('FileStore on disk', () => {
     });
   });
 
+  it('creates missing parents, and names a directory that cannot be made instead of spinning', {
+    timeout: 10_000,
+  }, async () => {
+    const nested = new FileStore(join(dir, 'a', 'b', 'c'));
+    await nested.append('c', [entry('x')]);
+    expect(contents(await nested.read('c'))).toEqual(['x']);
+    // Under /proc a parent exists but refuses children with ENOENT: Node's recursive mkdir loops.
+    if (!existsSync('/proc/self')) return;
+    const proc = new FileStore('/proc/contextkit-no-store/x');
+    const error = await proc.append('c', [entry('x')]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreError);
+    expect((error as Error).message).toMatch(
+      /the file store at \/proc\/contextkit-no-store\/x cannot be created/,
+    );
+  });
+
   it('writes metadata through a temp file and leaves none behind', async () => {
     await Promise.all(Array.from({ length: 20 }, (_, i) => store.setMeta('m', { i })));
     await store.replace('m', [entry('x')]);

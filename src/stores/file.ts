@@ -36,10 +36,10 @@
 
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
-import { type FileHandle, mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
-import { syncDirectory, writeAll, writeFileAtomic } from './atomic-write.js';
+import { makeDirectory, syncDirectory, writeAll, writeFileAtomic } from './atomic-write.js';
 import { type FileLockOptions, withFileLock } from './file-lock.js';
 import { formatBatch, indexLog, type LogIndex, type LogLocation, parseEntries } from './jsonl-log.js';
 import { decodeId, encodeId, isHashedName, validateConversationId } from './keys.js';
@@ -242,13 +242,14 @@ export class FileStore implements ConversationStore {
   }
 
   #ensureDir(): Promise<void> {
-    this.#dirReady ??= mkdir(this.dir, { recursive: true }).then(
-      () => undefined,
-      (error: unknown) => {
-        this.#dirReady = undefined;
-        throw error;
-      },
-    );
+    this.#dirReady ??= makeDirectory(this.dir).catch((error: unknown) => {
+      this.#dirReady = undefined;
+      throw new StoreError(
+        undefined,
+        `the file store at ${this.dir} cannot be created there (${(error as Error).message}); choose a directory on a writable file system`,
+        { cause: error },
+      );
+    });
     return this.#dirReady;
   }
 
