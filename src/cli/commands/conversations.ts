@@ -26,6 +26,7 @@ import { roleOf } from '../../messages/content.js';
 import { detectConversationFormat } from '../../messages/detect.js';
 import { jsonValueIssues } from '../../messages/json-limits.js';
 import type { Message, MessageFormat, MessageMetadata } from '../../messages/types.js';
+import { messageProblems } from '../../messages/validate-message.js';
 import { openStore } from '../../stores/resolve.js';
 import type {
   ConversationPage,
@@ -426,6 +427,7 @@ async function showCommand(conversationId: string, options: ShowOptions): Promis
     if (!size.exists) throw notFound(store, conversationId);
     const entries: StoredEntry[] = [];
     for await (const page of entryPages(store, conversationId)) entries.push(...page);
+    for (const entry of entries) checkStoredEntry(conversationId, entry, { metadata: false, valid: true });
     const messages = entries.map((e) => e.message);
     let format: MessageFormat | undefined;
     try {
@@ -492,6 +494,29 @@ async function showCommand(conversationId: string, options: ShowOptions): Promis
 // export
 
 /** The export line of a stored entry (or of its message alone): the same bytes for the same entry. */
+/**
+ * Refuses, naming the entry, a stored entry that was changed by hand or by another program into
+ * what no writer here accepts: JSON that would not come back the same (a number read as
+ * Infinity), nesting no walk may take, and (with `valid`) a message that is not one.
+ */
+function checkStoredEntry(
+  conversationId: string,
+  entry: StoredEntry,
+  options: { metadata: boolean; valid: boolean },
+): void {
+  const issues = [
+    ...(options.metadata ? jsonValueIssues(entry.metadata, 'metadata') : []),
+    ...jsonValueIssues(entry.message, 'message'),
+  ];
+  if (issues.length === 0 && options.valid) issues.push(...messageProblems(entry.message, 'message'));
+  const [issue] = issues;
+  if (!issue) return;
+  throw new CliError(
+    `conversation ${JSON.stringify(conversationId)}: stored entry ${entry.seq} cannot be read as it is (${issue.path}: ${issue.message}); it was left unchanged — fix or remove that entry`,
+    1,
+  );
+}
+
 export function exportLine(entry: StoredEntry, messagesOnly = false): string {
   return messagesOnly
     ? JSON.stringify(entry.message)
@@ -571,7 +596,10 @@ async function exportCommand(conversationId: string, options: ExportOptions): Pr
     try {
       for await (const page of entryPages(store, conversationId, head)) {
         let text = '';
-        for (const entry of page) text += `${exportLine(entry, options.messagesOnly)}\n`;
+        for (const entry of page) {
+          checkStoredEntry(conversationId, entry, { metadata: !options.messagesOnly, valid: false });
+          text += `${exportLine(entry, options.messagesOnly)}\n`;
+        }
         await sink.write(text);
         written += page.length;
         bar?.update(written);
