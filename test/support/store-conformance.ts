@@ -685,7 +685,7 @@ export function testStore(name: string, factory: () => Promise<StoreFixture>): v
       const cases: Array<[NewEntry, RegExp]> = [
         [bad({ n: Number.NaN }), /entries\[1\]\.message\.n: NaN/],
         [bad({}, { n: -0 }), /entries\[1\]\.metadata\.n: -0/],
-        [bad({ n: [1e400] }), /entries\[1\]\.message\.n\[0\]: Infinity/],
+        [bad({ n: [Number.POSITIVE_INFINITY] }), /entries\[1\]\.message\.n\[0\]: Infinity/],
         [bad({}, { deep }), /entries\[1\]\.metadata\.deep(\.k)+: nested more than/],
       ];
       for (const [refused, pattern] of cases) {

@@ -206,11 +206,11 @@ describe('ContextkitSession as a Session', () => {
     expect(await session.popItem()).toBeUndefined();
   });
 
-  it('refuses items JSON would change (NaN, -0, 1e400) with their path, storing nothing', async () => {
+  it('refuses items JSON would change (NaN, -0, Infinity: what 1e400 is) with their path, storing nothing', async () => {
     const store = new MemoryStore();
     const session = new ContextkitSession({ store, sessionId: 'numbers' });
     await session.addItems([{ role: 'user', content: 'kept' }]);
-    for (const value of [Number.NaN, -0, 1e400]) {
+    for (const value of [Number.NaN, -0, Number.POSITIVE_INFINITY]) {
       const item = {
         type: 'message',
         role: 'assistant',
