@@ -910,6 +910,21 @@ export function testStore(name: string, factory: () => Promise<StoreFixture>): v
         expect((await search.find('c', ['start'], 10)).hits.map((h) => h.seq)).toEqual([0]);
       });
 
+      it('follows pop, whether the popped entry was indexed yet or not', async (context) => {
+        const search = searchOf(context);
+        await store.append('c', [said('apples'), said('bananas')]);
+        await store.pop('c');
+        expect(await search.find('c', ['bananas'], 10)).toEqual({ hits: [], indexed: 1, head: 1 });
+        await store.append('c', [said('cherries')]);
+        expect((await search.find('c', ['apples', 'cherries'], 10)).hits.map((h) => h.seq).sort()).toEqual([
+          0, 1,
+        ]);
+        await store.pop('c');
+        await store.append('c', [said('dates')]);
+        expect((await search.find('c', ['cherries'], 10)).hits).toEqual([]);
+        expect((await search.find('c', ['dates'], 10)).hits.map((h) => h.seq)).toEqual([1]);
+      });
+
       it('indexes the start of a 10 MB message, and rebuilds and catches up without changing the log', async (context) => {
         const search = searchOf(context);
         const big = `needle at the start ${'filler text '.repeat(900_000)}`;
