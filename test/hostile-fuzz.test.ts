@@ -5,12 +5,17 @@
  * `contextkit:` line and no stack trace), and every acknowledged message reads back unchanged
  * from a fresh manager on the same store.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { HumanMessage, ToolMessage } from '@langchain/core/messages';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CliError } from '../src/cli/cli-error.js';
+import { parseImport } from '../src/cli/commands/conversations.js';
 import { ContextkitError } from '../src/errors.js';
+import { ContextkitChatMessageHistory } from '../src/integrations/langchain/chat-message-history.js';
+import { ContextkitSession } from '../src/integrations/openai-agents/session.js';
 import { ContextManager } from '../src/manager.js';
 import type { Message } from '../src/messages/types.js';
 import { FileStore } from '../src/stores/file.js';
@@ -239,6 +244,140 @@ describe.each(['memory', 'file', 'sqlite'] as const)(
     }, 300_000);
   },
 );
+
+describe.each(['memory', 'file', 'sqlite'] as const)(
+  'hostile values through the other paths into the %s store: sessions, LangChain, setMessages, import',
+  (kind) => {
+    it('each refuses with a typed error or stores exactly what it was given, and the conversation stays loadable', async () => {
+      let accepted = 0;
+      let refused = 0;
+      /** Runs one write; a refusal must be typed. Resolves whether it was accepted. */
+      const attempt = async (write: () => Promise<unknown>): Promise<boolean> => {
+        try {
+          await write();
+          accepted++;
+          return true;
+        } catch (error) {
+          if (!(error instanceof ContextkitError)) throw error;
+          refused++;
+          return false;
+        }
+      };
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.tuple(hostileString, hostileValue), { minLength: 1, maxLength: 5 }),
+          fc.array(fc.tuple(hostileMessage, hostileMetadata), { minLength: 1, maxLength: 5 }),
+          async (pairs, messages) => {
+            const { first, reopen } = storeFor(kind);
+            // The Agents session: items kept as given, or refused.
+            const session = new ContextkitSession({ store: first, sessionId: 'session' });
+            const items: unknown[] = [];
+            for (const [text, value] of pairs) {
+              const item = { role: 'user', content: text, providerData: { value } };
+              if (await attempt(() => session.addItems([item as never]))) items.push(item);
+            }
+            // The LangChain history: content and kwargs kept, or refused; a ToolMessage without its id refused.
+            const history = new ContextkitChatMessageHistory({ store: first, sessionId: 'langchain' });
+            const kept: unknown[] = [];
+            for (const [text, value] of pairs) {
+              const message = new HumanMessage({ content: text, additional_kwargs: { value } });
+              if (await attempt(() => history.addMessage(message))) kept.push({ content: text, value });
+            }
+            expect(
+              await attempt(() => history.addMessage(new ToolMessage({ content: 'x', tool_call_id: '' }))),
+            ).toBe(false);
+            // setMessages: the whole list, or nothing.
+            const manager = new ContextManager({ model: 'gpt-4o', store: first, conversationId: 'restored' });
+            const list = messages.map(([message]) => message);
+            const restored = (await attempt(() => manager.setMessages(list))) ? jsonForm(list) : [];
+            // import: the same messages as a file, refused with the line or checked.
+            let text: string | undefined;
+            try {
+              text = list.map((m) => JSON.stringify(m)).join('\n');
+            } catch {
+              text = undefined;
+            }
+            if (text !== undefined) {
+              try {
+                parseImport(text, 'fuzz.jsonl');
+              } catch (error) {
+                // The CLI's refusal names the file and line, and exits 1.
+                if (!(error instanceof CliError) || error.exitCode !== 1) throw error;
+                expect(error.message).toMatch(/^fuzz\.jsonl:\d+(:\d+)?: /);
+              }
+            }
+            if (kind !== 'memory') await first.close();
+            const store = reopen();
+            const again = new ContextkitSession({ store, sessionId: 'session' });
+            expect(await again.getAllItems()).toEqual(items);
+            await again.getItems();
+            const read = await new ContextkitChatMessageHistory({
+              store,
+              sessionId: 'langchain',
+            }).getMessages();
+            expect(read.map((m) => ({ content: m.content, value: m.additional_kwargs.value }))).toEqual(kept);
+            const resumed = new ContextManager({ model: 'gpt-4o', store, conversationId: 'restored' });
+            expect(jsonForm(await resumed.getMessages())).toEqual(restored);
+            for (const id of ['langchain', 'restored']) {
+              const reader = new ContextManager({ model: 'gpt-4o', store, conversationId: id });
+              for (const budget of [60, 100_000]) {
+                try {
+                  await reader.getMessagesForRequest({ tokenBudget: budget });
+                } catch (error) {
+                  if (!(error instanceof ContextkitError)) throw error;
+                }
+              }
+            }
+            await store.close();
+          },
+        ),
+        { numRuns: kind === 'memory' ? 40 : 12, seed: 20_2026 },
+      );
+      expect(accepted).toBeGreaterThan(20);
+      expect(refused).toBeGreaterThan(20);
+    }, 300_000);
+  },
+);
+
+describe('hostile values written into stored rows by hand', () => {
+  it('a manager loads or names the entry with a typed error, under either invalidStored policy', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(hostileValue, hostileValue), { minLength: 1, maxLength: 4 }),
+        async (rows) => {
+          const path = join(dir, `rows-${storeCount++}`);
+          const store = new FileStore(path);
+          await store.append('c', [
+            { message: { role: 'user', content: 'task' }, metadata: { timestamp: 't' } },
+          ]);
+          await store.close();
+          // Written past the store's checks, as another program or a hand edit would.
+          let lines = '';
+          rows.forEach(([content, extra], i) => {
+            let line: string | undefined;
+            try {
+              line = `{"seq":${i + 1},"metadata":{"timestamp":"t","extra":${JSON.stringify(extra) ?? 'null'}},"message":{"role":"assistant","content":${JSON.stringify(content) ?? 'null'}}}`;
+            } catch {
+              line = undefined;
+            }
+            lines += `${line ?? `{"seq":${i + 1},"metadata":{"timestamp":"t","n":1e999},"message":{"role":"assistant","content":"x"}}`}\n`;
+          });
+          await appendFile(join(path, 'c.jsonl'), lines);
+          for (const invalidStored of ['error', 'skip'] as const) {
+            const manager = new ContextManager({ store: `file:${path}`, conversationId: 'c', invalidStored });
+            try {
+              await manager.getMessagesForRequest({ tokenBudget: 100_000 });
+            } catch (error) {
+              if (!(error instanceof ContextkitError)) throw error;
+            }
+            await manager.close();
+          }
+        },
+      ),
+      { numRuns: 25, seed: 9_2026 },
+    );
+  }, 300_000);
+});
 
 describe('hostile files against the CLI', () => {
   it('validate, inspect and count exit 0, 1 or 2 with at most one error line, never a stack trace', async () => {

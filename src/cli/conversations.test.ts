@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -11,6 +11,7 @@ import { type CliRun, runCli } from '../../test/support/run-cli.js';
 import { ConflictError, StoreError } from '../errors.js';
 import type { Message, MessageFormat, MessageMetadata } from '../messages/types.js';
 import { validateRequest } from '../messages/validate-request.js';
+import { encodeId } from '../stores/keys.js';
 import { MemoryStore } from '../stores/memory.js';
 import { SqliteStore } from '../stores/sqlite.js';
 import { getModelInfo } from '../tokens/catalog.js';
@@ -130,6 +131,19 @@ describe('parseImport', () => {
       ],
       [`${line({ hello: 1 })}\n`, /f\.jsonl:1: expected a stored entry .* or a message/],
       [`${line(user('a'))}\n${line({ role: 'user', content: 5 })}\n`, /^f\.jsonl:2: /],
+      // Numbers JSON.parse changes: 1e400 would be stored as Infinity, -0 written back as 0.
+      [
+        `${line(user('a'))}\n{"role":"user","content":"b","name":"x","extra":{"big":1e400}}\n`,
+        /^f\.jsonl:2: message\.extra\.big: Infinity has no JSON form/,
+      ],
+      [
+        `{"seq":0,"metadata":{"timestamp":"t","score":-0},"message":{"role":"user","content":"a"}}\n`,
+        /^f\.jsonl:1: metadata\.score: -0 has no JSON form/,
+      ],
+      [
+        `{"seq":0,"metadata":{"timestamp":"t","deep":${'['.repeat(20_000)}${']'.repeat(20_000)}},"message":{"role":"user","content":"a"}}\n`,
+        /^f\.jsonl:1: metadata\.deep(\[0\])+: nested more than 100 levels/,
+      ],
     ];
     for (const [text, pattern] of cases) {
       let caught: unknown;
@@ -416,5 +430,58 @@ describe.concurrent('contextkit conversations on a SQLite store', { timeout: SPA
     expectOneLineError(listDir, 1, /no file store at .*no-such-dir: the directory .* does not exist/);
     expect(existsSync(typoDb)).toBe(false);
     expect(existsSync(typoDir)).toBe(false);
+  });
+});
+
+describe('contextkit conversations on rows changed by hand', { timeout: SPAWN_TIMEOUT }, () => {
+  it('show and export name the entry that cannot be read, with no stack and no "unexpected error"', async () => {
+    const store = join(dir, 'tampered');
+    const meta = '{"timestamp":"2025-01-01T00:00:00.000Z"}';
+    const line = (seq: number, message: string, metadata = meta) =>
+      `{"seq":${seq},"metadata":${metadata},"message":${message}}\n`;
+    await mkdir(store);
+    await writeFile(
+      join(store, `${encodeId('not-iterable')}.jsonl`),
+      line(0, '{"role":"user","content":"hi"}') + line(1, '{"role":"assistant","content":42}'),
+    );
+    await writeFile(
+      join(store, `${encodeId('infinite')}.jsonl`),
+      line(0, '{"role":"user","content":"hi","score":1e999}'),
+    );
+    const deep = `{"timestamp":"t","deep":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+    await writeFile(
+      join(store, `${encodeId('deep')}.jsonl`),
+      line(0, '{"role":"user","content":"hi"}') + line(1, '{"role":"assistant","content":"ok"}', deep),
+    );
+    const url = `file:${store}`;
+    const [showNotIterable, showInfinite, exportDeep, exportInfinite] = await Promise.all([
+      cli(['conversations', 'show', 'not-iterable', '--store', url]),
+      cli(['conversations', 'show', 'infinite', '--store', url]),
+      cli(['conversations', 'export', 'deep', '--store', url]),
+      cli(['conversations', 'export', 'infinite', '--store', url]),
+    ]);
+    expectOneLineError(
+      showNotIterable,
+      1,
+      /"not-iterable": stored entry 1 cannot be read as it is \(message\.content: /,
+    );
+    expectOneLineError(
+      showInfinite,
+      1,
+      /"infinite": stored entry 0 cannot be read as it is \(message\.score: Infinity has no JSON form/,
+    );
+    expectOneLineError(
+      exportDeep,
+      1,
+      /"deep": stored entry 1 cannot be read as it is \(metadata\.deep(\[0\])+: nested more than 100/,
+    );
+    expectOneLineError(
+      exportInfinite,
+      1,
+      /"infinite": stored entry 0 cannot be read as it is \(message\.score: Infinity/,
+    );
+    for (const run of [showNotIterable, showInfinite, exportDeep, exportInfinite]) {
+      expect(run.stderr).not.toMatch(/unexpected error/);
+    }
   });
 });

@@ -192,6 +192,22 @@ describe('usageFromCounts', () => {
     expect(invalid(() => usageFromCounts({ model: 3 as never, inputTokens: 1 })).field).toBe('usage.model');
   });
 
+  it('refuses counts past Number.MAX_SAFE_INTEGER (1e300, 2^53) and a total past it, from every reader', () => {
+    const big = Number.MAX_SAFE_INTEGER;
+    expect(invalid(() => usageFromCounts({ inputTokens: 1e300 })).message).toMatch(
+      /^usage\.inputTokens: 1e\+300 is past Number\.MAX_SAFE_INTEGER/,
+    );
+    expect(invalid(() => usageFromCounts({ inputTokens: 1, cacheReadTokens: 2 ** 53 })).field).toBe(
+      'usage.cacheReadTokens',
+    );
+    expect(invalid(() => usageFromCounts({ inputTokens: big, cacheWriteTokens: big })).field).toBe(
+      'total input tokens',
+    );
+    expect(invalid(() => usageFromAnthropic({ input_tokens: 1e300 })).field).toBe('usage.input_tokens');
+    expect(invalid(() => usageFromOpenAI({ prompt_tokens: 2 ** 60 })).field).toBe('usage.prompt_tokens');
+    expect(usageFromCounts({ inputTokens: big }).totalInputTokens).toBe(big);
+  });
+
   it('always has total = input + cache reads + cache writes, whichever provider reported it', () => {
     const n = fc.nat({ max: 2_000_000 });
     fc.assert(

@@ -75,9 +75,20 @@ function describe(value: unknown): string {
   return typeof value;
 }
 
+/**
+ * Counts are refused, not clamped, past `Number.MAX_SAFE_INTEGER` (and a total past it): no
+ * model reads that many tokens, so such a figure is a bug upstream, and learning from it would
+ * turn every later estimate and cost into Infinity or garbage.
+ */
 function count(value: unknown, field: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
     throw new InvalidUsageError(field, `expected a non-negative integer, got ${describe(value)}`);
+  }
+  if (!Number.isSafeInteger(value)) {
+    throw new InvalidUsageError(
+      field,
+      `${describe(value)} is past Number.MAX_SAFE_INTEGER (${Number.MAX_SAFE_INTEGER}); no request has that many tokens, refused`,
+    );
   }
   return value;
 }
@@ -114,12 +125,8 @@ function sample(
   cacheReadTokens: number,
   cacheWriteTokens: number,
 ): UsageSample {
-  const out: UsageSample = {
-    inputTokens,
-    cacheReadTokens,
-    cacheWriteTokens,
-    totalInputTokens: inputTokens + cacheReadTokens + cacheWriteTokens,
-  };
+  const totalInputTokens = count(inputTokens + cacheReadTokens + cacheWriteTokens, 'total input tokens');
+  const out: UsageSample = { inputTokens, cacheReadTokens, cacheWriteTokens, totalInputTokens };
   if (model !== undefined) out.model = model;
   return out;
 }

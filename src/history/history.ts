@@ -158,11 +158,18 @@ export class History {
 
   /**
    * Validates a message the store returned, as `add` validates a new one: a bad one is an
-   * `InvalidStoredMessageError` with its seq, or under `invalidStored: 'skip'` left out with a
-   * warning. Never silently either way. Resolves the format against what is held so far.
+   * `InvalidStoredMessageError` with its seq (also for metadata JSON would not hold), or under
+   * `invalidStored: 'skip'` left out with a warning. Never silently either way. Resolves the format against what is held so far.
    */
   private checkStored(entry: StoredEntry, format: MessageFormat | undefined): Message | null {
     try {
+      // What `add` refuses (a number JSON cannot hold, such as a hand-edited 1e999 read back as
+      // Infinity; nesting no walk may take) is checked first, metadata included.
+      const issues = [
+        ...jsonValueIssues(entry.message, `stored entry ${entry.seq}`),
+        ...jsonValueIssues(entry.metadata, `stored entry ${entry.seq}.metadata`),
+      ];
+      if (issues.length > 0) throw new InvalidMessageError(issues);
       const resolved = resolveConversationFormat(format, entry.message, entry.seq);
       return validateMessage(entry.message, `stored entry ${entry.seq}`, resolved);
     } catch (err) {

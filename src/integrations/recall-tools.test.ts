@@ -68,7 +68,8 @@ describe('AI SDK recallTool', () => {
     const openai = createOpenAI({ apiKey: 'test-key', baseURL: server.baseURL });
     const model = wrapLanguageModel({
       model: openai.chat('gpt-4o'),
-      middleware: contextMiddleware({ budget: 600 }),
+      // The early turns must be able to leave the view: the first user message (the task) is not kept here.
+      middleware: contextMiddleware({ budget: 600, options: { protectTask: false } }),
     });
     const first = server.requests.length;
     const result = await generateText({

@@ -5,7 +5,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { type FileHandle, open, rename, unlink } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /**
@@ -56,4 +56,31 @@ export async function writeFileAtomic(path: string, data: string | Buffer): Prom
     throw error;
   }
   await syncDirectory(dir);
+}
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+}
+
+/**
+ * Creates `dir` and its missing parents, trying each level at most twice. Node's own
+ * `mkdir(dir, { recursive: true })` loops forever where a parent exists but refuses children
+ * with ENOENT (`/proc`, `/sys`); here that is an error naming the directory that cannot be made.
+ */
+export async function makeDirectory(dir: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await mkdir(dir);
+      return;
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === 'EEXIST') {
+        if ((await stat(dir)).isDirectory()) return;
+        throw error;
+      }
+      const parent = dirname(dir);
+      if (code !== 'ENOENT' || attempt > 0 || parent === dir) throw error;
+      await makeDirectory(parent);
+    }
+  }
 }

@@ -1,6 +1,16 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { appendFile, mkdtemp, readdir, readFile, rm, truncate, utimes, writeFile } from 'node:fs/promises';
+import {
+  appendFile,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  truncate,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -204,6 +214,22 @@ describe('FileStore on disk', () => {
     });
   });
 
+  it('creates missing parents, and names a directory that cannot be made instead of spinning', {
+    timeout: 10_000,
+  }, async () => {
+    const nested = new FileStore(join(dir, 'a', 'b', 'c'));
+    await nested.append('c', [entry('x')]);
+    expect(contents(await nested.read('c'))).toEqual(['x']);
+    // Under /proc a parent exists but refuses children with ENOENT: Node's recursive mkdir loops.
+    if (!existsSync('/proc/self')) return;
+    const proc = new FileStore('/proc/contextkit-no-store/x');
+    const error = await proc.append('c', [entry('x')]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreError);
+    expect((error as Error).message).toMatch(
+      /the file store at \/proc\/contextkit-no-store\/x cannot be created/,
+    );
+  });
+
   it('writes metadata through a temp file and leaves none behind', async () => {
     await Promise.all(Array.from({ length: 20 }, (_, i) => store.setMeta('m', { i })));
     await store.replace('m', [entry('x')]);
@@ -231,6 +257,51 @@ describe('FileStore on disk', () => {
     await store.delete('c');
     expect(await other.head('c')).toBe(0);
     await other.close();
+  });
+
+  it("keeps another instance's acknowledged entry when the log was deleted and written again", async () => {
+    // Two instances stand for two processes; ext4 gives the re-created log the old inode back.
+    const timed = (text: string): NewEntry => ({
+      message: { role: 'user', content: text },
+      metadata: { timestamp: '2026-01-01T00:00:00.000Z' },
+    });
+    const a = open();
+    const b = open();
+    await b.append('c', [timed('short')]);
+    await a.read('c');
+    await b.delete('c');
+    const acknowledged = `B: acknowledged, longer than the old log ${'x'.repeat(60)}`;
+    await b.append('c', [timed(acknowledged)]);
+    expect(await a.append('c', [timed('A: next')])).toBe(1);
+    expect(contents(await open().read('c'))).toEqual([acknowledged, 'A: next']);
+    expect(warnings).toEqual([]);
+    expect((await readdir(dir)).filter((f) => f.includes('.torn-'))).toEqual([]);
+    await a.close();
+    await b.close();
+  });
+
+  it('does not trust a cached index when a replaced log has the same size', async () => {
+    const a = open();
+    const b = open();
+    const file = join(dir, `${encodeId('c')}.jsonl`);
+    await b.append('c', [entry('one'), entry('two')]);
+    const before = await stat(file);
+    expect(await a.head('c')).toBe(2);
+    // One entry of the same byte length, with the old mtime (a write in the same clock tick):
+    // only the content tells the two logs apart.
+    await b.delete('c');
+    const single = (await readFile(file).catch(() => Buffer.alloc(0))).length;
+    expect(single).toBe(0);
+    const oneLine = `{"seq":0,"metadata":{"timestamp":"2025-01-01T00:00:00.000Z"},"message":{"role":"user","content":""}}\n`;
+    const text = 'y'.repeat(before.size - oneLine.length);
+    await b.append('c', [entry(text)]);
+    expect((await stat(file)).size).toBe(before.size);
+    await utimes(file, before.atime, before.mtime);
+    expect(await a.head('c')).toBe(1);
+    expect(await a.append('c', [entry('next')])).toBe(1);
+    expect(contents(await open().read('c'))).toEqual([text, 'next']);
+    await a.close();
+    await b.close();
   });
 
   it('stores every message of two instances appending concurrently exactly once', async () => {

@@ -23,22 +23,28 @@
  * torn.
  *
  * `head()` does not re-read the log each time: the byte offset of every entry is cached per
- * conversation together with the file's inode, size and mtime; when another process appends,
- * the size changes and only the new bytes are indexed; a replaced or truncated file (new
- * inode, smaller size) is indexed again from the start. Indexing checks each line's framing
+ * conversation together with the file's inode, birth time, size and mtime and a digest of its
+ * last indexed line; when another process appends, the size changes and only the new bytes are
+ * indexed; a replaced or truncated file (new inode, smaller size) is indexed again from the
+ * start. A file deleted and written again by another process often gets the old inode back
+ * (ext4 reuses them), with an mtime in the same clock tick: so the cache is trusted only while
+ * the line it ended on still holds the same bytes at the same place, and a tail that looks torn
+ * is judged, and cut, only from an index made afresh from the whole file under the lock. Indexing checks each line's framing
  * (sequence number, batch marker, newline); `read` parses and checks in full the lines it
  * returns, so damage inside a line is reported by the read that meets it.
  */
 
+import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
-import { type FileHandle, mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
-import { syncDirectory, writeAll, writeFileAtomic } from './atomic-write.js';
+import { makeDirectory, syncDirectory, writeAll, writeFileAtomic } from './atomic-write.js';
 import { type FileLockOptions, withFileLock } from './file-lock.js';
 import { formatBatch, indexLog, type LogIndex, type LogLocation, parseEntries } from './jsonl-log.js';
 import { decodeId, encodeId, isHashedName, validateConversationId } from './keys.js';
 import { listOptions, pageIds } from './page.js';
+import { serializeEntries, stringifyForStore } from './stored-json.js';
 import type {
   AppendOptions,
   ConversationPage,
@@ -85,9 +91,29 @@ interface Paths {
 
 interface CachedIndex extends LogIndex {
   ino: number;
+  birthtimeMs: number;
   size: number;
   mtimeMs: number;
+  /** Digest of the last entry's line (bytes `offsets[n - 1]` to `validEnd`); '' when there is none. */
+  anchor: string;
   warned?: boolean;
+}
+
+/** The file's identity as `stat` gives it, which a delete and re-create may keep (see above). */
+type FileStamp = Pick<CachedIndex, 'ino' | 'birthtimeMs' | 'size' | 'mtimeMs'>;
+
+function fileStamp(info: { ino: number; birthtimeMs: number; size: number; mtimeMs: number }): FileStamp {
+  return { ino: info.ino, birthtimeMs: info.birthtimeMs, size: info.size, mtimeMs: info.mtimeMs };
+}
+
+function digest(bytes: Buffer): string {
+  return createHash('sha1').update(bytes).digest('base64');
+}
+
+/** The digest of the last line of an index over `bytes` (which start at byte `base`). */
+function anchorOf(index: LogIndex, bytes: Buffer, base: number): string {
+  const last = index.offsets[index.offsets.length - 1];
+  return last === undefined ? '' : digest(bytes.subarray(last - base, index.validEnd - base));
 }
 
 /** The file changed under a read (it shrank): index it again. */
@@ -141,22 +167,6 @@ async function readBytes(handle: FileHandle, start: number, end: number): Promis
     filled += bytesRead;
   }
   return buf;
-}
-
-function toJson(conversationId: string, path: string, value: unknown): string {
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(value);
-  } catch (cause) {
-    throw new StoreError(conversationId, `${path} cannot be stored as JSON: ${(cause as Error).message}`, {
-      cause,
-      code: 'invalid_argument',
-    });
-  }
-  if (json === undefined) {
-    throw new StoreError(conversationId, `${path} cannot be stored as JSON`, { code: 'invalid_argument' });
-  }
-  return json;
 }
 
 /** Throws unless `dir` is an existing directory; `given` is the path as the caller wrote it. */
@@ -232,13 +242,14 @@ export class FileStore implements ConversationStore {
   }
 
   #ensureDir(): Promise<void> {
-    this.#dirReady ??= mkdir(this.dir, { recursive: true }).then(
-      () => undefined,
-      (error: unknown) => {
-        this.#dirReady = undefined;
-        throw error;
-      },
-    );
+    this.#dirReady ??= makeDirectory(this.dir).catch((error: unknown) => {
+      this.#dirReady = undefined;
+      throw new StoreError(
+        undefined,
+        `the file store at ${this.dir} cannot be created there (${(error as Error).message}); choose a directory on a writable file system`,
+        { cause: error },
+      );
+    });
     return this.#dirReady;
   }
 
@@ -318,34 +329,75 @@ export class FileStore implements ConversationStore {
     this.#verifiedIds.add(name);
   }
 
+  /**
+   * The cached index, when it still describes the start of this file: same inode and birth
+   * time, not shorter, and the line it ended on still there byte for byte. A file deleted and
+   * written again can pass the `stat` checks alone.
+   */
+  async #trusted(name: string, handle: FileHandle, info: FileStamp): Promise<CachedIndex | undefined> {
+    const cached = this.#cache.get(name);
+    if (
+      !cached ||
+      cached.ino !== info.ino ||
+      cached.birthtimeMs !== info.birthtimeMs ||
+      info.size < cached.size
+    ) {
+      return undefined;
+    }
+    const last = cached.offsets[cached.offsets.length - 1];
+    if (last !== undefined && digest(await readBytes(handle, last, cached.validEnd)) !== cached.anchor) {
+      return undefined;
+    }
+    return cached;
+  }
+
+  /** Indexes the whole file, as it is now. */
+  async #fullIndex(where: LogLocation, handle: FileHandle, info: FileStamp): Promise<CachedIndex> {
+    const bytes = await readBytes(handle, 0, info.size);
+    const index = indexLog(bytes, 0, 0, where);
+    return { ...index, ...info, anchor: anchorOf(index, bytes, 0) };
+  }
+
+  /**
+   * Indexes the bytes appended after `cached`; `undefined` when they do not continue it
+   * cleanly (torn, or not a valid continuation): only a whole-file index may judge those.
+   */
+  async #indexAppended(
+    where: LogLocation,
+    handle: FileHandle,
+    cached: CachedIndex,
+    info: FileStamp,
+  ): Promise<CachedIndex | undefined> {
+    const bytes = await readBytes(handle, cached.size, info.size);
+    let more: LogIndex;
+    try {
+      more = indexLog(bytes, cached.size, cached.offsets.length, where);
+    } catch (error) {
+      if (error instanceof StoreError) return undefined;
+      throw error;
+    }
+    if (more.torn) return undefined;
+    const offsets = cached.offsets;
+    for (const offset of more.offsets) offsets.push(offset);
+    const anchor = more.offsets.length > 0 ? anchorOf(more, bytes, cached.size) : cached.anchor;
+    return { offsets, validEnd: more.validEnd, ...info, anchor };
+  }
+
   /** The log's index, from the cache when the file is unchanged, else by reading it. */
   async #index(where: LogLocation, name: string, handle: FileHandle, locked: boolean): Promise<CachedIndex> {
     for (let attempt = 0; ; attempt++) {
-      const info = await handle.stat();
-      const cached = this.#cache.get(name);
-      if (cached && cached.ino === info.ino && cached.size === info.size && cached.mtimeMs === info.mtimeMs) {
-        if (cached.torn && locked) this.#warnTorn(where, cached);
-        return cached;
-      }
       try {
-        let index: LogIndex;
-        if (cached && !cached.torn && cached.ino === info.ino && info.size > cached.size) {
-          // Appended by someone else since we last looked: index only the new bytes.
-          const more = indexLog(
-            await readBytes(handle, cached.size, info.size),
-            cached.size,
-            cached.offsets.length,
-            where,
-          );
-          const offsets = cached.offsets;
-          for (const offset of more.offsets) offsets.push(offset);
-          index = more.torn
-            ? { offsets, validEnd: more.validEnd, torn: more.torn }
-            : { offsets, validEnd: more.validEnd };
-        } else {
-          index = indexLog(await readBytes(handle, 0, info.size), 0, 0, where);
+        const info = fileStamp(await handle.stat());
+        const cached = await this.#trusted(name, handle, info);
+        if (cached && cached.size === info.size && cached.mtimeMs === info.mtimeMs) {
+          if (cached.torn && locked) this.#warnTorn(where, cached);
+          return cached;
         }
-        const next: CachedIndex = { ...index, ino: info.ino, size: info.size, mtimeMs: info.mtimeMs };
+        const appended =
+          cached && !cached.torn && info.size > cached.size
+            ? await this.#indexAppended(where, handle, cached, info)
+            : undefined;
+        const next = appended ?? (await this.#fullIndex(where, handle, info));
         this.#cache.set(name, next);
         if (next.torn && locked) this.#warnTorn(where, next);
         return next;
@@ -410,8 +462,12 @@ export class FileStore implements ConversationStore {
     handle: FileHandle,
     index: CachedIndex,
   ): Promise<CachedIndex> {
-    const torn = index.torn;
-    if (!torn) return index;
+    if (!index.torn) return index;
+    // Cut only what the whole file, read now under the lock, shows to be torn.
+    const fresh = await this.#fullIndex(where, handle, fileStamp(await handle.stat()));
+    this.#cache.set(name, fresh);
+    const torn = fresh.torn;
+    if (!torn) return fresh;
     const bytes = await readBytes(handle, torn.fromByte, torn.fromByte + torn.bytes);
     const stamp = Date.now();
     let aside = `${where.file}.torn-${stamp}`;
@@ -430,20 +486,18 @@ export class FileStore implements ConversationStore {
     } finally {
       await asideHandle.close();
     }
-    await handle.truncate(index.validEnd);
+    await handle.truncate(fresh.validEnd);
     await handle.datasync();
     await syncDirectory(this.dir);
     this.#warn(
       `conversation ${JSON.stringify(where.conversationId)}: moved the torn write at line ${torn.line} of ${where.file} ` +
-        `(${torn.bytes} bytes) to ${aside} and cut the log to its ${index.offsets.length} valid entries`,
+        `(${torn.bytes} bytes) to ${aside} and cut the log to its ${fresh.offsets.length} valid entries`,
     );
-    const info = await handle.stat();
     const repaired: CachedIndex = {
-      offsets: index.offsets,
-      validEnd: index.validEnd,
-      ino: info.ino,
-      size: info.size,
-      mtimeMs: info.mtimeMs,
+      offsets: fresh.offsets,
+      validEnd: fresh.validEnd,
+      ...fileStamp(await handle.stat()),
+      anchor: fresh.anchor,
     };
     this.#cache.set(name, repaired);
     return repaired;
@@ -493,9 +547,9 @@ export class FileStore implements ConversationStore {
       validateNewEntries(conversationId, entries);
       const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
       const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
-      const serialized = entries.map((entry, i) => ({
-        metadata: toJson(conversationId, `entries[${i}].metadata`, entry.metadata),
-        message: toJson(conversationId, `entries[${i}].message`, entry.message),
+      const serialized = serializeEntries(conversationId, entries).map(([metadata, message]) => ({
+        metadata,
+        message,
       }));
       if (serialized.length === 0) {
         await this.#checkIdFile(conversationId, name, paths, false);
@@ -536,12 +590,12 @@ export class FileStore implements ConversationStore {
               lineStart = data.indexOf(0x0a, lineStart) + 1;
             }
             const end = start + data.length;
+            const last = index.offsets[index.offsets.length - 1] as number;
             this.#cache.set(name, {
               offsets: index.offsets,
               validEnd: end,
-              ino: info.ino,
-              size: end,
-              mtimeMs: info.mtimeMs,
+              ...fileStamp(info),
+              anchor: digest(data.subarray(last - start)),
             });
           } else {
             this.#cache.delete(name);
@@ -595,9 +649,9 @@ export class FileStore implements ConversationStore {
     return this.#run('replace', conversationId, async (_where, name, paths) => {
       validateNewEntries(conversationId, entries);
       const epoch = validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
-      const serialized = entries.map((entry, i) => ({
-        metadata: toJson(conversationId, `entries[${i}].metadata`, entry.metadata),
-        message: toJson(conversationId, `entries[${i}].message`, entry.message),
+      const serialized = serializeEntries(conversationId, entries).map(([metadata, message]) => ({
+        metadata,
+        message,
       }));
       await this.#ensureDir();
       await this.#locked(paths, conversationId, async () => {
@@ -610,6 +664,48 @@ export class FileStore implements ConversationStore {
         } else {
           await writeFileAtomic(paths.log, formatBatch(0, serialized));
         }
+      });
+    });
+  }
+
+  async pop(conversationId: string): Promise<StoredEntry | undefined> {
+    return this.#run('pop', conversationId, async (where, name, paths) => {
+      await this.#checkIdFile(conversationId, name, paths, false);
+      if (!(await this.#snapshot(where, name, paths, false, async (_, index) => index.offsets.length > 0))) {
+        return undefined;
+      }
+      return this.#locked(paths, conversationId, async () => {
+        const handle = await openIfExists(paths.log, 'r+');
+        if (!handle) return undefined;
+        let entries: StoredEntry[];
+        try {
+          let index = await this.#index(where, name, handle, true);
+          if (index.torn) index = await this.#setTornAside(where, name, handle, index);
+          entries = parseEntries(await readBytes(handle, 0, index.validEnd), 0, where);
+        } finally {
+          await handle.close();
+        }
+        const last = entries.pop();
+        if (!last) return undefined;
+        // The rest is rewritten whole: the last entry may end a batch, which cut short would look torn.
+        this.#cache.delete(name);
+        await writeFileAtomic(paths.epoch, `${newEpoch()}\n`);
+        if (entries.length === 0) {
+          await unlinkIfExists(paths.log);
+          await syncDirectory(this.dir);
+        } else {
+          await writeFileAtomic(
+            paths.log,
+            formatBatch(
+              0,
+              entries.map((entry) => ({
+                metadata: JSON.stringify(entry.metadata),
+                message: JSON.stringify(entry.message),
+              })),
+            ),
+          );
+        }
+        return last;
       });
     });
   }
@@ -629,7 +725,7 @@ export class FileStore implements ConversationStore {
     return this.#run('setMeta', conversationId, async (where, name, paths) => {
       validateMetaValue(conversationId, value);
       const expected = validateCount(conversationId, 'expectedVersion', options?.expectedVersion);
-      const json = toJson(conversationId, 'metadata', value);
+      const json = stringifyForStore(conversationId, 'metadata', value);
       await this.#ensureDir();
       return this.#locked(paths, conversationId, async () => {
         await this.#checkIdFile(conversationId, name, paths, true);

@@ -93,6 +93,10 @@ export class LazyStore implements ConversationStore {
     return (await this.#store()).replace(conversationId, entries, options);
   }
 
+  async pop(conversationId: string): Promise<StoredEntry | undefined> {
+    return (await this.#store()).pop(conversationId);
+  }
+
   async getMeta(conversationId: string): Promise<MetaRecord> {
     return (await this.#store()).getMeta(conversationId);
   }

@@ -14,6 +14,7 @@ import type {
   StoredEntry,
 } from './types.js';
 import {
+  checkEntryValues,
   newEpoch,
   readRange,
   validateCount,
@@ -69,11 +70,13 @@ export class MemoryStore implements ConversationStore {
     if (expected !== undefined && expected !== head) throw new ConflictError(conversationId, expected, head);
     // Copy the whole batch before touching the log, so a value that cannot be copied leaves
     // nothing half-appended.
+    checkEntryValues(conversationId, entries, { depthOnly: true });
     const copies = entries.map((entry, i) => ({
       seq: head + i,
       message: copy(conversationId, entry.message),
       metadata: copy(conversationId, entry.metadata),
     }));
+    checkEntryValues(conversationId, copies);
     if (copies.length > 0) {
       log.push(...copies);
       this.#logs.set(conversationId, log);
@@ -108,14 +111,26 @@ export class MemoryStore implements ConversationStore {
     this.#open(conversationId);
     validateNewEntries(conversationId, entries);
     const epoch = validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
+    checkEntryValues(conversationId, entries, { depthOnly: true });
     const log = entries.map((entry, seq) => ({
       seq,
       message: copy(conversationId, entry.message),
       metadata: copy(conversationId, entry.metadata),
     }));
+    checkEntryValues(conversationId, log);
     if (log.length === 0) this.#logs.delete(conversationId);
     else this.#logs.set(conversationId, log);
     this.#epochs.set(conversationId, epoch);
+  }
+
+  async pop(conversationId: string): Promise<StoredEntry | undefined> {
+    this.#open(conversationId);
+    const log = this.#logs.get(conversationId);
+    const last = log?.pop();
+    if (!log || !last) return undefined;
+    if (log.length === 0) this.#logs.delete(conversationId);
+    this.#epochs.set(conversationId, newEpoch());
+    return last;
   }
 
   async getMeta(conversationId: string): Promise<MetaRecord> {

@@ -3,10 +3,10 @@
  * state that is not a conversation log: cached summaries, exact token counts, calibration.
  */
 
-import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { StoreError } from '../errors.js';
-import { writeFileAtomic } from './atomic-write.js';
+import { makeDirectory, writeFileAtomic } from './atomic-write.js';
 import { compareIds, decodeId, encodeId, isHashedName, validateConversationId } from './keys.js';
 
 /** A key-value store of JSON-like values. Values are copies both ways: mutating one later changes nothing stored. */
@@ -174,7 +174,7 @@ export class FilePersistence implements Persistence {
       );
     }
     try {
-      await mkdir(this.dir, { recursive: true });
+      await makeDirectory(this.dir);
       await writeFileAtomic(this.#file(key), `${json}\n`);
     } catch (error) {
       throw new StoreError(

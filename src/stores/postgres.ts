@@ -555,6 +555,39 @@ export class PostgresStore implements ConversationStore {
     });
   }
 
+  async pop(conversationId: string): Promise<StoredEntry | undefined> {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    const epoch = newEpoch();
+    return this.#transaction(conversationId, 'pop', async (client) => {
+      const locked = await this.#lock(client, idBytes(conversationId), false);
+      if (locked === undefined || locked.head === 0) return undefined;
+      const seq = locked.head - 1;
+      // The entry's search vector is in its row: it leaves the index with it.
+      const removed = await client.query<{ metadata: unknown; message: unknown }>(
+        `DELETE FROM ${this.#t.entries} WHERE conversation_id = $1 AND seq = $2 RETURNING metadata, message`,
+        [locked.id, seq],
+      );
+      const row = removed.rows[0];
+      if (!row) {
+        throw new StoreError(conversationId, `entry ${seq} is missing although the head is ${locked.head}`, {
+          code: 'corrupt',
+        });
+      }
+      const entry = parseStoredEntry(conversationId, seq, row.metadata, row.message);
+      if (seq === 0 && locked.metaVersion === 0) {
+        // Nothing left to list: drop the row, as replace does.
+        await client.query(`DELETE FROM ${this.#t.conversations} WHERE id = $1`, [locked.id]);
+      } else {
+        await client.query(
+          `UPDATE ${this.#t.conversations} SET head = $2, search_head = LEAST(search_head, $2), epoch = $3 WHERE id = $1`,
+          [locked.id, seq, epoch],
+        );
+      }
+      return entry;
+    });
+  }
+
   async getMeta(conversationId: string): Promise<MetaRecord> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);

@@ -27,7 +27,7 @@ import { redactUrl, redactUrlsIn } from '../redact-url.js';
 import { encodeId, validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
 import { pageStart, prefixUpperBound } from './prefix-range.js';
-import { describeFound, parseStoredObject, stringifyForStore } from './stored-json.js';
+import { describeFound, parseStoredObject, serializeEntries, stringifyForStore } from './stored-json.js';
 import type {
   AppendOptions,
   ConversationPage,
@@ -138,6 +138,24 @@ redis.call('ZREM', KEYS[3], ARGV[1])
 return {'ok', 0}
 `;
 
+/**
+ * KEYS: log, meta, index, epoch. ARGV: id, epoch.
+ * Returns {'ok', element, seq} | {'empty', 0} | {'wrongtype', key, type}.
+ */
+const POP = `
+local t = redis.call('TYPE', KEYS[1]).ok
+if t ~= 'list' and t ~= 'none' then return {'wrongtype', KEYS[1], t} end
+local it = redis.call('TYPE', KEYS[3]).ok
+if it ~= 'zset' and it ~= 'none' then return {'wrongtype', KEYS[3], it} end
+local last = redis.call('RPOP', KEYS[1])
+if not last then return {'empty', 0} end
+redis.call('SET', KEYS[4], ARGV[2])
+if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('ZREM', KEYS[3], ARGV[1])
+end
+return {'ok', last, redis.call('LLEN', KEYS[1])}
+`;
+
 interface Script {
   source: string;
   sha: string;
@@ -150,9 +168,24 @@ function script(source: string): Script {
 const SCRIPTS = {
   append: script(APPEND),
   replace: script(REPLACE),
+  pop: script(POP),
   setMeta: script(SET_META),
   delete: script(DELETE),
 };
+
+/** An entry from its list element, `{"metadata":{…},"message":{…}}`. */
+function parseElement(conversationId: string, seq: number, element: unknown): StoredEntry {
+  const record = parseStoredObject(conversationId, `entry ${seq}`, element);
+  const { metadata, message } = record;
+  if (typeof metadata !== 'object' || metadata === null || typeof message !== 'object' || message === null) {
+    throw new StoreError(
+      conversationId,
+      `entry ${seq} is damaged: expected {"metadata":{…},"message":{…}}, found ${describeFound(element)}`,
+      { code: 'corrupt' },
+    );
+  }
+  return { seq, message: message as Message, metadata: metadata as MessageMetadata };
+}
 
 function errorText(error: unknown): string {
   if (error instanceof AggregateError && error.errors.length > 0) {
@@ -322,11 +355,9 @@ export class RedisStore implements ConversationStore {
   }
 
   #serialize(conversationId: string, entries: readonly NewEntry[]): string[] {
-    return entries.map((entry, i) => {
-      const metadata = stringifyForStore(conversationId, `entries[${i}].metadata`, entry.metadata);
-      const message = stringifyForStore(conversationId, `entries[${i}].message`, entry.message);
-      return `{"metadata":${metadata},"message":${message}}`;
-    });
+    return serializeEntries(conversationId, entries).map(
+      ([metadata, message]) => `{"metadata":${metadata},"message":${message}}`,
+    );
   }
 
   async append(
@@ -370,24 +401,7 @@ export class RedisStore implements ConversationStore {
     const elements = await this.#call(conversationId, 'read', [log], () =>
       this.#client.lRange(log, fromSeq, last),
     );
-    return elements.map((element, i) => {
-      const seq = fromSeq + i;
-      const record = parseStoredObject(conversationId, `entry ${seq}`, element);
-      const { metadata, message } = record;
-      if (
-        typeof metadata !== 'object' ||
-        metadata === null ||
-        typeof message !== 'object' ||
-        message === null
-      ) {
-        throw new StoreError(
-          conversationId,
-          `entry ${seq} is damaged: expected {"metadata":{…},"message":{…}}, found ${describeFound(element)}`,
-          { code: 'corrupt' },
-        );
-      }
-      return { seq, message: message as Message, metadata: metadata as MessageMetadata };
-    });
+    return elements.map((element, i) => parseElement(conversationId, fromSeq + i, element));
   }
 
   async head(conversationId: string): Promise<number> {
@@ -415,6 +429,21 @@ export class RedisStore implements ConversationStore {
       [keys.log, keys.meta, this.#index, keys.epoch],
       [conversationId, epoch, ...elements],
     );
+  }
+
+  async pop(conversationId: string): Promise<StoredEntry | undefined> {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    const keys = this.#keys(conversationId);
+    const [status, element, seq] = await this.#eval(
+      conversationId,
+      'pop',
+      SCRIPTS.pop,
+      [keys.log, keys.meta, this.#index, keys.epoch],
+      [conversationId, newEpoch()],
+    );
+    if (status === 'empty') return undefined;
+    return parseElement(conversationId, Number(seq), element);
   }
 
   async getMeta(conversationId: string): Promise<MetaRecord> {

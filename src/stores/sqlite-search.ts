@@ -178,6 +178,37 @@ export class SqliteSearch implements StoreSearch {
   }
 
   /**
+   * Inside a pop's transaction, before entry `seq` (the last, at `rowid`) goes: removes it from
+   * the index when indexed, and from the entries waiting to be. A failing index is left for
+   * `rebuild`.
+   */
+  beforeRemoveLast(conversationId: string, rowid: number, seq: number): void {
+    const waiting = this.#waiting.get(conversationId);
+    if (waiting !== undefined && waiting.head + waiting.rowids.length - 1 === seq) {
+      waiting.rowids.pop();
+      waiting.texts.pop();
+      if (waiting.rowids.length === 0) this.#waiting.delete(conversationId);
+    } else if (waiting !== undefined) {
+      // Not level with the log: left to `catchUp`, as after another writer's append.
+      this.#waiting.delete(conversationId);
+    }
+    try {
+      this.#db.exec('SAVEPOINT contextkit_fts');
+      if (this.#heads(conversationId).search_head > seq) {
+        this.#statement('DELETE FROM entries_fts WHERE rowid = ?').run(rowid);
+        this.#statement('UPDATE conversations SET search_head = ? WHERE conversation_id = ?').run(
+          seq,
+          conversationId,
+        );
+      }
+      this.#db.exec('RELEASE contextkit_fts');
+    } catch {
+      this.#db.exec('ROLLBACK TO contextkit_fts');
+      this.#db.exec('RELEASE contextkit_fts');
+    }
+  }
+
+  /**
    * Inside a replace's or delete's transaction, before the conversation's entries go: removes
    * their rows from the index. A failing index is left for `rebuild`.
    */

@@ -222,6 +222,8 @@ export class SqliteStore implements ConversationStore {
   readonly #deleteIfEmpty: Database.Statement<[string]>;
   readonly #selectEntries: Database.Statement<[string, number, number], EntryRow>;
   readonly #selectMeta: Database.Statement<[string], MetaRow>;
+  readonly #selectLast: Database.Statement<[string, number], EntryRow & { rowid: number }>;
+  readonly #deleteEntry: Database.Statement<[string, number]>;
   readonly #upsertMeta: Database.Statement<[string, string, number]>;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
@@ -293,6 +295,12 @@ export class SqliteStore implements ConversationStore {
       );
       this.#selectEntries = db.prepare<[string, number, number], EntryRow>(
         'SELECT seq, metadata, message FROM entries WHERE conversation_id = ? AND seq >= ? ORDER BY seq LIMIT ?',
+      );
+      this.#selectLast = db.prepare<[string, number], EntryRow & { rowid: number }>(
+        'SELECT rowid, seq, metadata, message FROM entries WHERE conversation_id = ? AND seq = ?',
+      );
+      this.#deleteEntry = db.prepare<[string, number]>(
+        'DELETE FROM entries WHERE conversation_id = ? AND seq = ?',
       );
       this.#selectMeta = db.prepare<[string], MetaRow>(
         'SELECT meta_value, meta_version FROM conversations WHERE conversation_id = ?',
@@ -454,6 +462,27 @@ export class SqliteStore implements ConversationStore {
           this.#setEpoch.run(conversationId, epoch);
           this.search.afterReplace(conversationId, rowids, texts);
           this.#deleteIfEmpty.run(conversationId);
+        })
+        .immediate();
+    });
+  }
+
+  async pop(conversationId: string): Promise<StoredEntry | undefined> {
+    return this.#run(conversationId, 'pop', () => {
+      validateConversationId(conversationId);
+      const epoch = newEpoch();
+      return this.#db
+        .transaction(() => {
+          const head = this.#selectHead.get(conversationId)?.head ?? 0;
+          const row = head > 0 ? this.#selectLast.get(conversationId, head - 1) : undefined;
+          if (!row) return undefined;
+          const entry = parseStoredEntry(conversationId, row.seq, row.metadata, row.message);
+          this.search.beforeRemoveLast(conversationId, row.rowid, row.seq);
+          this.#deleteEntry.run(conversationId, row.seq);
+          this.#upsertHead.run(conversationId, row.seq);
+          this.#setEpoch.run(conversationId, epoch);
+          this.#deleteIfEmpty.run(conversationId);
+          return entry;
         })
         .immediate();
     });

@@ -7,6 +7,7 @@
 import { StoreError } from '../errors.js';
 import type { Message, MessageMetadata } from '../messages/types.js';
 import type { StoredEntry } from './types.js';
+import { checkEntryValues } from './validate.js';
 
 const PREVIEW_CHARS = 60;
 
@@ -92,13 +93,19 @@ export function stringifyForStore(conversationId: string, where: string, value: 
   return text;
 }
 
-/** Each entry's metadata and message as JSON text, for the drivers that store them as text. */
+/**
+ * Each entry's metadata and message as JSON text, for the drivers that store them as text;
+ * refuses what JSON would change (see `checkEntryValues`).
+ */
 export function serializeEntries(
   conversationId: string,
   entries: ReadonlyArray<{ metadata: unknown; message: unknown }>,
 ): Array<[string, string]> {
-  return entries.map((entry, i) => [
+  checkEntryValues(conversationId, entries, { depthOnly: true });
+  const rows = entries.map((entry, i): [string, string] => [
     stringifyForStore(conversationId, `entries[${i}].metadata`, entry.metadata),
     stringifyForStore(conversationId, `entries[${i}].message`, entry.message),
   ]);
+  checkEntryValues(conversationId, entries);
+  return rows;
 }

@@ -103,6 +103,13 @@ export interface ConversationStore {
    * conversation takes a new generation (`options.epoch`, or a random one).
    */
   replace(conversationId: string, entries: readonly NewEntry[], options?: { epoch?: string }): Promise<void>;
+  /**
+   * Removes the last entry and resolves with it, in one atomic step (`undefined`, changing
+   * nothing, when the log is empty): an entry appended concurrently is either removed or kept
+   * whole, never lost. The conversation takes a new generation, as on `replace`, since its log
+   * no longer extends the one other writers read.
+   */
+  pop(conversationId: string): Promise<StoredEntry | undefined>;
   getMeta(conversationId: string): Promise<MetaRecord>;
   /** Compare-and-set: rejects with `ConflictError` when `expectedVersion` is not the current one. */
   setMeta(

@@ -5,6 +5,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { StoreError } from '../errors.js';
+import { jsonValueIssues } from '../messages/json-limits.js';
 import type { NewEntry } from './types.js';
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -51,6 +52,29 @@ export function validateNewEntries(
         `entries[${i}].metadata must be an object, got ${describe(entry.metadata)}`,
         { code: 'invalid_argument' },
       );
+    }
+  });
+}
+
+/**
+ * Refuses (a `StoreError`, code `invalid_argument`, with the path) a batch holding what JSON
+ * would silently change or a walk could not take: the checks `addMessage` makes (`NaN`,
+ * `±Infinity`, `-0`, nesting past `MAX_JSON_DEPTH`, values JSON drops), made again here so that
+ * every path into a store (sessions, histories, `setMessages`, imports, direct calls) gets them.
+ * Drivers check the depth (`depthOnly`) before serializing or copying, which would overflow the
+ * stack on a deep value, and the rest once their own serialization succeeded.
+ */
+export function checkEntryValues(
+  conversationId: string,
+  entries: ReadonlyArray<{ message: unknown; metadata: unknown }>,
+  options: { depthOnly?: boolean } = {},
+): void {
+  entries.forEach((entry, i) => {
+    for (const part of ['message', 'metadata'] as const) {
+      const [issue] = jsonValueIssues(entry[part], `entries[${i}].${part}`, options);
+      if (issue) {
+        throw new StoreError(conversationId, `${issue.path}: ${issue.message}`, { code: 'invalid_argument' });
+      }
     }
   });
 }

@@ -123,11 +123,28 @@ export type ModelPricingInput = Partial<Omit<ModelPricing, 'caching'>> & { cachi
 
 const PRICE_FIELDS = ['input', 'output', 'cacheRead', 'cacheWrite', 'cacheWrite1h'] as const;
 
+/**
+ * The highest price accepted, in USD per million tokens: a dollar a token, far above any model's.
+ * A higher one is a mistake, and would make costs overflow to Infinity (shown as `null`).
+ */
+const MAX_PRICE = 1_000_000;
+
 function nonNegative(where: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
     throw new ConfigurationError(where, 'expected a non-negative number (USD per million tokens)');
   }
   return value;
+}
+
+function price(where: string, value: unknown): number {
+  const checked = nonNegative(where, value);
+  if (checked > MAX_PRICE) {
+    throw new ConfigurationError(
+      where,
+      `${checked} USD per million tokens is more than ${MAX_PRICE} (a dollar a token); check the units`,
+    );
+  }
+  return checked;
 }
 
 function positiveInteger(where: string, value: unknown): number {
@@ -153,10 +170,10 @@ export function checkPricing(where: string, input: unknown, base: ModelPricing |
       throw new ConfigurationError(`${where}.${key}`, 'unknown field');
     }
   }
-  const price = (field: (typeof PRICE_FIELDS)[number], fallback: number | undefined): number | undefined =>
-    given[field] !== undefined ? nonNegative(`${where}.${field}`, given[field]) : fallback;
-  const inputPrice = price('input', base?.input);
-  const output = price('output', base?.output);
+  const priceOf = (field: (typeof PRICE_FIELDS)[number], fallback: number | undefined): number | undefined =>
+    given[field] !== undefined ? price(`${where}.${field}`, given[field]) : fallback;
+  const inputPrice = priceOf('input', base?.input);
+  const output = priceOf('output', base?.output);
   if (inputPrice === undefined)
     throw new ConfigurationError(`${where}.input`, 'required for a model with no known prices');
   if (output === undefined)
@@ -199,8 +216,8 @@ export function checkPricing(where: string, input: unknown, base: ModelPricing |
   const out: ModelPricing = {
     input: inputPrice,
     output,
-    cacheRead: price('cacheRead', base?.cacheRead) ?? inputPrice,
-    cacheWrite: price('cacheWrite', base?.cacheWrite) ?? inputPrice,
+    cacheRead: priceOf('cacheRead', base?.cacheRead) ?? inputPrice,
+    cacheWrite: priceOf('cacheWrite', base?.cacheWrite) ?? inputPrice,
     caching: Object.freeze(caching),
     source:
       typeof given.source === 'string'
@@ -209,7 +226,7 @@ export function checkPricing(where: string, input: unknown, base: ModelPricing |
           ? `${base.source}, overridden`
           : 'user',
   };
-  const oneHour = price('cacheWrite1h', base?.cacheWrite1h);
+  const oneHour = priceOf('cacheWrite1h', base?.cacheWrite1h);
   if (oneHour !== undefined) out.cacheWrite1h = oneHour;
   return Object.freeze(out);
 }

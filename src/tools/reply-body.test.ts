@@ -222,4 +222,32 @@ describe('no secret in warnings', () => {
     expect(out).toContain('[redacted]');
     expect(out).toContain('custom key');
   });
+
+  it('scrubs the configured key in base64 and what is left of it after a split', () => {
+    const key = 'ck-live-7f3a9c1e2d4b6a8f0e1c3d5b7a9f2e4c';
+    const base64 = (text: string) => Buffer.from(text).toString('base64');
+    const cases = [
+      // A proxy that echoes the credential it was sent, in base64, at each byte alignment.
+      `{"echo":"${base64(key)}"}`,
+      `token=${base64(`u:${key}`)};`,
+      `seen ${base64(`ab:${key}:x`)} here`,
+      `url-safe ${Buffer.from(`??${key}`).toString('base64url')}`,
+      // The key cut by a line break, a quote or the end of the quoted body.
+      `key ${key.slice(0, 20)}\n${key.slice(20)} rejected`,
+      `"${key.slice(0, 12)}" + "${key.slice(12)}"`,
+      `invalid key: ${key.slice(0, 30)}`,
+    ];
+    for (const text of cases) {
+      const out = scrubSecrets(text, [key]);
+      expect(out, text).toContain('[redacted]');
+      for (const piece of [key.slice(0, 12), key.slice(12, 24), key.slice(-12)]) {
+        expect(out, text).not.toContain(piece);
+      }
+      expect(out, text).not.toMatch(/[A-Za-z0-9+/]{24,}/);
+    }
+    // Prose and other tokens stay.
+    expect(scrubSecrets('the request was rejected: quota exceeded for project alpha', [key])).toBe(
+      'the request was rejected: quota exceeded for project alpha',
+    );
+  });
 });

@@ -76,16 +76,59 @@ const SECRET_PATTERNS: readonly RegExp[] = [
   /\bAIza[0-9A-Za-z_-]{20,}/g,
 ];
 
+/** The shortest piece of a configured key that is taken for the key when found on its own. */
+const KEY_FRAGMENT_CHARS = 8;
+
+/** Runs of characters a key or its base64 form is made of. */
+const TOKEN = /[A-Za-z0-9._~+/=-]+/g;
+
+/**
+ * What every base64 (and base64url) encoding of a text holding `key` contains, whatever the
+ * bytes before it: for each of the three alignments, the characters that encode the key's bytes
+ * alone. Empty for a key too short to leave a telling run.
+ */
+function base64Cores(key: string): string[] {
+  const bytes = Buffer.from(key, 'utf8');
+  const cores: string[] = [];
+  for (let before = 0; before < 3; before++) {
+    const encoded = Buffer.concat([Buffer.alloc(before), bytes]).toString('base64');
+    const whole = Math.floor((before + bytes.length) / 3) * 4;
+    const core = encoded.slice(before > 0 ? 4 : 0, whole);
+    if (core.length >= KEY_FRAGMENT_CHARS) {
+      cores.push(core, core.replace(/\+/g, '-').replace(/\//g, '_'));
+    }
+  }
+  return cores;
+}
+
+/**
+ * `text` with every trace of `key` redacted: the key itself, a piece of it that stands alone
+ * (what is left of it after a line break, a cut or a quote split it: a run of at least
+ * {@link KEY_FRAGMENT_CHARS} key characters found inside the key), and a base64 run that encodes
+ * it (a `Basic` credential or a token quoted in base64).
+ */
+function scrubKey(text: string, key: string): string {
+  const cores = base64Cores(key);
+  return text
+    .split(key)
+    .join(REDACTED)
+    .replace(TOKEN, (token) => {
+      if (token.length >= KEY_FRAGMENT_CHARS && key.includes(token)) return REDACTED;
+      return cores.some((core) => token.includes(core)) ? REDACTED : token;
+    });
+}
+
 /**
  * `text` with credentials replaced by `[redacted]`: `Authorization`, `x-api-key` and
  * `x-goog-api-key` values, `Bearer …` tokens, key-shaped strings (`sk-…`, `AIza…`) and every
- * occurrence of the given keys (the configured key, when it is at least 4 characters long);
- * URLs in it lose their userinfo and secret query parameters (see `redactUrl`).
+ * trace of the given keys (the configured key, when it is at least 4 characters long: the key,
+ * what is left of it after a split, and its base64 form); URLs in it lose their userinfo and
+ * secret query parameters (see `redactUrl`).
  */
 export function scrubSecrets(text: string, keys: readonly (string | undefined)[] = []): string {
   let out = redactUrlsIn(text);
   for (const key of keys) {
-    if (typeof key === 'string' && key.length >= 4) out = out.split(key).join(REDACTED);
+    if (typeof key === 'string' && key.length >= 4) out = scrubKey(out, key);
   }
   out = out.replace(SECRET_PATTERNS[0]!, (_m, name: string, sep: string) => `${name}${sep}${REDACTED}`);
   for (const pattern of SECRET_PATTERNS.slice(1)) {

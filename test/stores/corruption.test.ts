@@ -20,7 +20,8 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { StoreError } from '../../src/errors.js';
+import { InvalidStoredMessageError, StoreError } from '../../src/errors.js';
+import { ContextManager } from '../../src/manager.js';
 import { encodeId } from '../../src/stores/keys.js';
 import { openPostgresStore } from '../../src/stores/postgres.js';
 import { openRedisStore } from '../../src/stores/redis.js';
@@ -185,8 +186,15 @@ interface DamageCase {
   name: string;
   /** Why this store cannot be tested here, when it cannot. */
   missing?: string | undefined;
-  /** An empty store, and a function that overwrites entry `seq`'s stored message with `text`. */
-  open: () => Promise<{ store: ConversationStore; damage: (seq: number, text: string) => Promise<void> }>;
+  /**
+   * An empty store, a function that overwrites entry `seq`'s stored message with `text`, and one
+   * that overwrites its metadata and message with the JSON texts given.
+   */
+  open: () => Promise<{
+    store: ConversationStore;
+    damage: (seq: number, text: string) => Promise<void>;
+    rewrite: (seq: number, metadata: string, message: string) => Promise<void>;
+  }>;
 }
 
 const damageCases: DamageCase[] = [
@@ -204,6 +212,13 @@ const damageCases: DamageCase[] = [
             ID,
             seq,
           );
+          db.close();
+        },
+        rewrite: async (seq, metadata, message) => {
+          const db = new Database(path);
+          db.prepare(
+            'UPDATE entries SET metadata = ?, message = ? WHERE conversation_id = ? AND seq = ?',
+          ).run(metadata, message, ID, seq);
           db.close();
         },
       };
@@ -227,6 +242,13 @@ const damageCases: DamageCase[] = [
         damage: async (seq, text) => {
           await admin.lSet(`${keyPrefix}conv:${encodeId(ID)}:log`, seq, text);
         },
+        rewrite: async (seq, metadata, message) => {
+          await admin.lSet(
+            `${keyPrefix}conv:${encodeId(ID)}:log`,
+            seq,
+            `{"metadata":${metadata},"message":${message}}`,
+          );
+        },
       };
     },
   },
@@ -249,6 +271,12 @@ const damageCases: DamageCase[] = [
             text,
             seq,
           ]);
+        },
+        rewrite: async (seq, metadata, message) => {
+          await admin.query(
+            `UPDATE "${schema}".contextkit_entries SET metadata = $1, message = $2 WHERE seq = $3`,
+            [metadata, message, seq],
+          );
         },
       };
     },
@@ -284,3 +312,37 @@ describe.each(damageCases)('$name: a damaged entry', ({ missing: reason, open })
     },
   );
 });
+
+describe.each(damageCases)(
+  '$name: entries changed by hand into what addMessage refuses',
+  ({ missing: reason, open }) => {
+    it(
+      'a manager names them (deep metadata, a number read as Infinity), also under invalidStored: skip',
+      skipFor(reason),
+      async () => {
+        const { store, rewrite } = await open();
+        try {
+          await store.append(ID, [entry('zero'), entry('one'), entry('two'), entry('three')]);
+          const deep = `{"timestamp":"${TIMESTAMP}","deep":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+          await rewrite(1, deep, '{"role":"assistant","content":"one"}');
+          await rewrite(2, `{"timestamp":"${TIMESTAMP}"}`, '{"role":"user","content":"two","n":1e999}');
+          const strict = new ContextManager({ store, conversationId: ID });
+          const error = await strict.getMessagesForRequest().catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(InvalidStoredMessageError);
+          expect((error as InvalidStoredMessageError).seq).toBe(1);
+          expect((error as Error).message).toMatch(
+            /stored entry 1\.metadata\.deep(\[0\])+: nested more than 100/,
+          );
+          const warnings: string[] = [];
+          const lenient = new ContextManager({ store, conversationId: ID, invalidStored: 'skip' });
+          lenient.on('context:warn', (w) => warnings.push(w.message));
+          const view = await lenient.getMessagesForRequest();
+          expect(view.map((m) => (m as { content: unknown }).content)).toEqual(['zero', 'three']);
+          expect(warnings.join('\n')).toMatch(/stored entry 2\.n: Infinity has no JSON form/);
+        } finally {
+          await store.close();
+        }
+      },
+    );
+  },
+);

@@ -673,6 +673,91 @@ export function testStore(name: string, factory: () => Promise<StoreFixture>): v
       });
     });
 
+    it('refuses on append and replace what JSON would change or nests too deep, writing nothing', async () => {
+      await store.append('c', [entry('kept')]);
+      let deep: unknown = 1;
+      for (let i = 0; i < 20_000; i++) deep = { k: deep };
+      const bad = (message: Record<string, unknown>, metadata: Record<string, unknown> = {}): NewEntry =>
+        ({
+          message: { role: 'user', content: 'x', ...message },
+          metadata: { timestamp: TIMESTAMP, ...metadata },
+        }) as NewEntry;
+      const cases: Array<[NewEntry, RegExp]> = [
+        [bad({ n: Number.NaN }), /entries\[1\]\.message\.n: NaN/],
+        [bad({}, { n: -0 }), /entries\[1\]\.metadata\.n: -0/],
+        [bad({ n: [Number.POSITIVE_INFINITY] }), /entries\[1\]\.message\.n\[0\]: Infinity/],
+        [bad({}, { deep }), /entries\[1\]\.metadata\.deep(\.k)+: nested more than/],
+      ];
+      for (const [refused, pattern] of cases) {
+        for (const write of [
+          () => store.append('c', [entry('ok'), refused]),
+          () => store.replace('c', [entry('ok'), refused]),
+        ]) {
+          const error = await rejection(write());
+          expect(error).toBeInstanceOf(StoreError);
+          expect((error as StoreError).code).toBe('invalid_argument');
+          expect((error as Error).message).toMatch(pattern);
+        }
+      }
+      expect(texts(await store.read('c'))).toEqual(['kept']);
+    });
+
+    describe('pop', () => {
+      it('removes the last entry and returns it, in a new generation; an empty log gives undefined', async () => {
+        expect(await store.pop('c')).toBeUndefined();
+        expect(await store.head('c')).toBe(0);
+        await store.append('c', [entry('a')]);
+        await store.append('c', [entry('b'), entry('c')]);
+        const before = await store.epoch('c');
+        expect(await store.pop('c')).toStrictEqual({ seq: 2, ...entry('c') });
+        expect(await store.epoch('c')).not.toBe(before);
+        expect(texts(await store.read('c'))).toEqual(['a', 'b']);
+        // The rest of a batch whose last entry left is read whole, here and after reopening.
+        const other = (await fixture.reopen?.()) ?? store;
+        expect(texts(await other.read('c'))).toEqual(['a', 'b']);
+        if (other !== store) await other.close();
+        expect(await store.append('c', [entry('d')])).toBe(2);
+        expect(texts(await store.read('c'))).toEqual(['a', 'b', 'd']);
+        expect((await store.pop('c'))?.seq).toBe(2);
+        expect((await store.pop('c'))?.seq).toBe(1);
+        expect((await store.pop('c'))?.message.content).toBe('a');
+        expect(await store.pop('c')).toBeUndefined();
+        expect(await store.head('c')).toBe(0);
+        expect((await listAll(store)).ids).toEqual([]);
+      });
+
+      it('refuses an entry written by an old generation after the pop', async () => {
+        await store.append('c', [entry('a'), entry('b')], { epoch: 'first' });
+        await store.pop('c');
+        expect(await rejection(store.append('c', [entry('stale')], { epoch: 'first' }))).toBeInstanceOf(
+          EpochConflictError,
+        );
+        expect(texts(await store.read('c'))).toEqual(['a']);
+      });
+
+      it('loses no entry appended while another instance pops', async () => {
+        const other = (await fixture.reopen?.()) ?? store;
+        try {
+          await store.append('c', [entry('seed')]);
+          const popped: string[] = [];
+          for (let round = 0; round < 20; round++) {
+            const [, got] = await Promise.all([
+              store.append('c', [entry(`a${round}`)]),
+              other.pop('c'),
+              other.append('c', [entry(`b${round}`)]),
+            ]);
+            if (got) popped.push(String(got.message.content));
+          }
+          const kept = texts(await store.read('c'));
+          expect(seqs(await store.read('c'))).toEqual(kept.map((_, i) => i));
+          const written = ['seed', ...Array.from({ length: 20 }, (_, r) => [`a${r}`, `b${r}`]).flat()];
+          expect([...kept, ...popped].sort()).toEqual(written.sort());
+        } finally {
+          if (other !== store) await other.close();
+        }
+      });
+    });
+
     describe('generation (epoch)', () => {
       it('has none until an append names one, and then keeps it', async () => {
         expect(await store.epoch('c')).toBeNull();
@@ -823,6 +908,21 @@ export function testStore(name: string, factory: () => Promise<StoreFixture>): v
         expect(await search.find('c', ['apples', 'cherries'], 10)).toEqual({ hits: [], indexed: 0, head: 0 });
         await store.append('c', [said('fresh start')]);
         expect((await search.find('c', ['start'], 10)).hits.map((h) => h.seq)).toEqual([0]);
+      });
+
+      it('follows pop, whether the popped entry was indexed yet or not', async (context) => {
+        const search = searchOf(context);
+        await store.append('c', [said('apples'), said('bananas')]);
+        await store.pop('c');
+        expect(await search.find('c', ['bananas'], 10)).toEqual({ hits: [], indexed: 1, head: 1 });
+        await store.append('c', [said('cherries')]);
+        expect((await search.find('c', ['apples', 'cherries'], 10)).hits.map((h) => h.seq).sort()).toEqual([
+          0, 1,
+        ]);
+        await store.pop('c');
+        await store.append('c', [said('dates')]);
+        expect((await search.find('c', ['cherries'], 10)).hits).toEqual([]);
+        expect((await search.find('c', ['dates'], 10)).hits.map((h) => h.seq)).toEqual([1]);
       });
 
       it('indexes the start of a 10 MB message, and rebuilds and catches up without changing the log', async (context) => {

@@ -24,7 +24,9 @@ import { formatInt } from '../../format-number.js';
 import { ContextManager } from '../../manager.js';
 import { roleOf } from '../../messages/content.js';
 import { detectConversationFormat } from '../../messages/detect.js';
+import { jsonValueIssues } from '../../messages/json-limits.js';
 import type { Message, MessageFormat, MessageMetadata } from '../../messages/types.js';
+import { messageProblems } from '../../messages/validate-message.js';
 import { openStore } from '../../stores/resolve.js';
 import type {
   ConversationPage,
@@ -361,6 +363,10 @@ export class ReadOnlyStoreView implements ConversationStore {
     return this.#refuse('replace', conversationId);
   }
 
+  pop(conversationId: string): Promise<StoredEntry | undefined> {
+    return this.#refuse('pop', conversationId);
+  }
+
   async getMeta(conversationId: string): Promise<MetaRecord> {
     const local = this.#meta.get(conversationId);
     return local ? structuredClone(local) : this.#store.getMeta(conversationId);
@@ -421,6 +427,7 @@ async function showCommand(conversationId: string, options: ShowOptions): Promis
     if (!size.exists) throw notFound(store, conversationId);
     const entries: StoredEntry[] = [];
     for await (const page of entryPages(store, conversationId)) entries.push(...page);
+    for (const entry of entries) checkStoredEntry(conversationId, entry, { metadata: false, valid: true });
     const messages = entries.map((e) => e.message);
     let format: MessageFormat | undefined;
     try {
@@ -487,6 +494,29 @@ async function showCommand(conversationId: string, options: ShowOptions): Promis
 // export
 
 /** The export line of a stored entry (or of its message alone): the same bytes for the same entry. */
+/**
+ * Refuses, naming the entry, a stored entry that was changed by hand or by another program into
+ * what no writer here accepts: JSON that would not come back the same (a number read as
+ * Infinity), nesting no walk may take, and (with `valid`) a message that is not one.
+ */
+function checkStoredEntry(
+  conversationId: string,
+  entry: StoredEntry,
+  options: { metadata: boolean; valid: boolean },
+): void {
+  const issues = [
+    ...(options.metadata ? jsonValueIssues(entry.metadata, 'metadata') : []),
+    ...jsonValueIssues(entry.message, 'message'),
+  ];
+  if (issues.length === 0 && options.valid) issues.push(...messageProblems(entry.message, 'message'));
+  const [issue] = issues;
+  if (!issue) return;
+  throw new CliError(
+    `conversation ${JSON.stringify(conversationId)}: stored entry ${entry.seq} cannot be read as it is (${issue.path}: ${issue.message}); it was left unchanged — fix or remove that entry`,
+    1,
+  );
+}
+
 export function exportLine(entry: StoredEntry, messagesOnly = false): string {
   return messagesOnly
     ? JSON.stringify(entry.message)
@@ -566,7 +596,10 @@ async function exportCommand(conversationId: string, options: ExportOptions): Pr
     try {
       for await (const page of entryPages(store, conversationId, head)) {
         let text = '';
-        for (const entry of page) text += `${exportLine(entry, options.messagesOnly)}\n`;
+        for (const entry of page) {
+          checkStoredEntry(conversationId, entry, { metadata: !options.messagesOnly, valid: false });
+          text += `${exportLine(entry, options.messagesOnly)}\n`;
+        }
         await sink.write(text);
         written += page.length;
         bar?.update(written);
@@ -672,6 +705,12 @@ export function parseImport(text: string, source: string, now: () => Date = () =
   const messages: unknown[] = [];
   const metadata: MessageMetadata[] = [];
   const stamp = now().toISOString();
+  // What JSON.parse made of `1e400` (Infinity) or `-0`, and nesting no walk may take: refused
+  // with the line, as addMessage refuses them.
+  const checkJson = (i: number, value: unknown, path: string) => {
+    const [issue] = jsonValueIssues(value, path);
+    if (issue) throw new CliError(`${where(i)}: ${issue.path}: ${issue.message}`, 1);
+  };
   values.forEach((value, i) => {
     if (kind === 'messages') {
       if (looksLikeEntry(value)) {
@@ -680,6 +719,7 @@ export function parseImport(text: string, source: string, now: () => Date = () =
           1,
         );
       }
+      checkJson(i, value, 'message');
       messages.push(value);
       metadata.push({ timestamp: stamp, source: 'import' });
       return;
@@ -702,6 +742,8 @@ export function parseImport(text: string, source: string, now: () => Date = () =
         1,
       );
     }
+    checkJson(i, value.metadata, 'metadata');
+    checkJson(i, value.message, 'message');
     messages.push(value.message);
     metadata.push(value.metadata as MessageMetadata);
   });

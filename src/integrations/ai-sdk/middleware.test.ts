@@ -219,7 +219,11 @@ describe('contextMiddleware on the prompt a model receives', () => {
         ],
       },
     ];
-    const model = wrapLanguageModel({ model: mock, middleware: contextMiddleware({ budget: 600 }) });
+    // The old turn must be able to leave: its first user message (the task) is not kept here.
+    const model = wrapLanguageModel({
+      model: mock,
+      middleware: contextMiddleware({ budget: 600, options: { protectTask: false } }),
+    });
     await generateText({ model, system: 'Be brief.', messages: history, providerOptions: {} });
     const prompt = seen[0]!;
     // The old turn is gone (or summarized); the system prompt and the latest user message are whole.

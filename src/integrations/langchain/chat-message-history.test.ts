@@ -9,6 +9,7 @@ import {
   ToolMessage,
 } from '@langchain/core/messages';
 import { afterEach, describe, expect, it } from 'vitest';
+import { InvalidMessageError } from '../../errors.js';
 import { ContextManager } from '../../manager.js';
 import { FileStore } from '../../stores/file.js';
 import { MemoryStore } from '../../stores/memory.js';
@@ -102,6 +103,40 @@ describe('ContextkitChatMessageHistory', () => {
     ]);
     expect(read[7]).toBeInstanceOf(ToolMessage);
     expect((read[7] as ToolMessage).tool_call_id).toBe('call_2');
+  });
+
+  it('refuses at the door, storing nothing: a ToolMessage without its call id, numbers JSON changes, deep kwargs', async () => {
+    const history = new ContextkitChatMessageHistory({ sessionId: 'door' });
+    await history.addMessage(new HumanMessage('kept'));
+    let deep: unknown = 1;
+    for (let i = 0; i < 20_000; i++) deep = { k: deep };
+    const cases: Array<[BaseMessage, RegExp]> = [
+      [new ToolMessage({ content: 'x', tool_call_id: '' }), /^messages\[1\]\.tool_call_id: /],
+      [
+        new HumanMessage({ content: 'x', additional_kwargs: { n: Number.NaN } }),
+        /^messages\[1\]\.additional_kwargs\.n: NaN/,
+      ],
+      [
+        new AIMessage({ content: 'x', response_metadata: { neg: -0 } }),
+        /^messages\[1\]\.response_metadata\.neg: -0/,
+      ],
+      [
+        new HumanMessage({ content: 'x', additional_kwargs: { deep } }),
+        /^messages\[1\]\.additional_kwargs\.deep(\.k)+: nested more than/,
+      ],
+    ];
+    for (const [message, pattern] of cases) {
+      const error = await history.addMessages([new HumanMessage('ok'), message]).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidMessageError);
+      expect((error as Error).message).toMatch(pattern);
+    }
+    expect((await history.getMessages()).map((m) => m.content)).toEqual(['kept']);
+    // The conversation stays readable by a manager.
+    const manager = new ContextManager({
+      store: (history as unknown as { store: MemoryStore }).store,
+      conversationId: 'door',
+    });
+    expect(await manager.getMessagesForRequest()).toHaveLength(1);
   });
 
   it('refuses an empty session id', () => {

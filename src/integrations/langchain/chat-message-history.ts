@@ -8,10 +8,12 @@ import {
 import { ConfigurationError } from '../../errors.js';
 import { ContextManager } from '../../manager.js';
 import type { MessageMetadata } from '../../messages/types.js';
+import { validateMessage } from '../../messages/validate-message.js';
 import type { RecallHit, RecallOptions } from '../../recall/recall-hit.js';
 import { MemoryStore } from '../../stores/memory.js';
 import { resolveStore } from '../../stores/resolve.js';
 import type { ConversationStore } from '../../stores/types.js';
+import { checkStorable } from '../storable.js';
 import { toBaseMessages, toOpenAIMessage } from './base-messages.js';
 
 /** Options of `new ContextkitChatMessageHistory(…)`: the store and the session id. */
@@ -62,16 +64,31 @@ export class ContextkitChatMessageHistory extends BaseListChatMessageHistory {
     await this.addMessages([message]);
   }
 
+  /**
+   * Stores the messages; refuses them all (`InvalidMessageError` with the path, nothing stored)
+   * when one holds what JSON would change or nests too deep, or gives a message no conversation
+   * may hold (a `ToolMessage` without its `tool_call_id`).
+   */
   override async addMessages(messages: BaseMessage[]): Promise<void> {
     if (messages.length === 0) return;
+    messages.forEach((message, i) => {
+      // The fields LangChain keeps (its own lc_* bookkeeping repeats them); checked before
+      // LangChain's serializer walks them.
+      for (const [key, value] of Object.entries(message)) {
+        if (!key.startsWith('lc_')) checkStorable(value, `messages[${i}].${key}`);
+      }
+    });
     const head = await this.store.head(this.sessionId);
+    const converted = messages.map((message, i) =>
+      validateMessage(toOpenAIMessage(message, head + i), `messages[${i}]`, 'openai'),
+    );
     const timestamp = new Date().toISOString();
     const stored = mapChatMessagesToStoredMessages(messages);
     await this.store.append(
       this.sessionId,
-      messages.map((message, i) => {
+      converted.map((message, i) => {
         const metadata: MessageMetadata = { timestamp, source: 'langchain', langchain: stored[i] };
-        return { message: toOpenAIMessage(message, head + i), metadata };
+        return { message, metadata };
       }),
     );
   }

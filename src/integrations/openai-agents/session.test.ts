@@ -19,6 +19,7 @@ import {
   toolLoopReply,
 } from '../../../test/support/fake-openai-server.js';
 import { type FakeResponsesServer, startFakeResponses } from '../../../test/support/fake-responses-server.js';
+import { InvalidMessageError } from '../../errors.js';
 import { validateRequest } from '../../messages/validate-request.js';
 import { FileStore } from '../../stores/file.js';
 import { MemoryStore } from '../../stores/memory.js';
@@ -213,6 +214,25 @@ describe('ContextkitSession as a Session', () => {
     await session.clearSession();
     expect(await session.getItems()).toEqual([]);
     expect(await session.popItem()).toBeUndefined();
+  });
+
+  it('refuses items JSON would change (NaN, -0, Infinity: what 1e400 is) with their path, storing nothing', async () => {
+    const store = new MemoryStore();
+    const session = new ContextkitSession({ store, sessionId: 'numbers' });
+    await session.addItems([{ role: 'user', content: 'kept' }]);
+    for (const value of [Number.NaN, -0, Number.POSITIVE_INFINITY]) {
+      const item = {
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'x' }],
+        providerData: { score: value },
+      } as AgentInputItem;
+      const error = await session.addItems([{ role: 'user', content: 'ok' }, item]).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidMessageError);
+      expect((error as Error).message).toMatch(/^items\[1\]\.providerData\.score: /);
+    }
+    expect(await session.getAllItems()).toEqual([{ role: 'user', content: 'kept' }]);
   });
 
   it('clears old outputs on their own items and never splits a call from its result', async () => {

@@ -9,6 +9,7 @@ import { MemoryStore } from '../../stores/memory.js';
 import { resolveStore } from '../../stores/resolve.js';
 import type { ConversationStore } from '../../stores/types.js';
 import { fitThrough, messageKey, syncThrough } from '../fit-through.js';
+import { checkStorable } from '../storable.js';
 import { agentItemsToResponses, responsesToAgentItems } from './agent-items.js';
 
 /** Options of `new ContextkitSession(…)`: where items are stored, under which id, and the budget `getItems` fits. */
@@ -127,7 +128,8 @@ export class ContextkitSession implements Session {
   }
 
   /**
-   * Appends items. Right after `clearSession`, items holding a `compaction` item are what
+   * Appends items; refuses (`InvalidMessageError`, nothing stored) any that JSON would change.
+   * Right after `clearSession`, items holding a `compaction` item are what
    * `OpenAIResponsesCompactionSession` writes back after `responses.compact` (the user messages
    * and the compaction item): they are appended after the stored items, which stay, and
    * `getItems` sends from them on (the compaction item stands for what came before); any other
@@ -135,6 +137,9 @@ export class ContextkitSession implements Session {
    */
   async addItems(items: AgentInputItem[]): Promise<void> {
     if (items.length === 0) return;
+    items.forEach((item, i) => {
+      checkStorable(item, `items[${i}]`);
+    });
     if (this.clearPending && items.some((item) => (item as { type?: unknown }).type === 'compaction'))
       this.clearPending = false;
     await this.settleClear();
@@ -146,16 +151,11 @@ export class ContextkitSession implements Session {
     );
   }
 
+  /** Removes the newest stored item and returns it, in one atomic step of the store (`ConversationStore.pop`). */
   async popItem(): Promise<AgentInputItem | undefined> {
     await this.settleClear();
-    const entries = await this.store.read(this.sessionId);
-    const last = entries[entries.length - 1];
-    if (!last) return undefined;
-    await this.store.replace(
-      this.sessionId,
-      entries.slice(0, -1).map((e) => ({ message: e.message, metadata: e.metadata })),
-    );
-    return last.message as unknown as AgentInputItem;
+    const last = await this.store.pop(this.sessionId);
+    return last?.message as unknown as AgentInputItem | undefined;
   }
 
   /**
