@@ -1,0 +1,141 @@
+/**
+ * What a policy's views kept, to stand beside what they were billed: a view can look cheap by
+ * forgetting. Per call: whether the provider would take the view (valid and within the budget),
+ * whether the task (the first user turn) and the latest user turn are in it; at the last call:
+ * how many of the key values (ids, numbers, dates, paths, emails) of the part the view left out
+ * it still shows. Read the same way for every policy, independently of how each one kept them.
+ */
+import { isToolResultMessage, messageText } from '../messages/content.js';
+import { validateRequest } from '../messages/validate-request.js';
+import type { Message, MessageFormat } from '../messages/types.js';
+
+/** A share below this of accepted views, or of views holding the task, marks a policy unusable. */
+export const USABLE_SHARE = 0.95;
+
+/** What a policy's views kept, summed over a replay. */
+export interface KeptTotals {
+  /** Model calls. */
+  requests: number;
+  /** Views the provider would take: valid by its rules and within the budget. */
+  accepted: number;
+  /** Accepted views holding the task (the first user turn's text), and the latest user turn's. */
+  taskInView: number;
+  latestUserInView: number;
+  /** Key values of the messages the last view left out, and how many of them it still shows. */
+  factsLeftOut: number;
+  factsKept: number;
+}
+
+/**
+ * Whether a policy may be ranked by its price: `null` when it may, or why not (the provider
+ * refuses its views, or they drop the task or the latest user turn).
+ */
+export function unusableReason(kept: KeptTotals): string | null {
+  const { requests, accepted } = kept;
+  if (requests === 0) return null;
+  const reasons: string[] = [];
+  if (accepted < USABLE_SHARE * requests)
+    reasons.push(`the provider would refuse ${requests - accepted} of ${requests} views`);
+  if (kept.taskInView < USABLE_SHARE * accepted)
+    reasons.push(`drops the task from ${accepted - kept.taskInView} of ${accepted} views`);
+  if (kept.latestUserInView < USABLE_SHARE * accepted)
+    reasons.push(`drops the latest user turn from ${accepted - kept.latestUserInView} of ${accepted} views`);
+  return reasons.length === 0 ? null : reasons.join('; ');
+}
+
+/** A user message with words of its own (not one that only returns tool results). */
+function isUserTurn(m: Message): boolean {
+  return m.role === 'user' && !isToolResultMessage(m);
+}
+
+/**
+ * Ids, numbers, dates, paths, emails and URLs: words holding a digit, a slash or an `@`, four
+ * characters or more, stripped of the punctuation that ends a sentence. They are what a model
+ * cannot guess back from a summary, so they are what a kept view must still show.
+ */
+const KEY_VALUE = /[\w.@/:+-]*[\d/@][\w.@/:+-]*/g;
+
+/** The key values of a text, each once. */
+export function keyValues(text: string): string[] {
+  const found = new Set<string>();
+  for (const match of text.matchAll(KEY_VALUE)) {
+    const value = match[0].replace(/^[.:/+-]+|[.:/+-]+$/g, '');
+    if (value.length >= 4 && /[\w]/.test(value)) found.add(value);
+  }
+  return [...found];
+}
+
+/** What the user and the agent said in a message (tool results are data, not what was said). */
+function statedText(m: Message): string {
+  if (m.role === 'assistant' || m.role === 'model') {
+    const args = 'tool_calls' in m && Array.isArray(m.tool_calls) ? JSON.stringify(m.tool_calls) : '';
+    return `${messageText(m)}\n${args}`;
+  }
+  return isUserTurn(m) ? messageText(m) : '';
+}
+
+/** The key values of the stored messages a view left out, and those the view still shows. */
+export function factsOfLeftOut(
+  stored: readonly Message[],
+  view: readonly Message[],
+): { leftOut: number; kept: number } {
+  const inView = new Set(view.map((m) => JSON.stringify(m)));
+  const values = new Set<string>();
+  for (const m of stored) {
+    if (inView.has(JSON.stringify(m))) continue;
+    for (const value of keyValues(statedText(m))) values.add(value);
+  }
+  const text = JSON.stringify(view);
+  let kept = 0;
+  for (const value of values) if (text.includes(value)) kept++;
+  return { leftOut: values.size, kept };
+}
+
+/** Whether `view` shows `text` (a user turn's words) in some message, verbatim. */
+function shows(view: readonly Message[], text: string): boolean {
+  const wanted = text.trim();
+  if (wanted.length === 0) return true;
+  return view.some((m) => messageText(m).includes(wanted));
+}
+
+/** Tallies what one policy's views kept, call by call. */
+export class KeptTally {
+  readonly totals: KeptTotals = {
+    requests: 0,
+    accepted: 0,
+    taskInView: 0,
+    latestUserInView: 0,
+    factsLeftOut: 0,
+    factsKept: 0,
+  };
+  private task: Message | undefined;
+  private latest: Message | undefined;
+  private seen = 0;
+
+  constructor(private readonly format: () => MessageFormat) {}
+
+  /**
+   * One call: `stored` the history so far (only its new messages are read), `view` what the
+   * policy sent (null when it sent nothing), `tokens` the view's count against `budget`.
+   */
+  call(stored: readonly Message[], view: readonly Message[] | null, tokens: number, budget: number): void {
+    for (; this.seen < stored.length; this.seen++) {
+      const m = stored[this.seen]!;
+      if (!isUserTurn(m)) continue;
+      this.task ??= m;
+      this.latest = m;
+    }
+    this.totals.requests++;
+    if (view === null || tokens > budget || !validateRequest(view, this.format()).valid) return;
+    this.totals.accepted++;
+    if (this.task === undefined || shows(view, messageText(this.task))) this.totals.taskInView++;
+    if (this.latest === undefined || shows(view, messageText(this.latest))) this.totals.latestUserInView++;
+  }
+
+  /** The facts of what the last view left out (read once, at the end: it reads the whole history). */
+  finish(stored: readonly Message[], lastView: readonly Message[] | null): void {
+    const facts = factsOfLeftOut(stored, lastView ?? []);
+    this.totals.factsLeftOut = facts.leftOut;
+    this.totals.factsKept = lastView === null ? 0 : facts.kept;
+  }
+}
