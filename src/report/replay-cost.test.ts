@@ -87,7 +87,9 @@ describe('replay cost', () => {
       messages.push({
         role: 'assistant',
         content: null,
-        tool_calls: [{ id, type: 'function', function: { name: 'read', arguments: `{"path":"src/f${i}.ts"}` } }],
+        tool_calls: [
+          { id, type: 'function', function: { name: 'read', arguments: `{"path":"src/f${i}.ts"}` } },
+        ],
       });
       messages.push({ role: 'tool', tool_call_id: id, content: `line ${i}: ${'const x = 1; '.repeat(60)}` });
     }

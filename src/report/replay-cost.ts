@@ -92,11 +92,12 @@ export class ReplayCostTracker {
   private wholeNote = 'the whole history every call';
   private readonly limit: number;
   private readonly kept: { ours: KeptTally; window: KeptTally; whole: KeptTally };
-  private last: { stored: readonly Message[]; ours: readonly Message[] | null; window: readonly Message[] } = {
-    stored: [],
-    ours: null,
-    window: [],
-  };
+  private last: { stored: readonly Message[]; ours: readonly Message[] | null; window: readonly Message[] } =
+    {
+      stored: [],
+      ours: null,
+      window: [],
+    };
 
   constructor(
     private readonly info: ModelInfo,

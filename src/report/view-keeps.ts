@@ -6,8 +6,8 @@
  * it still shows. Read the same way for every policy, independently of how each one kept them.
  */
 import { isToolResultMessage, messageText } from '../messages/content.js';
-import { validateRequest } from '../messages/validate-request.js';
 import type { Message, MessageFormat } from '../messages/types.js';
+import { validateRequest } from '../messages/validate-request.js';
 
 /** A share below this of accepted views, or of views holding the task, marks a policy unusable. */
 export const USABLE_SHARE = 0.95;
