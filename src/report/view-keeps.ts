@@ -44,7 +44,7 @@ export function unusableReason(kept: KeptTotals): string | null {
 }
 
 /** A user message with words of its own (not one that only returns tool results). */
-function isUserTurn(m: Message): boolean {
+export function isUserTurn(m: Message): boolean {
   return m.role === 'user' && !isToolResultMessage(m);
 }
 
@@ -65,35 +65,78 @@ export function keyValues(text: string): string[] {
   return [...found];
 }
 
-/** What the user and the agent said in a message (tool results are data, not what was said). */
-function statedText(m: Message): string {
-  if (m.role === 'assistant' || m.role === 'model') {
-    const args = 'tool_calls' in m && Array.isArray(m.tool_calls) ? JSON.stringify(m.tool_calls) : '';
-    return `${messageText(m)}\n${args}`;
-  }
-  return isUserTurn(m) ? messageText(m) : '';
+/** Tool-call arguments in either format (OpenAI `tool_calls`, Anthropic `tool_use` inputs). */
+function callsText(m: Message): string {
+  const calls = 'tool_calls' in m && Array.isArray(m.tool_calls) ? m.tool_calls : [];
+  const uses = Array.isArray(m.content)
+    ? (m.content as Array<{ type?: unknown }>).filter((b) => b?.type === 'tool_use')
+    : [];
+  return calls.length + uses.length === 0 ? '' : `\n${JSON.stringify(calls)}\n${JSON.stringify(uses)}`;
 }
 
-/** The key values of the stored messages a view left out, and those the view still shows. */
+/**
+ * The key values of what the user and the agent said in a message, tool-call arguments included
+ * (tool results are data the agent can fetch again, not what was said).
+ */
+const said = new WeakMap<Message, readonly string[]>();
+function saidValues(m: Message): readonly string[] {
+  let values = said.get(m);
+  if (values === undefined) {
+    const stated = m.role === 'assistant' || m.role === 'model' || isUserTurn(m);
+    values = stated ? keyValues(messageText(m) + callsText(m)) : [];
+    said.set(m, values);
+  }
+  return values;
+}
+
+/** The key values a view message shows the model: all its text and tool-call arguments. */
+const shown = new WeakMap<Message, readonly string[]>();
+function shownValues(m: Message): readonly string[] {
+  let values = shown.get(m);
+  if (values === undefined) {
+    values = keyValues(messageText(m) + callsText(m));
+    shown.set(m, values);
+  }
+  return values;
+}
+
+const jsons = new WeakMap<Message, string>();
+function jsonOf(m: Message): string {
+  let json = jsons.get(m);
+  if (json === undefined) {
+    json = JSON.stringify(m);
+    jsons.set(m, json);
+  }
+  return json;
+}
+
+/**
+ * The key values said in the stored messages a view left out (not in it byte for byte), and how
+ * many of them the view still shows anywhere (a summary, the facts block, a later message).
+ * Each message is read once however many views are judged, so judging every view of a long
+ * session stays linear in what it holds.
+ */
 export function factsOfLeftOut(
   stored: readonly Message[],
   view: readonly Message[],
 ): { leftOut: number; kept: number } {
-  const inView = new Set(view.map((m) => JSON.stringify(m)));
+  const inView = new Set(view.map(jsonOf));
   const values = new Set<string>();
   for (const m of stored) {
-    if (inView.has(JSON.stringify(m))) continue;
-    for (const value of keyValues(statedText(m))) values.add(value);
+    const own = saidValues(m);
+    if (own.length === 0 || inView.has(jsonOf(m))) continue;
+    for (const value of own) values.add(value);
   }
-  const text = JSON.stringify(view);
+  const visible = new Set<string>();
+  for (const m of view) for (const value of shownValues(m)) visible.add(value);
   let kept = 0;
-  for (const value of values) if (text.includes(value)) kept++;
+  for (const value of values) if (visible.has(value)) kept++;
   return { leftOut: values.size, kept };
 }
 
-/** Whether `view` shows `text` (a user turn's words) in some message, verbatim. */
-function shows(view: readonly Message[], text: string): boolean {
-  const wanted = text.trim();
+/** Whether `view` shows `message`'s words (a user turn's) in some message, verbatim. */
+export function shows(view: readonly Message[], message: Message): boolean {
+  const wanted = messageText(message).trim();
   if (wanted.length === 0) return true;
   return view.some((m) => messageText(m).includes(wanted));
 }
@@ -128,8 +171,8 @@ export class KeptTally {
     this.totals.requests++;
     if (view === null || tokens > budget || !validateRequest(view, this.format()).valid) return;
     this.totals.accepted++;
-    if (this.task === undefined || shows(view, messageText(this.task))) this.totals.taskInView++;
-    if (this.latest === undefined || shows(view, messageText(this.latest))) this.totals.latestUserInView++;
+    if (this.task === undefined || shows(view, this.task)) this.totals.taskInView++;
+    if (this.latest === undefined || shows(view, this.latest)) this.totals.latestUserInView++;
   }
 
   /** The facts of what the last view left out (read once, at the end: it reads the whole history). */
