@@ -48,15 +48,18 @@ export function checkFrontier(
         .sort((a, b) => a.price[model] - b.price[model]);
       const best = meeting[0];
       const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+      // The goal holds us to every usable peer; one that drops the task is said so beside it.
+      const unranked = peer.unranked ? ` (${peer.name} is not ranked: ${peer.unranked})` : '';
       checks.push({
         peer: peer.name,
         model,
         ...(best ? { met: best.name } : {}),
-        detail: best
-          ? `${best.name} ${show(best.price[model])} and ${pct(best.kept)} vs ${peer.name} ${show(peer.price[model])} and ${pct(peer.kept)}`
-          : `no setting at ≤ ${show(peer.price[model])} keeps ≥ ${pct(peer.kept)} (${ours
-              .map((o) => `${o.name} ${show(o.price[model])}, ${pct(o.kept)}`)
-              .join('; ')})`,
+        detail:
+          (best
+            ? `${best.name} ${show(best.price[model])} and ${pct(best.kept)} vs ${peer.name} ${show(peer.price[model])} and ${pct(peer.kept)}`
+            : `no setting at ≤ ${show(peer.price[model])} keeps ≥ ${pct(peer.kept)} (${ours
+                .map((o) => `${o.name} ${show(o.price[model])}, ${pct(o.kept)}`)
+                .join('; ')})`) + unranked,
       });
     }
   }

@@ -7,7 +7,9 @@ import { factsOfLeftOut, KeptTally, keyValues, unusableReason } from './view-kee
 describe('what a view kept', () => {
   it('reads ids, numbers, dates, paths and emails as key values, not plain words', () => {
     expect(
-      keyValues('Customer usr_0a1f (ana.12@example.com) paid 4127 USD on 2024-05-01 for src/date.ts. Thanks, ok 7.'),
+      keyValues(
+        'Customer usr_0a1f (ana.12@example.com) paid 4127 USD on 2024-05-01 for src/date.ts. Thanks, ok 7.',
+      ),
     ).toEqual(['usr_0a1f', 'ana.12@example.com', '4127', '2024-05-01', 'src/date.ts']);
   });
 
