@@ -13,6 +13,8 @@ export interface FrontierPoint {
   name: string;
   /** contextkit, at one of its settings. */
   ours: boolean;
+  /** One of the points of the setting that moves along the frontier (joined by a line). */
+  onLine?: boolean;
   /** Billed input per request at each priced model (NaN when it sent no usable view). */
   price: Record<PricedModel, number>;
   /** Facts kept (answers in view on chats), as a share. */
@@ -115,22 +117,30 @@ function panel(points: readonly FrontierPoint[], model: PricedModel, dx: number)
     `<text x="${dx + M.left + pw / 2}" y="${H - 8}" text-anchor="middle">billed input per request (USD)</text>`,
     `<text transform="translate(${dx + 14} ${M.top + ph / 2}) rotate(-90)" text-anchor="middle">kept</text>`,
   );
-  const ours = drawn.filter((p) => p.ours).sort((a, b) => a.price[model] - b.price[model]);
+  const ours = drawn.filter((p) => p.onLine).sort((a, b) => a.price[model] - b.price[model]);
   if (ours.length > 1) {
     out.push(
       `<polyline class="ours-line" points="${ours.map((p) => `${x(p.price[model]).toFixed(1)},${y(p.kept).toFixed(1)}`).join(' ')}"/>`,
     );
   }
-  for (const p of drawn) {
+  // Labels nudged down until they clear those already placed, so near points stay legible.
+  const placed: Array<{ x0: number; x1: number; y: number }> = [];
+  for (const p of [...drawn].sort((a, b) => b.kept - a.kept)) {
     const cls = p.ours ? 'ours' : p.unranked ? 'unranked' : 'peer';
     const px = x(p.price[model]);
     const py = y(p.kept);
     const label = `${p.name}${p.unranked ? ' (not ranked)' : ''}`;
     const right = px < dx + M.left + pw * 0.6;
+    const width = label.length * 5.6;
+    const x0 = right ? px + 7 : px - 7 - width;
+    const x1 = x0 + width;
+    let ly = py - 6;
+    while (placed.some((b) => b.x0 < x1 && x0 < b.x1 && Math.abs(b.y - ly) < 11)) ly += 11;
+    placed.push({ x0, x1, y: ly });
     out.push(
       `<g><title>${escapeHtml(`${label}: ${money(p.price[model])} per request, ${(100 * p.kept).toFixed(1)}% kept${p.unranked ? `; ${p.unranked}` : ''}`)}</title>` +
         `<circle cx="${px.toFixed(1)}" cy="${py.toFixed(1)}" r="4.5" class="${cls}"/>` +
-        `<text x="${(px + (right ? 7 : -7)).toFixed(1)}" y="${(py - 6).toFixed(1)}" text-anchor="${right ? 'start' : 'end'}" class="label ${cls}-label">${escapeHtml(label)}</text></g>`,
+        `<text x="${(px + (right ? 7 : -7)).toFixed(1)}" y="${ly.toFixed(1)}" text-anchor="${right ? 'start' : 'end'}" class="label ${cls}-label">${escapeHtml(label)}</text></g>`,
     );
   }
   return out.join('');
@@ -143,7 +153,7 @@ export function frontierSvg(title: string, keptLabel: string, points: readonly F
     'text{font:11px system-ui,sans-serif;fill:#333}.title{font-weight:600;font-size:12px}' +
     '.grid{stroke:#e4e7ec}.axis{stroke:#667085}.ours-line{fill:none;stroke:#1f6feb;stroke-width:1.5}' +
     '.ours{fill:#1f6feb}.peer{fill:#e8590c}.unranked{fill:#fff;stroke:#98a2b3;stroke-width:1.5}' +
-    '.label{font-size:10px}.ours-label{fill:#1f4fa8}.unranked-label{fill:#98a2b3}';
+    '.label{font-size:10px;paint-order:stroke;stroke:#fff;stroke-width:3px}.ours-label{fill:#1f4fa8}.unranked-label{fill:#98a2b3}';
   const head = `<text x="${width / 2}" y="${H + 18}" text-anchor="middle" class="title">${escapeHtml(
     `${title}: ${keptLabel} against billed input per request (up and left is better; hollow: not ranked)`,
   )}</text>`;

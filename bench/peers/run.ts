@@ -53,6 +53,8 @@ const OURS = contextkitDefault.name;
 const OURS_TOO = new Set(
   [contextkitDefault, contextkitTaskNotKept, contextkitTruncate, ...contextkitEconomies].map((p) => p.name),
 );
+/** The settings that move along the frontier: the `economy` presets (`contextkit` is `balanced`). */
+const ON_THE_LINE = new Set([contextkitDefault, ...contextkitEconomies].map((p) => p.name));
 /** The chat set's budget, as a share of each chat's size. */
 const CHAT_BUDGET = 0.4;
 
@@ -634,6 +636,7 @@ function frontier(
     return {
       name,
       ours: OURS_TOO.has(name),
+      onLine: ON_THE_LINE.has(name),
       price: { 'gpt-4o': perRequest(t, 'gpt-4o'), 'claude-sonnet-4-5': perRequest(t, 'claude-sonnet-4-5') },
       kept: keptOf(t),
       usable: goalUsable(t),
