@@ -89,7 +89,8 @@ function summaryLines(report: ReplayReport, written: string[]): string[] {
     const kept = (a: typeof ours): string => {
       const k = a.kept;
       const of = (part: number, all: number) => (all > 0 ? share(part / all) : '–');
-      const facts = k.factsLeftOut > 0 ? `, ${of(k.factsKept, k.factsLeftOut)} of the facts it left out kept` : '';
+      const facts =
+        k.factsLeftOut > 0 ? `, ${of(k.factsKept, k.factsLeftOut)} of the facts it left out kept` : '';
       const mark = a.unusable ? ` [not ranked: ${a.unusable}]` : '';
       return ` (views taken ${of(k.accepted, k.requests)}, task in ${of(k.taskInView, k.accepted)}, latest user turn in ${of(k.latestUserInView, k.accepted)}${facts})${mark}`;
     };
