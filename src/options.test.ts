@@ -150,9 +150,9 @@ describe('economy: one setting along billed input against what is kept', () => {
     expect((refused({ economy: 'cheap' }) as Error).message).toBe(
       'economy: "cheap" is not one of "rich", "balanced", "lean", "minimal"',
     );
-    // A preset's target above an explicit threshold is refused as an explicit one would be.
-    expect((refused({ economy: 'rich', compactThreshold: 0.7 }) as Error).message).toMatch(
-      /targetUsage: \(0\.75\) must not be above compactThreshold \(0\.7\)/,
+    // Shares given together against each other are refused whatever the preset.
+    expect((refused({ economy: 'rich', compactThreshold: 0.5, targetUsage: 0.6 }) as Error).message).toMatch(
+      /targetUsage: \(0\.6\) must not be above compactThreshold \(0\.5\)/,
     );
   });
 
