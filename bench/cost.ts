@@ -26,6 +26,26 @@ function share(part: number, whole: number): string {
   return whole > 0 ? `${((100 * part) / whole).toFixed(1)}%` : '–';
 }
 
+/** What the policy's views kept, beside its price: a policy can look cheap by forgetting. */
+function kept(a: CostAlternative): string[] {
+  const k = a.kept;
+  return [
+    share(k.accepted, k.requests),
+    share(k.taskInView, k.accepted),
+    share(k.latestUserInView, k.accepted),
+    share(k.factsKept, k.factsLeftOut),
+    a.unusable ? `not ranked: ${a.unusable}` : 'yes',
+  ];
+}
+
+const KEPT_HEADERS = [
+  'views the provider takes',
+  'task in view',
+  'latest user turn in view',
+  'facts kept of what left (last view)',
+  'ranked',
+];
+
 function row(label: string, a: CostAlternative): string[] {
   const t = a.totals;
   return a.fits
@@ -35,8 +55,9 @@ function row(label: string, a: CostAlternative): string[] {
         t.inputTokens.toLocaleString('en-US'),
         share(t.cachedTokens, t.inputTokens),
         usd(t.price),
+        ...kept(a),
       ]
-    : [label, '–', '–', '–', a.note];
+    : [label, '–', '–', '–', a.note, ...kept(a)];
 }
 
 /** Runs the cost benchmark and writes `bench/results/cost.md`. */
@@ -68,8 +89,11 @@ export async function runCostBenchmark(args: readonly string[]): Promise<void> {
     const [ours, window, whole] = steady.cost.alternatives;
     report.heading(`${model} (${format} session), one call every 30 s`);
     report.table(
-      ['policy', 'requests', 'input tokens', 'read from cache', 'billed input'],
+      ['policy', 'requests', 'input tokens', 'read from cache', 'billed input', ...KEPT_HEADERS],
       [row('contextkit', ours!), row('sliding window', window!), row('no compaction', whole!)],
+    );
+    report.note(
+      'Beside each price, what its views kept: the share the provider would take (valid, within the budget), the share of those holding the task (the first user turn) and the latest user turn, and of the ids, numbers, dates and paths said in what the last view left out, the share it still shows. A policy whose views are refused or drop the task or latest user turn on more than 5% of calls is not ranked.',
     );
     const ratio = (ours!.totals.price ?? 0) / (window!.totals.price ?? 1);
     report.note(

@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 type Block =
   | { kind: 'heading'; text: string }
   | { kind: 'note'; text: string }
-  | { kind: 'table'; headers: string[]; rows: string[][] };
+  | { kind: 'table'; headers: string[]; rows: string[][] }
+  | { kind: 'chart'; alt: string; file: string; svg: string };
 
 /** Where reports are written: beside the benchmarks, whatever the working directory. */
 export const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'results');
@@ -36,12 +37,22 @@ export class Report {
     return this;
   }
 
+  /**
+   * A chart, drawn as SVG: written beside the report as `<file>` and shown in the markdown as an
+   * image; the terminal gets its path.
+   */
+  chart(alt: string, file: string, svg: string): this {
+    this.blocks.push({ kind: 'chart', alt, file, svg });
+    return this;
+  }
+
   /** Aligned plain text for the terminal. */
   toText(): string {
     const out: string[] = [this.title, '='.repeat(this.title.length), ''];
     for (const block of this.blocks) {
       if (block.kind === 'heading') out.push(block.text, '-'.repeat(block.text.length));
       else if (block.kind === 'note') out.push(block.text);
+      else if (block.kind === 'chart') out.push(`[chart: ${join(RESULTS_DIR, block.file)}]`);
       else out.push(...textTable(block.headers, block.rows));
       out.push('');
     }
@@ -54,16 +65,20 @@ export class Report {
     for (const block of this.blocks) {
       if (block.kind === 'heading') out.push(`## ${block.text}`);
       else if (block.kind === 'note') out.push(block.text);
+      else if (block.kind === 'chart') out.push(`![${block.alt}](${block.file})`);
       else out.push(...markdownTable(block.headers, block.rows));
       out.push('');
     }
     return out.join('\n');
   }
 
-  /** Writes the markdown to `bench/results/<name>.md`, replacing the previous run's. */
+  /** Writes the markdown to `bench/results/<name>.md` (and its charts beside it), replacing the previous run's. */
   write(name: string): string {
     mkdirSync(RESULTS_DIR, { recursive: true });
     const path = join(RESULTS_DIR, `${name}.md`);
+    for (const block of this.blocks) {
+      if (block.kind === 'chart') writeFileSync(join(RESULTS_DIR, block.file), block.svg);
+    }
     writeFileSync(path, this.toMarkdown());
     return path;
   }

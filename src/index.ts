@@ -158,6 +158,10 @@ export {
   type AddMessageOptions,
   type ContextManagerOptions,
   DEFAULTS,
+  ECONOMY,
+  ECONOMY_PRESETS,
+  type Economy,
+  type EconomySettings,
   type GuardLevels,
   type ProviderCompactionOptions,
   type ProviderInfo,
@@ -174,6 +178,7 @@ export {
   type ReplayTurn,
   replayConversation,
 } from './report/replay.js';
+export type { KeptTotals } from './report/view-keeps.js';
 export * from './stores/index.js';
 export { metaPersistence } from './stores/meta-persistence.js';
 export * from './tokens/index.js';

@@ -19,7 +19,7 @@ import type { UsageSample } from './guard/usage.js';
 import { resetUsageWarning } from './guard/usage-warning.js';
 import { History } from './history/history.js';
 import { LiveEntries } from './history/live-entries.js';
-import { type ContextManagerOptions, DEFAULTS, resolveShares, type Usage } from './options.js';
+import { type ContextManagerOptions, DEFAULTS, economySettings, type Usage } from './options.js';
 import { RecallIndex } from './recall/recall-index.js';
 import { metaPersistence } from './stores/meta-persistence.js';
 import { resolveStore } from './stores/resolve.js';
@@ -43,6 +43,7 @@ export type ManagerSettings = Readonly<
       | 'strategy'
       | 'facts'
       | 'exactCountAt'
+      | 'recall'
     >
   >
 > & { model?: string };
@@ -69,19 +70,20 @@ export function composeParts(
   emitter: ContextEmitter,
   onReloaded: () => void,
 ): ManagerParts {
-  const shares = resolveShares(options);
+  const economy = economySettings(options);
   const settings: ManagerSettings = {
     maxTokens: options.maxTokens ?? DEFAULTS.maxTokens,
-    compactThreshold: shares.compactThreshold,
-    targetUsage: shares.targetUsage,
+    compactThreshold: economy.compactThreshold,
+    targetUsage: economy.targetUsage,
     preserveSystem: options.preserveSystem ?? DEFAULTS.preserveSystem,
     protectTask: options.protectTask ?? DEFAULTS.protectTask,
-    keepToolResults: options.keepToolResults ?? DEFAULTS.keepToolResults,
+    keepToolResults: economy.keepToolResults,
     safetyMargin: options.safetyMargin ?? DEFAULTS.safetyMargin,
     conversationId: options.conversationId ?? 'default',
     strategy: options.strategy ?? 'summarize',
     facts: options.facts ?? 'system',
     exactCountAt: options.exactCountAt ?? DEFAULTS.exactCountAt,
+    recall: economy.recall,
     ...(options.model !== undefined ? { model: options.model } : {}),
   };
   const conversationId = settings.conversationId;
@@ -134,8 +136,8 @@ export function composeParts(
     facts: settings.facts,
     compactionNotice: options.compactionNotice === true,
     cacheBreakpoints: options.cacheBreakpoints ?? 'off',
-    memoryShare: shares.memoryShare,
-    recall: options.recall === true,
+    memoryShare: economy.memoryShare,
+    recall: economy.recall,
     ...(tools !== undefined ? { tools } : {}),
     ...(providerCompact !== undefined ? { providerCompact } : {}),
     ...(options.providerCompaction
@@ -167,7 +169,7 @@ export function composeParts(
     countText: (text) => measurer.defaultCounter(history.format).countText(text),
     ...(store ? { store } : {}),
     conversationId,
-    eager: options.recall === true,
+    eager: settings.recall,
     onWarn: warn,
   });
   return { settings, store, history, measurer, guard, conversation, live, recallIndex };

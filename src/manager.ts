@@ -95,7 +95,7 @@ export class ContextManager {
     this.conversation = parts.conversation;
     this.live = parts.live;
     this.recallIndex = parts.recallIndex;
-    this.recallEnabled = options.recall === true;
+    this.recallEnabled = parts.settings.recall;
     this.loaded = !parts.store;
     this.queue = parts.store ? this.load().catch(() => undefined) : Promise.resolve();
   }

@@ -1,12 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError } from './errors.js';
+import { longSessionMessages } from '../test/support/arbitraries.js';
+import { ConfigurationError, ContextOverflowError } from './errors.js';
 import { ContextGuard } from './guard/guard.js';
 import { ContextMeasurer } from './guard/measurer.js';
 import { ContextManager, type ContextManagerOptions } from './manager.js';
 import { messageText } from './messages/content.js';
-import { DEFAULTS } from './options.js';
+import { validateRequest } from './messages/validate-request.js';
+import { DEFAULTS, ECONOMY_PRESETS } from './options.js';
+
+const FORMATS = ['openai', 'anthropic'] as const;
 
 const refused = (options: unknown) => {
   try {
@@ -136,6 +141,81 @@ describe('the documented defaults (issue 23, item 6)', () => {
     const measurer = new ContextMeasurer({ maxTokens: 1000 });
     expect(() => new ContextGuard({ measurer, strategy: 'summarise' as 'summarize' })).toThrow(
       /strategy: "summarise" is not one of "summarize", "truncate", "smart", "layered", or a function/,
+    );
+  });
+});
+
+describe('economy: one setting along billed input against what is kept', () => {
+  it('refuses a preset it does not know, naming the ones it does', () => {
+    expect((refused({ economy: 'cheap' }) as Error).message).toBe(
+      'economy: "cheap" is not one of "rich", "balanced", "lean", "minimal"',
+    );
+    // Shares given together against each other are refused whatever the preset.
+    expect((refused({ economy: 'rich', compactThreshold: 0.5, targetUsage: 0.6 }) as Error).message).toMatch(
+      /targetUsage: \(0\.6\) must not be above compactThreshold \(0\.5\)/,
+    );
+  });
+
+  it('moves the trigger, the target and recall together; an option given explicitly wins', async () => {
+    const usageOf = async (options: ContextManagerOptions) => {
+      const ctx = new ContextManager({ model: 'gpt-4o', ...options });
+      await ctx.addMessage({ role: 'user', content: 'hi' });
+      await ctx.getMessagesForRequest({ tokenBudget: 10_000 });
+      const { trigger, target } = ctx.usage();
+      return { usage: { trigger, target }, recall: ctx.recallEnabled };
+    };
+    const balanced = await usageOf({});
+    expect(balanced).toMatchObject({ usage: { trigger: 9_200, target: 6_000 }, recall: false });
+    expect(await usageOf({ economy: 'balanced' })).toEqual(balanced);
+    expect(await usageOf({ economy: 'lean' })).toMatchObject({
+      usage: { trigger: 6_000, target: 3_500 },
+      recall: true,
+    });
+    expect(await usageOf({ economy: 'minimal', targetUsage: 0.3, recall: false })).toMatchObject({
+      usage: { trigger: 3_500, target: 3_000 },
+      recall: false,
+    });
+  });
+
+  it('sends smaller views the leaner the preset, each valid and within the budget', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 1_000 }),
+        fc.constantFrom(...FORMATS),
+        async (seed, format) => {
+          const history = longSessionMessages(240, format, seed);
+          const budget = 6_000;
+          const average: number[] = [];
+          for (const economy of ECONOMY_PRESETS) {
+            const ctx = new ContextManager({ model: 'gpt-4o', economy });
+            let sent = 0;
+            let calls = 0;
+            for (const [i, message] of history.entries()) {
+              if (message.role === 'assistant' && i > 0) {
+                // A turn whose own messages are over the budget is declined at every preset alike.
+                const view = await ctx
+                  .getMessagesForRequest({ tokenBudget: budget, provider: format })
+                  .catch((error: unknown) => {
+                    expect(error).toBeInstanceOf(ContextOverflowError);
+                    return null;
+                  });
+                if (view !== null) {
+                  expect(validateRequest(view, format).problems).toEqual([]);
+                  expect(ctx.usage().tokens).toBeLessThanOrEqual(budget);
+                  sent += ctx.usage().tokens;
+                  calls++;
+                }
+              }
+              await ctx.addMessage(message);
+            }
+            average.push(sent / calls);
+          }
+          // From `balanced` down each preset sends less on average; `rich` only aims higher (at a
+          // small budget its rarer compactions can average out near `balanced`'s).
+          for (let i = 2; i < average.length; i++) expect(average[i]!).toBeLessThan(average[i - 1]!);
+        },
+      ),
+      { numRuns: 3 },
     );
   });
 });

@@ -201,6 +201,14 @@ export interface ContextManagerOptions {
    * and the facts block tells the model the tool exists.
    */
   recall?: boolean;
+  /**
+   * One setting for the trade between billed input and what the views keep (default
+   * `balanced`): `rich`, `balanced`, `lean` or `minimal` set `compactThreshold`, `targetUsage`,
+   * `memoryShare`, `keepToolResults` and `recall` together (see `ECONOMY`); any of those given
+   * explicitly wins. Leaner views are billed less and keep fewer of the newest turns whole;
+   * `lean` and `minimal` offer the model `recall` for what they leave out.
+   */
+  economy?: Economy;
 }
 
 /** Options of `addMessage`: how compaction treats the message, and metadata to keep beside it. */
@@ -250,6 +258,50 @@ export const DEFAULTS = {
   maxCompactRetries: 3,
   criticalFloor: 1,
 } as const;
+
+/** The `economy` presets, from the most kept to the least billed. */
+export const ECONOMY_PRESETS = ['rich', 'balanced', 'lean', 'minimal'] as const;
+/** An `economy` preset's name. */
+export type Economy = (typeof ECONOMY_PRESETS)[number];
+
+/** What an `economy` preset sets, unless the option is given. */
+export interface EconomySettings {
+  compactThreshold: number;
+  targetUsage: number;
+  memoryShare: number;
+  keepToolResults: number;
+  /** Offer the model `recall`: lean views lean on it for what they left out. */
+  recall: boolean;
+}
+
+/**
+ * The presets of `economy`. Each sets together the options that decide a view's size: where
+ * compaction starts and aims, the memory's share of the budget, how many tool results stay
+ * whole, and whether the model is offered `recall` for what left the view. `balanced` is the
+ * defaults as they were before the setting existed; the README gives the figures of each.
+ */
+export const ECONOMY: Readonly<Record<Economy, Readonly<EconomySettings>>> = {
+  rich: { compactThreshold: 0.95, targetUsage: 0.75, memoryShare: 0.4, keepToolResults: 5, recall: false },
+  balanced: {
+    compactThreshold: DEFAULTS.compactThreshold,
+    targetUsage: DEFAULTS.targetUsage,
+    memoryShare: DEFAULTS.memoryShare,
+    keepToolResults: DEFAULTS.keepToolResults,
+    recall: false,
+  },
+  lean: { compactThreshold: 0.6, targetUsage: 0.35, memoryShare: 0.2, keepToolResults: 2, recall: true },
+  minimal: { compactThreshold: 0.35, targetUsage: 0.18, memoryShare: 0.1, keepToolResults: 1, recall: true },
+};
+
+/** The options `economy` moves, as given where given, else from the preset (`balanced` by default). */
+export function economySettings(options: ContextManagerOptions): EconomySettings {
+  const preset = ECONOMY[options.economy ?? 'balanced'];
+  return {
+    ...resolveShares(options, preset),
+    keepToolResults: options.keepToolResults ?? preset.keepToolResults,
+    recall: options.recall ?? preset.recall,
+  };
+}
 
 /** The built-in strategies by name (a function is the fifth kind). */
 export const STRATEGIES = ['summarize', 'truncate', 'smart', 'layered'] as const;
@@ -416,6 +468,7 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   },
   recall: bool,
   memoryShare: share,
+  economy: oneOf(ECONOMY_PRESETS),
 };
 
 function checkKeys(options: Record<string, unknown>, checks: Record<string, Check>, parent?: string): void {
@@ -475,7 +528,7 @@ export function checkOptions(options: ContextManagerOptions): void {
     throw new ConfigurationError('options', `expected an object, got ${show(options)}`);
   }
   checkKeys(options as Record<string, unknown>, OPTION_CHECKS);
-  const { compactThreshold: threshold, targetUsage: target } = resolveShares(options);
+  const { compactThreshold: threshold, targetUsage: target } = economySettings(options);
   if (target > threshold) {
     throw new ConfigurationError(
       'targetUsage',
@@ -502,10 +555,10 @@ export interface Shares {
  * that one share given alone never contradicts the defaults of the others: a threshold of 0.5
  * (seed 002's example) aims at the same proportion of it as 0.6 does of 0.92, and a target of
  * 0.3 leaves the memory the same proportion of it as 0.35 does of 0.6 (never the whole target).
- * Shares given together are kept as given (`checkOptions` refuses those that contradict).
+ * Shares given together are kept as given (`checkOptions` refuses those that contradict). `d`:
+ * the shares defaults are derived from (an `economy` preset's; the defaults' otherwise).
  */
-export function resolveShares(options: Partial<Shares>): Shares {
-  const d = DEFAULTS;
+export function resolveShares(options: Partial<Shares>, d: Readonly<Shares> = DEFAULTS): Shares {
   const compactThreshold = options.compactThreshold ?? Math.max(d.compactThreshold, options.targetUsage ?? 0);
   const targetUsage =
     options.targetUsage ??

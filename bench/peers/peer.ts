@@ -14,6 +14,8 @@ export type View = { ok: true; messages: () => Message[] } | { ok: false; error:
 export interface PeerSession {
   add(message: Message): Promise<void>;
   view(): Promise<View>;
+  /** What the peer's own search over the whole history returns for `query` (contextkit's `recall`). */
+  recall?(query: string): Promise<string>;
 }
 
 /** A contender: its column name, and how it is set up for a conversation. */

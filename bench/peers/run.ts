@@ -7,6 +7,13 @@
  */
 import { availableParallelism, loadavg } from 'node:os';
 import type { Message, MessageFormat } from '../../src/messages/types.js';
+import {
+  factsOfLeftOut,
+  isUserTurn,
+  shows,
+  USABLE_SHARE,
+  unusableReason,
+} from '../../src/report/view-keeps.js';
 import { longSessionMessages } from '../../test/support/arbitraries.js';
 import { loadChats, normalizeAnswer } from '../../test/support/locomo.js';
 import { hasTauBench, loadTauBench, TAU_BENCH_PATH } from '../../test/support/tau-bench.js';
@@ -16,7 +23,13 @@ import { collectGarbage, summarize } from '../stats.js';
 import { UsageError } from '../usage-error.js';
 import { aiSdkPrune } from './ai-sdk.js';
 import { BillTally, PRICED_MODELS, SessionBilling, TURN_SECONDS } from './billing.js';
-import { contextkitDefault, contextkitTaskNotKept, contextkitTruncate } from './contextkit.js';
+import {
+  contextkitDefault,
+  contextkitEconomies,
+  contextkitTaskNotKept,
+  contextkitTruncate,
+} from './contextkit.js';
+import { checkFrontier, type FrontierPoint, frontierSvg } from './frontier.js';
 import { langchainTrimApprox, langchainTrimExact } from './langchain.js';
 import { mastraTokenLimiter } from './mastra.js';
 import { RequestCounter } from './o200k-count.js';
@@ -27,6 +40,7 @@ const PEERS: readonly Peer[] = [
   contextkitDefault,
   contextkitTaskNotKept,
   contextkitTruncate,
+  ...contextkitEconomies,
   langchainTrimExact,
   langchainTrimApprox,
   mastraTokenLimiter,
@@ -36,9 +50,11 @@ const PEERS: readonly Peer[] = [
 ];
 /** The column the goals are about; the others are the peers it is compared with. */
 const OURS = contextkitDefault.name;
-const OURS_TOO = new Set([contextkitDefault.name, contextkitTaskNotKept.name, contextkitTruncate.name]);
-/** The trimmers that fill the budget, the billing goal's yardstick. */
-const TRIMMERS = new Set([langchainTrimExact.name, langchainTrimApprox.name, mastraTokenLimiter.name]);
+const OURS_TOO = new Set(
+  [contextkitDefault, contextkitTaskNotKept, contextkitTruncate, ...contextkitEconomies].map((p) => p.name),
+);
+/** The settings that move along the frontier: the `economy` presets (`contextkit` is `balanced`). */
+const ON_THE_LINE = new Set([contextkitDefault, ...contextkitEconomies].map((p) => p.name));
 /** The chat set's budget, as a share of each chat's size. */
 const CHAT_BUDGET = 0.4;
 
@@ -105,6 +121,14 @@ class Tally {
   firstDecline: string | undefined;
   /** Input billed for the usable views sent, at each priced model. */
   bills = new BillTally();
+  /** Usable views holding the task (the first user turn) and the latest user turn, verbatim. */
+  taskInView = 0;
+  latestInView = 0;
+  /** Key values said in what usable views left out, and those they still show (generated sessions). */
+  saidLeftOut = 0;
+  saidKept = 0;
+  /** Chat answers in the last view or in what `recall(question)` returns (contextkit only). */
+  recalledOrKept: number | undefined;
 }
 
 function extendsPrevious(previous: readonly string[] | undefined, current: readonly string[]): boolean {
@@ -124,6 +148,7 @@ async function judgedView(
   addMs: number,
   judge = true,
   billing?: SessionBilling,
+  stored?: { messages: readonly Message[]; upTo: number; said?: boolean },
 ): Promise<{ serialized: string[] | undefined; messages: Message[] | undefined; usable: boolean }> {
   const t0 = performance.now();
   const view = await session.view();
@@ -144,6 +169,7 @@ async function judgedView(
   if (fits) tally.fit++;
   const usable = fits && problems.length === 0;
   if (usable) tally.usable++;
+  if (usable && stored) keptInView(tally, stored, messages);
   const serialized = messages.map((m) => JSON.stringify(m));
   if (extendsPrevious(previous, serialized)) tally.stable++;
   // Only a request the provider takes is billed.
@@ -154,6 +180,29 @@ async function judgedView(
     );
   }
   return { serialized, messages, usable };
+}
+
+/**
+ * Whether a usable view holds the task and the latest user turn of what was stored before it
+ * (`messages` up to `upTo`), and, where asked, the facts said in what it left out.
+ */
+function keptInView(
+  tally: Tally,
+  stored: { messages: readonly Message[]; upTo: number; said?: boolean },
+  view: readonly Message[],
+): void {
+  const { messages, upTo } = stored;
+  const task = messages.slice(0, upTo).find(isUserTurn);
+  let latest: Message | undefined;
+  for (let i = upTo - 1; i >= 0 && latest === undefined; i--)
+    if (isUserTurn(messages[i]!)) latest = messages[i];
+  if (task === undefined || shows(view, task)) tally.taskInView++;
+  if (latest === undefined || shows(view, latest)) tally.latestInView++;
+  if (stored.said) {
+    const facts = factsOfLeftOut(messages.slice(0, upTo), view);
+    tally.saidLeftOut += facts.leftOut;
+    tally.saidKept += facts.kept;
+  }
 }
 
 /** Where the run is, on stderr, so a long run shows it is moving and the report stays clean. */
@@ -200,6 +249,7 @@ async function tauBenchWorkload(
               0,
               true,
               billing,
+              { messages, upTo: i },
             ));
           }
           await session.add(message);
@@ -214,6 +264,7 @@ async function tauBenchWorkload(
           0,
           true,
           billing,
+          { messages, upTo: messages.length },
         ));
         const d = tally.finalDeclined.get(fraction) ?? { declined: 0, systemOver: 0, runs: 0 };
         d.runs++;
@@ -275,6 +326,7 @@ async function sessionWorkload(
         addMs,
         atCall,
         billing,
+        { messages: history, upTo: i + 1, said: true },
       ));
       tally.peakHeap = Math.max(tally.peakHeap, process.memoryUsage().heapUsed - heapBefore);
     }
@@ -312,6 +364,7 @@ async function chatWorkload(chats: ReturnType<typeof loadChats> & object): Promi
             0,
             true,
             billing,
+            { messages, upTo: i },
           ));
         }
         await session.add(messages[i]!);
@@ -326,10 +379,21 @@ async function chatWorkload(chats: ReturnType<typeof loadChats> & object): Promi
         0,
         true,
         billing,
+        { messages, upTo: messages.length },
       );
       const whole = normalizeAnswer(JSON.stringify(messages.map((m) => m.content)));
-      const answers = chat.questions.map((q) => q.answer).filter((a) => a.length > 0 && whole.includes(a));
+      const asked = chat.questions.filter((q) => q.answer.length > 0 && whole.includes(q.answer));
+      const answers = asked.map((q) => q.answer);
       const seen = last && usable ? normalizeAnswer(JSON.stringify(last.map((m) => m.content))) : '';
+      // Lean views lean on recall: an answer out of the view may still be one `recall` away.
+      if (session.recall) {
+        let reached = 0;
+        for (const q of asked) {
+          if (seen.includes(q.answer) || normalizeAnswer(await session.recall(q.question)).includes(q.answer))
+            reached++;
+        }
+        tally.recalledOrKept = (tally.recalledOrKept ?? 0) + reached;
+      }
       tally.factsPresent.set(CHAT_BUDGET, (tally.factsPresent.get(CHAT_BUDGET) ?? 0) + answers.length);
       tally.factsKept.set(
         CHAT_BUDGET,
@@ -440,6 +504,68 @@ const BILL_ROWS: Row[] = [
   ),
 ];
 
+/** What the views kept, beside what they were billed: the task and the latest user turn. */
+const KEPT_ROWS: Row[] = [
+  shareRow(
+    'task in view (first user turn, of usable views)',
+    (t) => t.taskInView,
+    (t) => t.usable,
+  ),
+  shareRow(
+    'latest user turn in view (of usable views)',
+    (t) => t.latestInView,
+    (t) => t.usable,
+  ),
+];
+
+/** The generated sessions' facts: ids, numbers, dates, paths said in what each usable view left out. */
+const SAID_ROW: Row = shareRow(
+  'facts kept of what left the view (ids, numbers, dates, paths said)',
+  (t) => t.saidKept,
+  (t) => t.saidLeftOut,
+);
+
+/** On chats, contextkit's answers in view or reached by `recall(question)`. */
+const RECALL_ROW: Row = {
+  label: `answers in view or reached by recall @ ${CHAT_BUDGET * 100}% budget`,
+  value: (t) =>
+    t.recalledOrKept === undefined
+      ? Number.NaN
+      : share(t.recalledOrKept, t.factsPresent.get(CHAT_BUDGET) ?? 0),
+  show: (t) =>
+    t.recalledOrKept === undefined ? '–' : pct(t.recalledOrKept, t.factsPresent.get(CHAT_BUDGET) ?? 0),
+  higherIsBetter: true,
+};
+
+/**
+ * Why a policy's figures may not be ranked: the provider would refuse its views, or they drop
+ * the task (agent workloads only: a chat has none) or the latest user turn; null when they may.
+ */
+function unranked(t: Tally, hasTask: boolean): string | null {
+  return unusableReason({
+    requests: t.views,
+    accepted: t.usable,
+    taskInView: hasTask ? t.taskInView : t.usable,
+    latestUserInView: t.latestInView,
+    factsLeftOut: 0,
+    factsKept: 0,
+  });
+}
+
+/** Held to the frontier goal (as the issue has it): usable on ≥ 95% of requests, latest user turn kept. */
+function goalUsable(t: Tally): boolean {
+  return unranked(t, false) === null;
+}
+
+function rankRow(hasTask: boolean): Row {
+  return {
+    label: `ranked (usable on ≥ ${USABLE_SHARE * 100}%,${hasTask ? ' task and' : ''} latest user turn kept)`,
+    value: (t) => (unranked(t, hasTask) === null ? 1 : 0),
+    show: (t) => (unranked(t, hasTask) === null ? 'yes' : 'no'),
+    higherIsBetter: true,
+  };
+}
+
 function factRow(fraction: number): Row {
   return shareRow(
     `facts kept @ ${fraction * 100}% budget`,
@@ -448,21 +574,26 @@ function factRow(fraction: number): Row {
   );
 }
 
-/** The best figure among the peers (contextkit's own columns left out). */
-function bestPeer(row: Row, tallies: Map<string, Tally>): number {
-  const values = [...tallies].filter(([name]) => !OURS_TOO.has(name)).map(([, t]) => row.value(t));
+/**
+ * The best figure among the ranked peers (contextkit's own columns left out; see `unranked`), or
+ * among all peers when `hasTask` is null (the goals that hold us to every peer).
+ */
+function bestPeer(row: Row, tallies: Map<string, Tally>, hasTask: boolean | null): number {
+  const values = [...tallies]
+    .filter(([name, t]) => !OURS_TOO.has(name) && (hasTask === null || unranked(t, hasTask) === null))
+    .map(([, t]) => row.value(t));
   const finite = values.filter(Number.isFinite);
   if (finite.length === 0) return Number.NaN;
   return row.higherIsBetter ? Math.max(...finite) : Math.min(...finite);
 }
 
-function table(report: Report, rows: Row[], tallies: Map<string, Tally>): void {
+function table(report: Report, rows: Row[], tallies: Map<string, Tally>, hasTask: boolean): void {
   const names = [...tallies.keys()];
   const ours = tallies.get(OURS)!;
   report.table(
-    ['', ...names, 'ours ÷ best peer'],
-    rows.map((row) => {
-      const best = bestPeer(row, tallies);
+    ['', ...names, 'ours ÷ best ranked peer'],
+    [...rows, rankRow(hasTask)].map((row) => {
+      const best = bestPeer(row, tallies, hasTask);
       const mine = row.value(ours);
       const ratio = best === 0 ? (mine === 0 ? 1 : Number.POSITIVE_INFINITY) : mine / best;
       return [row.label, ...names.map((name) => row.show(tallies.get(name)!)), formatRatio(ratio)];
@@ -470,8 +601,10 @@ function table(report: Report, rows: Row[], tallies: Map<string, Tally>): void {
   );
 }
 
-function problemNotes(report: Report, tallies: Map<string, Tally>): void {
+function problemNotes(report: Report, tallies: Map<string, Tally>, hasTask: boolean): void {
   for (const [name, t] of tallies) {
+    const why = unranked(t, hasTask);
+    if (why !== null && !OURS_TOO.has(name)) report.note(`- ${name}, not ranked: ${why}`);
     if (t.firstProblem) report.note(`- ${name}, first rule broken: ${t.firstProblem}`);
     if (t.firstDecline) report.note(`- ${name}, first decline: ${t.firstDecline}`);
   }
@@ -479,44 +612,75 @@ function problemNotes(report: Report, tallies: Map<string, Tally>): void {
 
 interface Goals {
   validFit: Array<{ workload: string; pass: boolean; detail: string }>;
-  billed: Array<{ workload: string; pass: boolean; detail: string }>;
+  frontier: Array<{ workload: string; pass: boolean; detail: string }>;
   facts: Array<{ workload: string; fraction: number; pass: boolean; detail: string }>;
   speed: Array<{ workload: string; pass: boolean; detail: string }>;
 }
 
 /**
- * A trimmer is held to the same budget when at least this share of its requests were usable
- * (valid and within the budget): one that goes over the budget or breaks the API's rules more
- * often is billed only for the few early, small views the provider would take, and would look
- * cheap for sending little.
+ * The frontier of one workload: each policy a point (billed input per request at each priced
+ * model, what it kept), as a table and a chart; and the goal that some contextkit setting is
+ * billed no more than each usable peer while keeping at least as much, at each price.
  */
-const SAME_BUDGET_USABLE = 0.95;
-
-/** Billed input per request at claude-sonnet-4-5 prices: ours ≤ 0.15× the cheapest budget-filling trimmer's. */
-function checkBilled(goals: Goals, workload: string, tallies: Map<string, Tally>): void {
-  const model = 'claude-sonnet-4-5';
-  const mine = perRequest(tallies.get(OURS)!, model);
-  const trimmers = [...tallies].filter(
-    ([name, t]) => TRIMMERS.has(name) && t.views > 0 && t.usable / t.views >= SAME_BUDGET_USABLE,
-  );
-  const [bestName, best] = trimmers
-    .map(([name, t]) => [name, perRequest(t, model)] as const)
-    .filter(([, v]) => Number.isFinite(v))
-    .reduce((a, b) => (b[1] < a[1] ? b : a), ['–', Number.POSITIVE_INFINITY] as const);
-  if (!Number.isFinite(best)) {
-    goals.billed.push({
-      workload,
-      pass: false,
-      detail: `no trimmer sent usable views (valid, within the budget) for ${SAME_BUDGET_USABLE * 100}% of its requests: nothing to compare`,
-    });
-    return;
-  }
-  const ratio = mine / best;
-  goals.billed.push({
-    workload,
-    pass: ratio <= 0.15,
-    detail: `${usd(mine)} vs ${bestName} ${usd(best)} per request: ${ratio.toFixed(3)}×`,
+function frontier(
+  report: Report,
+  goals: Goals,
+  workload: string,
+  tallies: Map<string, Tally>,
+  hasTask: boolean,
+  keptLabel: string,
+  keptOf: (t: Tally) => number,
+): void {
+  const points: FrontierPoint[] = [...tallies].map(([name, t]) => {
+    const why = unranked(t, hasTask);
+    return {
+      name,
+      ours: OURS_TOO.has(name),
+      onLine: ON_THE_LINE.has(name),
+      price: { 'gpt-4o': perRequest(t, 'gpt-4o'), 'claude-sonnet-4-5': perRequest(t, 'claude-sonnet-4-5') },
+      kept: keptOf(t),
+      usable: goalUsable(t),
+      ...(why !== null ? { unranked: why } : {}),
+    };
   });
+  const recall = [...tallies.values()].some((t) => t.recalledOrKept !== undefined);
+  report.note(`Frontier, ${workload}: each policy as a point (billed input per request, ${keptLabel}).`);
+  report.table(
+    [
+      'policy',
+      ...PRICED_MODELS.map((m) => `billed input per request, ${m}`),
+      keptLabel,
+      ...(recall ? [RECALL_ROW.label] : []),
+      'ranked',
+    ],
+    points.map((p) => [
+      p.name,
+      ...PRICED_MODELS.map((m) => usd(p.price[m])),
+      Number.isFinite(p.kept) ? `${(100 * p.kept).toFixed(1)}%` : '–',
+      ...(recall ? [RECALL_ROW.show(tallies.get(p.name)!)] : []),
+      p.unranked ? `no: ${p.unranked}` : 'yes',
+    ]),
+  );
+  const slug = workload
+    .replace(/[^a-z0-9]+/gi, '-')
+    .replace(/^-|-$/g, '')
+    .toLowerCase();
+  report.chart(
+    `${workload}: ${keptLabel} against billed input per request`,
+    `peers-frontier-${slug}.svg`,
+    frontierSvg(workload, keptLabel, points),
+  );
+  const checks = checkFrontier(points, usd);
+  if (checks.length === 0) {
+    goals.frontier.push({
+      workload,
+      pass: true,
+      detail: `no peer usable on ≥ ${USABLE_SHARE * 100}% of requests with the latest user turn kept: nothing to meet`,
+    });
+  }
+  for (const c of checks) {
+    goals.frontier.push({ workload: `${workload}, ${c.model}`, pass: c.met !== undefined, detail: c.detail });
+  }
 }
 
 function checkValidFit(goals: Goals, workload: string, tallies: Map<string, Tally>): void {
@@ -564,7 +728,7 @@ export async function runPeersBenchmark(args: readonly string[]): Promise<void> 
       'In tau-bench only the replayed runs are billed. Per request is the fair column: a peer that declines or ' +
       'sends invalid views is billed for fewer requests.',
   );
-  const goals: Goals = { validFit: [], billed: [], facts: [], speed: [] };
+  const goals: Goals = { validFit: [], frontier: [], facts: [], speed: [] };
 
   if (!hasTauBench()) {
     report.note(`tau-bench data not found at ${TAU_BENCH_PATH}: its workloads are skipped.`);
@@ -584,9 +748,20 @@ export async function runPeersBenchmark(args: readonly string[]): Promise<void> 
           'the model nothing. Stability is over the replayed turns. ' +
           `Workload time ${formatMs(performance.now() - t0)}.`,
       );
-      table(report, [...COMMON_ROWS, ...BUDGET_FRACTIONS.map(factRow), ...BILL_ROWS, TIME_ROW], tallies);
-      problemNotes(report, tallies);
+      table(
+        report,
+        [...COMMON_ROWS, ...BUDGET_FRACTIONS.map(factRow), ...BILL_ROWS, ...KEPT_ROWS, TIME_ROW],
+        tallies,
+        true,
+      );
+      problemNotes(report, tallies, true);
       checkValidFit(goals, workload, tallies);
+      frontier(report, goals, workload, tallies, true, 'facts kept, all budgets pooled', (t) =>
+        share(
+          BUDGET_FRACTIONS.reduce((n, f) => n + (t.factsKept.get(f) ?? 0), 0),
+          BUDGET_FRACTIONS.reduce((n, f) => n + (t.factsPresent.get(f) ?? 0), 0),
+        ),
+      );
       const declines = [...tallies.get(OURS)!.finalDeclined]
         .map(
           ([f, d]) =>
@@ -605,7 +780,7 @@ export async function runPeersBenchmark(args: readonly string[]): Promise<void> 
           pass: beaten.length === 0,
           detail:
             beaten.length === 0
-              ? `${(100 * mine).toFixed(1)}% vs best peer ${(100 * bestPeer(row, tallies)).toFixed(1)}%`
+              ? `${(100 * mine).toFixed(1)}% vs best peer ${(100 * bestPeer(row, tallies, null)).toFixed(1)}%`
               : `${(100 * mine).toFixed(1)}%, not above ${beaten.join(', ')}`,
         });
       }
@@ -630,13 +805,20 @@ export async function runPeersBenchmark(args: readonly string[]): Promise<void> 
           `Peak heap is heapUsed (sampled after each turn) over the heap after a full collection before the session. ` +
           `Workload time ${formatMs(performance.now() - t0)}.`,
       );
-      table(report, [...COMMON_ROWS, ...BILL_ROWS, TIME_ROW, HEAP_ROW], tallies);
-      problemNotes(report, tallies);
+      table(
+        report,
+        [...COMMON_ROWS, ...BILL_ROWS, ...KEPT_ROWS, SAID_ROW, TIME_ROW, HEAP_ROW],
+        tallies,
+        true,
+      );
+      problemNotes(report, tallies, true);
       checkValidFit(goals, workload, tallies);
-      checkBilled(goals, workload, tallies);
+      frontier(report, goals, workload, tallies, true, 'facts kept of what left the view', (t) =>
+        SAID_ROW.value(t),
+      );
       if (n === 10_000) {
         const mine = TIME_ROW.value(tallies.get(OURS)!);
-        const best = bestPeer(TIME_ROW, tallies);
+        const best = bestPeer(TIME_ROW, tallies, null);
         const fastest = [...tallies]
           .filter(([name]) => !OURS_TOO.has(name))
           .find(([, t]) => TIME_ROW.value(t) === best)?.[0];
@@ -662,10 +844,17 @@ export async function runPeersBenchmark(args: readonly string[]): Promise<void> 
         "Facts kept: the share of the chat's question answers (normalized, and present in the chat at all) still " +
         `in the last view. Workload time ${formatMs(performance.now() - t0)}.`,
     );
-    table(report, [...COMMON_ROWS, factRow(CHAT_BUDGET), ...BILL_ROWS, TIME_ROW], tallies);
-    problemNotes(report, tallies);
+    table(
+      report,
+      [...COMMON_ROWS, factRow(CHAT_BUDGET), RECALL_ROW, ...BILL_ROWS, ...KEPT_ROWS, TIME_ROW],
+      tallies,
+      false,
+    );
+    problemNotes(report, tallies, false);
     checkValidFit(goals, workload, tallies);
-    checkBilled(goals, workload, tallies);
+    frontier(report, goals, workload, tallies, false, `answers in view @ ${CHAT_BUDGET * 100}% budget`, (t) =>
+      factRow(CHAT_BUDGET).value(t),
+    );
   }
 
   report.heading('Goals');
@@ -678,8 +867,8 @@ export async function runPeersBenchmark(args: readonly string[]): Promise<void> 
         g.detail,
         verdict(g.pass),
       ]),
-      ...goals.billed.map((g) => [
-        'billed input ≤ 0.15× the best trimmer held to the budget (≥ 95% usable; claude-sonnet-4-5)',
+      ...goals.frontier.map((g) => [
+        'a contextkit setting billed ≤ and keeping ≥ each usable peer (usable ≥ 95%, latest user turn kept)',
         g.workload,
         g.detail,
         verdict(g.pass),

@@ -15,6 +15,7 @@ import type { MessagePreview, ReplayCompaction, ReplayReport, ReplayTurn } from 
 import { REPORT_SCRIPT } from './report-script.js';
 import { REPORT_STYLE } from './report-style.js';
 import { scriptJson } from './script-json.js';
+import { USABLE_SHARE } from './view-keeps.js';
 
 /** What the page says about itself. */
 export interface ReportHtmlOptions {
@@ -351,7 +352,12 @@ function costSection(report: ReplayReport): string {
       const cells = a.fits
         ? `<td>${formatInt(t.inputTokens)}</td><td>${formatInt(t.cachedTokens)} (${read})</td><td>${formatInt(t.writtenTokens)}</td><td>${formatInt(t.freshTokens)}</td><td>${usd(t.price)}</td>`
         : '<td colspan="5">–</td>';
-      return `<tr><th scope="row">${e(a.name)}</th>${cells}<td class="muted">${e(a.note)}</td></tr>`;
+      // What was kept stands beside the price, so a policy cannot look cheap by forgetting.
+      const k = a.kept;
+      const of = (part: number, whole: number) => (whole > 0 ? percent(part / whole) : '–');
+      const kept = `<td>${of(k.accepted, k.requests)}</td><td>${of(k.taskInView, k.accepted)}</td><td>${of(k.latestUserInView, k.accepted)}</td><td>${of(k.factsKept, k.factsLeftOut)}</td>`;
+      const mark = a.unusable ? ` <strong class="unusable">not ranked: ${e(a.unusable)}</strong>` : '';
+      return `<tr><th scope="row">${e(a.name)}</th>${cells}${kept}<td class="muted">${e(a.note)}${mark}</td></tr>`;
     })
     .join('');
   const priced = cost.pricing
@@ -362,7 +368,8 @@ function costSection(report: ReplayReport): string {
 <p class="muted">By the provider's caching rules, ${priced}; one call every ${formatInt(cost.turnSeconds)} s.</p>
 <ul class="legend"><li><i class="sw cost-cached"></i>Read from cache</li><li><i class="sw cost-written"></i>Written to cache</li><li><i class="sw cost-fresh"></i>Fresh input</li></ul>
 ${chart}
-<table class="cost-table"><thead><tr><th></th><th>input tokens</th><th>cached</th><th>written</th><th>fresh</th><th>price</th><th></th></tr></thead><tbody>${rows}</tbody></table>
+<table class="cost-table"><thead><tr><th></th><th>input tokens</th><th>cached</th><th>written</th><th>fresh</th><th>price</th><th>views the provider takes</th><th>task in view</th><th>latest user turn in view</th><th>facts kept of what left</th><th></th></tr></thead><tbody>${rows}</tbody></table>
+<p class="muted">Beside each price, what the views kept: the share the provider would take (valid by its rules, within the budget), the share of those holding the task (the first user turn) and the latest user turn, and of the ids, numbers, dates and paths said in the messages the last view left out, the share it still shows. A policy whose views are refused or drop the task or the latest user turn (on more than ${percent(1 - USABLE_SHARE)} of calls) is marked, not ranked.</p>
 </section>`;
 }
 

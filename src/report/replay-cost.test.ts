@@ -74,4 +74,39 @@ describe('replay cost', () => {
       { numRuns: 30 },
     );
   });
+
+  it('shows what each price kept, and marks a sliding window that drops the task, not ranked', async () => {
+    // An agent run with one user turn (as a SWE-agent run has): a window at a small budget soon
+    // holds only the system prompt and the newest calls, and looks cheap for forgetting the task.
+    const messages: Message[] = [
+      { role: 'system', content: 'You are a careful coding agent.' },
+      { role: 'user', content: 'Fix the failing test in src/date.ts (ticket BUG-4127).' },
+    ];
+    for (let i = 0; i < 40; i++) {
+      const id = `call_${i}`;
+      messages.push({
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id, type: 'function', function: { name: 'read', arguments: `{"path":"src/f${i}.ts"}` } },
+        ],
+      });
+      messages.push({ role: 'tool', tool_call_id: id, content: `line ${i}: ${'const x = 1; '.repeat(60)}` });
+    }
+    messages.push({ role: 'assistant', content: 'Fixed src/date.ts; BUG-4127 closed.' });
+    const report = await replayConversation(messages, { model: 'gpt-4o', budget: 3000 });
+    const [ours, window] = report.cost.alternatives;
+    expect(window!.kept.requests).toBe(report.turns.length);
+    expect(window!.kept.taskInView).toBeLessThan(window!.kept.accepted);
+    expect(window!.unusable).toMatch(/drops the task/);
+    // contextkit keeps the task in every view it sends, so its price is ranked.
+    expect(ours!.kept.taskInView).toBe(ours!.kept.accepted);
+    expect(ours!.kept.accepted).toBeGreaterThan(0);
+    expect(ours!.unusable).toBeUndefined();
+    // The last view left most calls out; the facts said in them are counted against what it shows.
+    expect(ours!.kept.factsLeftOut).toBeGreaterThan(0);
+    const html = renderReportHtml(report);
+    expect(html).toContain('task in view');
+    expect(html).toMatch(/not ranked: drops the task/);
+  });
 });

@@ -350,7 +350,12 @@ export async function replayConversation(
 
   const viewFormat = (): MessageFormat => manager.messageFormat ?? format ?? 'openai';
   const bytes = new ViewBytes((m) => counter.countMessage(m, viewFormat()));
-  const costs = new ReplayCostTracker(model.info, (m) => bytes.of(m).tokens, counter.requestOverhead);
+  const costs = new ReplayCostTracker(
+    model.info,
+    (m) => bytes.of(m).tokens,
+    counter.requestOverhead,
+    viewFormat,
+  );
   const request = options.budget === undefined ? {} : { tokenBudget: options.budget };
   const points = turnPoints(messages);
   const turns: ReplayTurn[] = [];
@@ -395,7 +400,7 @@ export async function replayConversation(
       durationMs,
     };
     const billed = usage.cost?.last;
-    costs.call(billed?.at ?? clock, messages.slice(0, beforeSeq), budget, turnNumber);
+    costs.call(billed?.at ?? clock, messages.slice(0, beforeSeq), budget, turnNumber, view, usage.tokens);
     if (view && billed) turn.cost = turnCost(billed);
     if (view) {
       const current = view.map((m) => bytes.of(m));

@@ -131,6 +131,7 @@ header.page { margin-bottom: 20px; }
 .cost-table { width: 100%; border-collapse: collapse; font-variant-numeric: tabular-nums; }
 .cost-table th, .cost-table td { text-align: right; padding: 4px 8px; border-top: 1px solid var(--none); }
 .cost-table th[scope="row"], .cost-table td.muted { text-align: left; }
+.cost-table .unusable { color: var(--broken); font-weight: 600; }
 section.list { padding: 16px 18px 8px; margin-bottom: 16px; }
 section.list > header { display: flex; flex-wrap: wrap; align-items: baseline; justify-content: space-between; gap: 12px; margin-bottom: 10px; }
 .compactions { list-style: none; margin: 0; padding: 0; }

@@ -85,10 +85,19 @@ function summaryLines(report: ReplayReport, written: string[]): string[] {
       a.totals.price !== undefined
         ? `$${a.totals.price.toFixed(4)}`
         : `${formatInt(a.totals.inputTokens - a.totals.cachedTokens)} uncached tokens`;
+    // Each price beside what its views kept: a policy can look cheap by forgetting.
+    const kept = (a: typeof ours): string => {
+      const k = a.kept;
+      const of = (part: number, all: number) => (all > 0 ? share(part / all) : '–');
+      const facts =
+        k.factsLeftOut > 0 ? `, ${of(k.factsKept, k.factsLeftOut)} of the facts it left out kept` : '';
+      const mark = a.unusable ? ` [not ranked: ${a.unusable}]` : '';
+      return ` (views taken ${of(k.accepted, k.requests)}, task in ${of(k.taskInView, k.accepted)}, latest user turn in ${of(k.latestUserInView, k.accepted)}${facts})${mark}`;
+    };
     lines.push(
-      `  billed input (${report.cost.model}): ${money(ours)}, ${share(ours.totals.cachedTokens / Math.max(1, ours.totals.inputTokens))} read from cache; ` +
-        `a sliding window at the same budget ${money(window)}` +
-        (whole.fits ? `; no compaction ${money(whole)}` : ''),
+      `  billed input (${report.cost.model}): ${money(ours)}, ${share(ours.totals.cachedTokens / Math.max(1, ours.totals.inputTokens))} read from cache${kept(ours)}; ` +
+        `a sliding window at the same budget ${money(window)}${kept(window)}` +
+        (whole.fits ? `; no compaction ${money(whole)}${kept(whole)}` : ''),
     );
   }
   if (t.overflows > 0) {
