@@ -25,6 +25,40 @@ export interface FitOptions {
   conversations?: number;
 }
 
+/**
+ * Where the messages Anthropic still reads start after its server-side compaction: the index of the
+ * last assistant message holding a compaction part, or -1. `@ai-sdk/anthropic` (3.x, for `ai` 6)
+ * returns a `compaction` block as a text part whose provider metadata is `{ anthropic: { type:
+ * 'compaction' } }`, which the SDK keeps as `providerOptions` on the response message, and sends a
+ * text part so marked back as a `compaction` block (anthropic-messages-language-model.ts and
+ * convert-to-anthropic-messages-prompt.ts in vercel/ai). The API drops every block before the
+ * last compaction block (platform.claude.com/docs/en/build-with-claude/compaction, "How
+ * compaction works"), as the core's `LiveEntries` does for Anthropic histories.
+ */
+export function serverCompactionStart(messages: readonly AnyModelMessage[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    if (message.role !== 'assistant' || !Array.isArray(message.content)) continue;
+    for (const part of message.content as readonly { type: string; providerOptions?: unknown }[]) {
+      const anthropic = (part.providerOptions as { anthropic?: { type?: unknown } } | undefined)?.anthropic;
+      if (part.type === 'text' && anthropic?.type === 'compaction') return i;
+    }
+  }
+  return -1;
+}
+
+/**
+ * The messages the provider reads: the leading system messages (sent as the top-level `system`,
+ * which no compaction drops) and everything from the last server compaction on.
+ */
+function liveMessages(messages: readonly AnyModelMessage[]): readonly AnyModelMessage[] {
+  const start = serverCompactionStart(messages);
+  if (start < 0) return messages;
+  let system = 0;
+  while (system < start && messages[system]!.role === 'system') system++;
+  return system === 0 ? messages.slice(start) : [...messages.slice(0, system), ...messages.slice(start)];
+}
+
 interface PooledManager {
   manager: ContextManager;
   keys: string[];
@@ -51,10 +85,16 @@ export class PromptFitter {
     return modelId !== undefined && this.catalog.get(modelId) ? modelId : undefined;
   }
 
+  /**
+   * Fits `messages` to the budget. After an Anthropic server compaction, only what the API reads
+   * (see `serverCompactionStart`) is counted, fitted and sent, unless a `manager` of your own
+   * holds the whole conversation: then it is all fitted, as its history must be a prefix.
+   */
   async fit(
-    messages: readonly AnyModelMessage[],
+    all: readonly AnyModelMessage[],
     request: { modelId?: string; provider?: string; tools?: readonly ToolDefinition[] } = {},
   ): Promise<ModelMessage[]> {
+    const messages = this.settings.manager ? all : liveMessages(all);
     const { messages: proxies, sideMap } = fromModelMessages(messages);
     const keys = proxies.map(messageKey);
     const model = this.modelFor(request.modelId);
