@@ -386,10 +386,18 @@ describe('contextMiddleware and Anthropic server compaction', () => {
   it('finds the compaction part in ModelMessages too (prepareStep), the last one winning', async () => {
     const again: ModelMessage = {
       role: 'assistant',
-      content: [{ ...compactionPart, text: 'second summary' }, { type: 'text', text: 'more' }],
+      content: [
+        { ...compactionPart, text: 'second summary' },
+        { type: 'text', text: 'more' },
+      ],
     };
+    const failed: ModelMessage = { role: 'assistant', content: [{ ...compactionPart, text: '' }] };
     const messages = [...older, compacted, { role: 'user', content: 'go on' } as ModelMessage, again, latest];
     const { messages: fitted } = await contextPrepareStep({ budget: 2_000 })({ messages });
     expect(fitted).toEqual([again, latest]);
+    // A failed compaction (no content) is a no-op for the server: the last real one still starts.
+    const withFailed = [...messages.slice(0, -1), failed, latest];
+    const { messages: refitted } = await contextPrepareStep({ budget: 2_000 })({ messages: withFailed });
+    expect(refitted).toEqual([again, failed, latest]);
   });
 });

@@ -41,7 +41,10 @@ export function serverCompactionStart(messages: readonly AnyModelMessage[]): num
     if (message.role !== 'assistant' || !Array.isArray(message.content)) continue;
     for (const part of message.content as readonly { type: string; providerOptions?: unknown }[]) {
       const anthropic = (part.providerOptions as { anthropic?: { type?: unknown } } | undefined)?.anthropic;
-      if (part.type === 'text' && anthropic?.type === 'compaction') return i;
+      // An empty one is a failed compaction (streamed with no content), which the server ignores.
+      const text = (part as { text?: unknown }).text;
+      if (part.type === 'text' && anthropic?.type === 'compaction' && typeof text === 'string' && text !== '')
+        return i;
     }
   }
   return -1;
