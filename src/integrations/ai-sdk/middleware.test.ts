@@ -383,6 +383,17 @@ describe('contextMiddleware and Anthropic server compaction', () => {
     ]);
   });
 
+  it('keeps the compaction reply verbatim when contextkit compacts what follows it', async () => {
+    const later = older.slice(0, 20);
+    const messages = [compacted, ...later, latest];
+    const { messages: fitted } = await contextPrepareStep({ budget: 1_500 })({ messages });
+    // The server's summary stands for everything before it, like a compaction item in the core:
+    // contextkit leaves it out of its own compaction and gives the SDK's message back as it was.
+    expect(fitted.filter((m) => m.role !== 'system')[0]).toBe(compacted);
+    expect(fitted.length).toBeLessThan(messages.length);
+    expect(fitted[fitted.length - 1]).toBe(latest);
+  });
+
   it('finds the compaction part in ModelMessages too (prepareStep), the last one winning', async () => {
     const again: ModelMessage = {
       role: 'assistant',

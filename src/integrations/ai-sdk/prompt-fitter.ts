@@ -35,19 +35,22 @@ export interface FitOptions {
  * last compaction block (platform.claude.com/docs/en/build-with-claude/compaction, "How
  * compaction works"), as the core's `LiveEntries` does for Anthropic histories.
  */
-export function serverCompactionStart(messages: readonly AnyModelMessage[]): number {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const message = messages[i]!;
-    if (message.role !== 'assistant' || !Array.isArray(message.content)) continue;
-    for (const part of message.content as readonly { type: string; providerOptions?: unknown }[]) {
-      const anthropic = (part.providerOptions as { anthropic?: { type?: unknown } } | undefined)?.anthropic;
-      // An empty one is a failed compaction (streamed with no content), which the server ignores.
-      const text = (part as { text?: unknown }).text;
-      if (part.type === 'text' && anthropic?.type === 'compaction' && typeof text === 'string' && text !== '')
-        return i;
-    }
-  }
+function serverCompactionStart(messages: readonly AnyModelMessage[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (holdsCompactionPart(messages[i]!)) return i;
   return -1;
+}
+
+/** Whether an SDK message is an assistant reply holding an Anthropic compaction part. */
+function holdsCompactionPart(message: AnyModelMessage): boolean {
+  if (message.role !== 'assistant' || !Array.isArray(message.content)) return false;
+  for (const part of message.content as readonly { type: string; providerOptions?: unknown }[]) {
+    const anthropic = (part.providerOptions as { anthropic?: { type?: unknown } } | undefined)?.anthropic;
+    // An empty one is a failed compaction (streamed with no content), which the server ignores.
+    const text = (part as { text?: unknown }).text;
+    if (part.type === 'text' && anthropic?.type === 'compaction' && typeof text === 'string' && text !== '')
+      return true;
+  }
+  return false;
 }
 
 /**
@@ -100,6 +103,12 @@ export class PromptFitter {
     const messages = this.settings.manager ? all : liveMessages(all);
     const { messages: proxies, sideMap } = fromModelMessages(messages);
     const keys = proxies.map(messageKey);
+    // The server's summary stands for all before it: pinned, contextkit's compaction keeps it
+    // verbatim, as the core keeps a compaction item, and the SDK's message comes back as it was.
+    const pinned = new Set<number>();
+    sideMap.origins.forEach((origin, i) => {
+      if (holdsCompactionPart(messages[origin.message]!)) pinned.add(i);
+    });
     const model = this.modelFor(request.modelId);
     const options = {
       ...(this.settings.budget !== undefined ? { tokenBudget: this.settings.budget } : {}),
@@ -108,7 +117,7 @@ export class PromptFitter {
     };
     let fitted: FittedEntry[] | undefined;
     if (this.settings.manager) {
-      fitted = await fitThrough(this.settings.manager, proxies, options, keys);
+      fitted = await fitThrough(this.settings.manager, proxies, options, keys, 'openai', pinned);
       if (!fitted) {
         throw new ConfigurationError(
           'manager',
@@ -118,11 +127,11 @@ export class PromptFitter {
     } else {
       const lease = this.lease(keys);
       try {
-        fitted = await fitThrough(lease.manager, proxies, options, keys);
+        fitted = await fitThrough(lease.manager, proxies, options, keys, 'openai', pinned);
         if (!fitted) {
           // Its history went astray (a message it refused half-way): start that conversation over.
           lease.manager = new ContextManager(this.settings.options);
-          fitted = await fitThrough(lease.manager, proxies, options, keys);
+          fitted = await fitThrough(lease.manager, proxies, options, keys, 'openai', pinned);
         }
         lease.keys = keys;
       } catch (err) {
