@@ -19,12 +19,14 @@ export function messageKey(message: Message): string {
 
 /**
  * Brings `manager` up to `messages` (its history must be a prefix of them, compared by content:
- * the rest is added) and returns its entries; `undefined`, adding nothing, when it is not.
+ * the rest is added, those at the indexes in `pinned` as `pinned` messages) and returns its
+ * entries; `undefined`, adding nothing, when it is not.
  */
 export async function syncThrough(
   manager: ContextManager,
   messages: readonly Message[],
   keys: readonly string[] = messages.map(messageKey),
+  pinned: ReadonlySet<number> = new Set(),
 ): Promise<HistoryEntry[] | undefined> {
   const entries = await manager.getEntries();
   if (entries.length > messages.length) return undefined;
@@ -32,7 +34,9 @@ export async function syncThrough(
     if (messageKey(entry.message) !== keys[entry.seq]) return undefined;
   }
   if (entries.length === messages.length) return entries;
-  for (const message of messages.slice(entries.length)) await manager.addMessage(message);
+  for (let i = entries.length; i < messages.length; i++) {
+    await manager.addMessage(messages[i], pinned.has(i) ? { pinned: true } : {});
+  }
   return manager.getEntries();
 }
 
@@ -43,7 +47,8 @@ export async function syncThrough(
  * every message the plan left alone.
  *
  * The manager's history must be a prefix of `messages` (compared by content): the rest is added.
- * The view is asked for in `format` (Chat Completions unless told). Returns `undefined`, adding nothing, when it is not, so the caller can choose another manager.
+ * The view is asked for in `format` (Chat Completions unless told); the messages at the indexes in
+ * `pinned` are added pinned (kept verbatim by every compaction). Returns `undefined`, adding nothing, when it is not, so the caller can choose another manager.
  */
 export async function fitThrough<M extends Message = OpenAIMessage>(
   manager: ContextManager,
@@ -51,8 +56,9 @@ export async function fitThrough<M extends Message = OpenAIMessage>(
   request: RequestOptions,
   keys: readonly string[] = messages.map(messageKey),
   format: MessageFormat = 'openai',
+  pinned?: ReadonlySet<number>,
 ): Promise<FittedEntry<M>[] | undefined> {
-  const entries = await syncThrough(manager, messages, keys);
+  const entries = await syncThrough(manager, messages, keys, pinned);
   if (entries === undefined) return undefined;
   const seqOf = new Map<object, number>();
   for (const entry of entries) seqOf.set(entry.message, entry.seq);

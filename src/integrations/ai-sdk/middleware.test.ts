@@ -320,3 +320,95 @@ describe('contextMiddleware and Anthropic context management', () => {
     expect(seen).toEqual([{ anthropic: { contextManagement } }]);
   });
 });
+
+describe('contextMiddleware and Anthropic server compaction', () => {
+  // @ai-sdk/anthropic returns a `compaction` block as a text part marked
+  // `providerMetadata.anthropic.type: 'compaction'`, kept by the SDK as `providerOptions`, and sends
+  // a text part so marked back as a `compaction` block (vercel/ai packages/anthropic/src:
+  // anthropic-messages-language-model.ts, convert-to-anthropic-messages-prompt.ts). The API drops
+  // what precedes the last compaction block
+  // (https://platform.claude.com/docs/en/build-with-claude/compaction).
+  const compactionPart = {
+    type: 'text' as const,
+    text: '## Summary\nThe user asked about turns 0 to 29; each answer was given.',
+    providerOptions: { anthropic: { type: 'compaction' } },
+  };
+  const older: ModelMessage[] = Array.from({ length: 30 }, (_, i): ModelMessage[] => [
+    { role: 'user', content: `question ${i}: ${longResult(`topic${i} detail`, i)}` },
+    { role: 'assistant', content: `answer ${i}: ${longResult(`reply${i} detail`, i)}` },
+  ]).flat();
+  const compacted: ModelMessage = {
+    role: 'assistant',
+    content: [compactionPart, { type: 'text', text: 'Here is the answer to question 29.' }],
+  };
+  const latest: ModelMessage = { role: 'user', content: 'and now question 30?' };
+
+  function recordingModel(prompts: unknown[][]): MockLanguageModelV3 {
+    return new MockLanguageModelV3({
+      modelId: 'claude-sonnet-4-6',
+      doGenerate: async (options) => {
+        prompts.push(options.prompt as unknown[]);
+        return {
+          content: [{ type: 'text', text: 'ok' }],
+          finishReason: { unified: 'stop', raw: 'stop' },
+          usage: {
+            inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
+            outputTokens: { total: 1, text: 1, reasoning: 0 },
+          },
+          warnings: [],
+        };
+      },
+    });
+  }
+
+  it('fits and counts from the last compaction part, which reaches the model unchanged', async () => {
+    const prompts: unknown[][] = [];
+    const model = wrapLanguageModel({
+      model: recordingModel(prompts),
+      middleware: contextMiddleware({ budget: 2_000 }),
+    });
+    await generateText({ model, system: SYSTEM, messages: [...older, compacted, latest] });
+    // What precedes the compaction (about 15k tokens) is what the API drops, not contextkit's to
+    // summarize: the prompt that fits in 2,000 tokens is the system, the compaction reply, the question.
+    expect(prompts[0]).toEqual([
+      { role: 'system', content: SYSTEM },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: compactionPart.text, providerOptions: compactionPart.providerOptions },
+          { type: 'text', text: 'Here is the answer to question 29.' },
+        ],
+      },
+      { role: 'user', content: [{ type: 'text', text: 'and now question 30?' }] },
+    ]);
+  });
+
+  it('keeps the compaction reply verbatim when contextkit compacts what follows it', async () => {
+    const later = older.slice(0, 20);
+    const messages = [compacted, ...later, latest];
+    const { messages: fitted } = await contextPrepareStep({ budget: 1_500 })({ messages });
+    // The server's summary stands for everything before it, like a compaction item in the core:
+    // contextkit leaves it out of its own compaction and gives the SDK's message back as it was.
+    expect(fitted.filter((m) => m.role !== 'system')[0]).toBe(compacted);
+    expect(fitted.length).toBeLessThan(messages.length);
+    expect(fitted[fitted.length - 1]).toBe(latest);
+  });
+
+  it('finds the compaction part in ModelMessages too (prepareStep), the last one winning', async () => {
+    const again: ModelMessage = {
+      role: 'assistant',
+      content: [
+        { ...compactionPart, text: 'second summary' },
+        { type: 'text', text: 'more' },
+      ],
+    };
+    const failed: ModelMessage = { role: 'assistant', content: [{ ...compactionPart, text: '' }] };
+    const messages = [...older, compacted, { role: 'user', content: 'go on' } as ModelMessage, again, latest];
+    const { messages: fitted } = await contextPrepareStep({ budget: 2_000 })({ messages });
+    expect(fitted).toEqual([again, latest]);
+    // A failed compaction (no content) is a no-op for the server: the last real one still starts.
+    const withFailed = [...messages.slice(0, -1), failed, latest];
+    const { messages: refitted } = await contextPrepareStep({ budget: 2_000 })({ messages: withFailed });
+    expect(refitted).toEqual([again, failed, latest]);
+  });
+});

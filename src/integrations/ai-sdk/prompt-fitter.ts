@@ -25,6 +25,46 @@ export interface FitOptions {
   conversations?: number;
 }
 
+/**
+ * Where the messages Anthropic still reads start after its server-side compaction: the index of the
+ * last assistant message holding a compaction part, or -1. `@ai-sdk/anthropic` (3.x, for `ai` 6)
+ * returns a `compaction` block as a text part whose provider metadata is `{ anthropic: { type:
+ * 'compaction' } }`, which the SDK keeps as `providerOptions` on the response message, and sends a
+ * text part so marked back as a `compaction` block (anthropic-messages-language-model.ts and
+ * convert-to-anthropic-messages-prompt.ts in vercel/ai). The API drops every block before the
+ * last compaction block (platform.claude.com/docs/en/build-with-claude/compaction, "How
+ * compaction works"), as the core's `LiveEntries` does for Anthropic histories.
+ */
+function serverCompactionStart(messages: readonly AnyModelMessage[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (holdsCompactionPart(messages[i]!)) return i;
+  return -1;
+}
+
+/** Whether an SDK message is an assistant reply holding an Anthropic compaction part. */
+function holdsCompactionPart(message: AnyModelMessage): boolean {
+  if (message.role !== 'assistant' || !Array.isArray(message.content)) return false;
+  for (const part of message.content as readonly { type: string; providerOptions?: unknown }[]) {
+    const anthropic = (part.providerOptions as { anthropic?: { type?: unknown } } | undefined)?.anthropic;
+    // An empty one is a failed compaction (streamed with no content), which the server ignores.
+    const text = (part as { text?: unknown }).text;
+    if (part.type === 'text' && anthropic?.type === 'compaction' && typeof text === 'string' && text !== '')
+      return true;
+  }
+  return false;
+}
+
+/**
+ * The messages the provider reads: the leading system messages (sent as the top-level `system`,
+ * which no compaction drops) and everything from the last server compaction on.
+ */
+function liveMessages(messages: readonly AnyModelMessage[]): readonly AnyModelMessage[] {
+  const start = serverCompactionStart(messages);
+  if (start < 0) return messages;
+  let system = 0;
+  while (system < start && messages[system]!.role === 'system') system++;
+  return system === 0 ? messages.slice(start) : [...messages.slice(0, system), ...messages.slice(start)];
+}
+
 interface PooledManager {
   manager: ContextManager;
   keys: string[];
@@ -51,12 +91,24 @@ export class PromptFitter {
     return modelId !== undefined && this.catalog.get(modelId) ? modelId : undefined;
   }
 
+  /**
+   * Fits `messages` to the budget. After an Anthropic server compaction, only what the API reads
+   * (see `serverCompactionStart`) is counted, fitted and sent, unless a `manager` of your own
+   * holds the whole conversation: then it is all fitted, as its history must be a prefix.
+   */
   async fit(
-    messages: readonly AnyModelMessage[],
+    all: readonly AnyModelMessage[],
     request: { modelId?: string; provider?: string; tools?: readonly ToolDefinition[] } = {},
   ): Promise<ModelMessage[]> {
+    const messages = this.settings.manager ? all : liveMessages(all);
     const { messages: proxies, sideMap } = fromModelMessages(messages);
     const keys = proxies.map(messageKey);
+    // The server's summary stands for all before it: pinned, contextkit's compaction keeps it
+    // verbatim, as the core keeps a compaction item, and the SDK's message comes back as it was.
+    const pinned = new Set<number>();
+    sideMap.origins.forEach((origin, i) => {
+      if (holdsCompactionPart(messages[origin.message]!)) pinned.add(i);
+    });
     const model = this.modelFor(request.modelId);
     const options = {
       ...(this.settings.budget !== undefined ? { tokenBudget: this.settings.budget } : {}),
@@ -65,7 +117,7 @@ export class PromptFitter {
     };
     let fitted: FittedEntry[] | undefined;
     if (this.settings.manager) {
-      fitted = await fitThrough(this.settings.manager, proxies, options, keys);
+      fitted = await fitThrough(this.settings.manager, proxies, options, keys, 'openai', pinned);
       if (!fitted) {
         throw new ConfigurationError(
           'manager',
@@ -75,11 +127,11 @@ export class PromptFitter {
     } else {
       const lease = this.lease(keys);
       try {
-        fitted = await fitThrough(lease.manager, proxies, options, keys);
+        fitted = await fitThrough(lease.manager, proxies, options, keys, 'openai', pinned);
         if (!fitted) {
           // Its history went astray (a message it refused half-way): start that conversation over.
           lease.manager = new ContextManager(this.settings.options);
-          fitted = await fitThrough(lease.manager, proxies, options, keys);
+          fitted = await fitThrough(lease.manager, proxies, options, keys, 'openai', pinned);
         }
         lease.keys = keys;
       } catch (err) {
