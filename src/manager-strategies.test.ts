@@ -282,6 +282,53 @@ describe('a receipt says why no summary was written (issue 23, item 10)', () => 
     expect(receipt.noSummary).toMatch(/^no room for a summary: .* below the 64 a useful one needs$/);
   });
 
+  it('summarizes an agent run at a tight budget where the memory share leaves room, keeping its facts', async () => {
+    // Like a tau-bench run: a long system prompt, one task, then tool calls whose results carry ids.
+    const agentRun = (): Message[] => {
+      const out: Message[] = [
+        {
+          role: 'system',
+          content: `You are an airline agent. ${'Follow the booking policy exactly. '.repeat(120)}`,
+        },
+        { role: 'user', content: 'Change reservation R0001 for user mia_li_3668 to a later flight.' },
+      ];
+      for (let i = 0; i < 14; i++) {
+        const id = `call_${i}`;
+        out.push({
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id,
+              type: 'function',
+              function: { name: 'get_flight', arguments: `{"flight":"HAT${100 + i}"}` },
+            },
+          ],
+        });
+        out.push({
+          role: 'tool',
+          tool_call_id: id,
+          content: `{"flight":"HAT${100 + i}","date":"2024-05-${10 + i}","seats":${i + 3},"price":${200 + i * 7},"note":"${'available '.repeat(12)}"}`,
+        });
+      }
+      out.push({ role: 'assistant', content: 'Which of these flights would you like?' });
+      out.push({ role: 'user', content: 'The cheapest one after May 20, please.' });
+      return out;
+    };
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    const receipts: CompactionReceipt[] = [];
+    ctx.on('context:post_compact', (e) => receipts.push(e.receipt));
+    for (const m of agentRun()) await ctx.addMessage(m);
+    const view = await ctx.getMessagesForRequest({ tokenBudget: 1_500 });
+    expect(validateRequest(view, 'openai').valid).toBe(true);
+    const receipt = receipts.at(-1)!;
+    expect(receipt.summarized.length).toBeGreaterThan(0);
+    expect(receipt.noSummary).toBeUndefined();
+    // The summary takes only the room the facts block and the kept conversation leave.
+    expect(receipt.facts.kept).toBeGreaterThan(0);
+    expect(receipt.tokensAfter).toBeLessThanOrEqual(receipt.trigger);
+  });
+
   it('says nothing of the kind when a summary was written', async () => {
     const ctx = new ContextManager({ model: 'gpt-4o' });
     const receipts: CompactionReceipt[] = [];

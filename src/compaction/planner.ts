@@ -327,6 +327,7 @@ export class Planner {
         (previousPlan?.summary ? oldSummaryTokens : strategy === 'summarize' ? held : reserve) -
         (previousPlan?.summary ? held : 0);
     }
+    const keptBeforeDropping = draft.dropped;
     draft = dropOldest(ctx, draft);
     draft = capProtectedOversized(ctx, draft);
     draft = truncateOversized(ctx, draft);
@@ -394,6 +395,25 @@ export class Planner {
       draft = { ...draft, summarized: new Set() };
       summary = undefined;
     }
+    if (!summarizeNew && strategy === 'summarize') {
+      // The summary gave way to the facts; what was dropped may still be summarized in the room the
+      // conversation and the facts leave (under the trigger and within the memory's share), so
+      // that the summary takes nothing from either.
+      const beside = await this.summaryBeside(
+        req,
+        draft,
+        keptBeforeDropping,
+        facts,
+        factsTokens,
+        summaryTokens,
+        scratch.summaries,
+      );
+      if (beside) {
+        draft = beside.draft;
+        summary = beside.summary;
+        delete scratch.noSummary;
+      }
+    }
     return this.finish(
       draft,
       summary,
@@ -401,6 +421,51 @@ export class Planner {
       facts,
       req,
     );
+  }
+
+  /**
+   * A summary of the atoms `dropOldest` took out of `draft`, where it fits beside the view as it
+   * is: under the compaction trigger and the budget, and within the memory's room beside the facts.
+   */
+  private async summaryBeside(
+    req: PlanRequest,
+    draft: PlanDraft,
+    droppedBefore: ReadonlySet<number>,
+    facts: readonly ExtractedFact[],
+    factsTokens: (facts: readonly ExtractedFact[]) => number,
+    summaryTokens: (summary: PlanSummary) => number,
+    memo: Scratch['summaries'],
+  ): Promise<{ draft: PlanDraft; summary: PlanSummary } | undefined> {
+    const { budget } = req;
+    const share = Math.min(this.settings.memoryShare, this.settings.targetUsage);
+    const trigger = Math.min(budget, Math.floor(this.settings.compactThreshold * budget));
+    const room = Math.min(
+      MAX_SUMMARY_TOKENS,
+      memoryRoom(budget, share) - factsTokens(facts),
+      trigger - draft.total,
+    );
+    const frameTokens =
+      SUMMARY_FRAME_TOKENS + (this.blocks.recall ? req.counter.countText(RECALL_NOTE) + 1 : 0);
+    if (room < MIN_SUMMARY_TOKENS + frameTokens) return undefined;
+    const summarized = new Set([...draft.dropped].filter((id) => !droppedBefore.has(id)));
+    if (summarized.size === 0) return undefined;
+    const summary = await summarizeAtoms({
+      entries: req.entries,
+      atoms: req.atoms,
+      summarized,
+      already: new Set(),
+      previousPlan: req.previousPlan,
+      maxTokens: room,
+      frameTokens,
+      counter: req.counter,
+      tools: this.tools,
+      memo,
+      ...(req.warn ? { warn: req.warn } : {}),
+      ...(this.settings.summaryInstructions ? { focus: this.settings.summaryInstructions } : {}),
+    });
+    const tokens = summaryTokens(summary);
+    if (tokens > room) return undefined;
+    return { draft: { ...draft, summarized, total: draft.total + tokens }, summary };
   }
 
   /** The plan a draft comes to, with its summary and facts block placed. */
