@@ -1,6 +1,6 @@
 /**
  * The task kept: the conversation's first user message stays in every view verbatim (it is
- * protected like a pinned message, `protectTask`, on by default), on generated conversations of
+ * protected like a pinned message, with `protectTask: true`), on generated conversations of
  * every format, strategy and budget; when it cannot fit, the overflow error reports it apart
  * (`breakdown.task`); `protectTask: false` lets compaction take it like any older turn.
  */
@@ -60,7 +60,7 @@ describe('the task kept', () => {
         async (conv, share, strategy) => {
           const task = conv.messages.find(isUserTurn);
           if (task === undefined) return;
-          const ctx = new ContextManager({ model: MODEL[conv.format], strategy });
+          const ctx = new ContextManager({ model: MODEL[conv.format], strategy, protectTask: true });
           for (let i = 0; i < conv.messages.length; i++)
             await ctx.addMessage(conv.messages[i]!, conv.options[i]);
           const counter = createTokenCounter(getModelInfo(MODEL[conv.format])!);
@@ -81,7 +81,7 @@ describe('the task kept', () => {
     );
   });
 
-  it('keeps the task through compaction by default, and lets it go with protectTask: false', async () => {
+  it('keeps the task through compaction with protectTask, and lets it go with protectTask: false', async () => {
     for (const protectTask of [true, false]) {
       const ctx = new ContextManager({ model: 'gpt-4o', strategy: 'truncate', protectTask });
       await ctx.addMessage({ role: 'system', content: 'You are a careful engineer.' });
@@ -95,7 +95,7 @@ describe('the task kept', () => {
   });
 
   it('an Anthropic view of a conversation of unknown format has no system message after the kept task', async () => {
-    const ctx = new ContextManager({ model: 'claude-sonnet-4-5', strategy: 'summarize' });
+    const ctx = new ContextManager({ model: 'claude-sonnet-4-5', strategy: 'summarize', protectTask: true });
     await ctx.addMessage({ role: 'system', content: 'You are a careful engineer.' });
     await ctx.addMessage({ role: 'user', content: TASK });
     for (const m of filler(30)) await ctx.addMessage(m);
@@ -107,7 +107,7 @@ describe('the task kept', () => {
   });
 
   it('reports the task apart in the overflow breakdown', async () => {
-    const ctx = new ContextManager({ model: 'gpt-4o' });
+    const ctx = new ContextManager({ model: 'gpt-4o', protectTask: true });
     await ctx.addMessage({ role: 'user', content: `${TASK} ${'Details follow. '.repeat(200)}` });
     for (const m of filler(3)) await ctx.addMessage(m);
     const err = await ctx.getMessagesForRequest({ tokenBudget: 300 }).catch((e: unknown) => e);

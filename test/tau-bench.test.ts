@@ -40,7 +40,7 @@ describe('the 200 real tau-bench runs', skipFor(missingData(TAU_BENCH_PATH)), ()
         ];
         for (const share of SHARES) {
           const budget = Math.floor(full * share);
-          const ctx = new ContextManager({ model: MODEL[format] });
+          const ctx = new ContextManager({ model: MODEL[format], protectTask: true });
           for (const m of messages) await ctx.addMessage(m);
           let view: Message[];
           try {

@@ -96,7 +96,7 @@ export interface ContextGuardOptions {
   maxCompactRetries?: number;
   criticalFloor?: number;
   preserveSystem?: boolean;
-  /** Keep the first user message verbatim (default true); see `ContextManagerOptions.protectTask`. */
+  /** Keep the first user message verbatim (default false); see `ContextManagerOptions.protectTask`. */
   protectTask?: boolean;
   /** What the summarizer should favour; see `ContextManagerOptions.summaryInstructions`. */
   summaryInstructions?: string;
