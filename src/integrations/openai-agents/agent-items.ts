@@ -293,6 +293,15 @@ export function responsesToAgentItems(
           ? ({ ...call, arguments: m.arguments } as AgentInputItem)
           : (call as AgentInputItem),
       );
+    } else if (m.type === 'function_call') {
+      // A call the plan renamed (its id repeated an earlier call's): the SDK sends it only with a `callId`.
+      out.push({
+        type: 'function_call',
+        callId: String(m.call_id),
+        name: String(m.name),
+        arguments: String(m.arguments ?? ''),
+        status: 'completed',
+      });
     } else if (m.role === 'user') out.push(userItem(m));
     else if (m.role === 'assistant') {
       const text = textOf(m);
