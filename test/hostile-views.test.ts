@@ -6,11 +6,14 @@
  * must pass `validateRequest` and the independent reading of the provider's rules, or the request
  * must be refused with `ContextOverflowError` (what must be kept does not fit). The same goes for
  * the integrations' doors: the Agents SDK session (its `getItems`, as the SDK's own model turns
- * them into a request) and the LangChain chat history (read by a manager on its store).
+ * them into a request), the LangChain chat history (read by a manager on its store) and
+ * `contextkit conversations import` (its file check, then a manager on the store it fills).
  */
 import { type AgentInputItem, setTracingDisabled } from '@openai/agents';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { CliError } from '../src/cli/cli-error.js';
+import { parseImport } from '../src/cli/commands/conversations.js';
 import { ContextOverflowError, InvalidMessageError } from '../src/errors.js';
 import { toBaseMessages } from '../src/integrations/langchain/base-messages.js';
 import { ContextkitChatMessageHistory } from '../src/integrations/langchain/chat-message-history.js';
@@ -101,6 +104,53 @@ describe.each(FORMATS)('hostile %s conversations', (format) => {
   }, 120_000);
 });
 
+/** Every view of the conversation in `store` at every budget passes; returns how many there were. */
+async function checkViews(
+  store: MemoryStore,
+  conversationId: string,
+  format: MessageFormat,
+): Promise<number> {
+  const ctx = new ContextManager({ store, conversationId, model: MODEL[format] });
+  let views = 0;
+  for (const tokenBudget of BUDGETS) {
+    let view: Message[];
+    try {
+      view = await ctx.getMessagesForRequest({ tokenBudget });
+    } catch (error) {
+      expect(error).toBeInstanceOf(ContextOverflowError);
+      continue;
+    }
+    views++;
+    if (view.length > 0) expect(providerProblems(view, ctx.messageFormat ?? format)).toEqual([]);
+  }
+  return views;
+}
+
+describe.each(FORMATS)('hostile %s conversations through `conversations import`', (format) => {
+  it('every file import accepts gives views the provider accepts at every budget, or it names the line', async () => {
+    let imported = 0;
+    await fc.assert(
+      fc.asyncProperty(hostileConversationArb(format), async (conv) => {
+        const text = conv.messages.map((m) => JSON.stringify(m)).join('\n');
+        let entries: ReturnType<typeof parseImport>['entries'];
+        try {
+          entries = parseImport(text, 'hostile.jsonl').entries;
+        } catch (error) {
+          expect(error).toBeInstanceOf(CliError);
+          expect((error as Error).message).toMatch(/^hostile\.jsonl:\d+: /);
+          return;
+        }
+        imported++;
+        const store = new MemoryStore();
+        await store.append('imported', entries);
+        await checkViews(store, 'imported', format);
+      }),
+      { numRuns: Math.ceil(RUNS / 4) },
+    );
+    expect(imported).toBeGreaterThan(0);
+  }, 120_000);
+});
+
 describe('hostile conversations through the integrations', () => {
   it('the Agents SDK session: every getItems the SDK sends passes at every budget, or addItems refused with a path', async () => {
     let views = 0;
@@ -147,18 +197,7 @@ describe('hostile conversations through the integrations', () => {
         const sessionId = 'hostile';
         const history = new ContextkitChatMessageHistory({ store, sessionId });
         const accepted = await addAll(messages, whole, 'messages', (batch) => history.addMessages(batch));
-        const ctx = new ContextManager({ store, conversationId: sessionId, model: 'gpt-4o' });
-        for (const tokenBudget of BUDGETS) {
-          let view: Message[];
-          try {
-            view = await ctx.getMessagesForRequest({ tokenBudget });
-          } catch (error) {
-            expect(error).toBeInstanceOf(ContextOverflowError);
-            continue;
-          }
-          views++;
-          if (view.length > 0) expect(providerProblems(view, 'openai')).toEqual([]);
-        }
+        views += await checkViews(store, sessionId, 'openai');
         expect(await history.getMessages()).toHaveLength(accepted.length);
       }),
       { numRuns: Math.ceil(RUNS / 2) },
