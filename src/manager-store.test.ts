@@ -124,6 +124,31 @@ describe('two managers on one conversation', () => {
   });
 });
 
+describe('a stored Responses conversation begun with a developer message', () => {
+  // `addMessage` takes a developer message first as either OpenAI API's, then the Responses items
+  // after it: found by the hostile property test through `conversations import`.
+  const developer = { role: 'developer', content: 'Be brief.' };
+  const reply = {
+    type: 'message',
+    role: 'assistant',
+    content: [{ type: 'output_text', text: 'Hi.' }],
+  };
+  it('loads again in a new manager, and takes in such items appended by another writer', async () => {
+    const store = new MemoryStore();
+    const a = new ContextManager({ store, conversationId: 'dev' });
+    await a.addMessage(developer);
+    await a.addMessage({ role: 'user', content: 'Hello' });
+    const b = new ContextManager({ store, conversationId: 'dev' });
+    expect(await b.getMessages()).toHaveLength(2);
+    await a.addMessage(reply);
+    expect(await b.sync()).toBe(1);
+    const c = new ContextManager({ store, conversationId: 'dev' });
+    expect(await c.getMessages()).toEqual([developer, { role: 'user', content: 'Hello' }, reply]);
+    expect(c.messageFormat).toBe('openai-responses');
+    expect(b.messageFormat).toBe('openai-responses');
+  });
+});
+
 describe('sync', () => {
   it('takes in what another writer appended, without a re-read per request', async () => {
     const store = new MemoryStore();

@@ -285,6 +285,29 @@ describe('8. more accepted inputs the provider refused', () => {
 });
 
 describe('found by the hostile-conversation property', () => {
+  it('Responses: an orphan output between reasoning and its call is left out, the reasoning kept with the call', async () => {
+    const reasoning = {
+      type: 'reasoning',
+      id: 'rs_1',
+      summary: [{ type: 'summary_text', text: 'think' }],
+      encrypted_content: sealReasoning('rs_1', ['think']),
+    };
+    const call = { type: 'function_call', id: 'fc_rs_1_0', call_id: 'call_1', name: 'f', arguments: '{}' };
+    const view = await checkedView(
+      [
+        { role: 'user', content: 'go' },
+        reasoning,
+        { type: 'function_call_output', call_id: 'call_nobody', output: 'late' },
+        call,
+        { type: 'function_call_output', call_id: 'call_1', output: 'done' },
+        { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'ok' }] },
+      ],
+      'openai-responses',
+    );
+    // Before: the reasoning went with the orphan, and the API refused fc_rs_1_0 without rs_1.
+    expect(view.slice(1, 3)).toEqual([reasoning, call]);
+  });
+
   it('Gemini: an empty text part is left out of the view', async () => {
     const view = await checkedView(
       [

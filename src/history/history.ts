@@ -144,7 +144,7 @@ export class History {
 
   /** Takes `entries` (checked) as the whole history, in generation `epoch`. */
   private adopt(entries: readonly StoredEntry[], epoch: string | null): void {
-    const checked = this.checkAll(entries, undefined);
+    const checked = this.checkAll(entries, undefined, []);
     this.reset();
     entries.forEach((e, i) => {
       const message = checked[i];
@@ -159,9 +159,14 @@ export class History {
   /**
    * Validates a message the store returned, as `add` validates a new one: a bad one is an
    * `InvalidStoredMessageError` with its seq (also for metadata JSON would not hold), or under
-   * `invalidStored: 'skip'` left out with a warning. Never silently either way. Resolves the format against what is held so far.
+   * `invalidStored: 'skip'` left out with a warning. Never silently either way. Resolves the format
+   * against what is held so far (`earlier`: the messages before it), as `add` does.
    */
-  private checkStored(entry: StoredEntry, format: MessageFormat | undefined): Message | null {
+  private checkStored(
+    entry: StoredEntry,
+    format: MessageFormat | undefined,
+    earlier: () => readonly unknown[],
+  ): Message | null {
     try {
       // What `add` refuses (a number JSON cannot hold, such as a hand-edited 1e999 read back as
       // Infinity; nesting no walk may take) is checked first, metadata included.
@@ -170,7 +175,7 @@ export class History {
         ...jsonValueIssues(entry.metadata, `stored entry ${entry.seq}.metadata`),
       ];
       if (issues.length > 0) throw new InvalidMessageError(issues);
-      const resolved = resolveConversationFormat(format, entry.message, entry.seq);
+      const resolved = resolveConversationFormat(format, entry.message, entry.seq, earlier);
       return validateMessage(entry.message, `stored entry ${entry.seq}`, resolved);
     } catch (err) {
       if (!(err instanceof InvalidMessageError)) throw err;
@@ -183,19 +188,35 @@ export class History {
 
   /** Checks entries the store returned, all before any is taken in, then appends them. */
   private ingest(entries: readonly StoredEntry[]): void {
-    const checked = this.checkAll(entries, this.conversationFormat);
+    const checked = this.checkAll(
+      entries,
+      this.conversationFormat,
+      this.list.map((e) => e.message),
+    );
     entries.forEach((e, i) => {
       const message = checked[i];
       if (message) this.push(message, e.metadata);
     });
   }
 
-  /** `checkStored` over `entries` in order, the format resolved as they go. */
-  private checkAll(entries: readonly StoredEntry[], start: MessageFormat | undefined): Array<Message | null> {
+  /**
+   * `checkStored` over `entries` in order, after the messages `held`, the format resolved as they
+   * go: a developer message first and Responses items after it load as they were stored.
+   */
+  private checkAll(
+    entries: readonly StoredEntry[],
+    start: MessageFormat | undefined,
+    held: readonly unknown[],
+  ): Array<Message | null> {
     let format = start;
+    const before: unknown[] = [...held];
     return entries.map((e) => {
-      const message = this.checkStored(e, format);
-      if (message) format = resolveConversationFormat(format, message, e.seq);
+      const earlier = () => before;
+      const message = this.checkStored(e, format, earlier);
+      if (message) {
+        format = resolveConversationFormat(format, message, e.seq, earlier);
+        before.push(message);
+      }
       return message;
     });
   }

@@ -84,7 +84,20 @@ export function buildResponses(entries: readonly HistoryEntry[], from: number, s
         seq: head.seq,
         detail: `${String(headType)} for ${String(answerKey(head.message as Item))} answers no call before it; left out`,
       });
-      // Reasoning before an orphan output has nothing to go with: left out too.
+      if (start < i) {
+        // Reasoning before an orphan output belongs to the item after the output (a call whose
+        // id names the reasoning, which the API refuses without it): grouped on as if the output
+        // were not there.
+        const rest = [...entries.slice(0, i), ...entries.slice(i + 1)];
+        const tail = buildResponses(rest, start, seen);
+        atoms.push(...tail.atoms);
+        repairs.push(...tail.repairs);
+        const open =
+          tail.closedUntil >= rest.length
+            ? entries.length
+            : tail.closedUntil + (tail.closedUntil >= i ? 1 : 0);
+        return { atoms, repairs, closedUntil: closedUntil === entries.length ? open : closedUntil };
+      }
       i++;
       continue;
     }

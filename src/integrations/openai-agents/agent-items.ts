@@ -16,6 +16,7 @@
  */
 
 import type { AgentInputItem } from '@openai/agents';
+import type { MessageIssue } from '../../errors.js';
 import type { ResponsesContentPart, ResponsesItem } from '../../messages/responses-items.js';
 
 type Item = Record<string, unknown>;
@@ -169,6 +170,43 @@ function itemToResponses(item: Item, index: number): ResponsesItem {
   return note(`[${String(item.type)}]`);
 }
 
+/** Responses API input types the SDK spells otherwise, and its spelling. */
+const SDK_SPELLING: Record<string, string> = {
+  function_call_output: 'function_call_result',
+  computer_call_output: 'computer_call_result',
+};
+
+/**
+ * Why the SDK could not send `item` (at `path`), if it is in the Responses API's own spelling
+ * rather than the SDK's: the SDK refuses a `function_call_output` ("Unsupported item") and sends a
+ * call's `call_id` only from `callId`, so such an item would pair with nothing here and break the
+ * next run far from where it was stored. A `callId` given must be a non-empty string to pair at all.
+ */
+export function agentItemIssue(item: unknown, path: string): MessageIssue | undefined {
+  if (!isRecord(item)) return undefined;
+  const sdkType = typeof item.type === 'string' ? SDK_SPELLING[item.type] : undefined;
+  if (sdkType !== undefined)
+    return {
+      path: `${path}.type`,
+      message: `'${String(item.type)}' is the Responses API's spelling; the Agents SDK's item is '${sdkType}' with a callId`,
+    };
+  if ('callId' in item) {
+    // `null` where the SDK allows it (a tool search's call), else a non-empty string.
+    if (item.callId === '' || (item.callId != null && typeof item.callId !== 'string'))
+      return {
+        path: `${path}.callId`,
+        message: 'must be a non-empty string (the id that pairs a call with its result)',
+      };
+    return undefined;
+  }
+  if ('call_id' in item)
+    return {
+      path: `${path}.call_id`,
+      message: "is the Responses API's spelling; the Agents SDK's items carry the id as callId",
+    };
+  return undefined;
+}
+
 /** The SDK's items as Responses API input items, one for one, in order. */
 export function agentItemsToResponses(items: readonly AgentInputItem[]): ResponsesItem[] {
   return items.map((item, index) => itemToResponses(item as Item, index));
@@ -255,6 +293,15 @@ export function responsesToAgentItems(
           ? ({ ...call, arguments: m.arguments } as AgentInputItem)
           : (call as AgentInputItem),
       );
+    } else if (m.type === 'function_call') {
+      // A call the plan renamed (its id repeated an earlier call's): the SDK sends it only with a `callId`.
+      out.push({
+        type: 'function_call',
+        callId: String(m.call_id),
+        name: String(m.name),
+        arguments: String(m.arguments ?? ''),
+        status: 'completed',
+      });
     } else if (m.role === 'user') out.push(userItem(m));
     else if (m.role === 'assistant') {
       const text = textOf(m);

@@ -235,6 +235,59 @@ describe('ContextkitSession as a Session', () => {
     expect(await session.getAllItems()).toEqual([{ role: 'user', content: 'kept' }]);
   });
 
+  it('refuses Responses API items in their own spelling with their path, so getItems never sends an orphan output', async () => {
+    const session = new ContextkitSession({ sessionId: 'raw-responses', model: 'gpt-4o' });
+    await session.addItems([{ role: 'user', content: 'kept' }]);
+    const raw: Array<[unknown, RegExp]> = [
+      // Before: stored as it came, and getItems returned this output with no call before it.
+      [{ type: 'function_call_output', call_id: 'call_nobody', output: 'late' }, /^items\[1\]\.type: /],
+      [{ type: 'computer_call_output', call_id: 'cu_1', output: {} }, /^items\[1\]\.type: /],
+      [{ type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' }, /^items\[1\]\.call_id: /],
+      [
+        { type: 'function_call_result', callId: '', name: 'f', status: 'completed', output: 'x' },
+        /^items\[1\]\.callId: /,
+      ],
+    ];
+    for (const [item, path] of raw) {
+      const error = await session
+        .addItems([{ role: 'user', content: 'ok' }, item as AgentInputItem])
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidMessageError);
+      expect((error as Error).message).toMatch(path);
+    }
+    expect(await session.getAllItems()).toEqual([{ role: 'user', content: 'kept' }]);
+    const items = await session.getItems();
+    expect(validateRequest(agentItemsToResponses(items), 'openai-responses').valid).toBe(true);
+  });
+
+  it('two calls sharing a callId: getItems gives the renamed one as an SDK function_call, each answered once', async () => {
+    const session = new ContextkitSession({ sessionId: 'repeated-call-id', model: 'gpt-4o' });
+    await session.addItems([
+      { role: 'user', content: 'weather in Paris and Rome?' },
+      call('c1', 1),
+      call('c1', 2),
+      result('c1', 'sunny'),
+      result('c1', 'rain'),
+      {
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'done' }],
+      },
+    ]);
+    const items = (await session.getItems()) as Array<Record<string, unknown>>;
+    // Before: the renamed call came back in the Responses API's spelling (`call_id`, no `callId`).
+    for (const item of items.filter((i) => i.type === 'function_call'))
+      expect(item.callId, JSON.stringify(item)).toEqual(expect.any(String));
+    const calls = items.filter((i) => i.type === 'function_call').map((i) => i.callId);
+    const results = items.filter((i) => i.type === 'function_call_result').map((i) => i.callId);
+    expect(new Set(calls).size).toBe(2);
+    expect(results.sort()).toEqual([...calls].sort());
+    expect(validateRequest(agentItemsToResponses(items as AgentInputItem[]), 'openai-responses').valid).toBe(
+      true,
+    );
+  });
+
   it('clears old outputs on their own items and never splits a call from its result', async () => {
     // Just above the last turn (question, two calls, two long results, answer: 693 tokens as
     // Responses items, each call and result framed on its own), far below the whole history.

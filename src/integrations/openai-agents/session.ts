@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentInputItem, Session } from '@openai/agents';
-import { ConfigurationError } from '../../errors.js';
+import { ConfigurationError, InvalidMessageError } from '../../errors.js';
 import { ContextManager, type ContextManagerOptions } from '../../manager.js';
 import type { ResponsesItem } from '../../messages/responses-items.js';
 import type { Message, MessageMetadata } from '../../messages/types.js';
@@ -10,7 +10,7 @@ import { resolveStore } from '../../stores/resolve.js';
 import type { ConversationStore } from '../../stores/types.js';
 import { fitThrough, messageKey, syncThrough } from '../fit-through.js';
 import { checkStorable } from '../storable.js';
-import { agentItemsToResponses, responsesToAgentItems } from './agent-items.js';
+import { agentItemIssue, agentItemsToResponses, responsesToAgentItems } from './agent-items.js';
 
 /** Options of `new ContextkitSession(…)`: where items are stored, under which id, and the budget `getItems` fits. */
 export interface ContextkitSessionOptions {
@@ -128,7 +128,9 @@ export class ContextkitSession implements Session {
   }
 
   /**
-   * Appends items; refuses (`InvalidMessageError`, nothing stored) any that JSON would change.
+   * Appends items; refuses (`InvalidMessageError` with the item's path, nothing stored) any that
+   * JSON would change, and Responses API items in their own spelling (`function_call_output`,
+   * `call_id`), which the SDK cannot send: give the SDK's (`function_call_result`, `callId`).
    * Right after `clearSession`, items holding a `compaction` item are what
    * `OpenAIResponsesCompactionSession` writes back after `responses.compact` (the user messages
    * and the compaction item): they are appended after the stored items, which stay, and
@@ -139,6 +141,8 @@ export class ContextkitSession implements Session {
     if (items.length === 0) return;
     items.forEach((item, i) => {
       checkStorable(item, `items[${i}]`);
+      const issue = agentItemIssue(item, `items[${i}]`);
+      if (issue) throw new InvalidMessageError([issue]);
     });
     if (this.clearPending && items.some((item) => (item as { type?: unknown }).type === 'compaction'))
       this.clearPending = false;
