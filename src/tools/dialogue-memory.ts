@@ -246,6 +246,16 @@ export interface DialogueMemoryOptions {
  */
 const REPEAT_OVERLAP = 0.7;
 
+/**
+ * The words a repeat is judged on: the content words, and each whole token that holds a digit
+ * (`2019-01-10`, `src/v2.ts`, `#4411`) marked with `#`. Content words cut a date into `2019`, `01`,
+ * `10`, so two statements with different dates could share every piece; whole tokens tell them apart.
+ */
+function repeatWords(text: string): string[] {
+  const facts = text.match(/[^\s,;()"“”]*\d[^\s,;()"“”]*/g) ?? [];
+  return [...contentWords(text), ...facts.map((f) => `#${f.replace(/[.?!:']+$/, '').toLowerCase()}`)];
+}
+
 function isRepeat(
   words: readonly string[],
   kept: ReadonlyArray<ReadonlySet<string>>,
@@ -253,7 +263,7 @@ function isRepeat(
 ): boolean {
   if (words.length === 0) return false;
   const set = new Set(words);
-  const digits = [...set].filter((w) => /\d/.test(w));
+  const digits = [...set].filter((w) => w.startsWith('#'));
   const checked = new Set<number>();
   for (const w of set) {
     for (const k of index.get(w) ?? []) {
@@ -329,19 +339,19 @@ export function dialogueMemory(entries: readonly HistoryEntry[], options: Dialog
   const earlierIndex = new Map<string, number[]>();
   for (const c of candidates) {
     if (!c.previous) continue;
-    const words = new Set(contentWords(c.text));
+    const words = new Set(repeatWords(c.text));
     for (const w of words) earlierIndex.set(w, [...(earlierIndex.get(w) ?? []), earlierWords.length]);
     earlierWords.push(words);
   }
   const notRepeats = candidates.filter(
-    (c) => c.previous || !isRepeat(contentWords(c.text), earlierWords, earlierIndex),
+    (c) => c.previous || !isRepeat(repeatWords(c.text), earlierWords, earlierIndex),
   );
   let used = 0;
   const header = (s: Statement) => options.countText(`[${s.date}] ${s.speaker}: `);
   const dates = new Set<string>();
   const take = (c: (typeof candidates)[number], limit: number): void => {
     if (used >= limit) return;
-    const cw = contentWords(c.text);
+    const cw = repeatWords(c.text);
     // The earlier memory holds no repeats, and new statements repeating it were left out.
     if (!c.previous && isRepeat(cw, keptWords, index)) return;
     // A new date costs its stamp; a speaker's run its name (counted once per date, roughly).
