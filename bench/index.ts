@@ -66,6 +66,10 @@ const BENCHMARKS: Record<string, Benchmark> = {
       'recall latency at 10k/100k messages, index memory vs history, steady turn, answers reachable on the chat set',
     run: async (args) => (await import('./recall.js')).runRecallBenchmark(args),
   },
+  formats: {
+    summary: 'the steady turn in every wire format, this tree against an earlier revision (--against REV)',
+    run: async (args) => (await import('./formats.js')).runFormatsBenchmark(args),
+  },
   'recall-libraries': {
     summary:
       'MiniSearch vs FlexSearch vs Orama as the in-process recall index: build, memory, latency, answers',
