@@ -23,6 +23,7 @@ import {
   anthropicRequestProblems,
   type FakeAnthropicServer,
   messagesBody,
+  signThinking,
   startFakeAnthropic,
 } from './support/fake-anthropic-server.js';
 import { answersReachable, LOCOMO_DIR, loadChats } from './support/locomo.js';
@@ -429,5 +430,116 @@ describe('a stored server compaction across a restart', () => {
     expect(await second.getMessagesForRequest({ tokenBudget: 8_000 })).toEqual(view);
     expect(second.currentPlan()).toBeNull();
     expect(await second.getMessages()).toHaveLength(all.length);
+  });
+});
+
+describe('providerCompaction: thinking clearing (clear_thinking_20251015)', () => {
+  /** A user question, a reply that thought first (signed as the fake signs), `turns` times. */
+  async function thinkingConversation(ctx: ContextManager, turns: number): Promise<void> {
+    for (let i = 0; i < turns; i++) {
+      await ctx.addMessage({ role: 'user', content: `question ${i}` });
+      const thought = `thinking about question ${i}: ${'because '.repeat(60)}`;
+      await ctx.addMessage({
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: thought, signature: signThinking(thought) },
+          { type: 'text', text: `answer ${i}` },
+        ],
+      });
+    }
+    await ctx.addMessage({ role: 'user', content: 'and the last question?' });
+  }
+
+  it('goes first in the edits, with its keep and the context-editing beta, and the fake accepts it', async () => {
+    const ctx = new ContextManager({
+      model: MODEL,
+      providerCompaction: { clearThinking: { keep: 2 }, clearToolUses: true },
+    });
+    await ctx.addMessage({ role: 'user', content: 'hi' });
+    const body = await ctx.getAnthropicRequest({ tokenBudget: 100_000 });
+    expect(body.betas).toEqual(['compact-2026-01-12', 'context-management-2025-06-27']);
+    expect(body.context_management?.edits.map((e) => e.type)).toEqual([
+      'clear_thinking_20251015',
+      'clear_tool_uses_20250919',
+      'compact_20260112',
+    ]);
+    expect(body.context_management?.edits[0]).toEqual({
+      type: 'clear_thinking_20251015',
+      keep: { type: 'thinking_turns', value: 2 },
+    });
+    const { betas, ...rest } = body;
+    expect((await post({ model: MODEL, max_tokens: 10, ...rest }, betas)).status).toBe(200);
+    const all = new ContextManager({ model: MODEL, providerCompaction: { clearThinking: { keep: 'all' } } });
+    await all.addMessage({ role: 'user', content: 'hi' });
+    const kept = await all.getAnthropicRequest({ tokenBudget: 100_000 });
+    expect(kept.context_management?.edits[0]).toEqual({ type: 'clear_thinking_20251015', keep: 'all' });
+    expect(kept.betas).toContain('context-management-2025-06-27');
+  });
+
+  it('refuses a keep the API refuses, naming the option', () => {
+    for (const keep of [0, -1, 1.5, 'some']) {
+      expect(
+        () => new ContextManager({ model: MODEL, providerCompaction: { clearThinking: { keep } as never } }),
+      ).toThrow(/providerCompaction\.clearThinking\.keep/);
+    }
+  });
+
+  it('the fake refuses what the API refuses: not listed first, a keep of 0, no beta', async () => {
+    const messages = [{ role: 'user', content: 'hi' }];
+    const betas = ['context-management-2025-06-27'];
+    const second = await post(
+      {
+        model: MODEL,
+        max_tokens: 10,
+        messages,
+        context_management: {
+          edits: [{ type: 'clear_tool_uses_20250919' }, { type: 'clear_thinking_20251015' }],
+        },
+      },
+      betas,
+    );
+    expect(second.status).toBe(400);
+    expect(JSON.stringify(second.json)).toMatch(/must be listed first/);
+    const zero = await post(
+      {
+        model: MODEL,
+        max_tokens: 10,
+        messages,
+        context_management: {
+          edits: [{ type: 'clear_thinking_20251015', keep: { type: 'thinking_turns', value: 0 } }],
+        },
+      },
+      betas,
+    );
+    expect(zero.status).toBe(400);
+    const noBeta = await post({
+      model: MODEL,
+      max_tokens: 10,
+      messages,
+      context_management: { edits: [{ type: 'clear_thinking_20251015' }] },
+    });
+    expect(noBeta.status).toBe(400);
+  });
+
+  it('the fake clears the thinking of older turns and reports it; contextkit records it and keeps the history', async () => {
+    const ctx = new ContextManager({
+      model: MODEL,
+      providerCompaction: { clearThinking: { keep: 1 } },
+    });
+    await thinkingConversation(ctx, 4);
+    const events: unknown[] = [];
+    ctx.on('context:provider_context', (e) => events.push(...(e.appliedEdits ?? [])));
+    const { betas, ...body } = await ctx.getAnthropicRequest({ tokenBudget: 100_000 });
+    const res = await post({ model: MODEL, max_tokens: 10, ...body }, betas);
+    expect(res.status).toBe(200);
+    await addAnthropicResponse(ctx, res.json);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ type: 'clear_thinking_20251015', clearedThinkingTurns: 3 });
+    expect((events[0] as { clearedInputTokens: number }).clearedInputTokens).toBeGreaterThan(200);
+    // The server's edit is the server's: the stored history keeps every thinking block.
+    const thinking = (await ctx.getMessages()).filter(
+      (m) => Array.isArray(m.content) && (m.content as { type: string }[]).some((b) => b.type === 'thinking'),
+    );
+    expect(thinking).toHaveLength(4);
   });
 });
