@@ -150,6 +150,9 @@ export function composeParts(
     get entries() {
       return live.of(history.entries, history.format);
     },
+    get history() {
+      return history.entries;
+    },
     compactionSeq: () => live.compactionSeq,
     get format() {
       return history.format;

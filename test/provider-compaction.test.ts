@@ -405,13 +405,41 @@ describe('property: a server compaction anywhere in a generated Anthropic conver
           const blocks = view.filter(
             (m) => Array.isArray(m.content) && m.content.some((b) => b.type === 'compaction'),
           );
-          expect(blocks.length).toBeLessThanOrEqual(1);
+          // It carries everything before it: contextkit's own compaction keeps it verbatim.
+          expect(blocks).toEqual([reply]);
           expect(anthropicRequestProblems(messagesBody(view), { signatures: false })).toEqual([]);
           expect(await ctx.getMessages()).toEqual(messages);
         },
       ),
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 40) },
     );
+  });
+});
+
+describe("contextkit's own compaction after a server compaction", () => {
+  it('plans over what follows the block, keeps the block verbatim, and the fake accepts the view', async () => {
+    const ctx = new ContextManager({ model: MODEL, models: EXACT });
+    await ctx.addMessage({ role: 'system', content: 'You track parcels.' });
+    const r = seededRandom(11);
+    for (let i = 0; i < 20; i++) {
+      await ctx.addMessage({ role: 'user', content: `parcel PX-${1000 + i}: ${userText(i, r)}` });
+      await ctx.addMessage({ role: 'assistant', content: `Noted parcel PX-${1000 + i}.` });
+    }
+    await ctx.addMessage({ role: 'user', content: 'Where were we?' });
+    const block = { type: 'compaction', content: 'Summary: twenty parcels PX-1000 to PX-1019 were noted.' };
+    await ctx.addMessage({ role: 'assistant', content: [block, { type: 'text', text: 'At the parcels.' }] });
+    for (let i = 0; i < 20; i++) {
+      await ctx.addMessage({ role: 'user', content: `ticket TK-${2000 + i}: ${userText(100 + i, r)}` });
+      await ctx.addMessage({ role: 'assistant', content: `Noted ticket TK-${2000 + i}.` });
+    }
+    await ctx.addMessage({ role: 'user', content: 'And now?' });
+    const body = await ctx.getAnthropicRequest({ tokenBudget: 6_000 });
+    expect(ctx.currentPlan()).not.toBeNull();
+    expect(ctx.usage().tokens).toBeLessThanOrEqual(6_000);
+    const messages = body.messages as Array<{ content: unknown }>;
+    expect(messages.filter((m) => JSON.stringify(m.content).includes('"type":"compaction"'))).toHaveLength(1);
+    const res = await post({ model: MODEL, max_tokens: 10, ...body });
+    expect(res.status).toBe(200);
   });
 });
 

@@ -54,7 +54,13 @@ export interface GuardState {
 
 /** One conversation as the guard works on it. */
 export interface GuardConversation {
+  /** The entries the provider reads (after its own compaction, a slice of the history: `LiveEntries`). */
   readonly entries: readonly HistoryEntry[];
+  /**
+   * The whole stored history, where `entries` is a slice of it: what is looked up by seq (an
+   * entry's seq is its index here, not in the slice). Absent: `entries` is the whole history.
+   */
+  readonly history?: readonly HistoryEntry[];
   readonly format: MessageFormat | undefined;
   readonly view: View;
   state: GuardState;
@@ -135,7 +141,8 @@ export function overflowBreakdown(
 ): OverflowBreakdown {
   const format = c.format ?? 'openai';
   const atoms = c.view.atoms(c.entries, format).visible();
-  const protection = protectionsOf(atoms, c.entries, preserveSystem, protectTask);
+  const bySeq = c.history ?? c.entries;
+  const protection = protectionsOf(atoms, bySeq, preserveSystem, protectTask);
   const task = protectTask ? taskAtomIndex(atoms) : -1;
   const plan = c.view.plan;
   const edits = c.view.blocks.edits(plan);
@@ -149,7 +156,7 @@ export function overflowBreakdown(
     overhead: r.fixedTokens - r.toolsTokens + noticeTokens,
     rest: 0,
   };
-  const marked = (s: number) => c.entries[s]?.metadata.pinned || c.entries[s]?.metadata.critical;
+  const marked = (s: number) => bySeq[s]?.metadata.pinned || bySeq[s]?.metadata.critical;
   atoms.forEach((atom, i) => {
     const p = protection[i];
     if (p === 'none' || edits.dropped.has(atom.id)) return;

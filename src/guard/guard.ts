@@ -424,10 +424,12 @@ export class ContextGuard {
       tokens: tokensBefore,
     });
     const previousPlan = view.plan;
+    // Seqs index the whole history: after a server compaction `entries` is a slice of it.
+    const bySeq = c.history ?? entries;
     const result = await this.planner.plan({
-      entries,
+      entries: bySeq,
       atoms,
-      protection: protectionsOf(atoms, entries, this.preserveSystem, this.protectTask),
+      protection: protectionsOf(atoms, bySeq, this.preserveSystem, this.protectTask),
       budget: r.budget,
       fixedTokens: r.fixedTokens,
       correction: r.correction,
