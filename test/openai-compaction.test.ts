@@ -93,10 +93,13 @@ describe('OpenAI compaction items', () => {
     await ctx.addMessage({ role: 'user', content: 'and now?' });
     const view = await ctx.getMessagesForRequest();
     expect(view[0]).toEqual({ role: 'system', content: 'You are a support agent.' });
+    // The facts of what the compaction covered follow the system prompt.
+    expect(String(view[1]!.content)).toContain('contextkit:facts');
+    expect(String(view[1]!.content)).toContain('PX-1000');
     // The user message that passed the threshold stays before the compaction item (the guide's
     // compacted window: "all user messages, followed by a single compaction item").
-    expect(view[1]!.role).toBe('user');
-    expect(view[2]).toEqual(compaction);
+    expect(view[2]!.role).toBe('user');
+    expect(view[3]).toEqual(compaction);
     expect(view.some((m) => m.role === 'user' && String(m.content).startsWith('turn 0 '))).toBe(false);
     await create({ input: view });
     // Recall still reaches what the compaction covered.

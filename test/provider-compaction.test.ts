@@ -112,7 +112,11 @@ describe('a stored compaction block (regressions)', () => {
     expect(view.some((m) => Array.isArray(m.content) && m.content.some((b) => b.type === 'compaction'))).toBe(
       true,
     );
-    expect(ctx.currentPlan()).toBeNull();
+    // The plan leaves nothing out: it only carries the facts of what the server covered.
+    const plan = ctx.currentPlan();
+    expect(plan).toMatchObject({ dropped: [], cleared: [], truncated: [] });
+    expect(plan?.summary).toBeUndefined();
+    expect(plan?.facts?.map((f) => f.value)).toContain('zq0x');
   });
 
   it('stores a compaction block without an unknown_block warning', async () => {
@@ -456,7 +460,9 @@ describe('a stored server compaction across a restart', () => {
     const view = await first.getMessagesForRequest({ tokenBudget: 8_000 });
     const second = new ContextManager({ model: MODEL, models: EXACT, store, conversationId: 'c' });
     expect(await second.getMessagesForRequest({ tokenBudget: 8_000 })).toEqual(view);
-    expect(second.currentPlan()).toBeNull();
+    // The old plan's drops are gone; what is kept is the facts block of what the server covered.
+    expect(second.currentPlan()).toMatchObject({ dropped: [], cleared: [], truncated: [] });
+    expect(second.currentPlan()).toEqual(first.currentPlan());
     expect(await second.getMessages()).toHaveLength(all.length);
   });
 });

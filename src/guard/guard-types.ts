@@ -14,7 +14,7 @@ import type { ContextOverflowError, OverflowBreakdown } from '../errors.js';
 import type { CompactionReceipt } from '../events.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
 import type { GuardLevels, ProviderCompactionOptions, Usage } from '../options.js';
-import type { ContextTools } from '../tools/types.js';
+import type { ContextTools, ExtractedFact } from '../tools/types.js';
 import type { View } from '../view/view.js';
 import type { CostMeter } from './cost-meter.js';
 import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
@@ -76,6 +76,10 @@ export interface GuardConversation {
   meterMark?: { model: string; build: object; closed: number; plain: boolean } | undefined;
   /** How the meter reads this conversation's view messages (made on first use). */
   meterSource?: MessageSource;
+  /** Seqs under this were read for the facts of what a provider's compaction covered (see `ContextGuard`). */
+  coveredFactsTo?: number;
+  /** Facts of the plan a new server compaction reset, for the facts block of the view that follows it. */
+  carriedFacts?: readonly ExtractedFact[];
   /** Seq of the stored message with the provider's last compaction block (see `LiveEntries`). */
   compactionSeq?: () => number | undefined;
   /** `providerCompaction`: the last handoff to the server, and the last request's edits. */

@@ -581,6 +581,9 @@ export async function startFakeAnthropic(): Promise<FakeAnthropicServer> {
       () => send(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'bad JSON' } }),
     );
   });
+  // Clients keep connections alive between tests that may be seconds apart: a socket the server
+  // closed after the default 5 s as a request went out on it would reset that request.
+  server.keepAliveTimeout = 120_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
