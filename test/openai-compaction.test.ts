@@ -125,7 +125,13 @@ describe('OpenAI compaction items', () => {
     const report = await replayConversation(await ctx.getMessages(), { model: MODEL, budget: 1500 });
     expect(report.totals.serverCompactions).toBe(1);
     expect(report.totals.overflows).toBe(0);
-    expect(renderReportHtml(report)).toContain("1 by the provider's server");
+    const stored = await ctx.getMessages();
+    const seq = stored.findIndex((m) => (m as { type?: string }).type === 'compaction');
+    expect(report.serverCompactions).toEqual([{ provider: 'openai', seq, turn: expect.any(Number) }]);
+    const html = renderReportHtml(report);
+    expect(html).toContain("1 by the provider's server");
+    expect(html).toContain('The provider compacted on its server 1 time');
+    expect(html).toContain('an encrypted compaction item');
   });
 
   it('refuses an encrypted_content over the 10 MiB limit with its path, storing nothing', async () => {

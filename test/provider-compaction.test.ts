@@ -349,9 +349,16 @@ describe('replay report', () => {
   it('shows the server compactions beside its own, and the view they start is no cache break', async () => {
     const messages = [...compactedConversation(), { role: 'assistant', content: 'Turn 3 was zq3x.' }];
     const report = await replayConversation(messages as Message[], { model: MODEL, budget: 100_000 });
-    expect(report.serverCompactions).toEqual([{ seq: 66, turn: expect.any(Number), summaryChars: 76 }]);
+    expect(report.serverCompactions).toEqual([
+      { provider: 'anthropic', seq: 66, turn: expect.any(Number), summaryChars: 76 },
+    ]);
     expect(report.totals.cacheBreaks).toBe(0);
-    expect(renderReportHtml(report)).toContain('The provider compacted on its server 1 time');
+    // Beside contextkit's own, in the totals card and in the list.
+    expect(report.totals.serverCompactions).toBe(1);
+    const html = renderReportHtml(report);
+    expect(html).toContain("1 by the provider's server");
+    expect(html).toContain('The provider compacted on its server 1 time');
+    expect(html).toContain('a 76-character summary');
   });
 });
 
