@@ -32,6 +32,19 @@ function factsBlock(view: readonly Message[]): string {
   return (block?.content as string | undefined) ?? '';
 }
 
+/** A user turn, the reply whose `compaction` block holds `summary`, then the user's `next` question. */
+async function serverCompacts(ctx: ContextManager, summary: string, next: string): Promise<void> {
+  await ctx.addMessage({ role: 'user', content: 'Where were we?' });
+  await ctx.addMessage({
+    role: 'assistant',
+    content: [
+      { type: 'compaction', content: summary },
+      { type: 'text', text: 'Going on.' },
+    ],
+  });
+  await ctx.addMessage({ role: 'user', content: next });
+}
+
 describe('facts of what an Anthropic server compaction covered', () => {
   async function compacted(ctx: ContextManager): Promise<void> {
     await ctx.addMessage({ role: 'system', content: 'You track orders.' });
@@ -42,15 +55,11 @@ describe('facts of what an Anthropic server compaction covered', () => {
       });
       await ctx.addMessage({ role: 'assistant', content: `Noted ORD-${5100 + i}.` });
     }
-    await ctx.addMessage({ role: 'user', content: 'Where were we?' });
-    await ctx.addMessage({
-      role: 'assistant',
-      content: [
-        { type: 'compaction', content: 'Summary: twelve orders were noted.' },
-        { type: 'text', text: 'At the orders.' },
-      ],
-    });
-    await ctx.addMessage({ role: 'user', content: 'Which batch file had the seventh order?' });
+    await serverCompacts(
+      ctx,
+      'Summary: twelve orders were noted.',
+      'Which batch file had the seventh order?',
+    );
   }
 
   it('reach the facts block of the view that starts at the block, which the fake accepts', async () => {
@@ -84,15 +93,7 @@ describe('facts of what an Anthropic server compaction covered', () => {
     // contextkit compacts first: the oldest invoices leave the view and their facts enter the block.
     await ctx.getMessagesForRequest({ tokenBudget: 2_500 });
     expect(factsBlock(await ctx.getMessagesForRequest({ tokenBudget: 2_500 }))).toContain('INV-7700');
-    await ctx.addMessage({ role: 'user', content: 'Where were we?' });
-    await ctx.addMessage({
-      role: 'assistant',
-      content: [
-        { type: 'compaction', content: 'Summary: invoices.' },
-        { type: 'text', text: 'Invoices.' },
-      ],
-    });
-    await ctx.addMessage({ role: 'user', content: 'Go on.' });
+    await serverCompacts(ctx, 'Summary: invoices.', 'Go on.');
     const view = await ctx.getMessagesForRequest({ tokenBudget: 20_000 });
     const facts = factsBlock(view);
     expect(facts).toContain('INV-7700');

@@ -485,31 +485,24 @@ function answer(body: Rec, edits: Edits): Rec {
   let read = afterLastCompaction(sent);
   const applied: Rec[] = [];
   let input = fakeInputTokens(body.system, read, body.tools);
-  if (edits.clearThinking) {
-    const cleared = clearThinking(read, edits.clearThinking.keep);
-    if (cleared.cleared > 0) {
-      const after = fakeInputTokens(body.system, cleared.messages, body.tools);
-      applied.push({
-        type: 'clear_thinking_20251015',
-        cleared_thinking_turns: cleared.cleared,
-        cleared_input_tokens: input - after,
-      });
-      read = cleared.messages;
-      input = after;
-    }
-  }
+  // An edit applies when it clears something (and at least `clear_at_least`): listed with what it cleared.
+  const apply = (
+    type: string,
+    cleared: { messages: Rec[]; cleared: number },
+    countKey: string,
+    least = 0,
+  ) => {
+    const after = fakeInputTokens(body.system, cleared.messages, body.tools);
+    if (cleared.cleared === 0 || input - after < least) return;
+    applied.push({ type, [countKey]: cleared.cleared, cleared_input_tokens: input - after });
+    read = cleared.messages;
+    input = after;
+  };
+  if (edits.clearThinking)
+    apply('clear_thinking_20251015', clearThinking(read, edits.clearThinking.keep), 'cleared_thinking_turns');
   if (edits.clearToolUses && input > edits.clearToolUses.trigger) {
     const cleared = clearToolResults(read, edits.clearToolUses);
-    const after = fakeInputTokens(body.system, cleared.messages, body.tools);
-    if (cleared.cleared > 0 && input - after >= edits.clearToolUses.clearAtLeast) {
-      applied.push({
-        type: 'clear_tool_uses_20250919',
-        cleared_tool_uses: cleared.cleared,
-        cleared_input_tokens: input - after,
-      });
-      read = cleared.messages;
-      input = after;
-    }
+    apply('clear_tool_uses_20250919', cleared, 'cleared_tool_uses', edits.clearToolUses.clearAtLeast);
   }
   const last = read[read.length - 1];
   const lastText = last
