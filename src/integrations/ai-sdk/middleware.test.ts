@@ -12,7 +12,11 @@ import {
 import { MockLanguageModelV3 } from 'ai/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aiSdkAnthropicBody } from '../../../test/support/ai-sdk-anthropic-body.js';
-import { type FakeAnthropicServer, startFakeAnthropic } from '../../../test/support/fake-anthropic-server.js';
+import {
+  anthropicRequestProblems,
+  type FakeAnthropicServer,
+  startFakeAnthropic,
+} from '../../../test/support/fake-anthropic-server.js';
 import {
   type FakeOpenAIServer,
   type FakeRequest,
@@ -399,6 +403,18 @@ describe('contextMiddleware and Anthropic server compaction', () => {
     expect(reply).toBe(compacted);
     expect(fitted.length).toBeLessThan(messages.length);
     expect(fitted[fitted.length - 1]).toBe(latest);
+  });
+
+  it('with a manager of your own, stores it all and sends a prompt the Messages API accepts', async () => {
+    const manager = new ContextManager({ model: 'claude-sonnet-4-6' });
+    const messages = [...older, compacted, latest];
+    for (const budget of [2_000, 4_000, 40_000]) {
+      const { messages: fitted } = await contextPrepareStep({ manager, budget })({ messages });
+      const body = aiSdkAnthropicBody(fitted, 'claude-sonnet-4-6');
+      expect(anthropicRequestProblems(body)).toEqual([]);
+      expect(fitted).toContain(compacted);
+    }
+    expect(await manager.getMessages()).toHaveLength(messages.length);
   });
 
   it('finds the compaction part in ModelMessages too (prepareStep), the last one winning', async () => {

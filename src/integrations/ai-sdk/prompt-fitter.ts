@@ -164,7 +164,8 @@ export class PromptFitter {
       sideMap,
       { systemInside },
     );
-    return messages === all ? prompt : openedAtCompaction(prompt);
+    // Also with a manager of your own, whose compaction may leave that reply first.
+    return openedAtCompaction(prompt);
   }
 
   /** The idle pooled manager whose history is the longest prefix of `keys`, or a new one. */
