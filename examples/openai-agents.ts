@@ -68,7 +68,7 @@ try {
   ]) {
     const given = await session.getItems();
     const result = await runner.run(agent, question, { session });
-    const stored = await session.getAllItems();
+    const stored = await session.getStoredItems();
     const givenTokens = await counter.measure(agentItemsToResponses(given), { format: 'openai-responses' });
     const storedTokens = await counter.measure(agentItemsToResponses(stored), { format: 'openai-responses' });
     console.log(`\n> ${question}`);

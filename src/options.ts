@@ -450,6 +450,15 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
           clearToolInputs: bool,
         })(c, at);
       },
+      clearThinking: (c, at) => {
+        if (typeof c === 'boolean') return;
+        nested({
+          keep: (k, kat) => {
+            if (k !== 'all' && !(typeof k === 'number' && Number.isInteger(k) && k >= 1))
+              fail(kat, `expected a whole number ≥ 1 (thinking turns kept) or 'all', got ${show(k)}`);
+          },
+        })(c, at);
+      },
       instructions: (i, at) => {
         if (typeof i !== 'string' || i.trim() === '') fail(at, `expected a non-empty string, got ${show(i)}`);
       },
@@ -513,6 +522,13 @@ export interface ProviderCompactionOptions {
         excludeTools?: readonly string[];
         clearToolInputs?: boolean;
       };
+  /**
+   * Anthropic: also clear the thinking of older assistant turns on the server
+   * (`clear_thinking_20251015`, beta `context-management-2025-06-27`), with the API's default
+   * (`true`) or keeping the thinking of the last `keep` turns that have some (`'all'`: none cleared,
+   * the prompt cache kept). Sent first in the edits, as the context-editing page requires.
+   */
+  clearThinking?: boolean | { keep?: number | 'all' };
   /** Anthropic: the summarization prompt (`instructions`), replacing the API's own. */
   instructions?: string;
   /**

@@ -93,10 +93,13 @@ describe('OpenAI compaction items', () => {
     await ctx.addMessage({ role: 'user', content: 'and now?' });
     const view = await ctx.getMessagesForRequest();
     expect(view[0]).toEqual({ role: 'system', content: 'You are a support agent.' });
+    // The facts of what the compaction covered follow the system prompt.
+    expect(String(view[1]!.content)).toContain('contextkit:facts');
+    expect(String(view[1]!.content)).toContain('PX-1000');
     // The user message that passed the threshold stays before the compaction item (the guide's
     // compacted window: "all user messages, followed by a single compaction item").
-    expect(view[1]!.role).toBe('user');
-    expect(view[2]).toEqual(compaction);
+    expect(view[2]!.role).toBe('user');
+    expect(view[3]).toEqual(compaction);
     expect(view.some((m) => m.role === 'user' && String(m.content).startsWith('turn 0 '))).toBe(false);
     await create({ input: view });
     // Recall still reaches what the compaction covered.
@@ -122,7 +125,13 @@ describe('OpenAI compaction items', () => {
     const report = await replayConversation(await ctx.getMessages(), { model: MODEL, budget: 1500 });
     expect(report.totals.serverCompactions).toBe(1);
     expect(report.totals.overflows).toBe(0);
-    expect(renderReportHtml(report)).toContain("1 by the provider's server");
+    const stored = await ctx.getMessages();
+    const seq = stored.findIndex((m) => (m as { type?: string }).type === 'compaction');
+    expect(report.serverCompactions).toEqual([{ provider: 'openai', seq, turn: expect.any(Number) }]);
+    const html = renderReportHtml(report);
+    expect(html).toContain("1 by the provider's server");
+    expect(html).toContain('The provider compacted on its server 1 time');
+    expect(html).toContain('an encrypted compaction item');
   });
 
   it('refuses an encrypted_content over the 10 MiB limit with its path, storing nothing', async () => {

@@ -23,6 +23,7 @@ import {
   anthropicRequestProblems,
   type FakeAnthropicServer,
   messagesBody,
+  signThinking,
   startFakeAnthropic,
 } from './support/fake-anthropic-server.js';
 import { answersReachable, LOCOMO_DIR, loadChats } from './support/locomo.js';
@@ -111,7 +112,11 @@ describe('a stored compaction block (regressions)', () => {
     expect(view.some((m) => Array.isArray(m.content) && m.content.some((b) => b.type === 'compaction'))).toBe(
       true,
     );
-    expect(ctx.currentPlan()).toBeNull();
+    // The plan leaves nothing out: it only carries the facts of what the server covered.
+    const plan = ctx.currentPlan();
+    expect(plan).toMatchObject({ dropped: [], cleared: [], truncated: [] });
+    expect(plan?.summary).toBeUndefined();
+    expect(plan?.facts?.map((f) => f.value)).toContain('zq0x');
   });
 
   it('stores a compaction block without an unknown_block warning', async () => {
@@ -344,9 +349,16 @@ describe('replay report', () => {
   it('shows the server compactions beside its own, and the view they start is no cache break', async () => {
     const messages = [...compactedConversation(), { role: 'assistant', content: 'Turn 3 was zq3x.' }];
     const report = await replayConversation(messages as Message[], { model: MODEL, budget: 100_000 });
-    expect(report.serverCompactions).toEqual([{ seq: 66, turn: expect.any(Number), summaryChars: 76 }]);
+    expect(report.serverCompactions).toEqual([
+      { provider: 'anthropic', seq: 66, turn: expect.any(Number), summaryChars: 76 },
+    ]);
     expect(report.totals.cacheBreaks).toBe(0);
-    expect(renderReportHtml(report)).toContain('The provider compacted on its server 1 time');
+    // Beside contextkit's own, in the totals card and in the list.
+    expect(report.totals.serverCompactions).toBe(1);
+    const html = renderReportHtml(report);
+    expect(html).toContain("1 by the provider's server");
+    expect(html).toContain('The provider compacted on its server 1 time');
+    expect(html).toContain('a 76-character summary');
   });
 });
 
@@ -404,13 +416,41 @@ describe('property: a server compaction anywhere in a generated Anthropic conver
           const blocks = view.filter(
             (m) => Array.isArray(m.content) && m.content.some((b) => b.type === 'compaction'),
           );
-          expect(blocks.length).toBeLessThanOrEqual(1);
+          // It carries everything before it: contextkit's own compaction keeps it verbatim.
+          expect(blocks).toEqual([reply]);
           expect(anthropicRequestProblems(messagesBody(view), { signatures: false })).toEqual([]);
           expect(await ctx.getMessages()).toEqual(messages);
         },
       ),
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 40) },
     );
+  });
+});
+
+describe("contextkit's own compaction after a server compaction", () => {
+  it('plans over what follows the block, keeps the block verbatim, and the fake accepts the view', async () => {
+    const ctx = new ContextManager({ model: MODEL, models: EXACT });
+    await ctx.addMessage({ role: 'system', content: 'You track parcels.' });
+    const r = seededRandom(11);
+    for (let i = 0; i < 20; i++) {
+      await ctx.addMessage({ role: 'user', content: `parcel PX-${1000 + i}: ${userText(i, r)}` });
+      await ctx.addMessage({ role: 'assistant', content: `Noted parcel PX-${1000 + i}.` });
+    }
+    await ctx.addMessage({ role: 'user', content: 'Where were we?' });
+    const block = { type: 'compaction', content: 'Summary: twenty parcels PX-1000 to PX-1019 were noted.' };
+    await ctx.addMessage({ role: 'assistant', content: [block, { type: 'text', text: 'At the parcels.' }] });
+    for (let i = 0; i < 20; i++) {
+      await ctx.addMessage({ role: 'user', content: `ticket TK-${2000 + i}: ${userText(100 + i, r)}` });
+      await ctx.addMessage({ role: 'assistant', content: `Noted ticket TK-${2000 + i}.` });
+    }
+    await ctx.addMessage({ role: 'user', content: 'And now?' });
+    const body = await ctx.getAnthropicRequest({ tokenBudget: 6_000 });
+    expect(ctx.currentPlan()).not.toBeNull();
+    expect(ctx.usage().tokens).toBeLessThanOrEqual(6_000);
+    const messages = body.messages as Array<{ content: unknown }>;
+    expect(messages.filter((m) => JSON.stringify(m.content).includes('"type":"compaction"'))).toHaveLength(1);
+    const res = await post({ model: MODEL, max_tokens: 10, ...body });
+    expect(res.status).toBe(200);
   });
 });
 
@@ -427,7 +467,120 @@ describe('a stored server compaction across a restart', () => {
     const view = await first.getMessagesForRequest({ tokenBudget: 8_000 });
     const second = new ContextManager({ model: MODEL, models: EXACT, store, conversationId: 'c' });
     expect(await second.getMessagesForRequest({ tokenBudget: 8_000 })).toEqual(view);
-    expect(second.currentPlan()).toBeNull();
+    // The old plan's drops are gone; what is kept is the facts block of what the server covered.
+    expect(second.currentPlan()).toMatchObject({ dropped: [], cleared: [], truncated: [] });
+    expect(second.currentPlan()).toEqual(first.currentPlan());
     expect(await second.getMessages()).toHaveLength(all.length);
+  });
+});
+
+describe('providerCompaction: thinking clearing (clear_thinking_20251015)', () => {
+  /** A user question, a reply that thought first (signed as the fake signs), `turns` times. */
+  async function thinkingConversation(ctx: ContextManager, turns: number): Promise<void> {
+    for (let i = 0; i < turns; i++) {
+      await ctx.addMessage({ role: 'user', content: `question ${i}` });
+      const thought = `thinking about question ${i}: ${'because '.repeat(60)}`;
+      await ctx.addMessage({
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: thought, signature: signThinking(thought) },
+          { type: 'text', text: `answer ${i}` },
+        ],
+      });
+    }
+    await ctx.addMessage({ role: 'user', content: 'and the last question?' });
+  }
+
+  it('goes first in the edits, with its keep and the context-editing beta, and the fake accepts it', async () => {
+    const ctx = new ContextManager({
+      model: MODEL,
+      providerCompaction: { clearThinking: { keep: 2 }, clearToolUses: true },
+    });
+    await ctx.addMessage({ role: 'user', content: 'hi' });
+    const body = await ctx.getAnthropicRequest({ tokenBudget: 100_000 });
+    expect(body.betas).toEqual(['compact-2026-01-12', 'context-management-2025-06-27']);
+    expect(body.context_management?.edits.map((e) => e.type)).toEqual([
+      'clear_thinking_20251015',
+      'clear_tool_uses_20250919',
+      'compact_20260112',
+    ]);
+    expect(body.context_management?.edits[0]).toEqual({
+      type: 'clear_thinking_20251015',
+      keep: { type: 'thinking_turns', value: 2 },
+    });
+    const { betas, ...rest } = body;
+    expect((await post({ model: MODEL, max_tokens: 10, ...rest }, betas)).status).toBe(200);
+    const all = new ContextManager({ model: MODEL, providerCompaction: { clearThinking: { keep: 'all' } } });
+    await all.addMessage({ role: 'user', content: 'hi' });
+    const kept = await all.getAnthropicRequest({ tokenBudget: 100_000 });
+    expect(kept.context_management?.edits[0]).toEqual({ type: 'clear_thinking_20251015', keep: 'all' });
+    expect(kept.betas).toContain('context-management-2025-06-27');
+  });
+
+  it('refuses a keep the API refuses, naming the option', () => {
+    for (const keep of [0, -1, 1.5, 'some']) {
+      expect(
+        () => new ContextManager({ model: MODEL, providerCompaction: { clearThinking: { keep } as never } }),
+      ).toThrow(/providerCompaction\.clearThinking\.keep/);
+    }
+  });
+
+  it('the fake refuses what the API refuses: not listed first, a keep of 0, no beta', async () => {
+    const messages = [{ role: 'user', content: 'hi' }];
+    const betas = ['context-management-2025-06-27'];
+    const second = await post(
+      {
+        model: MODEL,
+        max_tokens: 10,
+        messages,
+        context_management: {
+          edits: [{ type: 'clear_tool_uses_20250919' }, { type: 'clear_thinking_20251015' }],
+        },
+      },
+      betas,
+    );
+    expect(second.status).toBe(400);
+    expect(JSON.stringify(second.json)).toMatch(/must be listed first/);
+    const zero = await post(
+      {
+        model: MODEL,
+        max_tokens: 10,
+        messages,
+        context_management: {
+          edits: [{ type: 'clear_thinking_20251015', keep: { type: 'thinking_turns', value: 0 } }],
+        },
+      },
+      betas,
+    );
+    expect(zero.status).toBe(400);
+    const noBeta = await post({
+      model: MODEL,
+      max_tokens: 10,
+      messages,
+      context_management: { edits: [{ type: 'clear_thinking_20251015' }] },
+    });
+    expect(noBeta.status).toBe(400);
+  });
+
+  it('the fake clears the thinking of older turns and reports it; contextkit records it and keeps the history', async () => {
+    const ctx = new ContextManager({
+      model: MODEL,
+      providerCompaction: { clearThinking: { keep: 1 } },
+    });
+    await thinkingConversation(ctx, 4);
+    const events: unknown[] = [];
+    ctx.on('context:provider_context', (e) => events.push(...(e.appliedEdits ?? [])));
+    const { betas, ...body } = await ctx.getAnthropicRequest({ tokenBudget: 100_000 });
+    const res = await post({ model: MODEL, max_tokens: 10, ...body }, betas);
+    expect(res.status).toBe(200);
+    await addAnthropicResponse(ctx, res.json);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ type: 'clear_thinking_20251015', clearedThinkingTurns: 3 });
+    expect((events[0] as { clearedInputTokens: number }).clearedInputTokens).toBeGreaterThan(200);
+    // The server's edit is the server's: the stored history keeps every thinking block.
+    const thinking = (await ctx.getMessages()).filter(
+      (m) => Array.isArray(m.content) && (m.content as { type: string }[]).some((b) => b.type === 'thinking'),
+    );
+    expect(thinking).toHaveLength(4);
   });
 });

@@ -90,8 +90,22 @@ export async function factCandidates(input: {
   tools: ContextTools;
   offlineTools: boolean;
 }): Promise<ExtractedFact[]> {
-  const { entries, oldFacts, room } = input;
-  const leaving = leavingSeqs(input.atoms, input.previous, input.draft);
+  return factsOfSeqs({ ...input, seqs: leavingSeqs(input.atoms, input.previous, input.draft) });
+}
+
+/**
+ * The facts of the entries at `seqs` (ascending; indexes of `entries`), read as `factCandidates`
+ * reads what leaves a view, merged with `oldFacts`.
+ */
+export async function factsOfSeqs(input: {
+  entries: readonly HistoryEntry[];
+  seqs: readonly number[];
+  oldFacts: readonly ExtractedFact[];
+  room: number;
+  tools: ContextTools;
+  offlineTools: boolean;
+}): Promise<ExtractedFact[]> {
+  const { entries, oldFacts, room, seqs: leaving } = input;
   if (leaving.length === 0) return [...oldFacts];
   const said: HistoryEntry[] = [];
   const agent: HistoryEntry[] = [];

@@ -16,7 +16,7 @@ import { dedupeRepeated } from './dedupe-repeated.js';
 import type { ClearingOptions, PlanContext, PlanDraft, Protection } from './draft.js';
 import { dropOldest } from './drop-oldest.js';
 import { type AtomEdits, renderAtom } from './edit-atom.js';
-import { capFactsFor, factCandidates } from './fact-candidates.js';
+import { capFactsFor, factCandidates, factsOfSeqs } from './fact-candidates.js';
 import { dropByImportance } from './importance.js';
 import { type CompactionPlan, type PlanEdits, type PlanSummary, startDraft } from './plan.js';
 import type { ProviderCompactor } from './provider-compaction.js';
@@ -466,6 +466,54 @@ export class Planner {
     const tokens = summaryTokens(summary);
     if (tokens > room) return undefined;
     return { draft: { ...draft, summarized, total: draft.total + tokens }, summary };
+  }
+
+  /**
+   * The facts of what a provider's compaction covered on its server (`seqs`: stored entries the
+   * provider no longer reads, which no plan of contextkit's ever took out of a view), merged with
+   * the facts kept so far (`oldFacts`), as `plan` with that facts block and nothing else changed
+   * (a plan that leaves out nothing when there is none). The block takes at most its cap and
+   * `room`; null when no fact fits or the facts block is off.
+   */
+  async coveredFacts(req: {
+    entries: readonly HistoryEntry[];
+    atoms: readonly Atom[];
+    seqs: readonly number[];
+    oldFacts: readonly ExtractedFact[];
+    plan: CompactionPlan | null;
+    budget: number;
+    room: number;
+    format: MessageFormat;
+    counter: TokenCounter;
+    count: (message: Message) => number;
+  }): Promise<CompactionPlan | null> {
+    if (this.blocks.factsSite === 'none') return null;
+    const share = Math.min(this.settings.memoryShare, this.settings.targetUsage);
+    const room = Math.min(factsCap(req.budget, share), req.room);
+    const factsTokens = (facts: readonly ExtractedFact[]) =>
+      facts.length > 0 ? req.count(this.blocks.factsMessage(facts, req.format)) : 0;
+    const found = await factsOfSeqs({
+      entries: req.entries,
+      seqs: req.seqs,
+      oldFacts: req.oldFacts,
+      room,
+      tools: this.tools,
+      offlineTools: this.offlineTools,
+    });
+    const facts = capFactsFor(found, room, req.entries, factsTokens, (t) => req.counter.countText(t)).facts;
+    const firstConversational = req.atoms.find((a) => a.kind !== 'system');
+    if (facts.length === 0 || !firstConversational) return null;
+    const base: CompactionPlan = req.plan ?? {
+      v: 1,
+      dropped: [],
+      cleared: [],
+      truncated: [],
+      historyLength: req.entries.length,
+      budget: req.budget,
+      tokens: 0,
+      counterId: req.counter.id,
+    };
+    return { ...base, facts, factsAt: base.factsAt ?? firstConversational.id };
   }
 
   /** The plan a draft comes to, with its summary and facts block placed. */

@@ -1,3 +1,4 @@
+import { hasCompactionBlock } from '../history/live-entries.js';
 import { type Atom, holdsServerCompaction } from '../messages/atoms.js';
 import type { HistoryEntry } from '../messages/types.js';
 import type { Protection } from './draft.js';
@@ -42,9 +43,10 @@ export function protectionsOf(
   }
   return atoms.map((atom, i) => {
     if (atom.kind === 'system' && preserveSystem) return 'verbatim';
-    // A server compaction item carries everything before it: never edited, never left out.
-    if (i === latestUser || i === task || verbatimSeqs(atom) || holdsServerCompaction(atom))
-      return 'verbatim';
+    // A server compaction item (OpenAI) or block (Anthropic) carries everything before it: never
+    // edited, never left out.
+    const server = holdsServerCompaction(atom) || atom.messages.some(hasCompactionBlock);
+    if (i === latestUser || i === task || verbatimSeqs(atom) || server) return 'verbatim';
     if (i === inProgress || atom.open) return 'keep';
     return 'none';
   });

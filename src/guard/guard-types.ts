@@ -14,7 +14,7 @@ import type { ContextOverflowError, OverflowBreakdown } from '../errors.js';
 import type { CompactionReceipt } from '../events.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
 import type { GuardLevels, ProviderCompactionOptions, Usage } from '../options.js';
-import type { ContextTools } from '../tools/types.js';
+import type { ContextTools, ExtractedFact } from '../tools/types.js';
 import type { View } from '../view/view.js';
 import type { CostMeter } from './cost-meter.js';
 import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
@@ -54,7 +54,13 @@ export interface GuardState {
 
 /** One conversation as the guard works on it. */
 export interface GuardConversation {
+  /** The entries the provider reads (after its own compaction, a slice of the history: `LiveEntries`). */
   readonly entries: readonly HistoryEntry[];
+  /**
+   * The whole stored history, where `entries` is a slice of it: what is looked up by seq (an
+   * entry's seq is its index here, not in the slice). Absent: `entries` is the whole history.
+   */
+  readonly history?: readonly HistoryEntry[];
   readonly format: MessageFormat | undefined;
   readonly view: View;
   state: GuardState;
@@ -70,6 +76,10 @@ export interface GuardConversation {
   meterMark?: { model: string; build: object; closed: number; plain: boolean } | undefined;
   /** How the meter reads this conversation's view messages (made on first use). */
   meterSource?: MessageSource;
+  /** Seqs under this were read for the facts of what a provider's compaction covered (see `ContextGuard`). */
+  coveredFactsTo?: number;
+  /** Facts of the plan a new server compaction reset, for the facts block of the view that follows it. */
+  carriedFacts?: readonly ExtractedFact[];
   /** Seq of the stored message with the provider's last compaction block (see `LiveEntries`). */
   compactionSeq?: () => number | undefined;
   /** `providerCompaction`: the last handoff to the server, and the last request's edits. */
@@ -135,7 +145,8 @@ export function overflowBreakdown(
 ): OverflowBreakdown {
   const format = c.format ?? 'openai';
   const atoms = c.view.atoms(c.entries, format).visible();
-  const protection = protectionsOf(atoms, c.entries, preserveSystem, protectTask);
+  const bySeq = c.history ?? c.entries;
+  const protection = protectionsOf(atoms, bySeq, preserveSystem, protectTask);
   const task = protectTask ? taskAtomIndex(atoms) : -1;
   const plan = c.view.plan;
   const edits = c.view.blocks.edits(plan);
@@ -149,7 +160,7 @@ export function overflowBreakdown(
     overhead: r.fixedTokens - r.toolsTokens + noticeTokens,
     rest: 0,
   };
-  const marked = (s: number) => c.entries[s]?.metadata.pinned || c.entries[s]?.metadata.critical;
+  const marked = (s: number) => bySeq[s]?.metadata.pinned || bySeq[s]?.metadata.critical;
   atoms.forEach((atom, i) => {
     const p = protection[i];
     if (p === 'none' || edits.dropped.has(atom.id)) return;

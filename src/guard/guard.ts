@@ -20,6 +20,7 @@ import { guardedTools } from '../tools/guarded-tools.js';
 import { createOfflineTools } from '../tools/offline.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
 import { type SentView, View } from '../view/view.js';
+import { showCoveredFacts } from './covered-facts.js';
 import {
   type ContextGuardOptions,
   type GuardConversation,
@@ -325,6 +326,19 @@ export class ContextGuard {
     const format = c.format ?? r.format;
     let built = c.view.build(c.entries, format, r.counter);
     let total = built.tokens + r.fixedTokens;
+    if (this.autoCompact) {
+      // What a provider's compaction covered reaches the facts block (see covered-facts.ts), in the
+      // room under the target and a quarter of the gap to the trigger, as a plan's facts do.
+      const target = Math.floor(this.targetUsage * r.budget);
+      const gap = Math.floor(this.compactThreshold * r.budget) - target;
+      const room = target + Math.floor(gap / 4) - total;
+      if (await showCoveredFacts(c, r, format, this.planner, this.measurer, Math.max(0, room))) {
+        built = c.view.build(c.entries, format, r.counter);
+        total = built.tokens + r.fixedTokens;
+        c.view.plan!.tokens = total;
+        if (c.save) await c.save({ plan: encodePlan(c.view.plan!) });
+      }
+    }
     const replanAt = this.replanAt(c, r);
     let reason = this.autoCompact ? this.compactionDue(c, total, r, replanAt) : undefined;
     if (
@@ -424,10 +438,12 @@ export class ContextGuard {
       tokens: tokensBefore,
     });
     const previousPlan = view.plan;
+    // Seqs index the whole history: after a server compaction `entries` is a slice of it.
+    const bySeq = c.history ?? entries;
     const result = await this.planner.plan({
-      entries,
+      entries: bySeq,
       atoms,
-      protection: protectionsOf(atoms, entries, this.preserveSystem, this.protectTask),
+      protection: protectionsOf(atoms, bySeq, this.preserveSystem, this.protectTask),
       budget: r.budget,
       fixedTokens: r.fixedTokens,
       correction: r.correction,

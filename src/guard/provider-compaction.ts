@@ -8,7 +8,10 @@
  *   (platform.claude.com/docs/en/build-with-claude/compaction, "Parameters"), so the server
  *   compacts exactly when the guard would;
  * - where asked, `clear_tool_uses_20250919` (beta `context-management-2025-06-27`), clearing old
- *   tool results on the server (platform.claude.com/docs/en/build-with-claude/context-editing).
+ *   tool results on the server, and `clear_thinking_20251015` (same beta), clearing the thinking
+ *   of older turns: `keep` is `{type: "thinking_turns", value: N}` with N > 0, or `"all"`, and
+ *   "when using multiple strategies, the `clear_thinking_20251015` strategy must be listed first in
+ *   the `edits` array" (platform.claude.com/docs/en/build-with-claude/context-editing).
  *
  * When the guard finds a compaction due and the server will run it (the input is past the trigger
  * and fits), the guard sends the view whole and the reply's `compaction` block starts the next
@@ -81,6 +84,18 @@ export class ProviderCompaction {
     if (r.format !== 'anthropic' || !supportsServerCompaction(r.modelKey)) return null;
     const edits: Array<Record<string, unknown>> = [];
     const betas = [ANTHROPIC_COMPACTION_BETA];
+    const thinking = this.options.clearThinking;
+    if (thinking) {
+      const keep = thinking === true ? undefined : thinking.keep;
+      edits.push({
+        type: 'clear_thinking_20251015',
+        ...(keep === 'all'
+          ? { keep: 'all' }
+          : keep !== undefined
+            ? { keep: { type: 'thinking_turns', value: keep } }
+            : {}),
+      });
+    }
     const clear = this.options.clearToolUses;
     if (clear) {
       const o = clear === true ? {} : clear;
@@ -94,8 +109,8 @@ export class ProviderCompaction {
         ...(o.excludeTools !== undefined ? { exclude_tools: [...o.excludeTools] } : {}),
         ...(o.clearToolInputs !== undefined ? { clear_tool_inputs: o.clearToolInputs } : {}),
       });
-      betas.push(ANTHROPIC_CONTEXT_EDITING_BETA);
     }
+    if (thinking || clear) betas.push(ANTHROPIC_CONTEXT_EDITING_BETA);
     edits.push({
       type: 'compact_20260112',
       trigger: { type: 'input_tokens', value: this.trigger(r) },

@@ -11,7 +11,13 @@ import type { CompactionReceipt } from '../events.js';
 import { formatInt } from '../format-number.js';
 import { conversationFormatLabel } from '../messages/detect.js';
 import { escapeHtml } from './escape-html.js';
-import type { MessagePreview, ReplayCompaction, ReplayReport, ReplayTurn } from './replay.js';
+import type {
+  MessagePreview,
+  ReplayCompaction,
+  ReplayReport,
+  ReplayServerCompaction,
+  ReplayTurn,
+} from './replay.js';
 import { REPORT_SCRIPT } from './report-script.js';
 import { REPORT_STYLE } from './report-style.js';
 import { scriptJson } from './script-json.js';
@@ -219,6 +225,15 @@ function tokenBar(r: CompactionReceipt): string {
   );
 }
 
+/** One server compaction in the report's sentence: when, where, and what the provider wrote. */
+function serverCompactionItem(c: ReplayServerCompaction): string {
+  const what =
+    c.provider === 'openai'
+      ? 'an encrypted compaction item'
+      : `a ${formatInt(c.summaryChars ?? 0)}-character summary`;
+  return `after call ${formatInt(c.turn)} (seq ${formatInt(c.seq)}, ${what})`;
+}
+
 function compactionItem(c: ReplayCompaction, turn: ReplayTurn | undefined, previews: Previews): string {
   const r = c.receipt;
   const saved = r.tokensBefore > 0 ? 1 - r.tokensAfter / r.tokensBefore : 0;
@@ -399,7 +414,7 @@ export function renderReportHtml(report: ReplayReport, options: ReportHtmlOption
   const server = report.serverCompactions ?? [];
   const serverList =
     server.length > 0
-      ? `<p class="muted">The provider compacted on its server ${plural(server.length, 'time')}: ${server.map((c) => `after call ${formatInt(c.turn)} (seq ${formatInt(c.seq)}, a ${formatInt(c.summaryChars)}-character summary)`).join('; ')}. Views start at its last block; the stored history stays whole.</p>`
+      ? `<p class="muted">The provider compacted on its server ${plural(server.length, 'time')}: ${server.map(serverCompactionItem).join('; ')}. Views start at its last compaction; the stored history stays whole.</p>`
       : '';
   const warnings =
     report.warnings.length > 0

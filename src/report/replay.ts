@@ -94,13 +94,15 @@ export interface ReplayCompaction {
 }
 
 /**
- * A compaction the provider ran on its server (an Anthropic `compaction` block in a reply): the
- * seq of the reply that carries it, the call after which it arrived, its summary's length.
+ * A compaction the provider ran on its server: an Anthropic `compaction` block in a reply, or an
+ * OpenAI `compaction` item in the history. The seq of the message that carries it, the call after
+ * which it arrived, and for Anthropic its summary's length (OpenAI's is encrypted).
  */
 export interface ReplayServerCompaction {
+  provider: 'anthropic' | 'openai';
   seq: number;
   turn: number;
-  summaryChars: number;
+  summaryChars?: number;
 }
 
 /** A stored message in brief, so a report can say what seq 41 was. */
@@ -118,7 +120,7 @@ export interface MessagePreview {
 export interface ReplayTotals {
   turns: number;
   compactions: number;
-  /** Compactions the provider ran on its server (OpenAI `compaction` items in the history), beside contextkit's. */
+  /** Compactions the provider ran on its server (see `ReplayServerCompaction`), beside contextkit's. */
   serverCompactions: number;
   /** Requests that failed because what must be kept did not fit the budget. */
   overflows: number;
@@ -345,7 +347,7 @@ export async function replayConversation(
       messages[e.compactionSeq] as { content?: Array<{ type?: string; content?: unknown }> }
     ).content?.find((b) => b.type === 'compaction');
     const summaryChars = typeof block?.content === 'string' ? block.content.length : 0;
-    serverCompactions.push({ seq: e.compactionSeq, turn: turnNumber, summaryChars });
+    serverCompactions.push({ provider: 'anthropic', seq: e.compactionSeq, turn: turnNumber, summaryChars });
   });
 
   const viewFormat = (): MessageFormat => manager.messageFormat ?? format ?? 'openai';
@@ -426,6 +428,8 @@ export async function replayConversation(
         next++;
       }
       await manager.addMessage(messages[i]);
+      if (isCompactionItem(messages[i]))
+        serverCompactions.push({ provider: 'openai', seq: i, turn: turnNumber });
       onProgress?.(i + 1, messages.length);
     }
     while (points[next] === messages.length) {
@@ -465,7 +469,7 @@ export async function replayConversation(
       totals: totalsOf(
         turns,
         compactions,
-        messages.filter(isCompactionItem).length,
+        serverCompactions.length,
         messages.length,
         finalStored,
         performance.now() - started,

@@ -40,7 +40,13 @@
  *   `anthropic-beta: context-management-2025-06-27`; past its trigger (default 100,000 input
  *   tokens) tool-result clearing replaces the oldest tool results' content with a placeholder,
  *   keeping the last `keep` tool uses (default 3), and the response lists it in
- *   `context_management.applied_edits`.
+ *   `context_management.applied_edits`;
+ * - `clear_thinking_20251015` takes `keep` as `{type: "thinking_turns", value: N}` with N > 0, or
+ *   `"all"` (default: all turns on Opus 4.5, Sonnet 4.6 and later, the last turn on earlier
+ *   models), and "when using multiple strategies, the `clear_thinking_20251015` strategy must be
+ *   listed first in the `edits` array"; it removes the thinking blocks of the assistant turns
+ *   before the last `keep` turns that have any, and reports `{type, cleared_thinking_turns,
+ *   cleared_input_tokens}` in `applied_edits`.
  * Input tokens: cl100k, three framing tokens per message plus its role, each block's text (a
  * tool call's name and JSON input, a non-text block's JSON).
  */
@@ -315,6 +321,8 @@ export function afterLastCompaction(messages: readonly Rec[]): Rec[] {
 
 interface Edits {
   compact?: { trigger: number; instructions?: string };
+  /** Thinking turns kept (`Infinity`: all). */
+  clearThinking?: { keep: number };
   clearToolUses?: { trigger: number; keep: number; clearAtLeast: number; exclude: string[] };
 }
 
@@ -353,6 +361,12 @@ function readEdits(body: Rec, betas: readonly string[]): { edits: Edits; problem
     } else if (e.type === 'clear_tool_uses_20250919' || e.type === 'clear_thinking_20251015') {
       if (!betas.includes(EDITING_BETA))
         problems.push(`${at}: ${e.type} requires the anthropic-beta header ${EDITING_BETA}`);
+      if (e.type === 'clear_thinking_20251015') {
+        const edits_ = cm.edits as unknown[];
+        if (i !== 0 && edits_.length > 1)
+          problems.push(`${at}: clear_thinking_20251015 must be listed first in the edits array`);
+        edits.clearThinking = { keep: thinkingKeep(e.keep, `${at}.keep`, String(body.model), problems) };
+      }
       if (e.type === 'clear_tool_uses_20250919') {
         const keep = isRec(e.keep) && typeof e.keep.value === 'number' ? e.keep.value : 3;
         edits.clearToolUses = {
@@ -365,6 +379,65 @@ function readEdits(body: Rec, betas: readonly string[]): { edits: Edits; problem
     } else problems.push(`${at}.type: unknown edit ${JSON.stringify(e.type)}`);
   });
   return { edits, problems };
+}
+
+/** Models whose default is to keep every thinking turn (Opus 4.5, Sonnet 4.6 and later). */
+const KEEP_ALL_THINKING = new Set([...COMPACTION_MODELS, 'claude-opus-4-5', 'claude-opus-4-5-20251101']);
+
+/** The thinking turns `clear_thinking_20251015` keeps, or what the API refuses in its `keep`. */
+function thinkingKeep(keep: unknown, at: string, model: string, problems: string[]): number {
+  if (keep === undefined) return KEEP_ALL_THINKING.has(model) ? Number.POSITIVE_INFINITY : 1;
+  if (keep === 'all') return Number.POSITIVE_INFINITY;
+  if (
+    !isRec(keep) ||
+    keep.type !== 'thinking_turns' ||
+    typeof keep.value !== 'number' ||
+    !Number.isInteger(keep.value) ||
+    keep.value <= 0
+  ) {
+    problems.push(`${at}: expected {type: "thinking_turns", value: N} with N > 0, or "all"`);
+    return 1;
+  }
+  return keep.value;
+}
+
+/**
+ * Thinking clearing: an assistant turn is the assistant messages between two user messages that
+ * say something (tool results alone continue the turn); the thinking blocks of all turns but the
+ * last `keep` that have any are removed. What it cleared, in turns.
+ */
+function clearThinking(messages: Rec[], keep: number): { messages: Rec[]; cleared: number } {
+  const turns: number[][] = [];
+  let current: number[] | null = null;
+  messages.forEach((m, i) => {
+    if (m.role === 'user') {
+      const saysSomething =
+        typeof m.content === 'string' || blocksOf(m).some((b) => b.type !== 'tool_result');
+      if (saysSomething) current = null;
+      return;
+    }
+    if (!current) {
+      current = [];
+      turns.push(current);
+    }
+    current.push(i);
+  });
+  const thinking = (i: number) =>
+    blocksOf(messages[i]!).some((b) => b.type === 'thinking' || b.type === 'redacted_thinking');
+  const withThinking = turns.filter((t) => t.some(thinking));
+  const clear = withThinking.slice(0, Math.max(0, withThinking.length - keep));
+  if (clear.length === 0) return { messages, cleared: 0 };
+  const out = messages.slice();
+  for (const turn of clear) {
+    for (const i of turn) {
+      const m = out[i]!;
+      out[i] = {
+        ...m,
+        content: blocksOf(m).filter((b) => b.type !== 'thinking' && b.type !== 'redacted_thinking'),
+      };
+    }
+  }
+  return { messages: out, cleared: clear.length };
 }
 
 /** Tool-result clearing: the oldest results past `keep` get a placeholder; what it cleared. */
@@ -412,18 +485,24 @@ function answer(body: Rec, edits: Edits): Rec {
   let read = afterLastCompaction(sent);
   const applied: Rec[] = [];
   let input = fakeInputTokens(body.system, read, body.tools);
+  // An edit applies when it clears something (and at least `clear_at_least`): listed with what it cleared.
+  const apply = (
+    type: string,
+    cleared: { messages: Rec[]; cleared: number },
+    countKey: string,
+    least = 0,
+  ) => {
+    const after = fakeInputTokens(body.system, cleared.messages, body.tools);
+    if (cleared.cleared === 0 || input - after < least) return;
+    applied.push({ type, [countKey]: cleared.cleared, cleared_input_tokens: input - after });
+    read = cleared.messages;
+    input = after;
+  };
+  if (edits.clearThinking)
+    apply('clear_thinking_20251015', clearThinking(read, edits.clearThinking.keep), 'cleared_thinking_turns');
   if (edits.clearToolUses && input > edits.clearToolUses.trigger) {
     const cleared = clearToolResults(read, edits.clearToolUses);
-    const after = fakeInputTokens(body.system, cleared.messages, body.tools);
-    if (cleared.cleared > 0 && input - after >= edits.clearToolUses.clearAtLeast) {
-      applied.push({
-        type: 'clear_tool_uses_20250919',
-        cleared_tool_uses: cleared.cleared,
-        cleared_input_tokens: input - after,
-      });
-      read = cleared.messages;
-      input = after;
-    }
+    apply('clear_tool_uses_20250919', cleared, 'cleared_tool_uses', edits.clearToolUses.clearAtLeast);
   }
   const last = read[read.length - 1];
   const lastText = last
@@ -495,6 +574,9 @@ export async function startFakeAnthropic(): Promise<FakeAnthropicServer> {
       () => send(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'bad JSON' } }),
     );
   });
+  // Clients keep connections alive between tests that may be seconds apart: a socket the server
+  // closed after the default 5 s as a request went out on it would reset that request.
+  server.keepAliveTimeout = 120_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

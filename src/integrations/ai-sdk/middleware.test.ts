@@ -11,12 +11,19 @@ import {
 } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { aiSdkAnthropicBody } from '../../../test/support/ai-sdk-anthropic-body.js';
+import {
+  anthropicRequestProblems,
+  type FakeAnthropicServer,
+  startFakeAnthropic,
+} from '../../../test/support/fake-anthropic-server.js';
 import {
   type FakeOpenAIServer,
   type FakeRequest,
   startFakeOpenAI,
   toolLoopReply,
 } from '../../../test/support/fake-openai-server.js';
+import { OMITTED_START_TEXT } from '../../compaction/placeholders.js';
 import { ConfigurationError } from '../../errors.js';
 import { ContextManager } from '../../manager.js';
 import type { Message } from '../../messages/types.js';
@@ -372,6 +379,8 @@ describe('contextMiddleware and Anthropic server compaction', () => {
     // summarize: the prompt that fits in 2,000 tokens is the system, the compaction reply, the question.
     expect(prompts[0]).toEqual([
       { role: 'system', content: SYSTEM },
+      // The Messages API wants a user message first; it drops this one, before the compaction block.
+      { role: 'user', content: [{ type: 'text', text: OMITTED_START_TEXT }] },
       {
         role: 'assistant',
         content: [
@@ -389,9 +398,23 @@ describe('contextMiddleware and Anthropic server compaction', () => {
     const { messages: fitted } = await contextPrepareStep({ budget: 1_500 })({ messages });
     // The server's summary stands for everything before it, like a compaction item in the core:
     // contextkit leaves it out of its own compaction and gives the SDK's message back as it was.
-    expect(fitted.filter((m) => m.role !== 'system')[0]).toBe(compacted);
+    const [opening, reply] = fitted.filter((m) => m.role !== 'system');
+    expect(opening).toEqual({ role: 'user', content: [{ type: 'text', text: OMITTED_START_TEXT }] });
+    expect(reply).toBe(compacted);
     expect(fitted.length).toBeLessThan(messages.length);
     expect(fitted[fitted.length - 1]).toBe(latest);
+  });
+
+  it('with a manager of your own, stores it all and sends a prompt the Messages API accepts', async () => {
+    const manager = new ContextManager({ model: 'claude-sonnet-4-6' });
+    const messages = [...older, compacted, latest];
+    for (const budget of [2_000, 4_000, 40_000]) {
+      const { messages: fitted } = await contextPrepareStep({ manager, budget })({ messages });
+      const body = aiSdkAnthropicBody(fitted, 'claude-sonnet-4-6');
+      expect(anthropicRequestProblems(body)).toEqual([]);
+      expect(fitted).toContain(compacted);
+    }
+    expect(await manager.getMessages()).toHaveLength(messages.length);
   });
 
   it('finds the compaction part in ModelMessages too (prepareStep), the last one winning', async () => {
@@ -405,10 +428,108 @@ describe('contextMiddleware and Anthropic server compaction', () => {
     const failed: ModelMessage = { role: 'assistant', content: [{ ...compactionPart, text: '' }] };
     const messages = [...older, compacted, { role: 'user', content: 'go on' } as ModelMessage, again, latest];
     const { messages: fitted } = await contextPrepareStep({ budget: 2_000 })({ messages });
-    expect(fitted).toEqual([again, latest]);
+    const opening = { role: 'user', content: [{ type: 'text', text: OMITTED_START_TEXT }] };
+    expect(fitted).toEqual([opening, again, latest]);
     // A failed compaction (no content) is a no-op for the server: the last real one still starts.
     const withFailed = [...messages.slice(0, -1), failed, latest];
     const { messages: refitted } = await contextPrepareStep({ budget: 2_000 })({ messages: withFailed });
-    expect(refitted).toEqual([again, failed, latest]);
+    expect(refitted).toEqual([opening, again, failed, latest]);
   });
+});
+
+describe('contextMiddleware and Anthropic server compaction, against the fake Messages API on 127.0.0.1', () => {
+  let fake: FakeAnthropicServer;
+  beforeAll(async () => {
+    fake = await startFakeAnthropic();
+  });
+  afterAll(() => fake.close());
+
+  const MODEL = 'claude-sonnet-4-6';
+  const contextManagement = {
+    edits: [{ type: 'compact_20260112', trigger: { type: 'input_tokens', value: 50_000 } }],
+  };
+
+  /**
+   * A model that sends its prompt as @ai-sdk/anthropic would (ai-sdk-anthropic-body.ts) with the
+   * compaction edit and beta, and gives back the fake's reply as @ai-sdk/anthropic reads it: a
+   * `compaction` block as a text part marked `providerMetadata.anthropic.type: 'compaction'`.
+   */
+  function fakeBackedModel(statuses: number[]): MockLanguageModelV3 {
+    return new MockLanguageModelV3({
+      modelId: MODEL,
+      provider: 'anthropic.messages',
+      doGenerate: async (options) => {
+        const body = aiSdkAnthropicBody(options.prompt, MODEL, { context_management: contextManagement });
+        const res = await fetch(`${fake.url}/v1/messages`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'anthropic-beta': 'compact-2026-01-12' },
+          body: JSON.stringify(body),
+        });
+        statuses.push(res.status);
+        const json = (await res.json()) as {
+          content?: Array<{ type: string; text?: string; content?: string }>;
+          usage?: { input_tokens: number; output_tokens: number };
+          error?: { message: string };
+        };
+        if (!res.ok) throw new Error(`fake Messages API: ${res.status} ${json.error?.message}`);
+        const content = (json.content ?? []).map((b) =>
+          b.type === 'compaction'
+            ? {
+                type: 'text' as const,
+                text: b.content ?? '',
+                providerMetadata: { anthropic: { type: 'compaction' } },
+              }
+            : { type: 'text' as const, text: b.text ?? '' },
+        );
+        const input = json.usage?.input_tokens ?? 0;
+        const output = json.usage?.output_tokens ?? 0;
+        return {
+          content,
+          finishReason: { unified: 'stop', raw: 'end_turn' },
+          usage: {
+            inputTokens: { total: input, noCache: input, cacheRead: 0, cacheWrite: 0 },
+            outputTokens: { total: output, text: output, reasoning: 0 },
+          },
+          warnings: [],
+        };
+      },
+    });
+  }
+
+  it('every prompt after the server compacted is accepted, and only what follows the compaction is sent', async () => {
+    const statuses: number[] = [];
+    const model = wrapLanguageModel({
+      model: fakeBackedModel(statuses),
+      middleware: contextMiddleware({ budget: 150_000 }),
+    });
+    let messages: ModelMessage[] = [];
+    let compactedAt = -1;
+    for (let turn = 0; turn < 16; turn++) {
+      messages.push({
+        role: 'user',
+        content: `question ${turn}: ${longResult(`topic${turn} detail`, turn).repeat(24)}`,
+      });
+      const result = await generateText({ model, system: SYSTEM, messages });
+      messages = [...messages, ...result.response.messages];
+      const parts = result.response.messages.flatMap((m) =>
+        Array.isArray(m.content) ? (m.content as unknown[]) : [],
+      );
+      if (compactedAt < 0 && parts.some((p) => JSON.stringify(p).includes('"compaction"')))
+        compactedAt = turn;
+    }
+    // The fake compacted once the input passed 50,000 tokens, and accepted every request after it.
+    expect(compactedAt).toBeGreaterThan(0);
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    const after = fake.requests.slice(compactedAt + 1);
+    expect(after.length).toBeGreaterThan(0);
+    for (const request of after) {
+      expect(request.problems).toEqual([]);
+      const sent = request.body.messages as Array<{ role: string; content: Array<{ type: string }> }>;
+      // A user message opens the request, then the reply holding the compaction block.
+      expect(sent[0]!.role).toBe('user');
+      expect(sent[1]!.content[0]!.type).toBe('compaction');
+      // Nothing from before the compaction is sent but the compaction block itself (the fake's summary).
+      expect(JSON.stringify([sent[0], ...sent.slice(2)])).not.toContain('question 0:');
+    }
+  }, 60_000);
 });

@@ -1,4 +1,5 @@
 import type { ModelMessage } from 'ai';
+import { OMITTED_START_TEXT } from '../../compaction/placeholders.js';
 import { ConfigurationError } from '../../errors.js';
 import { ContextManager, type ContextManagerOptions } from '../../manager.js';
 import type { ToolDefinition } from '../../messages/types.js';
@@ -51,6 +52,20 @@ function holdsCompactionPart(message: AnyModelMessage): boolean {
       return true;
   }
   return false;
+}
+
+/**
+ * Opens a prompt that starts at the reply holding the compaction: the Messages API refuses a first
+ * message that is not the user's ("the first message must use the user role"), and drops this one
+ * unread, as it precedes the compaction block: not counted.
+ */
+function openedAtCompaction(prompt: ModelMessage[]): ModelMessage[] {
+  let first = 0;
+  while (first < prompt.length && prompt[first]!.role === 'system') first++;
+  const opening = prompt[first];
+  if (opening?.role !== 'assistant' || !holdsCompactionPart(opening)) return prompt;
+  const notice: ModelMessage = { role: 'user', content: [{ type: 'text', text: OMITTED_START_TEXT }] };
+  return [...prompt.slice(0, first), notice, ...prompt.slice(first)];
 }
 
 /**
@@ -144,11 +159,13 @@ export class PromptFitter {
     }
     // OpenAI takes system messages anywhere; the other providers only at the start.
     const systemInside = request.provider?.startsWith('openai') ? 'system' : 'user';
-    return restoreModelMessages(
+    const prompt = restoreModelMessages(
       fitted!.map(({ message, seq }) => ({ message, proxy: seq })),
       sideMap,
       { systemInside },
     );
+    // Also with a manager of your own, whose compaction may leave that reply first.
+    return openedAtCompaction(prompt);
   }
 
   /** The idle pooled manager whose history is the longest prefix of `keys`, or a new one. */

@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   Agent,
   type AgentInputItem,
@@ -364,7 +366,7 @@ describe('ContextkitSession under OpenAIResponsesCompactionSession (fake Respons
     const questions = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf'];
     for (const question of questions) await runner.run(agent, `${question} question`, { session });
     expect(fake.bills.some((b) => b.path === '/v1/responses/compact')).toBe(true);
-    const all = await inner.getAllItems();
+    const all = await inner.getStoredItems();
     // Nothing was lost: every question and every answer is still stored, and the compaction too.
     for (const question of questions)
       expect(all.some((i) => JSON.stringify(i).includes(`${question} question`))).toBe(true);
@@ -374,8 +376,67 @@ describe('ContextkitSession under OpenAIResponsesCompactionSession (fake Respons
     const given = await session.getItems();
     expect(given.some((i) => (i as { type?: string }).type === 'compaction')).toBe(true);
     expect((await inner.recall('alpha question')).length).toBeGreaterThan(0);
-    // A plain clearSession still clears.
+    // The session's items start at the last write-back: the compaction item and what followed it.
+    const items = await inner.getAllItems();
+    expect((items[0] as { role?: string }).role).toBe('user');
+    expect(items.filter((i) => (i as { type?: string }).type === 'compaction')).toHaveLength(1);
+    expect(items.length).toBeLessThan(all.length);
+    // A plain clearSession clears the session, and deletes nothing: recall still reaches it all.
     await inner.clearSession();
     expect(await inner.getAllItems()).toEqual([]);
+    expect(await inner.getItems()).toEqual([]);
+    expect(await inner.getStoredItems()).toEqual(all);
+    expect((await inner.recall('golf question')).length).toBeGreaterThan(0);
+    await inner.deleteSession();
+    expect(await inner.getStoredItems()).toEqual([]);
   });
+});
+
+describe('ContextkitSession.clearSession across a process restart (file store)', () => {
+  it('is durable at once, deletes nothing, and the write-back after it starts the session', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ck-agents-restart-'));
+    try {
+      const script = fileURLToPath(new URL('../../../test/support/agents-session-clear.ts', import.meta.url));
+      await new Promise<void>((resolve, reject) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', script, dir], {
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+        });
+        child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`exited ${code}: ${stderr}`))));
+      });
+      // A new process opens the session: the clear held, and every item is still stored.
+      const session = new ContextkitSession({ store: `file:${dir}`, sessionId: 'restart', model: 'gpt-5' });
+      expect(await session.getItems()).toEqual([]);
+      expect(await session.getAllItems()).toEqual([]);
+      expect(await session.popItem()).toBeUndefined();
+      const stored = await session.getStoredItems();
+      expect(stored).toHaveLength(6);
+      // What OpenAIResponsesCompactionSession writes back (the user messages and one compaction
+      // item) lands after the stored items and starts the session's history; the rest stays searchable.
+      const writeBack = [
+        { role: 'user', content: 'question 2: where is parcel PX-4412?' },
+        { type: 'compaction', encrypted_content: 'gAAAA-opaque-summary' },
+      ] as unknown as AgentInputItem[];
+      await session.addItems(writeBack);
+      const next: AgentInputItem = { role: 'user', content: 'and the first one?' };
+      await session.addItems([next]);
+      expect(await session.getAllItems()).toEqual([...writeBack, next]);
+      expect(await session.getItems()).toEqual([...writeBack, next]);
+      expect(await session.getStoredItems()).toEqual([...stored, ...writeBack, next]);
+      const hits = await session.recall('parcel PX-4410');
+      expect(hits.some((h) => h.text.includes('PX-4410'))).toBe(true);
+      // A later session on the same store sees the same.
+      const again = new ContextkitSession({
+        store: new FileStore(dir),
+        sessionId: 'restart',
+        model: 'gpt-5',
+      });
+      expect(await again.getItems()).toEqual([...writeBack, next]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
 });

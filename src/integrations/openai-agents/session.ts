@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentInputItem, Session } from '@openai/agents';
-import { ConfigurationError, InvalidMessageError } from '../../errors.js';
+import { ConfigurationError, ConflictError, InvalidMessageError } from '../../errors.js';
 import { ContextManager, type ContextManagerOptions } from '../../manager.js';
 import type { ResponsesItem } from '../../messages/responses-items.js';
 import type { Message, MessageMetadata } from '../../messages/types.js';
@@ -31,13 +31,36 @@ export interface ContextkitSessionOptions {
   recall?: boolean;
 }
 
+/** The key of the session's record in its conversation's metadata. */
+const META_KEY = 'agentsSession';
+
+/** What the session keeps in its conversation's metadata: where its items start since the last clear. */
+interface SessionMeta {
+  /** Seq of the first stored item of the session since its last `clearSession` (0: never cleared). */
+  clearedAt: number;
+}
+
+function sessionMetaOf(value: Record<string, unknown> | null): SessionMeta {
+  const record = value?.[META_KEY] as { clearedAt?: unknown } | undefined;
+  const at = record?.clearedAt;
+  return { clearedAt: typeof at === 'number' && Number.isInteger(at) && at >= 0 ? at : 0 };
+}
+
 /**
  * A session for the OpenAI Agents SDK (`run(agent, input, { session })`) that keeps every item in
  * a contextkit store, as the SDK gave it, and gives the model a history fitted to the budget:
- * `getItems()` returns the stored items with old tool outputs cleared and old turns summarized or
+ * `getItems()` returns the session's items with old tool outputs cleared and old turns summarized or
  * dropped as `ContextManager` plans it over their Responses API form (`agentItemsToResponses`:
  * the `'openai-responses'` format, one item for one item), never a `function_call_result` without its
- * `function_call` or the reverse. `getAllItems()` returns everything stored.
+ * `function_call` or the reverse. `getAllItems()` returns the session's items unfitted.
+ *
+ * `clearSession()` never deletes: it writes, durably and at once, in the conversation's metadata,
+ * that the session's items now start after what is stored (a `setMeta`, so a process that exits
+ * right after it has still cleared). The stored items stay, and `recall` keeps searching all of
+ * them. So under `OpenAIResponsesCompactionSession`, which clears the session it wraps and writes
+ * back what `responses.compact` returned (the user messages and one `compaction` item), the
+ * write-back starts the session's items and stands in the view for the range it replaced, while
+ * that range stays stored and searchable. `deleteSession()` removes everything stored.
  *
  * The budget covers the history only: the agent's instructions, its tools and the new input come
  * on top, so leave room for them. The store's conversation holds Agents SDK items, not chat
@@ -47,13 +70,10 @@ export class ContextkitSession implements Session {
   readonly sessionId: string;
   private readonly store: ConversationStore;
   private readonly settings: ContextkitSessionOptions;
-  /** Plans over the items' messages; kept while the stored items only grow, so its plan holds. */
+  /** Plans over the session's items' messages; kept while they only grow, so its plan holds. */
   private manager: ContextManager;
-  /**
-   * `clearSession` was called and not yet carried out: if the next write is a compaction's
-   * write-back (`OpenAIResponsesCompactionSession`), the stored items stay; otherwise they go first.
-   */
-  private clearPending = false;
+  /** Holds every stored item, cleared or not, for `recall`. */
+  private archive: ContextManager;
 
   constructor(options: ContextkitSessionOptions = {}) {
     if (
@@ -66,6 +86,7 @@ export class ContextkitSession implements Session {
     this.sessionId = options.sessionId ?? randomUUID();
     this.store = options.store === undefined ? new MemoryStore() : resolveStore(options.store);
     this.manager = this.newManager();
+    this.archive = this.newManager();
   }
 
   private newManager(): ContextManager {
@@ -81,15 +102,25 @@ export class ContextkitSession implements Session {
     return this.sessionId;
   }
 
-  /** Every stored item, in order, never fitted. */
+  /** Where the session's items start in the store (see the class note). */
+  private async clearedAt(): Promise<number> {
+    return sessionMetaOf((await this.store.getMeta(this.sessionId)).value).clearedAt;
+  }
+
+  /** The session's items since its last clear, in order, never fitted. */
   async getAllItems(): Promise<AgentInputItem[]> {
-    await this.settleClear();
+    const entries = await this.store.read(this.sessionId, { fromSeq: await this.clearedAt() });
+    return entries.map((e) => e.message as unknown as AgentInputItem);
+  }
+
+  /** Every stored item, those before a `clearSession` included, in order, never fitted. */
+  async getStoredItems(): Promise<AgentInputItem[]> {
     const entries = await this.store.read(this.sessionId);
     return entries.map((e) => e.message as unknown as AgentInputItem);
   }
 
   /**
-   * The history to send: the stored items fitted to the budget (see the class note). With
+   * The history to send: the session's items fitted to the budget (see the class note). With
    * `limit`, at most the newest `limit` of those, starting after any result whose call the limit
    * cut off.
    */
@@ -103,39 +134,41 @@ export class ContextkitSession implements Session {
       fitThrough<ResponsesItem>(this.manager, messages, request, keys, 'openai-responses');
     let view = await fitView();
     if (!view) {
-      // The stored items were rewritten (popItem, another writer): plan afresh.
+      // The session's items were rewritten (a clear, popItem, another writer): plan afresh.
       this.manager = this.newManager();
       view = await fitView();
     }
+    // With the recall tool, its index follows the store as the agent runs, not on the first search.
+    if (this.settings.recall) await this.syncArchive();
     const fitted = responsesToAgentItems(view!, items);
     return limit === undefined ? fitted : newest(fitted, limit);
   }
 
   /**
-   * Searches every stored item (see `ContextManager.recall`); what `recallTool(session)` runs. A
-   * hit's `seq` is the message's place in the session as contextkit reads its items (a function
-   * call and its output are messages of their own).
+   * Searches every stored item, those before a `clearSession` included (see
+   * `ContextManager.recall`); what `recallTool(session)` runs. A hit's `seq` is the message's place
+   * in the store as contextkit reads its items (a function call and its output are messages of
+   * their own).
    */
   async recall(query: string, options?: RecallOptions): Promise<RecallHit[]> {
-    const items = await this.getAllItems();
-    const messages = agentItemsToResponses(items);
+    await this.syncArchive();
+    return this.archive.recall(query, options);
+  }
+
+  /** Brings the archive up to every stored item. */
+  private async syncArchive(): Promise<void> {
+    const messages = agentItemsToResponses(await this.getStoredItems());
     const keys = messages.map((m) => messageKey(m as Message));
-    if (!(await syncThrough(this.manager, messages, keys))) {
-      this.manager = this.newManager();
-      await syncThrough(this.manager, messages, keys);
+    if (!(await syncThrough(this.archive, messages, keys))) {
+      this.archive = this.newManager();
+      await syncThrough(this.archive, messages, keys);
     }
-    return this.manager.recall(query, options);
   }
 
   /**
    * Appends items; refuses (`InvalidMessageError` with the item's path, nothing stored) any that
    * JSON would change, and Responses API items in their own spelling (`function_call_output`,
    * `call_id`), which the SDK cannot send: give the SDK's (`function_call_result`, `callId`).
-   * Right after `clearSession`, items holding a `compaction` item are what
-   * `OpenAIResponsesCompactionSession` writes back after `responses.compact` (the user messages
-   * and the compaction item): they are appended after the stored items, which stay, and
-   * `getItems` sends from them on (the compaction item stands for what came before); any other
-   * items clear the session first, as asked.
    */
   async addItems(items: AgentInputItem[]): Promise<void> {
     if (items.length === 0) return;
@@ -144,9 +177,6 @@ export class ContextkitSession implements Session {
       const issue = agentItemIssue(item, `items[${i}]`);
       if (issue) throw new InvalidMessageError([issue]);
     });
-    if (this.clearPending && items.some((item) => (item as { type?: unknown }).type === 'compaction'))
-      this.clearPending = false;
-    await this.settleClear();
     const timestamp = new Date().toISOString();
     const metadata: MessageMetadata = { timestamp, source: 'openai-agents' };
     await this.store.append(
@@ -155,26 +185,42 @@ export class ContextkitSession implements Session {
     );
   }
 
-  /** Removes the newest stored item and returns it, in one atomic step of the store (`ConversationStore.pop`). */
+  /**
+   * Removes the newest item of the session and returns it, in one atomic step of the store
+   * (`ConversationStore.pop`); `undefined` when the session has none since its last clear.
+   */
   async popItem(): Promise<AgentInputItem | undefined> {
-    await this.settleClear();
+    if ((await this.store.head(this.sessionId)) <= (await this.clearedAt())) return undefined;
     const last = await this.store.pop(this.sessionId);
     return last?.message as unknown as AgentInputItem | undefined;
   }
 
   /**
-   * Clears the session: carried out at the next call, unless that call writes back a compaction
-   * (see `addItems`), which keeps the stored items.
+   * Clears the session without deleting anything: its items now start after what is stored,
+   * written to the store before this resolves (see the class note). Stored items stay for
+   * `recall`; `deleteSession` removes them.
    */
   async clearSession(): Promise<void> {
-    this.clearPending = true;
+    for (;;) {
+      const meta = await this.store.getMeta(this.sessionId);
+      const head = await this.store.head(this.sessionId);
+      const value: Record<string, unknown> = { ...(meta.value ?? {}), [META_KEY]: { clearedAt: head } };
+      try {
+        await this.store.setMeta(this.sessionId, value, { expectedVersion: meta.version });
+        break;
+      } catch (error) {
+        // Another writer changed the metadata in between: read it again.
+        if (!(error instanceof ConflictError)) throw error;
+      }
+    }
+    this.manager = this.newManager();
   }
 
-  private async settleClear(): Promise<void> {
-    if (!this.clearPending) return;
-    this.clearPending = false;
+  /** Removes the session's stored items and metadata for good. */
+  async deleteSession(): Promise<void> {
     await this.store.delete(this.sessionId);
     this.manager = this.newManager();
+    this.archive = this.newManager();
   }
 }
 
