@@ -130,6 +130,7 @@ export function composeParts(
     preserveSystem: settings.preserveSystem,
     protectTask: settings.protectTask,
     ...(options.summaryInstructions ? { summaryInstructions: options.summaryInstructions } : {}),
+    ...(options.summaryAhead !== undefined ? { summaryAhead: options.summaryAhead } : {}),
     keepToolResults: settings.keepToolResults,
     recentCount: options.recentCount ?? DEFAULTS.recentCount,
     clearing: options.clearing ?? {},
@@ -151,6 +152,7 @@ export function composeParts(
       return live.of(history.entries, history.format);
     },
     compactionSeq: () => live.compactionSeq,
+    generation: () => history.generation,
     get format() {
       return history.format;
     },

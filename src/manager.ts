@@ -288,8 +288,27 @@ export class ContextManager {
     const counting = this.countAhead(r);
     if (counting) await counting;
     const decision = await this.guard.fit(this.conversation, r, request);
+    this.prepareAhead();
     if (decision.action === 'decline') throw decision.error;
     return decision.messages!;
+  }
+
+  /**
+   * Summaries prepared ahead (`summaryAhead`): the preparation the request found due runs after it,
+   * in the queue (so it sees a history no operation is changing), never inside the request; the
+   * model's answer is a promise the guard keeps, which no request awaits.
+   */
+  private prepareAhead(): void {
+    const prepare = this.guard.preparation(this.conversation);
+    if (!prepare) return;
+    setImmediate(() => {
+      this.enqueue(prepare).catch((error: unknown) =>
+        this.measurer.warn(
+          'summary_ahead_failed',
+          `preparing the next summary failed: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+      );
+    });
   }
 
   /**

@@ -21,7 +21,7 @@ import { dropByImportance } from './importance.js';
 import { type CompactionPlan, type PlanEdits, type PlanSummary, startDraft } from './plan.js';
 import type { ProviderCompactor } from './provider-compaction.js';
 import { planReceipt, type ReceiptBase } from './receipt.js';
-import { selectForSummary } from './select-for-summary.js';
+import { selectForSummary, selectPrepared } from './select-for-summary.js';
 import type { StrategyOption } from './strategy.js';
 import { summarizeAtoms } from './summarize-atoms.js';
 import {
@@ -86,6 +86,13 @@ export interface PlanRequest {
   compact?: ProviderCompactor;
   /** Says why the summarizer ran where the provider's compaction was asked for. */
   warn?: (code: string, message: string) => void;
+  /** Tools for this plan in place of the planner's (summaries prepared ahead, or recorded). */
+  tools?: ContextTools;
+  /**
+   * A range prepared ahead (seqs): the summarizing strategy takes it where it may and brings the
+   * view within `slack` tokens of the target, so that the summary prepared for it is used.
+   */
+  prepared?: { seqs: ReadonlySet<number>; slack: number };
 }
 
 /** A plan, its receipt, and what a custom strategy said. */
@@ -235,8 +242,8 @@ export class Planner {
         draft,
         oldFacts,
         room,
-        tools: this.tools,
-        offlineTools: this.offlineTools,
+        tools: req.tools ?? this.tools,
+        offlineTools: this.offlineTools && req.tools === undefined,
       });
     const oldFacts = previousPlan?.facts ?? [];
     const factsTokensBefore = factsTokens(oldFacts);
@@ -270,7 +277,10 @@ export class Planner {
     let held = 0;
     if (strategy === 'summarize' && canSummarize) {
       const growth = previousPlan?.summary ? Math.max(0, reserve - oldSummaryTokens) + factsGrowthCap : 0;
-      const selected = selectForSummary(ctx, { ...draft, total: draft.total + growth }, selectionReserve);
+      const grown = { ...draft, total: draft.total + growth };
+      const prepared =
+        req.prepared && selectPrepared(ctx, grown, selectionReserve, req.prepared.seqs, req.prepared.slack);
+      const selected = prepared || selectForSummary(ctx, grown, selectionReserve);
       const took = selected.summarized.size !== draft.summarized.size;
       held = took ? (previousPlan?.summary ? growth : selectionReserve) : 0;
       draft = took ? selected : draft;
@@ -316,7 +326,7 @@ export class Planner {
         // The header, and the recall note when the manager offers the tool.
         frameTokens: SUMMARY_FRAME_TOKENS + (blocks.recall ? req.counter.countText(RECALL_NOTE) + 1 : 0),
         counter: req.counter,
-        tools: this.tools,
+        tools: req.tools ?? this.tools,
         memo: scratch.summaries,
         ...(req.compact ? { compact: req.compact } : {}),
         ...(req.warn ? { warn: req.warn } : {}),
@@ -458,7 +468,7 @@ export class Planner {
       maxTokens: room,
       frameTokens,
       counter: req.counter,
-      tools: this.tools,
+      tools: req.tools ?? this.tools,
       memo,
       ...(req.warn ? { warn: req.warn } : {}),
       ...(this.settings.summaryInstructions ? { focus: this.settings.summaryInstructions } : {}),

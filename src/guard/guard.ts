@@ -6,7 +6,7 @@
  */
 
 import { encodePlan } from '../compaction/plan.js';
-import { Planner } from '../compaction/planner.js';
+import { Planner, type PlanRequest } from '../compaction/planner.js';
 import { protectionsOf } from '../compaction/protections.js';
 import type { ProviderCompactor } from '../compaction/provider-compaction.js';
 import type { StrategyOption } from '../compaction/strategy.js';
@@ -17,7 +17,9 @@ import { History } from '../history/history.js';
 import type { MessageFormat } from '../messages/types.js';
 import { checkStrategy, DEFAULTS, type RequestOptions, resolveShares } from '../options.js';
 import { guardedTools } from '../tools/guarded-tools.js';
+import { canPrepare } from '../tools/llm.js';
 import { createOfflineTools } from '../tools/offline.js';
+import type { ContextTools } from '../tools/types.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
 import { type SentView, View } from '../view/view.js';
 import {
@@ -29,6 +31,7 @@ import {
 import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
 import { billRequest, conversationTime } from './metering.js';
 import { ProviderCompaction } from './provider-compaction.js';
+import { type AheadState, recordingTools, SummaryAhead } from './summary-ahead.js';
 import { nextUsageWarning, resetUsageWarning } from './usage-warning.js';
 
 export type {
@@ -60,6 +63,9 @@ export class ContextGuard {
   private readonly cacheBreakpoints: 'auto' | 'off';
   private readonly providerCompact: ProviderCompactor | undefined;
   private readonly provider: ProviderCompaction | null;
+  private readonly offline: ContextTools;
+  /** Summaries prepared ahead, with tools that can (the `llm` tools); null otherwise. */
+  private readonly ahead: SummaryAhead | null;
   /** The conversation `check` works on, kept while each call's messages extend the last call's. */
   private standalone: { source: unknown[]; conversation: GuardConversation; history: History } | null = null;
 
@@ -95,8 +101,20 @@ export class ContextGuard {
       options.recall === true,
     );
     const offline = createOfflineTools();
+    this.offline = offline;
     const tools =
       options.tools && guardedTools(options.tools, offline, (code, m) => this.measurer.warn(code, m));
+    const ahead = options.summaryAhead ?? true;
+    this.ahead =
+      ahead !== false && canPrepare(options.tools) && !this.providerCompact
+        ? new SummaryAhead(
+            options.tools,
+            offline,
+            (typeof ahead === 'object' ? ahead.at : undefined) ??
+              this.targetUsage + (this.compactThreshold - this.targetUsage) / 2,
+            (code, m) => this.measurer.warn(code, m),
+          )
+        : null;
     this.planner = new Planner(
       {
         strategy: this.strategy,
@@ -290,6 +308,66 @@ export class ContextGuard {
     return error;
   }
 
+  /**
+   * With summaries prepared ahead: the preparation the conversation's last request found due, to
+   * run off the request path and one at a time with the conversation's other operations (the
+   * manager queues it after the request); undefined when none is due. It plans the compaction the
+   * trigger will bring (on a scratch view, as if the view had grown to the trigger) and asks the
+   * model for that plan's summary and facts, without waiting for the answer.
+   */
+  preparation(c: GuardConversation): (() => Promise<void>) | undefined {
+    const r = c.aheadDue;
+    if (!this.ahead || !r) return undefined;
+    c.aheadDue = undefined;
+    return () => this.prepareAhead(c, r);
+  }
+
+  private async prepareAhead(c: GuardConversation, r: ResolvedRequest): Promise<void> {
+    const ahead = this.ahead!;
+    c.ahead ??= emptyAheadState();
+    const plan = c.view.plan;
+    if (!ahead.due(c.ahead, plan, c.state.usage ?? 0)) return;
+    const entries = c.entries.slice();
+    const format = c.format ?? r.format;
+    const view = this.createView();
+    view.setPlan(plan);
+    const atoms = view.atoms(entries, format).visible();
+    const built = view.build(entries, format, r.counter);
+    const total = built.tokens + r.fixedTokens;
+    const trigger = Math.floor(this.compactThreshold * r.budget);
+    const target = Math.floor(this.targetUsage * r.budget);
+    // The view as it will be at the trigger: the turns to come are newer than anything summarized,
+    // so they count as tokens outside the messages; an eighth of the gap covers the last turn's leap.
+    const fixedTokens = r.fixedTokens + Math.max(0, trigger - total) + Math.floor((trigger - target) / 8);
+    const recorded = recordingTools(this.offline);
+    const result = await this.planner.plan({
+      entries,
+      atoms,
+      protection: protectionsOf(atoms, entries, this.preserveSystem, this.protectTask),
+      budget: r.budget,
+      fixedTokens,
+      correction: r.correction,
+      format: r.format,
+      counter: r.counter,
+      count: (m) => this.measurer.count(r.counter, m, format),
+      previousPlan: plan,
+      reason: 'threshold',
+      level: undefined,
+      render: (p) => {
+        view.setPlan(p);
+        const b = view.build(entries, format, r.counter);
+        return { tokens: b.tokens + fixedTokens, messages: b.messages.length };
+      },
+      before: { tokens: built.tokens + fixedTokens, messages: built.messages.length },
+      repairs: () => [],
+      tools: recorded.tools,
+    });
+    const summarized = new Set(result.plan.summarized ?? []);
+    const seqs = new Set<number>();
+    for (const atom of atoms) if (summarized.has(atom.id)) for (const seq of atom.seqs) seqs.add(seq);
+    ahead.prepare(c.ahead, plan, seqs, recorded.calls, c.generation?.() ?? 0, c.state.usage ?? 0);
+  }
+
   /** After a plan that could not reach the target (protected floor), the next waits for real growth. */
   private replanAt(c: GuardConversation, r: ResolvedRequest): number {
     const trigger = Math.floor(this.compactThreshold * r.budget);
@@ -358,6 +436,10 @@ export class ContextGuard {
       c.state.level = levelOf(total / r.budget);
     }
     c.state.usage = total / r.budget;
+    if (this.ahead && this.autoCompact && !reason) {
+      c.ahead ??= emptyAheadState();
+      c.aheadDue = this.ahead.due(c.ahead, c.view.plan, total / r.budget) ? r : undefined;
+    }
     const notice = this.notice ? c.noticeDue : null;
     c.noticeDue = null;
     return c.view.send(built, {
@@ -424,6 +506,17 @@ export class ContextGuard {
       tokens: tokensBefore,
     });
     const previousPlan = view.plan;
+    let ahead: ReturnType<SummaryAhead['compactionTools']> | undefined;
+    let prepared: PlanRequest['prepared'];
+    if (this.ahead) {
+      c.ahead ??= emptyAheadState();
+      ahead = this.ahead.compactionTools(c.ahead, previousPlan, entries, c.generation?.() ?? 0);
+      const seqs = c.ahead.plan === previousPlan ? c.ahead.seqs : null;
+      if (seqs && seqs.size > 0) {
+        const gap = Math.floor(this.compactThreshold * r.budget) - Math.floor(this.targetUsage * r.budget);
+        prepared = { seqs, slack: Math.floor(gap / 4) };
+      }
+    }
     const result = await this.planner.plan({
       entries,
       atoms,
@@ -451,7 +544,11 @@ export class ContextGuard {
         ? { compact: this.compactorFor(format, r.format) }
         : {}),
       warn: (code, message) => this.measurer.warn(code, message),
+      ...(ahead ? { tools: ahead.tools } : {}),
+      ...(prepared ? { prepared } : {}),
     });
+    const outcome = ahead?.outcome();
+    if (outcome !== undefined) result.receipt.prepared = outcome;
     if (result.refused.length > 0) {
       this.measurer.warn(
         'strategy_refused',
@@ -523,6 +620,10 @@ export class ContextGuard {
     }
     return s.conversation;
   }
+}
+
+function emptyAheadState(): AheadState {
+  return { plan: null, seqs: null, job: null, late: null, triedAt: 0 };
 }
 
 function rank(level: Level | undefined): number {
