@@ -89,6 +89,11 @@ export interface PlanRequest {
   /** Tools for this plan in place of the planner's (summaries prepared ahead, or recorded). */
   tools?: ContextTools;
   /**
+   * Facts a model wrote ahead for the entries a plan reads for facts: merged with the offline
+   * extractor's, and the tools are not asked for facts (see `factCandidates`).
+   */
+  modelFacts?: (read: readonly HistoryEntry[]) => readonly ExtractedFact[];
+  /**
    * A range prepared ahead (seqs): the summarizing strategy takes it where it may and brings the
    * view within `slack` tokens of the target, so that the summary prepared for it is used.
    */
@@ -190,6 +195,57 @@ export class Planner {
     return result;
   }
 
+  /**
+   * A plan made ahead (on an earlier view, as if it had grown to the trigger; see `SummaryAhead`)
+   * taken as this compaction's plan, with `summary` in place of its draft summary and `facts` for
+   * its facts block: rendered and measured on the view now, and taken only where it brings the
+   * view within `slack` tokens of the target (and within the budget). Undefined otherwise (the
+   * view is then left on the plan `render` was last given: the caller sets its own back).
+   */
+  adopt(
+    req: PlanRequest,
+    prepared: CompactionPlan,
+    summary: PlanSummary | undefined,
+    facts: ExtractedFact[] | undefined,
+    slack: number,
+  ): PlanResult | undefined {
+    const started = performance.now();
+    if (prepared.budget !== req.budget || prepared.counterId !== req.counter.id) return undefined;
+    const plan: CompactionPlan = { ...prepared, historyLength: req.entries.length };
+    if (summary) plan.summary = summary;
+    else delete plan.summary;
+    if (facts && facts.length > 0) plan.facts = facts;
+    const edits = this.blocks.edits(prepared);
+    this.blocks.setEdits(plan, edits);
+    const rendered = req.render(plan);
+    plan.tokens = rendered.tokens;
+    const target = Math.floor(this.settings.targetUsage * req.budget);
+    if (plan.tokens > Math.min(req.budget, target + slack)) return undefined;
+    const receipt = planReceipt({
+      atoms: req.atoms,
+      previousPlan: req.previousPlan,
+      previous: this.blocks.edits(req.previousPlan),
+      plan,
+      now: edits,
+      factsOmitted: 0,
+      repairs: req.repairs(),
+      base: {
+        reason: req.reason,
+        budget: req.budget,
+        trigger: Math.floor(this.settings.compactThreshold * req.budget),
+        target,
+        tokensBefore: req.before.tokens,
+        tokensAfter: plan.tokens,
+        messagesBefore: req.before.messages,
+        messagesAfter: rendered.messages,
+        counter: req.counter.id,
+        exact: req.counter.exact,
+        durationMs: performance.now() - started,
+      },
+    });
+    return { plan, receipt, refused: [] };
+  }
+
   private context(req: PlanRequest, measure: PlanContext['measure'], target: number): PlanContext {
     const { clearing } = this.settings;
     return {
@@ -244,6 +300,7 @@ export class Planner {
         room,
         tools: req.tools ?? this.tools,
         offlineTools: this.offlineTools && req.tools === undefined,
+        ...(req.modelFacts ? { modelFacts: req.modelFacts } : {}),
       });
     const oldFacts = previousPlan?.facts ?? [];
     const factsTokensBefore = factsTokens(oldFacts);

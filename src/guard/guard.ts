@@ -6,7 +6,7 @@
  */
 
 import { encodePlan } from '../compaction/plan.js';
-import { Planner, type PlanRequest } from '../compaction/planner.js';
+import { Planner, type PlanRequest, type PlanResult } from '../compaction/planner.js';
 import { protectionsOf } from '../compaction/protections.js';
 import type { ProviderCompactor } from '../compaction/provider-compaction.js';
 import type { StrategyOption } from '../compaction/strategy.js';
@@ -361,11 +361,16 @@ export class ContextGuard {
       before: { tokens: built.tokens + fixedTokens, messages: built.messages.length },
       repairs: () => [],
       tools: recorded.tools,
+      modelFacts: recorded.modelFacts,
     });
     const summarized = new Set(result.plan.summarized ?? []);
     const seqs = new Set<number>();
     for (const atom of atoms) if (summarized.has(atom.id)) for (const seq of atom.seqs) seqs.add(seq);
-    ahead.prepare(c.ahead, plan, seqs, recorded.calls, c.generation?.() ?? 0, c.state.usage ?? 0);
+    const spec = result.decline === undefined && seqs.size > 0 ? result.plan : null;
+    ahead.prepare(c.ahead, plan, seqs, recorded.calls, c.generation?.() ?? 0, c.state.usage ?? 0, spec);
+    // The fallback summary in a stretch of its own: the model's call is under way meanwhile.
+    await new Promise((resolve) => setImmediate(resolve));
+    await ahead.writeFallback(c.ahead);
   }
 
   /** After a plan that could not reach the target (protected floor), the next waits for real growth. */
@@ -508,16 +513,19 @@ export class ContextGuard {
     const previousPlan = view.plan;
     let ahead: ReturnType<SummaryAhead['compactionTools']> | undefined;
     let prepared: PlanRequest['prepared'];
+    let adoption: ReturnType<SummaryAhead['adoption']>;
+    const slack = Math.floor(
+      (Math.floor(this.compactThreshold * r.budget) - Math.floor(this.targetUsage * r.budget)) / 4,
+    );
     if (this.ahead) {
       c.ahead ??= emptyAheadState();
-      ahead = this.ahead.compactionTools(c.ahead, previousPlan, entries, c.generation?.() ?? 0);
+      const generation = c.generation?.() ?? 0;
+      adoption = this.ahead.adoption(c.ahead, previousPlan, entries, generation);
+      ahead = this.ahead.compactionTools(c.ahead, previousPlan, entries, generation);
       const seqs = c.ahead.plan === previousPlan ? c.ahead.seqs : null;
-      if (seqs && seqs.size > 0) {
-        const gap = Math.floor(this.compactThreshold * r.budget) - Math.floor(this.targetUsage * r.budget);
-        prepared = { seqs, slack: Math.floor(gap / 4) };
-      }
+      if (seqs && seqs.size > 0) prepared = { seqs, slack };
     }
-    const result = await this.planner.plan({
+    const request: PlanRequest = {
       entries,
       atoms,
       protection: protectionsOf(atoms, entries, this.preserveSystem, this.protectTask),
@@ -544,10 +552,22 @@ export class ContextGuard {
         ? { compact: this.compactorFor(format, r.format) }
         : {}),
       warn: (code, message) => this.measurer.warn(code, message),
-      ...(ahead ? { tools: ahead.tools } : {}),
+      ...(ahead ? { tools: ahead.tools, modelFacts: ahead.modelFacts } : {}),
       ...(prepared ? { prepared } : {}),
-    });
-    const outcome = ahead?.outcome();
+    };
+    // The plan made ahead, where it still brings the view near the target: no planning now.
+    let result: PlanResult | undefined;
+    if (adoption) {
+      const { spec, summary } = adoption;
+      result =
+        (adoption.withModelFacts &&
+          this.planner.adopt(request, spec, summary, adoption.withModelFacts, slack)) ||
+        this.planner.adopt(request, spec, summary, adoption.facts, slack);
+      if (result) result.receipt.prepared = adoption.outcome;
+      else view.setPlan(previousPlan);
+    }
+    result ??= await this.planner.plan(request);
+    const outcome = result.receipt.prepared ?? ahead?.outcome();
     if (outcome !== undefined) result.receipt.prepared = outcome;
     if (result.refused.length > 0) {
       this.measurer.warn(
@@ -623,7 +643,7 @@ export class ContextGuard {
 }
 
 function emptyAheadState(): AheadState {
-  return { plan: null, seqs: null, job: null, late: null, triedAt: 0 };
+  return { plan: null, seqs: null, spec: null, job: null, late: null, triedAt: 0 };
 }
 
 function rank(level: Level | undefined): number {

@@ -12,13 +12,13 @@
  * sharing the store, or a history replaced or edited since, never gets a summary of other messages.
  */
 
-import type { CompactionPlan } from '../compaction/plan.js';
+import type { CompactionPlan, PlanSummary } from '../compaction/plan.js';
 import type { CompactionReceipt } from '../events.js';
 import type { HistoryEntry } from '../messages/types.js';
 import type { PreparedMemory, PreparingTools } from '../tools/llm.js';
 import { validateFacts } from '../tools/llm-prompts.js';
 import { mergeFacts } from '../tools/merge-facts.js';
-import type { ContextTools, ExtractedFact, ExtractFactsOptions, SummarizeOptions } from '../tools/types.js';
+import type { ContextTools, ExtractedFact, SummarizeOptions } from '../tools/types.js';
 
 /** What a compaction's receipt says of the prepared summary (see `CompactionReceipt.prepared`). */
 export type PreparedOutcome = NonNullable<CompactionReceipt['prepared']>;
@@ -35,6 +35,10 @@ interface Job {
   generation: number;
   memory?: PreparedMemory;
   failed?: string;
+  /** The summarize options the plan passed (the room it gave the summary, how it counts). */
+  options: SummarizeOptions;
+  /** The offline tools' summary of the same range, written while preparing: the fallback at the trigger. */
+  offlineText?: string;
   /** Settles (never rejects) when the model answered or failed. */
   settled: Promise<PreparedMemory | undefined>;
 }
@@ -45,6 +49,8 @@ export interface AheadState {
   plan: CompactionPlan | null;
   /** Seqs of every atom the prepared plan summarizes: the range the compaction should take. */
   seqs: ReadonlySet<number> | null;
+  /** The plan made ahead (with a draft summary), which the compaction takes where it still fits. */
+  spec: CompactionPlan | null;
   job: Job | null;
   /** The model's summary of the range an offline summary stands for in the view (asked at the compaction). */
   late: { job: Job; offlineText: string } | null;
@@ -55,7 +61,7 @@ export interface AheadState {
 /** How far usage must grow past a preparation that came to nothing (no range, a failed call) to try again. */
 const RETRY_STEP = 0.05;
 
-/** A summarize or extractFacts call the speculative plan made. */
+/** What the speculative plan asked for: the summary (its entries and options) and the entries read for facts. */
 export interface RecordedCalls {
   summary?: { entries: readonly HistoryEntry[]; options: SummarizeOptions };
   factEntries: Map<number, HistoryEntry>;
@@ -63,12 +69,21 @@ export interface RecordedCalls {
 
 /**
  * Tools for a speculative plan: they answer at once (a placeholder summary of the size asked
- * for, the offline facts) and record what the plan asked, which is what the model is then asked.
+ * for; the offline extractor's facts, through `modelFacts`) and record what the plan asked,
+ * which is what the model is then asked.
  */
-export function recordingTools(offline: ContextTools): { tools: ContextTools; calls: RecordedCalls } {
+export function recordingTools(offline: ContextTools): {
+  tools: ContextTools;
+  modelFacts: (read: readonly HistoryEntry[]) => readonly ExtractedFact[];
+  calls: RecordedCalls;
+} {
   const calls: RecordedCalls = { factEntries: new Map() };
   return {
     calls,
+    modelFacts: (read) => {
+      for (const e of read) calls.factEntries.set(e.seq, e);
+      return [];
+    },
     tools: {
       kind: 'prepared',
       summarize(entries, options) {
@@ -76,10 +91,7 @@ export function recordingTools(offline: ContextTools): { tools: ContextTools; ca
         // About as long as a summary written to this size: the plan's later steps measure it.
         return Promise.resolve('summary '.repeat(Math.max(1, Math.floor(options.maxTokens * 0.8))));
       },
-      extractFacts(entries, options) {
-        for (const e of entries) calls.factEntries.set(e.seq, e);
-        return offline.extractFacts(entries, options);
-      },
+      extractFacts: (entries, options) => offline.extractFacts(entries, options),
     },
   };
 }
@@ -128,10 +140,12 @@ export class SummaryAhead {
     calls: RecordedCalls,
     generation: number,
     usage: number,
+    spec: CompactionPlan | null,
   ): void {
     state.plan = plan;
     state.seqs = seqs;
     state.triedAt = usage;
+    state.spec = spec;
     const summary = calls.summary;
     if (!summary) {
       state.job = null;
@@ -148,6 +162,64 @@ export class SummaryAhead {
   }
 
   /**
+   * The offline summary of the prepared range, written now (off the request path) so that a
+   * compaction whose model summary is not back does not write it on the request path.
+   */
+  async writeFallback(state: AheadState): Promise<void> {
+    const job = state.job;
+    if (!job || job.offlineText !== undefined) return;
+    job.offlineText = await this.offline.summarize(job.summaryEntries, job.options);
+  }
+
+  /**
+   * The plan made ahead, as this compaction's, where it was made on the plan the view holds and
+   * the entries it read are still stored: its summary the model's (when back and within the room
+   * the plan gave it) or the offline one written ahead, and its facts block with the model's
+   * facts (`withModelFacts`) or without. Undefined where it cannot be taken as it is.
+   */
+  adoption(
+    state: AheadState,
+    plan: CompactionPlan | null,
+    stored: readonly HistoryEntry[],
+    generation: number,
+  ):
+    | {
+        summary: PlanSummary;
+        withModelFacts: ExtractedFact[] | undefined;
+        facts: ExtractedFact[] | undefined;
+        spec: CompactionPlan;
+        outcome: PreparedOutcome;
+      }
+    | undefined {
+    const { spec, job } = state;
+    if (state.plan !== plan || !spec?.summary || !job) return undefined;
+    if (job.generation !== generation || !stillStored(job, stored)) return undefined;
+    const memory = job.memory;
+    const fits =
+      memory !== undefined && (job.options.countText?.(memory.summary) ?? 0) <= job.options.maxTokens;
+    if (!fits && job.offlineText === undefined) return undefined;
+    const outcome: PreparedOutcome = fits
+      ? 'used'
+      : memory
+        ? 'stale'
+        : job.failed !== undefined
+          ? 'failed'
+          : 'pending';
+    const text = fits ? memory.summary : job.offlineText!;
+    if (outcome === 'pending') state.late = { job, offlineText: text };
+    const facts = spec.facts;
+    const items = memory?.facts ?? [];
+    const model = items.length > 0 ? validateFacts(items, job.factEntries) : [];
+    return {
+      summary: { ...spec.summary, text, tools: fits ? this.tools.kind : this.offline.kind },
+      withModelFacts: model.length > 0 ? mergeFacts(facts ?? [], model) : undefined,
+      facts,
+      spec,
+      outcome,
+    };
+  }
+
+  /**
    * The tools a compaction plans with, and how it went with the prepared summary: the prepared
    * summary and facts where they cover what the plan asks for, the offline tools otherwise (and
    * then the model is asked for that summary, for the next compaction to build on).
@@ -157,7 +229,11 @@ export class SummaryAhead {
     plan: CompactionPlan | null,
     stored: readonly HistoryEntry[],
     generation: number,
-  ): { tools: ContextTools; outcome: () => PreparedOutcome | undefined } {
+  ): {
+    tools: ContextTools;
+    modelFacts: (read: readonly HistoryEntry[]) => readonly ExtractedFact[];
+    outcome: () => PreparedOutcome | undefined;
+  } {
     const job = state.plan === plan ? state.job : null;
     const valid = job !== null && job.generation === generation && stillStored(job, stored);
     let outcome: PreparedOutcome | undefined;
@@ -205,14 +281,14 @@ export class SummaryAhead {
         state.late = { job: model, offlineText: text };
         return text;
       },
-      extractFacts: async (entries, options: ExtractFactsOptions = {}): Promise<ExtractedFact[]> => {
-        const offline = await this.offline.extractFacts(entries, options);
-        const items = valid ? job.memory?.facts : undefined;
-        if (!items || items.length === 0) return offline;
-        return mergeFacts(offline, validateFacts(items, entries, options.categories));
-      },
+      extractFacts: (entries, options) => this.offline.extractFacts(entries, options),
     };
-    return { tools, outcome: () => outcome };
+    // The model's facts of what the plan reads, checked against it: a fact of other messages never gets in.
+    const modelFacts = (read: readonly HistoryEntry[]): readonly ExtractedFact[] => {
+      const items = valid ? job.memory?.facts : undefined;
+      return items && items.length > 0 ? validateFacts(items, read) : [];
+    };
+    return { tools, modelFacts, outcome: () => outcome };
   }
 
   /** One model call for a range's summary and facts; its promise never rejects. */
@@ -225,6 +301,7 @@ export class SummaryAhead {
   ): Job {
     const job: Job = {
       summaryEntries,
+      options,
       previousSummary: options.previousSummary,
       focus: options.focus,
       factEntries,
