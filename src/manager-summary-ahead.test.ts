@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeLLMServer, type FakePrompt, startFakeLLMServer } from '../test/support/fake-llm-server.js';
 import type { CompactionReceipt } from './events.js';
@@ -181,6 +184,53 @@ describe.each(['openai', 'anthropic'] as const)('summaries prepared ahead (%s)',
     expect(receipts[0]!.summary?.tools).toBe('offline');
     expect(JSON.stringify(views.at(-1))).not.toContain('MODEL SUMMARY');
     gate.open();
+  });
+
+  it('two processes on one store: a summary prepared in one is never used for what the other changed', async () => {
+    const gate = gatedFetch();
+    gate.open();
+    server = await startFakeLLMServer({ provider, apiKey: 'sk-test', reply: modelReply });
+    const dir = await mkdtemp(join(tmpdir(), 'contextkit-ahead-'));
+    try {
+      const options = {
+        model: 'gpt-4o',
+        store: `file:${dir}`,
+        conversationId: 'shared',
+        llm: { provider, baseURL: server.baseURL, apiKey: 'sk-test', model: 'small', fetch: gate.fetch },
+      };
+      const a = new ContextManager(options);
+      const receipts: CompactionReceipt[] = [];
+      a.on('context:post_compact', (e) => receipts.push(e.receipt));
+      await a.addMessage({ role: 'system', content: 'sys' });
+      const views: Message[][] = [];
+      let t = 0;
+      while (server.requests.length === 0) {
+        await turn(a, t++, views);
+        await idle();
+      }
+      expect(receipts).toEqual([]);
+      // Another worker rewrites the conversation the range was prepared from.
+      const b = new ContextManager(options);
+      const stored = await b.getMessages();
+      await b.setMessages(
+        stored.map((m) =>
+          m.role === 'user' && typeof m.content === 'string'
+            ? { ...m, content: `${m.content} (rewritten)` }
+            : m,
+        ),
+        { replace: true },
+      );
+      await b.close();
+      gate.close();
+      while (receipts.length === 0) await turn(a, t++, views);
+      expect(receipts[0]!.prepared).not.toBe('used');
+      expect(JSON.stringify(views.at(-1))).not.toContain('MODEL SUMMARY');
+      expect(JSON.stringify(views.at(-1))).toContain('(rewritten)');
+      gate.open();
+      await a.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('a failing endpoint is backed off: compactions go on offline, without asking it at each one', async () => {

@@ -368,9 +368,19 @@ export class ContextGuard {
     for (const atom of atoms) if (summarized.has(atom.id)) for (const seq of atom.seqs) seqs.add(seq);
     const spec = result.decline === undefined && seqs.size > 0 ? result.plan : null;
     ahead.prepare(c.ahead, plan, seqs, recorded.calls, c.generation?.() ?? 0, c.state.usage ?? 0, spec);
-    // The fallback summary in a stretch of its own: the model's call is under way meanwhile.
-    await new Promise((resolve) => setImmediate(resolve));
-    await ahead.writeFallback(c.ahead);
+    // The fallback summary after the queue moved on (it reads only the entries recorded): the
+    // model's call is under way meanwhile, and the next operation does not wait for it.
+    const state = c.ahead;
+    setImmediate(() => {
+      ahead
+        .writeFallback(state)
+        .catch((error: unknown) =>
+          this.measurer.warn(
+            'summary_ahead_failed',
+            `the offline summary prepared ahead failed: ${error instanceof Error ? error.message : String(error)}`,
+          ),
+        );
+    });
   }
 
   /** After a plan that could not reach the target (protected floor), the next waits for real growth. */
