@@ -166,28 +166,9 @@ export class Planner {
       if (attempt >= this.settings.maxCompactRetries) break;
       target = Math.max(0, target - (plan.tokens - floor) - 1);
     }
-    const receipt = planReceipt({
-      atoms: req.atoms,
-      previousPlan,
-      previous,
-      plan,
-      now: this.blocks.edits(plan),
+    const receipt = this.receipt(req, plan, rendered, started, {
       factsOmitted: scratch.factsOmitted,
       noSummary: scratch.noSummary,
-      repairs: req.repairs(),
-      base: {
-        reason: req.reason,
-        budget,
-        trigger: Math.floor(compactThreshold * budget),
-        target: Math.floor(targetUsage * budget),
-        tokensBefore: req.before.tokens,
-        tokensAfter: plan.tokens,
-        messagesBefore: req.before.messages,
-        messagesAfter: rendered.messages,
-        counter: req.counter.id,
-        exact: req.counter.exact,
-        durationMs: performance.now() - started,
-      } satisfies ReceiptBase,
     });
     const result: PlanResult = { plan, receipt, refused: scratch.refused };
     if (scratch.warn !== undefined) result.warn = scratch.warn;
@@ -205,35 +186,48 @@ export class Planner {
   adopt(
     req: PlanRequest,
     prepared: CompactionPlan,
-    summary: PlanSummary | undefined,
+    summary: PlanSummary,
     facts: ExtractedFact[] | undefined,
     slack: number,
   ): PlanResult | undefined {
     const started = performance.now();
     if (prepared.budget !== req.budget || prepared.counterId !== req.counter.id) return undefined;
-    const plan: CompactionPlan = { ...prepared, historyLength: req.entries.length };
-    if (summary) plan.summary = summary;
-    else delete plan.summary;
+    const plan: CompactionPlan = { ...prepared, historyLength: req.entries.length, summary };
     if (facts && facts.length > 0) plan.facts = facts;
     const edits = this.blocks.edits(prepared);
     this.blocks.setEdits(plan, edits);
     const rendered = req.render(plan);
     plan.tokens = rendered.tokens;
-    const target = Math.floor(this.settings.targetUsage * req.budget);
-    if (plan.tokens > Math.min(req.budget, target + slack)) return undefined;
-    const receipt = planReceipt({
+    if (plan.tokens > Math.min(req.budget, Math.floor(this.settings.targetUsage * req.budget) + slack)) {
+      return undefined;
+    }
+    const receipt = this.receipt(req, plan, rendered, started, { factsOmitted: 0, noSummary: undefined });
+    return { plan, receipt, refused: [] };
+  }
+
+  /** The receipt of `plan`, rendered as `rendered`, against the request's previous plan. */
+  private receipt(
+    req: PlanRequest,
+    plan: CompactionPlan,
+    rendered: { tokens: number; messages: number },
+    started: number,
+    said: { factsOmitted: number; noSummary: string | undefined },
+  ): CompactionReceipt {
+    const { budget } = req;
+    return planReceipt({
       atoms: req.atoms,
       previousPlan: req.previousPlan,
       previous: this.blocks.edits(req.previousPlan),
       plan,
-      now: edits,
-      factsOmitted: 0,
+      now: this.blocks.edits(plan),
+      factsOmitted: said.factsOmitted,
+      noSummary: said.noSummary,
       repairs: req.repairs(),
       base: {
         reason: req.reason,
-        budget: req.budget,
-        trigger: Math.floor(this.settings.compactThreshold * req.budget),
-        target,
+        budget,
+        trigger: Math.floor(this.settings.compactThreshold * budget),
+        target: Math.floor(this.settings.targetUsage * budget),
         tokensBefore: req.before.tokens,
         tokensAfter: plan.tokens,
         messagesBefore: req.before.messages,
@@ -241,9 +235,8 @@ export class Planner {
         counter: req.counter.id,
         exact: req.counter.exact,
         durationMs: performance.now() - started,
-      },
+      } satisfies ReceiptBase,
     });
-    return { plan, receipt, refused: [] };
   }
 
   private context(req: PlanRequest, measure: PlanContext['measure'], target: number): PlanContext {

@@ -100,17 +100,24 @@ export function memoryPrompt(input: {
   return { system, user };
 }
 
+/**
+ * The JSON value from the first `open` to the last `close` of a reply (also inside a code fence
+ * or after a sentence of prose); throws, naming `what`, when there is none or it does not parse.
+ */
+function jsonSpan(reply: string, open: '[' | '{', close: ']' | '}', what: string): unknown {
+  const start = reply.indexOf(open);
+  const end = reply.lastIndexOf(close);
+  if (start === -1 || end < start) throw new Error(`the reply holds no ${what}`);
+  try {
+    return JSON.parse(reply.slice(start, end + 1));
+  } catch (error) {
+    throw new Error(`the reply's ${what} does not parse: ${(error as Error).message}`);
+  }
+}
+
 /** The summary and fact items of a `memoryPrompt` reply; throws when it holds no such object. */
 export function parseMemoryReply(reply: string): { summary: string; facts: unknown[] } {
-  const start = reply.indexOf('{');
-  const end = reply.lastIndexOf('}');
-  if (start === -1 || end < start) throw new Error('the reply holds no JSON object');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(reply.slice(start, end + 1));
-  } catch (error) {
-    throw new Error(`the reply's JSON object does not parse: ${(error as Error).message}`);
-  }
+  const parsed = jsonSpan(reply, '{', '}', 'JSON object');
   if (!isRecord(parsed) || typeof parsed.summary !== 'string') {
     throw new Error('the reply has no "summary" string');
   }
@@ -123,15 +130,7 @@ export function parseMemoryReply(reply: string): { summary: string; facts: unkno
  * Throws when there is none: the caller falls back to the offline tools.
  */
 export function parseFactsReply(reply: string): unknown[] {
-  const start = reply.indexOf('[');
-  const end = reply.lastIndexOf(']');
-  if (start === -1 || end < start) throw new Error('the reply holds no JSON array');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(reply.slice(start, end + 1));
-  } catch (error) {
-    throw new Error(`the reply's JSON array does not parse: ${(error as Error).message}`);
-  }
+  const parsed = jsonSpan(reply, '[', ']', 'JSON array');
   if (!Array.isArray(parsed)) throw new Error('the reply is not a JSON array');
   return parsed;
 }
