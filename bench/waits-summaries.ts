@@ -10,6 +10,7 @@
  * (that wait counts in the request's time). Everything else is measured in real time.
  */
 
+import { availableParallelism, loadavg } from 'node:os';
 import type { CompactionReceipt } from '../src/events.js';
 import { ContextManager } from '../src/manager.js';
 import type { Message } from '../src/messages/types.js';
@@ -194,6 +195,7 @@ async function run(messages: readonly Message[], latencyMs: number, ahead: boole
 
 /** Adds the summaries section to `report`. */
 export async function summariesSection(report: Report, progress: (text: string) => void): Promise<void> {
+  const startLoad = loadavg()[0] ?? 0;
   const messages = sessionMessages();
   // The encoder's tables loaded before anything is timed (a cold start is measured elsewhere).
   const warm = new ContextManager({ model: MODEL });
@@ -210,6 +212,9 @@ export async function summariesSection(report: Report, progress: (text: string) 
   }
   report.heading(
     `Requests that wait for the summarizer: ${formatCount(REQUESTS)} requests at a ${formatCount(BUDGET)}-token budget`,
+  );
+  report.note(
+    `Load average when this section started: ${startLoad.toFixed(1)} on ${availableParallelism()} cores.`,
   );
   const rows = results.map((r) => {
     const sorted = r.ms.slice().sort((a, b) => a - b);
