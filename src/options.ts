@@ -193,8 +193,9 @@ export interface ContextManagerOptions {
    * the request path, so that no request waits for the model. A compaction uses them when they
    * are back and cover exactly the range it takes; otherwise the offline tools answer at once and
    * the model's summary of that range is carried into the next compaction. Its receipt says which
-   * (`prepared`). Default on with `llm`; `false` asks the model at the compaction, as the request
-   * waits.
+   * (`prepared`). Default on with `llm` (and with your own `tools` when they implement
+   * `prepareMemory`, see `PreparingTools`); `false` asks the model at the compaction, as the
+   * request waits.
    */
   summaryAhead?: boolean | { at?: number };
   /** Where the facts block of what left the view goes (default `system`: after the system prompt). */
