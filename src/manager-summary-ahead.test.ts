@@ -6,6 +6,7 @@ import { type FakeLLMServer, type FakePrompt, startFakeLLMServer } from '../test
 import type { CompactionReceipt } from './events.js';
 import { ContextManager } from './manager.js';
 import type { Message } from './messages/types.js';
+import type { PreparingTools } from './tools/llm.js';
 
 const filler = (n: number, seed = 0) =>
   Array.from({ length: n }, (_, i) => `item${(i + seed) % 41} ok`).join(' ');
@@ -259,4 +260,40 @@ it('summaryAhead.at must be below the compaction trigger', () => {
     /summaryAhead\.at.*below compactThreshold/,
   );
   expect(() => new ContextManager({ summaryAhead: { at: 0 } })).toThrow(/summaryAhead\.at/);
+});
+
+it('your own tools with prepareMemory are prepared ahead too, and never asked on the request path', async () => {
+  let summarizeCalls = 0;
+  const asked: number[] = [];
+  const tools: PreparingTools = {
+    kind: 'mine',
+    summarize: () => {
+      summarizeCalls++;
+      return Promise.resolve('never used');
+    },
+    extractFacts: () => Promise.resolve([]),
+    prepareMemory: (request) => {
+      asked.push(request.summaryEntries.length);
+      return Promise.resolve({
+        summary: `MY SUMMARY of ${request.summaryEntries.length} messages`,
+        facts: [],
+      });
+    },
+  };
+  const ctx = new ContextManager({ model: 'gpt-4o', tools });
+  const receipts: CompactionReceipt[] = [];
+  ctx.on('context:post_compact', (e) => receipts.push(e.receipt));
+  await ctx.addMessage({ role: 'system', content: 'sys' });
+  const views: Message[][] = [];
+  for (let t = 0; receipts.length < 2; t++) {
+    await turn(ctx, t, views);
+    await idle(3);
+  }
+  expect(asked.length).toBeGreaterThan(0);
+  expect(receipts.map((r) => [r.prepared, r.summary?.tools])).toEqual([
+    ['used', 'mine'],
+    ['used', 'mine'],
+  ]);
+  expect(summarizeCalls).toBe(0);
+  expect(JSON.stringify(views.at(-1))).toContain('MY SUMMARY of');
 });
