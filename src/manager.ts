@@ -301,14 +301,8 @@ export class ContextManager {
   private prepareAhead(): void {
     const prepare = this.guard.preparation(this.conversation);
     if (!prepare) return;
-    setImmediate(() => {
-      this.enqueue(prepare).catch((error: unknown) =>
-        this.measurer.warn(
-          'summary_ahead_failed',
-          `preparing the next summary failed: ${error instanceof Error ? error.message : String(error)}`,
-        ),
-      );
-    });
+    // The queue's own failures (a store that cannot load) are the next operation's to report.
+    setImmediate(() => this.enqueue(prepare).catch(() => undefined));
   }
 
   /**

@@ -151,7 +151,12 @@ export class ContextGuard {
     const conversation = await this.standaloneConversation(messages);
     const r = await this.measurer.prepare(request, conversation.format);
     if (request.fit === false) return this.decide(conversation, r);
-    return this.fit(conversation, r, request);
+    const decision = await this.fit(conversation, r, request);
+    // Summaries prepared ahead: after the call, as a manager does after a request. It works on
+    // what it read when it started, so a call meanwhile never sees it half done.
+    const prepare = this.preparation(conversation);
+    if (prepare) setImmediate(prepare);
+    return decision;
   }
 
   /**
@@ -315,11 +320,18 @@ export class ContextGuard {
    * trigger will bring (on a scratch view, as if the view had grown to the trigger) and asks the
    * model for that plan's summary and facts, without waiting for the answer.
    */
-  preparation(c: GuardConversation): (() => Promise<void>) | undefined {
+  preparation(c: GuardConversation): (() => Promise<unknown>) | undefined {
     const r = c.aheadDue;
     if (!this.ahead || !r) return undefined;
     c.aheadDue = undefined;
-    return () => this.prepareAhead(c, r);
+    // Never rejects: a preparation that fails leaves the compaction to the offline tools.
+    return () =>
+      this.prepareAhead(c, r).catch((error: unknown) =>
+        this.measurer.warn(
+          'summary_ahead_failed',
+          `preparing the next summary failed: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+      );
   }
 
   private async prepareAhead(c: GuardConversation, r: ResolvedRequest): Promise<void> {
