@@ -260,7 +260,7 @@ describe.each(['openai', 'anthropic'] as const)('%s tools against a fake server'
     expect(server.requests).toHaveLength(1);
     expect(server.requests[0]?.problems).toEqual([]);
     // Room for the summary and for the facts in the one reply.
-    expect((server.requests[0]?.body as { max_tokens: number }).max_tokens).toBe(200 + 4096);
+    expect((server.requests[0]!.body as { max_tokens: number }).max_tokens).toBe(200 + 4096);
     expect(prompt.system).toMatch(/"summary"/);
     expect(prompt.system).toMatch(/word for word/);
     expect(prompt.user).toContain('Earlier: greeted the user.');
