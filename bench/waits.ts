@@ -2,7 +2,8 @@
  * `npm run bench waits`: the requests a user notices (issue 24). Counting any text (ordinary,
  * blobs, after the process has counted a lot) against gpt-tokenizer called directly; the longest
  * stretch a 10 ms timer waits during a cold first request at 100k messages, against counting the
- * same history in place; resume plus first request on the file and SQLite stores.
+ * same history in place; resume plus first request on the file and SQLite stores; requests that
+ * wait for the summarizer, asked at the compaction or prepared ahead (waits-summaries.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -24,13 +25,14 @@ import { loadChats } from '../test/support/locomo.js';
 import { hasTauBench, loadTauBench, TAU_BENCH_PATH } from '../test/support/tau-bench.js';
 import { formatCount, formatMs, formatRatio, Report, verdict } from './report.js';
 import { UsageError } from './usage-error.js';
+import { summariesSection } from './waits-summaries.js';
 
 const SEED = 24;
 const MODEL = 'gpt-4o';
 const ORDINARY = { disallowedSpecial: new Set<string>() };
 const MB = 1024 * 1024;
 
-const PARTS = ['counting', 'cold', 'stores'] as const;
+const PARTS = ['counting', 'cold', 'stores', 'summaries'] as const;
 type Part = (typeof PARTS)[number];
 
 interface Args {
@@ -440,6 +442,7 @@ export async function runWaitsBenchmark(args: readonly string[]): Promise<void> 
   if (parts.has('counting')) countingSection(report, dataDir);
   if (parts.has('cold')) await coldSection(report, messages);
   if (parts.has('stores')) await storesSection(report, longSessionMessages(200, 'openai', SEED));
+  if (parts.has('summaries')) await summariesSection(report, progress);
   process.stdout.write(report.toText());
   progress(`written to ${report.write('waits')}`);
 }

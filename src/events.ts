@@ -43,6 +43,14 @@ export interface CompactionReceipt {
    * block may use): what must be kept does not fit in the target, so the view stops at that floor.
    */
   atFloor: boolean;
+  /**
+   * With summaries prepared ahead (the `summaryAhead` option): whether this compaction's summary
+   * is the model's, prepared before the trigger for exactly this range (`used`), or the offline
+   * tools' because the prepared one was not back yet (`pending`), had failed (`failed`), covered
+   * other messages or did not fit the room (`stale`), or none was prepared (`none`). Absent when
+   * the compaction wrote no summary or nothing is prepared ahead.
+   */
+  prepared?: 'used' | 'pending' | 'failed' | 'stale' | 'none';
   /** Counter id and whether counts are exact or estimates. */
   counter: string;
   exact: boolean;

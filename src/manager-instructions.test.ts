@@ -2,7 +2,7 @@
  * `summaryInstructions`: the application tells the summarizer what to favour. The LLM tools put
  * it in the summary prompt; the offline summarizer keeps the sentences holding its words first.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { startFakeLLMServer } from '../test/support/fake-llm-server.js';
 import { ConfigurationError } from './errors.js';
 import { ContextManager } from './manager.js';
@@ -51,7 +51,10 @@ describe('summaryInstructions', () => {
     expect(focuses.every((f) => f === 'refund amounts and order numbers')).toBe(true);
   });
 
-  it('the LLM summarizer is told them in its prompt', async () => {
+  it.each([
+    ['asked at the compaction', false],
+    ['prepared ahead', true],
+  ] as const)('the LLM summarizer is told them in its prompt (%s)', async (_, ahead) => {
     const server = await startFakeLLMServer({
       provider: 'openai',
       apiKey: 'sk-test',
@@ -68,13 +71,17 @@ describe('summaryInstructions', () => {
           model: 'small',
           timeoutMs: 20_000,
         },
+        summaryAhead: ahead,
       });
       await session(ctx);
       await ctx.getMessagesForRequest({ tokenBudget: 2500 });
-      const prompts = server.requests.map((r) => JSON.stringify(r.body));
-      expect(prompts.some((p) => p.includes('Focus on: Keep every refund amount and order number.'))).toBe(
-        true,
-      );
+      const told = () =>
+        server.requests.some((r) =>
+          JSON.stringify(r.body).includes('Focus on: Keep every refund amount and order number.'),
+        );
+      // Asked at the compaction, the request waited for it; prepared ahead, it is asked after.
+      if (ahead) await vi.waitFor(() => expect(told()).toBe(true), { timeout: 10_000 });
+      expect(told()).toBe(true);
     } finally {
       await server.close();
     }

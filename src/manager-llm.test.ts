@@ -32,6 +32,8 @@ describe.each(['openai', 'anthropic'] as const)('a manager with an LLM (%s) conf
       const ctx = new ContextManager({
         model: 'gpt-4o',
         llm: { provider, baseURL: server.baseURL, apiKey: 'sk-test', model: 'small-model', timeoutMs: 2000 },
+        // The model asked at the compaction, as the request waits (see manager-summary-ahead.test.ts).
+        summaryAhead: false,
       });
       const receipts: CompactionReceipt[] = [];
       const okWarnings: string[] = [];
@@ -48,6 +50,8 @@ describe.each(['openai', 'anthropic'] as const)('a manager with an LLM (%s) conf
       const failing = new ContextManager({
         model: 'gpt-4o',
         llm: { provider, baseURL: server.baseURL, apiKey: 'sk-test', model: 'small-model', timeoutMs: 2000 },
+        // The model asked at the compaction, as the request waits (see manager-summary-ahead.test.ts).
+        summaryAhead: false,
       });
       const warnings: string[] = [];
       failing.on('context:warn', (w) => warnings.push(w.code));

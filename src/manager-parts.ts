@@ -130,6 +130,7 @@ export function composeParts(
     preserveSystem: settings.preserveSystem,
     protectTask: settings.protectTask,
     ...(options.summaryInstructions ? { summaryInstructions: options.summaryInstructions } : {}),
+    ...(options.summaryAhead !== undefined ? { summaryAhead: options.summaryAhead } : {}),
     keepToolResults: settings.keepToolResults,
     recentCount: options.recentCount ?? DEFAULTS.recentCount,
     clearing: options.clearing ?? {},
@@ -159,6 +160,7 @@ export function composeParts(
       return history.entries;
     },
     compactionSeq: () => live.compactionSeq,
+    generation: () => history.generation,
     get format() {
       return history.format;
     },

@@ -288,8 +288,21 @@ export class ContextManager {
     const counting = this.countAhead(r);
     if (counting) await counting;
     const decision = await this.guard.fit(this.conversation, r, request);
+    this.prepareAhead();
     if (decision.action === 'decline') throw decision.error;
     return decision.messages!;
+  }
+
+  /**
+   * Summaries prepared ahead (`summaryAhead`): the preparation the request found due runs after it,
+   * in the queue (so it sees a history no operation is changing), never inside the request; the
+   * model's answer is a promise the guard keeps, which no request awaits.
+   */
+  private prepareAhead(): void {
+    const prepare = this.guard.preparation(this.conversation);
+    if (!prepare) return;
+    // The queue's own failures (a store that cannot load) are the next operation's to report.
+    setImmediate(() => this.enqueue(prepare).catch(() => undefined));
   }
 
   /**

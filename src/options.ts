@@ -187,6 +187,17 @@ export interface ContextManagerOptions {
    * `context:warn` (`llm_fallback`). Ignored when `tools` is given.
    */
   llm?: Omit<LLMToolsOptions, 'onWarn'> & { provider: 'openai' | 'anthropic' };
+  /**
+   * With `llm`: the summary and facts of the range the next compaction will take are asked of the
+   * model once usage passes `at` (default halfway from `targetUsage` to `compactThreshold`), off
+   * the request path, so that no request waits for the model. A compaction uses them when they
+   * are back and cover exactly the range it takes; otherwise the offline tools answer at once and
+   * the model's summary of that range is carried into the next compaction. Its receipt says which
+   * (`prepared`). Default on with `llm` (and with your own `tools` when they implement
+   * `prepareMemory`, see `PreparingTools`); `false` asks the model at the compaction, as the
+   * request waits.
+   */
+  summaryAhead?: boolean | { at?: number };
   /** Where the facts block of what left the view goes (default `system`: after the system prompt). */
   facts?: FactsSite;
   /**
@@ -472,6 +483,10 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
     object(v, name);
     oneOf(['openai', 'anthropic'])((v as { provider?: unknown }).provider, `${name}.provider`);
   },
+  summaryAhead: (v, name) => {
+    if (typeof v === 'boolean') return;
+    nested({ at: share } satisfies Record<'at', Check>)(v, name);
+  },
   facts: oneOf(FACTS_SITES),
   countClient: withMethods('count'),
   exactCountAt: share,
@@ -552,6 +567,13 @@ export function checkOptions(options: ContextManagerOptions): void {
     throw new ConfigurationError(
       'targetUsage',
       `(${target}) must not be above compactThreshold (${threshold})`,
+    );
+  }
+  const at = typeof options.summaryAhead === 'object' ? options.summaryAhead.at : undefined;
+  if (at !== undefined && at >= threshold) {
+    throw new ConfigurationError(
+      'summaryAhead.at',
+      `(${at}) must be below compactThreshold (${threshold}): the range is prepared before the compaction`,
     );
   }
   if (options.memoryShare !== undefined && options.memoryShare > target) {

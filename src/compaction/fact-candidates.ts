@@ -7,6 +7,7 @@
 import type { Atom } from '../messages/atoms.js';
 import { hasNonToolResultContent, messageText } from '../messages/content.js';
 import type { HistoryEntry, Message } from '../messages/types.js';
+import { mergeFacts } from '../tools/merge-facts.js';
 import { OfflineFactExtractor } from '../tools/offline-facts.js';
 import type { ContextTools, ExtractedFact } from '../tools/types.js';
 import type { PlanDraft } from './draft.js';
@@ -89,6 +90,11 @@ export async function factCandidates(input: {
   room: number;
   tools: ContextTools;
   offlineTools: boolean;
+  /**
+   * Facts a model already wrote for what is read (prepared ahead): merged with the offline
+   * extractor's, in place of asking `tools` (which are then not called).
+   */
+  modelFacts?: (read: readonly HistoryEntry[]) => readonly ExtractedFact[];
 }): Promise<ExtractedFact[]> {
   return factsOfSeqs({ ...input, seqs: leavingSeqs(input.atoms, input.previous, input.draft) });
 }
@@ -104,6 +110,8 @@ export async function factsOfSeqs(input: {
   room: number;
   tools: ContextTools;
   offlineTools: boolean;
+  /** As `factCandidates`' `modelFacts`. */
+  modelFacts?: (read: readonly HistoryEntry[]) => readonly ExtractedFact[];
 }): Promise<ExtractedFact[]> {
   const { entries, oldFacts, room, seqs: leaving } = input;
   if (leaving.length === 0) return [...oldFacts];
@@ -137,6 +145,11 @@ export async function factsOfSeqs(input: {
       extractor.add(chunk);
       read.push(...chunk);
     }
+  }
+  if (input.modelFacts) {
+    const found = extractor.facts();
+    const more = input.modelFacts(read.sort((a, b) => a.seq - b.seq));
+    return more.length > 0 ? mergeFacts(found, more) : found;
   }
   if (input.offlineTools) return extractor.facts();
   return input.tools.extractFacts(

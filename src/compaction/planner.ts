@@ -21,7 +21,7 @@ import { dropByImportance } from './importance.js';
 import { type CompactionPlan, type PlanEdits, type PlanSummary, startDraft } from './plan.js';
 import type { ProviderCompactor } from './provider-compaction.js';
 import { planReceipt, type ReceiptBase } from './receipt.js';
-import { selectForSummary } from './select-for-summary.js';
+import { selectForSummary, selectPrepared } from './select-for-summary.js';
 import type { StrategyOption } from './strategy.js';
 import { summarizeAtoms } from './summarize-atoms.js';
 import {
@@ -86,6 +86,18 @@ export interface PlanRequest {
   compact?: ProviderCompactor;
   /** Says why the summarizer ran where the provider's compaction was asked for. */
   warn?: (code: string, message: string) => void;
+  /** Tools for this plan in place of the planner's (summaries prepared ahead, or recorded). */
+  tools?: ContextTools;
+  /**
+   * Facts a model wrote ahead for the entries a plan reads for facts: merged with the offline
+   * extractor's, and the tools are not asked for facts (see `factCandidates`).
+   */
+  modelFacts?: (read: readonly HistoryEntry[]) => readonly ExtractedFact[];
+  /**
+   * A range prepared ahead (seqs): the summarizing strategy takes it where it may and brings the
+   * view within `slack` tokens of the target, so that the summary prepared for it is used.
+   */
+  prepared?: { seqs: ReadonlySet<number>; slack: number };
 }
 
 /** A plan, its receipt, and what a custom strategy said. */
@@ -154,20 +166,68 @@ export class Planner {
       if (attempt >= this.settings.maxCompactRetries) break;
       target = Math.max(0, target - (plan.tokens - floor) - 1);
     }
-    const receipt = planReceipt({
-      atoms: req.atoms,
-      previousPlan,
-      previous,
-      plan,
-      now: this.blocks.edits(plan),
+    const receipt = this.receipt(req, plan, rendered, started, {
       factsOmitted: scratch.factsOmitted,
       noSummary: scratch.noSummary,
+    });
+    const result: PlanResult = { plan, receipt, refused: scratch.refused };
+    if (scratch.warn !== undefined) result.warn = scratch.warn;
+    if (scratch.decline !== undefined) result.decline = scratch.decline;
+    return result;
+  }
+
+  /**
+   * A plan made ahead (on an earlier view, as if it had grown to the trigger; see `SummaryAhead`)
+   * taken as this compaction's plan, with `summary` in place of its draft summary and `facts` for
+   * its facts block: rendered and measured on the view now, and taken only where it brings the
+   * view within `slack` tokens of the target (and within the budget). Undefined otherwise (the
+   * view is then left on the plan `render` was last given: the caller sets its own back).
+   */
+  adopt(
+    req: PlanRequest,
+    prepared: CompactionPlan,
+    summary: PlanSummary,
+    facts: ExtractedFact[] | undefined,
+    slack: number,
+  ): PlanResult | undefined {
+    const started = performance.now();
+    if (prepared.budget !== req.budget || prepared.counterId !== req.counter.id) return undefined;
+    const plan: CompactionPlan = { ...prepared, historyLength: req.entries.length, summary };
+    if (facts && facts.length > 0) plan.facts = facts;
+    const edits = this.blocks.edits(prepared);
+    this.blocks.setEdits(plan, edits);
+    const rendered = req.render(plan);
+    plan.tokens = rendered.tokens;
+    if (plan.tokens > Math.min(req.budget, Math.floor(this.settings.targetUsage * req.budget) + slack)) {
+      return undefined;
+    }
+    const receipt = this.receipt(req, plan, rendered, started, { factsOmitted: 0, noSummary: undefined });
+    return { plan, receipt, refused: [] };
+  }
+
+  /** The receipt of `plan`, rendered as `rendered`, against the request's previous plan. */
+  private receipt(
+    req: PlanRequest,
+    plan: CompactionPlan,
+    rendered: { tokens: number; messages: number },
+    started: number,
+    said: { factsOmitted: number; noSummary: string | undefined },
+  ): CompactionReceipt {
+    const { budget } = req;
+    return planReceipt({
+      atoms: req.atoms,
+      previousPlan: req.previousPlan,
+      previous: this.blocks.edits(req.previousPlan),
+      plan,
+      now: this.blocks.edits(plan),
+      factsOmitted: said.factsOmitted,
+      noSummary: said.noSummary,
       repairs: req.repairs(),
       base: {
         reason: req.reason,
         budget,
-        trigger: Math.floor(compactThreshold * budget),
-        target: Math.floor(targetUsage * budget),
+        trigger: Math.floor(this.settings.compactThreshold * budget),
+        target: Math.floor(this.settings.targetUsage * budget),
         tokensBefore: req.before.tokens,
         tokensAfter: plan.tokens,
         messagesBefore: req.before.messages,
@@ -177,10 +237,6 @@ export class Planner {
         durationMs: performance.now() - started,
       } satisfies ReceiptBase,
     });
-    const result: PlanResult = { plan, receipt, refused: scratch.refused };
-    if (scratch.warn !== undefined) result.warn = scratch.warn;
-    if (scratch.decline !== undefined) result.decline = scratch.decline;
-    return result;
   }
 
   private context(req: PlanRequest, measure: PlanContext['measure'], target: number): PlanContext {
@@ -235,8 +291,9 @@ export class Planner {
         draft,
         oldFacts,
         room,
-        tools: this.tools,
-        offlineTools: this.offlineTools,
+        tools: req.tools ?? this.tools,
+        offlineTools: this.offlineTools && req.tools === undefined,
+        ...(req.modelFacts ? { modelFacts: req.modelFacts } : {}),
       });
     const oldFacts = previousPlan?.facts ?? [];
     const factsTokensBefore = factsTokens(oldFacts);
@@ -270,7 +327,10 @@ export class Planner {
     let held = 0;
     if (strategy === 'summarize' && canSummarize) {
       const growth = previousPlan?.summary ? Math.max(0, reserve - oldSummaryTokens) + factsGrowthCap : 0;
-      const selected = selectForSummary(ctx, { ...draft, total: draft.total + growth }, selectionReserve);
+      const grown = { ...draft, total: draft.total + growth };
+      const prepared =
+        req.prepared && selectPrepared(ctx, grown, selectionReserve, req.prepared.seqs, req.prepared.slack);
+      const selected = prepared || selectForSummary(ctx, grown, selectionReserve);
       const took = selected.summarized.size !== draft.summarized.size;
       held = took ? (previousPlan?.summary ? growth : selectionReserve) : 0;
       draft = took ? selected : draft;
@@ -316,7 +376,7 @@ export class Planner {
         // The header, and the recall note when the manager offers the tool.
         frameTokens: SUMMARY_FRAME_TOKENS + (blocks.recall ? req.counter.countText(RECALL_NOTE) + 1 : 0),
         counter: req.counter,
-        tools: this.tools,
+        tools: req.tools ?? this.tools,
         memo: scratch.summaries,
         ...(req.compact ? { compact: req.compact } : {}),
         ...(req.warn ? { warn: req.warn } : {}),
@@ -458,7 +518,7 @@ export class Planner {
       maxTokens: room,
       frameTokens,
       counter: req.counter,
-      tools: this.tools,
+      tools: req.tools ?? this.tools,
       memo,
       ...(req.warn ? { warn: req.warn } : {}),
       ...(this.settings.summaryInstructions ? { focus: this.settings.summaryInstructions } : {}),

@@ -20,6 +20,7 @@ import type { CostMeter } from './cost-meter.js';
 import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
 import type { MessageSource } from './metering.js';
 import type { AnthropicContextManagement, ProviderHandoff } from './provider-compaction.js';
+import type { AheadState } from './summary-ahead.js';
 import type { UsageWarningState } from './usage-warning.js';
 
 /** What the guard decided: the view stands, was compacted, warrants a warning, or cannot go. */
@@ -84,6 +85,12 @@ export interface GuardConversation {
   compactionSeq?: () => number | undefined;
   /** `providerCompaction`: the last handoff to the server, and the last request's edits. */
   provider?: { pending?: ProviderHandoff | undefined; request: AnthropicContextManagement | null };
+  /** The history's generation (a replace or clear moves it): what is prepared ahead is bound to it. */
+  generation?: () => number;
+  /** Summaries prepared ahead: the range and the model's answer (see `SummaryAhead`). */
+  ahead?: AheadState;
+  /** The request after which a range should be prepared (taken by `ContextGuard.preparation`). */
+  aheadDue?: ResolvedRequest | undefined;
   /** Keeps the plan and guard state beside the history (in its store), where there is one. */
   save?: (patch: Record<string, unknown>) => Promise<void>;
 }
@@ -127,6 +134,11 @@ export interface ContextGuardOptions {
   providerCompact?: ProviderCompactor;
   /** Let the provider compact on its server (Anthropic; see `ProviderCompaction`; default off). */
   providerCompaction?: ProviderCompactionOptions | undefined;
+  /**
+   * Summaries prepared ahead with `tools` that can (the `llm` tools): see
+   * `ContextManagerOptions.summaryAhead`. Default on when the tools can.
+   */
+  summaryAhead?: boolean | { at?: number };
 }
 
 /**

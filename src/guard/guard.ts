@@ -6,7 +6,7 @@
  */
 
 import { encodePlan } from '../compaction/plan.js';
-import { Planner } from '../compaction/planner.js';
+import { Planner, type PlanRequest, type PlanResult } from '../compaction/planner.js';
 import { protectionsOf } from '../compaction/protections.js';
 import type { ProviderCompactor } from '../compaction/provider-compaction.js';
 import type { StrategyOption } from '../compaction/strategy.js';
@@ -17,7 +17,9 @@ import { History } from '../history/history.js';
 import type { MessageFormat } from '../messages/types.js';
 import { checkStrategy, DEFAULTS, type RequestOptions, resolveShares } from '../options.js';
 import { guardedTools } from '../tools/guarded-tools.js';
+import { canPrepare } from '../tools/llm.js';
 import { createOfflineTools } from '../tools/offline.js';
+import type { ContextTools } from '../tools/types.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
 import { type SentView, View } from '../view/view.js';
 import { showCoveredFacts } from './covered-facts.js';
@@ -30,6 +32,7 @@ import {
 import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
 import { billRequest, conversationTime } from './metering.js';
 import { ProviderCompaction } from './provider-compaction.js';
+import { type AheadState, recordingTools, SummaryAhead } from './summary-ahead.js';
 import { nextUsageWarning, resetUsageWarning } from './usage-warning.js';
 
 export type {
@@ -61,6 +64,9 @@ export class ContextGuard {
   private readonly cacheBreakpoints: 'auto' | 'off';
   private readonly providerCompact: ProviderCompactor | undefined;
   private readonly provider: ProviderCompaction | null;
+  private readonly offline: ContextTools;
+  /** Summaries prepared ahead, with tools that can (the `llm` tools); null otherwise. */
+  private readonly ahead: SummaryAhead | null;
   /** The conversation `check` works on, kept while each call's messages extend the last call's. */
   private standalone: { source: unknown[]; conversation: GuardConversation; history: History } | null = null;
 
@@ -96,8 +102,20 @@ export class ContextGuard {
       options.recall === true,
     );
     const offline = createOfflineTools();
+    this.offline = offline;
     const tools =
       options.tools && guardedTools(options.tools, offline, (code, m) => this.measurer.warn(code, m));
+    const ahead = options.summaryAhead ?? true;
+    this.ahead =
+      ahead !== false && canPrepare(options.tools) && !this.providerCompact
+        ? new SummaryAhead(
+            options.tools,
+            offline,
+            (typeof ahead === 'object' ? ahead.at : undefined) ??
+              this.targetUsage + (this.compactThreshold - this.targetUsage) / 2,
+            (code, m) => this.measurer.warn(code, m),
+          )
+        : null;
     this.planner = new Planner(
       {
         strategy: this.strategy,
@@ -134,7 +152,12 @@ export class ContextGuard {
     const conversation = await this.standaloneConversation(messages);
     const r = await this.measurer.prepare(request, conversation.format);
     if (request.fit === false) return this.decide(conversation, r);
-    return this.fit(conversation, r, request);
+    const decision = await this.fit(conversation, r, request);
+    // Summaries prepared ahead: after the call, as a manager does after a request. It works on
+    // what it read when it started, so a call meanwhile never sees it half done.
+    const prepare = this.preparation(conversation);
+    if (prepare) setImmediate(prepare);
+    return decision;
   }
 
   /**
@@ -291,6 +314,90 @@ export class ContextGuard {
     return error;
   }
 
+  /**
+   * With summaries prepared ahead: the preparation the conversation's last request found due, to
+   * run off the request path and one at a time with the conversation's other operations (the
+   * manager queues it after the request); undefined when none is due. It plans the compaction the
+   * trigger will bring (on a scratch view, as if the view had grown to the trigger) and asks the
+   * model for that plan's summary and facts, without waiting for the answer.
+   */
+  preparation(c: GuardConversation): (() => Promise<unknown>) | undefined {
+    const r = c.aheadDue;
+    if (!this.ahead || !r) return undefined;
+    c.aheadDue = undefined;
+    // Never rejects: a preparation that fails leaves the compaction to the offline tools.
+    return () =>
+      this.prepareAhead(c, r).catch((error: unknown) =>
+        this.measurer.warn(
+          'summary_ahead_failed',
+          `preparing the next summary failed: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+      );
+  }
+
+  private async prepareAhead(c: GuardConversation, r: ResolvedRequest): Promise<void> {
+    const ahead = this.ahead!;
+    c.ahead ??= emptyAheadState();
+    const plan = c.view.plan;
+    if (!ahead.due(c.ahead, plan, c.state.usage ?? 0)) return;
+    const entries = c.entries.slice();
+    // Seqs index the whole history: after a server compaction `entries` is a slice of it.
+    const bySeq = c.history ? c.history.slice() : entries;
+    const format = c.format ?? r.format;
+    const view = this.createView();
+    view.setPlan(plan);
+    const atoms = view.atoms(entries, format).visible();
+    const built = view.build(entries, format, r.counter);
+    const total = built.tokens + r.fixedTokens;
+    const trigger = Math.floor(this.compactThreshold * r.budget);
+    const target = Math.floor(this.targetUsage * r.budget);
+    // The view as it will be at the trigger: the turns to come are newer than anything summarized,
+    // so they count as tokens outside the messages; an eighth of the gap covers the last turn's leap.
+    const fixedTokens = r.fixedTokens + Math.max(0, trigger - total) + Math.floor((trigger - target) / 8);
+    const recorded = recordingTools(this.offline);
+    const result = await this.planner.plan({
+      entries: bySeq,
+      atoms,
+      protection: protectionsOf(atoms, bySeq, this.preserveSystem, this.protectTask),
+      budget: r.budget,
+      fixedTokens,
+      correction: r.correction,
+      format: r.format,
+      counter: r.counter,
+      count: (m) => this.measurer.count(r.counter, m, format),
+      previousPlan: plan,
+      reason: 'threshold',
+      level: undefined,
+      render: (p) => {
+        view.setPlan(p);
+        const b = view.build(entries, format, r.counter);
+        return { tokens: b.tokens + fixedTokens, messages: b.messages.length };
+      },
+      before: { tokens: built.tokens + fixedTokens, messages: built.messages.length },
+      repairs: () => [],
+      tools: recorded.tools,
+      modelFacts: recorded.modelFacts,
+    });
+    const summarized = new Set(result.plan.summarized ?? []);
+    const seqs = new Set<number>();
+    for (const atom of atoms) if (summarized.has(atom.id)) for (const seq of atom.seqs) seqs.add(seq);
+    const spec = result.decline === undefined && seqs.size > 0 ? result.plan : null;
+    ahead.prepare(c.ahead, plan, seqs, recorded.calls, c.generation?.() ?? 0, c.state.usage ?? 0, spec);
+    // The fallback summary after the queue moved on (it reads only the entries recorded): the
+    // model's call is under way meanwhile, and the next operation does not wait for it.
+    const state = c.ahead;
+    setImmediate(() => {
+      ahead
+        .writeFallback(state)
+        .catch((error: unknown) =>
+          this.measurer.warn(
+            'summary_ahead_failed',
+            `the offline summary prepared ahead failed: ${error instanceof Error ? error.message : String(error)}`,
+          ),
+        );
+    });
+  }
+
   /** After a plan that could not reach the target (protected floor), the next waits for real growth. */
   private replanAt(c: GuardConversation, r: ResolvedRequest): number {
     const trigger = Math.floor(this.compactThreshold * r.budget);
@@ -372,6 +479,10 @@ export class ContextGuard {
       c.state.level = levelOf(total / r.budget);
     }
     c.state.usage = total / r.budget;
+    if (this.ahead && this.autoCompact && !reason) {
+      c.ahead ??= emptyAheadState();
+      c.aheadDue = this.ahead.due(c.ahead, c.view.plan, total / r.budget) ? r : undefined;
+    }
     const notice = this.notice ? c.noticeDue : null;
     c.noticeDue = null;
     return c.view.send(built, {
@@ -440,7 +551,21 @@ export class ContextGuard {
     const previousPlan = view.plan;
     // Seqs index the whole history: after a server compaction `entries` is a slice of it.
     const bySeq = c.history ?? entries;
-    const result = await this.planner.plan({
+    let ahead: ReturnType<SummaryAhead['compactionTools']> | undefined;
+    let prepared: PlanRequest['prepared'];
+    let adoption: ReturnType<SummaryAhead['adoption']>;
+    const slack = Math.floor(
+      (Math.floor(this.compactThreshold * r.budget) - Math.floor(this.targetUsage * r.budget)) / 4,
+    );
+    if (this.ahead) {
+      c.ahead ??= emptyAheadState();
+      const generation = c.generation?.() ?? 0;
+      adoption = this.ahead.adoption(c.ahead, previousPlan, bySeq, generation);
+      ahead = this.ahead.compactionTools(c.ahead, previousPlan, bySeq, generation);
+      const seqs = c.ahead.plan === previousPlan ? c.ahead.seqs : null;
+      if (seqs && seqs.size > 0) prepared = { seqs, slack };
+    }
+    const request: PlanRequest = {
       entries: bySeq,
       atoms,
       protection: protectionsOf(atoms, bySeq, this.preserveSystem, this.protectTask),
@@ -467,7 +592,23 @@ export class ContextGuard {
         ? { compact: this.compactorFor(format, r.format) }
         : {}),
       warn: (code, message) => this.measurer.warn(code, message),
-    });
+      ...(ahead ? { tools: ahead.tools, modelFacts: ahead.modelFacts } : {}),
+      ...(prepared ? { prepared } : {}),
+    };
+    // The plan made ahead, where it still brings the view near the target: no planning now.
+    let result: PlanResult | undefined;
+    if (adoption) {
+      const { spec, summary } = adoption;
+      result =
+        (adoption.withModelFacts &&
+          this.planner.adopt(request, spec, summary, adoption.withModelFacts, slack)) ||
+        this.planner.adopt(request, spec, summary, adoption.facts, slack);
+      if (result) result.receipt.prepared = adoption.outcome;
+      else view.setPlan(previousPlan);
+    }
+    result ??= await this.planner.plan(request);
+    const outcome = result.receipt.prepared ?? ahead?.outcome();
+    if (outcome !== undefined) result.receipt.prepared = outcome;
     if (result.refused.length > 0) {
       this.measurer.warn(
         'strategy_refused',
@@ -539,6 +680,10 @@ export class ContextGuard {
     }
     return s.conversation;
   }
+}
+
+function emptyAheadState(): AheadState {
+  return { plan: null, seqs: null, spec: null, job: null, late: null, triedAt: 0 };
 }
 
 function rank(level: Level | undefined): number {

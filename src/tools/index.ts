@@ -14,7 +14,16 @@ export {
   renderCompactFacts,
   renderFactsBlock,
 } from './facts-block.js';
-export { createAnthropicTools, createOpenAITools, type LLMToolsOptions, type LLMWarning } from './llm.js';
+export {
+  canPrepare,
+  createAnthropicTools,
+  createOpenAITools,
+  type LLMToolsOptions,
+  type LLMWarning,
+  type MemoryRequest,
+  type PreparedMemory,
+  type PreparingTools,
+} from './llm.js';
 export { factIdentity, mergeFacts } from './merge-facts.js';
 export { createOfflineTools } from './offline.js';
 export { extractFactsOffline, MAX_NEW_FACTS_PER_ENTRY } from './offline-facts.js';

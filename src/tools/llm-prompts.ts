@@ -46,18 +46,83 @@ export function summaryPrompt(input: {
   return { system, user: sections.join('\n\n') };
 }
 
+/** What a fact is, for a model: the kinds of values worth keeping. */
+const FACT_KINDS =
+  'names, dates, times, file paths, URLs, email addresses, phone numbers, street addresses, amounts of money, significant numbers, identifiers (user ids, order, ticket and reservation numbers, codes) and other key values';
+
+/** The shape of one fact item in a model's reply. */
+function factItemShape(categories: readonly FactCategory[] | undefined): string {
+  const allowed = categories && categories.length > 0 ? categories : FACT_CATEGORIES;
+  return (
+    '{"key": a short snake_case label, "value": the value copied exactly as it is written in the messages, "category": one of ' +
+    allowed.map((c) => `"${c}"`).join(', ') +
+    ', "seq": the number N of the message [#N ...] where the value first appears}'
+  );
+}
+
 /** The fact-extraction request: a JSON array of `{key, value, category, seq}`. */
 export function factsPrompt(input: { transcript: string; categories?: readonly FactCategory[] }): PromptPair {
-  const categories = input.categories && input.categories.length > 0 ? input.categories : FACT_CATEGORIES;
   const system = [
-    'Extract the facts an agent will need later from the conversation below: names, dates, times, file paths, URLs, email addresses, phone numbers, street addresses, amounts of money, significant numbers, identifiers (user ids, order, ticket and reservation numbers, codes) and other key values.',
+    `Extract the facts an agent will need later from the conversation below: ${FACT_KINDS}.`,
     'Reply with only a JSON array, no prose and no code fence. Each item is an object:',
-    '{"key": a short snake_case label, "value": the value copied exactly as it is written in the messages, "category": one of ' +
-      categories.map((c) => `"${c}"`).join(', ') +
-      ', "seq": the number N of the message [#N ...] where the value first appears}',
+    factItemShape(input.categories),
     'Include only values that appear word for word in the messages. An empty array is a valid answer.',
   ].join('\n');
   return { system, user: `Conversation:\n${input.transcript}` };
+}
+
+/**
+ * The summary and the facts in one request (summaries prepared ahead): the summary rules of
+ * `summaryPrompt`, the fact rules of `factsPrompt`, one JSON object in reply. `factsOnly` is a
+ * transcript of messages that leave the view without being summarized (cleared results): their
+ * facts are wanted, their content is not summarized.
+ */
+export function memoryPrompt(input: {
+  transcript: string;
+  factsOnly?: string;
+  maxTokens: number;
+  previousSummary?: string;
+  facts: readonly ExtractedFact[];
+  focus?: string;
+}): PromptPair {
+  const summary = summaryPrompt(input);
+  const system = [
+    summary.system,
+    '',
+    `Also extract, from every message below, the facts an agent will need later: ${FACT_KINDS}.`,
+    'Reply with only one JSON object, no prose and no code fence: {"summary": the summary as one string, "facts": an array of fact objects}. Each fact object is:',
+    factItemShape(undefined),
+    'A fact holds only a value that appears word for word in the messages. An empty facts array is a valid answer.',
+  ].join('\n');
+  const user = input.factsOnly
+    ? `${summary.user}\n\nMessages leaving the context unsummarized (extract their facts only):\n${input.factsOnly}`
+    : summary.user;
+  return { system, user };
+}
+
+/**
+ * The JSON value from the first `open` to the last `close` of a reply (also inside a code fence
+ * or after a sentence of prose); throws, naming `what`, when there is none or it does not parse.
+ */
+function jsonSpan(reply: string, open: '[' | '{', close: ']' | '}', what: string): unknown {
+  const start = reply.indexOf(open);
+  const end = reply.lastIndexOf(close);
+  if (start === -1 || end < start) throw new Error(`the reply holds no ${what}`);
+  try {
+    return JSON.parse(reply.slice(start, end + 1));
+  } catch (error) {
+    throw new Error(`the reply's ${what} does not parse: ${(error as Error).message}`);
+  }
+}
+
+/** The summary and fact items of a `memoryPrompt` reply; throws when it holds no such object. */
+export function parseMemoryReply(reply: string): { summary: string; facts: unknown[] } {
+  const parsed = jsonSpan(reply, '{', '}', 'JSON object');
+  if (!isRecord(parsed) || typeof parsed.summary !== 'string') {
+    throw new Error('the reply has no "summary" string');
+  }
+  if (parsed.summary.trim() === '') throw new Error('the summary is empty');
+  return { summary: parsed.summary.trim(), facts: Array.isArray(parsed.facts) ? parsed.facts : [] };
 }
 
 /**
@@ -65,15 +130,7 @@ export function factsPrompt(input: { transcript: string; categories?: readonly F
  * Throws when there is none: the caller falls back to the offline tools.
  */
 export function parseFactsReply(reply: string): unknown[] {
-  const start = reply.indexOf('[');
-  const end = reply.lastIndexOf(']');
-  if (start === -1 || end < start) throw new Error('the reply holds no JSON array');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(reply.slice(start, end + 1));
-  } catch (error) {
-    throw new Error(`the reply's JSON array does not parse: ${(error as Error).message}`);
-  }
+  const parsed = jsonSpan(reply, '[', ']', 'JSON array');
   if (!Array.isArray(parsed)) throw new Error('the reply is not a JSON array');
   return parsed;
 }

@@ -8,7 +8,14 @@ import {
   startFakeLLMServer,
 } from '../../test/support/fake-llm-server.js';
 import type { HistoryEntry, Message } from '../messages/types.js';
-import { createAnthropicTools, createOpenAITools, type LLMToolsOptions, type LLMWarning } from './llm.js';
+import {
+  canPrepare,
+  createAnthropicTools,
+  createOpenAITools,
+  type LLMToolsOptions,
+  type LLMWarning,
+  type PreparingTools,
+} from './llm.js';
 import { extractFactsOffline } from './offline-facts.js';
 import { summarizeOffline } from './offline-summarizer.js';
 import { renderTranscript } from './transcript.js';
@@ -228,6 +235,53 @@ describe.each(['openai', 'anthropic'] as const)('%s tools against a fake server'
     } finally {
       clock.mockRestore();
     }
+  });
+
+  it('prepares a summary and its facts in one documented request, and throws (no fallback) on any fault', async () => {
+    const preparing = tools as PreparingTools;
+    expect(canPrepare(preparing)).toBe(true);
+    let prompt = { system: '', user: '' };
+    server.setReply((p) => {
+      prompt = p;
+      return `Here it is: ${JSON.stringify({
+        summary: 'mia_li_3668 moves ZFA04Y from 2024-05-20 to 2024-05-22 for $45.',
+        facts: [{ key: 'reservation', value: 'ZFA04Y', category: 'identifier', seq: 1 }],
+      })}`;
+    });
+    const memory = await preparing.prepareMemory({
+      summaryEntries: entries.slice(0, 3),
+      factEntries: entries.slice(2, 4),
+      maxTokens: 200,
+      previousSummary: 'Earlier: greeted the user.',
+      countText: (t) => Math.ceil(t.length / 4),
+    });
+    expect(memory.summary).toBe('mia_li_3668 moves ZFA04Y from 2024-05-20 to 2024-05-22 for $45.');
+    expect(memory.facts).toEqual([{ key: 'reservation', value: 'ZFA04Y', category: 'identifier', seq: 1 }]);
+    expect(server.requests).toHaveLength(1);
+    expect(server.requests[0]?.problems).toEqual([]);
+    // Room for the summary and for the facts in the one reply.
+    expect((server.requests[0]!.body as { max_tokens: number }).max_tokens).toBe(200 + 4096);
+    expect(prompt.system).toMatch(/"summary"/);
+    expect(prompt.system).toMatch(/word for word/);
+    expect(prompt.user).toContain('Earlier: greeted the user.');
+    // The cleared result leaves the view unsummarized: its facts are asked for, apart.
+    expect(prompt.user).toMatch(/extract their facts only[\s\S]*#3/);
+    expect(warnings).toEqual([]);
+
+    const ask = () => preparing.prepareMemory({ summaryEntries: entries, factEntries: [], maxTokens: 20 });
+    server.setReply(() => JSON.stringify({ summary: 'word '.repeat(200), facts: [] }));
+    await expect(ask()).rejects.toThrow(/over the 20 allowed/);
+    server.setReply(() => 'no object here');
+    await expect(ask()).rejects.toThrow(/no JSON object/);
+    server.setReply(() => JSON.stringify({ summary: '  ', facts: [] }));
+    await expect(ask()).rejects.toThrow(/empty/);
+    server.setMode('error500');
+    await expect(ask()).rejects.toThrow(/HTTP 500/);
+    const asked = server.requests.length;
+    // Backed off like the other calls: not asked again at once.
+    await expect(ask()).rejects.toThrow(/not asked again until/);
+    expect(server.requests).toHaveLength(asked);
+    expect(warnings).toEqual([]);
   });
 
   it('falls back when the summary is over budget', async () => {

@@ -11,8 +11,10 @@ import type { HistoryEntry } from '../messages/types.js';
 import { redactUrl } from '../redact-url.js';
 import {
   factsPrompt,
+  memoryPrompt,
   type PromptPair,
   parseFactsReply,
+  parseMemoryReply,
   summaryPrompt,
   validateFacts,
 } from './llm-prompts.js';
@@ -62,6 +64,35 @@ export interface LLMToolsOptions {
   maxReplyBytes?: number;
 }
 
+/** What `prepareMemory` is asked for: a range's summary and the facts of what leaves the view with it. */
+export interface MemoryRequest {
+  /** The entries the summary replaces (as the planner hands them to `summarize`). */
+  summaryEntries: readonly HistoryEntry[];
+  /** Further entries leaving the view whose facts are wanted (cleared results); may repeat some. */
+  factEntries: readonly HistoryEntry[];
+  /** Upper bound on the summary, counted with `countText`. */
+  maxTokens: number;
+  previousSummary?: string;
+  focus?: string;
+  countText?: (text: string) => number;
+}
+
+/** A model's summary of a range and its fact items, unchecked (check them with `validateFacts`). */
+export interface PreparedMemory {
+  summary: string;
+  facts: unknown[];
+}
+
+/** Tools that write a summary and its facts in one model call, and throw (no fallback) on any failure. */
+export interface PreparingTools extends ContextTools {
+  prepareMemory(request: MemoryRequest): Promise<PreparedMemory>;
+}
+
+/** Whether `tools` can prepare a summary and its facts in one call (the `llm` tools can). */
+export function canPrepare(tools: ContextTools | undefined): tools is PreparingTools {
+  return typeof (tools as Partial<PreparingTools> | undefined)?.prepareMemory === 'function';
+}
+
 /** One chat completion: the text of the reply, and whether it was cut by `max_tokens`. */
 interface Completion {
   text: string;
@@ -94,7 +125,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * Ollama, LiteLLM…): `Authorization: Bearer`, body `{ model, messages, temperature: 0, max_tokens }`,
  * reply text from `choices[0].message.content`.
  */
-export function createOpenAITools(options: LLMToolsOptions): ContextTools {
+export function createOpenAITools(options: LLMToolsOptions): PreparingTools {
   const provider: Provider = {
     kind: 'openai',
     url: `${trimSlash(options.baseURL)}/chat/completions`,
@@ -124,7 +155,7 @@ export function createOpenAITools(options: LLMToolsOptions): ContextTools {
  * body `{ model, max_tokens, system, messages, temperature: 0 }`, reply text from the `text` blocks
  * of `content`.
  */
-export function createAnthropicTools(options: LLMToolsOptions): ContextTools {
+export function createAnthropicTools(options: LLMToolsOptions): PreparingTools {
   const provider: Provider = {
     kind: 'anthropic',
     url: `${trimSlash(options.baseURL)}/v1/messages`,
@@ -282,7 +313,7 @@ async function completeOrBackOff(
   }
 }
 
-function createLLMTools(provider: Provider, options: LLMToolsOptions): ContextTools {
+function createLLMTools(provider: Provider, options: LLMToolsOptions): PreparingTools {
   // Refuses a bad cap now rather than as a fallback on every call.
   replyCap(options.maxReplyBytes, DEFAULT_MAX_REPLY_BYTES);
   const where = redactUrl(provider.url);
@@ -306,6 +337,39 @@ function createLLMTools(provider: Provider, options: LLMToolsOptions): ContextTo
 
   return {
     kind: provider.kind,
+
+    async prepareMemory(request: MemoryRequest): Promise<PreparedMemory> {
+      const count = request.countText ?? estimateTokens;
+      const summarized = new Set(request.summaryEntries.map((e) => e.seq));
+      const factsOnly = request.factEntries.filter((e) => !summarized.has(e.seq));
+      const prompt = memoryPrompt({
+        transcript: renderTranscript(request.summaryEntries, transcriptOptions),
+        ...(factsOnly.length > 0 ? { factsOnly: renderTranscript(factsOnly, transcriptOptions) } : {}),
+        maxTokens: request.maxTokens,
+        facts: await fallback.extractFacts(request.summaryEntries),
+        ...(request.previousSummary !== undefined ? { previousSummary: request.previousSummary } : {}),
+        ...(request.focus !== undefined ? { focus: request.focus } : {}),
+      });
+      try {
+        const reply = await completeOrBackOff(
+          backoff,
+          provider,
+          options,
+          prompt,
+          Math.max(1, Math.floor(request.maxTokens)) + (options.factsMaxTokens ?? DEFAULT_FACTS_MAX_TOKENS),
+        );
+        if (reply.truncated) throw new Error('the reply was cut off at max_tokens');
+        const memory = parseMemoryReply(reply.text);
+        const tokens = count(memory.summary);
+        if (tokens > request.maxTokens) {
+          throw new Error(`the summary has ${tokens} tokens, over the ${request.maxTokens} allowed`);
+        }
+        return memory;
+      } catch (error) {
+        const reason = scrubSecrets(error instanceof Error ? error.message : String(error), [options.apiKey]);
+        throw new Error(`${reason} at ${where}`);
+      }
+    },
 
     async summarize(entries: readonly HistoryEntry[], summarizeOptions: SummarizeOptions): Promise<string> {
       if (entries.length === 0) return summarizeOptions.previousSummary ?? '';

@@ -1,0 +1,299 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type FakeLLMServer, type FakePrompt, startFakeLLMServer } from '../test/support/fake-llm-server.js';
+import type { CompactionReceipt } from './events.js';
+import { ContextManager } from './manager.js';
+import type { Message } from './messages/types.js';
+import type { PreparingTools } from './tools/llm.js';
+
+const filler = (n: number, seed = 0) =>
+  Array.from({ length: n }, (_, i) => `item${(i + seed) % 41} ok`).join(' ');
+
+/** The model's replies: the summary and facts in one JSON object, or a summary alone. */
+function modelReply(prompt: FakePrompt): string {
+  const rangeOf = /#(\d+)/g;
+  const seqs = [...prompt.user.matchAll(rangeOf)].map((m) => Number(m[1]));
+  const text = `MODEL SUMMARY of #${Math.min(...seqs)}–#${Math.max(...seqs)}: the user asked for updates to src/mod files for tickets; all were done.`;
+  if (!prompt.system.includes('"summary"')) return text;
+  return JSON.stringify({
+    summary: text,
+    facts: [{ key: 'ticket', value: 'T-100', category: 'identifier', seq: 1 }],
+  });
+}
+
+/** A `fetch` whose requests wait for `open()` (the model's latency, decided by the test). */
+function gatedFetch() {
+  let opened = false;
+  const waiting: Array<() => void> = [];
+  let asked = 0;
+  return {
+    fetch: (async (url: string | URL | Request, init?: RequestInit) => {
+      asked++;
+      if (!opened) await new Promise<void>((resolve) => waiting.push(resolve));
+      return fetch(url, init);
+    }) as typeof fetch,
+    open() {
+      opened = true;
+      for (const resolve of waiting.splice(0)) resolve();
+    },
+    close() {
+      opened = false;
+    },
+    get asked() {
+      return asked;
+    },
+  };
+}
+
+/** Lets what was queued after a request (the preparation) and the model's answers run. */
+async function idle(rounds = 20): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise((resolve) => setTimeout(resolve, 2));
+}
+
+const BUDGET = 3000;
+
+/** One turn: the user's message, the request (timed), the reply. */
+async function turn(ctx: ContextManager, t: number, views: Message[][]): Promise<number> {
+  await ctx.addMessage({
+    role: 'user',
+    content: `Please update src/mod${t}.ts for ticket T-${100 + t}. ${filler(40, t)}`,
+  });
+  const start = performance.now();
+  views.push(await ctx.getMessagesForRequest({ tokenBudget: BUDGET }));
+  const ms = performance.now() - start;
+  await ctx.addMessage({ role: 'assistant', content: `Updated src/mod${t}.ts. ${filler(20, t)}` });
+  return ms;
+}
+
+/** Whether each view starts with the one before, byte for byte, unless a compaction came between. */
+function prefixBreaks(views: readonly Message[][], compactedAt: ReadonlySet<number>): number[] {
+  const breaks: number[] = [];
+  for (let i = 1; i < views.length; i++) {
+    if (compactedAt.has(i)) continue;
+    const before = views[i - 1]!;
+    const now = views[i]!;
+    if (JSON.stringify(now.slice(0, before.length)) !== JSON.stringify(before)) breaks.push(i);
+  }
+  return breaks;
+}
+
+describe.each(['openai', 'anthropic'] as const)('summaries prepared ahead (%s)', (provider) => {
+  let server: FakeLLMServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  async function managerWith(gate: ReturnType<typeof gatedFetch>, at?: number) {
+    server = await startFakeLLMServer({ provider, apiKey: 'sk-test', reply: modelReply });
+    const ctx = new ContextManager({
+      model: 'gpt-4o',
+      llm: { provider, baseURL: server.baseURL, apiKey: 'sk-test', model: 'small', fetch: gate.fetch },
+      ...(at !== undefined ? { summaryAhead: { at } } : {}),
+    });
+    const receipts: CompactionReceipt[] = [];
+    const warnings: string[] = [];
+    ctx.on('context:post_compact', (e) => receipts.push(e.receipt));
+    ctx.on('context:warn', (w) => warnings.push(w.code));
+    await ctx.addMessage({ role: 'system', content: 'sys' });
+    return { ctx, receipts, warnings, server };
+  }
+
+  it('no request waits for the model; a summary not back at the trigger is the model’s at the next compaction', async () => {
+    const gate = gatedFetch();
+    const { ctx, receipts, warnings, server } = await managerWith(gate);
+    const views: Message[][] = [];
+    const compactedAt = new Set<number>();
+    let t = 0;
+    // The model does not answer: the first compaction cannot wait for it, and does not.
+    while (receipts.length === 0) {
+      await turn(ctx, t++, views);
+      await idle(2);
+      if (receipts.length > 0) compactedAt.add(views.length - 1);
+    }
+    expect(gate.asked).toBeGreaterThan(0);
+    expect(receipts[0]!.prepared).toBe('pending');
+    expect(receipts[0]!.summary?.tools).toBe('offline');
+    // The model answers; its summary of the range the offline one stands for is what the next builds on.
+    gate.open();
+    await idle();
+    const asked = server.requests.length;
+    while (receipts.length === 1) {
+      await turn(ctx, t++, views);
+      await idle();
+      if (receipts.length > 1) compactedAt.add(views.length - 1);
+    }
+    const second = receipts[1]!;
+    expect(second.prepared).toBe('used');
+    expect(second.summary?.tools).toBe(provider);
+    const lastView = JSON.stringify(views.at(-1));
+    expect(lastView).toContain('MODEL SUMMARY');
+    // One model call for the second compaction (summary and facts in one reply), built on the
+    // model's own summary of the first range rather than the offline one.
+    expect(server.requests.length - asked).toBe(1);
+    const prompt = JSON.stringify(server.requests.at(-1)!.body);
+    expect(prompt).toContain('MODEL SUMMARY of #');
+    expect(server.requests.every((r) => r.problems.length === 0)).toBe(true);
+    expect(warnings).not.toContain('llm_fallback');
+    // The prepared summary came in at a compaction point only: between compactions, each view
+    // extends the one before.
+    expect(prefixBreaks(views, compactedAt)).toEqual([]);
+    for (const view of views) expect(JSON.stringify(view).length).toBeGreaterThan(0);
+  });
+
+  it('uses the prepared summary and facts at the trigger when they came back in time', async () => {
+    const gate = gatedFetch();
+    gate.open();
+    const { ctx, receipts } = await managerWith(gate);
+    const views: Message[][] = [];
+    let t = 0;
+    while (receipts.length < 3) {
+      await turn(ctx, t++, views);
+      await idle();
+    }
+    expect(receipts.map((r) => r.prepared)).toEqual(['used', 'used', 'used']);
+    expect(receipts.every((r) => r.summary?.tools === provider)).toBe(true);
+    expect(receipts[0]!.facts.values).toContain('T-100');
+    expect(ctx.usage().tokens).toBeLessThanOrEqual(BUDGET);
+  });
+
+  it('never uses a prepared summary for messages it does not cover (history replaced since)', async () => {
+    const gate = gatedFetch();
+    gate.open();
+    const { ctx, receipts } = await managerWith(gate);
+    const views: Message[][] = [];
+    let t = 0;
+    // Up to the preparation level, and the model's answer back.
+    while (server!.requests.length === 0) {
+      await turn(ctx, t++, views);
+      await idle();
+    }
+    expect(receipts).toEqual([]);
+    const stored = await ctx.getMessages();
+    // The same messages, with each user text changed: the prepared range no longer holds them.
+    await ctx.setMessages(
+      stored.map((m) =>
+        m.role === 'user' && typeof m.content === 'string' ? { ...m, content: `${m.content} (edited)` } : m,
+      ),
+      { replace: true },
+    );
+    gate.close();
+    while (receipts.length === 0) await turn(ctx, t++, views);
+    expect(receipts[0]!.prepared).not.toBe('used');
+    expect(receipts[0]!.summary?.tools).toBe('offline');
+    expect(JSON.stringify(views.at(-1))).not.toContain('MODEL SUMMARY');
+    gate.open();
+  });
+
+  it('two processes on one store: a summary prepared in one is never used for what the other changed', async () => {
+    const gate = gatedFetch();
+    gate.open();
+    server = await startFakeLLMServer({ provider, apiKey: 'sk-test', reply: modelReply });
+    const dir = await mkdtemp(join(tmpdir(), 'contextkit-ahead-'));
+    try {
+      const options = {
+        model: 'gpt-4o',
+        store: `file:${dir}`,
+        conversationId: 'shared',
+        llm: { provider, baseURL: server.baseURL, apiKey: 'sk-test', model: 'small', fetch: gate.fetch },
+      };
+      const a = new ContextManager(options);
+      const receipts: CompactionReceipt[] = [];
+      a.on('context:post_compact', (e) => receipts.push(e.receipt));
+      await a.addMessage({ role: 'system', content: 'sys' });
+      const views: Message[][] = [];
+      let t = 0;
+      while (server.requests.length === 0) {
+        await turn(a, t++, views);
+        await idle();
+      }
+      expect(receipts).toEqual([]);
+      // Another worker rewrites the conversation the range was prepared from.
+      const b = new ContextManager(options);
+      const stored = await b.getMessages();
+      await b.setMessages(
+        stored.map((m) =>
+          m.role === 'user' && typeof m.content === 'string'
+            ? { ...m, content: `${m.content} (rewritten)` }
+            : m,
+        ),
+        { replace: true },
+      );
+      await b.close();
+      gate.close();
+      while (receipts.length === 0) await turn(a, t++, views);
+      expect(receipts[0]!.prepared).not.toBe('used');
+      expect(JSON.stringify(views.at(-1))).not.toContain('MODEL SUMMARY');
+      expect(JSON.stringify(views.at(-1))).toContain('(rewritten)');
+      gate.open();
+      await a.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a failing endpoint is backed off: compactions go on offline, without asking it at each one', async () => {
+    const gate = gatedFetch();
+    gate.open();
+    const { ctx, receipts, warnings, server } = await managerWith(gate);
+    server.setMode('error500');
+    const views: Message[][] = [];
+    let t = 0;
+    while (receipts.length < 3) {
+      const ms = await turn(ctx, t++, views);
+      expect(ms).toBeLessThan(2000);
+      await idle();
+    }
+    expect(warnings).toContain('llm_fallback');
+    expect(receipts.every((r) => r.summary?.tools === 'offline')).toBe(true);
+    expect(receipts.some((r) => r.prepared === 'failed')).toBe(true);
+    // The first failure backs the endpoint off for 30 s: the later compactions do not ask it.
+    expect(server.requests.length).toBe(1);
+    expect(ctx.usage().tokens).toBeLessThanOrEqual(BUDGET);
+  });
+});
+
+it('summaryAhead.at must be below the compaction trigger', () => {
+  expect(() => new ContextManager({ compactThreshold: 0.8, summaryAhead: { at: 0.9 } })).toThrow(
+    /summaryAhead\.at.*below compactThreshold/,
+  );
+  expect(() => new ContextManager({ summaryAhead: { at: 0 } })).toThrow(/summaryAhead\.at/);
+});
+
+it('your own tools with prepareMemory are prepared ahead too, and never asked on the request path', async () => {
+  let summarizeCalls = 0;
+  const asked: number[] = [];
+  const tools: PreparingTools = {
+    kind: 'mine',
+    summarize: () => {
+      summarizeCalls++;
+      return Promise.resolve('never used');
+    },
+    extractFacts: () => Promise.resolve([]),
+    prepareMemory: (request) => {
+      asked.push(request.summaryEntries.length);
+      return Promise.resolve({
+        summary: `MY SUMMARY of ${request.summaryEntries.length} messages`,
+        facts: [],
+      });
+    },
+  };
+  const ctx = new ContextManager({ model: 'gpt-4o', tools });
+  const receipts: CompactionReceipt[] = [];
+  ctx.on('context:post_compact', (e) => receipts.push(e.receipt));
+  await ctx.addMessage({ role: 'system', content: 'sys' });
+  const views: Message[][] = [];
+  for (let t = 0; receipts.length < 2; t++) {
+    await turn(ctx, t, views);
+    await idle(3);
+  }
+  expect(asked.length).toBeGreaterThan(0);
+  expect(receipts.map((r) => [r.prepared, r.summary?.tools])).toEqual([
+    ['used', 'mine'],
+    ['used', 'mine'],
+  ]);
+  expect(summarizeCalls).toBe(0);
+  expect(JSON.stringify(views.at(-1))).toContain('MY SUMMARY of');
+});
