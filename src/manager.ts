@@ -45,7 +45,7 @@ import {
 } from './options.js';
 import type { RecallHit, RecallOptions } from './recall/recall-hit.js';
 import type { RecallIndex } from './recall/recall-index.js';
-import { readRecallCall, recallResultMessage, recallResultText } from './recall/recall-tool.js';
+import { readRecallCall, recallAnswer, recallResultMessage } from './recall/recall-tool.js';
 
 export type {
   AddMessageOptions,
@@ -437,11 +437,8 @@ export class ContextManager {
     if (read === null) return Promise.resolve(null);
     return this.enqueue(async () => {
       const format = this.history.format ?? read.format;
-      if (typeof read.query !== 'string') {
-        return recallResultMessage(format, read.id, `recall: ${read.query.error}`, true);
-      }
-      const hits = await this.recallIndex.recall(read.query);
-      return recallResultMessage(format, read.id, recallResultText(read.query, hits), false);
+      const answer = await recallAnswer((q, o) => this.recallIndex.recall(q, o), read.args);
+      return recallResultMessage(format, read.id, answer.text, answer.error);
     });
   }
 
