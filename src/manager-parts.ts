@@ -135,6 +135,7 @@ export function composeParts(
     clearing: options.clearing ?? {},
     facts: settings.facts,
     compactionNotice: options.compactionNotice === true,
+    ...(options.budgetNotice ? { budgetNotice: options.budgetNotice } : {}),
     cacheBreakpoints: options.cacheBreakpoints ?? 'off',
     memoryShare: economy.memoryShare,
     recall: economy.recall,

@@ -245,6 +245,7 @@ export class ContextManager {
     this.live.reset();
     this.conversation.view.reset();
     this.conversation.state.usageWarning = resetUsageWarning();
+    this.conversation.state.budgetNoticed = undefined;
     this.recallIndex.update();
   }
 

@@ -159,6 +159,13 @@ export interface ContextManagerOptions {
    */
   compactionNotice?: boolean;
   /**
+   * Usage levels (shares of the budget, e.g. `[0.5, 0.75, 0.9]`) at which a short message at the
+   * very end of the view tells the model how much room is left (default none). Told once per level
+   * on the way up, again after a compaction brought usage below it; counted in the view's tokens,
+   * placed after the last cache breakpoint (the cached prefix is unchanged) and never stored.
+   */
+  budgetNotice?: readonly number[];
+  /**
    * `'auto'`: Anthropic requests carry prompt-cache breakpoints (`cache_control`, at most 4 with
    * the caller's own) at the end of the stable prefix: the system prompt, the facts/summary
    * block, and the last message the previous request also sent. Put on copies in the request,
@@ -436,6 +443,11 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   maxCompactRetries: wholeFrom(0),
   criticalFloor: share,
   compactionNotice: bool,
+  budgetNotice: (v, name) => {
+    if (!Array.isArray(v) || v.length === 0)
+      fail(name, `expected a non-empty array of shares such as [0.5, 0.75, 0.9], got ${show(v)}`);
+    for (const [i, level] of (v as unknown[]).entries()) share(level, `${name}[${i}]`);
+  },
   cacheBreakpoints: oneOf(['auto', 'off']),
   providerCompaction: (v, name) => {
     if (typeof v === 'boolean') return;

@@ -57,6 +57,7 @@ export class ContextGuard {
   private readonly protectTask: boolean;
   private readonly clearAt: number | undefined;
   private readonly notice: boolean;
+  private readonly budgetLevels: readonly number[] | undefined;
   private readonly cacheBreakpoints: 'auto' | 'off';
   private readonly providerCompact: ProviderCompactor | undefined;
   private readonly provider: ProviderCompaction | null;
@@ -82,6 +83,10 @@ export class ContextGuard {
     const clearing = options.clearing ?? {};
     this.clearAt = clearing.trigger;
     this.notice = options.compactionNotice === true;
+    this.budgetLevels =
+      options.budgetNotice && options.budgetNotice.length > 0
+        ? [...new Set(options.budgetNotice)].sort((a, b) => a - b)
+        : undefined;
     this.cacheBreakpoints = options.cacheBreakpoints ?? 'off';
     this.providerCompact = options.providerCompact;
     this.provider = options.providerCompaction
@@ -360,7 +365,7 @@ export class ContextGuard {
     c.state.usage = total / r.budget;
     const notice = this.notice ? c.noticeDue : null;
     c.noticeDue = null;
-    return c.view.send(built, {
+    const sent = c.view.send(built, {
       format: r.format,
       // The format it was built in: a conversation whose format is not known yet is built as
       // OpenAI, so its summary (a system message) is converted for an Anthropic request.
@@ -370,7 +375,12 @@ export class ContextGuard {
       budget: r.budget,
       notice,
       cacheBreakpoints: this.cacheBreakpoints,
+      ...(this.budgetLevels
+        ? { budgetNotice: { levels: this.budgetLevels, state: c.state.budgetNoticed } }
+        : {}),
     });
+    if (this.budgetLevels) c.state.budgetNoticed = sent.budgetNoticed;
+    return sent;
   }
 
   /**

@@ -14,8 +14,9 @@ import { convertMessages } from '../messages/convert.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
 import { wireMessage } from '../messages/wire-fields.js';
 import type { TokenCounter } from '../tokens/types.js';
+import { type BudgetNoticeState, budgetNoticeText, nextBudgetNotice } from './budget-notice.js';
 import { stablePrefixEnds, unchangedPrefix, withCacheBreakpoints } from './cache-breakpoints.js';
-import { compactionNote, startNotice } from './notices.js';
+import { budgetNote, compactionNote, startNotice } from './notices.js';
 import type { PlanBlocks } from './plan-blocks.js';
 
 /** Tokens kept aside for the Anthropic start notice, which a view may need. */
@@ -60,10 +61,12 @@ export interface SentView {
    * `context:include`): the facts block, the summary, the compaction note, the start notice.
    */
   included: Array<{ source: IncludeSource; content: string }>;
+  /** The budget notice's state after this view (see `nextBudgetNotice`), when notices are on. */
+  budgetNoticed?: BudgetNoticeState;
 }
 
 /** What contextkit itself may put into a view. */
-export type IncludeSource = 'facts' | 'summary' | 'compaction_notice' | 'start_notice';
+export type IncludeSource = 'facts' | 'summary' | 'compaction_notice' | 'start_notice' | 'budget_notice';
 
 /** One conversation's view: its atoms, its current plan, and the messages they make. */
 export class View {
@@ -204,6 +207,8 @@ export class View {
       notice: CompactionReceipt | null;
       /** `'auto'`: Anthropic cache breakpoints at the end of the stable prefix (on copies). */
       cacheBreakpoints?: 'auto' | 'off';
+      /** Usage levels at which the model is told how much room is left, and the levels told so far. */
+      budgetNotice?: { levels: readonly number[]; state: BudgetNoticeState };
     },
   ): SentView {
     const { format, counter } = options;
@@ -257,12 +262,40 @@ export class View {
         messages = withCacheBreakpoints(messages, ends);
       }
     }
+    let budgetNoticed: BudgetNoticeState;
+    if (options.budgetNotice) {
+      const next = nextBudgetNotice(
+        options.budgetNotice.state,
+        total / options.budget,
+        options.budgetNotice.levels,
+      );
+      budgetNoticed = next.state;
+      // After the last cache breakpoint, at the very end: the cached prefix stays as it was, and
+      // the next view (without the notice) still starts with everything before it.
+      const last = messages.at(-1)?.role;
+      if (next.level !== undefined && messages.length > 0 && last !== 'assistant' && last !== 'model') {
+        const note = budgetNote(budgetNoticeText(total, options.budget), format);
+        const cost = this.counting.countFresh(counter, [note], format);
+        if (total + cost <= options.budget) {
+          messages = [...messages, note];
+          unmarked = [...(unmarked ?? messages.slice(0, -1)), note];
+          total += cost;
+          put.set('budget_notice', note);
+        } else {
+          // No room to say it: told once there is.
+          budgetNoticed = options.budgetNotice.state;
+        }
+      } else if (next.level !== undefined) {
+        budgetNoticed = options.budgetNotice.state;
+      }
+    }
     return {
       messages,
       unmarked: unmarked ?? messages,
       noticeTokens,
       total,
       included: this.newlyIncluded(put),
+      ...(options.budgetNotice ? { budgetNoticed } : {}),
     };
   }
 
