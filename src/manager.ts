@@ -1,3 +1,4 @@
+import { COMPACT_TOOL_NAME, compactReceiptText, readCompactCall } from './compaction/compact-tool.js';
 import type { CompactionPlan } from './compaction/plan.js';
 import { decodePlan } from './compaction/plan.js';
 import type { Level } from './compaction/zones.js';
@@ -29,6 +30,7 @@ import { roleOf } from './messages/content.js';
 import type { GeminiContent } from './messages/gemini-parts.js';
 import type { ResponsesItem } from './messages/responses-items.js';
 import { type AnthropicRequestParts, toAnthropicRequest } from './messages/split.js';
+import { toolResultMessage } from './messages/tool-call.js';
 import type {
   AnthropicUserMessage,
   HistoryEntry,
@@ -327,6 +329,23 @@ export class ContextManager {
   }
 
   /**
+   * Compacts as the model's `compact` tool asks (see src/compaction/compact-tool.ts): now, with the
+   * last request's settings (or `request`'s), down to the target, or to half the view when it is
+   * already below the target, the summarizer favouring `focus`. The new plan applies from the next
+   * request on; resolves with its receipt (the tool's result). Stored history is not changed.
+   */
+  requestCompaction(options: { focus?: string } & RequestOptions = {}): Promise<CompactionReceipt> {
+    const { focus, ...request } = options;
+    return this.enqueue(() =>
+      this.guard.compactRequested(
+        this.conversation,
+        this.measurer.resolve({ ...(this.measurer.last?.request ?? {}), ...request }, this.history.format),
+        focus,
+      ),
+    );
+  }
+
+  /**
    * Learns from what the provider billed for the last request (or for `messages`): the per-model
    * correction the fast estimate uses from the next request on. Outliers are damped and the
    * first sample moves the estimate only a little (see `createCalibration`).
@@ -427,13 +446,25 @@ export class ContextManager {
    * Handles a tool call the model made, for provider-SDK users: given an OpenAI `tool_calls[i]`,
    * a Responses `function_call` item, an Anthropic `tool_use` block or a Gemini `functionCall`
    * part, returns the tool result message (in the conversation's format) when it is a call of
-   * `recall`, else `null`. Arguments that cannot be read give a
-   * result saying so (marked as an error for Anthropic), not an exception. The result is not
-   * added to the conversation: add it as you add any tool result.
+   * `recall` (the hits) or `compact` (the receipt of the compaction `requestCompaction` plans for
+   * the next request), else `null`. Arguments that cannot be read give a result saying so (marked
+   * as an error for Anthropic), not an exception. The result is not added to the conversation:
+   * add it as you add any tool result.
    */
   handleToolCall(
     call: unknown,
   ): Promise<OpenAIToolMessage | AnthropicUserMessage | GeminiContent | ResponsesItem | null> {
+    const compact = readCompactCall(call);
+    if (compact !== null) {
+      const format = () => this.history.format ?? compact.format;
+      if ('error' in compact.args) {
+        const text = `compact: ${compact.args.error}`;
+        return this.enqueue(() => toolResultMessage(format(), COMPACT_TOOL_NAME, compact.id, text, true));
+      }
+      return this.requestCompaction(compact.args).then((receipt) =>
+        toolResultMessage(format(), COMPACT_TOOL_NAME, compact.id, compactReceiptText(receipt), false),
+      );
+    }
     const read = readRecallCall(call);
     if (read === null) return Promise.resolve(null);
     return this.enqueue(async () => {

@@ -274,6 +274,22 @@ export class ContextGuard {
     return this.compactNow(c, r, force ? 'forced' : 'threshold');
   }
 
+  /**
+   * A compaction the model asked for (the `compact` tool): now, down to the target, or to half the
+   * view when it is already below the target, with `focus` for the summarizer. The plan applies
+   * from the next view on.
+   */
+  async compactRequested(
+    c: GuardConversation,
+    r: ResolvedRequest,
+    focus?: string,
+  ): Promise<CompactionReceipt> {
+    const built = c.view.build(c.entries, c.format ?? r.format, r.counter);
+    const total = built.tokens + r.fixedTokens;
+    const target = Math.min(Math.floor(this.targetUsage * r.budget), Math.floor(total / 2));
+    return this.compactNow(c, r, 'requested', { target, ...(focus !== undefined ? { focus } : {}) });
+  }
+
   /** A `ContextOverflowError` for what must be kept in the conversation's view, with its breakdown. */
   overflow(
     c: GuardConversation,
@@ -422,6 +438,7 @@ export class ContextGuard {
     c: GuardConversation,
     r: ResolvedRequest,
     reason: CompactionReceipt['reason'],
+    asked: { target?: number; focus?: string } = {},
   ): Promise<CompactionReceipt> {
     const { entries, view } = c;
     const format = c.format ?? r.format;
@@ -461,6 +478,7 @@ export class ContextGuard {
         ? { compact: this.compactorFor(format, r.format) }
         : {}),
       warn: (code, message) => this.measurer.warn(code, message),
+      ...asked,
     });
     if (result.refused.length > 0) {
       this.measurer.warn(

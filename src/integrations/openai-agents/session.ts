@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentInputItem, Session } from '@openai/agents';
 import { ConfigurationError, InvalidMessageError } from '../../errors.js';
+import type { CompactionReceipt } from '../../events.js';
 import { ContextManager, type ContextManagerOptions } from '../../manager.js';
 import type { ResponsesItem } from '../../messages/responses-items.js';
 import type { Message, MessageMetadata } from '../../messages/types.js';
@@ -112,11 +113,18 @@ export class ContextkitSession implements Session {
   }
 
   /**
-   * Searches every stored item (see `ContextManager.recall`); what `recallTool(session)` runs. A
-   * hit's `seq` is the message's place in the session as contextkit reads its items (a function
-   * call and its output are messages of their own).
+   * Compacts the fitted history as the model's `compact` tool asks (see
+   * `ContextManager.requestCompaction`): what `compactTool(session)` runs. The next `getItems`
+   * returns the compacted view.
    */
-  async recall(query: string, options?: RecallOptions): Promise<RecallHit[]> {
+  async requestCompaction(options: { focus?: string } = {}): Promise<CompactionReceipt> {
+    const manager = await this.syncedManager();
+    const request = this.settings.budget !== undefined ? { tokenBudget: this.settings.budget } : {};
+    return manager.requestCompaction({ ...request, ...options });
+  }
+
+  /** The manager, holding every stored item (a new one when the items were rewritten). */
+  private async syncedManager(): Promise<ContextManager> {
     const items = await this.getAllItems();
     const messages = agentItemsToResponses(items);
     const keys = messages.map((m) => messageKey(m as Message));
@@ -124,7 +132,16 @@ export class ContextkitSession implements Session {
       this.manager = this.newManager();
       await syncThrough(this.manager, messages, keys);
     }
-    return this.manager.recall(query, options);
+    return this.manager;
+  }
+
+  /**
+   * Searches every stored item (see `ContextManager.recall`); what `recallTool(session)` runs. A
+   * hit's `seq` is the message's place in the session as contextkit reads its items (a function
+   * call and its output are messages of their own).
+   */
+  async recall(query: string, options?: RecallOptions): Promise<RecallHit[]> {
+    return (await this.syncedManager()).recall(query, options);
   }
 
   /**
