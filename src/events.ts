@@ -44,6 +44,11 @@ export interface CompactionReceipt {
    * block may use): what must be kept does not fit in the target, so the view stops at that floor.
    */
   atFloor: boolean;
+  /**
+   * What the compaction hooks pinned into the view (`onBeforeCompaction`, `onAfterCompaction`):
+   * texts kept, their tokens (within `tokensAfter`), and texts trimmed or refused for room.
+   */
+  pinned?: { texts: number; tokens: number; trimmed: number; refused: number };
   /** Counter id and whether counts are exact or estimates. */
   counter: string;
   exact: boolean;

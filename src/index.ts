@@ -23,6 +23,12 @@ export {
   responsesCompactTool,
 } from './compaction/compact-tool.js';
 export type { ClearingOptions, Protection } from './compaction/draft.js';
+export type {
+  AfterCompactionResult,
+  BeforeCompactionInfo,
+  BeforeCompactionResult,
+  CompactionHooks,
+} from './compaction/hooks.js';
 export {
   type CompactionPlan,
   decodePlan,

@@ -332,9 +332,10 @@ export class ContextManager {
    * Compacts as the model's `compact` tool asks (see src/compaction/compact-tool.ts): now, with the
    * last request's settings (or `request`'s), down to the target, or to half the view when it is
    * already below the target, the summarizer favouring `focus`. The new plan applies from the next
-   * request on; resolves with its receipt (the tool's result). Stored history is not changed.
+   * request on; resolves with its receipt (the tool's result), or null when `onBeforeCompaction`
+   * vetoed it. Stored history is not changed.
    */
-  requestCompaction(options: { focus?: string } & RequestOptions = {}): Promise<CompactionReceipt> {
+  requestCompaction(options: { focus?: string } & RequestOptions = {}): Promise<CompactionReceipt | null> {
     const { focus, ...request } = options;
     return this.enqueue(() =>
       this.guard.compactRequested(

@@ -174,6 +174,6 @@ describe('compactReceiptText', () => {
     await ctx.addMessage({ role: 'user', content: 'Hello' });
     const receipt = await ctx.requestCompaction({ tokenBudget: 10_000 });
     expect(compactReceiptText(receipt)).toMatch(/^Nothing to compact: every message still shown must stay/);
-    expect(receipt.reason).toBe('requested');
+    expect(receipt?.reason).toBe('requested');
   });
 });

@@ -107,8 +107,16 @@ function seqRanges(seqs: readonly number[]): string {
   return out.length > 4 ? `${out.slice(0, 4).join(', ')}, …` : out.join(', ');
 }
 
-/** The receipt as the model reads it: what left the view, and the tokens before and after. */
-export function compactReceiptText(receipt: CompactionReceipt): string {
+/** Told to the model when the application's `onBeforeCompaction` vetoed the compaction. */
+export const COMPACT_VETOED_TEXT =
+  'The application declined this compaction: nothing changed. Carry on; it compacts when needed.';
+
+/**
+ * The receipt as the model reads it: what left the view, and the tokens before and after (null:
+ * the application vetoed the compaction).
+ */
+export function compactReceiptText(receipt: CompactionReceipt | null): string {
+  if (receipt === null) return COMPACT_VETOED_TEXT;
   const parts: string[] = [];
   if (receipt.summarized.length > 0)
     parts.push(`${receipt.summarized.length} older messages summarized (${seqRanges(receipt.summarized)})`);
@@ -126,7 +134,7 @@ export function compactReceiptText(receipt: CompactionReceipt): string {
 
 /** Anything the compact tool can compact: a `ContextManager`, the Agents `ContextkitSession`. */
 export interface CompactSource {
-  requestCompaction(options?: { focus?: string }): Promise<CompactionReceipt>;
+  requestCompaction(options?: { focus?: string }): Promise<CompactionReceipt | null>;
 }
 
 /** What a framework's compact tool returns for the model's arguments: the receipt, or what is wrong. */

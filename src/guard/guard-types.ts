@@ -1,3 +1,4 @@
+import type { CompactionHooks } from '../compaction/hooks.js';
 /**
  * The shapes `ContextGuard` works with: its options, the per-conversation state it keeps in the
  * conversation it is given, and its decisions; and the overflow breakdown it reports.
@@ -107,6 +108,8 @@ export interface ContextGuardOptions {
   clearing?: PlannerSettings['clearing'];
   facts?: FactsSite;
   compactionNotice?: boolean;
+  /** Before and after compaction; see `ContextManagerOptions.onBeforeCompaction`. */
+  hooks?: CompactionHooks;
   /** Usage levels at which the model is told how much room is left; see `ContextManagerOptions.budgetNotice`. */
   budgetNotice?: readonly number[];
   /** `'auto'`: Anthropic prompt-cache breakpoints at the end of the stable prefix (default off). */

@@ -5,15 +5,23 @@
  * layered strategy last acted at, the warning latch) lives in the conversation it is given.
  */
 
-import { encodePlan } from '../compaction/plan.js';
+import {
+  type BeforeCompactionResult,
+  type CompactionHooks,
+  fitPinned,
+  pinnedTexts,
+} from '../compaction/hooks.js';
+import { type CompactionPlan, encodePlan } from '../compaction/plan.js';
 import { Planner } from '../compaction/planner.js';
 import { protectionsOf } from '../compaction/protections.js';
 import type { ProviderCompactor } from '../compaction/provider-compaction.js';
 import type { StrategyOption } from '../compaction/strategy.js';
+import { pinnedMessage } from '../compaction/summary-message.js';
 import { escalate, type Level, levelOf } from '../compaction/zones.js';
 import { ContextDeclinedError, ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt, ContextEvents } from '../events.js';
 import { History } from '../history/history.js';
+import type { Atom } from '../messages/atoms.js';
 import type { MessageFormat } from '../messages/types.js';
 import { checkStrategy, DEFAULTS, type RequestOptions, resolveShares } from '../options.js';
 import { guardedTools } from '../tools/guarded-tools.js';
@@ -57,6 +65,7 @@ export class ContextGuard {
   private readonly protectTask: boolean;
   private readonly clearAt: number | undefined;
   private readonly notice: boolean;
+  private readonly hooks: CompactionHooks;
   private readonly budgetLevels: readonly number[] | undefined;
   private readonly cacheBreakpoints: 'auto' | 'off';
   private readonly providerCompact: ProviderCompactor | undefined;
@@ -83,6 +92,7 @@ export class ContextGuard {
     const clearing = options.clearing ?? {};
     this.clearAt = clearing.trigger;
     this.notice = options.compactionNotice === true;
+    this.hooks = options.hooks ?? {};
     this.budgetLevels =
       options.budgetNotice && options.budgetNotice.length > 0
         ? [...new Set(options.budgetNotice)].sort((a, b) => a - b)
@@ -165,7 +175,7 @@ export class ContextGuard {
             ...r,
             budget: Math.max(1, Math.floor((r.budget * r.declared) / exact) - 1),
           };
-          receipt = await this.compactNow(c, tighter, 'over_budget');
+          receipt = (await this.compactNow(c, tighter, 'over_budget')) ?? receipt;
           out = await this.viewFor(c, tighter);
           r = tighter;
         }
@@ -277,13 +287,13 @@ export class ContextGuard {
   /**
    * A compaction the model asked for (the `compact` tool): now, down to the target, or to half the
    * view when it is already below the target, with `focus` for the summarizer. The plan applies
-   * from the next view on.
+   * from the next view on. Null when `onBeforeCompaction` vetoed it.
    */
   async compactRequested(
     c: GuardConversation,
     r: ResolvedRequest,
     focus?: string,
-  ): Promise<CompactionReceipt> {
+  ): Promise<CompactionReceipt | null> {
     const built = c.view.build(c.entries, c.format ?? r.format, r.counter);
     const total = built.tokens + r.fixedTokens;
     const target = Math.min(Math.floor(this.targetUsage * r.budget), Math.floor(total / 2));
@@ -370,8 +380,8 @@ export class ContextGuard {
         if (handoff) reason = undefined;
       }
     }
-    if (reason) {
-      const receipt = await this.compactNow(c, r, reason);
+    const receipt = reason ? await this.compactNow(c, r, reason) : null;
+    if (receipt) {
       onCompact?.(receipt);
       built = c.view.build(c.entries, format, r.counter);
       total = built.tokens + r.fixedTokens;
@@ -439,24 +449,29 @@ export class ContextGuard {
     r: ResolvedRequest,
     reason: CompactionReceipt['reason'],
     asked: { target?: number; focus?: string } = {},
-  ): Promise<CompactionReceipt> {
+  ): Promise<CompactionReceipt | null> {
     const { entries, view } = c;
     const format = c.format ?? r.format;
     // What a server compaction superseded is not in the view: nothing to plan there.
     const atoms = view.atoms(entries, format).visible();
     const before = view.build(entries, format, r.counter);
     const tokensBefore = before.tokens + r.fixedTokens;
+    const previousPlan = view.plan;
+    const ahead = await this.beforeHook(reason, tokensBefore, r.budget, before.messages.length, previousPlan);
+    if (ahead === null) return null;
     this.measurer.events.emit('context:pre_compact', {
       messageCount: before.messages.length,
       tokens: tokensBefore,
     });
-    const previousPlan = view.plan;
+    // Room for what the hook pins is made while planning, as for the tools' definitions.
+    const pinnedReserve =
+      ahead.length > 0 ? this.measurer.count(r.counter, this.blocks.pinnedMessage(ahead, format), format) : 0;
     const result = await this.planner.plan({
       entries,
       atoms,
       protection: protectionsOf(atoms, entries, this.preserveSystem, this.protectTask),
       budget: r.budget,
-      fixedTokens: r.fixedTokens,
+      fixedTokens: r.fixedTokens + pinnedReserve,
       correction: r.correction,
       format: r.format,
       counter: r.counter,
@@ -499,6 +514,7 @@ export class ContextGuard {
     }
     if (result.warn !== undefined) this.measurer.warn('strategy_warn', result.warn);
     const { plan, receipt } = result;
+    await this.pinAfter(c, r, format, atoms, plan, receipt, ahead);
     if (c.save) {
       const after = plan.tokens / r.budget;
       await c.save({ plan: encodePlan(plan), guard: { level: levelOf(after) ?? null, usage: after } });
@@ -510,6 +526,98 @@ export class ContextGuard {
       receipt,
     });
     return receipt;
+  }
+
+  /**
+   * Asks `onBeforeCompaction`: null when it vetoes a compaction the view can do without (under
+   * the budget), else the texts it pins. A veto over the budget is refused, and a hook that throws
+   * is passed over, each with a `context:warn`.
+   */
+  private async beforeHook(
+    reason: CompactionReceipt['reason'],
+    tokens: number,
+    budget: number,
+    messageCount: number,
+    previous: CompactionPlan | null,
+  ): Promise<string[] | null> {
+    const hook = this.hooks.onBeforeCompaction;
+    if (!hook) return [];
+    let answer: BeforeCompactionResult | undefined;
+    try {
+      answer = await hook({ reason, tokens, budget, messageCount, pinned: [...(previous?.pinned ?? [])] });
+    } catch (error) {
+      this.measurer.warn(
+        'hook_failed',
+        `onBeforeCompaction threw (${errorText(error)}); compacting without it`,
+      );
+      return [];
+    }
+    if (answer?.veto === true) {
+      if (tokens <= budget) return null;
+      this.measurer.warn(
+        'hook_veto_refused',
+        `onBeforeCompaction vetoed a compaction of a view over its budget (${tokens} > ${budget} tokens); compacting anyway`,
+      );
+    }
+    const read = pinnedTexts(answer?.pinned);
+    if (read.problem) this.measurer.warn('hook_pinned_refused', `onBeforeCompaction: ${read.problem}`);
+    return read.texts;
+  }
+
+  /**
+   * Asks `onAfterCompaction`, then pins what both hooks gave into the plan, within the room the
+   * plan leaves under the trigger (trimmed or refused past it, with a `context:warn`), and
+   * brings the plan's tokens and the receipt up to date.
+   */
+  private async pinAfter(
+    c: GuardConversation,
+    r: ResolvedRequest,
+    format: MessageFormat,
+    atoms: readonly Atom[],
+    plan: CompactionPlan,
+    receipt: CompactionReceipt,
+    ahead: readonly string[],
+  ): Promise<void> {
+    const texts = [...ahead];
+    const hook = this.hooks.onAfterCompaction;
+    if (hook) {
+      try {
+        const read = pinnedTexts((await hook(structuredClone(receipt)))?.pinned);
+        if (read.problem) this.measurer.warn('hook_pinned_refused', `onAfterCompaction: ${read.problem}`);
+        texts.push(...read.texts);
+      } catch (error) {
+        this.measurer.warn(
+          'hook_failed',
+          `onAfterCompaction threw (${errorText(error)}); nothing added back`,
+        );
+      }
+    }
+    if (texts.length === 0) return;
+    const at = atoms.find((a) => a.kind !== 'system');
+    const room = Math.max(0, Math.floor(this.compactThreshold * r.budget) - plan.tokens);
+    const tokensOf = (t: readonly string[]) =>
+      t.length === 0 ? 0 : this.measurer.countFresh(r.counter, [pinnedMessage(t, format)], format);
+    const fitted = at ? fitPinned(texts, room, tokensOf) : { texts: [], trimmed: 0, refused: texts.length };
+    if (fitted.trimmed > 0 || fitted.refused > 0) {
+      this.measurer.warn(
+        'hook_pinned_trimmed',
+        `the compaction hooks pinned more than the ${room} tokens the view has room for under its trigger: ${fitted.trimmed} text trimmed, ${fitted.refused} refused`,
+      );
+    }
+    if (fitted.texts.length === 0) return;
+    plan.pinned = fitted.texts;
+    plan.pinnedAt = (at as Atom).id;
+    c.view.setPlan(plan);
+    const built = c.view.build(c.entries, format, r.counter);
+    plan.tokens = built.tokens + r.fixedTokens;
+    receipt.tokensAfter = plan.tokens;
+    receipt.messagesAfter = built.messages.length;
+    receipt.pinned = {
+      texts: fitted.texts.length,
+      tokens: tokensOf(fitted.texts),
+      trimmed: fitted.trimmed,
+      refused: fitted.refused,
+    };
   }
 
   /** The provider's compaction where the conversation and the request are in a format that has one. */
@@ -555,4 +663,8 @@ export class ContextGuard {
 
 function rank(level: Level | undefined): number {
   return level === undefined ? -1 : ['healthy', 'pressure', 'urgent', 'critical'].indexOf(level);
+}
+
+function errorText(error: unknown): string {
+  return String(error instanceof Error ? error.message : error).slice(0, 200);
 }

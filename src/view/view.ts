@@ -43,6 +43,8 @@ interface ViewCache extends BuiltView {
   /** The summary message, or the window a provider's compaction returned in its place. */
   summary?: readonly Message[];
   facts?: Message;
+  /** The block the compaction hooks added. */
+  pinned?: Message;
   atomsCovered: number;
   closedAtoms: number;
   closedMessages: number;
@@ -66,7 +68,13 @@ export interface SentView {
 }
 
 /** What contextkit itself may put into a view. */
-export type IncludeSource = 'facts' | 'summary' | 'compaction_notice' | 'start_notice' | 'budget_notice';
+export type IncludeSource =
+  | 'facts'
+  | 'summary'
+  | 'pinned'
+  | 'compaction_notice'
+  | 'start_notice'
+  | 'budget_notice';
 
 /** One conversation's view: its atoms, its current plan, and the messages they make. */
 export class View {
@@ -165,6 +173,10 @@ export class View {
         view.messages.push(view.facts);
         view.tokens += this.counting.count(counter, view.facts, f);
       }
+      if (view.pinned && atom.id === plan?.pinnedAt) {
+        view.messages.push(view.pinned);
+        view.tokens += this.counting.count(counter, view.pinned, f);
+      }
       const superseded = k < compactedBefore && atom.kind !== 'system';
       if (view.summary && atom.id === plan?.summary?.at && !superseded) {
         for (const m of view.summary) {
@@ -225,6 +237,8 @@ export class View {
     const lastRole = messages.at(-1)?.role;
     const put = new Map<IncludeSource, Message>();
     if (this.cache?.facts && built.messages.includes(this.cache.facts)) put.set('facts', this.cache.facts);
+    if (this.cache?.pinned && built.messages.includes(this.cache.pinned))
+      put.set('pinned', this.cache.pinned);
     // A summary is one message, or the window a provider's compaction returned (its last item).
     const summary = this.cache?.summary;
     if (summary?.length && built.messages.includes(summary[0]!)) put.set('summary', summary.at(-1)!);

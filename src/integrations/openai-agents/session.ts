@@ -117,7 +117,7 @@ export class ContextkitSession implements Session {
    * `ContextManager.requestCompaction`): what `compactTool(session)` runs. The next `getItems`
    * returns the compacted view.
    */
-  async requestCompaction(options: { focus?: string } = {}): Promise<CompactionReceipt> {
+  async requestCompaction(options: { focus?: string } = {}): Promise<CompactionReceipt | null> {
     const manager = await this.syncedManager();
     const request = this.settings.budget !== undefined ? { tokenBudget: this.settings.budget } : {};
     return manager.requestCompaction({ ...request, ...options });
