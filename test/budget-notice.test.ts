@@ -12,6 +12,7 @@ import { messageText } from '../src/messages/content.js';
 import type { Message } from '../src/messages/types.js';
 import { budgetNoticeText, nextBudgetNotice } from '../src/view/budget-notice.js';
 import { conversationArb } from './support/arbitraries.js';
+import { checkEachView } from './support/generated-views.js';
 import { providerProblems } from './support/provider-checks.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 25);
@@ -120,21 +121,9 @@ describe('budgetNotice in the manager', () => {
             model: conv.format === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o',
             budgetNotice: [0.1, 0.2, 0.4, 0.8],
           });
-          for (const [i, m] of conv.messages.entries()) {
-            await ctx.addMessage(m, conv.options[i]);
-            const stored = JSON.stringify(await ctx.getMessages());
-            try {
-              const view = await ctx.getMessagesForRequest({ tokenBudget: budget });
-              expect(ctx.usage().tokens).toBeLessThanOrEqual(budget);
-              expect(view.filter(isNotice).length).toBeLessThanOrEqual(1);
-              // (A view of a system prompt alone is no request any provider takes, notice or not.)
-              if (conv.messages.slice(0, i + 1).some((x) => x.role !== 'system'))
-                expect(providerProblems(view, conv.format)).toEqual([]);
-            } catch (error) {
-              if (!(error instanceof Error) || error.name !== 'ContextOverflowError') throw error;
-            }
-            expect(JSON.stringify(await ctx.getMessages())).toBe(stored);
-          }
+          await checkEachView(ctx, conv, budget, (view) => {
+            expect(view.filter(isNotice).length).toBeLessThanOrEqual(1);
+          });
         },
       ),
       { numRuns: RUNS },

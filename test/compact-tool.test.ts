@@ -21,8 +21,7 @@ import { compactTool as agentsCompactTool } from '../src/integrations/openai-age
 import { ContextManager } from '../src/manager.js';
 import { messageText } from '../src/messages/content.js';
 import type { Message, MessageFormat } from '../src/messages/types.js';
-import { createOfflineTools } from '../src/tools/offline.js';
-import type { ContextTools } from '../src/tools/types.js';
+import { focusRecorder } from './support/focus-recorder.js';
 import { providerProblems } from './support/provider-checks.js';
 
 describe('compact tool definitions', () => {
@@ -114,15 +113,7 @@ async function longSession(ctx: ContextManager): Promise<void> {
 
 describe.each(['openai', 'anthropic'] as const)('the compact tool through the manager (%s)', (format) => {
   it('plans the compaction when the call is handled; the result is its receipt; the next view is compacted', async () => {
-    const offline = createOfflineTools();
-    const focuses: Array<string | undefined> = [];
-    const tools: ContextTools = {
-      ...offline,
-      summarize: (entries, options) => {
-        focuses.push(options.focus);
-        return offline.summarize(entries, options);
-      },
-    };
+    const { tools, focuses } = focusRecorder();
     const ctx = new ContextManager({ model: MODELS[format], tools, summaryInstructions: 'order numbers' });
     await longSession(ctx);
     const budget = 20_000;

@@ -13,6 +13,7 @@ import { ContextManager } from '../src/manager.js';
 import { messageText } from '../src/messages/content.js';
 import type { Message } from '../src/messages/types.js';
 import { conversationArb } from './support/arbitraries.js';
+import { checkEachView } from './support/generated-views.js';
 import { providerProblems } from './support/provider-checks.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 25);
@@ -181,20 +182,7 @@ describe('compaction hooks over generated conversations', () => {
             onBeforeCompaction: () => ({ veto, pinned: 'b'.repeat(before) }),
             onAfterCompaction: () => ({ pinned: ['a '.repeat(after)] }),
           });
-          for (const [i, m] of conv.messages.entries()) {
-            await ctx.addMessage(m, conv.options[i]);
-            const stored = JSON.stringify(await ctx.getMessages());
-            try {
-              const view = await ctx.getMessagesForRequest({ tokenBudget: budget });
-              expect(ctx.usage().tokens).toBeLessThanOrEqual(budget);
-              if (conv.messages.slice(0, i + 1).some((x) => x.role !== 'system'))
-                expect(providerProblems(view, conv.format)).toEqual([]);
-            } catch (error) {
-              if (!(error instanceof Error) || !/Context(Overflow|Declined)Error/.test(error.name))
-                throw error;
-            }
-            expect(JSON.stringify(await ctx.getMessages())).toBe(stored);
-          }
+          await checkEachView(ctx, conv, budget);
         },
       ),
       { numRuns: RUNS },
