@@ -12,13 +12,20 @@ import { join } from 'node:path';
 import type * as O200k from 'gpt-tokenizer/encoding/o200k_base';
 import { ContextManager } from '../src/manager.js';
 import type { Message } from '../src/messages/types.js';
+import type { RecallOptions } from '../src/recall/recall-hit.js';
 import { searchWords } from '../src/recall/terms.js';
 import { openSqliteStore } from '../src/stores/sqlite.js';
 import type { ConversationStore, NewEntry } from '../src/stores/types.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { longSessionMessages } from '../test/support/arbitraries.js';
-import { answersReachable, type Chat, loadChats } from '../test/support/locomo.js';
+import {
+  answersReachable,
+  type Chat,
+  type FilteredReach,
+  filteredReach,
+  loadChats,
+} from '../test/support/locomo.js';
 import { hasTauBench, loadTauBench } from '../test/support/tau-bench.js';
 import { PlainBm25 } from './recall/plain-bm25.js';
 import { formatBytes, formatCount, formatMs, formatRatio, Report, verdict } from './report.js';
@@ -72,14 +79,18 @@ interface Timings {
   cpu: Summary;
 }
 
-async function timeQueries(manager: ContextManager, queries: readonly string[]): Promise<Timings> {
-  for (const q of queries.slice(0, 10)) await manager.recall(q);
+async function timeQueries(
+  manager: ContextManager,
+  queries: readonly string[],
+  options: RecallOptions = {},
+): Promise<Timings> {
+  for (const q of queries.slice(0, 10)) await manager.recall(q, options);
   const wall: number[] = [];
   const cpu: number[] = [];
   for (const q of queries) {
     const c = process.cpuUsage();
     const t = performance.now();
-    await manager.recall(q);
+    await manager.recall(q, options);
     wall.push(performance.now() - t);
     const used = process.cpuUsage(c);
     cpu.push((used.user + used.system) / 1000);
@@ -94,6 +105,13 @@ interface InProcessResult {
   buildMs: number;
   buildCpuMs: number;
   latency: Timings;
+  /** With `FILTER`: the role and seq filters read every entry in range. */
+  filtered: Timings;
+}
+
+/** The filters timed: the assistant's turns of the second half of the history. */
+function filterFor(size: number): RecallOptions {
+  return { role: 'assistant', fromSeq: Math.floor(size / 2) };
 }
 
 async function measureInProcess(
@@ -115,8 +133,10 @@ async function measureInProcess(
   gptTokenizer.clearMergeCache();
   const withIndex = liveMemoryBytes();
   const latency = await timeQueries(manager, queries);
+  const filtered = await timeQueries(manager, queries, filterFor(messages.length));
   return {
     size: messages.length,
+    filtered,
     historyHeap: withHistory - before,
     indexHeap: withIndex - withHistory,
     buildMs,
@@ -189,6 +209,7 @@ interface StoreResult {
   driver: string;
   size: number;
   latency: Timings;
+  filtered: Timings;
 }
 
 async function measureStore(
@@ -209,7 +230,8 @@ async function measureStore(
     const manager = new ContextManager({ model: MODEL, store, conversationId: id });
     await manager.getMessages();
     const latency = await timeQueries(manager, queries);
-    return { driver: driver.name, size: messages.length, latency };
+    const filtered = await timeQueries(manager, queries, filterFor(messages.length));
+    return { driver: driver.name, size: messages.length, latency, filtered };
   } finally {
     await store.delete(id).catch(() => {});
     await store.close();
@@ -266,6 +288,38 @@ async function measureChats(chats: readonly Chat[], drivers: readonly StoreDrive
         countText,
       );
       out.push({ label: `contextkit recall, ${driver.name} store's index`, ...reach });
+      for (const chat of chats) await store.delete(`locomo-${chat.name}`);
+    } finally {
+      await store.close();
+    }
+  }
+  return out;
+}
+
+interface FilteredResult extends FilteredReach {
+  label: string;
+}
+
+/**
+ * The chat set's questions asked unfiltered and restricted to the speaker (role) and month of the
+ * turn holding the answer, entries timestamped when they were said: in process and on each store.
+ */
+async function measureFiltered(
+  chats: readonly Chat[],
+  drivers: readonly StoreDriver[],
+): Promise<FilteredResult[]> {
+  const out: FilteredResult[] = [];
+  const over = (store?: ConversationStore) => async (chat: Chat) => {
+    const manager = await managerOver(chat, store);
+    return async (q: string, filters?: RecallOptions) =>
+      (await manager.recall(q, filters)).map((h) => h.text);
+  };
+  out.push({ label: 'in process (PostingsIndex)', ...(await filteredReach(chats, over())) });
+  for (const driver of drivers) {
+    progress(`filtered questions on ${driver.name}…`);
+    const store = await driver.open();
+    try {
+      out.push({ label: `${driver.name} store's index`, ...(await filteredReach(chats, over(store))) });
       for (const chat of chats) await store.delete(`locomo-${chat.name}`);
     } finally {
       await store.close();
@@ -331,6 +385,7 @@ export async function runRecallBenchmark(_args: readonly string[]): Promise<void
     }
     const chats = loadChats();
     const reach = chats ? await measureChats(chats, drivers) : undefined;
+    const filtered = chats ? await measureFiltered(chats, drivers) : undefined;
     progress('tau-bench facts…');
     const tau = hasTauBench() ? await measureTauBench() : undefined;
     const report = buildReport({
@@ -338,6 +393,7 @@ export async function runRecallBenchmark(_args: readonly string[]): Promise<void
       turns,
       stores,
       reach,
+      filtered,
       tau,
       loadAtStart,
       wallMs: performance.now() - wallStart,
@@ -355,6 +411,7 @@ function buildReport(r: {
   turns: TurnResult[];
   stores: StoreResult[];
   reach: Reach[] | undefined;
+  filtered: FilteredResult[] | undefined;
   tau: FactsFound[] | undefined;
   loadAtStart: number;
   wallMs: number;
@@ -375,6 +432,7 @@ function buildReport(r: {
       'goal',
       'wall',
       'CPU',
+      'with a filter: median',
       'index built: wall / CPU',
       'history memory',
       'index memory',
@@ -392,6 +450,7 @@ function buildReport(r: {
         `< ${formatMs(goal)}`,
         verdict(x.latency.wall.median < goal),
         verdict(x.latency.cpu.median < goal),
+        formatMs(x.filtered.wall.median),
         `${formatMs(x.buildMs)} / ${formatMs(x.buildCpuMs)}`,
         formatBytes(x.historyHeap),
         formatBytes(x.indexHeap),
@@ -401,7 +460,7 @@ function buildReport(r: {
     }),
   );
   report.note(
-    "Wall and CPU (user + system of this process) time per `recall`: on a machine whose load average is above its core count, wall time mostly measures waiting for a core, so both are given and judged. History memory: what the manager holds after the messages are added (live heap and array buffers after a full collection). Index memory: what the first `recall` adds (the postings, speakers and days per entry, tool names of results, the stem memo); that first call indexes the whole history. gpt-tokenizer's shared merge cache is cleared before each reading.",
+    "Wall and CPU (user + system of this process) time per `recall`: on a machine whose load average is above its core count, wall time mostly measures waiting for a core, so both are given and judged. History memory: what the manager holds after the messages are added (live heap and array buffers after a full collection). Index memory: what the first `recall` adds (the postings, speakers and days per entry, tool names of results, the stem memo); that first call indexes the whole history. gpt-tokenizer's shared merge cache is cleared before each reading. With a filter: the same queries with `{ role: 'assistant', fromSeq: n/2 }` (each call reads the role of every entry in range).",
   );
   report.heading('Steady turn: add one message, then ask for the view');
   report.table(
@@ -432,13 +491,14 @@ function buildReport(r: {
   if (r.stores.length > 0) {
     report.heading('Recall latency, index in the store (SQLite FTS5, Postgres tsvector + GIN)');
     report.table(
-      ['store', 'history', 'median', 'p95', 'CPU median (this process)'],
+      ['store', 'history', 'median', 'p95', 'CPU median (this process)', 'with a filter: median'],
       r.stores.map((s) => [
         s.driver,
         `${formatCount(s.size)} msgs`,
         formatMs(s.latency.wall.median),
         formatMs(s.latency.wall.p95),
         formatMs(s.latency.cpu.median),
+        formatMs(s.filtered.wall.median),
       ]),
     );
     report.note(
@@ -459,6 +519,25 @@ function buildReport(r: {
     );
     report.note(
       "LoCoMo conversations 0–4 from ../shared/data/locomo-dev (read at run time, not part of the project): each chat's turns added to a manager, each question asked as the query; an answer counts when it is in the hits' texts together (lowercase, punctuation removed, as the set's README says). The baseline (bench/recall/plain-bm25.ts) indexes each message as written, without stemming, and shows each of its top 5 with one neighbour on each side until 1,000 tokens.",
+    );
+  } else {
+    report.note('skipped: ../shared/data/locomo-dev is not beside the repository');
+  }
+  report.heading('Questions restricted to the right speaker and month (top 5 within 1,000 tokens)');
+  if (r.filtered) {
+    report.table(
+      ['recall', 'unfiltered', 'share', 'speaker and month', 'share', 'goal: filtered ≥ unfiltered'],
+      r.filtered.map((x) => [
+        x.label,
+        `${x.unfiltered} / ${x.total}`,
+        `${((100 * x.unfiltered) / x.total).toFixed(1)}%`,
+        `${x.filtered} / ${x.total}`,
+        `${((100 * x.filtered) / x.total).toFixed(1)}%`,
+        verdict(x.filtered >= x.unfiltered),
+      ]),
+    );
+    report.note(
+      "The same LoCoMo chats, each entry's timestamp set to the day its session's stamp names (as an application storing the chat as it happened would have it). Each question whose evidence turn states its answer is asked twice: as it is, and with `{ role, startDate, endDate }` set to the role of that turn (the set's first speaker is `user`) and the first and last day of its month. The filters read the entries' roles and timestamps, not the text.",
     );
   } else {
     report.note('skipped: ../shared/data/locomo-dev is not beside the repository');

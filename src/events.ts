@@ -9,9 +9,10 @@ export interface CompactionReceipt {
   /**
    * Why it ran: the trigger was crossed, `compact({ force: true })`, the budget shrank under the
    * view, tool results were cleared, or (`cache_expired`) the prompt cache had expired while the
-   * view was near the trigger, so the compaction due soon ran while there was no warm prefix to lose.
+   * view was near the trigger, so the compaction due soon ran while there was no warm prefix to lose;
+   * `requested`: the model called the `compact` tool.
    */
-  reason: 'threshold' | 'forced' | 'over_budget' | 'clearing' | 'cache_expired';
+  reason: 'threshold' | 'forced' | 'over_budget' | 'clearing' | 'cache_expired' | 'requested';
   budget: number;
   trigger: number;
   target: number;
@@ -51,6 +52,11 @@ export interface CompactionReceipt {
    * the compaction wrote no summary or nothing is prepared ahead.
    */
   prepared?: 'used' | 'pending' | 'failed' | 'stale' | 'none';
+  /**
+   * What the compaction hooks pinned into the view (`onBeforeCompaction`, `onAfterCompaction`):
+   * texts kept, their tokens (within `tokensAfter`), and texts trimmed or refused for room.
+   */
+  pinned?: { texts: number; tokens: number; trimmed: number; refused: number };
   /** Counter id and whether counts are exact or estimates. */
   counter: string;
   exact: boolean;

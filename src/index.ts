@@ -4,7 +4,31 @@
  * what matters, and leaves the stored history whole.
  */
 
+export {
+  answerCompact,
+  anthropicCompactTool,
+  bedrockCompactTool,
+  COMPACT_TOOL_DESCRIPTION,
+  COMPACT_TOOL_NAME,
+  COMPACT_TOOL_PARAMETERS,
+  type CompactCall,
+  type CompactSource,
+  type CompactToolInput,
+  compactReceiptText,
+  compactToolDefinition,
+  geminiCompactTool,
+  openAICompactTool,
+  readCompactArguments,
+  readCompactCall,
+  responsesCompactTool,
+} from './compaction/compact-tool.js';
 export type { ClearingOptions, Protection } from './compaction/draft.js';
+export type {
+  AfterCompactionResult,
+  BeforeCompactionInfo,
+  BeforeCompactionResult,
+  CompactionHooks,
+} from './compaction/hooks.js';
 export {
   type CompactionPlan,
   decodePlan,

@@ -4,10 +4,9 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { startFakeLLMServer } from '../test/support/fake-llm-server.js';
+import { focusRecorder } from '../test/support/focus-recorder.js';
 import { ConfigurationError } from './errors.js';
 import { ContextManager } from './manager.js';
-import { createOfflineTools } from './tools/offline.js';
-import type { ContextTools } from './tools/types.js';
 
 const filler = (n: number, seed = 0) =>
   Array.from({ length: n }, (_, i) => `item${(i + seed) % 41} ok`).join(' ');
@@ -31,15 +30,7 @@ async function summaryOf(ctx: ContextManager): Promise<string> {
 
 describe('summaryInstructions', () => {
   it('reach the offline summarizer as its focus (its ranking favours their words)', async () => {
-    const offline = createOfflineTools();
-    const focuses: Array<string | undefined> = [];
-    const tools: ContextTools = {
-      ...offline,
-      summarize: (entries, options) => {
-        focuses.push(options.focus);
-        return offline.summarize(entries, options);
-      },
-    };
+    const { tools, focuses } = focusRecorder();
     const ctx = new ContextManager({
       model: 'gpt-4o',
       tools,

@@ -136,6 +136,15 @@ export function composeParts(
     clearing: options.clearing ?? {},
     facts: settings.facts,
     compactionNotice: options.compactionNotice === true,
+    ...(options.budgetNotice ? { budgetNotice: options.budgetNotice } : {}),
+    ...(options.onBeforeCompaction || options.onAfterCompaction
+      ? {
+          hooks: {
+            ...(options.onBeforeCompaction ? { onBeforeCompaction: options.onBeforeCompaction } : {}),
+            ...(options.onAfterCompaction ? { onAfterCompaction: options.onAfterCompaction } : {}),
+          },
+        }
+      : {}),
     cacheBreakpoints: options.cacheBreakpoints ?? 'off',
     memoryShare: economy.memoryShare,
     recall: economy.recall,

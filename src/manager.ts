@@ -1,3 +1,4 @@
+import { COMPACT_TOOL_NAME, compactReceiptText, readCompactCall } from './compaction/compact-tool.js';
 import type { CompactionPlan } from './compaction/plan.js';
 import { decodePlan } from './compaction/plan.js';
 import type { Level } from './compaction/zones.js';
@@ -29,6 +30,7 @@ import { roleOf } from './messages/content.js';
 import type { GeminiContent } from './messages/gemini-parts.js';
 import type { ResponsesItem } from './messages/responses-items.js';
 import { type AnthropicRequestParts, toAnthropicRequest } from './messages/split.js';
+import { toolResultMessage } from './messages/tool-call.js';
 import type {
   AnthropicUserMessage,
   HistoryEntry,
@@ -45,7 +47,7 @@ import {
 } from './options.js';
 import type { RecallHit, RecallOptions } from './recall/recall-hit.js';
 import type { RecallIndex } from './recall/recall-index.js';
-import { readRecallCall, recallResultMessage, recallResultText } from './recall/recall-tool.js';
+import { readRecallCall, recallAnswer, recallResultMessage } from './recall/recall-tool.js';
 
 export type {
   AddMessageOptions,
@@ -245,6 +247,7 @@ export class ContextManager {
     this.live.reset();
     this.conversation.view.reset();
     this.conversation.state.usageWarning = resetUsageWarning();
+    this.conversation.state.budgetNoticed = undefined;
     this.recallIndex.update();
   }
 
@@ -334,6 +337,24 @@ export class ContextManager {
         this.conversation,
         this.measurer.resolve(options, this.history.format),
         !!options.force,
+      ),
+    );
+  }
+
+  /**
+   * Compacts as the model's `compact` tool asks (see src/compaction/compact-tool.ts): now, with the
+   * last request's settings (or `request`'s), down to the target, or to half the view when it is
+   * already below the target, the summarizer favouring `focus`. The new plan applies from the next
+   * request on; resolves with its receipt (the tool's result), or null when `onBeforeCompaction`
+   * vetoed it. Stored history is not changed.
+   */
+  requestCompaction(options: { focus?: string } & RequestOptions = {}): Promise<CompactionReceipt | null> {
+    const { focus, ...request } = options;
+    return this.enqueue(() =>
+      this.guard.compactRequested(
+        this.conversation,
+        this.measurer.resolve({ ...(this.measurer.last?.request ?? {}), ...request }, this.history.format),
+        focus,
       ),
     );
   }
@@ -439,22 +460,31 @@ export class ContextManager {
    * Handles a tool call the model made, for provider-SDK users: given an OpenAI `tool_calls[i]`,
    * a Responses `function_call` item, an Anthropic `tool_use` block or a Gemini `functionCall`
    * part, returns the tool result message (in the conversation's format) when it is a call of
-   * `recall`, else `null`. Arguments that cannot be read give a
-   * result saying so (marked as an error for Anthropic), not an exception. The result is not
-   * added to the conversation: add it as you add any tool result.
+   * `recall` (the hits) or `compact` (the receipt of the compaction `requestCompaction` plans for
+   * the next request), else `null`. Arguments that cannot be read give a result saying so (marked
+   * as an error for Anthropic), not an exception. The result is not added to the conversation:
+   * add it as you add any tool result.
    */
   handleToolCall(
     call: unknown,
   ): Promise<OpenAIToolMessage | AnthropicUserMessage | GeminiContent | ResponsesItem | null> {
+    const compact = readCompactCall(call);
+    if (compact !== null) {
+      const format = () => this.history.format ?? compact.format;
+      if ('error' in compact.args) {
+        const text = `compact: ${compact.args.error}`;
+        return this.enqueue(() => toolResultMessage(format(), COMPACT_TOOL_NAME, compact.id, text, true));
+      }
+      return this.requestCompaction(compact.args).then((receipt) =>
+        toolResultMessage(format(), COMPACT_TOOL_NAME, compact.id, compactReceiptText(receipt), false),
+      );
+    }
     const read = readRecallCall(call);
     if (read === null) return Promise.resolve(null);
     return this.enqueue(async () => {
       const format = this.history.format ?? read.format;
-      if (typeof read.query !== 'string') {
-        return recallResultMessage(format, read.id, `recall: ${read.query.error}`, true);
-      }
-      const hits = await this.recallIndex.recall(read.query);
-      return recallResultMessage(format, read.id, recallResultText(read.query, hits), false);
+      const answer = await recallAnswer((q, o) => this.recallIndex.recall(q, o), read.args);
+      return recallResultMessage(format, read.id, answer.text, answer.error);
     });
   }
 

@@ -3,6 +3,7 @@
  * (or a name that is not an option) at construction, naming it and what is accepted.
  */
 
+import type { CompactionHooks } from './compaction/hooks.js';
 import type { ResponsesCompact } from './compaction/provider-compaction.js';
 import type { StrategyOption } from './compaction/strategy.js';
 import type { FactsSite } from './compaction/summary-message.js';
@@ -158,6 +159,27 @@ export interface ContextManagerOptions {
    * which costs that one turn's prompt-cache hit at the tail).
    */
   compactionNotice?: boolean;
+  /**
+   * Usage levels (shares of the budget, e.g. `[0.5, 0.75, 0.9]`) at which a short message at the
+   * very end of the view tells the model how much room is left (default none). Told once per level
+   * on the way up, again after a compaction brought usage below it; counted in the view's tokens,
+   * placed after the last cache breakpoint (the cached prefix is unchanged) and never stored.
+   */
+  budgetNotice?: readonly number[];
+  /**
+   * Called before each compaction with why it runs and the view's size: may `veto` it (honoured
+   * while the view fits the budget) or return `pinned` text(s) the view keeps after it. Pinned
+   * content counts against the budget: past the room the plan leaves under the trigger it is
+   * trimmed or refused (`context:warn` `hook_pinned_trimmed`). It stays until the next
+   * compaction, where the hooks are asked again. A hook that throws is passed over with a
+   * `context:warn` (`hook_failed`); nothing stored is touched either way.
+   */
+  onBeforeCompaction?: CompactionHooks['onBeforeCompaction'];
+  /**
+   * Called after each compaction with its receipt: may return `pinned` text(s) to add back to the
+   * view (instruction files, recent files), bounded as `onBeforeCompaction`'s.
+   */
+  onAfterCompaction?: CompactionHooks['onAfterCompaction'];
   /**
    * `'auto'`: Anthropic requests carry prompt-cache breakpoints (`cache_control`, at most 4 with
    * the caller's own) at the end of the stable prefix: the system prompt, the facts/summary
@@ -391,6 +413,9 @@ const nested =
     checkKeys(v as Record<string, unknown>, checks, name);
   };
 const any: Check = () => undefined;
+const fn: Check = (v, name) => {
+  if (typeof v !== 'function') fail(name, `expected a function, got ${show(v)}`);
+};
 const toolNames: Check = (v, name) => {
   if (!Array.isArray(v) || v.some((t) => typeof t !== 'string'))
     fail(name, 'expected an array of tool names');
@@ -447,6 +472,13 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   maxCompactRetries: wholeFrom(0),
   criticalFloor: share,
   compactionNotice: bool,
+  onBeforeCompaction: fn,
+  onAfterCompaction: fn,
+  budgetNotice: (v, name) => {
+    if (!Array.isArray(v) || v.length === 0)
+      fail(name, `expected a non-empty array of shares such as [0.5, 0.75, 0.9], got ${show(v)}`);
+    for (const [i, level] of (v as unknown[]).entries()) share(level, `${name}[${i}]`);
+  },
   cacheBreakpoints: oneOf(['auto', 'off']),
   providerCompaction: (v, name) => {
     if (typeof v === 'boolean') return;

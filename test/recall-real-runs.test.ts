@@ -8,7 +8,7 @@ import { ContextManager } from '../src/manager.js';
 import type { MessageFormat } from '../src/messages/types.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
-import { answersReachable, LOCOMO_DIR, loadChats } from './support/locomo.js';
+import { answersReachable, filteredReach, LOCOMO_DIR, loadChats } from './support/locomo.js';
 import { hasTauBench, loadTauBench, TAU_BENCH_PATH } from './support/tau-bench.js';
 
 const MODEL: Record<MessageFormat, string> = {
@@ -72,5 +72,17 @@ describe.skipIf(!chats)('recall on the LoCoMo chats', () => {
     expect(reach.total).toBe(154);
     expect(reach.meanTokens).toBeLessThanOrEqual(1_000);
     expect(reach.found / reach.total).toBeGreaterThanOrEqual(0.85);
+  });
+});
+
+describe.skipIf(!chats)('recall with filters on the LoCoMo chats', () => {
+  it('a question restricted to the right speaker and month reaches its answer in the top 5 at least as often as unfiltered', async () => {
+    const reach = await filteredReach(chats ?? [], async (chat) => {
+      const ctx = new ContextManager({ model: 'gpt-4o' });
+      for (const e of chat.entries) await ctx.addMessage(e.message, { metadata: e.metadata });
+      return async (q, filters) => (await ctx.recall(q, filters)).map((h) => h.text);
+    });
+    expect(reach.total).toBeGreaterThanOrEqual(150);
+    expect(reach.filtered).toBeGreaterThanOrEqual(reach.unfiltered);
   });
 });

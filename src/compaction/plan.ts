@@ -28,6 +28,13 @@ export interface CompactionPlan {
   facts?: ExtractedFact[];
   /** Atom id before which the facts block stands (right after the leading system messages). */
   factsAt?: number;
+  /**
+   * What the compaction hooks added (`onBeforeCompaction`, `onAfterCompaction`), kept in the view
+   * until the next compaction, where the hooks are asked again; counted in `tokens`.
+   */
+  pinned?: string[];
+  /** Atom id before which the hooks' block stands (after the facts block). */
+  pinnedAt?: number;
 }
 
 /** A summary kept in a plan: what it covers, where it stands, who wrote it. */

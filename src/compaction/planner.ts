@@ -98,6 +98,11 @@ export interface PlanRequest {
    * view within `slack` tokens of the target, so that the summary prepared for it is used.
    */
   prepared?: { seqs: ReadonlySet<number>; slack: number };
+
+  /** Tokens to bring the view down to, in place of `targetUsage` of the budget (the compact tool). */
+  target?: number;
+  /** What the summarizer should favour in this compaction, beside `summaryInstructions`. */
+  focus?: string;
 }
 
 /** A plan, its receipt, and what a custom strategy said. */
@@ -119,6 +124,12 @@ interface Scratch {
   refused: number[];
   warn?: string;
   decline?: string;
+}
+
+/** The summarizer's focus: the manager's instructions, then what this compaction asked for. */
+function focusOf(instructions: string | undefined, asked: string | undefined): { focus?: string } {
+  const parts = [instructions, asked].filter((p): p is string => p !== undefined && p.trim() !== '');
+  return parts.length > 0 ? { focus: parts.join('\n') } : {};
 }
 
 /** Makes compaction plans; see the module comment. */
@@ -147,7 +158,7 @@ export class Planner {
       return sum;
     };
     const scratch: Scratch = { summaries: new Map(), factsOmitted: 0, refused: [] };
-    let target = Math.floor(targetUsage * budget);
+    let target = req.target ?? Math.floor(targetUsage * budget);
     if (req.reason === 'clearing' && clearing.trigger !== undefined) {
       target = Math.min(
         Math.floor(compactThreshold * budget),
@@ -380,7 +391,7 @@ export class Planner {
         memo: scratch.summaries,
         ...(req.compact ? { compact: req.compact } : {}),
         ...(req.warn ? { warn: req.warn } : {}),
-        ...(this.settings.summaryInstructions ? { focus: this.settings.summaryInstructions } : {}),
+        ...focusOf(this.settings.summaryInstructions, req.focus),
       });
       draft.total +=
         summaryTokens(summary) -

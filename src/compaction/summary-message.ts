@@ -168,3 +168,15 @@ export function capFacts(
   if (kept.length === 0 && empty > maxTokens) return { facts: [], omitted: facts.length };
   return { facts: kept, omitted: facts.length - kept.length };
 }
+
+/**
+ * The block the compaction hooks added (`pinned` of a plan): a system message after the facts
+ * block (an Anthropic request takes it with the system prompt), the texts in the order given.
+ */
+export function pinnedMessage(texts: readonly string[], format?: MessageFormat): Message {
+  const message = {
+    role: 'system',
+    content: `[contextkit: kept after compaction]\n${texts.join('\n\n')}`,
+  } as const;
+  return freezeDeep(format === 'gemini' ? textMessageAsGemini(message) : message) as Message;
+}

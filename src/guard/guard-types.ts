@@ -1,3 +1,4 @@
+import type { CompactionHooks } from '../compaction/hooks.js';
 /**
  * The shapes `ContextGuard` works with: its options, the per-conversation state it keeps in the
  * conversation it is given, and its decisions; and the overflow breakdown it reports.
@@ -51,6 +52,8 @@ export interface GuardState {
   usage: number | undefined;
   /** Whether the `usage_high` warning fired, and what re-arms it (see `nextUsageWarning`). */
   usageWarning: UsageWarningState;
+  /** The highest `budgetNotice` level the model was told of (see `nextBudgetNotice`). */
+  budgetNoticed?: number | undefined;
 }
 
 /** One conversation as the guard works on it. */
@@ -122,6 +125,10 @@ export interface ContextGuardOptions {
   clearing?: PlannerSettings['clearing'];
   facts?: FactsSite;
   compactionNotice?: boolean;
+  /** Before and after compaction; see `ContextManagerOptions.onBeforeCompaction`. */
+  hooks?: CompactionHooks;
+  /** Usage levels at which the model is told how much room is left; see `ContextManagerOptions.budgetNotice`. */
+  budgetNotice?: readonly number[];
   /** `'auto'`: Anthropic prompt-cache breakpoints at the end of the stable prefix (default off). */
   cacheBreakpoints?: 'auto' | 'off';
   /** Share of the budget the summary and facts block may take together (default 0.35). */

@@ -5,15 +5,23 @@
  * layered strategy last acted at, the warning latch) lives in the conversation it is given.
  */
 
-import { encodePlan } from '../compaction/plan.js';
+import {
+  type BeforeCompactionResult,
+  type CompactionHooks,
+  fitPinned,
+  pinnedTexts,
+} from '../compaction/hooks.js';
+import { type CompactionPlan, encodePlan } from '../compaction/plan.js';
 import { Planner, type PlanRequest, type PlanResult } from '../compaction/planner.js';
 import { protectionsOf } from '../compaction/protections.js';
 import type { ProviderCompactor } from '../compaction/provider-compaction.js';
 import type { StrategyOption } from '../compaction/strategy.js';
+import { pinnedMessage } from '../compaction/summary-message.js';
 import { escalate, type Level, levelOf } from '../compaction/zones.js';
 import { ContextDeclinedError, ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt, ContextEvents } from '../events.js';
 import { History } from '../history/history.js';
+import type { Atom } from '../messages/atoms.js';
 import type { MessageFormat } from '../messages/types.js';
 import { checkStrategy, DEFAULTS, type RequestOptions, resolveShares } from '../options.js';
 import { guardedTools } from '../tools/guarded-tools.js';
@@ -61,6 +69,8 @@ export class ContextGuard {
   private readonly protectTask: boolean;
   private readonly clearAt: number | undefined;
   private readonly notice: boolean;
+  private readonly hooks: CompactionHooks;
+  private readonly budgetLevels: readonly number[] | undefined;
   private readonly cacheBreakpoints: 'auto' | 'off';
   private readonly providerCompact: ProviderCompactor | undefined;
   private readonly provider: ProviderCompaction | null;
@@ -89,6 +99,11 @@ export class ContextGuard {
     const clearing = options.clearing ?? {};
     this.clearAt = clearing.trigger;
     this.notice = options.compactionNotice === true;
+    this.hooks = options.hooks ?? {};
+    this.budgetLevels =
+      options.budgetNotice && options.budgetNotice.length > 0
+        ? [...new Set(options.budgetNotice)].sort((a, b) => a - b)
+        : undefined;
     this.cacheBreakpoints = options.cacheBreakpoints ?? 'off';
     this.providerCompact = options.providerCompact;
     this.provider = options.providerCompaction
@@ -184,7 +199,7 @@ export class ContextGuard {
             ...r,
             budget: Math.max(1, Math.floor((r.budget * r.declared) / exact) - 1),
           };
-          receipt = await this.compactNow(c, tighter, 'over_budget');
+          receipt = (await this.compactNow(c, tighter, 'over_budget')) ?? receipt;
           out = await this.viewFor(c, tighter);
           r = tighter;
         }
@@ -291,6 +306,22 @@ export class ContextGuard {
     const total = built.tokens + r.fixedTokens;
     if (!force && total <= Math.floor(this.compactThreshold * r.budget)) return null;
     return this.compactNow(c, r, force ? 'forced' : 'threshold');
+  }
+
+  /**
+   * A compaction the model asked for (the `compact` tool): now, down to the target, or to half the
+   * view when it is already below the target, with `focus` for the summarizer. The plan applies
+   * from the next view on. Null when `onBeforeCompaction` vetoed it.
+   */
+  async compactRequested(
+    c: GuardConversation,
+    r: ResolvedRequest,
+    focus?: string,
+  ): Promise<CompactionReceipt | null> {
+    const built = c.view.build(c.entries, c.format ?? r.format, r.counter);
+    const total = built.tokens + r.fixedTokens;
+    const target = Math.min(Math.floor(this.targetUsage * r.budget), Math.floor(total / 2));
+    return this.compactNow(c, r, 'requested', { target, ...(focus !== undefined ? { focus } : {}) });
   }
 
   /** A `ContextOverflowError` for what must be kept in the conversation's view, with its breakdown. */
@@ -470,8 +501,8 @@ export class ContextGuard {
         if (handoff) reason = undefined;
       }
     }
-    if (reason) {
-      const receipt = await this.compactNow(c, r, reason);
+    const receipt = reason ? await this.compactNow(c, r, reason) : null;
+    if (receipt) {
       onCompact?.(receipt);
       built = c.view.build(c.entries, format, r.counter);
       total = built.tokens + r.fixedTokens;
@@ -485,7 +516,7 @@ export class ContextGuard {
     }
     const notice = this.notice ? c.noticeDue : null;
     c.noticeDue = null;
-    return c.view.send(built, {
+    const sent = c.view.send(built, {
       format: r.format,
       // The format it was built in: a conversation whose format is not known yet is built as
       // OpenAI, so its summary (a system message) is converted for an Anthropic request.
@@ -495,7 +526,12 @@ export class ContextGuard {
       budget: r.budget,
       notice,
       cacheBreakpoints: this.cacheBreakpoints,
+      ...(this.budgetLevels
+        ? { budgetNotice: { levels: this.budgetLevels, state: c.state.budgetNoticed } }
+        : {}),
     });
+    if (this.budgetLevels) c.state.budgetNoticed = sent.budgetNoticed;
+    return sent;
   }
 
   /**
@@ -537,18 +573,27 @@ export class ContextGuard {
     c: GuardConversation,
     r: ResolvedRequest,
     reason: CompactionReceipt['reason'],
-  ): Promise<CompactionReceipt> {
+    asked: { target?: number; focus?: string } = {},
+  ): Promise<CompactionReceipt | null> {
     const { entries, view } = c;
     const format = c.format ?? r.format;
     // What a server compaction superseded is not in the view: nothing to plan there.
     const atoms = view.atoms(entries, format).visible();
     const before = view.build(entries, format, r.counter);
     const tokensBefore = before.tokens + r.fixedTokens;
+    const previousPlan = view.plan;
+    const pinned = await this.beforeHook(
+      reason,
+      tokensBefore,
+      r.budget,
+      before.messages.length,
+      previousPlan,
+    );
+    if (pinned === null) return null;
     this.measurer.events.emit('context:pre_compact', {
       messageCount: before.messages.length,
       tokens: tokensBefore,
     });
-    const previousPlan = view.plan;
     // Seqs index the whole history: after a server compaction `entries` is a slice of it.
     const bySeq = c.history ?? entries;
     let ahead: ReturnType<SummaryAhead['compactionTools']> | undefined;
@@ -565,12 +610,17 @@ export class ContextGuard {
       const seqs = c.ahead.plan === previousPlan ? c.ahead.seqs : null;
       if (seqs && seqs.size > 0) prepared = { seqs, slack };
     }
+    // Room for what the hook pins is made while planning, as for the tools' definitions.
+    const pinnedReserve =
+      pinned.length > 0
+        ? this.measurer.count(r.counter, this.blocks.pinnedMessage(pinned, format), format)
+        : 0;
     const request: PlanRequest = {
       entries: bySeq,
       atoms,
       protection: protectionsOf(atoms, bySeq, this.preserveSystem, this.protectTask),
       budget: r.budget,
-      fixedTokens: r.fixedTokens,
+      fixedTokens: r.fixedTokens + pinnedReserve,
       correction: r.correction,
       format: r.format,
       counter: r.counter,
@@ -594,10 +644,12 @@ export class ContextGuard {
       warn: (code, message) => this.measurer.warn(code, message),
       ...(ahead ? { tools: ahead.tools, modelFacts: ahead.modelFacts } : {}),
       ...(prepared ? { prepared } : {}),
+      ...asked,
     };
     // The plan made ahead, where it still brings the view near the target: no planning now.
     let result: PlanResult | undefined;
-    if (adoption) {
+    // A compaction the model asked for (the compact tool) plans to its own target.
+    if (adoption && asked.target === undefined) {
       const { spec, summary } = adoption;
       result =
         (adoption.withModelFacts &&
@@ -628,6 +680,7 @@ export class ContextGuard {
     }
     if (result.warn !== undefined) this.measurer.warn('strategy_warn', result.warn);
     const { plan, receipt } = result;
+    await this.pinAfter(c, r, format, atoms, plan, receipt, pinned);
     if (c.save) {
       const after = plan.tokens / r.budget;
       await c.save({ plan: encodePlan(plan), guard: { level: levelOf(after) ?? null, usage: after } });
@@ -639,6 +692,98 @@ export class ContextGuard {
       receipt,
     });
     return receipt;
+  }
+
+  /**
+   * Asks `onBeforeCompaction`: null when it vetoes a compaction the view can do without (under
+   * the budget), else the texts it pins. A veto over the budget is refused, and a hook that throws
+   * is passed over, each with a `context:warn`.
+   */
+  private async beforeHook(
+    reason: CompactionReceipt['reason'],
+    tokens: number,
+    budget: number,
+    messageCount: number,
+    previous: CompactionPlan | null,
+  ): Promise<string[] | null> {
+    const hook = this.hooks.onBeforeCompaction;
+    if (!hook) return [];
+    let answer: BeforeCompactionResult | undefined;
+    try {
+      answer = await hook({ reason, tokens, budget, messageCount, pinned: [...(previous?.pinned ?? [])] });
+    } catch (error) {
+      this.measurer.warn(
+        'hook_failed',
+        `onBeforeCompaction threw (${errorText(error)}); compacting without it`,
+      );
+      return [];
+    }
+    if (answer?.veto === true) {
+      if (tokens <= budget) return null;
+      this.measurer.warn(
+        'hook_veto_refused',
+        `onBeforeCompaction vetoed a compaction of a view over its budget (${tokens} > ${budget} tokens); compacting anyway`,
+      );
+    }
+    const read = pinnedTexts(answer?.pinned);
+    if (read.problem) this.measurer.warn('hook_pinned_refused', `onBeforeCompaction: ${read.problem}`);
+    return read.texts;
+  }
+
+  /**
+   * Asks `onAfterCompaction`, then pins what both hooks gave into the plan, within the room the
+   * plan leaves under the trigger (trimmed or refused past it, with a `context:warn`), and
+   * brings the plan's tokens and the receipt up to date.
+   */
+  private async pinAfter(
+    c: GuardConversation,
+    r: ResolvedRequest,
+    format: MessageFormat,
+    atoms: readonly Atom[],
+    plan: CompactionPlan,
+    receipt: CompactionReceipt,
+    ahead: readonly string[],
+  ): Promise<void> {
+    const texts = [...ahead];
+    const hook = this.hooks.onAfterCompaction;
+    if (hook) {
+      try {
+        const read = pinnedTexts((await hook(structuredClone(receipt)))?.pinned);
+        if (read.problem) this.measurer.warn('hook_pinned_refused', `onAfterCompaction: ${read.problem}`);
+        texts.push(...read.texts);
+      } catch (error) {
+        this.measurer.warn(
+          'hook_failed',
+          `onAfterCompaction threw (${errorText(error)}); nothing added back`,
+        );
+      }
+    }
+    if (texts.length === 0) return;
+    const at = atoms.find((a) => a.kind !== 'system');
+    const room = Math.max(0, Math.floor(this.compactThreshold * r.budget) - plan.tokens);
+    const tokensOf = (t: readonly string[]) =>
+      t.length === 0 ? 0 : this.measurer.countFresh(r.counter, [pinnedMessage(t, format)], format);
+    const fitted = at ? fitPinned(texts, room, tokensOf) : { texts: [], trimmed: 0, refused: texts.length };
+    if (fitted.trimmed > 0 || fitted.refused > 0) {
+      this.measurer.warn(
+        'hook_pinned_trimmed',
+        `the compaction hooks pinned more than the ${room} tokens the view has room for under its trigger: ${fitted.trimmed} text trimmed, ${fitted.refused} refused`,
+      );
+    }
+    if (fitted.texts.length === 0) return;
+    plan.pinned = fitted.texts;
+    plan.pinnedAt = (at as Atom).id;
+    c.view.setPlan(plan);
+    const built = c.view.build(c.entries, format, r.counter);
+    plan.tokens = built.tokens + r.fixedTokens;
+    receipt.tokensAfter = plan.tokens;
+    receipt.messagesAfter = built.messages.length;
+    receipt.pinned = {
+      texts: fitted.texts.length,
+      tokens: tokensOf(fitted.texts),
+      trimmed: fitted.trimmed,
+      refused: fitted.refused,
+    };
   }
 
   /** The provider's compaction where the conversation and the request are in a format that has one. */
@@ -688,4 +833,8 @@ function emptyAheadState(): AheadState {
 
 function rank(level: Level | undefined): number {
   return level === undefined ? -1 : ['healthy', 'pressure', 'urgent', 'critical'].indexOf(level);
+}
+
+function errorText(error: unknown): string {
+  return String(error instanceof Error ? error.message : error).slice(0, 200);
 }

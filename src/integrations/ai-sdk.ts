@@ -5,6 +5,7 @@
  * dependency: only its types are used.
  */
 
+export { compactTool } from './ai-sdk/compact-tool.js';
 export { memoryTool } from './ai-sdk/memory-tool.js';
 export {
   type ContextMiddlewareOptions,

@@ -9,6 +9,7 @@ export {
   ContextkitChatMessageHistory,
   type ContextkitChatMessageHistoryOptions,
 } from './langchain/chat-message-history.js';
+export { compactTool } from './langchain/compact-tool.js';
 export { type FitMessagesOptions, fitBaseMessages, fitMessages } from './langchain/fit-messages.js';
 export { memoryTool } from './langchain/memory-tool.js';
 export { recallTool } from './langchain/recall-tool.js';

@@ -5,6 +5,7 @@
  */
 
 export { agentItemsToResponses, responsesToAgentItems } from './openai-agents/agent-items.js';
+export { compactTool } from './openai-agents/compact-tool.js';
 export { memoryTool } from './openai-agents/memory-tool.js';
 export { recallTool } from './openai-agents/recall-tool.js';
 export { ContextkitSession, type ContextkitSessionOptions } from './openai-agents/session.js';

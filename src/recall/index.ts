@@ -4,22 +4,28 @@
  */
 
 export type { ScoredSeq } from './rank.js';
-export type { RecallHit, RecallOptions } from './recall-hit.js';
+export type { RecallFilters, RecallHit, RecallOptions, RecallRole } from './recall-hit.js';
 export { RecallIndex, type RecallIndexOptions } from './recall-index.js';
 export {
   answerRecall,
   anthropicRecallTool,
+  bedrockRecallTool,
   geminiRecallTool,
   openAIRecallTool,
   RECALL_NOTE,
   RECALL_TOOL_DESCRIPTION,
   RECALL_TOOL_NAME,
   RECALL_TOOL_PARAMETERS,
+  type RecallArguments,
   type RecallCall,
   type RecallSource,
+  type RecallToolInput,
+  readRecallArguments,
   readRecallCall,
+  recallAnswer,
   recallResultMessage,
   recallResultText,
   recallToolDefinition,
+  responsesRecallTool,
 } from './recall-tool.js';
 export type { TextIndex } from './text-index.js';

@@ -192,7 +192,7 @@ export class PostingsIndex implements TextIndex {
     this.#df[id] = (this.#df[id] as number) + 1;
   }
 
-  search(terms: readonly string[], limit: number): ScoredSeq[] {
+  search(terms: readonly string[], limit: number, accept?: (seq: number) => boolean): ScoredSeq[] {
     if (limit <= 0 || this.#docs === 0) return [];
     const ids = [...new Set(terms.map((t) => this.#termId(t, false)).filter((id) => id >= 0))];
     if (ids.length === 0) return [];
@@ -227,7 +227,7 @@ export class PostingsIndex implements TextIndex {
         capacity = Math.min(LAST_BLOCK, capacity * 2);
       }
     }
-    const out = topK(touched, scores, limit);
+    const out = topK(accept ? touched.filter(accept) : touched, scores, limit);
     for (const seq of touched) scores[seq] = 0;
     return out;
   }

@@ -12,7 +12,7 @@ import { fitHits } from './fit-hits.js';
 import { PostingsIndex } from './postings-index.js';
 import { type RecallQuery, readQuery } from './query.js';
 import { type RankWeights, rankGroups, type ScoredSeq, type TurnFacts } from './rank.js';
-import type { RecallHit, RecallOptions } from './recall-hit.js';
+import type { RecallFilters, RecallHit, RecallOptions, RecallRole } from './recall-hit.js';
 import type { TextIndex } from './text-index.js';
 import { indexedText, searchText, type TurnText, turnText } from './turn-text.js';
 
@@ -49,10 +49,31 @@ const CANDIDATES_PER_HIT = 40;
 const MAX_LIMIT = 50;
 const MAX_TOKENS = 100_000;
 
+/** Most hits a page may skip: deeper than this, a search should say more, not page further. */
+const MAX_OFFSET = 500;
+/**
+ * Most candidates asked of a store's index under a filter: enough that a filter keeping one turn
+ * in a hundred still finds its best ones, and a bound on one call's work.
+ */
+const MAX_FILTERED_CANDIDATES = 20_000;
+
 /** The options with their defaults, or `InvalidArgumentError` saying which one is wrong and why. */
-function checkOptions(options: RecallOptions): { limit: number; maxTokens: number } {
+function checkOptions(options: RecallOptions): { limit: number; maxTokens: number; offset: number } {
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidArgumentError(
+      'options',
+      `expected an object, got ${options === null ? 'null' : typeof options}`,
+    );
+  }
   const limit = options.limit ?? 5;
   const maxTokens = options.maxTokens ?? 1_000;
+  const offset = options.offset ?? 0;
+  if (!Number.isInteger(offset) || offset < 0 || offset > MAX_OFFSET) {
+    throw new InvalidArgumentError(
+      'offset',
+      `expected a whole number from 0 to ${MAX_OFFSET}, got ${String(offset)}`,
+    );
+  }
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
     throw new InvalidArgumentError(
       'limit',
@@ -65,7 +86,92 @@ function checkOptions(options: RecallOptions): { limit: number; maxTokens: numbe
       `expected a whole number from 1 to ${MAX_TOKENS}, got ${String(maxTokens)}`,
     );
   }
-  return { limit, maxTokens };
+  return { limit, maxTokens, offset };
+}
+
+/** The filters of one call, read and checked. */
+interface ReadFilters {
+  /** Some filter was given. */
+  any: boolean;
+  roles?: ReadonlySet<RecallRole>;
+  toolName?: string;
+  /** Epoch milliseconds, inclusive. */
+  start?: number;
+  end?: number;
+  fromSeq?: number;
+  toSeq?: number;
+}
+
+/** Which entries may be hits, and how many may. */
+interface Acceptor {
+  test: (seq: number) => boolean;
+  allowed: number;
+}
+
+const ROLES: readonly RecallRole[] = ['system', 'user', 'assistant', 'tool'];
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?$/;
+const DAY_MS = 86_400_000;
+
+/** A date filter as epoch milliseconds: a date alone is its first (`start`) or last (`end`) millisecond, UTC. */
+function readDate(name: 'startDate' | 'endDate', value: unknown): number {
+  const text = typeof value === 'string' ? value.trim() : '';
+  const dateOnly = DATE_ONLY.test(text);
+  const ms = dateOnly
+    ? Date.parse(`${text}T00:00:00Z`)
+    : DATE_TIME.test(text)
+      ? Date.parse(text)
+      : Number.NaN;
+  if (Number.isNaN(ms)) {
+    throw new InvalidArgumentError(
+      name,
+      `expected an ISO 8601 date such as "2023-05-01" or "2023-05-01T14:30:00Z", got ${JSON.stringify(value)}`,
+    );
+  }
+  return dateOnly && name === 'endDate' ? ms + DAY_MS - 1 : ms;
+}
+
+function readSeq(name: 'fromSeq' | 'toSeq', value: unknown): number {
+  if (!Number.isInteger(value) || (value as number) < 0) {
+    throw new InvalidArgumentError(name, `expected a whole number from 0, got ${String(value)}`);
+  }
+  return value as number;
+}
+
+/** The filters of `options`, or `InvalidArgumentError` naming the one that is wrong. */
+function readFilters(options: RecallFilters): ReadFilters {
+  const out: ReadFilters = { any: false };
+  if (options.role !== undefined) {
+    const given = typeof options.role === 'string' ? [options.role] : options.role;
+    if (!Array.isArray(given) || given.length === 0 || given.some((r) => !ROLES.includes(r))) {
+      throw new InvalidArgumentError(
+        'role',
+        `expected one of ${ROLES.map((r) => `"${r}"`).join(', ')} or a non-empty list of them, got ${JSON.stringify(options.role)}`,
+      );
+    }
+    out.roles = new Set(given);
+  }
+  if (options.toolName !== undefined) {
+    if (typeof options.toolName !== 'string' || options.toolName === '') {
+      throw new InvalidArgumentError(
+        'toolName',
+        `expected a tool's name, got ${JSON.stringify(options.toolName)}`,
+      );
+    }
+    out.toolName = options.toolName;
+  }
+  if (options.startDate !== undefined) out.start = readDate('startDate', options.startDate);
+  if (options.endDate !== undefined) out.end = readDate('endDate', options.endDate);
+  if (out.start !== undefined && out.end !== undefined && out.start > out.end) {
+    throw new InvalidArgumentError('endDate', `${options.endDate} is before startDate ${options.startDate}`);
+  }
+  if (options.fromSeq !== undefined) out.fromSeq = readSeq('fromSeq', options.fromSeq);
+  if (options.toSeq !== undefined) out.toSeq = readSeq('toSeq', options.toSeq);
+  if (out.fromSeq !== undefined && out.toSeq !== undefined && out.fromSeq > out.toSeq) {
+    throw new InvalidArgumentError('toSeq', `${out.toSeq} is below fromSeq ${out.fromSeq}`);
+  }
+  out.any = Object.keys(out).length > 1;
+  return out;
 }
 
 /** Searches one conversation's history; the manager composes one and feeds it. */
@@ -85,6 +191,12 @@ export class RecallIndex {
   #read = 0;
   #speakers: Array<string | undefined> = [];
   #days: number[] = [];
+  /** What the filters read of each entry read: its role, when it was stored, the tools it names. */
+  #roles: Array<RecallRole | undefined> = [];
+  #times: number[] = [];
+  #tools: string[] = [];
+  /** Entries holding recall's own calls or results only: never hits. */
+  #recallOnly = new Set<number>();
   /** Entry seq of each store seq, when some entries are ephemeral (not stored); null while they are equal. */
   #entryOfStoreSeq: number[] | null = null;
   #stored = 0;
@@ -127,6 +239,10 @@ export class RecallIndex {
     this.#read = 0;
     this.#speakers = [];
     this.#days = [];
+    this.#roles = [];
+    this.#times = [];
+    this.#tools = [];
+    this.#recallOnly = new Set();
     this.#entryOfStoreSeq = null;
     this.#stored = 0;
     this.#text = null;
@@ -149,6 +265,10 @@ export class RecallIndex {
       }
       this.#speakers.push(text.speaker?.toLowerCase());
       this.#days.push(text.day?.first ?? Number.NaN);
+      this.#roles.push(text.role);
+      this.#times.push(Date.parse(entry.metadata.timestamp));
+      this.#tools.push(text.tools.join('\n'));
+      if (text.recallOnly) this.#recallOnly.add(seq);
       if (entry.metadata.ephemeral) {
         this.#entryOfStoreSeq ??= Array.from({ length: this.#stored }, (_, i) => i);
       } else {
@@ -190,7 +310,8 @@ export class RecallIndex {
         `expected a string, got ${query === null ? 'null' : typeof query}`,
       );
     }
-    const { limit, maxTokens } = checkOptions(options);
+    const { limit, maxTokens, offset } = checkOptions(options);
+    const filter = readFilters(options);
     this.#checkGeneration();
     const q = readQuery(query);
     if (q.words.length === 0 && q.days.length === 0) return [];
@@ -199,7 +320,12 @@ export class RecallIndex {
     // In process, the index is fed while the entries are read (the first call reads them all once).
     if (!this.searchesStore) this.#textUpTo(this.#read);
     this.#readUpTo(count);
-    const scored = q.words.length === 0 ? [] : await this.#find(q, limit * CANDIDATES_PER_HIT, count);
+    const accept = this.#acceptor(filter, count);
+    const wanted = limit + offset;
+    const scored =
+      q.words.length === 0 || accept.allowed === 0
+        ? []
+        : await this.#find(q, wanted * CANDIDATES_PER_HIT, count, accept);
     const facts = (seq: number): TurnFacts => {
       const speaker = this.#speakers[seq];
       const day = this.#days[seq] as number;
@@ -217,10 +343,10 @@ export class RecallIndex {
       *seqsBetween(first, last) {
         for (let seq = 0; seq < count; seq++) {
           const day = days[seq] as number;
-          if (day >= first && day <= last) yield seq;
+          if (day >= first && day <= last && accept.test(seq)) yield seq;
         }
       },
-      limit,
+      limit: wanted,
       ...(this.#options.weights ? { weights: this.#options.weights } : {}),
     });
     const turns = new Map<number, TurnText>();
@@ -240,7 +366,7 @@ export class RecallIndex {
       return t;
     };
     const fitted = fitHits({
-      groups,
+      groups: groups.slice(offset),
       count,
       turn,
       countText: this.#options.countText,
@@ -260,13 +386,52 @@ export class RecallIndex {
     });
   }
 
+  /**
+   * Which of the `count` entries read may be hits under `filter`, and how many: never recall's own
+   * turns.
+   */
+  #acceptor(filter: ReadFilters, count: number): Acceptor {
+    const from = Math.max(0, filter.fromSeq ?? 0);
+    const to = Math.min(count - 1, filter.toSeq ?? count - 1);
+    const roles = this.#roles;
+    const times = this.#times;
+    const tools = this.#tools;
+    const recallOnly = this.#recallOnly;
+    const test = (seq: number): boolean => {
+      if (seq < from || seq > to || recallOnly.has(seq)) return false;
+      if (filter.roles !== undefined && !filter.roles.has(roles[seq] as RecallRole)) return false;
+      if (filter.start !== undefined || filter.end !== undefined) {
+        const time = times[seq] as number;
+        if (Number.isNaN(time)) return false;
+        if (filter.start !== undefined && time < filter.start) return false;
+        if (filter.end !== undefined && time > filter.end) return false;
+      }
+      return filter.toolName === undefined || (tools[seq] as string).split('\n').includes(filter.toolName);
+    };
+    if (!filter.any) {
+      // Only recall's own turns are left out: the count stays within a few of the whole.
+      return { test, allowed: recallOnly.size === 0 ? count : count - recallOnly.size };
+    }
+    let allowed = 0;
+    for (let seq = from; seq <= to; seq++) if (test(seq)) allowed++;
+    return { test, allowed };
+  }
+
   /** Candidates from the store's index when it has one (catching it up or rebuilding it as needed), else in process. */
-  async #find(q: RecallQuery, k: number, count: number): Promise<ScoredSeq[]> {
+  async #find(q: RecallQuery, k: number, count: number, accept: Acceptor): Promise<ScoredSeq[]> {
     const search = this.#search;
     if (search !== undefined && !this.#storeFailed) {
       const id = this.#options.conversationId ?? 'default';
+      // The store ranks every turn: under a filter it is asked for as many more candidates as the
+      // filter leaves out, so about `k` of them pass it.
+      const storeK =
+        accept.allowed >= count
+          ? k
+          : Math.min(MAX_FILTERED_CANDIDATES, Math.max(k, Math.ceil((k * count) / accept.allowed)));
+      const pick = (hits: ScoredSeq[]) =>
+        accept.allowed >= count ? hits : hits.filter((h) => accept.test(h.seq)).slice(0, k);
       try {
-        return this.#fromStore(await this.#storeFind(search, id, q, k), count);
+        return pick(this.#fromStore(await this.#storeFind(search, id, q, storeK), count));
       } catch (error) {
         this.#options.onWarn?.(
           'recall_index_rebuilt',
@@ -274,7 +439,7 @@ export class RecallIndex {
         );
         try {
           await search.rebuild(id);
-          return this.#fromStore(await search.find(id, q.words, k), count);
+          return pick(this.#fromStore(await search.find(id, q.words, storeK), count));
         } catch (again) {
           this.#storeFailed = true;
           this.#options.onWarn?.(
@@ -284,15 +449,16 @@ export class RecallIndex {
         }
       }
     }
+    const test = accept.allowed >= count ? undefined : accept.test;
     try {
-      return this.#textUpTo(count).search(q.terms, k);
+      return this.#textUpTo(count).search(q.terms, k, test);
     } catch (error) {
       this.#options.onWarn?.(
         'recall_index_rebuilt',
         `recall: the in-process index failed (${String(error instanceof Error ? error.message : error)}); rebuilding it`,
       );
       this.#text = null;
-      return this.#textUpTo(count).search(q.terms, k);
+      return this.#textUpTo(count).search(q.terms, k, test);
     }
   }
 

@@ -12,7 +12,7 @@ export interface TextIndex {
   add(seq: number, text: string): void;
   /**
    * The entries holding any of `terms` (stemmed, as `searchTerms` gives them), best first by
-   * BM25, at most `limit`.
+   * BM25, at most `limit`; with `accept`, only the entries it accepts (a recall's filters).
    */
-  search(terms: readonly string[], limit: number): ScoredSeq[];
+  search(terms: readonly string[], limit: number, accept?: (seq: number) => boolean): ScoredSeq[];
 }

@@ -6,6 +6,7 @@
 import type { HistoryEntry, Message } from '../messages/types.js';
 import { entrySegments, type Segment } from '../tools/entry-segments.js';
 import type { DaySpan } from './day-spans.js';
+import type { RecallRole } from './recall-hit.js';
 import { isRecallResultText, RECALL_TOOL_NAME } from './recall-tool.js';
 import { transcriptPrefix } from './transcript-prefix.js';
 
@@ -27,6 +28,12 @@ export interface TurnText {
   day?: DaySpan;
   /** The message's parts as a hit shows them (without the stamp). */
   lines: TurnLine[];
+  /** Who the turn is from, as the role filter reads it (see `RecallRole`); absent for a turn of recall's own only. */
+  role?: RecallRole;
+  /** Names of the tools the turn calls or answers (recall's own left out). */
+  tools: string[];
+  /** The turn holds a call of recall or its result and nothing else: never a hit. */
+  recallOnly: boolean;
 }
 
 function nameField(message: Message): string | undefined {
@@ -40,14 +47,23 @@ function nameField(message: Message): string | undefined {
  */
 export function turnText(entry: HistoryEntry, callNames: Map<string, string> = new Map()): TurnText {
   const message = entry.message as Message;
-  const out: TurnText = { search: '', lines: [] };
+  const out: TurnText = { search: '', lines: [], tools: [], recallOnly: false };
   const name = nameField(message);
   if (name !== undefined) out.speaker = name;
   const search: string[] = [];
+  let recallParts = 0;
+  let results = 0;
+  let said: RecallRole | undefined;
   for (const part of entrySegments([entry], callNames)) {
     // What recall itself asked and answered is not what was said: searching it would find the
     // question being asked, and earlier hits again, before the turns they came from.
-    if (isRecallSegment(part)) continue;
+    if (isRecallSegment(part)) {
+      recallParts++;
+      continue;
+    }
+    if (part.toolName !== undefined && !out.tools.includes(part.toolName)) out.tools.push(part.toolName);
+    if (part.kind === 'result') results++;
+    else said ??= part.role;
     if (part.kind === 'text' && part.role !== 'system' && search.length === 0) {
       const prefix = transcriptPrefix(part.text);
       out.speaker ??= prefix.speaker;
@@ -62,7 +78,19 @@ export function turnText(entry: HistoryEntry, callNames: Map<string, string> = n
     out.lines.push({ label: part.label, text: part.text });
   }
   out.search = search.join('\n');
+  const role = said ?? (results > 0 ? 'tool' : recallParts > 0 ? undefined : plainRole(message));
+  if (role !== undefined) out.role = role;
+  out.recallOnly = recallParts > 0 && search.length === 0;
   return out;
+}
+
+/** The role filter's name for a message with nothing recall reads in it. */
+function plainRole(message: Message): RecallRole {
+  const role = message.role as string | undefined;
+  if (role === 'model') return 'assistant';
+  if (role === 'developer' || role === 'system') return 'system';
+  if (role === 'tool') return 'tool';
+  return role === 'user' ? 'user' : 'assistant';
 }
 
 /** A call of the recall tool, or its result (by its tool's name, or by the result's own text). */

@@ -120,6 +120,7 @@ const REASONS: Readonly<Record<CompactionReceipt['reason'], string>> = {
   over_budget: 'the view was over the budget',
   clearing: 'the clearing trigger for old tool results was crossed',
   cache_expired: 'the prompt cache had expired (idle past its TTL) with a compaction due soon',
+  requested: 'the model called the compact tool',
 };
 
 function receiptBody(r: CompactionReceipt, previews: Previews): string {

@@ -97,7 +97,8 @@ describe('summarizeOffline', () => {
   it('keeps two statements apart when only a date differs, though its pieces all appear in the other', () => {
     // Found by the property above (seed -1196254269): `2019-01-10` cuts into 2019, 01 and 10, all
     // in the first statement, so the second was merged into it as a repeat and its date was lost.
-    const ask = (date: string) => `Fix the failing test in src/parse.ts; it started on ${date} after 10 runs.`;
+    const ask = (date: string) =>
+      `Fix the failing test in src/parse.ts; it started on ${date} after 10 runs.`;
     const answer = 'I updated src/parse.ts so the parser accepts 2019-01-01; all 10 tests pass now.';
     const messages: Message[] = [
       { role: 'user', content: ask('2019-01-01') },

@@ -43,3 +43,12 @@ export function compactionNote(receipt: CompactionReceipt, format: MessageFormat
   if (format === 'gemini') return freezeDeep(textMessageAsGemini({ role: 'user', content }));
   return freezeDeep(format === 'anthropic' ? { role: 'user', content } : { role: 'system', content });
 }
+
+/**
+ * A short message at the very end of a view telling the model how much room is left
+ * (`budgetNotice`), in the shape the compaction note takes in each format. Never stored.
+ */
+export function budgetNote(content: string, format: MessageFormat): Message {
+  if (format === 'gemini') return freezeDeep(textMessageAsGemini({ role: 'user', content }));
+  return freezeDeep(format === 'anthropic' ? { role: 'user', content } : { role: 'system', content });
+}

@@ -1,6 +1,11 @@
 import { NO_EDITS } from '../compaction/edit-atom.js';
 import type { CompactionPlan, PlanEdits, PlanSummary } from '../compaction/plan.js';
-import { type FactsSite, factsMessage, summaryMessage } from '../compaction/summary-message.js';
+import {
+  type FactsSite,
+  factsMessage,
+  pinnedMessage,
+  summaryMessage,
+} from '../compaction/summary-message.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import type { ExtractedFact } from '../tools/types.js';
 
@@ -57,6 +62,16 @@ export class PlanBlocks {
     return message;
   }
 
+  /** The hooks' block of one list of texts, the same message object every time. */
+  pinnedMessage(texts: readonly string[], format?: MessageFormat): Message {
+    let message = this.blockMessages.get(texts);
+    if (message === undefined || (format === 'gemini') !== 'parts' in message) {
+      message = pinnedMessage(texts, format);
+      this.blockMessages.set(texts, message);
+    }
+    return message;
+  }
+
   /** The summary as a message, one object per summary and format. */
   summaryMessage(summary: PlanSummary, format: MessageFormat): Message {
     let message = this.blockMessages.get(summary);
@@ -83,8 +98,9 @@ export class PlanBlocks {
   planMessages(
     plan: CompactionPlan | null,
     format: MessageFormat,
-  ): { summary?: readonly Message[]; facts?: Message } {
-    const out: { summary?: readonly Message[]; facts?: Message } = {};
+  ): { summary?: readonly Message[]; facts?: Message; pinned?: Message } {
+    const out: { summary?: readonly Message[]; facts?: Message; pinned?: Message } = {};
+    if (plan?.pinned && plan.pinned.length > 0) out.pinned = this.pinnedMessage(plan.pinned, format);
     if (plan?.summary) out.summary = this.summaryMessages(plan.summary, format);
     if (plan?.facts && plan.facts.length > 0 && this.factsSite !== 'none') {
       out.facts = this.factsMessage(plan.facts, format);

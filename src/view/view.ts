@@ -14,8 +14,9 @@ import { convertMessages } from '../messages/convert.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
 import { wireMessage } from '../messages/wire-fields.js';
 import type { TokenCounter } from '../tokens/types.js';
+import { type BudgetNoticeState, budgetNoticeText, nextBudgetNotice } from './budget-notice.js';
 import { stablePrefixEnds, unchangedPrefix, withCacheBreakpoints } from './cache-breakpoints.js';
-import { compactionNote, startNotice } from './notices.js';
+import { budgetNote, compactionNote, startNotice } from './notices.js';
 import type { PlanBlocks } from './plan-blocks.js';
 
 /** Tokens kept aside for the Anthropic start notice, which a view may need. */
@@ -42,6 +43,8 @@ interface ViewCache extends BuiltView {
   /** The summary message, or the window a provider's compaction returned in its place. */
   summary?: readonly Message[];
   facts?: Message;
+  /** The block the compaction hooks added. */
+  pinned?: Message;
   atomsCovered: number;
   closedAtoms: number;
   closedMessages: number;
@@ -60,10 +63,18 @@ export interface SentView {
    * `context:include`): the facts block, the summary, the compaction note, the start notice.
    */
   included: Array<{ source: IncludeSource; content: string }>;
+  /** The budget notice's state after this view (see `nextBudgetNotice`), when notices are on. */
+  budgetNoticed?: BudgetNoticeState;
 }
 
 /** What contextkit itself may put into a view. */
-export type IncludeSource = 'facts' | 'summary' | 'compaction_notice' | 'start_notice';
+export type IncludeSource =
+  | 'facts'
+  | 'summary'
+  | 'pinned'
+  | 'compaction_notice'
+  | 'start_notice'
+  | 'budget_notice';
 
 /** One conversation's view: its atoms, its current plan, and the messages they make. */
 export class View {
@@ -162,6 +173,10 @@ export class View {
         view.messages.push(view.facts);
         view.tokens += this.counting.count(counter, view.facts, f);
       }
+      if (view.pinned && atom.id === plan?.pinnedAt) {
+        view.messages.push(view.pinned);
+        view.tokens += this.counting.count(counter, view.pinned, f);
+      }
       const superseded = k < compactedBefore && atom.kind !== 'system';
       if (view.summary && atom.id === plan?.summary?.at && !superseded) {
         for (const m of view.summary) {
@@ -204,6 +219,8 @@ export class View {
       notice: CompactionReceipt | null;
       /** `'auto'`: Anthropic cache breakpoints at the end of the stable prefix (on copies). */
       cacheBreakpoints?: 'auto' | 'off';
+      /** Usage levels at which the model is told how much room is left, and the levels told so far. */
+      budgetNotice?: { levels: readonly number[]; state: BudgetNoticeState };
     },
   ): SentView {
     const { format, counter } = options;
@@ -220,6 +237,8 @@ export class View {
     const lastRole = messages.at(-1)?.role;
     const put = new Map<IncludeSource, Message>();
     if (this.cache?.facts && built.messages.includes(this.cache.facts)) put.set('facts', this.cache.facts);
+    if (this.cache?.pinned && built.messages.includes(this.cache.pinned))
+      put.set('pinned', this.cache.pinned);
     // A summary is one message, or the window a provider's compaction returned (its last item).
     const summary = this.cache?.summary;
     if (summary?.length && built.messages.includes(summary[0]!)) put.set('summary', summary.at(-1)!);
@@ -257,12 +276,40 @@ export class View {
         messages = withCacheBreakpoints(messages, ends);
       }
     }
+    let budgetNoticed: BudgetNoticeState;
+    if (options.budgetNotice) {
+      const next = nextBudgetNotice(
+        options.budgetNotice.state,
+        total / options.budget,
+        options.budgetNotice.levels,
+      );
+      budgetNoticed = next.state;
+      // After the last cache breakpoint, at the very end: the cached prefix stays as it was, and
+      // the next view (without the notice) still starts with everything before it.
+      const last = messages.at(-1)?.role;
+      if (next.level !== undefined && messages.length > 0 && last !== 'assistant' && last !== 'model') {
+        const note = budgetNote(budgetNoticeText(total, options.budget), format);
+        const cost = this.counting.countFresh(counter, [note], format);
+        if (total + cost <= options.budget) {
+          messages = [...messages, note];
+          unmarked = [...(unmarked ?? messages.slice(0, -1)), note];
+          total += cost;
+          put.set('budget_notice', note);
+        } else {
+          // No room to say it: told once there is.
+          budgetNoticed = options.budgetNotice.state;
+        }
+      } else if (next.level !== undefined) {
+        budgetNoticed = options.budgetNotice.state;
+      }
+    }
     return {
       messages,
       unmarked: unmarked ?? messages,
       noticeTokens,
       total,
       included: this.newlyIncluded(put),
+      ...(options.budgetNotice ? { budgetNoticed } : {}),
     };
   }
 

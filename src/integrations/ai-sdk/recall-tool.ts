@@ -7,6 +7,7 @@ import {
   RECALL_TOOL_DESCRIPTION,
   RECALL_TOOL_PARAMETERS,
   type RecallSource,
+  type RecallToolInput,
 } from '../../recall/recall-tool.js';
 import { getModelInfo } from '../../tokens/catalog.js';
 import { createTokenCounter } from '../../tokens/counter.js';
@@ -71,12 +72,12 @@ class MessagesSource implements RecallSource {
 export function recallTool(
   source?: RecallSource,
   options: RecallToolOptions = {},
-): Tool<{ query: string }, string> {
+): Tool<RecallToolInput, string> {
   const { model, ...recallOptions } = options;
   const own = source === undefined ? new MessagesSource(model ?? 'gpt-4o') : undefined;
   return tool({
     description: RECALL_TOOL_DESCRIPTION,
-    inputSchema: jsonSchema<{ query: string }>(
+    inputSchema: jsonSchema<RecallToolInput>(
       RECALL_TOOL_PARAMETERS as unknown as Parameters<typeof jsonSchema>[0],
     ),
     execute: async (input, { messages }) => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentInputItem, Session } from '@openai/agents';
 import { ConfigurationError, ConflictError, InvalidMessageError } from '../../errors.js';
+import type { CompactionReceipt } from '../../events.js';
 import { ContextManager, type ContextManagerOptions } from '../../manager.js';
 import type { ResponsesItem } from '../../messages/responses-items.js';
 import type { Message, MessageMetadata } from '../../messages/types.js';
@@ -163,6 +164,28 @@ export class ContextkitSession implements Session {
       this.archive = this.newManager();
       await syncThrough(this.archive, messages, keys);
     }
+  }
+
+  /**
+   * Compacts the fitted history as the model's `compact` tool asks (see
+   * `ContextManager.requestCompaction`): what `compactTool(session)` runs. The next `getItems`
+   * returns the compacted view.
+   */
+  async requestCompaction(options: { focus?: string } = {}): Promise<CompactionReceipt | null> {
+    const manager = await this.syncedManager();
+    const request = this.settings.budget !== undefined ? { tokenBudget: this.settings.budget } : {};
+    return manager.requestCompaction({ ...request, ...options });
+  }
+
+  /** The manager that fits the session's items, holding them all (a new one when they were rewritten). */
+  private async syncedManager(): Promise<ContextManager> {
+    const messages = agentItemsToResponses(await this.getAllItems());
+    const keys = messages.map((m) => messageKey(m as Message));
+    if (!(await syncThrough(this.manager, messages, keys))) {
+      this.manager = this.newManager();
+      await syncThrough(this.manager, messages, keys);
+    }
+    return this.manager;
   }
 
   /**
