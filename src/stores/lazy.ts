@@ -8,6 +8,7 @@ import type {
   AppendOptions,
   ConversationPage,
   ConversationStore,
+  EntryCountsUpdate,
   MetaRecord,
   NewEntry,
   StoredEntry,
@@ -91,6 +92,14 @@ export class LazyStore implements ConversationStore {
     options?: { epoch?: string },
   ): Promise<void> {
     return (await this.#store()).replace(conversationId, entries, options);
+  }
+
+  async saveCounts(
+    conversationId: string,
+    updates: readonly EntryCountsUpdate[],
+    options: { epoch: string },
+  ): Promise<boolean> {
+    return (await this.#store()).saveCounts(conversationId, updates, options);
   }
 
   async pop(conversationId: string): Promise<StoredEntry | undefined> {

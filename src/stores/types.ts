@@ -1,16 +1,36 @@
 import type { Message, MessageMetadata } from '../messages/types.js';
 
+/**
+ * Token counts of one message, by the key of the tokenizer that made them (its encoding, its
+ * framing version and the wire format: see `countKey` in src/tokens/count-key.ts): key → tokens.
+ */
+export type EntryCounts = Record<string, number>;
+
 /** A message as a store keeps it: its sequence number, metadata and the message itself. */
 export interface StoredEntry {
   seq: number;
   message: Message;
   metadata: MessageMetadata;
+  /**
+   * The message's stored token counts, by tokenizer, when the store keeps counts and they were
+   * made from the message as it reads now (a count whose message changed since is left out):
+   * absent when there are none.
+   */
+  counts?: EntryCounts;
 }
 
 /** What is appended: the store assigns the sequence numbers. */
 export interface NewEntry {
   message: Message;
   metadata: MessageMetadata;
+  /** Token counts of the message to keep with it (see {@link StoredEntry.counts}). */
+  counts?: EntryCounts;
+}
+
+/** Counts to keep beside an entry already stored (see {@link ConversationStore.saveCounts}). */
+export interface EntryCountsUpdate {
+  seq: number;
+  counts: EntryCounts;
 }
 
 /** Options of {@link ConversationStore.append}. */
@@ -119,6 +139,18 @@ export interface ConversationStore {
   ): Promise<number>;
   /** Conversation ids in lexicographic order, optionally under a prefix, paged by cursor. */
   list(options?: { prefix?: string; cursor?: string; limit?: number }): Promise<ConversationPage>;
+  /**
+   * Keeps token counts beside entries already stored, merged with those each entry holds (a key
+   * given replaces the same key), only while the conversation is in generation `epoch`: resolves
+   * to false, writing nothing, when it is in another one (its entries may not be the ones
+   * counted). A seq the log does not hold is skipped. Each count is tied to the message's stored
+   * bytes: `read` leaves out a count whose message changed since.
+   */
+  saveCounts(
+    conversationId: string,
+    updates: readonly EntryCountsUpdate[],
+    options: { epoch: string },
+  ): Promise<boolean>;
   /** Removes a conversation's log, metadata and generation; no error when absent. */
   delete(conversationId: string): Promise<void>;
   close(): Promise<void>;
