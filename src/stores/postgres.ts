@@ -24,6 +24,14 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
 import { redactUrl, redactUrlsIn } from '../redact-url.js';
+import {
+  decodeCounts,
+  encodeCounts,
+  mergeCounts,
+  newCountsRecords,
+  validateCountsUpdates,
+  withCounts,
+} from './entry-counts.js';
 import { validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
 import { PostgresSearch, postgresSearchMigration, searchTexts } from './postgres-search.js';
@@ -33,6 +41,7 @@ import type {
   AppendOptions,
   ConversationPage,
   ConversationStore,
+  EntryCountsUpdate,
   MetaRecord,
   NewEntry,
   StoredEntry,
@@ -63,7 +72,7 @@ export interface PostgresStoreOptions {
 }
 
 /** The schema version this code writes; a newer database is refused rather than misread. */
-export const POSTGRES_SCHEMA_VERSION = 3;
+export const POSTGRES_SCHEMA_VERSION = 4;
 
 /** Bytes of an id that the listing index covers: a btree entry must stay under ~2.7 kB. */
 const INDEXED_ID_BYTES = 1024;
@@ -105,6 +114,8 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string[]> = [
   postgresSearchMigration,
   // The generation `replace` renews and appends check (ConversationStore.epoch).
   (t) => [`ALTER TABLE ${t.conversations} ADD COLUMN IF NOT EXISTS epoch text`],
+  // Each entry's token counts by tokenizer, tied to its message text (entry-counts.ts).
+  (t) => [`ALTER TABLE ${t.entries} ADD COLUMN IF NOT EXISTS counts text`],
 ];
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
@@ -385,13 +396,15 @@ export class PostgresStore implements ConversationStore {
     firstSeq: number,
     rows: Array<[string, string]>,
     texts: readonly string[],
+    counts: ReadonlyArray<string | null>,
   ) {
     // One statement per batch: unnest keeps it one round trip whatever the batch size.
     await client.query(
-      `INSERT INTO ${this.#t.entries} (conversation_id, seq, metadata, message, search)
-       SELECT $1, $2::bigint + t.ord - 1, t.metadata, t.message, to_tsvector('english', t.body)
-       FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS t(metadata, message, body, ord)`,
-      [id, firstSeq, rows.map((r) => r[0]), rows.map((r) => r[1]), texts],
+      `INSERT INTO ${this.#t.entries} (conversation_id, seq, metadata, message, search, counts)
+       SELECT $1, $2::bigint + t.ord - 1, t.metadata, t.message, to_tsvector('english', t.body), t.counts
+       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[])
+         WITH ORDINALITY AS t(metadata, message, body, counts, ord)`,
+      [id, firstSeq, rows.map((r) => r[0]), rows.map((r) => r[1]), texts, counts],
     );
   }
 
@@ -406,6 +419,7 @@ export class PostgresStore implements ConversationStore {
     const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
     const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
     const rows = serializeEntries(conversationId, entries);
+    const counts = newCountsRecords(entries, rows);
     const texts = searchTexts(entries);
     if (rows.length === 0) {
       await this.#checkEpoch(conversationId, epoch);
@@ -432,10 +446,11 @@ export class PostgresStore implements ConversationStore {
              AND ($7::text IS NULL OR epoch IS NULL OR epoch = $7::text)
            FOR UPDATE
          ), inserted AS (
-           INSERT INTO ${this.#t.entries} (conversation_id, seq, metadata, message, search)
+           INSERT INTO ${this.#t.entries} (conversation_id, seq, metadata, message, search, counts)
            SELECT locked.id, locked.head + t.ord - 1, t.metadata, t.message,
-                  CASE WHEN locked.level THEN to_tsvector('english', t.body) END
-           FROM locked, unnest($3::text[], $4::text[], $6::text[]) WITH ORDINALITY AS t(metadata, message, body, ord)
+                  CASE WHEN locked.level THEN to_tsvector('english', t.body) END, t.counts
+           FROM locked, unnest($3::text[], $4::text[], $6::text[], $8::text[])
+             WITH ORDINALITY AS t(metadata, message, body, counts, ord)
          ), moved AS (
            UPDATE ${this.#t.conversations} AS c SET head = locked.head + $5, epoch = COALESCE(c.epoch, $7::text),
              search_head = CASE WHEN locked.level THEN locked.head + $5 ELSE c.search_head END
@@ -450,6 +465,7 @@ export class PostgresStore implements ConversationStore {
           rows.length,
           texts,
           epoch ?? null,
+          counts,
         ],
       );
       const row = result[0];
@@ -501,17 +517,22 @@ export class PostgresStore implements ConversationStore {
     validateConversationId(conversationId);
     const { fromSeq, limit } = readRange(conversationId, options);
     if (limit === 0) return [];
-    const rows = await this.#query<{ seq: string; metadata: unknown; message: unknown }>(
+    const rows = await this.#query<{ seq: string; metadata: unknown; message: unknown; counts: unknown }>(
       conversationId,
       'read',
-      `SELECT e.seq, e.metadata, e.message
+      `SELECT e.seq, e.metadata, e.message, e.counts
        FROM ${this.#t.entries} e JOIN ${this.#t.conversations} c ON c.id = e.conversation_id
        WHERE c.name_hash = sha256($1) AND e.seq >= $2
        ORDER BY e.seq
        LIMIT $3`,
       [idBytes(conversationId), fromSeq, Number.isFinite(limit) ? limit : null],
     );
-    return rows.map((row) => parseStoredEntry(conversationId, toCount(row.seq), row.metadata, row.message));
+    return rows.map((row) =>
+      withCounts(
+        parseStoredEntry(conversationId, toCount(row.seq), row.metadata, row.message),
+        typeof row.message === 'string' ? decodeCounts(row.counts, row.message) : undefined,
+      ),
+    );
   }
 
   async head(conversationId: string): Promise<number> {
@@ -536,6 +557,7 @@ export class PostgresStore implements ConversationStore {
     validateNewEntries(conversationId, entries);
     const epoch = validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
     const rows = serializeEntries(conversationId, entries);
+    const counts = newCountsRecords(entries, rows);
     const texts = searchTexts(entries);
     const name = idBytes(conversationId);
     await this.#transaction(conversationId, 'replace', async (client) => {
@@ -547,7 +569,7 @@ export class PostgresStore implements ConversationStore {
         await client.query(`DELETE FROM ${this.#t.conversations} WHERE id = $1`, [locked.id]);
         return;
       }
-      if (rows.length > 0) await this.#insertEntries(client, locked.id, 0, rows, texts);
+      if (rows.length > 0) await this.#insertEntries(client, locked.id, 0, rows, texts, counts);
       await client.query(
         `UPDATE ${this.#t.conversations} SET head = $2, search_head = $2, epoch = $3 WHERE id = $1`,
         [locked.id, rows.length, epoch],
@@ -585,6 +607,52 @@ export class PostgresStore implements ConversationStore {
         );
       }
       return entry;
+    });
+  }
+
+  /**
+   * In one transaction holding the conversation's row: checks the generation, reads the
+   * entries' message text and counts, and writes the merged counts tied to that text.
+   */
+  async saveCounts(
+    conversationId: string,
+    updates: readonly EntryCountsUpdate[],
+    options: { epoch: string },
+  ): Promise<boolean> {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    validateCountsUpdates(conversationId, updates);
+    const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
+    if (epoch === undefined) return false;
+    return this.#transaction(conversationId, 'saveCounts', async (client) => {
+      const locked = await client.query<{ id: string }>(
+        `SELECT id FROM ${this.#t.conversations} WHERE name_hash = sha256($1) AND epoch = $2 FOR UPDATE`,
+        [idBytes(conversationId), epoch],
+      );
+      const id = locked.rows[0]?.id;
+      if (id === undefined) return false;
+      const seqs = [...new Set(updates.map((u) => u.seq))];
+      const held = await client.query<{ seq: string; message: unknown; counts: unknown }>(
+        `SELECT seq, message, counts FROM ${this.#t.entries} WHERE conversation_id = $1 AND seq = ANY($2::bigint[])`,
+        [id, seqs],
+      );
+      const written: Array<[number, string]> = [];
+      for (const row of held.rows) {
+        if (typeof row.message !== 'string') continue;
+        const seq = toCount(row.seq);
+        let counts = decodeCounts(row.counts, row.message) ?? {};
+        for (const u of updates) if (u.seq === seq) counts = mergeCounts(counts, u.counts);
+        written.push([seq, encodeCounts(row.message, counts) as string]);
+      }
+      if (written.length > 0) {
+        await client.query(
+          `UPDATE ${this.#t.entries} AS e SET counts = t.counts
+           FROM unnest($2::bigint[], $3::text[]) AS t(seq, counts)
+           WHERE e.conversation_id = $1 AND e.seq = t.seq`,
+          [id, written.map((w) => w[0]), written.map((w) => w[1])],
+        );
+      }
+      return true;
     });
   }
 
