@@ -258,8 +258,12 @@ function redact(url: string): string {
   return redactUrl(url);
 }
 
+/** A WRONGTYPE reply, alone or among the failed commands of a MULTI (`MultiErrorReply`). */
 function isWrongType(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith('WRONGTYPE');
+  if (!(error instanceof Error)) return false;
+  if (error.message.startsWith('WRONGTYPE')) return true;
+  const multi = error as Error & { replies?: unknown[]; errorIndexes?: number[] };
+  return (multi.errorIndexes ?? []).some((i) => isWrongType(multi.replies?.[i]));
 }
 
 /** A script's reply: `[status, …]` with strings and integers. */
