@@ -1,5 +1,5 @@
 /**
- * The file store's token counts (issue 24 item 3), kept beside the log in `NAME.counts.jsonl`:
+ * The file store's token counts (issue 24 item 3), kept beside the log in `NAME.counts`:
  * one line `{"seq":N,"d":DIGEST,"c":{KEY:TOKENS,…}}` per entry counted, appended after the
  * log's own write (not flushed: counts are a cache, and a line lost or torn in a crash is only
  * a count made again). `d` is the digest of the entry's log line after its `{"seq":N,` prefix

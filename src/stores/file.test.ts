@@ -478,7 +478,7 @@ describe('FileStore token counts', () => {
       const log = join(dir, `${encodeId('c')}.jsonl`);
       // A hand edit of one message's bytes, same length: the count made of the old bytes no longer holds.
       await writeFile(log, (await readFile(log, 'utf8')).replace('"m1"', '"M1"'));
-      await appendFile(join(dir, `${encodeId('c')}.counts.jsonl`), '{"seq":3,"d":"torn');
+      await appendFile(join(dir, `${encodeId('c')}.counts`), '{"seq":3,"d":"torn');
       const got = await store.read('c');
       expect(got.map((e) => e.counts)).toEqual([counts, undefined, counts, undefined]);
       expect(got[1]?.message).toEqual({ role: 'user', content: 'M1' });
@@ -494,7 +494,7 @@ describe('FileStore token counts', () => {
       ).toBe(true);
       expect((await store.read('c')).map((e) => e.counts)).toEqual([counts, { k: 4 }, counts, { k: 5 }]);
       // A log written before counts existed: no counts file at all.
-      await unlink(join(dir, `${encodeId('c')}.counts.jsonl`));
+      await unlink(join(dir, `${encodeId('c')}.counts`));
       expect((await store.read('c')).map((e) => e.counts)).toEqual([
         undefined,
         undefined,

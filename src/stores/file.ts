@@ -9,7 +9,7 @@
  * - `NAME.id`: the full id, only when NAME is the hashed form of a long id;
  * - `NAME.epoch`: the conversation's generation (see `ConversationStore.epoch`), written before
  *   the log on `replace` (so a crash between the two can only make writers reload needlessly);
- * - `NAME.counts.jsonl`: token counts of entries (format in `file-counts.ts`), a cache beside the log;
+ * - `NAME.counts`: token counts of entries (format in `file-counts.ts`), a cache beside the log;
  * - `NAME.lock`: present while one process writes (see `file-lock.ts`);
  * - `NAME.jsonl.torn-TIME`: the bytes of a torn write, moved aside (never deleted) on repair.
  * Encoded names contain no `.`, so the part before the first `.` is always the name, and temp
@@ -278,7 +278,7 @@ export class FileStore implements ConversationStore {
       lock: `${base}.lock`,
       id: `${base}.id`,
       epoch: `${base}.epoch`,
-      counts: `${base}.counts.jsonl`,
+      counts: `${base}.counts`,
     };
   }
 
