@@ -42,7 +42,7 @@ export class StoredCounts implements EntryCounter {
 
   one(message: Message, format: MessageFormat | undefined): EntryCounts {
     const { counter, format: f } = this.targetFor(format);
-    return { [countKey(counter, f)]: this.measurer.count(counter, message, f) };
+    return { [countKey(counter)]: this.measurer.count(counter, message, f) };
   }
 
   async all(messages: readonly Message[], format: MessageFormat | undefined): Promise<EntryCounts[]> {
@@ -54,13 +54,27 @@ export class StoredCounts implements EntryCounter {
       f,
     );
     if (typeof done !== 'number') await done;
-    const key = countKey(counter, f);
+    const key = countKey(counter);
     return messages.map((message) => ({ [key]: this.measurer.count(counter, message, f) }));
   }
 
-  /** The stored count of a message under `counter` and `format`, for `countAhead`. */
-  lookup(counter: TokenCounter, format: MessageFormat): (message: Message) => number | undefined {
-    const key = countKey(counter, format);
+  /**
+   * Puts the counts the store kept under `counter` of `messages` into the measurer's memo (where
+   * it holds none), so what reads the memo alone (`getTokenCount`, `usage`) finds them.
+   */
+  seed(counter: TokenCounter, messages: readonly Message[]): void {
+    const memo = this.measurer.memoFor(counter);
+    const stored = this.lookup(counter);
+    for (const message of messages) {
+      if (memo.has(message)) continue;
+      const n = stored(message);
+      if (n !== undefined) memo.set(message, n);
+    }
+  }
+
+  /** The stored count of a message under `counter`, for `countAhead`. */
+  lookup(counter: TokenCounter): (message: Message) => number | undefined {
+    const key = countKey(counter);
     const history = this.history();
     return (message) => history.countsOf(message)?.[key];
   }
@@ -70,15 +84,10 @@ export class StoredCounts implements EntryCounter {
    * (counted by the request just made), without holding the request: the write goes on in the
    * background, in the generation the history holds now, and a failure only warns.
    */
-  keep(
-    entries: ReadonlyArray<Pick<HistoryEntry, 'message'>>,
-    from: number,
-    counter: TokenCounter,
-    format: MessageFormat,
-  ): void {
+  keep(entries: ReadonlyArray<Pick<HistoryEntry, 'message'>>, from: number, counter: TokenCounter): void {
     const history = this.history();
     if (!history.store) return;
-    const key = countKey(counter, format);
+    const key = countKey(counter);
     const memo = this.measurer.memoFor(counter);
     const counted: Array<{ message: object; counts: EntryCounts }> = [];
     for (let i = from; i < entries.length; i++) {

@@ -223,11 +223,11 @@ export class ContextManager {
     const key = `${r.counter.id}#${r.format}#${this.history.generation}#${this.live.compactionSeq ?? ''}`;
     const from = this.counted.key === key ? Math.min(this.counted.upTo, entries.length) : 0;
     this.counts.use(r.counter, r.format);
-    const stored = this.counts.lookup(r.counter, r.format);
+    const stored = this.counts.lookup(r.counter);
     const done = this.measurer.countAhead(r.counter, entries, from, r.format, stored);
     const finish = (upTo: number) => {
       this.counted = { key, upTo };
-      this.counts.keep(entries, from, r.counter, r.format);
+      this.counts.keep(entries, from, r.counter);
     };
     if (typeof done === 'number') return finish(done);
     return done.then(finish);
@@ -270,11 +270,10 @@ export class ContextManager {
 
   private storedTokens(): number {
     const format = this.history.format;
-    return this.measurer.countAll(
-      this.measurer.defaultCounter(format),
-      this.history.messages(),
-      format ?? 'openai',
-    );
+    const counter = this.measurer.defaultCounter(format);
+    const messages = this.history.messages();
+    this.counts.seed(counter, messages);
+    return this.measurer.countAll(counter, messages, format ?? 'openai');
   }
 
   /**

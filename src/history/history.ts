@@ -123,7 +123,7 @@ export class History {
    * meanwhile keeps none. Resolves to false when nothing was kept.
    */
   async saveCounts(counted: ReadonlyArray<{ message: object; counts: EntryCounts }>): Promise<boolean> {
-    if (!this.store || this.epoch === null) return false;
+    if (!this.store) return false;
     const updates: EntryCountsUpdate[] = [];
     const held: Array<{ seq: number; counts: EntryCounts | undefined }> = [];
     for (const { message, counts } of counted) {

@@ -77,6 +77,21 @@ export function validateCountsUpdates(
   });
 }
 
+/** The generation a `saveCounts` names: a valid token, or `null` for a conversation without one. */
+export function countsEpoch(
+  conversationId: string,
+  options: { epoch: string | null } | undefined,
+): string | null {
+  const epoch = options?.epoch;
+  if (epoch === null) return null;
+  if (typeof epoch !== 'string' || epoch.length === 0 || epoch.length > 200) {
+    throw new StoreError(conversationId, 'saveCounts: epoch must be a generation token or null', {
+      code: 'invalid_argument',
+    });
+  }
+  return epoch;
+}
+
 /** `base` with `added` merged in (a key given replaces the same key), at most `MAX_COUNT_KEYS` kept. */
 export function mergeCounts(base: EntryCounts | undefined, added: EntryCounts): EntryCounts {
   const merged: EntryCounts = {};

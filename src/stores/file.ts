@@ -50,7 +50,7 @@ import {
 import { join, resolve } from 'node:path';
 import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
 import { makeDirectory, syncDirectory, writeAll, writeFileAtomic } from './atomic-write.js';
-import { validateCountsUpdates } from './entry-counts.js';
+import { countsEpoch, validateCountsUpdates } from './entry-counts.js';
 import { attachCounts, countsLine, parseCountsFile, splitLines } from './file-counts.js';
 import { type FileLockOptions, withFileLock } from './file-lock.js';
 import { formatBatch, indexLog, type LogIndex, type LogLocation, parseEntries } from './jsonl-log.js';
@@ -762,13 +762,13 @@ export class FileStore implements ConversationStore {
   async saveCounts(
     conversationId: string,
     updates: readonly EntryCountsUpdate[],
-    options: { epoch: string },
+    options: { epoch: string | null },
   ): Promise<boolean> {
     return this.#run('saveCounts', conversationId, async (where, name, paths) => {
       validateCountsUpdates(conversationId, updates);
-      const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
+      const epoch = countsEpoch(conversationId, options);
       await this.#checkIdFile(conversationId, name, paths, false);
-      if (epoch === undefined || (await readEpoch(paths.epoch)) !== epoch) return false;
+      if ((await readEpoch(paths.epoch)) !== epoch) return false;
       return this.#locked(paths, conversationId, async () => {
         if ((await readEpoch(paths.epoch)) !== epoch) return false;
         const handle = await openIfExists(paths.log, 'r');

@@ -97,7 +97,7 @@ export class LazyStore implements ConversationStore {
   async saveCounts(
     conversationId: string,
     updates: readonly EntryCountsUpdate[],
-    options: { epoch: string },
+    options: { epoch: string | null },
   ): Promise<boolean> {
     return (await this.#store()).saveCounts(conversationId, updates, options);
   }

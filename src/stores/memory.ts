@@ -3,7 +3,7 @@
  */
 
 import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
-import { mergeCounts, validateCountsUpdates, withCounts } from './entry-counts.js';
+import { countsEpoch, mergeCounts, validateCountsUpdates, withCounts } from './entry-counts.js';
 import { validateConversationId } from './keys.js';
 import { listOptions, pageIds } from './page.js';
 import type {
@@ -142,12 +142,12 @@ export class MemoryStore implements ConversationStore {
   async saveCounts(
     conversationId: string,
     updates: readonly EntryCountsUpdate[],
-    options: { epoch: string },
+    options: { epoch: string | null },
   ): Promise<boolean> {
     this.#open(conversationId);
     validateCountsUpdates(conversationId, updates);
-    const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
-    if (epoch === undefined || this.#epochs.get(conversationId) !== epoch) return false;
+    const epoch = countsEpoch(conversationId, options);
+    if ((this.#epochs.get(conversationId) ?? null) !== epoch) return false;
     const log = this.#logs.get(conversationId) ?? [];
     for (const { seq, counts } of updates) {
       const entry = log[seq];

@@ -25,6 +25,7 @@ import pg from 'pg';
 import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
 import { redactUrl, redactUrlsIn } from '../redact-url.js';
 import {
+  countsEpoch,
   decodeCounts,
   encodeCounts,
   mergeCounts,
@@ -617,16 +618,15 @@ export class PostgresStore implements ConversationStore {
   async saveCounts(
     conversationId: string,
     updates: readonly EntryCountsUpdate[],
-    options: { epoch: string },
+    options: { epoch: string | null },
   ): Promise<boolean> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
     validateCountsUpdates(conversationId, updates);
-    const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
-    if (epoch === undefined) return false;
+    const epoch = countsEpoch(conversationId, options);
     return this.#transaction(conversationId, 'saveCounts', async (client) => {
       const locked = await client.query<{ id: string }>(
-        `SELECT id FROM ${this.#t.conversations} WHERE name_hash = sha256($1) AND epoch = $2 FOR UPDATE`,
+        `SELECT id FROM ${this.#t.conversations} WHERE name_hash = sha256($1) AND epoch IS NOT DISTINCT FROM $2::text FOR UPDATE`,
         [idBytes(conversationId), epoch],
       );
       const id = locked.rows[0]?.id;

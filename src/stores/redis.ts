@@ -27,6 +27,7 @@ import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
 import type { Message, MessageMetadata } from '../messages/types.js';
 import { redactUrl, redactUrlsIn } from '../redact-url.js';
 import {
+  countsEpoch,
   decodeCounts,
   encodeCounts,
   mergeCounts,
@@ -184,11 +185,11 @@ return {'ok', last, seq}
 `;
 
 /**
- * KEYS: epoch, counts. ARGV: epoch, then seq and counts record pairs.
+ * KEYS: epoch, counts. ARGV: epoch ('' for none), then seq and counts record pairs.
  * Returns {'ok', 1} | {'stale', 0} | {'wrongtype', key, type}.
  */
 const SAVE_COUNTS = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {'stale', 0} end
+if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return {'stale', 0} end
 local ct = redis.call('TYPE', KEYS[2]).ok
 if ct ~= 'hash' and ct ~= 'none' then return {'wrongtype', KEYS[2], ct} end
 for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
@@ -535,13 +536,12 @@ export class RedisStore implements ConversationStore {
   async saveCounts(
     conversationId: string,
     updates: readonly EntryCountsUpdate[],
-    options: { epoch: string },
+    options: { epoch: string | null },
   ): Promise<boolean> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
     validateCountsUpdates(conversationId, updates);
-    const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
-    if (epoch === undefined) return false;
+    const epoch = countsEpoch(conversationId, options);
     const keys = this.#keys(conversationId);
     const seqs = [...new Set(updates.map((u) => u.seq))];
     const read = await this.#call(conversationId, 'saveCounts', [keys.log, keys.counts], async () => {
@@ -550,7 +550,7 @@ export class RedisStore implements ConversationStore {
       if (seqs.length > 0) multi.hmGet(keys.counts, seqs.map(String));
       return (await multi.exec()) as unknown[];
     });
-    if (read[0] !== epoch) return false;
+    if ((read[0] ?? null) !== epoch) return false;
     const elements = read.slice(1, 1 + seqs.length) as Array<string | null>;
     const held = (read[1 + seqs.length] ?? []) as Array<string | null>;
     const merged = new Map<number, EntryCounts>();
@@ -571,7 +571,7 @@ export class RedisStore implements ConversationStore {
       'saveCounts',
       SCRIPTS.saveCounts,
       [keys.epoch, keys.counts],
-      [epoch, ...args],
+      [epoch ?? '', ...args],
     );
     return status === 'ok';
   }

@@ -20,6 +20,7 @@ import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
 import {
+  countsEpoch,
   decodeCounts,
   encodeCounts,
   mergeCounts,
@@ -524,15 +525,15 @@ export class SqliteStore implements ConversationStore {
   async saveCounts(
     conversationId: string,
     updates: readonly EntryCountsUpdate[],
-    options: { epoch: string },
+    options: { epoch: string | null },
   ): Promise<boolean> {
     return this.#run(conversationId, 'saveCounts', () => {
       validateConversationId(conversationId);
       validateCountsUpdates(conversationId, updates);
-      const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
+      const epoch = countsEpoch(conversationId, options);
       return this.#db
         .transaction(() => {
-          if (epoch === undefined || this.#selectHead.get(conversationId)?.epoch !== epoch) return false;
+          if ((this.#selectHead.get(conversationId)?.epoch ?? null) !== epoch) return false;
           for (const { seq, counts } of updates) {
             const row = this.#selectCounts.get(conversationId, seq);
             if (!row || typeof row.message !== 'string') continue;

@@ -141,15 +141,15 @@ export interface ConversationStore {
   list(options?: { prefix?: string; cursor?: string; limit?: number }): Promise<ConversationPage>;
   /**
    * Keeps token counts beside entries already stored, merged with those each entry holds (a key
-   * given replaces the same key), only while the conversation is in generation `epoch`: resolves
-   * to false, writing nothing, when it is in another one (its entries may not be the ones
-   * counted). A seq the log does not hold is skipped. Each count is tied to the message's stored
+   * given replaces the same key), only while the conversation is in generation `epoch` (`null`:
+   * while it has none, as history written before generations): resolves to false, writing
+   * nothing, when it is in another one (its entries may not be the ones counted). A seq the log does not hold is skipped. Each count is tied to the message's stored
    * bytes: `read` leaves out a count whose message changed since.
    */
   saveCounts(
     conversationId: string,
     updates: readonly EntryCountsUpdate[],
-    options: { epoch: string },
+    options: { epoch: string | null },
   ): Promise<boolean>;
   /** Removes a conversation's log, metadata and generation; no error when absent. */
   delete(conversationId: string): Promise<void>;
