@@ -456,6 +456,7 @@ export class ContextManager {
     // Not through enqueue: closing needs no loaded history (it may be what cannot load).
     await this.queue;
     await this.counts.settled();
+    this.history.unwatch();
     await this.history.store?.close();
   }
 }

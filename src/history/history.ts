@@ -4,6 +4,7 @@
  * view holds; the history is never compacted.
  */
 
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import {
   ConflictError,
   EpochConflictError,
@@ -22,6 +23,7 @@ import type {
   ConversationStore,
   EntryCounts,
   EntryCountsUpdate,
+  GenerationWatch,
   NewEntry,
   StoredEntry,
 } from '../stores/types.js';
@@ -94,6 +96,10 @@ export class History {
   private readonly onWarn: (code: string, message: string) => void;
   private readonly onReloaded: () => void;
   private readonly counter: EntryCounter | undefined;
+  /** The store's report of generation changes (`ConversationStore.watch`), once a request asked. */
+  private watch: GenerationWatch | null = null;
+  /** Set when the watch reported a change (or may have missed one) not yet checked. */
+  private generationReported = true;
   /** Each stored message's seq in the store and the counts the store holds for it, by message. */
   private readonly stored = new WeakMap<object, { seq: number; counts: EntryCounts | undefined }>();
 
@@ -391,11 +397,31 @@ export class History {
 
   /**
    * Reloads the history when another writer replaced or cleared the conversation (its generation
-   * changed); one small read, so a request is never built from a replaced history.
+   * changed), so a request is never built from a replaced history. On a store that reports
+   * generation changes (`ConversationStore.watch`: Redis, Postgres) this costs no round trip while
+   * nothing was reported and the subscription is live (the event loop is let run once first, so
+   * a notification already received is taken in); otherwise it is one small read.
    */
   async checkGeneration(): Promise<void> {
     if (!this.store) return;
+    if (this.store.watch && !this.watch) {
+      this.watch = this.store.watch(this.conversationId, () => {
+        this.generationReported = true;
+      });
+    }
+    if (this.watch) {
+      await yieldToEventLoop();
+      if (this.watch.live && !this.generationReported) return;
+    }
+    // Cleared before the read: a change reported during it is read again next time.
+    this.generationReported = false;
     if ((await this.store.epoch(this.conversationId)) !== this.epoch) await this.reloadReplaced();
+  }
+
+  /** Ends the generation subscription, if any (before the store closes). */
+  unwatch(): void {
+    this.watch?.close();
+    this.watch = null;
   }
 
   /**

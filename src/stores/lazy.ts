@@ -9,6 +9,7 @@ import type {
   ConversationPage,
   ConversationStore,
   EntryCountsUpdate,
+  GenerationWatch,
   MetaRecord,
   NewEntry,
   StoredEntry,
@@ -92,6 +93,30 @@ export class LazyStore implements ConversationStore {
     options?: { epoch?: string },
   ): Promise<void> {
     return (await this.#store()).replace(conversationId, entries, options);
+  }
+
+  /**
+   * Reports generation changes once the store is open and watches (`ConversationStore.watch`);
+   * not live before that, so the caller reads the generation meanwhile.
+   */
+  watch(conversationId: string, onChange: () => void): GenerationWatch {
+    let inner: GenerationWatch | undefined;
+    let closed = false;
+    this.#store().then(
+      (store) => {
+        if (!closed && store.watch) inner = store.watch(conversationId, onChange);
+      },
+      () => undefined,
+    );
+    return {
+      get live() {
+        return inner?.live ?? false;
+      },
+      close() {
+        closed = true;
+        inner?.close();
+      },
+    };
   }
 
   async saveCounts(

@@ -43,6 +43,7 @@ import type {
   ConversationPage,
   ConversationStore,
   EntryCountsUpdate,
+  GenerationWatch,
   MetaRecord,
   NewEntry,
   StoredEntry,
@@ -84,6 +85,8 @@ interface Tables {
   entries: string;
   /** A name for indexes, unqualified. */
   indexPrefix: string;
+  /** The `LISTEN`/`NOTIFY` channel generation changes go to, quoted. */
+  channel: string;
 }
 
 /**
@@ -123,6 +126,11 @@ const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 
 function quote(identifier: string): string {
   return `"${identifier.replace(/"/g, '""')}"`;
+}
+
+/** A quoted identifier's name, as `pg_notify` takes it (only names `quote` made of [a-z0-9_]). */
+function unquote(quoted: string): string {
+  return quoted.slice(1, -1);
 }
 
 function checkIdentifier(option: string, value: string, maxLength: number): void {
@@ -184,11 +192,19 @@ export class PostgresStore implements ConversationStore {
   readonly #where: string;
   readonly #t: Tables;
   #closed = false;
+  readonly #url: string;
+  /** The connection that `LISTEN`s for generation changes, once a `watch` asked for it. */
+  #listener: Promise<pg.Client> | undefined;
+  /** True while the listener is connected and listening. */
+  #listening = false;
+  /** Watchers by the hex SHA-256 of their conversation id (the notifications' payload). */
+  readonly #watchers = new Map<string, Set<() => void>>();
   /** Full-text search over the entries, kept in the same tables (tsvector + GIN). */
   readonly search: PostgresSearch;
 
   /** Use {@link openPostgresStore}: the tables must be migrated before the first call. */
-  private constructor(pool: pg.Pool, where: string, tables: Tables) {
+  private constructor(pool: pg.Pool, where: string, tables: Tables, url: string) {
+    this.#url = url;
     this.#pool = pool;
     this.#where = where;
     this.#t = tables;
@@ -231,12 +247,15 @@ export class PostgresStore implements ConversationStore {
       conversations: `${quote(schema)}.${quote(`${tablePrefix}conversations`)}`,
       entries: `${quote(schema)}.${quote(`${tablePrefix}entries`)}`,
       indexPrefix: tablePrefix,
+      channel: quote(
+        `contextkit_gen_${createHash('sha256').update(`${schema}.${tablePrefix}`).digest('hex').slice(0, 24)}`,
+      ),
     };
     const pool = new pg.Pool({ connectionString: url, max: maxConnections, connectionTimeoutMillis: 10_000 });
     // An idle connection that drops (server restart) is replaced on the next call; without a
     // listener the pool's 'error' event would end the process.
     pool.on('error', () => {});
-    const store = new PostgresStore(pool, where, tables);
+    const store = new PostgresStore(pool, where, tables, url);
     const schemaTable = `${quote(schema)}.${quote(`${tablePrefix}schema`)}`;
     try {
       if (options.mustExist) await store.#checkExists(schemaTable);
@@ -568,6 +587,7 @@ export class PostgresStore implements ConversationStore {
       if (rows.length === 0 && locked.metaVersion === 0) {
         // Nothing left to list: drop the row, as if the conversation had been deleted.
         await client.query(`DELETE FROM ${this.#t.conversations} WHERE id = $1`, [locked.id]);
+        await this.#notify(client, name);
         return;
       }
       if (rows.length > 0) await this.#insertEntries(client, locked.id, 0, rows, texts, counts);
@@ -575,6 +595,7 @@ export class PostgresStore implements ConversationStore {
         `UPDATE ${this.#t.conversations} SET head = $2, search_head = $2, epoch = $3 WHERE id = $1`,
         [locked.id, rows.length, epoch],
       );
+      await this.#notify(client, name);
     });
   }
 
@@ -598,6 +619,7 @@ export class PostgresStore implements ConversationStore {
         });
       }
       const entry = parseStoredEntry(conversationId, seq, row.metadata, row.message);
+      await this.#notify(client, idBytes(conversationId));
       if (seq === 0 && locked.metaVersion === 0) {
         // Nothing left to list: drop the row, as replace does.
         await client.query(`DELETE FROM ${this.#t.conversations} WHERE id = $1`, [locked.id]);
@@ -741,19 +763,78 @@ export class PostgresStore implements ConversationStore {
   async delete(conversationId: string): Promise<void> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
-    // Entries go with the row (ON DELETE CASCADE), in the same statement.
+    // Entries go with the row (ON DELETE CASCADE), in the same statement, which also tells
+    // watchers (delivered when it commits).
     await this.#query(
       conversationId,
       'delete',
-      `DELETE FROM ${this.#t.conversations} WHERE name_hash = sha256($1)`,
-      [idBytes(conversationId)],
+      `WITH gone AS (DELETE FROM ${this.#t.conversations} WHERE name_hash = sha256($1) RETURNING 1)
+       SELECT pg_notify($2, encode(sha256($1), 'hex'))`,
+      [idBytes(conversationId), unquote(this.#t.channel)],
     );
+  }
+
+  /** Tells watchers (when the transaction commits) that the conversation's generation changed. */
+  async #notify(client: pg.PoolClient, name: Buffer): Promise<void> {
+    await client.query(`SELECT pg_notify($1, encode(sha256($2), 'hex'))`, [unquote(this.#t.channel), name]);
+  }
+
+  /**
+   * Reports generation changes from `NOTIFY`s that `replace`, `pop` and `delete` send in their
+   * transactions, through one listening connection per store; `onChange` also runs once it
+   * listens. If that connection drops, watches stay not live (their holders read the generation).
+   */
+  watch(conversationId: string, onChange: () => void): GenerationWatch {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    const key = createHash('sha256').update(idBytes(conversationId)).digest('hex');
+    let callbacks = this.#watchers.get(key);
+    if (!callbacks) {
+      callbacks = new Set();
+      this.#watchers.set(key, callbacks);
+    }
+    const held = callbacks;
+    held.add(onChange);
+    this.#listen().then(onChange, () => undefined);
+    const listening = () => this.#listening;
+    return {
+      get live() {
+        return listening();
+      },
+      close: () => {
+        held.delete(onChange);
+        if (held.size === 0 && this.#watchers.get(key) === held) this.#watchers.delete(key);
+      },
+    };
+  }
+
+  /** The listening connection, connected on first use. */
+  #listen(): Promise<pg.Client> {
+    this.#listener ??= (async () => {
+      const client = new pg.Client({ connectionString: this.#url });
+      const down = () => {
+        this.#listening = false;
+      };
+      client.on('error', down);
+      client.on('end', down);
+      client.on('notification', (message) => {
+        for (const callback of this.#watchers.get(message.payload ?? '') ?? []) callback();
+      });
+      await client.connect();
+      await client.query(`LISTEN ${this.#t.channel}`);
+      this.#listening = true;
+      return client;
+    })();
+    return this.#listener;
   }
 
   /** Ends the pool after the calls in flight; idempotent. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#listening = false;
+    const listener = await this.#listener?.catch(() => undefined);
+    await listener?.end().catch(() => undefined);
     await this.#pool.end();
   }
 }

@@ -12,6 +12,10 @@
  *   them in byte order, which is code point order).
  * The id is encoded with `encodeId` so keys stay printable; the sorted set keeps it exactly.
  *
+ * - `{prefix}conv:{encoded id}:epoch:changed` — a pub/sub channel: `replace`, `pop` and `delete`
+ *   publish the new generation there from their script, so a writer that `watch`es learns of it
+ *   without reading the generation before each request (one subscriber connection per store).
+ *
  * Every write is one Lua script, run atomically by the server in one round trip: an append
  * checks the key's type and `LLEN == expectedSeq`, then `RPUSH`es the whole batch. Scripts go
  * by `EVALSHA`, falling back to `EVAL` once after the server's script cache was flushed.
@@ -44,6 +48,7 @@ import type {
   ConversationStore,
   EntryCounts,
   EntryCountsUpdate,
+  GenerationWatch,
   MetaRecord,
   NewEntry,
   StoredEntry,
@@ -127,6 +132,7 @@ local it = kind(KEYS[3])
 if it ~= 'zset' and it ~= 'none' then return {'wrongtype', KEYS[3], it} end
 redis.call('DEL', KEYS[1], KEYS[5])
 redis.call('SET', KEYS[4], ARGV[2])
+redis.call('PUBLISH', KEYS[4] .. ':changed', ARGV[2])
 local n = tonumber(ARGV[3])
 if n > 0 then
   push(KEYS[1], 4, 3 + n)
@@ -160,6 +166,7 @@ const DELETE = `
 local it = redis.call('TYPE', KEYS[3]).ok
 if it ~= 'zset' and it ~= 'none' then return {'wrongtype', KEYS[3], it} end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[4], KEYS[5])
+redis.call('PUBLISH', KEYS[4] .. ':changed', '')
 redis.call('ZREM', KEYS[3], ARGV[1])
 return {'ok', 0}
 `;
@@ -176,6 +183,7 @@ if it ~= 'zset' and it ~= 'none' then return {'wrongtype', KEYS[3], it} end
 local last = redis.call('RPOP', KEYS[1])
 if not last then return {'empty', 0} end
 redis.call('SET', KEYS[4], ARGV[2])
+redis.call('PUBLISH', KEYS[4] .. ':changed', ARGV[2])
 local seq = redis.call('LLEN', KEYS[1])
 if redis.call('TYPE', KEYS[5]).ok == 'hash' then redis.call('HDEL', KEYS[5], tostring(seq)) end
 if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 0 then
@@ -289,6 +297,11 @@ export class RedisStore implements ConversationStore {
   readonly #prefix: string;
   readonly #index: string;
   #closed = false;
+  /** The connection in subscribe mode, once a `watch` asked for it. */
+  #subscriber: Promise<Client> | undefined;
+  #subscriberClient: Client | undefined;
+  /** Channels watched, with their listeners and whether the server confirmed the subscription. */
+  readonly #channels = new Map<string, { callbacks: Set<() => void>; subscribed: boolean }>();
 
   /** Use {@link openRedisStore}, which connects first. */
   private constructor(client: Client, where: string, prefix: string) {
@@ -576,6 +589,64 @@ export class RedisStore implements ConversationStore {
     return status === 'ok';
   }
 
+  /**
+   * Subscribes (on a second connection, shared by every watch of this store) to the channel the
+   * scripts publish generation changes on; `onChange` also runs once the subscription is in
+   * place and after every reconnect, when what was published meanwhile is lost.
+   */
+  watch(conversationId: string, onChange: () => void): GenerationWatch {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    const channel = `${this.#keys(conversationId).epoch}:changed`;
+    let state = this.#channels.get(channel);
+    if (!state) {
+      const created = { callbacks: new Set<() => void>(), subscribed: false };
+      const tell = () => {
+        for (const callback of created.callbacks) callback();
+      };
+      this.#channels.set(channel, created);
+      this.#subscribe()
+        .then((subscriber) => subscriber.subscribe(channel, tell))
+        .then(() => {
+          created.subscribed = true;
+          tell();
+        })
+        // Not subscribed: the watch stays not live, and its holder reads the generation.
+        .catch(() => undefined);
+      state = created;
+    }
+    const watched = state;
+    watched.callbacks.add(onChange);
+    const connected = () => this.#subscriberClient?.isReady === true;
+    return {
+      get live() {
+        return watched.subscribed && connected();
+      },
+      close: () => {
+        watched.callbacks.delete(onChange);
+        if (watched.callbacks.size > 0 || this.#channels.get(channel) !== watched) return;
+        this.#channels.delete(channel);
+        if (watched.subscribed) this.#subscriberClient?.unsubscribe(channel).catch(() => undefined);
+      },
+    };
+  }
+
+  /** The subscriber connection, connected on first use. */
+  #subscribe(): Promise<Client> {
+    this.#subscriber ??= (async () => {
+      const subscriber = this.#client.duplicate();
+      subscriber.on('error', () => {});
+      // node-redis subscribes again after a reconnect, but what was published meanwhile is lost.
+      subscriber.on('ready', () => {
+        for (const watched of this.#channels.values()) for (const callback of watched.callbacks) callback();
+      });
+      await subscriber.connect();
+      this.#subscriberClient = subscriber;
+      return subscriber;
+    })();
+    return this.#subscriber;
+  }
+
   async getMeta(conversationId: string): Promise<MetaRecord> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
@@ -652,6 +723,8 @@ export class RedisStore implements ConversationStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    const subscriber = await this.#subscriber?.catch(() => undefined);
+    await subscriber?.close().catch(() => undefined);
     await this.#client.close();
   }
 }

@@ -89,6 +89,17 @@ export interface StoreSearch {
   rebuild(conversationId: string): Promise<number>;
 }
 
+/** A subscription to a conversation's generation changes (see {@link ConversationStore.watch}). */
+export interface GenerationWatch {
+  /**
+   * True while every change is being reported; false before the subscription is in place and
+   * while its connection is down, when a change may be missed (read the generation then).
+   */
+  readonly live: boolean;
+  /** Ends the subscription. */
+  close(): void;
+}
+
 /**
  * Durable, ordered conversation logs. Every driver (memory, file, SQLite, Redis, Postgres)
  * implements this and passes the one conformance suite.
@@ -114,6 +125,14 @@ export interface ConversationStore {
    * the conversation has none. Tokens are never reused.
    */
   epoch(conversationId: string): Promise<string | null>;
+  /**
+   * For drivers with server notifications (Redis pub/sub, Postgres `LISTEN`): calls `onChange`
+   * after the conversation's generation changes (`replace`, `pop`, `delete`, by any writer),
+   * and whenever changes may have been missed (when the subscription comes up, or back after
+   * its connection dropped), so a writer holding a generation need not read it before each
+   * request. A notification arrives shortly after the change commits, not with it.
+   */
+  watch?(conversationId: string, onChange: () => void): GenerationWatch;
   /** Entries in sequence order, from `fromSeq` (default 0), at most `limit`. */
   read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]>;
   /** How many entries the conversation holds (the next sequence number); 0 when absent. */
