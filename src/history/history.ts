@@ -461,7 +461,9 @@ export class History {
       return validateMessage(copy, `messages[${i}]`, format);
     });
     const stamp = this.now().toISOString();
-    const counts = this.store && this.counter ? await this.counter.all(valid, format) : [];
+    // Counted here, in slices that yield, rather than by the first request (and with a store,
+    // kept with the messages).
+    const counts = this.counter ? await this.counter.all(valid, format) : [];
     const batch: NewEntry[] = valid.map((message, i) => {
       const entry: NewEntry = { message, metadata: { timestamp: stamp } as MessageMetadata };
       const given = counts[i];
