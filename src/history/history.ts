@@ -461,9 +461,9 @@ export class History {
       return validateMessage(copy, `messages[${i}]`, format);
     });
     const stamp = this.now().toISOString();
-    // Counted here, in slices that yield, rather than by the first request (and with a store,
-    // kept with the messages).
-    const counts = this.counter ? await this.counter.all(valid, format) : [];
+    // With a store, counted here (in slices that yield) to be kept with the messages; without
+    // one, the first request counts them (also in slices that yield).
+    const counts = this.store && this.counter ? await this.counter.all(valid, format) : [];
     const batch: NewEntry[] = valid.map((message, i) => {
       const entry: NewEntry = { message, metadata: { timestamp: stamp } as MessageMetadata };
       const given = counts[i];

@@ -8,6 +8,7 @@
 
 import { hash } from 'node:crypto';
 import { StoreError } from '../errors.js';
+import { validateConversationId } from './keys.js';
 import type { EntryCounts, EntryCountsUpdate, NewEntry, StoredEntry } from './types.js';
 
 /** At most this many tokenizers' counts are kept per entry; past it the oldest keys give way. */
@@ -90,6 +91,31 @@ export function countsEpoch(
     });
   }
   return epoch;
+}
+
+/**
+ * Checks a `saveCounts` call (the id, the updates, the generation) before any I/O; resolves the
+ * generation it names.
+ */
+export function checkSaveCounts(
+  conversationId: string,
+  updates: unknown,
+  options: { epoch: string | null } | undefined,
+): string | null {
+  validateConversationId(conversationId);
+  validateCountsUpdates(conversationId, updates);
+  return countsEpoch(conversationId, options);
+}
+
+/** The counts an entry holds with the updates of its seq merged in, in order. */
+export function withUpdates(
+  held: EntryCounts | undefined,
+  seq: number,
+  updates: readonly EntryCountsUpdate[],
+): EntryCounts {
+  let counts = held ?? {};
+  for (const update of updates) if (update.seq === seq) counts = mergeCounts(counts, update.counts);
+  return counts;
 }
 
 /** `base` with `added` merged in (a key given replaces the same key), at most `MAX_COUNT_KEYS` kept. */

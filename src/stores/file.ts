@@ -50,7 +50,7 @@ import {
 import { join, resolve } from 'node:path';
 import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
 import { makeDirectory, syncDirectory, writeAll, writeFileAtomic } from './atomic-write.js';
-import { countsEpoch, validateCountsUpdates } from './entry-counts.js';
+import { checkSaveCounts } from './entry-counts.js';
 import { attachCounts, countsLine, parseCountsFile, splitLines } from './file-counts.js';
 import { type FileLockOptions, withFileLock } from './file-lock.js';
 import { formatBatch, indexLog, type LogIndex, type LogLocation, parseEntries } from './jsonl-log.js';
@@ -765,8 +765,7 @@ export class FileStore implements ConversationStore {
     options: { epoch: string | null },
   ): Promise<boolean> {
     return this.#run('saveCounts', conversationId, async (where, name, paths) => {
-      validateCountsUpdates(conversationId, updates);
-      const epoch = countsEpoch(conversationId, options);
+      const epoch = checkSaveCounts(conversationId, updates, options);
       await this.#checkIdFile(conversationId, name, paths, false);
       if ((await readEpoch(paths.epoch)) !== epoch) return false;
       return this.#locked(paths, conversationId, async () => {

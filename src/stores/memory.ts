@@ -3,7 +3,7 @@
  */
 
 import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
-import { countsEpoch, mergeCounts, validateCountsUpdates, withCounts } from './entry-counts.js';
+import { checkSaveCounts, mergeCounts, withCounts } from './entry-counts.js';
 import { validateConversationId } from './keys.js';
 import { listOptions, pageIds } from './page.js';
 import type {
@@ -145,8 +145,7 @@ export class MemoryStore implements ConversationStore {
     options: { epoch: string | null },
   ): Promise<boolean> {
     this.#open(conversationId);
-    validateCountsUpdates(conversationId, updates);
-    const epoch = countsEpoch(conversationId, options);
+    const epoch = checkSaveCounts(conversationId, updates, options);
     if ((this.#epochs.get(conversationId) ?? null) !== epoch) return false;
     const log = this.#logs.get(conversationId) ?? [];
     for (const { seq, counts } of updates) {

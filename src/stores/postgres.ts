@@ -25,13 +25,12 @@ import pg from 'pg';
 import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
 import { redactUrl, redactUrlsIn } from '../redact-url.js';
 import {
-  countsEpoch,
+  checkSaveCounts,
   decodeCounts,
   encodeCounts,
-  mergeCounts,
   newCountsRecords,
-  validateCountsUpdates,
   withCounts,
+  withUpdates,
 } from './entry-counts.js';
 import { validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
@@ -643,9 +642,7 @@ export class PostgresStore implements ConversationStore {
     options: { epoch: string | null },
   ): Promise<boolean> {
     this.#checkOpen(conversationId);
-    validateConversationId(conversationId);
-    validateCountsUpdates(conversationId, updates);
-    const epoch = countsEpoch(conversationId, options);
+    const epoch = checkSaveCounts(conversationId, updates, options);
     return this.#transaction(conversationId, 'saveCounts', async (client) => {
       const locked = await client.query<{ id: string }>(
         `SELECT id FROM ${this.#t.conversations} WHERE name_hash = sha256($1) AND epoch IS NOT DISTINCT FROM $2::text FOR UPDATE`,
@@ -662,8 +659,7 @@ export class PostgresStore implements ConversationStore {
       for (const row of held.rows) {
         if (typeof row.message !== 'string') continue;
         const seq = toCount(row.seq);
-        let counts = decodeCounts(row.counts, row.message) ?? {};
-        for (const u of updates) if (u.seq === seq) counts = mergeCounts(counts, u.counts);
+        const counts = withUpdates(decodeCounts(row.counts, row.message), seq, updates);
         written.push([seq, encodeCounts(row.message, counts) as string]);
       }
       if (written.length > 0) {

@@ -30,14 +30,7 @@ import { createClient } from 'redis';
 import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
 import type { Message, MessageMetadata } from '../messages/types.js';
 import { redactUrl, redactUrlsIn } from '../redact-url.js';
-import {
-  countsEpoch,
-  decodeCounts,
-  encodeCounts,
-  mergeCounts,
-  validateCountsUpdates,
-  withCounts,
-} from './entry-counts.js';
+import { checkSaveCounts, decodeCounts, encodeCounts, withCounts, withUpdates } from './entry-counts.js';
 import { encodeId, validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
 import { pageStart, prefixUpperBound } from './prefix-range.js';
@@ -552,9 +545,7 @@ export class RedisStore implements ConversationStore {
     options: { epoch: string | null },
   ): Promise<boolean> {
     this.#checkOpen(conversationId);
-    validateConversationId(conversationId);
-    validateCountsUpdates(conversationId, updates);
-    const epoch = countsEpoch(conversationId, options);
+    const epoch = checkSaveCounts(conversationId, updates, options);
     const keys = this.#keys(conversationId);
     const seqs = [...new Set(updates.map((u) => u.seq))];
     const read = await this.#call(conversationId, 'saveCounts', [keys.log, keys.counts], async () => {
@@ -575,9 +566,7 @@ export class RedisStore implements ConversationStore {
     seqs.forEach((seq, i) => {
       const base = merged.get(seq);
       if (base === undefined) return;
-      let counts = base;
-      for (const u of updates) if (u.seq === seq) counts = mergeCounts(counts, u.counts);
-      args.push(String(seq), encodeCounts(elements[i] as string, counts) as string);
+      args.push(String(seq), encodeCounts(elements[i] as string, withUpdates(base, seq, updates)) as string);
     });
     const [status] = await this.#eval(
       conversationId,

@@ -20,12 +20,11 @@ import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
 import {
-  countsEpoch,
+  checkSaveCounts,
   decodeCounts,
   encodeCounts,
   mergeCounts,
   newCountsRecords,
-  validateCountsUpdates,
   withCounts,
 } from './entry-counts.js';
 import { validateConversationId } from './keys.js';
@@ -528,9 +527,7 @@ export class SqliteStore implements ConversationStore {
     options: { epoch: string | null },
   ): Promise<boolean> {
     return this.#run(conversationId, 'saveCounts', () => {
-      validateConversationId(conversationId);
-      validateCountsUpdates(conversationId, updates);
-      const epoch = countsEpoch(conversationId, options);
+      const epoch = checkSaveCounts(conversationId, updates, options);
       return this.#db
         .transaction(() => {
           if ((this.#selectHead.get(conversationId)?.epoch ?? null) !== epoch) return false;
