@@ -96,6 +96,15 @@ const cases: Case[] = [
   })),
 ];
 
+/** What a new manager on the stored conversation counts for its first request. */
+async function countedOnResume(store: ConversationStore, model = MODEL): Promise<string[]> {
+  const { counter, counted } = countingCounter(model);
+  const ctx = new ContextManager({ store, conversationId: ID, tokenCounter: counter });
+  await ctx.getMessagesForRequest();
+  await ctx.close();
+  return counted;
+}
+
 describe.each(cases)('$name: counts that persist', ({ missing: reason, opener }) => {
   it(
     'resuming with the same model counts nothing again, and gives the same view and count',
@@ -135,11 +144,7 @@ describe.each(cases)('$name: counts that persist', ({ missing: reason, opener })
       await a.getMessagesForRequest();
       expect(first.counted).toHaveLength(HISTORY.length);
       await a.close();
-      const again = countingCounter();
-      const b = manager(await open(), again.counter);
-      await b.getMessagesForRequest();
-      expect(again.counted).toEqual([]);
-      await b.close();
+      expect(await countedOnResume(await open())).toEqual([]);
     },
   );
 
@@ -152,26 +157,15 @@ describe.each(cases)('$name: counts that persist', ({ missing: reason, opener })
       const a = manager(await open(), gpt.counter);
       for (const m of HISTORY) await a.addMessage(m);
       await a.close();
-
       // A model with another encoding: the stored counts are not its own.
-      const claude = countingCounter('claude-sonnet-4-5');
-      const b = new ContextManager({ store: await open(), conversationId: ID, tokenCounter: claude.counter });
-      await b.getMessagesForRequest();
-      expect(claude.counted).toHaveLength(HISTORY.length);
-      await b.close();
-
+      const claude = 'claude-sonnet-4-5';
+      expect(await countedOnResume(await open(), claude)).toHaveLength(HISTORY.length);
       const store = await open();
-      const stored = await store.read(ID);
-      for (const entry of stored) {
-        expect(Object.keys(entry.counts ?? {}).sort()).toEqual(
-          [countKey(gpt.counter), countKey(claude.counter)].sort(),
-        );
+      const claudeKey = countKey(countingCounter(claude).counter);
+      for (const entry of await store.read(ID)) {
+        expect(Object.keys(entry.counts ?? {}).sort()).toEqual([countKey(gpt.counter), claudeKey].sort());
       }
-      const again = countingCounter('claude-sonnet-4-5');
-      const c = new ContextManager({ store, conversationId: ID, tokenCounter: again.counter });
-      await c.getMessagesForRequest();
-      expect(again.counted).toEqual([]);
-      await c.close();
+      expect(await countedOnResume(store, claude)).toEqual([]);
     },
   );
 
@@ -188,11 +182,7 @@ describe.each(cases)('$name: counts that persist', ({ missing: reason, opener })
     await a.getMessagesForRequest();
     expect(first.counted).toHaveLength(HISTORY.length);
     await a.close();
-    const again = countingCounter();
-    const b = manager(await open(), again.counter);
-    await b.getMessagesForRequest();
-    expect(again.counted).toEqual([]);
-    await b.close();
+    expect(await countedOnResume(await open())).toEqual([]);
   });
 });
 
