@@ -44,6 +44,15 @@ async function eventually(check: () => boolean, ms = 3_000): Promise<void> {
   }
 }
 
+/** Adds a message and makes two requests, the second once the generation watch is up. */
+async function warmUp(ctx: ContextManager, text: string): Promise<void> {
+  await ctx.addMessage({ role: 'user', content: text });
+  await ctx.getMessagesForRequest();
+  // The watch comes up, and the first request after it reads the generation once.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  await ctx.getMessagesForRequest();
+}
+
 const drivers = sharedDrivers(cleanups, [ID]).filter((d) => d.name === 'redis' || d.name === 'postgres');
 
 describe.each(drivers)('$name: round trips of a steady turn', ({ missing: reason, spec: makeSpec }) => {
@@ -55,11 +64,7 @@ describe.each(drivers)('$name: round trips of a steady turn', ({ missing: reason
       const { store, calls } = counted(await openSpec(spec));
       const ctx = new ContextManager({ store, conversationId: ID, model: 'gpt-4o' });
       try {
-        await ctx.addMessage({ role: 'user', content: 'hello' });
-        await ctx.getMessagesForRequest();
-        // The watch comes up, and the first request after it reads the generation once.
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        await ctx.getMessagesForRequest();
+        await warmUp(ctx, 'hello');
         for (let i = 0; i < 5; i++) {
           calls.length = 0;
           await ctx.addMessage({ role: 'user', content: `turn ${i}` });
@@ -79,10 +84,7 @@ describe.each(drivers)('$name: round trips of a steady turn', ({ missing: reason
     const other = await openSpec(spec);
     const ctx = new ContextManager({ store, conversationId: ID, model: 'gpt-4o' });
     try {
-      await ctx.addMessage({ role: 'user', content: 'old' });
-      await ctx.getMessagesForRequest();
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      await ctx.getMessagesForRequest();
+      await warmUp(ctx, 'old');
       let reported = 0;
       // Watched on the manager's store: its notifications reach the manager's watch at once.
       const watch = raw.watch?.(ID, () => {
