@@ -309,7 +309,7 @@ async function sqliteSection(report: Report): Promise<void> {
       ],
     );
     report.note(
-      `${formatCount(SQLITE_APPENDS)} appends of one entry each with its token counts, synchronous normal. Goal: at least 0.8× the rate without the index, ${verdict(withIndex / without >= 0.8)}.`,
+      `${formatCount(SQLITE_APPENDS)} appends of one entry each, synchronous normal, into a new file (the index dropped, or kept as recall uses it). Goal: at least 0.8× the rate without the index, ${verdict(withIndex / without >= 0.8)}.`,
     );
   } finally {
     await rm(dir, { recursive: true, force: true });
