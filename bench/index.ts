@@ -51,6 +51,11 @@ const BENCHMARKS: Record<string, Benchmark> = {
       'counting any text vs gpt-tokenizer; the longest timer wait of a cold first request at 100k messages; resume',
     run: async (args) => (await import('./waits.js')).runWaitsBenchmark(args),
   },
+  cold: {
+    summary:
+      'cold first request and resume at 100k messages with counts kept in the store; round trips per steady turn on Redis/Postgres; SQLite appends with recall',
+    run: async (args) => (await import('./cold.js')).runColdBenchmark(args),
+  },
   peers: {
     summary:
       'contextkit vs LangChain trimMessages, Mastra TokenLimiter, AI SDK pruneMessages, seed baselines',

@@ -19,6 +19,7 @@ import type { UsageSample } from './guard/usage.js';
 import { resetUsageWarning } from './guard/usage-warning.js';
 import { History } from './history/history.js';
 import { LiveEntries } from './history/live-entries.js';
+import { StoredCounts } from './manager-counts.js';
 import { type ContextManagerOptions, DEFAULTS, economySettings, type Usage } from './options.js';
 import { RecallIndex } from './recall/recall-index.js';
 import { metaPersistence } from './stores/meta-persistence.js';
@@ -54,6 +55,8 @@ export interface ManagerParts {
   store: ConversationStore | null;
   history: History;
   measurer: ContextMeasurer;
+  /** Token counts kept with the stored messages (issue 24 item 3). */
+  counts: StoredCounts;
   guard: ContextGuard;
   conversation: GuardConversation;
   /** What the provider still reads after its own compaction (the guard's entries). */
@@ -92,14 +95,6 @@ export function composeParts(
     options.store === undefined
       ? null
       : resolveStore(options.store, { onWarning: (message) => warn('store_warning', message) });
-  const history = new History({
-    store,
-    conversationId,
-    now: options.now ?? (() => new Date()),
-    ...(options.invalidStored !== undefined ? { invalidStored: options.invalidStored } : {}),
-    onWarn: warn,
-    onReloaded,
-  });
   const measurer = new ContextMeasurer({
     ...(options.model !== undefined ? { model: options.model } : {}),
     ...(options.tokenCounter !== undefined ? { counter: options.tokenCounter } : {}),
@@ -113,6 +108,16 @@ export function composeParts(
     ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
     safetyMargin: settings.safetyMargin,
     events: emitter,
+  });
+  const counts: StoredCounts = new StoredCounts(measurer, (): History => history, warn);
+  const history: History = new History({
+    store,
+    conversationId,
+    now: options.now ?? (() => new Date()),
+    ...(options.invalidStored !== undefined ? { invalidStored: options.invalidStored } : {}),
+    onWarn: warn,
+    onReloaded,
+    counter: counts,
   });
   const tools = options.tools ?? llmTools(options.llm, warn);
   const providerCompact = providerCompactor(options);
@@ -191,7 +196,7 @@ export function composeParts(
     eager: settings.recall,
     onWarn: warn,
   });
-  return { settings, store, history, measurer, guard, conversation, live, recallIndex };
+  return { settings, store, history, measurer, counts, guard, conversation, live, recallIndex };
 }
 
 /**

@@ -18,6 +18,7 @@ import {
 import { resetUsageWarning } from './guard/usage-warning.js';
 import type { History } from './history/history.js';
 import { hasCompactionBlock, type LiveEntries } from './history/live-entries.js';
+import type { StoredCounts } from './manager-counts.js';
 import {
   compareCache,
   composeParts,
@@ -73,6 +74,8 @@ export class ContextManager {
   readonly recallEnabled: boolean;
   private readonly emitter = new ContextEmitter();
   private readonly history: History;
+  /** Token counts kept with the stored messages (`StoredCounts`). */
+  private readonly counts: StoredCounts;
   /** Searches the whole history for `recall` and the recall tool (src/recall/). */
   private readonly recallIndex: RecallIndex;
   private readonly conversation: GuardConversation;
@@ -93,6 +96,7 @@ export class ContextManager {
     this.conversationId = parts.settings.conversationId;
     this.history = parts.history;
     this.measurer = parts.measurer;
+    this.counts = parts.counts;
     this.guard = parts.guard;
     this.conversation = parts.conversation;
     this.live = parts.live;
@@ -212,20 +216,23 @@ export class ContextManager {
    * Counts the entries the request's counter has not counted yet before the view is built, in
    * slices that yield (see `ContextMeasurer.countAhead`): the view then finds every count in the
    * memo. Only an optimization: the memo, keyed by message, keeps counts right whatever happens.
+   * A count the store kept with a message under this counter is taken instead of counting, and
+   * what had to be counted is kept in the store for next time (`StoredCounts`).
    */
   private countAhead(r: ResolvedRequest): void | Promise<void> {
     // The entries the provider reads: a new server compaction starts them again (`LiveEntries`).
     const entries = this.conversation.entries;
-    const key = `${r.counter.id}#${this.history.generation}#${this.live.compactionSeq ?? ''}`;
+    const key = `${r.counter.id}#${r.format}#${this.history.generation}#${this.live.compactionSeq ?? ''}`;
     const from = this.counted.key === key ? Math.min(this.counted.upTo, entries.length) : 0;
-    const done = this.measurer.countAhead(r.counter, entries, from, r.format);
-    if (typeof done === 'number') {
-      this.counted = { key, upTo: done };
-      return;
-    }
-    return done.then((upTo) => {
+    this.counts.use(r.counter, r.format);
+    const stored = this.counts.lookup(r.counter);
+    const done = this.measurer.countAhead(r.counter, entries, from, r.format, stored);
+    const finish = (upTo: number) => {
       this.counted = { key, upTo };
-    });
+      this.counts.keep(entries, from, r.counter);
+    };
+    if (typeof done === 'number') return finish(done);
+    return done.then(finish);
   }
 
   /** One `context:warn` (`unknown_block`) per block type no format knows, the first time it is stored. */
@@ -266,11 +273,10 @@ export class ContextManager {
 
   private storedTokens(): number {
     const format = this.history.format;
-    return this.measurer.countAll(
-      this.measurer.defaultCounter(format),
-      this.history.messages(),
-      format ?? 'openai',
-    );
+    const counter = this.measurer.defaultCounter(format);
+    const messages = this.history.messages();
+    this.counts.seed(counter, messages);
+    return this.measurer.countAll(counter, messages, format ?? 'openai');
   }
 
   /**
@@ -492,6 +498,8 @@ export class ContextManager {
   async close(): Promise<void> {
     // Not through enqueue: closing needs no loaded history (it may be what cannot load).
     await this.queue;
+    await this.counts.settled();
+    this.history.unwatch();
     await this.history.store?.close();
   }
 }

@@ -198,24 +198,30 @@ export class ContextMeasurer {
    * A long stretch (a cold start, an import, a changed model) is counted in slices of about
    * {@link COUNT_SLICE_MS}, yielding to the event loop between them, so counting a large history
    * never holds the process (a server's other conversations, its timers) for long. A few
-   * messages (a steady turn) are counted at once, without an await.
+   * messages (a steady turn) are counted at once, without an await. `stored`, when given, is
+   * asked first for a count kept with a message (by this counter and format), which is taken
+   * instead of counting.
    */
   countAhead(
     counter: TokenCounter,
-    entries: readonly HistoryEntry[],
+    entries: ReadonlyArray<Pick<HistoryEntry, 'message'>>,
     from: number,
     format: MessageFormat,
+    stored?: (message: Message) => number | undefined,
   ): number | Promise<number> {
     const memo = this.memoFor(counter);
     if (entries.length - from <= COUNT_AT_ONCE) {
-      for (let i = from; i < entries.length; i++) this.count(counter, entries[i]!.message as Message, format);
+      for (let i = from; i < entries.length; i++) {
+        const message = entries[i]!.message as Message;
+        if (!memo.has(message)) memo.set(message, stored?.(message) ?? counter.countMessage(message, format));
+      }
       return entries.length;
     }
     return (async () => {
       let sliceStart = performance.now();
       for (let i = from; i < entries.length; i++) {
         const message = entries[i]!.message as Message;
-        if (!memo.has(message)) memo.set(message, counter.countMessage(message, format));
+        if (!memo.has(message)) memo.set(message, stored?.(message) ?? counter.countMessage(message, format));
         if ((i & 31) === 31 && performance.now() - sliceStart > COUNT_SLICE_MS) {
           await yieldToEventLoop();
           sliceStart = performance.now();

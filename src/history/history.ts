@@ -4,6 +4,7 @@
  * view holds; the history is never compacted.
  */
 
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import {
   ConflictError,
   EpochConflictError,
@@ -17,7 +18,15 @@ import { jsonValueIssues } from '../messages/json-limits.js';
 import type { HistoryEntry, Message, MessageFormat, MessageMetadata } from '../messages/types.js';
 import { validateMessage } from '../messages/validate-message.js';
 import type { AddMessageOptions } from '../options.js';
-import type { ConversationStore, NewEntry, StoredEntry } from '../stores/types.js';
+import { mergeCounts } from '../stores/entry-counts.js';
+import type {
+  ConversationStore,
+  EntryCounts,
+  EntryCountsUpdate,
+  GenerationWatch,
+  NewEntry,
+  StoredEntry,
+} from '../stores/types.js';
 import { newEpoch } from '../stores/validate.js';
 
 /**
@@ -30,6 +39,18 @@ const READ_ATTEMPTS = 5;
 
 /** What to do with a stored entry that is not a valid message. */
 export type InvalidStoredPolicy = 'error' | 'skip';
+
+/**
+ * Token counts of new messages, kept with them in the store (issue 24 item 3): `one` for a
+ * message added, `all` (counting in slices that yield) for a whole history set at once.
+ */
+export interface EntryCounter {
+  one(message: Message, format: MessageFormat | undefined): EntryCounts | undefined;
+  all(
+    messages: readonly Message[],
+    format: MessageFormat | undefined,
+  ): Promise<Array<EntryCounts | undefined>>;
+}
 
 /** Options of {@link History}. */
 export interface HistoryOptions {
@@ -47,6 +68,8 @@ export interface HistoryOptions {
   onWarn?: (code: string, message: string) => void;
   /** Called after the entries were reloaded because another writer replaced or cleared them. */
   onReloaded?: () => void;
+  /** Counts new messages so their counts are stored with them (default: none stored). */
+  counter?: EntryCounter;
 }
 
 /**
@@ -72,6 +95,13 @@ export class History {
   private invalid: InvalidStoredMessageError | null = null;
   private readonly onWarn: (code: string, message: string) => void;
   private readonly onReloaded: () => void;
+  private readonly counter: EntryCounter | undefined;
+  /** The store's report of generation changes (`ConversationStore.watch`), once a request asked. */
+  private watch: GenerationWatch | null = null;
+  /** Set when the watch reported a change (or may have missed one) not yet checked. */
+  private generationReported = true;
+  /** Each stored message's seq in the store and the counts the store holds for it, by message. */
+  private readonly stored = new WeakMap<object, { seq: number; counts: EntryCounts | undefined }>();
 
   constructor(options: HistoryOptions) {
     this.store = options.store;
@@ -80,6 +110,45 @@ export class History {
     this.invalidStored = options.invalidStored ?? 'error';
     this.onWarn = options.onWarn ?? (() => undefined);
     this.onReloaded = options.onReloaded ?? (() => undefined);
+    this.counter = options.counter;
+  }
+
+  /** Whether `message` (an entry's) is in the store, so counts can be kept with it. */
+  isStored(message: object): boolean {
+    return this.stored.has(message);
+  }
+
+  /** The token counts the store holds for a stored message (checked against its bytes by the store). */
+  countsOf(message: object): EntryCounts | undefined {
+    return this.stored.get(message)?.counts;
+  }
+
+  /**
+   * Keeps counts made after the messages were stored (a resumed history without them, another
+   * tokenizer) beside them in the store, in the generation held: a conversation replaced
+   * meanwhile keeps none. Resolves to false when nothing was kept.
+   */
+  async saveCounts(counted: ReadonlyArray<{ message: object; counts: EntryCounts }>): Promise<boolean> {
+    if (!this.store) return false;
+    const updates: EntryCountsUpdate[] = [];
+    const held: Array<{ seq: number; counts: EntryCounts | undefined }> = [];
+    for (const { message, counts } of counted) {
+      const stored = this.stored.get(message);
+      if (!stored) continue;
+      updates.push({ seq: stored.seq, counts });
+      held.push(stored);
+    }
+    if (updates.length === 0) return false;
+    if (!(await this.store.saveCounts(this.conversationId, updates, { epoch: this.epoch }))) return false;
+    held.forEach((stored, i) => {
+      stored.counts = mergeCounts(stored.counts, (updates[i] as EntryCountsUpdate).counts);
+    });
+    return true;
+  }
+
+  /** Remembers where a message is stored and the counts stored with it. */
+  private remember(message: object, seq: number, counts: EntryCounts | undefined): void {
+    this.stored.set(message, { seq, counts });
   }
 
   /** The entries, oldest first (frozen objects; the array is this history's own: do not change it). */
@@ -148,7 +217,7 @@ export class History {
     this.reset();
     entries.forEach((e, i) => {
       const message = checked[i];
-      if (message) this.push(message, e.metadata);
+      if (message) this.remember(this.push(message, e.metadata).message, e.seq, e.counts);
     });
     this.storeHead = entries.length;
     this.epoch = epoch;
@@ -195,7 +264,7 @@ export class History {
     );
     entries.forEach((e, i) => {
       const message = checked[i];
-      if (message) this.push(message, e.metadata);
+      if (message) this.remember(this.push(message, e.metadata).message, e.seq, e.counts);
     });
   }
 
@@ -266,21 +335,29 @@ export class History {
     if (options.critical) metadata.critical = true;
     if (options.pinned) metadata.pinned = true;
     if (options.ephemeral) metadata.ephemeral = true;
-    if (this.store && !options.ephemeral && !(await this.persist([{ message: valid, metadata }]))) {
+    if (!this.store || options.ephemeral) return this.push(valid, metadata);
+    const counts = this.counter?.one(valid, format);
+    const stored = await this.persist([
+      counts ? { message: valid, metadata, counts } : { message: valid, metadata },
+    ]);
+    if (stored === null) {
       // Stored, but another writer replaced the conversation at once: the history is theirs now.
       return Object.freeze({ seq: -1, message: freezeDeep(valid), metadata: freezeDeep(metadata) });
     }
-    return this.push(valid, metadata);
+    const entry = this.push(valid, metadata);
+    this.remember(entry.message, stored, counts);
+    return entry;
   }
 
   /**
    * Appends to the store, which gives the sequence number, so a writer never loses a race to
    * other writers (no retry, no starvation); what they appended before it is read back, so this
    * history holds the store's one order. The append names the generation held, so a conversation
-   * replaced or cleared meanwhile is reloaded first. Resolves to false when the entry is stored
-   * but the history reloaded after it was (it is then in the history only if the store kept it).
+   * replaced or cleared meanwhile is reloaded first. Resolves with the seq the store gave the
+   * first entry, or null when the entry is stored but the history reloaded after it was (it is
+   * then in the history only if the store kept it).
    */
-  private async persist(batch: NewEntry[]): Promise<boolean> {
+  private async persist(batch: NewEntry[]): Promise<number | null> {
     const store = this.store!;
     for (let attempt = 1; ; attempt++) {
       const epoch = this.epoch ?? newEpoch();
@@ -300,7 +377,7 @@ export class History {
         });
         if (gap.length !== seq - this.storeHead || (await store.epoch(this.conversationId)) !== epoch) {
           await this.reloadReplaced();
-          return false;
+          return null;
         }
         try {
           this.ingest(gap);
@@ -311,20 +388,40 @@ export class History {
       } else if (seq < this.storeHead) {
         // The log was deleted and this append began it again.
         await this.reloadReplaced();
-        return false;
+        return null;
       }
       this.storeHead = seq + batch.length;
-      return true;
+      return seq;
     }
   }
 
   /**
    * Reloads the history when another writer replaced or cleared the conversation (its generation
-   * changed); one small read, so a request is never built from a replaced history.
+   * changed), so a request is never built from a replaced history. On a store that reports
+   * generation changes (`ConversationStore.watch`: Redis, Postgres) this costs no round trip while
+   * nothing was reported and the subscription is live (the event loop is let run once first, so
+   * a notification already received is taken in); otherwise it is one small read.
    */
   async checkGeneration(): Promise<void> {
     if (!this.store) return;
+    if (this.store.watch && !this.watch) {
+      this.watch = this.store.watch(this.conversationId, () => {
+        this.generationReported = true;
+      });
+    }
+    if (this.watch) {
+      await yieldToEventLoop();
+      if (this.watch.live && !this.generationReported) return;
+    }
+    // Cleared before the read: a change reported during it is read again next time.
+    this.generationReported = false;
     if ((await this.store.epoch(this.conversationId)) !== this.epoch) await this.reloadReplaced();
+  }
+
+  /** Ends the generation subscription, if any (before the store closes). */
+  unwatch(): void {
+    this.watch?.close();
+    this.watch = null;
   }
 
   /**
@@ -364,14 +461,25 @@ export class History {
       return validateMessage(copy, `messages[${i}]`, format);
     });
     const stamp = this.now().toISOString();
-    const batch = valid.map((message) => ({ message, metadata: { timestamp: stamp } as MessageMetadata }));
+    // With a store, counted here (in slices that yield) to be kept with the messages; without
+    // one, the first request counts them (also in slices that yield).
+    const counts = this.store && this.counter ? await this.counter.all(valid, format) : [];
+    const batch: NewEntry[] = valid.map((message, i) => {
+      const entry: NewEntry = { message, metadata: { timestamp: stamp } as MessageMetadata };
+      const given = counts[i];
+      if (given) entry.counts = given;
+      return entry;
+    });
     const epoch = newEpoch();
     if (this.store) {
       await this.store.replace(this.conversationId, batch, { epoch });
       await this.saveMeta({ plan: null });
     }
     this.reset();
-    for (const e of batch) this.push(e.message, e.metadata);
+    batch.forEach((e, seq) => {
+      const entry = this.push(e.message, e.metadata);
+      if (this.store) this.remember(entry.message, seq, e.counts);
+    });
     this.storeHead = batch.length;
     this.epoch = epoch;
     return true;

@@ -8,6 +8,7 @@ import {
   rm,
   stat,
   truncate,
+  unlink,
   utimes,
   writeFile,
 } from 'node:fs/promises';
@@ -458,6 +459,50 @@ describe('FileStore on disk', () => {
       expect(texts.filter((t) => t.startsWith(who))).toEqual(
         Array.from({ length: 30 }, (_, i) => `${who}${i}`),
       );
+    }
+  });
+});
+
+describe('FileStore token counts', () => {
+  it('leaves out a count whose log line changed since, skips a torn counts line, and opens a log without counts', async () => {
+    const dir = await tempDir();
+    const store = new FileStore(dir);
+    try {
+      const counts = { 'openai:o200k_base/openai/v1': 9 };
+      await store.append(
+        'c',
+        [0, 1, 2].map((i) => ({ ...entry(`m${i}`), counts })),
+        { epoch: 'g' },
+      );
+      await store.append('c', [entry('m3')], { epoch: 'g' });
+      const log = join(dir, `${encodeId('c')}.jsonl`);
+      // A hand edit of one message's bytes, same length: the count made of the old bytes no longer holds.
+      await writeFile(log, (await readFile(log, 'utf8')).replace('"m1"', '"M1"'));
+      await appendFile(join(dir, `${encodeId('c')}.counts`), '{"seq":3,"d":"torn');
+      const got = await store.read('c');
+      expect(got.map((e) => e.counts)).toEqual([counts, undefined, counts, undefined]);
+      expect(got[1]?.message).toEqual({ role: 'user', content: 'M1' });
+      expect(
+        await store.saveCounts(
+          'c',
+          [
+            { seq: 1, counts: { k: 4 } },
+            { seq: 3, counts: { k: 5 } },
+          ],
+          { epoch: 'g' },
+        ),
+      ).toBe(true);
+      expect((await store.read('c')).map((e) => e.counts)).toEqual([counts, { k: 4 }, counts, { k: 5 }]);
+      // A log written before counts existed: no counts file at all.
+      await unlink(join(dir, `${encodeId('c')}.counts`));
+      expect((await store.read('c')).map((e) => e.counts)).toEqual([
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+      ]);
+    } finally {
+      await store.close();
     }
   });
 });

@@ -9,6 +9,7 @@
  * - `NAME.id`: the full id, only when NAME is the hashed form of a long id;
  * - `NAME.epoch`: the conversation's generation (see `ConversationStore.epoch`), written before
  *   the log on `replace` (so a crash between the two can only make writers reload needlessly);
+ * - `NAME.counts`: token counts of entries (format in `file-counts.ts`), a cache beside the log;
  * - `NAME.lock`: present while one process writes (see `file-lock.ts`);
  * - `NAME.jsonl.torn-TIME`: the bytes of a torn write, moved aside (never deleted) on repair.
  * Encoded names contain no `.`, so the part before the first `.` is always the name, and temp
@@ -36,10 +37,21 @@
 
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
-import { type FileHandle, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import {
+  appendFile,
+  type FileHandle,
+  open,
+  readdir,
+  readFile,
+  stat,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
 import { makeDirectory, syncDirectory, writeAll, writeFileAtomic } from './atomic-write.js';
+import { checkSaveCounts } from './entry-counts.js';
+import { attachCounts, countsLine, parseCountsFile, splitLines } from './file-counts.js';
 import { type FileLockOptions, withFileLock } from './file-lock.js';
 import { formatBatch, indexLog, type LogIndex, type LogLocation, parseEntries } from './jsonl-log.js';
 import { decodeId, encodeId, isHashedName, validateConversationId } from './keys.js';
@@ -49,6 +61,7 @@ import type {
   AppendOptions,
   ConversationPage,
   ConversationStore,
+  EntryCountsUpdate,
   MetaRecord,
   NewEntry,
   StoredEntry,
@@ -87,6 +100,7 @@ interface Paths {
   lock: string;
   id: string;
   epoch: string;
+  counts: string;
 }
 
 interface CachedIndex extends LogIndex {
@@ -156,6 +170,32 @@ function checkEpoch(conversationId: string, epoch: string | undefined, current: 
   if (epoch !== undefined && current !== null && current !== epoch) {
     throw new EpochConflictError(conversationId, epoch, current);
   }
+}
+
+/**
+ * Writes the counts of entries just written as `data` (their log lines from seq `first` on)
+ * beside the log: appended, or as the whole counts file on `replace` (none: the file removed).
+ * Not flushed: counts are a cache (see file-counts.ts).
+ */
+async function writeCounts(
+  path: string,
+  first: number,
+  data: Buffer,
+  entries: readonly NewEntry[],
+  mode: 'append' | 'replace',
+): Promise<void> {
+  let text = '';
+  if (entries.some((entry) => entry.counts !== undefined)) {
+    const lines = splitLines(data);
+    entries.forEach((entry, i) => {
+      if (entry.counts !== undefined && Object.keys(entry.counts).length > 0)
+        text += countsLine(first + i, lines[i] as Buffer, entry.counts);
+    });
+  }
+  if (mode === 'replace' && text.length === 0) await unlinkIfExists(path);
+  else if (mode === 'replace') await writeFile(path, text);
+  // Each append starts on a line of its own, so a line torn by a crash spoils no later one.
+  else if (text.length > 0) await appendFile(path, `\n${text}`);
 }
 
 async function readBytes(handle: FileHandle, start: number, end: number): Promise<Buffer> {
@@ -238,6 +278,7 @@ export class FileStore implements ConversationStore {
       lock: `${base}.lock`,
       id: `${base}.id`,
       epoch: `${base}.epoch`,
+      counts: `${base}.counts`,
     };
   }
 
@@ -581,6 +622,7 @@ export class FileStore implements ConversationStore {
           await handle.datasync();
           if (start === 0) await syncDirectory(this.dir);
           if (epoch !== undefined && current === null) await writeFileAtomic(paths.epoch, `${epoch}\n`);
+          await writeCounts(paths.counts, head, data, entries, 'append');
           const info = await handle.stat();
           if (info.size === start + data.length) {
             // Every line of `data` ends in a newline: record where each one starts.
@@ -622,7 +664,11 @@ export class FileStore implements ConversationStore {
         const endSeq = Math.min(count, fromSeq + limit);
         const start = index.offsets[fromSeq] as number;
         const end = endSeq < count ? (index.offsets[endSeq] as number) : index.validEnd;
-        return parseEntries(await readBytes(handle, start, end), fromSeq, where);
+        const bytes = await readBytes(handle, start, end);
+        const entries = parseEntries(bytes, fromSeq, where);
+        const counts = await readFile(paths.counts, 'utf8').catch(() => '');
+        if (counts.length > 0) attachCounts(entries, bytes, parseCountsFile(counts, fromSeq, endSeq));
+        return entries;
       });
     });
   }
@@ -660,9 +706,12 @@ export class FileStore implements ConversationStore {
         await writeFileAtomic(paths.epoch, `${epoch}\n`);
         if (serialized.length === 0) {
           await unlinkIfExists(paths.log);
+          await unlinkIfExists(paths.counts);
           await syncDirectory(this.dir);
         } else {
-          await writeFileAtomic(paths.log, formatBatch(0, serialized));
+          const data = formatBatch(0, serialized);
+          await writeFileAtomic(paths.log, data);
+          await writeCounts(paths.counts, 0, data, entries, 'replace');
         }
       });
     });
@@ -706,6 +755,41 @@ export class FileStore implements ConversationStore {
           );
         }
         return last;
+      });
+    });
+  }
+
+  async saveCounts(
+    conversationId: string,
+    updates: readonly EntryCountsUpdate[],
+    options: { epoch: string | null },
+  ): Promise<boolean> {
+    return this.#run('saveCounts', conversationId, async (where, name, paths) => {
+      const epoch = checkSaveCounts(conversationId, updates, options);
+      await this.#checkIdFile(conversationId, name, paths, false);
+      if ((await readEpoch(paths.epoch)) !== epoch) return false;
+      return this.#locked(paths, conversationId, async () => {
+        if ((await readEpoch(paths.epoch)) !== epoch) return false;
+        const handle = await openIfExists(paths.log, 'r');
+        if (!handle) return true;
+        try {
+          const index = await this.#index(where, name, handle, true);
+          let text = '';
+          for (const { seq, counts } of updates) {
+            if (seq >= index.offsets.length) continue;
+            const start = index.offsets[seq] as number;
+            const end = seq + 1 < index.offsets.length ? (index.offsets[seq + 1] as number) : index.validEnd;
+            text += countsLine(
+              seq,
+              (await readBytes(handle, start, end)).subarray(0, end - start - 1),
+              counts,
+            );
+          }
+          if (text.length > 0) await appendFile(paths.counts, `\n${text}`);
+          return true;
+        } finally {
+          await handle.close();
+        }
       });
     });
   }
@@ -796,6 +880,7 @@ export class FileStore implements ConversationStore {
         await unlinkIfExists(paths.meta);
         await unlinkIfExists(paths.id);
         await unlinkIfExists(paths.epoch);
+        await unlinkIfExists(paths.counts);
         this.#cache.delete(name);
         this.#verifiedIds.delete(name);
         await syncDirectory(this.dir);

@@ -8,6 +8,8 @@ import type {
   AppendOptions,
   ConversationPage,
   ConversationStore,
+  EntryCountsUpdate,
+  GenerationWatch,
   MetaRecord,
   NewEntry,
   StoredEntry,
@@ -91,6 +93,38 @@ export class LazyStore implements ConversationStore {
     options?: { epoch?: string },
   ): Promise<void> {
     return (await this.#store()).replace(conversationId, entries, options);
+  }
+
+  /**
+   * Reports generation changes once the store is open and watches (`ConversationStore.watch`);
+   * not live before that, so the caller reads the generation meanwhile.
+   */
+  watch(conversationId: string, onChange: () => void): GenerationWatch {
+    let inner: GenerationWatch | undefined;
+    let closed = false;
+    this.#store().then(
+      (store) => {
+        if (!closed && store.watch) inner = store.watch(conversationId, onChange);
+      },
+      () => undefined,
+    );
+    return {
+      get live() {
+        return inner?.live ?? false;
+      },
+      close() {
+        closed = true;
+        inner?.close();
+      },
+    };
+  }
+
+  async saveCounts(
+    conversationId: string,
+    updates: readonly EntryCountsUpdate[],
+    options: { epoch: string | null },
+  ): Promise<boolean> {
+    return (await this.#store()).saveCounts(conversationId, updates, options);
   }
 
   async pop(conversationId: string): Promise<StoredEntry | undefined> {

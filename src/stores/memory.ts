@@ -3,12 +3,14 @@
  */
 
 import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
+import { checkSaveCounts, mergeCounts, withCounts } from './entry-counts.js';
 import { validateConversationId } from './keys.js';
 import { listOptions, pageIds } from './page.js';
 import type {
   AppendOptions,
   ConversationPage,
   ConversationStore,
+  EntryCountsUpdate,
   MetaRecord,
   NewEntry,
   StoredEntry,
@@ -32,6 +34,14 @@ function copy<T>(conversationId: string, value: T): T {
       code: 'invalid_argument',
     });
   }
+}
+
+/** A stored copy of a new entry, with its counts when it has any. */
+function stored(conversationId: string, seq: number, entry: NewEntry): StoredEntry {
+  return withCounts(
+    { seq, message: copy(conversationId, entry.message), metadata: copy(conversationId, entry.metadata) },
+    entry.counts === undefined ? undefined : { ...entry.counts },
+  );
 }
 
 /**
@@ -71,11 +81,7 @@ export class MemoryStore implements ConversationStore {
     // Copy the whole batch before touching the log, so a value that cannot be copied leaves
     // nothing half-appended.
     checkEntryValues(conversationId, entries, { depthOnly: true });
-    const copies = entries.map((entry, i) => ({
-      seq: head + i,
-      message: copy(conversationId, entry.message),
-      metadata: copy(conversationId, entry.metadata),
-    }));
+    const copies = entries.map((entry, i) => stored(conversationId, head + i, entry));
     checkEntryValues(conversationId, copies);
     if (copies.length > 0) {
       log.push(...copies);
@@ -112,11 +118,7 @@ export class MemoryStore implements ConversationStore {
     validateNewEntries(conversationId, entries);
     const epoch = validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
     checkEntryValues(conversationId, entries, { depthOnly: true });
-    const log = entries.map((entry, seq) => ({
-      seq,
-      message: copy(conversationId, entry.message),
-      metadata: copy(conversationId, entry.metadata),
-    }));
+    const log = entries.map((entry, seq) => stored(conversationId, seq, entry));
     checkEntryValues(conversationId, log);
     if (log.length === 0) this.#logs.delete(conversationId);
     else this.#logs.set(conversationId, log);
@@ -131,6 +133,26 @@ export class MemoryStore implements ConversationStore {
     if (log.length === 0) this.#logs.delete(conversationId);
     this.#epochs.set(conversationId, newEpoch());
     return last;
+  }
+
+  /**
+   * Merges counts into the entries held, in generation `epoch` only. The store's copies never
+   * change once appended, so a count kept here always belongs to its message.
+   */
+  async saveCounts(
+    conversationId: string,
+    updates: readonly EntryCountsUpdate[],
+    options: { epoch: string | null },
+  ): Promise<boolean> {
+    this.#open(conversationId);
+    const epoch = checkSaveCounts(conversationId, updates, options);
+    if ((this.#epochs.get(conversationId) ?? null) !== epoch) return false;
+    const log = this.#logs.get(conversationId) ?? [];
+    for (const { seq, counts } of updates) {
+      const entry = log[seq];
+      if (entry) entry.counts = mergeCounts(entry.counts, counts);
+    }
+    return true;
   }
 
   async getMeta(conversationId: string): Promise<MetaRecord> {

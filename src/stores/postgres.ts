@@ -24,6 +24,14 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
 import { redactUrl, redactUrlsIn } from '../redact-url.js';
+import {
+  checkSaveCounts,
+  decodeCounts,
+  encodeCounts,
+  newCountsRecords,
+  withCounts,
+  withUpdates,
+} from './entry-counts.js';
 import { validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
 import { PostgresSearch, postgresSearchMigration, searchTexts } from './postgres-search.js';
@@ -33,6 +41,8 @@ import type {
   AppendOptions,
   ConversationPage,
   ConversationStore,
+  EntryCountsUpdate,
+  GenerationWatch,
   MetaRecord,
   NewEntry,
   StoredEntry,
@@ -63,7 +73,7 @@ export interface PostgresStoreOptions {
 }
 
 /** The schema version this code writes; a newer database is refused rather than misread. */
-export const POSTGRES_SCHEMA_VERSION = 3;
+export const POSTGRES_SCHEMA_VERSION = 4;
 
 /** Bytes of an id that the listing index covers: a btree entry must stay under ~2.7 kB. */
 const INDEXED_ID_BYTES = 1024;
@@ -74,6 +84,8 @@ interface Tables {
   entries: string;
   /** A name for indexes, unqualified. */
   indexPrefix: string;
+  /** The `LISTEN`/`NOTIFY` channel generation changes go to, quoted. */
+  channel: string;
 }
 
 /**
@@ -105,12 +117,19 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string[]> = [
   postgresSearchMigration,
   // The generation `replace` renews and appends check (ConversationStore.epoch).
   (t) => [`ALTER TABLE ${t.conversations} ADD COLUMN IF NOT EXISTS epoch text`],
+  // Each entry's token counts by tokenizer, tied to its message text (entry-counts.ts).
+  (t) => [`ALTER TABLE ${t.entries} ADD COLUMN IF NOT EXISTS counts text`],
 ];
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 
 function quote(identifier: string): string {
   return `"${identifier.replace(/"/g, '""')}"`;
+}
+
+/** A quoted identifier's name, as `pg_notify` takes it (only names `quote` made of [a-z0-9_]). */
+function unquote(quoted: string): string {
+  return quoted.slice(1, -1);
 }
 
 function checkIdentifier(option: string, value: string, maxLength: number): void {
@@ -172,11 +191,19 @@ export class PostgresStore implements ConversationStore {
   readonly #where: string;
   readonly #t: Tables;
   #closed = false;
+  readonly #url: string;
+  /** The connection that `LISTEN`s for generation changes, once a `watch` asked for it. */
+  #listener: Promise<pg.Client> | undefined;
+  /** True while the listener is connected and listening. */
+  #listening = false;
+  /** Watchers by the hex SHA-256 of their conversation id (the notifications' payload). */
+  readonly #watchers = new Map<string, Set<() => void>>();
   /** Full-text search over the entries, kept in the same tables (tsvector + GIN). */
   readonly search: PostgresSearch;
 
   /** Use {@link openPostgresStore}: the tables must be migrated before the first call. */
-  private constructor(pool: pg.Pool, where: string, tables: Tables) {
+  private constructor(pool: pg.Pool, where: string, tables: Tables, url: string) {
+    this.#url = url;
     this.#pool = pool;
     this.#where = where;
     this.#t = tables;
@@ -219,12 +246,15 @@ export class PostgresStore implements ConversationStore {
       conversations: `${quote(schema)}.${quote(`${tablePrefix}conversations`)}`,
       entries: `${quote(schema)}.${quote(`${tablePrefix}entries`)}`,
       indexPrefix: tablePrefix,
+      channel: quote(
+        `contextkit_gen_${createHash('sha256').update(`${schema}.${tablePrefix}`).digest('hex').slice(0, 24)}`,
+      ),
     };
     const pool = new pg.Pool({ connectionString: url, max: maxConnections, connectionTimeoutMillis: 10_000 });
     // An idle connection that drops (server restart) is replaced on the next call; without a
     // listener the pool's 'error' event would end the process.
     pool.on('error', () => {});
-    const store = new PostgresStore(pool, where, tables);
+    const store = new PostgresStore(pool, where, tables, url);
     const schemaTable = `${quote(schema)}.${quote(`${tablePrefix}schema`)}`;
     try {
       if (options.mustExist) await store.#checkExists(schemaTable);
@@ -385,13 +415,15 @@ export class PostgresStore implements ConversationStore {
     firstSeq: number,
     rows: Array<[string, string]>,
     texts: readonly string[],
+    counts: ReadonlyArray<string | null>,
   ) {
     // One statement per batch: unnest keeps it one round trip whatever the batch size.
     await client.query(
-      `INSERT INTO ${this.#t.entries} (conversation_id, seq, metadata, message, search)
-       SELECT $1, $2::bigint + t.ord - 1, t.metadata, t.message, to_tsvector('english', t.body)
-       FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS t(metadata, message, body, ord)`,
-      [id, firstSeq, rows.map((r) => r[0]), rows.map((r) => r[1]), texts],
+      `INSERT INTO ${this.#t.entries} (conversation_id, seq, metadata, message, search, counts)
+       SELECT $1, $2::bigint + t.ord - 1, t.metadata, t.message, to_tsvector('english', t.body), t.counts
+       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[])
+         WITH ORDINALITY AS t(metadata, message, body, counts, ord)`,
+      [id, firstSeq, rows.map((r) => r[0]), rows.map((r) => r[1]), texts, counts],
     );
   }
 
@@ -406,6 +438,7 @@ export class PostgresStore implements ConversationStore {
     const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
     const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
     const rows = serializeEntries(conversationId, entries);
+    const counts = newCountsRecords(entries, rows);
     const texts = searchTexts(entries);
     if (rows.length === 0) {
       await this.#checkEpoch(conversationId, epoch);
@@ -432,10 +465,11 @@ export class PostgresStore implements ConversationStore {
              AND ($7::text IS NULL OR epoch IS NULL OR epoch = $7::text)
            FOR UPDATE
          ), inserted AS (
-           INSERT INTO ${this.#t.entries} (conversation_id, seq, metadata, message, search)
+           INSERT INTO ${this.#t.entries} (conversation_id, seq, metadata, message, search, counts)
            SELECT locked.id, locked.head + t.ord - 1, t.metadata, t.message,
-                  CASE WHEN locked.level THEN to_tsvector('english', t.body) END
-           FROM locked, unnest($3::text[], $4::text[], $6::text[]) WITH ORDINALITY AS t(metadata, message, body, ord)
+                  CASE WHEN locked.level THEN to_tsvector('english', t.body) END, t.counts
+           FROM locked, unnest($3::text[], $4::text[], $6::text[], $8::text[])
+             WITH ORDINALITY AS t(metadata, message, body, counts, ord)
          ), moved AS (
            UPDATE ${this.#t.conversations} AS c SET head = locked.head + $5, epoch = COALESCE(c.epoch, $7::text),
              search_head = CASE WHEN locked.level THEN locked.head + $5 ELSE c.search_head END
@@ -450,6 +484,7 @@ export class PostgresStore implements ConversationStore {
           rows.length,
           texts,
           epoch ?? null,
+          counts,
         ],
       );
       const row = result[0];
@@ -501,17 +536,22 @@ export class PostgresStore implements ConversationStore {
     validateConversationId(conversationId);
     const { fromSeq, limit } = readRange(conversationId, options);
     if (limit === 0) return [];
-    const rows = await this.#query<{ seq: string; metadata: unknown; message: unknown }>(
+    const rows = await this.#query<{ seq: string; metadata: unknown; message: unknown; counts: unknown }>(
       conversationId,
       'read',
-      `SELECT e.seq, e.metadata, e.message
+      `SELECT e.seq, e.metadata, e.message, e.counts
        FROM ${this.#t.entries} e JOIN ${this.#t.conversations} c ON c.id = e.conversation_id
        WHERE c.name_hash = sha256($1) AND e.seq >= $2
        ORDER BY e.seq
        LIMIT $3`,
       [idBytes(conversationId), fromSeq, Number.isFinite(limit) ? limit : null],
     );
-    return rows.map((row) => parseStoredEntry(conversationId, toCount(row.seq), row.metadata, row.message));
+    return rows.map((row) =>
+      withCounts(
+        parseStoredEntry(conversationId, toCount(row.seq), row.metadata, row.message),
+        typeof row.message === 'string' ? decodeCounts(row.counts, row.message) : undefined,
+      ),
+    );
   }
 
   async head(conversationId: string): Promise<number> {
@@ -536,6 +576,7 @@ export class PostgresStore implements ConversationStore {
     validateNewEntries(conversationId, entries);
     const epoch = validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
     const rows = serializeEntries(conversationId, entries);
+    const counts = newCountsRecords(entries, rows);
     const texts = searchTexts(entries);
     const name = idBytes(conversationId);
     await this.#transaction(conversationId, 'replace', async (client) => {
@@ -545,13 +586,15 @@ export class PostgresStore implements ConversationStore {
       if (rows.length === 0 && locked.metaVersion === 0) {
         // Nothing left to list: drop the row, as if the conversation had been deleted.
         await client.query(`DELETE FROM ${this.#t.conversations} WHERE id = $1`, [locked.id]);
+        await this.#notify(client, name);
         return;
       }
-      if (rows.length > 0) await this.#insertEntries(client, locked.id, 0, rows, texts);
+      if (rows.length > 0) await this.#insertEntries(client, locked.id, 0, rows, texts, counts);
       await client.query(
         `UPDATE ${this.#t.conversations} SET head = $2, search_head = $2, epoch = $3 WHERE id = $1`,
         [locked.id, rows.length, epoch],
       );
+      await this.#notify(client, name);
     });
   }
 
@@ -575,6 +618,7 @@ export class PostgresStore implements ConversationStore {
         });
       }
       const entry = parseStoredEntry(conversationId, seq, row.metadata, row.message);
+      await this.#notify(client, idBytes(conversationId));
       if (seq === 0 && locked.metaVersion === 0) {
         // Nothing left to list: drop the row, as replace does.
         await client.query(`DELETE FROM ${this.#t.conversations} WHERE id = $1`, [locked.id]);
@@ -585,6 +629,48 @@ export class PostgresStore implements ConversationStore {
         );
       }
       return entry;
+    });
+  }
+
+  /**
+   * In one transaction holding the conversation's row: checks the generation, reads the
+   * entries' message text and counts, and writes the merged counts tied to that text.
+   */
+  async saveCounts(
+    conversationId: string,
+    updates: readonly EntryCountsUpdate[],
+    options: { epoch: string | null },
+  ): Promise<boolean> {
+    this.#checkOpen(conversationId);
+    const epoch = checkSaveCounts(conversationId, updates, options);
+    return this.#transaction(conversationId, 'saveCounts', async (client) => {
+      const locked = await client.query<{ id: string }>(
+        `SELECT id FROM ${this.#t.conversations} WHERE name_hash = sha256($1) AND epoch IS NOT DISTINCT FROM $2::text FOR UPDATE`,
+        [idBytes(conversationId), epoch],
+      );
+      const id = locked.rows[0]?.id;
+      if (id === undefined) return false;
+      const seqs = [...new Set(updates.map((u) => u.seq))];
+      const held = await client.query<{ seq: string; message: unknown; counts: unknown }>(
+        `SELECT seq, message, counts FROM ${this.#t.entries} WHERE conversation_id = $1 AND seq = ANY($2::bigint[])`,
+        [id, seqs],
+      );
+      const written: Array<[number, string]> = [];
+      for (const row of held.rows) {
+        if (typeof row.message !== 'string') continue;
+        const seq = toCount(row.seq);
+        const counts = withUpdates(decodeCounts(row.counts, row.message), seq, updates);
+        written.push([seq, encodeCounts(row.message, counts) as string]);
+      }
+      if (written.length > 0) {
+        await client.query(
+          `UPDATE ${this.#t.entries} AS e SET counts = t.counts
+           FROM unnest($2::bigint[], $3::text[]) AS t(seq, counts)
+           WHERE e.conversation_id = $1 AND e.seq = t.seq`,
+          [id, written.map((w) => w[0]), written.map((w) => w[1])],
+        );
+      }
+      return true;
     });
   }
 
@@ -673,19 +759,78 @@ export class PostgresStore implements ConversationStore {
   async delete(conversationId: string): Promise<void> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
-    // Entries go with the row (ON DELETE CASCADE), in the same statement.
+    // Entries go with the row (ON DELETE CASCADE), in the same statement, which also tells
+    // watchers (delivered when it commits).
     await this.#query(
       conversationId,
       'delete',
-      `DELETE FROM ${this.#t.conversations} WHERE name_hash = sha256($1)`,
-      [idBytes(conversationId)],
+      `WITH gone AS (DELETE FROM ${this.#t.conversations} WHERE name_hash = sha256($1) RETURNING 1)
+       SELECT pg_notify($2, encode(sha256($1), 'hex'))`,
+      [idBytes(conversationId), unquote(this.#t.channel)],
     );
+  }
+
+  /** Tells watchers (when the transaction commits) that the conversation's generation changed. */
+  async #notify(client: pg.PoolClient, name: Buffer): Promise<void> {
+    await client.query(`SELECT pg_notify($1, encode(sha256($2), 'hex'))`, [unquote(this.#t.channel), name]);
+  }
+
+  /**
+   * Reports generation changes from `NOTIFY`s that `replace`, `pop` and `delete` send in their
+   * transactions, through one listening connection per store; `onChange` also runs once it
+   * listens. If that connection drops, watches stay not live (their holders read the generation).
+   */
+  watch(conversationId: string, onChange: () => void): GenerationWatch {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    const key = createHash('sha256').update(idBytes(conversationId)).digest('hex');
+    let callbacks = this.#watchers.get(key);
+    if (!callbacks) {
+      callbacks = new Set();
+      this.#watchers.set(key, callbacks);
+    }
+    const held = callbacks;
+    held.add(onChange);
+    this.#listen().then(onChange, () => undefined);
+    const listening = () => this.#listening;
+    return {
+      get live() {
+        return listening();
+      },
+      close: () => {
+        held.delete(onChange);
+        if (held.size === 0 && this.#watchers.get(key) === held) this.#watchers.delete(key);
+      },
+    };
+  }
+
+  /** The listening connection, connected on first use. */
+  #listen(): Promise<pg.Client> {
+    this.#listener ??= (async () => {
+      const client = new pg.Client({ connectionString: this.#url });
+      const down = () => {
+        this.#listening = false;
+      };
+      client.on('error', down);
+      client.on('end', down);
+      client.on('notification', (message) => {
+        for (const callback of this.#watchers.get(message.payload ?? '') ?? []) callback();
+      });
+      await client.connect();
+      await client.query(`LISTEN ${this.#t.channel}`);
+      this.#listening = true;
+      return client;
+    })();
+    return this.#listener;
   }
 
   /** Ends the pool after the calls in flight; idempotent. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#listening = false;
+    const listener = await this.#listener?.catch(() => undefined);
+    await listener?.end().catch(() => undefined);
     await this.#pool.end();
   }
 }

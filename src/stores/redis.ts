@@ -6,9 +6,15 @@
  * - `{prefix}conv:{encoded id}:log` — a LIST, one JSON element per entry (`{"metadata":…,
  *   "message":…}`); the index in the list is the sequence number.
  * - `{prefix}conv:{encoded id}:meta` — a HASH with `value` (JSON) and `version`.
+ * - `{prefix}conv:{encoded id}:counts` — a HASH, seq → the entry's token counts with the digest
+ *   of its list element (entry-counts.ts), written with the entry or later by `saveCounts`.
  * - `{prefix}conversations` — a sorted set of the ids (all score 0, so `ZRANGEBYLEX` pages
  *   them in byte order, which is code point order).
  * The id is encoded with `encodeId` so keys stay printable; the sorted set keeps it exactly.
+ *
+ * - `{prefix}conv:{encoded id}:epoch:changed` — a pub/sub channel: `replace`, `pop` and `delete`
+ *   publish the new generation there from their script, so a writer that `watch`es learns of it
+ *   without reading the generation before each request (one subscriber connection per store).
  *
  * Every write is one Lua script, run atomically by the server in one round trip: an append
  * checks the key's type and `LLEN == expectedSeq`, then `RPUSH`es the whole batch. Scripts go
@@ -24,6 +30,7 @@ import { createClient } from 'redis';
 import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
 import type { Message, MessageMetadata } from '../messages/types.js';
 import { redactUrl, redactUrlsIn } from '../redact-url.js';
+import { checkSaveCounts, decodeCounts, encodeCounts, withCounts, withUpdates } from './entry-counts.js';
 import { encodeId, validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
 import { pageStart, prefixUpperBound } from './prefix-range.js';
@@ -32,6 +39,9 @@ import type {
   AppendOptions,
   ConversationPage,
   ConversationStore,
+  EntryCounts,
+  EntryCountsUpdate,
+  GenerationWatch,
   MetaRecord,
   NewEntry,
   StoredEntry,
@@ -55,9 +65,16 @@ type Client = ReturnType<typeof createClient>;
 
 // Lua's unpack() is limited by the C stack; RPUSH in slices well below it.
 const PUSH_SLICE = `
-local function push(key, first)
-  for i = first, #ARGV, 1000 do
-    redis.call('RPUSH', key, unpack(ARGV, i, math.min(i + 999, #ARGV)))
+local function push(key, first, last)
+  for i = first, last, 1000 do
+    redis.call('RPUSH', key, unpack(ARGV, i, math.min(i + 999, last)))
+  end
+end
+-- ARGV[from…] holds n entries, then n counts records ('' for none): the records of the non-empty.
+local function setCounts(key, from, n, seq0)
+  for i = 0, n - 1 do
+    local record = ARGV[from + n + i]
+    if record ~= '' then redis.call('HSET', key, tostring(seq0 + i), record) end
   end
 end
 local function kind(key)
@@ -66,7 +83,8 @@ end
 `;
 
 /**
- * KEYS: log, meta, index, epoch. ARGV: expectedSeq (-1 for none), id, epoch ('' for none), entries…
+ * KEYS: log, meta, index, epoch, counts. ARGV: expectedSeq (-1 for none), id, epoch ('' for
+ * none), n, n entries, n counts records.
  * Returns {'ok', head} | {'conflict', head} | {'stale', epoch} | {'wrongtype', key, type}.
  */
 const APPEND = `${PUSH_SLICE}
@@ -79,10 +97,14 @@ if ARGV[3] ~= '' and current and current ~= ARGV[3] then return {'stale', curren
 local head = redis.call('LLEN', KEYS[1])
 local expected = tonumber(ARGV[1])
 if expected >= 0 and expected ~= head then return {'conflict', head} end
-if #ARGV > 3 then
+local n = tonumber(ARGV[4])
+if n > 0 then
   local it = kind(KEYS[3])
   if it ~= 'zset' and it ~= 'none' then return {'wrongtype', KEYS[3], it} end
-  push(KEYS[1], 4)
+  local ct = kind(KEYS[5])
+  if ct ~= 'hash' and ct ~= 'none' then return {'wrongtype', KEYS[5], ct} end
+  push(KEYS[1], 5, 4 + n)
+  setCounts(KEYS[5], 5, n, head)
   redis.call('ZADD', KEYS[3], 0, ARGV[2])
   if ARGV[3] ~= '' and not current then redis.call('SET', KEYS[4], ARGV[3]) end
 end
@@ -90,21 +112,24 @@ return {'ok', head}
 `;
 
 /**
- * KEYS: log, meta, index, epoch. ARGV: id, epoch, entries…
+ * KEYS: log, meta, index, epoch, counts. ARGV: id, epoch, n, n entries, n counts records.
  * Returns {'ok', 0} | {'wrongtype', key, type}.
  */
 const REPLACE = `${PUSH_SLICE}
-for _, key in ipairs({KEYS[1], KEYS[2]}) do
+for _, key in ipairs({KEYS[1], KEYS[2], KEYS[5]}) do
   local t = kind(key)
   local want = key == KEYS[1] and 'list' or 'hash'
   if t ~= want and t ~= 'none' then return {'wrongtype', key, t} end
 end
 local it = kind(KEYS[3])
 if it ~= 'zset' and it ~= 'none' then return {'wrongtype', KEYS[3], it} end
-redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[1], KEYS[5])
 redis.call('SET', KEYS[4], ARGV[2])
-if #ARGV > 2 then
-  push(KEYS[1], 3)
+redis.call('PUBLISH', KEYS[4] .. ':changed', ARGV[2])
+local n = tonumber(ARGV[3])
+if n > 0 then
+  push(KEYS[1], 4, 3 + n)
+  setCounts(KEYS[5], 4, n, 0)
   redis.call('ZADD', KEYS[3], 0, ARGV[1])
 elseif redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('ZREM', KEYS[3], ARGV[1])
@@ -129,17 +154,18 @@ redis.call('ZADD', KEYS[2], 0, ARGV[2])
 return {'ok', current + 1}
 `;
 
-/** KEYS: log, meta, index, epoch. ARGV: id. */
+/** KEYS: log, meta, index, epoch, counts. ARGV: id. */
 const DELETE = `
 local it = redis.call('TYPE', KEYS[3]).ok
 if it ~= 'zset' and it ~= 'none' then return {'wrongtype', KEYS[3], it} end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[4])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[4], KEYS[5])
+redis.call('PUBLISH', KEYS[4] .. ':changed', '')
 redis.call('ZREM', KEYS[3], ARGV[1])
 return {'ok', 0}
 `;
 
 /**
- * KEYS: log, meta, index, epoch. ARGV: id, epoch.
+ * KEYS: log, meta, index, epoch, counts. ARGV: id, epoch.
  * Returns {'ok', element, seq} | {'empty', 0} | {'wrongtype', key, type}.
  */
 const POP = `
@@ -150,10 +176,25 @@ if it ~= 'zset' and it ~= 'none' then return {'wrongtype', KEYS[3], it} end
 local last = redis.call('RPOP', KEYS[1])
 if not last then return {'empty', 0} end
 redis.call('SET', KEYS[4], ARGV[2])
+redis.call('PUBLISH', KEYS[4] .. ':changed', ARGV[2])
+local seq = redis.call('LLEN', KEYS[1])
+if redis.call('TYPE', KEYS[5]).ok == 'hash' then redis.call('HDEL', KEYS[5], tostring(seq)) end
 if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('ZREM', KEYS[3], ARGV[1])
 end
-return {'ok', last, redis.call('LLEN', KEYS[1])}
+return {'ok', last, seq}
+`;
+
+/**
+ * KEYS: epoch, counts. ARGV: epoch ('' for none), then seq and counts record pairs.
+ * Returns {'ok', 1} | {'stale', 0} | {'wrongtype', key, type}.
+ */
+const SAVE_COUNTS = `
+if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return {'stale', 0} end
+local ct = redis.call('TYPE', KEYS[2]).ok
+if ct ~= 'hash' and ct ~= 'none' then return {'wrongtype', KEYS[2], ct} end
+for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
+return {'ok', 1}
 `;
 
 interface Script {
@@ -171,6 +212,7 @@ const SCRIPTS = {
   pop: script(POP),
   setMeta: script(SET_META),
   delete: script(DELETE),
+  saveCounts: script(SAVE_COUNTS),
 };
 
 /** An entry from its list element, `{"metadata":{…},"message":{…}}`. */
@@ -187,6 +229,25 @@ function parseElement(conversationId: string, seq: number, element: unknown): St
   return { seq, message: message as Message, metadata: metadata as MessageMetadata };
 }
 
+/**
+ * Counts records by seq from an `HGETALL` reply (an object) or an `HMGET` reply (values of the
+ * seqs from `fromSeq` on, null where absent).
+ */
+function fieldMap(reply: unknown, fromSeq: number): Record<string, unknown> {
+  if (!Array.isArray(reply)) return (reply ?? {}) as Record<string, unknown>;
+  const map: Record<string, unknown> = {};
+  reply.forEach((value, i) => {
+    map[String(fromSeq + i)] = value;
+  });
+  return map;
+}
+
+/** `parseElement`, with the counts whose digest matches the element's text. */
+function parseCounted(conversationId: string, seq: number, element: unknown, record: unknown): StoredEntry {
+  const entry = parseElement(conversationId, seq, element);
+  return withCounts(entry, typeof element === 'string' ? decodeCounts(record, element) : undefined);
+}
+
 function errorText(error: unknown): string {
   if (error instanceof AggregateError && error.errors.length > 0) {
     return error.errors.map((e: unknown) => errorText(e)).join('; ');
@@ -199,8 +260,12 @@ function redact(url: string): string {
   return redactUrl(url);
 }
 
+/** A WRONGTYPE reply, alone or among the failed commands of a MULTI (`MultiErrorReply`). */
 function isWrongType(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith('WRONGTYPE');
+  if (!(error instanceof Error)) return false;
+  if (error.message.startsWith('WRONGTYPE')) return true;
+  const multi = error as Error & { replies?: unknown[]; errorIndexes?: number[] };
+  return (multi.errorIndexes ?? []).some((i) => isWrongType(multi.replies?.[i]));
 }
 
 /** A script's reply: `[status, …]` with strings and integers. */
@@ -225,6 +290,11 @@ export class RedisStore implements ConversationStore {
   readonly #prefix: string;
   readonly #index: string;
   #closed = false;
+  /** The connection in subscribe mode, once a `watch` asked for it. */
+  #subscriber: Promise<Client> | undefined;
+  #subscriberClient: Client | undefined;
+  /** Channels watched, with their listeners and whether the server confirmed the subscription. */
+  readonly #channels = new Map<string, { callbacks: Set<() => void>; subscribed: boolean }>();
 
   /** Use {@link openRedisStore}, which connects first. */
   private constructor(client: Client, where: string, prefix: string) {
@@ -275,9 +345,9 @@ export class RedisStore implements ConversationStore {
     return new RedisStore(client, where, prefix);
   }
 
-  #keys(conversationId: string): { log: string; meta: string; epoch: string } {
+  #keys(conversationId: string): { log: string; meta: string; epoch: string; counts: string } {
     const base = `${this.#prefix}conv:${encodeId(conversationId)}`;
-    return { log: `${base}:log`, meta: `${base}:meta`, epoch: `${base}:epoch` };
+    return { log: `${base}:log`, meta: `${base}:meta`, epoch: `${base}:epoch`, counts: `${base}:counts` };
   }
 
   #checkOpen(conversationId: string | undefined): void {
@@ -310,7 +380,9 @@ export class RedisStore implements ConversationStore {
             ? 'hash'
             : key.endsWith(':epoch')
               ? 'string'
-              : 'zset';
+              : key.endsWith(':counts')
+                ? 'hash'
+                : 'zset';
         if (type !== expected && type !== 'none') return this.#wrongType(conversationId, key, String(type));
       }
     }
@@ -354,10 +426,13 @@ export class RedisStore implements ConversationStore {
     return parsed;
   }
 
+  /** The script arguments of a batch: its size, its list elements, then their counts records. */
   #serialize(conversationId: string, entries: readonly NewEntry[]): string[] {
-    return serializeEntries(conversationId, entries).map(
+    const elements = serializeEntries(conversationId, entries).map(
       ([metadata, message]) => `{"metadata":${metadata},"message":${message}}`,
     );
+    const counts = entries.map((entry, i) => encodeCounts(elements[i] as string, entry.counts) ?? '');
+    return [String(elements.length), ...elements, ...counts];
   }
 
   async append(
@@ -376,7 +451,7 @@ export class RedisStore implements ConversationStore {
       conversationId,
       'append',
       SCRIPTS.append,
-      [keys.log, keys.meta, this.#index, keys.epoch],
+      [keys.log, keys.meta, this.#index, keys.epoch, keys.counts],
       [String(expected ?? -1), conversationId, epoch ?? '', ...elements],
     );
     if (status === 'stale') throw new EpochConflictError(conversationId, epoch ?? '', String(head));
@@ -396,12 +471,25 @@ export class RedisStore implements ConversationStore {
     validateConversationId(conversationId);
     const { fromSeq, limit } = readRange(conversationId, options);
     if (limit === 0) return [];
-    const { log } = this.#keys(conversationId);
+    const { log, counts } = this.#keys(conversationId);
     const last = Number.isFinite(limit) ? fromSeq + limit - 1 : -1;
-    const elements = await this.#call(conversationId, 'read', [log], () =>
-      this.#client.lRange(log, fromSeq, last),
+    // The entries and their counts in one round trip (MULTI/EXEC), so both are of one moment:
+    // a bounded range asks for its own seqs' counts, a whole log for all of them. A tail of
+    // unknown length (`sync`) asks for its seqs' counts once it knows them.
+    const seqs = (n: number) => Array.from({ length: n }, (_, i) => String(fromSeq + i));
+    const bounded = limit <= 10_000;
+    const [elements, records] = await this.#call(conversationId, 'read', [log, counts], async () => {
+      const multi = this.#client.multi().lRange(log, fromSeq, last);
+      if (bounded) multi.hmGet(counts, seqs(limit));
+      else if (fromSeq === 0) multi.hGetAll(counts);
+      const [listed, hashed] = (await multi.exec()) as unknown as [string[], unknown];
+      if (bounded || fromSeq === 0) return [listed, fieldMap(hashed, fromSeq)] as const;
+      const tail = listed.length > 0 ? await this.#client.hmGet(counts, seqs(listed.length)) : [];
+      return [listed, fieldMap(tail, fromSeq)] as const;
+    });
+    return elements.map((element, i) =>
+      parseCounted(conversationId, fromSeq + i, element, records[String(fromSeq + i)]),
     );
-    return elements.map((element, i) => parseElement(conversationId, fromSeq + i, element));
   }
 
   async head(conversationId: string): Promise<number> {
@@ -426,7 +514,7 @@ export class RedisStore implements ConversationStore {
       conversationId,
       'replace',
       SCRIPTS.replace,
-      [keys.log, keys.meta, this.#index, keys.epoch],
+      [keys.log, keys.meta, this.#index, keys.epoch, keys.counts],
       [conversationId, epoch, ...elements],
     );
   }
@@ -439,11 +527,113 @@ export class RedisStore implements ConversationStore {
       conversationId,
       'pop',
       SCRIPTS.pop,
-      [keys.log, keys.meta, this.#index, keys.epoch],
+      [keys.log, keys.meta, this.#index, keys.epoch, keys.counts],
       [conversationId, newEpoch()],
     );
     if (status === 'empty') return undefined;
     return parseElement(conversationId, Number(seq), element);
+  }
+
+  /**
+   * Reads the entries counted and their counts (with the generation, in one MULTI), merges the
+   * new counts in, and writes them with a script that first checks the generation is still
+   * `epoch`: within one generation the log only grows, so the entries are the ones read.
+   */
+  async saveCounts(
+    conversationId: string,
+    updates: readonly EntryCountsUpdate[],
+    options: { epoch: string | null },
+  ): Promise<boolean> {
+    this.#checkOpen(conversationId);
+    const epoch = checkSaveCounts(conversationId, updates, options);
+    const keys = this.#keys(conversationId);
+    const seqs = [...new Set(updates.map((u) => u.seq))];
+    const read = await this.#call(conversationId, 'saveCounts', [keys.log, keys.counts], async () => {
+      const multi = this.#client.multi().get(keys.epoch);
+      for (const seq of seqs) multi.lIndex(keys.log, seq);
+      if (seqs.length > 0) multi.hmGet(keys.counts, seqs.map(String));
+      return (await multi.exec()) as unknown[];
+    });
+    if ((read[0] ?? null) !== epoch) return false;
+    const elements = read.slice(1, 1 + seqs.length) as Array<string | null>;
+    const held = (read[1 + seqs.length] ?? []) as Array<string | null>;
+    const merged = new Map<number, EntryCounts>();
+    seqs.forEach((seq, i) => {
+      const element = elements[i];
+      if (typeof element === 'string') merged.set(seq, decodeCounts(held[i], element) ?? {});
+    });
+    const args: string[] = [];
+    seqs.forEach((seq, i) => {
+      const base = merged.get(seq);
+      if (base === undefined) return;
+      args.push(String(seq), encodeCounts(elements[i] as string, withUpdates(base, seq, updates)) as string);
+    });
+    const [status] = await this.#eval(
+      conversationId,
+      'saveCounts',
+      SCRIPTS.saveCounts,
+      [keys.epoch, keys.counts],
+      [epoch ?? '', ...args],
+    );
+    return status === 'ok';
+  }
+
+  /**
+   * Subscribes (on a second connection, shared by every watch of this store) to the channel the
+   * scripts publish generation changes on; `onChange` also runs once the subscription is in
+   * place and after every reconnect, when what was published meanwhile is lost.
+   */
+  watch(conversationId: string, onChange: () => void): GenerationWatch {
+    this.#checkOpen(conversationId);
+    validateConversationId(conversationId);
+    const channel = `${this.#keys(conversationId).epoch}:changed`;
+    let state = this.#channels.get(channel);
+    if (!state) {
+      const created = { callbacks: new Set<() => void>(), subscribed: false };
+      const tell = () => {
+        for (const callback of created.callbacks) callback();
+      };
+      this.#channels.set(channel, created);
+      this.#subscribe()
+        .then((subscriber) => subscriber.subscribe(channel, tell))
+        .then(() => {
+          created.subscribed = true;
+          tell();
+        })
+        // Not subscribed: the watch stays not live, and its holder reads the generation.
+        .catch(() => undefined);
+      state = created;
+    }
+    const watched = state;
+    watched.callbacks.add(onChange);
+    const connected = () => this.#subscriberClient?.isReady === true;
+    return {
+      get live() {
+        return watched.subscribed && connected();
+      },
+      close: () => {
+        watched.callbacks.delete(onChange);
+        if (watched.callbacks.size > 0 || this.#channels.get(channel) !== watched) return;
+        this.#channels.delete(channel);
+        if (watched.subscribed) this.#subscriberClient?.unsubscribe(channel).catch(() => undefined);
+      },
+    };
+  }
+
+  /** The subscriber connection, connected on first use. */
+  #subscribe(): Promise<Client> {
+    this.#subscriber ??= (async () => {
+      const subscriber = this.#client.duplicate();
+      subscriber.on('error', () => {});
+      // node-redis subscribes again after a reconnect, but what was published meanwhile is lost.
+      subscriber.on('ready', () => {
+        for (const watched of this.#channels.values()) for (const callback of watched.callbacks) callback();
+      });
+      await subscriber.connect();
+      this.#subscriberClient = subscriber;
+      return subscriber;
+    })();
+    return this.#subscriber;
   }
 
   async getMeta(conversationId: string): Promise<MetaRecord> {
@@ -508,12 +698,12 @@ export class RedisStore implements ConversationStore {
   async delete(conversationId: string): Promise<void> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
-    const { log, meta, epoch } = this.#keys(conversationId);
+    const { log, meta, epoch, counts } = this.#keys(conversationId);
     await this.#eval(
       conversationId,
       'delete',
       SCRIPTS.delete,
-      [log, meta, this.#index, epoch],
+      [log, meta, this.#index, epoch, counts],
       [conversationId],
     );
   }
@@ -522,6 +712,8 @@ export class RedisStore implements ConversationStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    const subscriber = await this.#subscriber?.catch(() => undefined);
+    await subscriber?.close().catch(() => undefined);
     await this.#client.close();
   }
 }

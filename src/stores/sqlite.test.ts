@@ -154,6 +154,26 @@ describe('SqliteStore', () => {
     }
   });
 
+  // A count whose message bytes changed is left out on every driver (test/stores/corruption.test.ts).
+  it('reads a damaged or foreign counts record as no count, and keeps the rest', async () => {
+    const path = tempPath();
+    const store = await openSqliteStore(path);
+    try {
+      await store.append('c', [
+        { ...entry('a'), counts: { k: 1 } },
+        { ...entry('b'), counts: { k: 2 } },
+      ]);
+      const db = new Database(path);
+      db.prepare("UPDATE entries SET counts = '{not json' WHERE seq = 0").run();
+      db.prepare(`UPDATE entries SET counts = '{"d":"x","c":{"k":-5}}' WHERE seq = 1`).run();
+      db.close();
+      expect((await store.read('c')).map((e) => e.counts)).toEqual([undefined, undefined]);
+      expect((await store.read('c')).map((e) => e.message.content)).toEqual(['a', 'b']);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('indexes appends a batch at a time, and before any search, so recall sees every entry', async () => {
     const path = tempPath();
     const store = await openSqliteStore(path);

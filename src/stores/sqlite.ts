@@ -19,6 +19,14 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
+import {
+  checkSaveCounts,
+  decodeCounts,
+  encodeCounts,
+  mergeCounts,
+  newCountsRecords,
+  withCounts,
+} from './entry-counts.js';
 import { validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
 import { pageStart, prefixUpperBound } from './prefix-range.js';
@@ -34,6 +42,7 @@ import type {
   AppendOptions,
   ConversationPage,
   ConversationStore,
+  EntryCountsUpdate,
   MetaRecord,
   NewEntry,
   StoredEntry,
@@ -65,7 +74,7 @@ export interface SqliteStoreOptions {
 }
 
 /** The schema version this code writes; a newer file is refused rather than misread. */
-export const SQLITE_SCHEMA_VERSION = 3;
+export const SQLITE_SCHEMA_VERSION = 4;
 
 const SQLITE_HEADER = 'SQLite format 3\u0000';
 
@@ -95,6 +104,8 @@ const MIGRATIONS: readonly string[] = [
   SQLITE_SEARCH_MIGRATION,
   // The generation `replace` renews and appends check (ConversationStore.epoch).
   'ALTER TABLE conversations ADD COLUMN epoch TEXT;',
+  // Each entry's token counts by tokenizer, tied to its message text (entry-counts.ts).
+  'ALTER TABLE entries ADD COLUMN counts TEXT;',
 ];
 
 interface HeadRow {
@@ -107,6 +118,7 @@ interface EntryRow {
   seq: number;
   metadata: unknown;
   message: unknown;
+  counts: unknown;
 }
 
 interface MetaRow {
@@ -203,6 +215,15 @@ function describeHeader(header: Buffer): string {
  * Conversations in one SQLite file. Open it with {@link openSqliteStore} (or construct it
  * directly: opening is synchronous); see the module comment for durability and locking.
  */
+/** An entry from its row, with the counts that still hold for its message text. */
+function storedRow(conversationId: string, row: EntryRow): StoredEntry {
+  const entry = parseStoredEntry(conversationId, row.seq, row.metadata, row.message);
+  return withCounts(
+    entry,
+    typeof row.message === 'string' ? decodeCounts(row.counts, row.message) : undefined,
+  );
+}
+
 export class SqliteStore implements ConversationStore {
   readonly kind = 'sqlite';
   /** The database file, as given. */
@@ -214,7 +235,9 @@ export class SqliteStore implements ConversationStore {
   readonly search: SqliteSearch;
 
   readonly #selectHead: Database.Statement<[string], HeadRow>;
-  readonly #insertEntry: Database.Statement<[string, number, string, string]>;
+  readonly #insertEntry: Database.Statement<[string, number, string, string, string | null]>;
+  readonly #selectCounts: Database.Statement<[string, number], { message: unknown; counts: unknown }>;
+  readonly #updateCounts: Database.Statement<[string, string, number]>;
   readonly #upsertHead: Database.Statement<[string, number]>;
   readonly #setEpoch: Database.Statement<[string, string]>;
   readonly #deleteEntries: Database.Statement<[string]>;
@@ -277,8 +300,14 @@ export class SqliteStore implements ConversationStore {
       this.#selectHead = db.prepare<[string], HeadRow>(
         'SELECT head, meta_version, epoch FROM conversations WHERE conversation_id = ?',
       );
-      this.#insertEntry = db.prepare<[string, number, string, string]>(
-        'INSERT INTO entries (conversation_id, seq, metadata, message) VALUES (?, ?, ?, ?)',
+      this.#insertEntry = db.prepare<[string, number, string, string, string | null]>(
+        'INSERT INTO entries (conversation_id, seq, metadata, message, counts) VALUES (?, ?, ?, ?, ?)',
+      );
+      this.#selectCounts = db.prepare<[string, number], { message: unknown; counts: unknown }>(
+        'SELECT message, counts FROM entries WHERE conversation_id = ? AND seq = ?',
+      );
+      this.#updateCounts = db.prepare<[string, string, number]>(
+        'UPDATE entries SET counts = ? WHERE conversation_id = ? AND seq = ?',
       );
       this.#upsertHead = db.prepare<[string, number]>(
         `INSERT INTO conversations (conversation_id, head) VALUES (?, ?)
@@ -294,10 +323,10 @@ export class SqliteStore implements ConversationStore {
         'DELETE FROM conversations WHERE conversation_id = ? AND head = 0 AND meta_version = 0',
       );
       this.#selectEntries = db.prepare<[string, number, number], EntryRow>(
-        'SELECT seq, metadata, message FROM entries WHERE conversation_id = ? AND seq >= ? ORDER BY seq LIMIT ?',
+        'SELECT seq, metadata, message, counts FROM entries WHERE conversation_id = ? AND seq >= ? ORDER BY seq LIMIT ?',
       );
       this.#selectLast = db.prepare<[string, number], EntryRow & { rowid: number }>(
-        'SELECT rowid, seq, metadata, message FROM entries WHERE conversation_id = ? AND seq = ?',
+        'SELECT rowid, seq, metadata, message, counts FROM entries WHERE conversation_id = ? AND seq = ?',
       );
       this.#deleteEntry = db.prepare<[string, number]>(
         'DELETE FROM entries WHERE conversation_id = ? AND seq = ?',
@@ -390,6 +419,7 @@ export class SqliteStore implements ConversationStore {
       const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
       const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
       const rows = serializeEntries(conversationId, entries);
+      const counts = newCountsRecords(entries, rows);
       const texts = searchTexts(entries);
       let rowids: number[] = [];
       const first = this.#db
@@ -405,7 +435,8 @@ export class SqliteStore implements ConversationStore {
           if (epoch !== undefined && current === null) this.#setEpoch.run(conversationId, epoch);
           rowids = rows.map(
             ([metadata, message], i) =>
-              this.#insertEntry.run(conversationId, head + i, metadata, message).lastInsertRowid as number,
+              this.#insertEntry.run(conversationId, head + i, metadata, message, counts[i] ?? null)
+                .lastInsertRowid as number,
           );
           this.#upsertHead.run(conversationId, head + rows.length);
           return head;
@@ -421,7 +452,7 @@ export class SqliteStore implements ConversationStore {
       validateConversationId(conversationId);
       const { fromSeq, limit } = readRange(conversationId, options);
       const rows = this.#selectEntries.all(conversationId, fromSeq, Number.isFinite(limit) ? limit : -1);
-      return rows.map((row) => parseStoredEntry(conversationId, row.seq, row.metadata, row.message));
+      return rows.map((row) => storedRow(conversationId, row));
     });
   }
 
@@ -449,6 +480,7 @@ export class SqliteStore implements ConversationStore {
       validateNewEntries(conversationId, entries);
       const epoch = validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
       const rows = serializeEntries(conversationId, entries);
+      const counts = newCountsRecords(entries, rows);
       const texts = searchTexts(entries);
       this.#db
         .transaction(() => {
@@ -456,7 +488,8 @@ export class SqliteStore implements ConversationStore {
           this.#deleteEntries.run(conversationId);
           const rowids = rows.map(
             ([metadata, message], seq) =>
-              this.#insertEntry.run(conversationId, seq, metadata, message).lastInsertRowid as number,
+              this.#insertEntry.run(conversationId, seq, metadata, message, counts[seq] ?? null)
+                .lastInsertRowid as number,
           );
           this.#upsertHead.run(conversationId, rows.length);
           this.#setEpoch.run(conversationId, epoch);
@@ -476,13 +509,36 @@ export class SqliteStore implements ConversationStore {
           const head = this.#selectHead.get(conversationId)?.head ?? 0;
           const row = head > 0 ? this.#selectLast.get(conversationId, head - 1) : undefined;
           if (!row) return undefined;
-          const entry = parseStoredEntry(conversationId, row.seq, row.metadata, row.message);
+          const entry = storedRow(conversationId, row);
           this.search.beforeRemoveLast(conversationId, row.rowid, row.seq);
           this.#deleteEntry.run(conversationId, row.seq);
           this.#upsertHead.run(conversationId, row.seq);
           this.#setEpoch.run(conversationId, epoch);
           this.#deleteIfEmpty.run(conversationId);
           return entry;
+        })
+        .immediate();
+    });
+  }
+
+  async saveCounts(
+    conversationId: string,
+    updates: readonly EntryCountsUpdate[],
+    options: { epoch: string | null },
+  ): Promise<boolean> {
+    return this.#run(conversationId, 'saveCounts', () => {
+      const epoch = checkSaveCounts(conversationId, updates, options);
+      return this.#db
+        .transaction(() => {
+          if ((this.#selectHead.get(conversationId)?.epoch ?? null) !== epoch) return false;
+          for (const { seq, counts } of updates) {
+            const row = this.#selectCounts.get(conversationId, seq);
+            if (!row || typeof row.message !== 'string') continue;
+            const held = decodeCounts(row.counts, row.message);
+            const record = encodeCounts(row.message, mergeCounts(held, counts));
+            if (record !== null) this.#updateCounts.run(record, conversationId, seq);
+          }
+          return true;
         })
         .immediate();
     });

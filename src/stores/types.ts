@@ -1,16 +1,36 @@
 import type { Message, MessageMetadata } from '../messages/types.js';
 
+/**
+ * Token counts of one message, by the key of the tokenizer that made them (its encoding, its
+ * framing version and the wire format: see `countKey` in src/tokens/count-key.ts): key → tokens.
+ */
+export type EntryCounts = Record<string, number>;
+
 /** A message as a store keeps it: its sequence number, metadata and the message itself. */
 export interface StoredEntry {
   seq: number;
   message: Message;
   metadata: MessageMetadata;
+  /**
+   * The message's stored token counts, by tokenizer, when the store keeps counts and they were
+   * made from the message as it reads now (a count whose message changed since is left out):
+   * absent when there are none.
+   */
+  counts?: EntryCounts;
 }
 
 /** What is appended: the store assigns the sequence numbers. */
 export interface NewEntry {
   message: Message;
   metadata: MessageMetadata;
+  /** Token counts of the message to keep with it (see {@link StoredEntry.counts}). */
+  counts?: EntryCounts;
+}
+
+/** Counts to keep beside an entry already stored (see {@link ConversationStore.saveCounts}). */
+export interface EntryCountsUpdate {
+  seq: number;
+  counts: EntryCounts;
 }
 
 /** Options of {@link ConversationStore.append}. */
@@ -69,6 +89,17 @@ export interface StoreSearch {
   rebuild(conversationId: string): Promise<number>;
 }
 
+/** A subscription to a conversation's generation changes (see {@link ConversationStore.watch}). */
+export interface GenerationWatch {
+  /**
+   * True while every change is being reported; false before the subscription is in place and
+   * while its connection is down, when a change may be missed (read the generation then).
+   */
+  readonly live: boolean;
+  /** Ends the subscription. */
+  close(): void;
+}
+
 /**
  * Durable, ordered conversation logs. Every driver (memory, file, SQLite, Redis, Postgres)
  * implements this and passes the one conformance suite.
@@ -94,6 +125,14 @@ export interface ConversationStore {
    * the conversation has none. Tokens are never reused.
    */
   epoch(conversationId: string): Promise<string | null>;
+  /**
+   * For drivers with server notifications (Redis pub/sub, Postgres `LISTEN`): calls `onChange`
+   * after the conversation's generation changes (`replace`, `pop`, `delete`, by any writer),
+   * and whenever changes may have been missed (when the subscription comes up, or back after
+   * its connection dropped), so a writer holding a generation need not read it before each
+   * request. A notification arrives shortly after the change commits, not with it.
+   */
+  watch?(conversationId: string, onChange: () => void): GenerationWatch;
   /** Entries in sequence order, from `fromSeq` (default 0), at most `limit`. */
   read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]>;
   /** How many entries the conversation holds (the next sequence number); 0 when absent. */
@@ -119,6 +158,18 @@ export interface ConversationStore {
   ): Promise<number>;
   /** Conversation ids in lexicographic order, optionally under a prefix, paged by cursor. */
   list(options?: { prefix?: string; cursor?: string; limit?: number }): Promise<ConversationPage>;
+  /**
+   * Keeps token counts beside entries already stored, merged with those each entry holds (a key
+   * given replaces the same key), only while the conversation is in generation `epoch` (`null`:
+   * while it has none, as history written before generations): resolves to false, writing
+   * nothing, when it is in another one (its entries may not be the ones counted). A seq the log does not hold is skipped. Each count is tied to the message's stored
+   * bytes: `read` leaves out a count whose message changed since.
+   */
+  saveCounts(
+    conversationId: string,
+    updates: readonly EntryCountsUpdate[],
+    options: { epoch: string | null },
+  ): Promise<boolean>;
   /** Removes a conversation's log, metadata and generation; no error when absent. */
   delete(conversationId: string): Promise<void>;
   close(): Promise<void>;

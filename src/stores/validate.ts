@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { StoreError } from '../errors.js';
 import { jsonValueIssues } from '../messages/json-limits.js';
+import { validateEntryCounts } from './entry-counts.js';
 import type { NewEntry } from './types.js';
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -53,6 +54,7 @@ export function validateNewEntries(
         { code: 'invalid_argument' },
       );
     }
+    validateEntryCounts(conversationId, `entries[${i}].counts`, entry.counts);
   });
 }
 

@@ -346,3 +346,32 @@ describe.each(damageCases)(
     );
   },
 );
+
+describe.each(damageCases)('$name: token counts of an entry changed by hand', ({ missing: reason, open }) => {
+  it(
+    'are left out once its message bytes changed, are kept again when counted again, and a damaged record is no count',
+    skipFor(reason),
+    async () => {
+      const { store, rewrite } = await open();
+      try {
+        const counts = { 'openai:o200k_base/openai/v1': 9 };
+        await store.append(
+          ID,
+          ['zero', 'one', 'two'].map((text) => ({ ...entry(text), counts })),
+          { epoch: 'g' },
+        );
+        const metadata = JSON.stringify({ timestamp: TIMESTAMP });
+        // Same meaning, other bytes; then other content: neither is what was counted.
+        await rewrite(0, metadata, '{"role":"user", "content":"zero"}');
+        await rewrite(1, metadata, '{"role":"user","content":"ONE"}');
+        const read = await store.read(ID);
+        expect(read.map((e) => e.counts)).toEqual([undefined, undefined, counts]);
+        expect(read[1]?.message).toEqual({ role: 'user', content: 'ONE' });
+        expect(await store.saveCounts(ID, [{ seq: 1, counts: { k: 4 } }], { epoch: 'g' })).toBe(true);
+        expect((await store.read(ID)).map((e) => e.counts)).toEqual([undefined, { k: 4 }, counts]);
+      } finally {
+        await store.close();
+      }
+    },
+  );
+});

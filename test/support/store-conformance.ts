@@ -835,6 +835,103 @@ export function testStore(name: string, factory: () => Promise<StoreFixture>): v
       });
     });
 
+    describe('token counts (issue 24 item 3)', () => {
+      const counted = (text: string, counts: Record<string, number>): NewEntry => ({
+        ...entry(text),
+        counts,
+      });
+      const countsOf = (entries: StoredEntry[]) => entries.map((e) => ('counts' in e ? e.counts : 'none'));
+
+      it('keeps counts with their entries, by tokenizer key; an entry without counts reads without any', async () => {
+        await store.append('c', [counted('a', { 'openai:o200k_base/openai/v1': 7, other: 0 }), entry('b')]);
+        await store.append('c', [counted('c', { k: 3 })], { epoch: 'g1' });
+        const got = await store.read('c');
+        expect(texts(got)).toEqual(['a', 'b', 'c']);
+        expect(countsOf(got)).toEqual([{ 'openai:o200k_base/openai/v1': 7, other: 0 }, 'none', { k: 3 }]);
+        // Messages and metadata are what they were: the counts live beside them.
+        expect(got[0]?.message).toEqual({ role: 'user', content: 'a' });
+        expect(got[0]?.metadata).toEqual({ timestamp: TIMESTAMP });
+        expect(countsOf(await store.read('c', { fromSeq: 2 }))).toEqual([{ k: 3 }]);
+      });
+
+      it('saveCounts merges counts into stored entries, in the generation named only', async () => {
+        await store.append('c', [counted('a', { k: 1 }), entry('b')], { epoch: 'g1' });
+        expect(
+          await store.saveCounts(
+            'c',
+            [
+              { seq: 0, counts: { j: 2, k: 5 } },
+              { seq: 1, counts: { k: 4 } },
+              { seq: 9, counts: { k: 1 } },
+            ],
+            { epoch: 'g1' },
+          ),
+        ).toBe(true);
+        expect(countsOf(await store.read('c'))).toEqual([{ k: 5, j: 2 }, { k: 4 }]);
+        // Another generation: the entries may not be the ones counted, so nothing is written.
+        expect(await store.saveCounts('c', [{ seq: 0, counts: { k: 99 } }], { epoch: 'g0' })).toBe(false);
+        await store.replace('c', [entry('x'), entry('y')], { epoch: 'g2' });
+        expect(await store.saveCounts('c', [{ seq: 1, counts: { k: 99 } }], { epoch: 'g1' })).toBe(false);
+        expect(countsOf(await store.read('c'))).toEqual(['none', 'none']);
+        expect(await store.saveCounts('absent', [{ seq: 0, counts: { k: 1 } }], { epoch: 'g1' })).toBe(false);
+        expect(await store.head('absent')).toBe(0);
+      });
+
+      it('replace keeps the counts it is given and none of the old log', async () => {
+        await store.append('c', [counted('a', { k: 1 }), counted('b', { k: 2 })], { epoch: 'g1' });
+        await store.replace('c', [entry('a'), counted('y', { k: 8 })], { epoch: 'g2' });
+        expect(countsOf(await store.read('c'))).toEqual(['none', { k: 8 }]);
+      });
+
+      it('refuses malformed counts with StoreError naming them, storing nothing', async () => {
+        const bad: unknown[] = [
+          { k: -1 },
+          { k: 1.5 },
+          { k: '3' },
+          { '': 1 },
+          'seven',
+          [1],
+          Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`k${i}`, i])),
+        ];
+        for (const counts of bad) {
+          const error = await rejection(
+            store.append('c', [entry('ok'), { ...entry('x'), counts } as NewEntry]),
+          );
+          expect(error).toBeInstanceOf(StoreError);
+          expect((error as StoreError).message).toContain('entries[1].counts');
+          expect(
+            await rejection(store.replace('c', [{ ...entry('x'), counts } as NewEntry], { epoch: 'r' })),
+          ).toBeInstanceOf(StoreError);
+        }
+        expect(await store.head('c')).toBe(0);
+        await store.append('c', [entry('a')], { epoch: 'g1' });
+        for (const updates of [
+          [{ seq: -1, counts: { k: 1 } }],
+          [{ seq: 0, counts: { k: -2 } }],
+          [{ seq: 0 }],
+          'x',
+        ]) {
+          expect(await rejection(store.saveCounts('c', updates as never, { epoch: 'g1' }))).toBeInstanceOf(
+            StoreError,
+          );
+        }
+        expect(countsOf(await store.read('c'))).toEqual(['none']);
+      });
+
+      it('keeps counts across close and reopen', async (context) => {
+        const reopen = fixture.reopen;
+        if (!reopen) {
+          context.skip(`${name} has no reopen: its data does not outlive the instance`);
+          return;
+        }
+        await store.append('c', [counted('a', { k: 1 }), entry('b')], { epoch: 'g1' });
+        await store.saveCounts('c', [{ seq: 1, counts: { k: 2 } }], { epoch: 'g1' });
+        await store.close();
+        store = await reopen();
+        expect(countsOf(await store.read('c'))).toEqual([{ k: 1 }, { k: 2 }]);
+      });
+    });
+
     describe('search (drivers that keep a full-text index)', () => {
       /** The store's search, or a skip for drivers without one. */
       function searchOf(context: { skip: (note?: string) => void }): StoreSearch {

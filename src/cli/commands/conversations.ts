@@ -359,6 +359,11 @@ export class ReadOnlyStoreView implements ConversationStore {
     return this.#store.epoch(conversationId);
   }
 
+  /** Keeps nothing: looking at a conversation writes nothing to its store, counts included. */
+  saveCounts(): Promise<boolean> {
+    return Promise.resolve(false);
+  }
+
   replace(conversationId: string, _entries?: readonly NewEntry[]): Promise<void> {
     return this.#refuse('replace', conversationId);
   }
