@@ -127,7 +127,7 @@ export function distinctCallIds(ids: readonly string[], seq: number): string[] {
   });
 }
 
-function buildOpenAI(entries: readonly HistoryEntry[], from: number): BuildResult {
+export function buildOpenAI(entries: readonly HistoryEntry[], from: number): BuildResult {
   const atoms: Atom[] = [];
   const repairs: Repair[] = [];
   let closedUntil = entries.length;
@@ -488,7 +488,7 @@ function withoutStrayInline(entries: readonly HistoryEntry[], repairs: Repair[])
   return out ?? entries;
 }
 
-function buildAnthropic(all: readonly HistoryEntry[], from: number, seenIds: SeenIds): BuildResult {
+export function buildAnthropic(all: readonly HistoryEntry[], from: number, seenIds: SeenIds): BuildResult {
   const atoms: Atom[] = [];
   const repairs: Repair[] = [];
   const entries = withoutStrayInline(all, repairs);

@@ -78,7 +78,7 @@ interface PendingCall {
 
 // ------------------------------------------------------------------------------------ OpenAI
 
-function openaiProblems(messages: readonly unknown[], problems: RequestProblem[]): void {
+export function openaiProblems(messages: readonly unknown[], problems: RequestProblem[]): void {
   let pending: { index: number; calls: PendingCall[] } | undefined;
 
   const closeExchange = (before: number | undefined): void => {
@@ -187,7 +187,7 @@ interface OpenUse extends PendingCall {
   index: number;
 }
 
-function anthropicProblems(messages: readonly unknown[], problems: RequestProblem[]): void {
+export function anthropicProblems(messages: readonly unknown[], problems: RequestProblem[]): void {
   let seenConversation = false;
   let lastConversational = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
