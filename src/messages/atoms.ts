@@ -1,8 +1,8 @@
-import { isInlineCall, isInlineResult, isShortenableResult } from './anthropic-blocks.js';
+import { isInlineCall, isInlineResult, isShortenableResult } from '../formats/anthropic/blocks.js';
+import { buildGemini } from '../formats/gemini/atoms.js';
+import { buildResponses } from '../formats/openai-responses/atoms.js';
+import { isCompactionItem } from '../formats/openai-responses/items.js';
 import { freezeDeep } from './freeze.js';
-import { buildGemini } from './gemini-atoms.js';
-import { buildResponses } from './responses-atoms.js';
-import { isCompactionItem } from './responses-items.js';
 import { shownEntries } from './shown-entries.js';
 import type {
   AnthropicContentBlock,

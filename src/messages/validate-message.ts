@@ -12,12 +12,12 @@ import {
   isInlineCall,
   KNOWN_ANTHROPIC_BLOCKS,
   OPENAI_PART_TYPES,
-} from './anthropic-blocks.js';
+} from '../formats/anthropic/blocks.js';
+import { geminiMessageIssues } from '../formats/gemini/parts.js';
+import { responsesItemIssues } from '../formats/openai-responses/validate.js';
 import { formatEvidence } from './detect.js';
-import { geminiMessageIssues } from './gemini-parts.js';
 import { jsonTextDepth, jsonValueIssues, MAX_JSON_DEPTH } from './json-limits.js';
 import type { Message, MessageFormat } from './types.js';
-import { responsesItemIssues } from './validate-responses.js';
 
 type Issues = MessageIssue[];
 type Scope = MessageFormat | undefined;

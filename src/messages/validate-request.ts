@@ -35,9 +35,9 @@
  */
 
 import { InvalidMessageError } from '../errors.js';
-import { callTypeFor, isInlineCall, isInlineResult } from './anthropic-blocks.js';
-import { geminiProblems } from './gemini-request.js';
-import { responsesProblems } from './responses-request.js';
+import { callTypeFor, isInlineCall, isInlineResult } from '../formats/anthropic/blocks.js';
+import { geminiProblems } from '../formats/gemini/request.js';
+import { responsesProblems } from '../formats/openai-responses/request.js';
 import type { Message, MessageFormat } from './types.js';
 import { messageProblems } from './validate-message.js';
 

@@ -7,16 +7,16 @@ import { InvalidMessageError } from '../../errors.js';
 import { usageFromAnthropic } from '../../guard/usage.js';
 import { hasCompactionBlock } from '../../history/live-entries.js';
 import { anthropicMemoryTool } from '../../memory/memory-tool.js';
-import { KNOWN_ANTHROPIC_BLOCKS } from '../../messages/anthropic-blocks.js';
 import { buildAnthropic } from '../../messages/atoms.js';
 import { convertMessages } from '../../messages/convert.js';
-import { toAnthropicRequest } from '../../messages/split.js';
 import { toolResultMessage } from '../../messages/tool-call.js';
 import type { AnthropicAssistantMessage, AnthropicMessage } from '../../messages/types.js';
 import { messageProblems } from '../../messages/validate-message.js';
 import { anthropicProblems } from '../../messages/validate-request.js';
 import { anthropicRecallTool } from '../../recall/recall-tool.js';
 import type { WireFormat } from '../wire-format.js';
+import { KNOWN_ANTHROPIC_BLOCKS } from './blocks.js';
+import { toAnthropicRequest } from './request.js';
 
 /** Every documented Anthropic block but `text` (which every format has). */
 const BLOCKS = new Set([...KNOWN_ANTHROPIC_BLOCKS].filter((t) => t !== 'text'));

@@ -7,14 +7,14 @@ import { InvalidMessageError } from '../../errors.js';
 import { usageFromGemini } from '../../guard/usage.js';
 import { geminiMemoryTool } from '../../memory/memory-tool.js';
 import { convertMessages } from '../../messages/convert.js';
-import { buildGemini } from '../../messages/gemini-atoms.js';
-import { type GeminiContent, type GeminiMessage, textMessageAsGemini } from '../../messages/gemini-parts.js';
-import { geminiProblems, toGeminiRequest } from '../../messages/gemini-request.js';
 import { shownMessage } from '../../messages/shown-entries.js';
 import { toolResultMessage } from '../../messages/tool-call.js';
 import { messageProblems } from '../../messages/validate-message.js';
 import { geminiRecallTool } from '../../recall/recall-tool.js';
 import type { WireFormat } from '../wire-format.js';
+import { buildGemini } from './atoms.js';
+import { type GeminiContent, type GeminiMessage, textMessageAsGemini } from './parts.js';
+import { geminiProblems, toGeminiRequest } from './request.js';
 
 /** A Content's fields (https://ai.google.dev/api/caching#Content). */
 const FIELDS: ReadonlySet<string> = new Set(['role', 'parts']);

@@ -8,18 +8,14 @@ import { InvalidMessageError } from '../../errors.js';
 import { usageFromOpenAI } from '../../guard/usage.js';
 import { responsesMemoryTool } from '../../memory/memory-tool.js';
 import { convertMessages } from '../../messages/convert.js';
-import { buildResponses } from '../../messages/responses-atoms.js';
-import {
-  RESPONSES_ITEM_TYPES,
-  RESPONSES_PART_TYPES,
-  type ResponsesItem,
-} from '../../messages/responses-items.js';
-import { responsesProblems } from '../../messages/responses-request.js';
 import { shownMessage } from '../../messages/shown-entries.js';
 import { toolResultMessage } from '../../messages/tool-call.js';
 import { messageProblems } from '../../messages/validate-message.js';
 import { openAIRecallTool } from '../../recall/recall-tool.js';
 import type { WireFormat } from '../wire-format.js';
+import { buildResponses } from './atoms.js';
+import { RESPONSES_ITEM_TYPES, RESPONSES_PART_TYPES, type ResponsesItem } from './items.js';
+import { responsesProblems } from './request.js';
 
 /** Part types both OpenAI APIs have: they tell Chat Completions from Anthropic only. */
 const SHARED_PARTS = new Set(['refusal', 'input_audio']);
