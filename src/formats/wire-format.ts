@@ -12,7 +12,7 @@
 
 import type { MessageIssue } from '../errors.js';
 import type { UsageSample } from '../guard/usage.js';
-import type { BuildResult, SeenIds } from '../messages/atoms.js';
+import type { BuildResult, SeenIds } from '../messages/atom-kit.js';
 import type { ConvertOptions } from '../messages/convert.js';
 import type { HistoryEntry, Message, ToolDefinition } from '../messages/types.js';
 import type { RequestProblem } from '../messages/validate-request.js';
@@ -102,10 +102,13 @@ export interface WireFormat<M extends object = Message> {
    */
   wireFields(message: M): ReadonlySet<string> | undefined;
   /**
-   * The message a view shows for a stored one: the message itself, a cleaned copy (empty text
-   * left out), or undefined to leave it out. Called once per stored message, results memoized.
+   * The message a view shows for a stored one that needs changing: a cleaned copy (empty text
+   * left out), the message in this format's shape (a plain `{ role, content: string }` message
+   * that fits every format, `native` false), or undefined to leave it out; the message itself
+   * when it is fine. `native`: the message shows evidence of a format (it is not plain text).
+   * Absent: every stored message is shown as it is. Results are memoized per message by the core.
    */
-  shownMessage(message: Message): Message | undefined;
+  shownMessage?(message: Message, native: boolean): Message | undefined;
 
   // --------------------------------------------------------------------------- atoms
 

@@ -7,7 +7,6 @@ import { InvalidMessageError } from '../../errors.js';
 import { usageFromAnthropic } from '../../guard/usage.js';
 import { hasCompactionBlock } from '../../history/live-entries.js';
 import { anthropicMemoryTool } from '../../memory/memory-tool.js';
-import { buildAnthropic } from '../../messages/atoms.js';
 import { convertMessages } from '../../messages/convert.js';
 import { toolResultMessage } from '../../messages/tool-call.js';
 import type { AnthropicAssistantMessage, AnthropicMessage } from '../../messages/types.js';
@@ -15,6 +14,7 @@ import { messageProblems } from '../../messages/validate-message.js';
 import { anthropicProblems } from '../../messages/validate-request.js';
 import { anthropicRecallTool } from '../../recall/recall-tool.js';
 import type { WireFormat } from '../wire-format.js';
+import { buildAnthropic } from './atoms.js';
 import { KNOWN_ANTHROPIC_BLOCKS } from './blocks.js';
 import { toAnthropicRequest } from './request.js';
 
@@ -40,7 +40,6 @@ export const anthropic: WireFormat<AnthropicMessage> = {
   messageIssues: (message, path) => messageProblems(message, path, 'anthropic'),
   requestProblems: anthropicProblems,
   wireFields: () => FIELDS,
-  shownMessage: (message) => message,
   buildAtoms: buildAnthropic,
   uniqueToolIds: true,
   userTurnFirst: true,

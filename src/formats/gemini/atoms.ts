@@ -8,8 +8,8 @@
  * exactly where they came).
  */
 
-import type { Atom, BuildResult, Repair, ToolResultSlot } from '../../messages/atoms.js';
-import { interimEnd, missingResultText } from '../../messages/atoms.js';
+import type { Atom, BuildResult, Repair, ToolResultSlot } from '../../messages/atom-kit.js';
+import { interimEnd, missingResultText } from '../../messages/atom-kit.js';
 import { freezeDeep } from '../../messages/freeze.js';
 import type { HistoryEntry, Message } from '../../messages/types.js';
 import {

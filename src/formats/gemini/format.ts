@@ -7,7 +7,6 @@ import { InvalidMessageError } from '../../errors.js';
 import { usageFromGemini } from '../../guard/usage.js';
 import { geminiMemoryTool } from '../../memory/memory-tool.js';
 import { convertMessages } from '../../messages/convert.js';
-import { shownMessage } from '../../messages/shown-entries.js';
 import { toolResultMessage } from '../../messages/tool-call.js';
 import { messageProblems } from '../../messages/validate-message.js';
 import { geminiRecallTool } from '../../recall/recall-tool.js';
@@ -15,6 +14,7 @@ import type { WireFormat } from '../wire-format.js';
 import { buildGemini } from './atoms.js';
 import { type GeminiContent, type GeminiMessage, textMessageAsGemini } from './parts.js';
 import { geminiProblems, toGeminiRequest } from './request.js';
+import { shownGemini } from './shown.js';
 
 /** A Content's fields (https://ai.google.dev/api/caching#Content). */
 const FIELDS: ReadonlySet<string> = new Set(['role', 'parts']);
@@ -38,7 +38,7 @@ export const gemini: WireFormat<GeminiMessage> = {
   messageIssues: (message, path) => messageProblems(message, path, 'gemini'),
   requestProblems: geminiProblems,
   wireFields: () => FIELDS,
-  shownMessage: (message) => shownMessage(message, 'gemini'),
+  shownMessage: shownGemini,
   buildAtoms: (entries, from) => buildGemini(entries, from),
   uniqueToolIds: false,
   userTurnFirst: true,

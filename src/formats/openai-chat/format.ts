@@ -6,7 +6,6 @@
 import { InvalidMessageError } from '../../errors.js';
 import { usageFromOpenAI } from '../../guard/usage.js';
 import { openAIMemoryTool } from '../../memory/memory-tool.js';
-import { buildOpenAI } from '../../messages/atoms.js';
 import { convertMessages } from '../../messages/convert.js';
 import { toolResultMessage } from '../../messages/tool-call.js';
 import type { OpenAIAssistantMessage, OpenAIMessage } from '../../messages/types.js';
@@ -14,6 +13,7 @@ import { messageProblems } from '../../messages/validate-message.js';
 import { openaiProblems } from '../../messages/validate-request.js';
 import { openAIRecallTool } from '../../recall/recall-tool.js';
 import type { WireFormat } from '../wire-format.js';
+import { buildOpenAI } from './atoms.js';
 
 const ROLES = new Set(['tool', 'developer']);
 const PARTS = new Set(['image_url', 'input_audio', 'file', 'refusal']);
@@ -55,7 +55,6 @@ export const openaiChat: WireFormat<OpenAIMessage> = {
   messageIssues: (message, path) => messageProblems(message, path, 'openai'),
   requestProblems: openaiProblems,
   wireFields: (message) => (message.role === undefined ? undefined : FIELDS[message.role]),
-  shownMessage: (message) => message,
   buildAtoms: (entries, from) => buildOpenAI(entries, from),
   uniqueToolIds: false,
   userTurnFirst: false,

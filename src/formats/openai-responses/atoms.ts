@@ -8,8 +8,8 @@
  * their outputs are moved after them.
  */
 
-import type { Atom, BuildResult, Repair, SeenIds, ToolResultSlot } from '../../messages/atoms.js';
-import { interimEnd, missingResultText } from '../../messages/atoms.js';
+import type { Atom, BuildResult, Repair, SeenIds, ToolResultSlot } from '../../messages/atom-kit.js';
+import { interimEnd, missingResultText } from '../../messages/atom-kit.js';
 import { freezeDeep } from '../../messages/freeze.js';
 import type { HistoryEntry, Message } from '../../messages/types.js';
 import { itemType, outputCallId, RESPONSES_CALLS, RESPONSES_OUTPUTS } from './items.js';

@@ -8,7 +8,6 @@ import { InvalidMessageError } from '../../errors.js';
 import { usageFromOpenAI } from '../../guard/usage.js';
 import { responsesMemoryTool } from '../../memory/memory-tool.js';
 import { convertMessages } from '../../messages/convert.js';
-import { shownMessage } from '../../messages/shown-entries.js';
 import { toolResultMessage } from '../../messages/tool-call.js';
 import { messageProblems } from '../../messages/validate-message.js';
 import { openAIRecallTool } from '../../recall/recall-tool.js';
@@ -16,6 +15,7 @@ import type { WireFormat } from '../wire-format.js';
 import { buildResponses } from './atoms.js';
 import { RESPONSES_ITEM_TYPES, RESPONSES_PART_TYPES, type ResponsesItem } from './items.js';
 import { responsesProblems } from './request.js';
+import { shownResponses } from './shown.js';
 
 /** Part types both OpenAI APIs have: they tell Chat Completions from Anthropic only. */
 const SHARED_PARTS = new Set(['refusal', 'input_audio']);
@@ -53,7 +53,7 @@ export const openaiResponses: WireFormat<ResponsesItem> = {
   requestProblems: responsesProblems,
   // Responses items are many types, each with its own fields: sent as stored.
   wireFields: () => undefined,
-  shownMessage: (message) => shownMessage(message, 'openai-responses'),
+  shownMessage: shownResponses,
   buildAtoms: buildResponses,
   uniqueToolIds: true,
   userTurnFirst: false,
