@@ -89,7 +89,10 @@ export interface WireFormat<M extends object = Message> {
 
   // ------------------------------------------------------------------------ validation
 
-  /** Every problem of one message (or item) in this format, paths under `path` (`messages[3]`). */
+  /**
+   * Every problem of one message (or item) in this format, paths under `path` (`messages[3]`).
+   * `message` is an object whose nesting depth the core already checked (`validateMessage`).
+   */
   messageIssues(message: unknown, path: string): MessageIssue[];
   /**
    * Pushes onto `problems` what the provider would refuse in a whole request beyond each message's

@@ -10,13 +10,13 @@ import { anthropicMemoryTool } from '../../memory/memory-tool.js';
 import { convertMessages } from '../../messages/convert.js';
 import { toolResultMessage } from '../../messages/tool-call.js';
 import type { AnthropicAssistantMessage, AnthropicMessage } from '../../messages/types.js';
-import { messageProblems } from '../../messages/validate-message.js';
 import { anthropicProblems } from '../../messages/validate-request.js';
 import { anthropicRecallTool } from '../../recall/recall-tool.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildAnthropic } from './atoms.js';
 import { KNOWN_ANTHROPIC_BLOCKS } from './blocks.js';
 import { toAnthropicRequest } from './request.js';
+import { anthropicMessageIssues } from './validate.js';
 
 /** Every documented Anthropic block but `text` (which every format has). */
 const BLOCKS = new Set([...KNOWN_ANTHROPIC_BLOCKS].filter((t) => t !== 'text'));
@@ -37,7 +37,7 @@ export const anthropic: WireFormat<AnthropicMessage> = {
   messageEvidence: () => undefined,
   blockEvidence: (type) => (BLOCKS.has(type) ? `a "${type}" content block` : undefined),
   claimsUnknownBlocks: true,
-  messageIssues: (message, path) => messageProblems(message, path, 'anthropic'),
+  messageIssues: (message, path) => anthropicMessageIssues(message as Record<string, unknown>, path),
   requestProblems: anthropicProblems,
   wireFields: () => FIELDS,
   buildAtoms: buildAnthropic,

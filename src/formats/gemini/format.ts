@@ -8,11 +8,10 @@ import { usageFromGemini } from '../../guard/usage.js';
 import { geminiMemoryTool } from '../../memory/memory-tool.js';
 import { convertMessages } from '../../messages/convert.js';
 import { toolResultMessage } from '../../messages/tool-call.js';
-import { messageProblems } from '../../messages/validate-message.js';
 import { geminiRecallTool } from '../../recall/recall-tool.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildGemini } from './atoms.js';
-import { type GeminiContent, type GeminiMessage, textMessageAsGemini } from './parts.js';
+import { type GeminiContent, type GeminiMessage, geminiMessageIssues, textMessageAsGemini } from './parts.js';
 import { geminiProblems, toGeminiRequest } from './request.js';
 import { shownGemini } from './shown.js';
 
@@ -35,7 +34,7 @@ export const gemini: WireFormat<GeminiMessage> = {
     if (message.role === 'model') return { field: 'role', found: 'role "model"' };
     return undefined;
   },
-  messageIssues: (message, path) => messageProblems(message, path, 'gemini'),
+  messageIssues: (message, path) => geminiMessageIssues(message as Record<string, unknown>, path),
   requestProblems: geminiProblems,
   wireFields: () => FIELDS,
   shownMessage: shownGemini,

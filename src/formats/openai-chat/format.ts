@@ -9,11 +9,11 @@ import { openAIMemoryTool } from '../../memory/memory-tool.js';
 import { convertMessages } from '../../messages/convert.js';
 import { toolResultMessage } from '../../messages/tool-call.js';
 import type { OpenAIAssistantMessage, OpenAIMessage } from '../../messages/types.js';
-import { messageProblems } from '../../messages/validate-message.js';
 import { openaiProblems } from '../../messages/validate-request.js';
 import { openAIRecallTool } from '../../recall/recall-tool.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildOpenAI } from './atoms.js';
+import { openaiMessageIssues } from './validate.js';
 
 const ROLES = new Set(['tool', 'developer']);
 const PARTS = new Set(['image_url', 'input_audio', 'file', 'refusal']);
@@ -52,7 +52,7 @@ export const openaiChat: WireFormat<OpenAIMessage> = {
     return undefined;
   },
   blockEvidence: (type) => (PARTS.has(type) ? `a "${type}" content part` : undefined),
-  messageIssues: (message, path) => messageProblems(message, path, 'openai'),
+  messageIssues: (message, path) => openaiMessageIssues(message as Record<string, unknown>, path),
   requestProblems: openaiProblems,
   wireFields: (message) => (message.role === undefined ? undefined : FIELDS[message.role]),
   buildAtoms: (entries, from) => buildOpenAI(entries, from),

@@ -9,13 +9,13 @@ import { usageFromOpenAI } from '../../guard/usage.js';
 import { responsesMemoryTool } from '../../memory/memory-tool.js';
 import { convertMessages } from '../../messages/convert.js';
 import { toolResultMessage } from '../../messages/tool-call.js';
-import { messageProblems } from '../../messages/validate-message.js';
 import { openAIRecallTool } from '../../recall/recall-tool.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildResponses } from './atoms.js';
 import { RESPONSES_ITEM_TYPES, RESPONSES_PART_TYPES, type ResponsesItem } from './items.js';
 import { responsesProblems } from './request.js';
 import { shownResponses } from './shown.js';
+import { responsesItemIssues } from './validate.js';
 
 /** Part types both OpenAI APIs have: they tell Chat Completions from Anthropic only. */
 const SHARED_PARTS = new Set(['refusal', 'input_audio']);
@@ -49,7 +49,7 @@ export const openaiResponses: WireFormat<ResponsesItem> = {
     evidence.format === 'openai' &&
     evidence.field === 'role' &&
     (!earlier || evidence.found === 'role "developer"'),
-  messageIssues: (message, path) => messageProblems(message, path, 'openai-responses'),
+  messageIssues: responsesItemIssues,
   requestProblems: responsesProblems,
   // Responses items are many types, each with its own fields: sent as stored.
   wireFields: () => undefined,
