@@ -10,12 +10,12 @@ import { anthropicMemoryTool } from '../../memory/memory-tool.js';
 import { convertMessages } from '../../messages/convert.js';
 import { toolResultMessage } from '../../messages/tool-call.js';
 import type { AnthropicAssistantMessage, AnthropicMessage } from '../../messages/types.js';
-import { anthropicProblems } from '../../messages/validate-request.js';
 import { anthropicRecallTool } from '../../recall/recall-tool.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildAnthropic } from './atoms.js';
 import { KNOWN_ANTHROPIC_BLOCKS } from './blocks.js';
 import { toAnthropicRequest } from './request.js';
+import { anthropicRequestProblems } from './request-rules.js';
 import { anthropicMessageIssues } from './validate.js';
 
 /** Every documented Anthropic block but `text` (which every format has). */
@@ -38,7 +38,7 @@ export const anthropic: WireFormat<AnthropicMessage> = {
   blockEvidence: (type) => (BLOCKS.has(type) ? `a "${type}" content block` : undefined),
   claimsUnknownBlocks: true,
   messageIssues: (message, path) => anthropicMessageIssues(message as Record<string, unknown>, path),
-  requestProblems: anthropicProblems,
+  requestProblems: anthropicRequestProblems,
   wireFields: () => FIELDS,
   buildAtoms: buildAnthropic,
   uniqueToolIds: true,

@@ -7,6 +7,7 @@ import { InvalidMessageError } from '../../errors.js';
 import { usageFromGemini } from '../../guard/usage.js';
 import { geminiMemoryTool } from '../../memory/memory-tool.js';
 import { convertMessages } from '../../messages/convert.js';
+import { userTurnProblem } from '../../messages/request-kit.js';
 import { toolResultMessage } from '../../messages/tool-call.js';
 import { geminiRecallTool } from '../../recall/recall-tool.js';
 import type { WireFormat } from '../wire-format.js';
@@ -35,7 +36,10 @@ export const gemini: WireFormat<GeminiMessage> = {
     return undefined;
   },
   messageIssues: (message, path) => geminiMessageIssues(message as Record<string, unknown>, path),
-  requestProblems: geminiProblems,
+  requestProblems(messages, problems) {
+    geminiProblems(messages, problems);
+    userTurnProblem(messages, problems);
+  },
   wireFields: () => FIELDS,
   shownMessage: shownGemini,
   buildAtoms: (entries, from) => buildGemini(entries, from),

@@ -12,7 +12,7 @@
  */
 
 import { InvalidMessageError } from '../../errors.js';
-import type { RequestProblem } from '../../messages/validate-request.js';
+import type { RequestProblem } from '../../messages/request-kit.js';
 import { type GeminiContent, type GeminiMessage, geminiCalls, geminiResponses, pairGemini } from './parts.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {

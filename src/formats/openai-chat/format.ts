@@ -9,10 +9,10 @@ import { openAIMemoryTool } from '../../memory/memory-tool.js';
 import { convertMessages } from '../../messages/convert.js';
 import { toolResultMessage } from '../../messages/tool-call.js';
 import type { OpenAIAssistantMessage, OpenAIMessage } from '../../messages/types.js';
-import { openaiProblems } from '../../messages/validate-request.js';
 import { openAIRecallTool } from '../../recall/recall-tool.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildOpenAI } from './atoms.js';
+import { openaiProblems } from './request-rules.js';
 import { openaiMessageIssues } from './validate.js';
 
 const ROLES = new Set(['tool', 'developer']);

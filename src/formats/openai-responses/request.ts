@@ -9,7 +9,7 @@
  * - an `mcp_approval_response` answers an `mcp_approval_request` before it.
  */
 
-import type { RequestProblem } from '../../messages/validate-request.js';
+import type { RequestProblem } from '../../messages/request-kit.js';
 import { itemType, outputCallId, RESPONSES_CALLS, RESPONSES_OUTPUTS } from './items.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
