@@ -6,12 +6,13 @@
 import { InvalidMessageError } from '../../errors.js';
 import { usageFromGemini } from '../../guard/usage.js';
 import { geminiMemoryTool } from '../../memory/memory-tool.js';
-import { convertMessages } from '../../messages/convert.js';
 import { userTurnProblem } from '../../messages/request-kit.js';
 import { toolResultMessage } from '../../messages/tool-call.js';
+import type { AnthropicMessage } from '../../messages/types.js';
 import { geminiRecallTool } from '../../recall/recall-tool.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildGemini } from './atoms.js';
+import { anthropicToGemini, geminiToAnthropic } from './convert.js';
 import { type GeminiContent, type GeminiMessage, geminiMessageIssues, textMessageAsGemini } from './parts.js';
 import { geminiProblems, toGeminiRequest } from './request.js';
 import { shownGemini } from './shown.js';
@@ -51,8 +52,11 @@ export const gemini: WireFormat<GeminiMessage> = {
   recallTool: geminiRecallTool,
   memoryTool: geminiMemoryTool,
   pivot: 'anthropic',
-  toPivot: (messages, options) => convertMessages(messages, 'anthropic', options),
-  fromPivot: (messages, options) => convertMessages(messages, 'gemini', options) as GeminiMessage[],
+  apiName: 'Gemini API',
+  toPivot: (messages, options) => geminiToAnthropic(messages, options),
+  fromPivot: (messages, options) => anthropicToGemini(messages as AnthropicMessage[], options),
+  // Plain text fits Anthropic's shape, from which Gemini's parts are made.
+  fromPlain: (messages, options) => anthropicToGemini(messages as AnthropicMessage[], options),
   toRequest: toGeminiRequest,
   requestFields: { system: 'systemInstruction', messages: 'contents' },
   replyMessages(response) {

@@ -6,10 +6,10 @@
 import { InvalidMessageError } from '../../errors.js';
 import { usageFromOpenAI } from '../../guard/usage.js';
 import { openAIMemoryTool } from '../../memory/memory-tool.js';
-import { convertMessages } from '../../messages/convert.js';
 import { toolResultMessage } from '../../messages/tool-call.js';
-import type { OpenAIAssistantMessage, OpenAIMessage } from '../../messages/types.js';
+import type { AnthropicMessage, OpenAIAssistantMessage, OpenAIMessage } from '../../messages/types.js';
 import { openAIRecallTool } from '../../recall/recall-tool.js';
+import { notConvertibleBlocks, toAnthropic, toOpenAI } from '../anthropic/convert-openai.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildOpenAI } from './atoms.js';
 import { openaiProblems } from './request-rules.js';
@@ -64,8 +64,12 @@ export const openaiChat: WireFormat<OpenAIMessage> = {
   recallTool: openAIRecallTool,
   memoryTool: openAIMemoryTool,
   pivot: 'anthropic',
-  toPivot: (messages, options) => convertMessages(messages, 'anthropic', options),
-  fromPivot: (messages, options) => convertMessages(messages, 'openai', options),
+  apiName: 'Chat Completions',
+  toPivot: (messages) => toAnthropic(messages),
+  fromPivot(messages, options) {
+    notConvertibleBlocks(messages, 'Chat Completions', options);
+    return toOpenAI(messages as AnthropicMessage[]);
+  },
   toRequest: (view) => view,
   replyMessages(response) {
     const choices = isRecord(response) ? response.choices : undefined;

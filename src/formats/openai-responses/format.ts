@@ -7,11 +7,12 @@
 import { InvalidMessageError } from '../../errors.js';
 import { usageFromOpenAI } from '../../guard/usage.js';
 import { responsesMemoryTool } from '../../memory/memory-tool.js';
-import { convertMessages } from '../../messages/convert.js';
 import { toolResultMessage } from '../../messages/tool-call.js';
+import type { Message, OpenAIMessage } from '../../messages/types.js';
 import { openAIRecallTool } from '../../recall/recall-tool.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildResponses } from './atoms.js';
+import { chatToResponses, responsesToChat } from './convert.js';
 import { RESPONSES_ITEM_TYPES, RESPONSES_PART_TYPES, type ResponsesItem } from './items.js';
 import { responsesProblems } from './request.js';
 import { shownResponses } from './shown.js';
@@ -63,8 +64,9 @@ export const openaiResponses: WireFormat<ResponsesItem> = {
   recallTool: openAIRecallTool,
   memoryTool: responsesMemoryTool,
   pivot: 'openai',
-  toPivot: (messages, options) => convertMessages(messages, 'openai', options),
-  fromPivot: (messages, options) => convertMessages(messages, 'openai-responses', options) as ResponsesItem[],
+  apiName: 'Responses API',
+  toPivot: (messages) => responsesToChat(messages as Message[]),
+  fromPivot: (messages) => chatToResponses(messages as OpenAIMessage[]) as ResponsesItem[],
   toRequest: (view) => view,
   replyMessages(response) {
     const output = isRecord(response) ? response.output : undefined;
