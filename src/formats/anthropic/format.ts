@@ -6,16 +6,14 @@
 import { InvalidMessageError } from '../../errors.js';
 import { usageFromAnthropic } from '../../guard/usage.js';
 import { hasCompactionBlock } from '../../history/live-entries.js';
-import { anthropicMemoryTool } from '../../memory/memory-tool.js';
-import { toolResultMessage } from '../../messages/tool-call.js';
 import type { AnthropicAssistantMessage, AnthropicMessage, OpenAIMessage } from '../../messages/types.js';
-import { anthropicRecallTool } from '../../recall/recall-tool.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildAnthropic } from './atoms.js';
 import { KNOWN_ANTHROPIC_BLOCKS } from './blocks.js';
 import { hasLateSystem, notConvertibleBlocks, toAnthropic, toOpenAI } from './convert-openai.js';
 import { toAnthropicRequest } from './request.js';
 import { anthropicRequestProblems } from './request-rules.js';
+import { anthropicMemoryTool, anthropicRecallTool, anthropicToolResult } from './tools.js';
 import { anthropicMessageIssues } from './validate.js';
 
 /** Every documented Anthropic block but `text` (which every format has). */
@@ -44,8 +42,7 @@ export const anthropic: WireFormat<AnthropicMessage> = {
   uniqueToolIds: true,
   userTurnFirst: true,
   textMessage: (role, content) => ({ role, content }),
-  toolResultMessage: (name, id, text, isError) =>
-    toolResultMessage('anthropic', name, id, text, isError) as AnthropicMessage,
+  toolResultMessage: (_name, id, text, isError) => anthropicToolResult(id, text, isError),
   recallTool: anthropicRecallTool,
   memoryTool: anthropicMemoryTool,
   isCompactionStart: (message) => message.role === 'assistant' && hasCompactionBlock(message),
