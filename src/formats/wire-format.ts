@@ -144,6 +144,12 @@ export interface WireFormat<M extends object = Message> {
   /** The memory tool as this provider declares tools (Anthropic's native one where it has one). */
   readonly memoryTool: ToolDefinition;
   /**
+   * `messages` with prompt-cache marks on copies of the messages at `wanted` (indexes, in order of
+   * preference: the ends of the stable prefix), as many as the API takes beside the caller's own;
+   * the same array when nothing was marked. Absent: the format has no marks to put.
+   */
+  withCacheBreakpoints?(messages: readonly Message[], wanted: readonly number[]): Message[];
+  /**
    * Whether `message` is a server-side compaction that replaces what came before it for the
    * provider (Anthropic's `compaction` block): the view reads from the latest one on.
    */

@@ -5,11 +5,11 @@
 
 import { InvalidMessageError } from '../../errors.js';
 import { usageFromAnthropic } from '../../guard/usage.js';
-import { hasCompactionBlock } from '../../history/live-entries.js';
 import type { AnthropicAssistantMessage, AnthropicMessage, OpenAIMessage } from '../../messages/types.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildAnthropic } from './atoms.js';
-import { KNOWN_ANTHROPIC_BLOCKS } from './blocks.js';
+import { hasCompactionBlock, KNOWN_ANTHROPIC_BLOCKS } from './blocks.js';
+import { withCacheBreakpoints } from './cache-breakpoints.js';
 import { hasLateSystem, notConvertibleBlocks, toAnthropic, toOpenAI } from './convert-openai.js';
 import { toAnthropicRequest } from './request.js';
 import { anthropicRequestProblems } from './request-rules.js';
@@ -45,6 +45,7 @@ export const anthropic: WireFormat<AnthropicMessage> = {
   toolResultMessage: (_name, id, text, isError) => anthropicToolResult(id, text, isError),
   recallTool: anthropicRecallTool,
   memoryTool: anthropicMemoryTool,
+  withCacheBreakpoints,
   isCompactionStart: (message) => message.role === 'assistant' && hasCompactionBlock(message),
   pivot: 'openai',
   apiName: 'Messages API',
