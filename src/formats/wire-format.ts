@@ -161,6 +161,13 @@ export interface WireFormat<M extends object = Message> {
    */
   withCacheBreakpoints?(messages: readonly Message[], wanted: readonly number[]): Message[];
   /**
+   * How the provider compacts a conversation itself, where it does: `'in-request'`, inside a
+   * request that asks for it (Anthropic's `context_management` compaction, driven from the
+   * guard's check), or `'endpoint'`, by a call of its own that returns the compacted window
+   * (OpenAI's `/responses/compact`, the manager's `providerCompaction`). Absent: it does not.
+   */
+  readonly serverCompaction?: 'in-request' | 'endpoint';
+  /**
    * Whether `message` is a server-side compaction that replaces what came before it for the
    * provider (Anthropic's `compaction` block): the view reads from the latest one on.
    */

@@ -48,6 +48,7 @@ export const anthropic: WireFormat<AnthropicMessage> = {
   recallTool: anthropicRecallTool,
   memoryTool: anthropicMemoryTool,
   withCacheBreakpoints,
+  serverCompaction: 'in-request',
   isCompactionStart: (message) => message.role === 'assistant' && hasCompactionBlock(message),
   pivot: 'openai',
   apiName: 'Messages API',
