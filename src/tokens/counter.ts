@@ -17,6 +17,7 @@ import type {
 import { compactionTokens } from './compaction-tokens.js';
 import { getTextTokenCounter, type TextTokenCounter } from './encodings.js';
 import {
+  flatImageCost,
   type ImageDetail,
   imageInfoFromBase64,
   imageInfoFromUrl,
@@ -255,10 +256,11 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
   // apply to them. Counting is synchronous and never re-entered, so one accumulator suffices and
   // the walk allocates nothing per part.
   let fixed = 0;
+  const flatLow = flatImageCost(provider, 'low');
 
   function imageUrlTokens(url: string, detail: ImageDetail | undefined): number {
     // Low detail is flat for OpenAI: no need to read the header.
-    if (provider === 'openai' && detail === 'low') return imageTokens(provider, undefined, 'low');
+    if (flatLow && detail === 'low') return imageTokens(provider, undefined, 'low');
     return imageTokens(provider, imageInfoFromUrl(url), detail);
   }
 
