@@ -3,6 +3,11 @@ import type { CompactionPlan } from './compaction/plan.js';
 import { decodePlan } from './compaction/plan.js';
 import type { Level } from './compaction/zones.js';
 import { type CompactionReceipt, ContextEmitter, type ContextEventName, type Listener } from './events.js';
+import { futureBlockTypes } from './formats/anthropic/blocks.js';
+import { type AnthropicRequestParts, toAnthropicRequest } from './formats/anthropic/request.js';
+import type { GeminiContent } from './formats/gemini/parts.js';
+import type { ResponsesItem } from './formats/openai-responses/items.js';
+import { wireFormat } from './formats/registry.js';
 import { appliedEditsOf } from './guard/applied-edits.js';
 import type { ContextGuard, GuardConversation } from './guard/guard.js';
 import type { ContextMeasurer, ResolvedRequest } from './guard/measurer.js';
@@ -17,7 +22,7 @@ import {
 } from './guard/usage.js';
 import { resetUsageWarning } from './guard/usage-warning.js';
 import type { History } from './history/history.js';
-import { hasCompactionBlock, type LiveEntries } from './history/live-entries.js';
+import type { LiveEntries } from './history/live-entries.js';
 import type { StoredCounts } from './manager-counts.js';
 import {
   compareCache,
@@ -26,11 +31,7 @@ import {
   type ManagerSettings,
   recordProviderContext,
 } from './manager-parts.js';
-import { futureBlockTypes } from './messages/anthropic-blocks.js';
 import { roleOf } from './messages/content.js';
-import type { GeminiContent } from './messages/gemini-parts.js';
-import type { ResponsesItem } from './messages/responses-items.js';
-import { type AnthropicRequestParts, toAnthropicRequest } from './messages/split.js';
 import { toolResultMessage } from './messages/tool-call.js';
 import type {
   AnthropicUserMessage,
@@ -152,7 +153,8 @@ export class ContextManager {
       const entry = await this.history.add(message, options);
       this.warnFutureBlocks([entry.message]);
       this.recallIndex.update();
-      if (this.history.format === 'anthropic' && hasCompactionBlock(entry.message)) {
+      const stored = this.history.format;
+      if (stored !== undefined && wireFormat(stored).isCompactionStart?.(entry.message)) {
         // The server compacted: a plan kept beside the history was made on the view it replaced.
         await this.conversation.save?.({ plan: null });
         this.emitter.emit('context:provider_context', { provider: 'anthropic', compactionSeq: entry.seq });

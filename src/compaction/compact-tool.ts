@@ -5,8 +5,9 @@
  * `requestCompaction`), so the receipt is real; the new plan applies from the next request on.
  */
 import type { CompactionReceipt } from '../events.js';
+import { wireFormat } from '../formats/registry.js';
 import { readToolCall } from '../messages/tool-call.js';
-import { shapeFor, toolShapes } from '../messages/tool-shapes.js';
+import { toolShapes } from '../messages/tool-shapes.js';
 import type { MessageFormat, ToolDefinition } from '../messages/types.js';
 
 /** The tool's name. */
@@ -55,7 +56,11 @@ export const bedrockCompactTool = SHAPES.bedrock;
 
 /** The tool definition in `format`. */
 export function compactToolDefinition(format: MessageFormat): ToolDefinition {
-  return shapeFor(SHAPES, format);
+  return wireFormat(format).functionTool(
+    COMPACT_TOOL_NAME,
+    COMPACT_TOOL_DESCRIPTION,
+    COMPACT_TOOL_PARAMETERS,
+  );
 }
 
 /** The arguments of a compact call, or what is wrong with them. */

@@ -20,6 +20,7 @@ import { pinnedMessage } from '../compaction/summary-message.js';
 import { escalate, type Level, levelOf } from '../compaction/zones.js';
 import { ContextDeclinedError, ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt, ContextEvents } from '../events.js';
+import { wireFormat } from '../formats/registry.js';
 import { History } from '../history/history.js';
 import type { Atom } from '../messages/atoms.js';
 import type { MessageFormat } from '../messages/types.js';
@@ -638,7 +639,7 @@ export class ContextGuard {
       before: { tokens: tokensBefore, messages: before.messages.length },
       repairs: () => view.repairs(),
       // Anthropic's server compaction is driven from `check` (and warns there when it cannot).
-      ...(this.providerCompact && r.format !== 'anthropic'
+      ...(this.providerCompact && wireFormat(r.format).serverCompaction !== 'in-request'
         ? { compact: this.compactorFor(format, r.format) }
         : {}),
       warn: (code, message) => this.measurer.warn(code, message),
@@ -788,7 +789,7 @@ export class ContextGuard {
 
   /** The provider's compaction where the conversation and the request are in a format that has one. */
   private compactorFor(format: MessageFormat, wire: MessageFormat): ProviderCompactor {
-    if (format === 'openai-responses' && wire === 'openai-responses') return this.providerCompact!;
+    if (format === wire && wireFormat(format).serverCompaction === 'endpoint') return this.providerCompact!;
     return () =>
       Promise.reject(new Error(`contextkit can drive no provider compaction for ${wire} requests`));
   }

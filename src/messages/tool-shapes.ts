@@ -5,7 +5,7 @@
  * Anthropic Messages (`input_schema`), Gemini (`parametersJsonSchema`) and AWS Bedrock Converse
  * (`toolSpec.inputSchema.json`).
  */
-import type { MessageFormat, ToolDefinition } from './types.js';
+import type { ToolDefinition } from './types.js';
 
 /** A tool's definitions, one per shape. */
 export interface ToolShapes {
@@ -31,11 +31,4 @@ export function toolShapes(name: string, description: string, parameters: object
     gemini: { name, description, parametersJsonSchema: parameters },
     bedrock: { toolSpec: { name, description, inputSchema: { json: parameters } } },
   };
-}
-
-/** The definition a request in `format` takes. */
-export function shapeFor(shapes: ToolShapes, format: MessageFormat): ToolDefinition {
-  if (format === 'gemini') return shapes.gemini;
-  if (format === 'anthropic') return shapes.anthropic;
-  return format === 'openai-responses' ? shapes.responses : shapes.openai;
 }

@@ -2,12 +2,12 @@
  * `recall` as a tool the model can call: its definition in each provider's format, the sentence
  * that tells the model it exists, reading a call in either format, and the result message.
  */
-
 import { InvalidArgumentError } from '../errors.js';
-import type { GeminiContent } from '../messages/gemini-parts.js';
-import type { ResponsesItem } from '../messages/responses-items.js';
+import type { GeminiContent } from '../formats/gemini/parts.js';
+import type { ResponsesItem } from '../formats/openai-responses/items.js';
+import { wireFormat } from '../formats/registry.js';
 import { readToolCall, toolResultMessage } from '../messages/tool-call.js';
-import { shapeFor, toolShapes } from '../messages/tool-shapes.js';
+import { toolShapes } from '../messages/tool-shapes.js';
 import type {
   AnthropicUserMessage,
   MessageFormat,
@@ -16,69 +16,18 @@ import type {
 } from '../messages/types.js';
 import type { RecallFilters, RecallHit, RecallOptions } from './recall-hit.js';
 
-/** The tool's name. */
-export const RECALL_TOOL_NAME = 'recall';
+import { RECALL_TOOL_DESCRIPTION, RECALL_TOOL_NAME, RECALL_TOOL_PARAMETERS } from './recall-spec.js';
 
-/** What the tool does, for the model. */
-export const RECALL_TOOL_DESCRIPTION =
-  'Search the whole conversation so far, including earlier messages that are no longer shown to you, ' +
-  'tool calls and tool results, for what was said about something: names, places, dates, numbers, ' +
-  'ids, decisions. Returns the most relevant past turns, each with the turns around it. Use it ' +
-  'before saying you do not know something the conversation may have covered.';
-
-/**
- * The sentence the facts or summary block carries when the tool is offered, so the model knows
- * that what left its view can still be looked up.
- */
-export const RECALL_NOTE =
-  'Earlier turns are not all shown here, but none is lost: call the recall tool with a few words ' +
-  '(a name, a date, a subject) to search the whole conversation, tool results included.';
-
-/** The JSON Schema of the tool's arguments: a query, and optional filters and paging. */
-export const RECALL_TOOL_PARAMETERS = {
-  type: 'object',
-  properties: {
-    query: {
-      type: 'string',
-      description:
-        'What to look for: a few words, names or dates, e.g. "Caroline adoption agency" or "order W123 refund".',
-    },
-    role: {
-      type: 'string',
-      enum: ['user', 'assistant', 'tool', 'system'],
-      description: 'Only turns from this role (tool: tool results).',
-    },
-    tool_name: {
-      type: 'string',
-      description: 'Only calls of this tool and their results.',
-    },
-    start_date: {
-      type: 'string',
-      description: 'Only turns from this date on, ISO 8601: "2024-05-01" or "2024-05-01T14:00:00Z".',
-    },
-    end_date: {
-      type: 'string',
-      description: 'Only turns up to this date, ISO 8601 ("2024-05-31" includes that whole day).',
-    },
-    from_seq: {
-      type: 'integer',
-      minimum: 0,
-      description: 'Only turns from this message number on (the #numbers results show).',
-    },
-    to_seq: {
-      type: 'integer',
-      minimum: 0,
-      description: 'Only turns up to this message number.',
-    },
-    offset: {
-      type: 'integer',
-      minimum: 0,
-      description: 'Results to skip, for the next page of the same search (e.g. 5 after the first five).',
-    },
-  },
-  required: ['query'],
-  additionalProperties: false,
-} as const;
+export { anthropicRecallTool } from '../formats/anthropic/tools.js';
+export { geminiRecallTool } from '../formats/gemini/tools.js';
+export { openAIRecallTool } from '../formats/openai-chat/tools.js';
+export { responsesRecallTool } from '../formats/openai-responses/tools.js';
+export {
+  RECALL_NOTE,
+  RECALL_TOOL_DESCRIPTION,
+  RECALL_TOOL_NAME,
+  RECALL_TOOL_PARAMETERS,
+} from './recall-spec.js';
 
 /** The arguments as the model gives them (see `RECALL_TOOL_PARAMETERS`). */
 export interface RecallToolInput {
@@ -92,27 +41,16 @@ export interface RecallToolInput {
   offset?: number | null;
 }
 
-/** The tool in every provider's shape. */
-const SHAPES = toolShapes(RECALL_TOOL_NAME, RECALL_TOOL_DESCRIPTION, RECALL_TOOL_PARAMETERS);
-
-/** The tool as an OpenAI Chat Completions function tool (`tools: [openAIRecallTool]`). */
-export const openAIRecallTool: ToolDefinition = SHAPES.openai;
-
-/** The tool as an OpenAI Responses function tool (`tools: [responsesRecallTool]`). */
-export const responsesRecallTool: ToolDefinition = SHAPES.responses;
-
-/** The tool as an Anthropic Messages tool (`tools: [anthropicRecallTool]`). */
-export const anthropicRecallTool: ToolDefinition = SHAPES.anthropic;
-
-/** The tool as a Gemini function declaration (`tools: [{ functionDeclarations: [geminiRecallTool] }]`). */
-export const geminiRecallTool: ToolDefinition = SHAPES.gemini;
-
 /** The tool as an AWS Bedrock Converse tool (`toolConfig: { tools: [bedrockRecallTool] }`). */
-export const bedrockRecallTool = SHAPES.bedrock;
+export const bedrockRecallTool = toolShapes(
+  RECALL_TOOL_NAME,
+  RECALL_TOOL_DESCRIPTION,
+  RECALL_TOOL_PARAMETERS,
+).bedrock;
 
 /** The tool definition in `format`. */
 export function recallToolDefinition(format: MessageFormat): ToolDefinition {
-  return shapeFor(SHAPES, format);
+  return wireFormat(format).recallTool;
 }
 
 /** The arguments of a `recall` call, read: the query and the options it asks for. */

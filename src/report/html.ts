@@ -228,10 +228,11 @@ function tokenBar(r: CompactionReceipt): string {
 
 /** One server compaction in the report's sentence: when, where, and what the provider wrote. */
 function serverCompactionItem(c: ReplayServerCompaction): string {
+  // A summary the provider shows (Anthropic's block) has a length; an encrypted one (OpenAI's item) none.
   const what =
-    c.provider === 'openai'
+    c.summaryChars === undefined
       ? 'an encrypted compaction item'
-      : `a ${formatInt(c.summaryChars ?? 0)}-character summary`;
+      : `a ${formatInt(c.summaryChars)}-character summary`;
   return `after call ${formatInt(c.turn)} (seq ${formatInt(c.seq)}, ${what})`;
 }
 

@@ -4,7 +4,8 @@
  * arguments, tool results, thinking, images (by dimensions) and documents (by pages).
  */
 import { ConfigurationError } from '../errors.js';
-import type { ResponsesContentPart, ResponsesOtherItem } from '../messages/responses-items.js';
+import { geminiMediaTokens } from '../formats/gemini/media.js';
+import type { ResponsesContentPart, ResponsesOtherItem } from '../formats/openai-responses/items.js';
 import type {
   AnthropicContentBlock,
   AnthropicDocumentBlock,
@@ -15,8 +16,8 @@ import type {
 } from '../messages/types.js';
 import { compactionTokens } from './compaction-tokens.js';
 import { getTextTokenCounter, type TextTokenCounter } from './encodings.js';
-import { geminiMediaTokens } from './gemini-media.js';
 import {
+  flatImageCost,
   type ImageDetail,
   imageInfoFromBase64,
   imageInfoFromUrl,
@@ -255,10 +256,11 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
   // apply to them. Counting is synchronous and never re-entered, so one accumulator suffices and
   // the walk allocates nothing per part.
   let fixed = 0;
+  const flatLow = flatImageCost(provider, 'low');
 
   function imageUrlTokens(url: string, detail: ImageDetail | undefined): number {
     // Low detail is flat for OpenAI: no need to read the header.
-    if (provider === 'openai' && detail === 'low') return imageTokens(provider, undefined, 'low');
+    if (flatLow && detail === 'low') return imageTokens(provider, undefined, 'low');
     return imageTokens(provider, imageInfoFromUrl(url), detail);
   }
 
