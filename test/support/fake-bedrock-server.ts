@@ -134,14 +134,20 @@ function sourceProblems(source: unknown, allowed: readonly string[], at: string,
 }
 
 function imageProblems(image: unknown, at: string, problems: string[], formats = IMAGE_FORMATS): void {
-  if (!isRec(image)) return void problems.push(`${at}: expected an object`);
+  if (!isRec(image)) {
+    problems.push(`${at}: expected an object`);
+    return;
+  }
   if (!formats.has(String(image.format)))
     problems.push(`${at}.format: expected one of ${[...formats].join(' | ')}`);
   sourceProblems(image.source, ['bytes', 's3Location'], `${at}.source`, problems);
 }
 
 function documentProblems(doc: unknown, at: string, problems: string[]): void {
-  if (!isRec(doc)) return void problems.push(`${at}: expected an object`);
+  if (!isRec(doc)) {
+    problems.push(`${at}: expected an object`);
+    return;
+  }
   if (
     typeof doc.name !== 'string' ||
     doc.name.length < 1 ||
@@ -157,7 +163,10 @@ function documentProblems(doc: unknown, at: string, problems: string[]): void {
 }
 
 function videoProblems(video: unknown, at: string, problems: string[]): void {
-  if (!isRec(video)) return void problems.push(`${at}: expected an object`);
+  if (!isRec(video)) {
+    problems.push(`${at}: expected an object`);
+    return;
+  }
   if (!VIDEO_FORMATS.has(String(video.format)))
     problems.push(`${at}.format: expected one of ${[...VIDEO_FORMATS].join(' | ')}`);
   sourceProblems(video.source, ['bytes', 's3Location'], `${at}.source`, problems);
@@ -179,14 +188,20 @@ function guardProblems(guard: unknown, at: string, problems: string[]): void {
 }
 
 function toolResultProblems(result: unknown, at: string, problems: string[]): void {
-  if (!isRec(result)) return void problems.push(`${at}: expected an object`);
+  if (!isRec(result)) {
+    problems.push(`${at}: expected an object`);
+    return;
+  }
   for (const k of Object.keys(result))
     if (!['toolUseId', 'content', 'status', 'type'].includes(k)) problems.push(`${at}.${k}: unknown member`);
   if (typeof result.toolUseId !== 'string' || !ID.test(result.toolUseId))
     problems.push(`${at}.toolUseId: 1 to 64 characters of [a-zA-Z0-9_-]`);
   if (result.status !== undefined && result.status !== 'success' && result.status !== 'error')
     problems.push(`${at}.status: expected success | error`);
-  if (!Array.isArray(result.content)) return void problems.push(`${at}.content: required`);
+  if (!Array.isArray(result.content)) {
+    problems.push(`${at}.content: required`);
+    return;
+  }
   if (result.content.length === 0 && result.status === 'error')
     problems.push(`The content field at ${at} cannot be empty when status value is error.`);
   result.content.forEach((c: unknown, k: number) => {
@@ -205,8 +220,10 @@ function reasoningProblems(reasoning: unknown, at: string, problems: string[], s
   const member = unionMember(reasoning, ['reasoningText', 'redactedContent'], at, problems);
   if (member === 'reasoningText') {
     const r = (reasoning as Rec).reasoningText;
-    if (!isRec(r) || typeof r.text !== 'string')
-      return void problems.push(`${at}.reasoningText.text: required`);
+    if (!isRec(r) || typeof r.text !== 'string') {
+      problems.push(`${at}.reasoningText.text: required`);
+      return;
+    }
     if (signatures && r.signature !== undefined && r.signature !== signReasoning(r.text))
       problems.push(
         `${at}.reasoningText.signature: the reasoning block was modified (signature does not match)`,
@@ -235,7 +252,10 @@ function toolConfigProblems(config: unknown, problems: string[]): number {
       cachePointProblems((tool as Rec).cachePoint, `${at}.cachePoint`, problems);
     } else if (member === 'toolSpec') {
       const spec = (tool as Rec).toolSpec;
-      if (!isRec(spec)) return void problems.push(`${at}.toolSpec: expected an object`);
+      if (!isRec(spec)) {
+        problems.push(`${at}.toolSpec: expected an object`);
+        return;
+      }
       if (typeof spec.name !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(spec.name))
         problems.push(`${at}.toolSpec.name: 1 to 64 characters of [a-zA-Z0-9_-]`);
       else if (names.has(spec.name)) problems.push(`${at}.toolSpec.name: duplicate tool name ${spec.name}`);
@@ -289,7 +309,10 @@ export function bedrockRequestProblems(body: Rec, options: { signatures?: boolea
   let previousRole: unknown;
   messages.forEach((raw: unknown, i: number) => {
     const at = `messages.${i}`;
-    if (!isRec(raw)) return void problems.push(`${at}: expected an object`);
+    if (!isRec(raw)) {
+      problems.push(`${at}: expected an object`);
+      return;
+    }
     for (const k of Object.keys(raw))
       if (k !== 'role' && k !== 'content') problems.push(`${at}.${k}: unknown member`);
     const role = raw.role;
@@ -353,7 +376,10 @@ export function bedrockRequestProblems(body: Rec, options: { signatures?: boolea
         case 'toolUse': {
           toolBlocks = true;
           if (role !== 'assistant') problems.push(`${where}: toolUse is only accepted in assistant messages`);
-          if (!isRec(v)) return void problems.push(`${where}.toolUse: expected an object`);
+          if (!isRec(v)) {
+            problems.push(`${where}.toolUse: expected an object`);
+            return;
+          }
           if (typeof v.toolUseId !== 'string' || !ID.test(v.toolUseId))
             problems.push(`${where}.toolUse.toolUseId: 1 to 64 characters of [a-zA-Z0-9_-]`);
           else if (uses.includes(v.toolUseId))
