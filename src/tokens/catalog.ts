@@ -11,7 +11,7 @@
  */
 import { ConfigurationError } from '../errors.js';
 import { nearestName } from '../nearest-name.js';
-import { BUILTIN_PRICING, checkPricing, type ModelPricingInput } from './pricing.js';
+import { BUILTIN_PRICING, bedrockPricing, checkPricing, type ModelPricingInput } from './pricing.js';
 import type { EncodingName, ModelInfo, ProviderFamily, TokenizerSpec } from './types.js';
 
 /**
@@ -215,6 +215,25 @@ class Catalog implements ModelCatalog {
     const raw = model.trim().toLowerCase();
     const exact = this.byId.get(raw);
     if (exact !== undefined) return exact;
+    const info = this.resolve(model);
+    return info?.pricing && info.provider === 'anthropic' ? this.onBedrock(raw, info) : info;
+  }
+
+  /** Claude through a regional Bedrock inference profile bills more (see `bedrockPricing`). */
+  private readonly bedrock = new Map<string, ModelInfo>();
+
+  private onBedrock(raw: string, info: ModelInfo): ModelInfo {
+    const pricing = bedrockPricing(raw, info.pricing!);
+    if (pricing === info.pricing) return info;
+    let out = this.bedrock.get(raw);
+    if (!out) {
+      out = Object.freeze({ ...info, pricing });
+      this.bedrock.set(raw, out);
+    }
+    return out;
+  }
+
+  private resolve(model: string): ModelInfo | undefined {
     const name = canonicalName(model);
     const canonical = this.byId.get(name);
     if (canonical !== undefined) return canonical;
