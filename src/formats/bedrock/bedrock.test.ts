@@ -14,6 +14,7 @@ import { buildBedrock } from './atoms.js';
 import { bedrockText } from './blocks.js';
 import { anthropicToBedrock, bedrockDocumentName, bedrockToAnthropic } from './convert.js';
 import { bedrockOverflow, bedrockReplyMessages, toBedrockRequest, usageFromBedrock } from './request.js';
+import { bedrockProblems } from './request-problems.js';
 import type { BedrockMessage } from './types.js';
 import { bedrockMessageIssues } from './validate.js';
 
@@ -228,6 +229,9 @@ describe('Bedrock atoms', () => {
         const v = buildBedrock(stored, 0, layeredIds(new Set())).atoms.flatMap((a) => [...a.messages]);
         expect(JSON.stringify(stored)).toBe(before);
         expect(bedrockRequestProblems({ ...toBedrockRequest(v) })).toEqual([]);
+        const problems: unknown[] = [];
+        bedrockProblems(v, problems as never);
+        expect(problems).toEqual([]);
       }),
       { numRuns: 300 },
     );
@@ -235,6 +239,26 @@ describe('Bedrock atoms', () => {
 });
 
 describe('Converse requests and replies', () => {
+  it('finds what Converse refuses in a whole conversation, with where', () => {
+    const problems: Array<{ index: number; path: string; message: string }> = [];
+    bedrockProblems(
+      [
+        assistant('hi'),
+        call('a'),
+        user('no result'),
+        result('zz'),
+        { role: 'user', content: [{ text: ' ' }] },
+      ],
+      problems,
+    );
+    expect(problems.map((p) => p.path).sort()).toEqual([
+      'messages[0].role',
+      'messages[1]',
+      'messages[3].content[0].toolResult.toolUseId',
+      'messages[4].content[0].text',
+    ]);
+  });
+
   it('lifts the system prompt out, joins turns of one role, declares the tools the history calls', () => {
     const request = toBedrockRequest([
       { role: 'system', content: [{ text: 'sys' }, { cachePoint: { type: 'default' } }] },
