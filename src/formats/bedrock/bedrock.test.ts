@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bedrockConversationArb } from '../../../test/support/bedrock-arb.js';
 import {
   bedrockRequestProblems,
   type FakeBedrockServer,
@@ -239,6 +240,30 @@ describe('Bedrock atoms', () => {
 });
 
 describe('Converse requests and replies', () => {
+  it('every view of a conversation with every block kind is accepted, signed reasoning unedited', () => {
+    fc.assert(
+      fc.property(bedrockConversationArb({ reuseIds: true }), (messages) => {
+        for (const [i, m] of messages.entries())
+          expect(bedrockMessageIssues(m, `messages[${i}]`)).toEqual([]);
+        expect(bedrockRequestProblems({ ...toBedrockRequest(view(messages)) })).toEqual([]);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('keeps the latest four cache points where the caller put more', () => {
+    const point = { cachePoint: { type: 'default' } };
+    const request = toBedrockRequest([
+      { role: 'system', content: [{ text: 's' }, point] },
+      ...[1, 2, 3, 4, 5].flatMap((n) => [
+        { role: 'user', content: [{ text: `u${n}` }, point] },
+        assistant(`a${n}`),
+      ]),
+    ] as Message[]);
+    expect(bedrockRequestProblems({ ...request })).toEqual([]);
+    expect(request.messages.map((m) => m.content.length)).toEqual([1, 1, 1, 1, 2, 1, 2, 1, 2, 1]);
+  });
+
   it('finds what Converse refuses in a whole conversation, with where', () => {
     const problems: Array<{ index: number; path: string; message: string }> = [];
     bedrockProblems(

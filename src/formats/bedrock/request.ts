@@ -111,7 +111,7 @@ export function toBedrockRequest(
       };
     } else messages.push(raw as BedrockConversationMessage);
   }
-  const out: BedrockRequest = { messages };
+  const out: BedrockRequest = { messages: withinCachePointLimit(messages, system) };
   if (system.length > 0) out.system = system;
   let tools = (options.tools ?? []).map(bedrockTool);
   if (tools.length === 0 && toolBlocks)
@@ -122,6 +122,30 @@ export function toBedrockRequest(
   }
   if (options.inferenceConfig) out.inferenceConfig = options.inferenceConfig;
   return out;
+}
+
+/** The most cache checkpoints Claude takes in one Converse request (system, tools and messages). */
+export const MAX_CACHE_POINTS = 4;
+
+/**
+ * The messages with the earliest of their cache points left out where the request would hold
+ * more than `MAX_CACHE_POINTS` (the system prompt's count first): Bedrock refuses the request
+ * otherwise, and the latest points cover the longest prefixes.
+ */
+function withinCachePointLimit(
+  messages: BedrockConversationMessage[],
+  system: readonly BedrockSystemBlock[],
+): BedrockConversationMessage[] {
+  const isPoint = (b: unknown) => isRecord(b) && memberOf(b) === 'cachePoint';
+  let total = system.filter(isPoint).length;
+  for (const m of messages) total += m.content.filter(isPoint).length;
+  if (total <= MAX_CACHE_POINTS) return messages;
+  let excess = total - MAX_CACHE_POINTS;
+  return messages.map((m) => {
+    if (excess === 0 || !m.content.some(isPoint)) return m;
+    const content = m.content.filter((b) => !(isPoint(b) && excess > 0 && excess-- > 0));
+    return { role: m.role, content };
+  });
 }
 
 /**
