@@ -50,6 +50,16 @@ export {
   type ContextEvents,
   type Listener,
 } from './events.js';
+export { type AnthropicRequestParts, toAnthropicRequest } from './formats/anthropic/request.js';
+export type {
+  GeminiContent,
+  GeminiContentPart,
+  GeminiMessage,
+  GeminiSystemMessage,
+} from './formats/gemini/parts.js';
+export { type GeminiRequest, toGeminiRequest } from './formats/gemini/request.js';
+export type * from './formats/openai-responses/items.js';
+export { isCompactionItem, MAX_ENCRYPTED_CONTENT } from './formats/openai-responses/items.js';
 export { type AppliedEdit, appliedEditsOf } from './guard/applied-edits.js';
 export {
   type Calibration,
@@ -135,16 +145,6 @@ export {
   detectMessageFormat,
   resolveConversationFormat,
 } from './messages/detect.js';
-export type {
-  GeminiContent,
-  GeminiContentPart,
-  GeminiMessage,
-  GeminiSystemMessage,
-} from './messages/gemini-parts.js';
-export { type GeminiRequest, toGeminiRequest } from './messages/gemini-request.js';
-export type * from './messages/responses-items.js';
-export { isCompactionItem, MAX_ENCRYPTED_CONTENT } from './messages/responses-items.js';
-export { type AnthropicRequestParts, toAnthropicRequest } from './messages/split.js';
 export type * from './messages/types.js';
 export { messageProblems, validateMessage } from './messages/validate-message.js';
 export {

@@ -2,6 +2,10 @@ import type { CompactionPlan } from './compaction/plan.js';
 import { decodePlan } from './compaction/plan.js';
 import type { Level } from './compaction/zones.js';
 import { type CompactionReceipt, ContextEmitter, type ContextEventName, type Listener } from './events.js';
+import { futureBlockTypes } from './formats/anthropic/blocks.js';
+import { type AnthropicRequestParts, toAnthropicRequest } from './formats/anthropic/request.js';
+import type { GeminiContent } from './formats/gemini/parts.js';
+import type { ResponsesItem } from './formats/openai-responses/items.js';
 import { appliedEditsOf } from './guard/applied-edits.js';
 import type { ContextGuard, GuardConversation } from './guard/guard.js';
 import type { ContextMeasurer, ResolvedRequest } from './guard/measurer.js';
@@ -24,11 +28,7 @@ import {
   type ManagerSettings,
   recordProviderContext,
 } from './manager-parts.js';
-import { futureBlockTypes } from './messages/anthropic-blocks.js';
 import { roleOf } from './messages/content.js';
-import type { GeminiContent } from './messages/gemini-parts.js';
-import type { ResponsesItem } from './messages/responses-items.js';
-import { type AnthropicRequestParts, toAnthropicRequest } from './messages/split.js';
 import type {
   AnthropicUserMessage,
   HistoryEntry,

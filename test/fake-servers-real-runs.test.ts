@@ -6,10 +6,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ContextOverflowError } from '../src/errors.js';
+import type { GeminiMessage } from '../src/formats/gemini/parts.js';
+import { toGeminiRequest } from '../src/formats/gemini/request.js';
 import { ContextManager } from '../src/manager.js';
 import { convertMessages } from '../src/messages/convert.js';
-import type { GeminiMessage } from '../src/messages/gemini-parts.js';
-import { toGeminiRequest } from '../src/messages/gemini-request.js';
 import type { Message } from '../src/messages/types.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';

@@ -8,9 +8,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContextOverflowError, InvalidMessageError } from '../src/errors.js';
+import type { ResponsesItem } from '../src/formats/openai-responses/items.js';
 import { addOpenAIResponse } from '../src/integrations/providers.js';
 import { ContextManager } from '../src/manager.js';
-import type { ResponsesItem } from '../src/messages/responses-items.js';
 import type { Message } from '../src/messages/types.js';
 import { renderReportHtml } from '../src/report/html.js';
 import { replayConversation } from '../src/report/replay.js';

@@ -7,9 +7,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContextOverflowError } from '../src/errors.js';
+import { toAnthropicRequest } from '../src/formats/anthropic/request.js';
 import { addAnthropicResponse } from '../src/integrations/providers.js';
 import { ContextManager } from '../src/manager.js';
-import { toAnthropicRequest } from '../src/messages/split.js';
 import type { Message } from '../src/messages/types.js';
 import type { ContextManagerOptions } from '../src/options.js';
 import { renderReportHtml } from '../src/report/html.js';

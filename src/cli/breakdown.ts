@@ -3,8 +3,8 @@
  * `count` and `inspect` print; it answers "what is eating my context window?".
  */
 
+import { geminiParts } from '../formats/gemini/parts.js';
 import { messageText, roleOf } from '../messages/content.js';
-import { geminiParts } from '../messages/gemini-parts.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import type { ModelCounter } from '../tokens/model-counter.js';
 import type { TokenCounter } from '../tokens/types.js';

@@ -1,4 +1,4 @@
-import { inlineResultText, isInlineResult } from '../messages/anthropic-blocks.js';
+import { inlineResultText, isInlineResult } from '../formats/anthropic/blocks.js';
 import type { Atom, ToolResultSlot } from '../messages/atoms.js';
 import type { Message } from '../messages/types.js';
 import { draftEdits, type PlanContext, type PlanDraft } from './draft.js';

@@ -1,7 +1,7 @@
-import { shortenedResult } from '../messages/anthropic-blocks.js';
+import { shortenedResult } from '../formats/anthropic/blocks.js';
+import { geminiParts } from '../formats/gemini/parts.js';
 import type { Atom, ToolResultSlot } from '../messages/atoms.js';
 import { freezeDeep } from '../messages/freeze.js';
-import { geminiParts } from '../messages/gemini-parts.js';
 import type {
   AnthropicContentBlock,
   AnthropicMessage,

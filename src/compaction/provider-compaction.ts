@@ -8,10 +8,10 @@
  * stored history is not touched.
  */
 
-import type { ResponsesItem } from '../messages/responses-items.js';
-import { isCompactionItem } from '../messages/responses-items.js';
+import type { ResponsesItem } from '../formats/openai-responses/items.js';
+import { isCompactionItem } from '../formats/openai-responses/items.js';
+import { responsesItemIssues } from '../formats/openai-responses/validate.js';
 import type { Message } from '../messages/types.js';
-import { responsesItemIssues } from '../messages/validate-responses.js';
 import { noteCompactionTokens } from '../tokens/compaction-tokens.js';
 import { type LLMToolsOptions, postJson } from '../tools/llm.js';
 

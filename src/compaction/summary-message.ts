@@ -1,5 +1,5 @@
+import { textMessageAsGemini } from '../formats/gemini/parts.js';
 import { freezeDeep } from '../messages/freeze.js';
-import { textMessageAsGemini } from '../messages/gemini-parts.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import { compactFactPiece, compactKey, renderCompactFacts } from '../tools/facts-block.js';
 import type { ExtractedFact, FactCategory } from '../tools/types.js';

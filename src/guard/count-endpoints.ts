@@ -26,13 +26,13 @@
 
 import { createHash } from 'node:crypto';
 import { ConfigurationError, ContextkitError } from '../errors.js';
+import { toAnthropicRequest } from '../formats/anthropic/request.js';
+import { toGeminiContents, toGeminiTools } from '../formats/gemini/contents.js';
 import { convertMessages } from '../messages/convert.js';
-import { toAnthropicRequest } from '../messages/split.js';
 import type { AnthropicTextBlock, Message, ToolDefinition } from '../messages/types.js';
 import { redactUrl } from '../redact-url.js';
 import type { Cache } from '../stores/cache.js';
 import { ReplyTooLargeError, readReplyText, scrubSecrets } from '../tools/reply-body.js';
-import { toGeminiContents, toGeminiTools } from './gemini-contents.js';
 
 /** Providers that offer a counting endpoint. */
 export type CountProvider = 'anthropic' | 'google';

@@ -9,7 +9,7 @@
  * The stored history stays whole: recall, facts and replay read `History.entries`, not this.
  */
 
-import { COMPACTION_BLOCK } from '../messages/anthropic-blocks.js';
+import { COMPACTION_BLOCK } from '../formats/anthropic/blocks.js';
 import type { HistoryEntry, MessageFormat } from '../messages/types.js';
 
 /** Whether a stored message carries a provider compaction block. */

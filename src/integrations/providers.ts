@@ -5,10 +5,10 @@
  */
 
 import { InvalidMessageError } from '../errors.js';
+import type { GeminiContent } from '../formats/gemini/parts.js';
+import { isCompactionItem, itemType, type ResponsesItem } from '../formats/openai-responses/items.js';
 import { usageFromGemini } from '../guard/usage.js';
 import type { AddMessageOptions, ContextManager } from '../manager.js';
-import type { GeminiContent } from '../messages/gemini-parts.js';
-import { isCompactionItem, itemType, type ResponsesItem } from '../messages/responses-items.js';
 import type { AnthropicAssistantMessage, Message, OpenAIAssistantMessage } from '../messages/types.js';
 import { noteCompactionTokens } from '../tokens/compaction-tokens.js';
 

@@ -9,8 +9,8 @@
  * driver's `setMeta` is atomic and versioned.
  */
 import { ConfigurationError, ConflictError, StoreError } from '../errors.js';
-import type { GeminiContent } from '../messages/gemini-parts.js';
-import type { ResponsesItem } from '../messages/responses-items.js';
+import type { GeminiContent } from '../formats/gemini/parts.js';
+import type { ResponsesItem } from '../formats/openai-responses/items.js';
 import { readToolCall, toolResultMessage } from '../messages/tool-call.js';
 import type {
   AnthropicUserMessage,

@@ -6,8 +6,13 @@
  * validator runs them over messages that may have failed shape validation.
  */
 
-import { geminiCalls, geminiParts, geminiResponses, geminiText, partKind } from './gemini-parts.js';
-import { itemType, outputCallId, RESPONSES_CALLS, RESPONSES_OUTPUTS } from './responses-items.js';
+import { geminiCalls, geminiParts, geminiResponses, geminiText, partKind } from '../formats/gemini/parts.js';
+import {
+  itemType,
+  outputCallId,
+  RESPONSES_CALLS,
+  RESPONSES_OUTPUTS,
+} from '../formats/openai-responses/items.js';
 import type { Message } from './types.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {

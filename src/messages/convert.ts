@@ -29,11 +29,11 @@
  */
 
 import { InvalidMessageError, type MessageIssue } from '../errors.js';
-import { ASSISTANT_ONLY_BLOCKS, isFutureBlockType, THINKING_BLOCKS } from './anthropic-blocks.js';
-import { anthropicToGemini, geminiToAnthropic } from './convert-gemini.js';
-import { chatToResponses, responsesToChat } from './convert-responses.js';
+import { ASSISTANT_ONLY_BLOCKS, isFutureBlockType, THINKING_BLOCKS } from '../formats/anthropic/blocks.js';
+import { anthropicToGemini, geminiToAnthropic } from '../formats/gemini/convert.js';
+import type { GeminiMessage } from '../formats/gemini/parts.js';
+import { chatToResponses, responsesToChat } from '../formats/openai-responses/convert.js';
 import { detectConversationFormat } from './detect.js';
-import type { GeminiMessage } from './gemini-parts.js';
 import { parseJsonWithinDepth } from './json-limits.js';
 import type {
   AnthropicContentBlock,

@@ -5,8 +5,8 @@
  */
 
 import { FormatMismatchError } from '../errors.js';
-import { KNOWN_ANTHROPIC_BLOCKS } from './anthropic-blocks.js';
-import { RESPONSES_ITEM_TYPES, RESPONSES_PART_TYPES } from './responses-items.js';
+import { KNOWN_ANTHROPIC_BLOCKS } from '../formats/anthropic/blocks.js';
+import { RESPONSES_ITEM_TYPES, RESPONSES_PART_TYPES } from '../formats/openai-responses/items.js';
 import type { MessageFormat } from './types.js';
 
 /** The field that shows a message's format, relative to the message (`content[0].type`). */

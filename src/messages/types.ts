@@ -3,8 +3,8 @@
  * document them so a view can be sent without conversion.
  */
 
-import type { GeminiMessage } from './gemini-parts.js';
-import type { ResponsesItem } from './responses-items.js';
+import type { GeminiMessage } from '../formats/gemini/parts.js';
+import type { ResponsesItem } from '../formats/openai-responses/items.js';
 
 /**
  * Which provider's wire format a conversation is in: OpenAI Chat Completions, Anthropic Messages,

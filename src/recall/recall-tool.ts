@@ -2,8 +2,8 @@
  * `recall` as a tool the model can call: its definition in each provider's format, the sentence
  * that tells the model it exists, reading a call in either format, and the result message.
  */
-import type { GeminiContent } from '../messages/gemini-parts.js';
-import type { ResponsesItem } from '../messages/responses-items.js';
+import type { GeminiContent } from '../formats/gemini/parts.js';
+import type { ResponsesItem } from '../formats/openai-responses/items.js';
 import { readToolCall, toolResultMessage } from '../messages/tool-call.js';
 import type {
   AnthropicUserMessage,

@@ -8,10 +8,10 @@
 import type { StrategyOption } from '../compaction/strategy.js';
 import { ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt } from '../events.js';
+import { isCompactionItem } from '../formats/openai-responses/items.js';
 import { ContextManager } from '../manager.js';
 import { messageText, roleOf } from '../messages/content.js';
 import { detectConversationFormat } from '../messages/detect.js';
-import { isCompactionItem } from '../messages/responses-items.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import { modelCounter } from '../tokens/model-counter.js';
 import {

@@ -4,7 +4,8 @@
  * arguments, tool results, thinking, images (by dimensions) and documents (by pages).
  */
 import { ConfigurationError } from '../errors.js';
-import type { ResponsesContentPart, ResponsesOtherItem } from '../messages/responses-items.js';
+import { geminiMediaTokens } from '../formats/gemini/media.js';
+import type { ResponsesContentPart, ResponsesOtherItem } from '../formats/openai-responses/items.js';
 import type {
   AnthropicContentBlock,
   AnthropicDocumentBlock,
@@ -15,7 +16,6 @@ import type {
 } from '../messages/types.js';
 import { compactionTokens } from './compaction-tokens.js';
 import { getTextTokenCounter, type TextTokenCounter } from './encodings.js';
-import { geminiMediaTokens } from './gemini-media.js';
 import {
   type ImageDetail,
   imageInfoFromBase64,

@@ -5,8 +5,8 @@
  * transcript all read entries through this, so they agree on what a message "says".
  */
 
+import { geminiParts, responseText } from '../formats/gemini/parts.js';
 import { messageText } from '../messages/content.js';
-import { geminiParts, responseText } from '../messages/gemini-parts.js';
 import type { HistoryEntry, Message } from '../messages/types.js';
 
 /** Whether a segment is prose, a tool call's arguments, or a tool's result. */

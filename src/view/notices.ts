@@ -1,7 +1,7 @@
 import { CONVERSATION_START_TEXT, OMITTED_START_TEXT } from '../compaction/placeholders.js';
 import type { CompactionReceipt } from '../events.js';
+import { textMessageAsGemini } from '../formats/gemini/parts.js';
 import { freezeDeep } from '../messages/freeze.js';
-import { textMessageAsGemini } from '../messages/gemini-parts.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 
 const OMITTED_NOTICE: Message = freezeDeep({ role: 'user', content: OMITTED_START_TEXT });

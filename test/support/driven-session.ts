@@ -2,9 +2,10 @@
  * An agent session against the fake Messages API with contextkit driving the server's compaction
  * (`providerCompaction`): what the test and the cost bench measure.
  */
+
+import { toAnthropicRequest } from '../../src/formats/anthropic/request.js';
 import { addAnthropicResponse } from '../../src/integrations/providers.js';
 import type { ContextManager } from '../../src/manager.js';
-import { toAnthropicRequest } from '../../src/messages/split.js';
 import { seededRandom } from './arbitraries.js';
 
 /** The model the session talks to (one with server compaction). */

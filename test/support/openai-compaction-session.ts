@@ -6,9 +6,10 @@
  * (`context_management` with `compact_threshold`). Shared by test/openai-compaction.test.ts and
  * `npm run bench -- cost`.
  */
+
+import type { ResponsesItem } from '../../src/formats/openai-responses/items.js';
 import { addOpenAIResponse } from '../../src/integrations/providers.js';
 import { ContextManager } from '../../src/manager.js';
-import type { ResponsesItem } from '../../src/messages/responses-items.js';
 import { BUILTIN_PRICING } from '../../src/tokens/pricing.js';
 import { seededRandom } from './arbitraries.js';
 import { startFakeResponses } from './fake-responses-server.js';

@@ -3,8 +3,8 @@
  * and the independent reading of the provider's rules (the reference validator for Chat
  * Completions, the fake Messages API, the fake Responses API, the fake `generateContent`).
  */
-import type { GeminiMessage } from '../../src/messages/gemini-parts.js';
-import { toGeminiRequest } from '../../src/messages/gemini-request.js';
+import type { GeminiMessage } from '../../src/formats/gemini/parts.js';
+import { toGeminiRequest } from '../../src/formats/gemini/request.js';
 import type { Message, MessageFormat } from '../../src/messages/types.js';
 import { validateRequest } from '../../src/messages/validate-request.js';
 import { anthropicRequestProblems, messagesBody } from './fake-anthropic-server.js';

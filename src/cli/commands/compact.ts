@@ -1,10 +1,10 @@
 import { type Command, Option } from 'commander';
 import type { CompactionReceipt } from '../../events.js';
 import { formatInt } from '../../format-number.js';
+import { toAnthropicRequest } from '../../formats/anthropic/request.js';
+import type { GeminiMessage } from '../../formats/gemini/parts.js';
+import { toGeminiRequest } from '../../formats/gemini/request.js';
 import { ContextManager } from '../../manager.js';
-import type { GeminiMessage } from '../../messages/gemini-parts.js';
-import { toGeminiRequest } from '../../messages/gemini-request.js';
-import { toAnthropicRequest } from '../../messages/split.js';
 import type { Message, MessageFormat } from '../../messages/types.js';
 import { REQUEST_FORMATS } from '../../options.js';
 import { modelCounter } from '../../tokens/model-counter.js';

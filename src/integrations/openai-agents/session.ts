@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentInputItem, Session } from '@openai/agents';
 import { ConfigurationError, InvalidMessageError } from '../../errors.js';
+import type { ResponsesItem } from '../../formats/openai-responses/items.js';
 import { ContextManager, type ContextManagerOptions } from '../../manager.js';
-import type { ResponsesItem } from '../../messages/responses-items.js';
 import type { Message, MessageMetadata } from '../../messages/types.js';
 import type { RecallHit, RecallOptions } from '../../recall/recall-hit.js';
 import { MemoryStore } from '../../stores/memory.js';

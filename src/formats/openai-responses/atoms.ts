@@ -8,11 +8,11 @@
  * their outputs are moved after them.
  */
 
-import type { Atom, BuildResult, Repair, SeenIds, ToolResultSlot } from './atoms.js';
-import { interimEnd, missingResultText } from './atoms.js';
-import { freezeDeep } from './freeze.js';
-import { itemType, outputCallId, RESPONSES_CALLS, RESPONSES_OUTPUTS } from './responses-items.js';
-import type { HistoryEntry, Message } from './types.js';
+import type { Atom, BuildResult, Repair, SeenIds, ToolResultSlot } from '../../messages/atom-kit.js';
+import { interimEnd, missingResultText } from '../../messages/atom-kit.js';
+import { freezeDeep } from '../../messages/freeze.js';
+import type { HistoryEntry, Message } from '../../messages/types.js';
+import { itemType, outputCallId, RESPONSES_CALLS, RESPONSES_OUTPUTS } from './items.js';
 
 type Item = Record<string, unknown>;
 

@@ -7,8 +7,8 @@
  * size of the base64 data is never taken for a count.
  */
 
-import { imageInfoFromBase64, imageTokens, pdfTokens } from './images.js';
-import type { ProviderFamily } from './types.js';
+import { imageInfoFromBase64, imageTokens, pdfTokens } from '../../tokens/images.js';
+import type { ProviderFamily } from '../../tokens/types.js';
 
 /** Gemini's audio rate. */
 export const GEMINI_AUDIO_TOKENS_PER_SECOND = 32;

@@ -16,8 +16,14 @@
  * and redacted thinking) is left out instead, as the view does for another provider.
  */
 
-import { InvalidMessageError, type MessageIssue } from '../errors.js';
-import { THINKING_BLOCKS } from './anthropic-blocks.js';
+import { InvalidMessageError, type MessageIssue } from '../../errors.js';
+import type {
+  AnthropicContentBlock,
+  AnthropicMessage,
+  AnthropicTextBlock,
+  AnthropicToolResultBlock,
+} from '../../messages/types.js';
+import { THINKING_BLOCKS } from '../anthropic/blocks.js';
 import {
   type GeminiCallRef,
   type GeminiContentPart,
@@ -26,13 +32,7 @@ import {
   geminiResponses,
   pairGemini,
   partKind,
-} from './gemini-parts.js';
-import type {
-  AnthropicContentBlock,
-  AnthropicMessage,
-  AnthropicTextBlock,
-  AnthropicToolResultBlock,
-} from './types.js';
+} from './parts.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

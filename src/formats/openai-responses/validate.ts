@@ -4,8 +4,8 @@
  * (statuses, ids, annotations, encrypted reasoning) is kept as it came.
  */
 
-import type { MessageIssue } from '../errors.js';
-import { itemType, MAX_ENCRYPTED_CONTENT, RESPONSES_ITEM_TYPES } from './responses-items.js';
+import type { MessageIssue } from '../../errors.js';
+import { itemType, MAX_ENCRYPTED_CONTENT, RESPONSES_ITEM_TYPES } from './items.js';
 
 type Issues = MessageIssue[];
 

@@ -29,11 +29,8 @@
  *   (the API refuses them); consecutive turns of one role are merged into one `Content`.
  */
 
-import { convertMessages } from '../messages/convert.js';
-import { detectConversationFormat } from '../messages/detect.js';
-import type { GeminiMessage } from '../messages/gemini-parts.js';
-import { toGeminiRequest } from '../messages/gemini-request.js';
-import { toAnthropicRequest } from '../messages/split.js';
+import { convertMessages } from '../../messages/convert.js';
+import { detectConversationFormat } from '../../messages/detect.js';
 import type {
   AnthropicContentBlock,
   AnthropicDocumentBlock,
@@ -42,7 +39,10 @@ import type {
   AnthropicToolResultBlock,
   Message,
   ToolDefinition,
-} from '../messages/types.js';
+} from '../../messages/types.js';
+import { toAnthropicRequest } from '../anthropic/request.js';
+import type { GeminiMessage } from './parts.js';
+import { toGeminiRequest } from './request.js';
 
 /** One Gemini `Part`: exactly one of its fields is set. */
 export type GeminiPart =

@@ -11,15 +11,9 @@
  * Also `toGeminiRequest`, which splits a view into `systemInstruction` and `contents`.
  */
 
-import { InvalidMessageError } from '../errors.js';
-import {
-  type GeminiContent,
-  type GeminiMessage,
-  geminiCalls,
-  geminiResponses,
-  pairGemini,
-} from './gemini-parts.js';
-import type { RequestProblem } from './validate-request.js';
+import { InvalidMessageError } from '../../errors.js';
+import type { RequestProblem } from '../../messages/request-kit.js';
+import { type GeminiContent, type GeminiMessage, geminiCalls, geminiResponses, pairGemini } from './parts.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toAnthropicRequest } from './split.js';
+import { toAnthropicRequest } from './request.js';
 
 describe('toAnthropicRequest', () => {
   it('lifts system messages into the system prompt and keeps the turns in order', () => {

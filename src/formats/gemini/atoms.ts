@@ -8,9 +8,10 @@
  * exactly where they came).
  */
 
-import type { Atom, BuildResult, Repair, ToolResultSlot } from './atoms.js';
-import { interimEnd, missingResultText } from './atoms.js';
-import { freezeDeep } from './freeze.js';
+import type { Atom, BuildResult, Repair, ToolResultSlot } from '../../messages/atom-kit.js';
+import { interimEnd, missingResultText } from '../../messages/atom-kit.js';
+import { freezeDeep } from '../../messages/freeze.js';
+import type { HistoryEntry, Message } from '../../messages/types.js';
 import {
   callKeyOf,
   type GeminiCallRef,
@@ -19,8 +20,7 @@ import {
   geminiResponses,
   pairGemini,
   partKind,
-} from './gemini-parts.js';
-import type { HistoryEntry, Message } from './types.js';
+} from './parts.js';
 
 type Content = { role: string; parts: readonly GeminiContentPart[] };
 

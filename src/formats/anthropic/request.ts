@@ -1,4 +1,4 @@
-import type { AnthropicMessage, AnthropicTextBlock, Message } from './types.js';
+import type { AnthropicMessage, AnthropicTextBlock, Message } from '../../messages/types.js';
 
 /** The shape Anthropic's Messages API takes: the system prompt apart from the turns. */
 export interface AnthropicRequestParts {

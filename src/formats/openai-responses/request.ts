@@ -9,8 +9,8 @@
  * - an `mcp_approval_response` answers an `mcp_approval_request` before it.
  */
 
-import { itemType, outputCallId, RESPONSES_CALLS, RESPONSES_OUTPUTS } from './responses-items.js';
-import type { RequestProblem } from './validate-request.js';
+import type { RequestProblem } from '../../messages/request-kit.js';
+import { itemType, outputCallId, RESPONSES_CALLS, RESPONSES_OUTPUTS } from './items.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -5,26 +5,26 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ContextOverflowError, InvalidMessageError } from '../src/errors.js';
-import { addOpenAIResponse } from '../src/integrations/providers.js';
-import { ContextManager } from '../src/manager.js';
-import { buildAtoms } from '../src/messages/atoms.js';
-import { convertMessages } from '../src/messages/convert.js';
-import { detectConversationFormat } from '../src/messages/detect.js';
-import type { HistoryEntry, Message } from '../src/messages/types.js';
-import { validateMessage } from '../src/messages/validate-message.js';
-import { validateRequest } from '../src/messages/validate-request.js';
-import { getModelInfo } from '../src/tokens/catalog.js';
-import { createTokenCounter } from '../src/tokens/counter.js';
-import { getTextTokenCounter } from '../src/tokens/encodings.js';
 import {
   type FakeResponsesServer,
   responsesRequestProblems,
   sealReasoning,
   startFakeResponses,
-} from './support/fake-responses-server.js';
-import { itemsConversationArb } from './support/responses-items-arb.js';
-import { runCli } from './support/run-cli.js';
+} from '../../../test/support/fake-responses-server.js';
+import { itemsConversationArb } from '../../../test/support/responses-items-arb.js';
+import { runCli } from '../../../test/support/run-cli.js';
+import { ContextOverflowError, InvalidMessageError } from '../../errors.js';
+import { addOpenAIResponse } from '../../integrations/providers.js';
+import { ContextManager } from '../../manager.js';
+import { buildAtoms } from '../../messages/atoms.js';
+import { convertMessages } from '../../messages/convert.js';
+import { detectConversationFormat } from '../../messages/detect.js';
+import type { HistoryEntry, Message } from '../../messages/types.js';
+import { validateMessage } from '../../messages/validate-message.js';
+import { validateRequest } from '../../messages/validate-request.js';
+import { getModelInfo } from '../../tokens/catalog.js';
+import { createTokenCounter } from '../../tokens/counter.js';
+import { getTextTokenCounter } from '../../tokens/encodings.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 60);
 const STRATEGIES = ['summarize', 'truncate', 'smart', 'layered'] as const;

@@ -5,23 +5,26 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ContextOverflowError, InvalidMessageError } from '../src/errors.js';
-import { ContextManager } from '../src/manager.js';
-import { AtomIndex, buildAtoms } from '../src/messages/atoms.js';
-import { convertMessages } from '../src/messages/convert.js';
-import type { HistoryEntry, Message } from '../src/messages/types.js';
-import { validateMessage } from '../src/messages/validate-message.js';
-import { validateRequest } from '../src/messages/validate-request.js';
-import { getModelInfo } from '../src/tokens/catalog.js';
-import { createTokenCounter } from '../src/tokens/counter.js';
-import { type BlocksConversation, blocksConversationArb } from './support/anthropic-blocks-arb.js';
+import {
+  type BlocksConversation,
+  blocksConversationArb,
+} from '../../../test/support/anthropic-blocks-arb.js';
 import {
   anthropicRequestProblems,
   type FakeAnthropicServer,
   messagesBody,
   signThinking,
   startFakeAnthropic,
-} from './support/fake-anthropic-server.js';
+} from '../../../test/support/fake-anthropic-server.js';
+import { ContextOverflowError, InvalidMessageError } from '../../errors.js';
+import { ContextManager } from '../../manager.js';
+import { AtomIndex, buildAtoms } from '../../messages/atoms.js';
+import { convertMessages } from '../../messages/convert.js';
+import type { HistoryEntry, Message } from '../../messages/types.js';
+import { validateMessage } from '../../messages/validate-message.js';
+import { validateRequest } from '../../messages/validate-request.js';
+import { getModelInfo } from '../../tokens/catalog.js';
+import { createTokenCounter } from '../../tokens/counter.js';
 
 const MODEL = 'claude-sonnet-4-5';
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 60);

@@ -7,8 +7,7 @@
  * `InvalidMessageError` (code `not_convertible`) listing every item that cannot go across.
  */
 
-import { InvalidMessageError, type MessageIssue } from '../errors.js';
-import { itemType } from './responses-items.js';
+import { InvalidMessageError, type MessageIssue } from '../../errors.js';
 import type {
   Message,
   OpenAIAssistantMessage,
@@ -16,7 +15,8 @@ import type {
   OpenAIMessage,
   OpenAITextPart,
   OpenAIToolCall,
-} from './types.js';
+} from '../../messages/types.js';
+import { itemType } from './items.js';
 
 type Item = Record<string, unknown>;
 

@@ -6,32 +6,32 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderAtom } from '../src/compaction/edit-atom.js';
-import { ContextOverflowError, FormatMismatchError, InvalidMessageError } from '../src/errors.js';
-import { createCountClient } from '../src/guard/count-endpoints.js';
-import { addGeminiResponse } from '../src/integrations/providers.js';
-import { ContextManager } from '../src/manager.js';
-import { AtomIndex, buildAtoms } from '../src/messages/atoms.js';
-import { convertMessages } from '../src/messages/convert.js';
-import { detectConversationFormat } from '../src/messages/detect.js';
-import type { GeminiMessage } from '../src/messages/gemini-parts.js';
-import { toGeminiRequest } from '../src/messages/gemini-request.js';
-import type { HistoryEntry, Message } from '../src/messages/types.js';
-import { validateMessage } from '../src/messages/validate-message.js';
-import { validateRequest } from '../src/messages/validate-request.js';
-import { recallToolDefinition } from '../src/recall/recall-tool.js';
-import { getModelInfo } from '../src/tokens/catalog.js';
-import { createTokenCounter } from '../src/tokens/counter.js';
-import { GEMINI_AUDIO_TOKENS_PER_SECOND } from '../src/tokens/gemini-media.js';
-import { startFakeCountServer } from './support/fake-count-server.js';
+import { startFakeCountServer } from '../../../test/support/fake-count-server.js';
 import {
   type FakeGeminiServer,
   geminiRequestProblems,
   sealPart,
   startFakeGemini,
-} from './support/fake-gemini-server.js';
-import { geminiConversationArb } from './support/gemini-arb.js';
-import { runCli } from './support/run-cli.js';
+} from '../../../test/support/fake-gemini-server.js';
+import { geminiConversationArb } from '../../../test/support/gemini-arb.js';
+import { runCli } from '../../../test/support/run-cli.js';
+import { renderAtom } from '../../compaction/edit-atom.js';
+import { ContextOverflowError, FormatMismatchError, InvalidMessageError } from '../../errors.js';
+import { createCountClient } from '../../guard/count-endpoints.js';
+import { addGeminiResponse } from '../../integrations/providers.js';
+import { ContextManager } from '../../manager.js';
+import { AtomIndex, buildAtoms } from '../../messages/atoms.js';
+import { convertMessages } from '../../messages/convert.js';
+import { detectConversationFormat } from '../../messages/detect.js';
+import type { HistoryEntry, Message } from '../../messages/types.js';
+import { validateMessage } from '../../messages/validate-message.js';
+import { validateRequest } from '../../messages/validate-request.js';
+import { recallToolDefinition } from '../../recall/recall-tool.js';
+import { getModelInfo } from '../../tokens/catalog.js';
+import { createTokenCounter } from '../../tokens/counter.js';
+import { GEMINI_AUDIO_TOKENS_PER_SECOND } from './media.js';
+import type { GeminiMessage } from './parts.js';
+import { toGeminiRequest } from './request.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 60);
 const STRATEGIES = ['summarize', 'truncate', 'smart', 'layered'] as const;

@@ -1,0 +1,43 @@
+/**
+ * The wire formats contextkit speaks, by stored name. Adding a format is one folder under
+ * `src/formats/` and one line here; `MessageFormat` and `Message` follow from this table.
+ */
+
+import type { Message, MessageFormat } from '../messages/types.js';
+import { anthropic } from './anthropic/format.js';
+import { gemini } from './gemini/format.js';
+import { openaiChat } from './openai-chat/format.js';
+import { openaiResponses } from './openai-responses/format.js';
+import type { WireFormat } from './wire-format.js';
+
+/** Every format by its stored name, in the order `MessageFormat` lists them. */
+export const FORMATS = {
+  openai: openaiChat,
+  anthropic,
+  'openai-responses': openaiResponses,
+  gemini,
+} as const;
+
+/** The name of a registered format (what `MessageFormat` is). */
+export type FormatName = keyof typeof FORMATS;
+
+/** The message type a format stores. */
+export type MessageOf<F> = F extends WireFormat<infer M> ? M : never;
+
+/** Every format, in registry order. */
+export const WIRE_FORMATS: readonly WireFormat<Message>[] = Object.values(FORMATS) as WireFormat<Message>[];
+
+/** Every format, in the order detection asks them for evidence. */
+export const DETECTION_ORDER: readonly WireFormat<Message>[] = [...WIRE_FORMATS].sort(
+  (a, b) => a.detectRank - b.detectRank,
+);
+
+/** Whether `name` is a registered format's name. */
+export function isFormatName(name: unknown): name is MessageFormat {
+  return typeof name === 'string' && Object.hasOwn(FORMATS, name);
+}
+
+/** The format named `name` (a `MessageFormat`; the names are checked where they come in). */
+export function wireFormat(name: MessageFormat): WireFormat<Message> {
+  return FORMATS[name] as WireFormat<Message>;
+}

@@ -1,0 +1,185 @@
+/**
+ * What a wire format is: everything that differs between the providers' message shapes, behind
+ * one interface, so the core (history, measurer, guard, planner, view, recall, eval, cli) asks
+ * the conversation's format and never names one. A format is one folder under `src/formats/` and
+ * one line in `registry.ts`; see DESIGN.md for the invariants every format keeps (a view is valid
+ * for the provider, the stored history is never changed) and `testFormat()` for the suite that
+ * checks them.
+ *
+ * Members take the stored messages as the format stores them (`M`) and any message as `Message`
+ * where a caller may hold another format's (conversion, detection).
+ */
+
+import type { MessageIssue } from '../errors.js';
+import type { UsageSample } from '../guard/usage.js';
+import type { BuildResult, SeenIds } from '../messages/atom-kit.js';
+import type { ConvertOptions } from '../messages/convert.js';
+import type { RequestProblem } from '../messages/request-kit.js';
+import type { HistoryEntry, Message, ToolDefinition } from '../messages/types.js';
+import type { ProviderFamily } from '../tokens/types.js';
+
+/** The field of a message that only one format has, found by that format's detection. */
+export interface Evidence {
+  /** Path inside the message, e.g. `role`, `tool_calls`, `content[2].type`. */
+  field: string;
+  /** What was found there, for error messages: `role "tool"`, `a "tool_use" block`. */
+  found: string;
+}
+
+/** What a format's request builder returns: the body fields of the provider's request. */
+export type RequestBody = Record<string, unknown>;
+
+/** A provider's token-counting endpoint for requests in this format. */
+export interface CountEndpoint {
+  /** Which endpoint (`createCountClient({ provider })`). */
+  readonly provider: 'anthropic' | 'google';
+  /** The JSON body that counts `messages` (and the system prompt and tools they carry) for `model`. */
+  body(request: { model: string; messages: readonly Message[]; tools?: readonly unknown[] }): RequestBody;
+  /** The input token count read from the endpoint's JSON reply, or undefined when it has none. */
+  tokens(reply: unknown): number | undefined;
+}
+
+/**
+ * One provider wire format. `M` is the message (or item, or content) type the format stores.
+ * Every member is a pure function of its arguments (no state), so one object serves every
+ * conversation; the core resolves it once per conversation, never per message in a hot loop.
+ */
+export interface WireFormat<M extends object = Message> {
+  /** The stored name (`MessageFormat`): 'openai', 'anthropic', 'openai-responses', 'gemini', …. */
+  readonly name: string;
+  /** The name a person reads in errors and reports: 'OpenAI', 'Anthropic', 'Gemini', …. */
+  readonly label: string;
+  /**
+   * The provider family whose tokenizer, message framing, image pricing and catalog entries
+   * count this format's messages when the model is unknown ('openai' | 'anthropic' | 'google').
+   */
+  readonly provider: ProviderFamily;
+  /** The model counted for when a caller names none (a catalog key). */
+  readonly defaultModel: string;
+
+  // ------------------------------------------------------------------------- detection
+
+  /**
+   * Order in which formats are asked for message-level evidence (lower first). Shapes that
+   * another format's test could mistake come first: Gemini's `parts`, then Responses items.
+   */
+  readonly detectRank: number;
+  /**
+   * Message-level evidence that `message` is in this format (a field, role or item type only it
+   * has), or undefined. Content block types are asked separately, through `blockEvidence`.
+   */
+  messageEvidence(message: Readonly<Record<string, unknown>>): Evidence | undefined;
+  /**
+   * For a `content[i].type` only this format has, the `found` text (`a "tool_use" content block`);
+   * undefined for types it shares or does not know. Blocks are scanned in order across formats,
+   * so the first block any format claims decides.
+   */
+  blockEvidence?(type: string): string | undefined;
+  /**
+   * True for the one format that claims a content block type no format knows (a block a future
+   * API adds), as weak evidence: it makes a new conversation this format, never contradicts one.
+   */
+  readonly claimsUnknownBlocks?: boolean;
+  /**
+   * Whether a conversation in this format takes a message showing `evidence` of another format
+   * without a mismatch (`earlier` false: the message joins; true: a message stored before this
+   * format was known, which then makes the conversation this format).
+   */
+  accepts?(evidence: Evidence & { format: string }, earlier: boolean): boolean;
+
+  // ------------------------------------------------------------------------ validation
+
+  /**
+   * Every problem of one message (or item) in this format, paths under `path` (`messages[3]`).
+   * `message` is an object whose nesting depth the core already checked (`validateMessage`).
+   */
+  messageIssues(message: unknown, path: string): MessageIssue[];
+  /**
+   * Pushes onto `problems` what the provider would refuse in a whole request beyond each message's
+   * own issues (roles out of order, a call left unanswered, no user turn), at `messages[index]`.
+   */
+  requestProblems(messages: readonly unknown[], problems: RequestProblem[]): void;
+  /**
+   * The fields the provider's request takes for `message` (a view sends only these), or
+   * undefined to send the message as stored.
+   */
+  wireFields(message: M): ReadonlySet<string> | undefined;
+  /**
+   * The message a view shows for a stored one that needs changing: a cleaned copy (empty text
+   * left out), the message in this format's shape (a plain `{ role, content: string }` message
+   * that fits every format, `native` false), or undefined to leave it out; the message itself
+   * when it is fine. `native`: the message shows evidence of a format (it is not plain text).
+   * Absent: every stored message is shown as it is. Results are memoized per message by the core.
+   */
+  shownMessage?(message: Message, native: boolean): Message | undefined;
+
+  // --------------------------------------------------------------------------- atoms
+
+  /**
+   * Groups `entries` (already through `shownMessage`) from index `from` into atoms: pairs calls
+   * with results, repairs what logs get wrong in the view only. `seen` holds the tool ids
+   * earlier atoms showed, for formats whose ids must be unique across the request.
+   */
+  buildAtoms(entries: readonly HistoryEntry[], from: number, seen: SeenIds): BuildResult;
+  /** Whether tool ids must be unique across a whole request (so closed atoms' ids are remembered). */
+  readonly uniqueToolIds: boolean;
+
+  // ------------------------------------------------------------------ view and memory
+
+  /**
+   * Whether a request must start with a user turn (and alternate user/assistant turns): then a
+   * view whose first kept turn is the model's gets a start notice, and a summary, notice or
+   * compaction note mid-conversation is a user message rather than a system one.
+   */
+  readonly userTurnFirst: boolean;
+  /**
+   * A text message in this format: a `system` message (the view's system prompt or facts block,
+   * split out by the request builder) or a `user` one.
+   */
+  textMessage(role: 'system' | 'user', content: string): M;
+  /** The result answering the call `id` of the tool `name` (the recall and memory tools). */
+  toolResultMessage(name: string, id: string, text: string, isError: boolean): M;
+  /** The `recall` tool as this provider declares tools. */
+  readonly recallTool: ToolDefinition;
+  /** The memory tool as this provider declares tools (Anthropic's native one where it has one). */
+  readonly memoryTool: ToolDefinition;
+  /**
+   * Whether `message` is a server-side compaction that replaces what came before it for the
+   * provider (Anthropic's `compaction` block): the view reads from the latest one on.
+   */
+  isCompactionStart?(message: M): boolean;
+
+  // ------------------------------------------------------------------------ conversion
+
+  /**
+   * The format this one converts through (Gemini and Bedrock through Anthropic, Responses
+   * through Chat Completions, Chat Completions and Anthropic through each other).
+   */
+  readonly pivot: string;
+  /** `messages` (in this format) in the pivot format; throws `InvalidMessageError` for what cannot go. */
+  toPivot(messages: readonly M[], options: ConvertOptions): Message[];
+  /** `messages` (in the pivot format, or fitting every format) in this format. */
+  fromPivot(messages: readonly Message[], options: ConvertOptions): M[];
+
+  // -------------------------------------------------------------- requests and replies
+
+  /**
+   * What a request to the provider sends for a view: the body with the system prompt lifted out
+   * where the API wants it (`{ system, messages }`), or the list itself where it is a message.
+   */
+  toRequest(view: readonly M[]): unknown;
+  /**
+   * Where a request body of this format keeps its system prompt and its messages (`system` and
+   * `messages`, `systemInstruction` and `contents`), or undefined when the system prompt is a message.
+   */
+  readonly requestFields?: { readonly system: string; readonly messages: string };
+  /**
+   * The messages (or items) a provider reply adds to the conversation, in order; throws
+   * `InvalidMessageError` naming the path of a reply that is not this provider's.
+   */
+  replyMessages(response: unknown): M[];
+  /** The usage a provider reply reports; throws `InvalidUsageError` when it has none readable. */
+  usage(response: unknown): UsageSample;
+  /** The provider's token-counting endpoint, where it has one. */
+  readonly countEndpoint?: CountEndpoint;
+}

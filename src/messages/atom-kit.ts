@@ -1,0 +1,199 @@
+/**
+ * What every format's grouping shares: the atom and repair types, and the helpers a format's
+ * `buildAtoms` uses to scan for a call's results (see `src/formats/<format>/atoms.ts`).
+ */
+
+import type { HistoryEntry, Message } from './types.js';
+
+/**
+ * Atoms are the units a view keeps or drops whole. Building them also repairs, in the view only,
+ * what real logs get wrong: calls whose results never came, results whose call is gone, and
+ * messages a hook slipped between a call and its results. Stored entries are never touched; the
+ * repaired messages are new frozen objects, and clean atoms reuse the stored objects as they are.
+ */
+
+/** Where one tool call's result sits inside an atom's rendered messages. */
+export interface ToolResultSlot {
+  /** Stable key `seq:index` of the call: the calling message's seq and the call's position in it. */
+  key: string;
+  callId: string;
+  toolName: string;
+  /** Seq of the stored message holding the result; null when a placeholder stands in for it. */
+  resultSeq: number | null;
+  /** Index of the rendered message holding the result within `Atom.messages`. */
+  messageIndex: number;
+  /**
+   * Index of the result block in that message (Anthropic `tool_result`, or a server-tool or MCP
+   * result inside an assistant message); -1 for an OpenAI `tool` message.
+   */
+  blockIndex: number;
+}
+
+/** A system message, a lone message, or a tool exchange (calls with all their results). */
+export type AtomKind = 'system' | 'message' | 'exchange';
+
+/** A unit a view keeps or drops whole, with the messages it puts in a view. */
+export interface Atom {
+  /** Seq of the first stored message the atom renders; unique and stable. */
+  id: number;
+  kind: AtomKind;
+  /** Seqs of the stored messages rendered here, in view order. */
+  seqs: number[];
+  /** The messages this atom puts in a view, valid for the conversation's format. */
+  messages: readonly Message[];
+  /** Tool results of an exchange, in call order. */
+  results: ToolResultSlot[];
+  /** True when the view differs from the stored messages (placeholder, reorder, orphan left out). */
+  repaired: boolean;
+  /** An exchange at the tail still waiting for results; its placeholders go once they arrive. */
+  open: boolean;
+  /** Contains a user message with content of its own (not only tool results). */
+  hasUserContent: boolean;
+}
+
+/** What the view did to keep a request valid, by seq, for receipts and warnings. */
+export interface Repair {
+  kind: 'missing_result' | 'orphan_result' | 'moved' | 'renamed_id' | 'empty_text';
+  seq: number;
+  detail: string;
+}
+
+/** Text given in place of a result that never came. */
+export function missingResultText(toolName: string): string {
+  return `[contextkit: no result was recorded for this ${toolName} call (the run was interrupted before it returned). Call it again if you still need it.]`;
+}
+
+/** Atoms grouped from a start index, with the repairs made and where the open tail begins. */
+export interface BuildResult {
+  atoms: Atom[];
+  repairs: Repair[];
+  /** Index of the first entry of the open tail atom, or entries.length when all atoms are closed. */
+  closedUntil: number;
+}
+
+/**
+ * Where a scan for a call's results ends when assistant narration came while they were pending
+ * (frameworks store "Let me check…" while tools run): the narration moves after the results when
+ * one came after it; when none did, the exchange ends at the first narration and it stays put.
+ * `narration` and `lastAnswer` are entry indexes (-1 for none); `j` is where the scan stopped.
+ */
+export function interimEnd(narration: number, lastAnswer: number, j: number): number {
+  return narration >= 0 && lastAnswer < narration ? narration : j;
+}
+
+/**
+ * The ids one message's calls carry in views: the stored ones, with a repeat inside the message
+ * (the API wants them distinct) made unique. Results pair with repeated ids in order.
+ */
+export function distinctCallIds(ids: readonly string[], seq: number): string[] {
+  const taken = new Set(ids);
+  const seen = new Set<string>();
+  return ids.map((id, index) => {
+    let out = id;
+    if (seen.has(out)) {
+      out = `${id}_s${seq}_${index}`;
+      for (let n = 2; taken.has(out); n++) out = `${id}_s${seq}_${index}_${n}`;
+    }
+    seen.add(out);
+    taken.add(out);
+    return out;
+  });
+}
+
+/** The tool ids views already show: those of closed atoms, and those met while grouping the tail. */
+export interface SeenIds {
+  has(id: string): boolean;
+  add(id: string): void;
+}
+
+/** Closed ids read through, the tail's kept apart: no copy of the closed set per update. */
+export function layeredIds(closed: ReadonlySet<string>): SeenIds {
+  const tail = new Set<string>();
+  return { has: (id) => closed.has(id) || tail.has(id), add: (id) => void tail.add(id) };
+}
+
+/** A lone message as an atom: `results` for what clearing may shorten inside it. */
+export function singleAtom(
+  entry: HistoryEntry,
+  message: Message,
+  results: ToolResultSlot[],
+  hasUserContent: boolean,
+): Atom {
+  const role = message.role;
+  return {
+    id: entry.seq,
+    kind: role === 'system' || role === 'developer' ? 'system' : 'message',
+    seqs: [entry.seq],
+    messages: [message],
+    results,
+    repaired: message !== entry.message,
+    open: false,
+    hasUserContent,
+  };
+}
+
+/**
+ * A scan for the results of the calls one message makes, over the messages after it: what came
+ * between the calls and their results (`displaced`), the first assistant narration among them
+ * and the last answer (entry indexes, -1 for none), and whether the wait ended.
+ */
+export class ResultScan {
+  displaced: HistoryEntry[] = [];
+  ended = false;
+  narration = -1;
+  lastAnswer = -1;
+
+  /**
+   * A message at `index` that answers no call while results are pending. New calls by the
+   * model, or the user speaking after the model did, end the wait (returns false: stop there);
+   * anything else slipped in and moves after the results (returns true).
+   */
+  pass(entry: HistoryEntry, index: number, byModel: boolean, makesCalls: boolean, byUser: boolean): boolean {
+    if ((byModel && makesCalls) || (this.narration >= 0 && byUser)) {
+      this.ended = true;
+      return false;
+    }
+    if (byModel && this.narration < 0) this.narration = index;
+    this.displaced.push(entry);
+    return true;
+  }
+
+  /**
+   * Settles a scan that stopped at `j` for the calls at entry `start`: where the exchange ends,
+   * whether it is open (results may still come and nothing but what slipped in waits after the
+   * calls; placeholders go once they come), and `closedUntil` moved back to `start` when results
+   * may still come. Narration after the last answer stays put: `displaced` keeps only what
+   * comes before the end.
+   */
+  settle(
+    entries: readonly HistoryEntry[],
+    start: number,
+    j: number,
+    unanswered: boolean,
+    closedUntil: number,
+  ): { stop: number; open: boolean; closedUntil: number } {
+    const waiting = unanswered && !this.ended && j >= entries.length;
+    const stop = interimEnd(this.narration, this.lastAnswer, j);
+    if (stop < j) this.displaced = this.displaced.filter((d) => d.seq < entries[stop]!.seq);
+    return {
+      stop,
+      open: waiting && stop === j,
+      closedUntil: waiting && closedUntil === entries.length ? start : closedUntil,
+    };
+  }
+
+  /**
+   * Places each message moved after the results of the calls `what` (`call 4`, `tool_use 4`)
+   * with `place`, after the repair that says so.
+   */
+  placeMoved(repairs: Repair[], what: string, place: (entry: HistoryEntry) => void): void {
+    for (const moved of this.displaced) {
+      repairs.push({
+        kind: 'moved',
+        seq: moved.seq,
+        detail: `message between ${what} and its results moved after them`,
+      });
+      place(moved);
+    }
+  }
+}
