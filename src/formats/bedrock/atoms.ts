@@ -9,8 +9,16 @@
  * longer than 64) is shown renamed, in the call and its result alike; blank text blocks go.
  * Reasoning blocks are never edited: a message keeps them exactly where they came.
  */
-import type { Atom, BuildResult, Repair, SeenIds, ToolResultSlot } from '../../messages/atoms.js';
-import { interimEnd, missingResultText } from '../../messages/atoms.js';
+import {
+  type Atom,
+  type BuildResult,
+  missingResultText,
+  type Repair,
+  ResultScan,
+  type SeenIds,
+  singleAtom,
+  type ToolResultSlot,
+} from '../../messages/atom-kit.js';
 import { freezeDeep } from '../../messages/freeze.js';
 import type { HistoryEntry, Message } from '../../messages/types.js';
 import { blocksOf, isBlankText, isRecord, memberOf, toolResultsOf, toolUsesOf } from './blocks.js';
@@ -48,16 +56,7 @@ function hasUserContent(message: Message): boolean {
 }
 
 function single(entry: HistoryEntry, message: Message): Atom {
-  return {
-    id: entry.seq,
-    kind: message.role === 'system' ? 'system' : 'message',
-    seqs: [entry.seq],
-    messages: [message],
-    results: [],
-    repaired: message !== entry.message,
-    open: false,
-    hasUserContent: hasUserContent(message),
-  };
+  return singleAtom(entry, message, [], hasUserContent(message));
 }
 
 function pushSingle(atoms: Atom[], repairs: Repair[], entry: HistoryEntry): void {
@@ -122,63 +121,53 @@ export function buildBedrock(entries: readonly HistoryEntry[], from: number, see
     const found = new Map<number, { result: BedrockToolResult; seq: number }>();
     const resultSeqs: number[] = [];
     const extraBlocks: Rec[] = [];
-    let displaced: HistoryEntry[] = [];
+    const scan = new ResultScan();
     let clean = true;
     let j = i + 1;
-    let ended = false;
-    let narration = -1;
-    let lastAnswer = -1;
     while (j < entries.length && pending.length > 0) {
       const next = entries[j]!;
       const nextMessage = msg(next);
-      if (toolResultsOf(nextMessage).length > 0) {
-        lastAnswer = j;
-        resultSeqs.push(next.seq);
-        if (j !== i + 1) clean = false;
-        let seenOther = false;
-        for (const block of nextMessage.content) {
-          if (!isRecord(block.toolResult)) {
-            seenOther = true;
-            if (isBlankText(block)) clean = false;
-            else extraBlocks.push(block);
-            continue;
-          }
-          if (seenOther) clean = false;
-          const result = block.toolResult as unknown as BedrockToolResult;
-          const at = pending.findIndex((p) => p.use.toolUseId === result.toolUseId);
-          if (at >= 0) {
-            found.set(pending[at]!.index, { result, seq: next.seq });
-            pending.splice(at, 1);
-          } else {
-            clean = false;
-            repairs.push({
-              kind: 'orphan_result',
-              seq: next.seq,
-              detail: `toolResult for ${result.toolUseId} answers no pending toolUse; left out`,
-            });
-          }
-        }
+      if (toolResultsOf(nextMessage).length === 0) {
+        const byModel = nextMessage.role === 'assistant';
+        // A system message ends the wait as new calls do: it stands where it was stored.
+        const calls = nextMessage.role === 'system' || (byModel && toolUsesOf(nextMessage).length > 0);
+        if (!scan.pass(next, j, byModel || nextMessage.role === 'system', calls, nextMessage.role === 'user'))
+          break;
         j++;
-      } else if (
-        nextMessage.role === 'system' ||
-        toolUsesOf(nextMessage).length > 0 ||
-        (narration >= 0 && nextMessage.role === 'user')
-      ) {
-        // New calls, or the user speaking after the assistant did: these results are not coming.
-        ended = true;
-        break;
-      } else {
-        if (nextMessage.role === 'assistant' && narration < 0) narration = j;
-        displaced.push(next);
-        j++;
+        continue;
       }
+      scan.lastAnswer = j;
+      resultSeqs.push(next.seq);
+      if (j !== i + 1) clean = false;
+      let seenOther = false;
+      for (const block of nextMessage.content) {
+        if (!isRecord(block.toolResult)) {
+          seenOther = true;
+          if (isBlankText(block)) clean = false;
+          else extraBlocks.push(block);
+          continue;
+        }
+        if (seenOther) clean = false;
+        const result = block.toolResult as unknown as BedrockToolResult;
+        const at = pending.findIndex((p) => p.use.toolUseId === result.toolUseId);
+        if (at >= 0) {
+          found.set(pending[at]!.index, { result, seq: next.seq });
+          pending.splice(at, 1);
+        } else {
+          clean = false;
+          repairs.push({
+            kind: 'orphan_result',
+            seq: next.seq,
+            detail: `toolResult for ${result.toolUseId} answers no pending toolUse; left out`,
+          });
+        }
+      }
+      j++;
     }
-    const waiting = pending.length > 0 && !ended && j >= entries.length;
-    if (waiting && closedUntil === entries.length) closedUntil = i;
-    const stop = interimEnd(narration, lastAnswer, j);
-    const open = waiting && stop === j;
-    if (stop < j) displaced = displaced.filter((d) => d.seq < entries[stop]!.seq);
-    if (pending.length > 0 || displaced.length > 0) clean = false;
+    const settled = scan.settle(entries, i, j, pending.length > 0, closedUntil);
+    closedUntil = settled.closedUntil;
+    const { stop, open } = settled;
+    if (pending.length > 0 || scan.displaced.length > 0) clean = false;
     const resultBlocks: Rec[] = [];
     const slots: ToolResultSlot[] = [];
     for (const index of found.keys()) {
@@ -251,14 +240,7 @@ export function buildBedrock(entries: readonly HistoryEntry[], from: number, see
       open,
       hasUserContent: extraBlocks.length > 0,
     });
-    for (const moved of displaced) {
-      repairs.push({
-        kind: 'moved',
-        seq: moved.seq,
-        detail: `message between toolUse ${entry.seq} and its results moved after them`,
-      });
-      pushSingle(atoms, repairs, moved);
-    }
+    scan.placeMoved(repairs, `toolUse ${entry.seq}`, (moved) => pushSingle(atoms, repairs, moved));
     i = stop;
   }
   return { atoms, repairs, closedUntil };

@@ -8,7 +8,7 @@ import {
   startFakeBedrock,
 } from '../../../test/support/fake-bedrock-server.js';
 import { InvalidMessageError } from '../../errors.js';
-import { layeredIds } from '../../messages/atoms.js';
+import { layeredIds } from '../../messages/atom-kit.js';
 import { freezeDeep } from '../../messages/freeze.js';
 import type { HistoryEntry, Message } from '../../messages/types.js';
 import { buildBedrock } from './atoms.js';
