@@ -3,6 +3,7 @@
  * document them so a view can be sent without conversion.
  */
 
+import type { BedrockMessage } from '../formats/bedrock/types.js';
 import type { GeminiMessage } from '../formats/gemini/parts.js';
 import type { ResponsesItem } from '../formats/openai-responses/items.js';
 
@@ -10,7 +11,7 @@ import type { ResponsesItem } from '../formats/openai-responses/items.js';
  * Which provider's wire format a conversation is in: OpenAI Chat Completions, Anthropic Messages,
  * the OpenAI Responses API's input items, or Gemini's `contents` (`{ role: 'user' | 'model', parts }`).
  */
-export type MessageFormat = 'openai' | 'anthropic' | 'openai-responses' | 'gemini';
+export type MessageFormat = 'openai' | 'anthropic' | 'openai-responses' | 'gemini' | 'bedrock';
 
 // ---------------------------------------------------------------- OpenAI Chat Completions
 
@@ -277,7 +278,7 @@ export type AnthropicMessage = AnthropicSystemMessage | AnthropicUserMessage | A
 // ---------------------------------------------------------------- Either
 
 /** A message in any format. Stored messages are deep-frozen copies of what was added. */
-export type Message = OpenAIMessage | AnthropicMessage | ResponsesItem | GeminiMessage;
+export type Message = OpenAIMessage | AnthropicMessage | ResponsesItem | GeminiMessage | BedrockMessage;
 
 /** Roles contextkit accepts across both formats. */
 export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool';

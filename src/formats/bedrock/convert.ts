@@ -200,7 +200,7 @@ export function bedrockToAnthropic(
   const out: AnthropicMessage[] = [];
   messages.forEach((m, i) => {
     const blocks: AnthropicContentBlock[] = [];
-    (m.content as Rec[]).forEach((b, k) => {
+    (m.content as unknown as Rec[]).forEach((b, k) => {
       const path = `messages[${i}].content[${k}]`;
       if (m.role === 'system' && isRecord(b.guardContent)) {
         cannot(issues, `${path}.guardContent`, 'guard content');

@@ -10,8 +10,8 @@ import type { WireFormat } from '../wire-format.js';
 import { buildBedrock } from './atoms.js';
 import { anthropicToBedrock, bedrockToAnthropic } from './convert.js';
 import { bedrockEvidence, bedrockShown, bedrockTextMessage, bedrockToolResultMessage } from './messages.js';
-import { bedrockProblems } from './request-problems.js';
 import { bedrockRecallTool, bedrockReplyMessages, toBedrockRequest, usageFromBedrock } from './request.js';
+import { bedrockProblems } from './request-problems.js';
 import type { BedrockMessage } from './types.js';
 import { bedrockMessageIssues } from './validate.js';
 

@@ -72,26 +72,34 @@ export type BedrockGuardContent =
   | { text: { text: string; qualifiers?: Array<'grounding_source' | 'query' | 'guard_content'> } }
   | { image: { format: 'png' | 'jpeg'; source: { bytes: string } } };
 
+/**
+ * Converse blocks have no `type`: declared absent, so code reading `block.type` across every
+ * format's blocks still type-checks (it reads undefined here).
+ */
+interface Untyped {
+  type?: undefined;
+}
+
 /** A content block: exactly one member set. */
-export type BedrockContentBlock =
-  | { text: string }
-  | { image: BedrockImage }
-  | { document: BedrockDocument }
-  | { video: BedrockVideo }
-  | { audio: unknown }
-  | { toolUse: BedrockToolUse }
-  | { toolResult: BedrockToolResult }
-  | { reasoningContent: BedrockReasoning }
-  | { cachePoint: BedrockCachePoint }
-  | { guardContent: BedrockGuardContent }
-  | { citationsContent: unknown }
-  | { searchResult: unknown };
+export type BedrockContentBlock = Untyped &
+  (
+    | { text: string }
+    | { image: BedrockImage }
+    | { document: BedrockDocument }
+    | { video: BedrockVideo }
+    | { audio: unknown }
+    | { toolUse: BedrockToolUse }
+    | { toolResult: BedrockToolResult }
+    | { reasoningContent: BedrockReasoning }
+    | { cachePoint: BedrockCachePoint }
+    | { guardContent: BedrockGuardContent }
+    | { citationsContent: unknown }
+    | { searchResult: unknown }
+  );
 
 /** A system block as Converse takes it in `system`. */
-export type BedrockSystemBlock =
-  | { text: string }
-  | { guardContent: BedrockGuardContent }
-  | { cachePoint: BedrockCachePoint };
+export type BedrockSystemBlock = Untyped &
+  ({ text: string } | { guardContent: BedrockGuardContent } | { cachePoint: BedrockCachePoint });
 
 /** The system prompt as stored: lifted into `system` by `toBedrockRequest`. */
 export interface BedrockSystemMessage {
