@@ -24,7 +24,7 @@ export const bedrock: WireFormat<BedrockMessage> = {
   label: 'AWS Bedrock Converse',
   provider: 'anthropic',
   defaultModel: 'claude-sonnet-4-5',
-  detectRank: 1,
+  detectRank: 4,
   messageEvidence: bedrockEvidence,
   messageIssues: bedrockMessageIssues,
   requestProblems: bedrockProblems,
