@@ -6,6 +6,7 @@ import { futureBlockTypes } from './formats/anthropic/blocks.js';
 import { type AnthropicRequestParts, toAnthropicRequest } from './formats/anthropic/request.js';
 import type { GeminiContent } from './formats/gemini/parts.js';
 import type { ResponsesItem } from './formats/openai-responses/items.js';
+import { wireFormat } from './formats/registry.js';
 import { appliedEditsOf } from './guard/applied-edits.js';
 import type { ContextGuard, GuardConversation } from './guard/guard.js';
 import type { ContextMeasurer, ResolvedRequest } from './guard/measurer.js';
@@ -20,7 +21,7 @@ import {
 } from './guard/usage.js';
 import { resetUsageWarning } from './guard/usage-warning.js';
 import type { History } from './history/history.js';
-import { hasCompactionBlock, type LiveEntries } from './history/live-entries.js';
+import type { LiveEntries } from './history/live-entries.js';
 import {
   compareCache,
   composeParts,
@@ -146,7 +147,8 @@ export class ContextManager {
       const entry = await this.history.add(message, options);
       this.warnFutureBlocks([entry.message]);
       this.recallIndex.update();
-      if (this.history.format === 'anthropic' && hasCompactionBlock(entry.message)) {
+      const stored = this.history.format;
+      if (stored !== undefined && wireFormat(stored).isCompactionStart?.(entry.message)) {
         // The server compacted: a plan kept beside the history was made on the view it replaced.
         await this.conversation.save?.({ plan: null });
         this.emitter.emit('context:provider_context', { provider: 'anthropic', compactionSeq: entry.seq });

@@ -5,6 +5,7 @@
  */
 
 import type { CompactionReceipt } from '../events.js';
+import { wireFormat } from '../formats/registry.js';
 import type { Atom } from '../messages/atoms.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
 import type { TokenCounter } from '../tokens/types.js';
@@ -191,9 +192,8 @@ export class Planner {
       measure,
       countText: (t) => req.counter.countText(t),
       messageTokens: req.count,
-      // Room for the start notice an Anthropic view may need once older messages are gone.
-      fixedTokens:
-        req.fixedTokens + (req.format === 'anthropic' || req.format === 'gemini' ? NOTICE_RESERVE : 0),
+      // Room for the start notice a view opening with a user turn may need once older messages are gone.
+      fixedTokens: req.fixedTokens + (wireFormat(req.format).userTurnFirst ? NOTICE_RESERVE : 0),
       budget: req.budget,
       target,
       keepToolResults: clearing.keep ?? this.settings.keepToolResults,

@@ -1,4 +1,4 @@
-import { textMessageAsGemini } from '../formats/gemini/parts.js';
+import { wireFormat } from '../formats/registry.js';
 import { freezeDeep } from '../messages/freeze.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import { compactFactPiece, compactKey, renderCompactFacts } from '../tools/facts-block.js';
@@ -49,14 +49,20 @@ export function factsCap(budget: number, memoryShare: number = DEFAULT_MEMORY_SH
 }
 
 /**
- * The summary as a message standing where the summarized messages stood. OpenAI takes a system
- * message anywhere; Anthropic only at the top, so there it is a user message.
+ * A note standing among the turns (a summary, the compaction note): a system message where the
+ * format takes one anywhere (OpenAI), a user message where the system prompt is only at the top
+ * (`WireFormat.userTurnFirst`: Anthropic, Gemini).
  */
+export function midConversationMessage(format: MessageFormat, content: string): Message {
+  const wire = wireFormat(format);
+  return freezeDeep(wire.textMessage(wire.userTurnFirst ? 'user' : 'system', content));
+}
+
+/** The summary as a message standing where the summarized messages stood (see `midConversationMessage`). */
 export function summaryMessage(summary: PlanSummary, format: MessageFormat, recall = false): Message {
   const note = recall ? `\n${RECALL_NOTE}` : '';
   const content = `[contextkit: summary of earlier messages ${summary.fromSeq}–${summary.toSeq}, which are left out of this request]${note}\n${summary.text}`;
-  if (format === 'gemini') return freezeDeep(textMessageAsGemini({ role: 'user', content }));
-  return freezeDeep(format === 'anthropic' ? { role: 'user', content } : { role: 'system', content });
+  return midConversationMessage(format, content);
 }
 
 /**
@@ -74,11 +80,11 @@ export function factsMessage(
   format?: MessageFormat,
 ): Message {
   const content = renderCompactFacts(facts);
-  const message = {
-    role: site === 'first-user' ? 'user' : 'system',
-    content: recall ? `${content}\n${RECALL_NOTE}` : content,
-  } as const;
-  return freezeDeep(format === 'gemini' ? textMessageAsGemini(message) : message) as Message;
+  const role = site === 'first-user' ? 'user' : 'system';
+  const text = recall ? `${content}\n${RECALL_NOTE}` : content;
+  return freezeDeep(
+    format === undefined ? { role, content: text } : wireFormat(format).textMessage(role, text),
+  );
 }
 
 /** Which facts go first when the block must be capped: what an agent acts on. */

@@ -13,7 +13,7 @@
 import type { MessageIssue } from '../errors.js';
 import type { UsageSample } from '../guard/usage.js';
 import type { BuildResult, SeenIds } from '../messages/atom-kit.js';
-import type { ConvertOptions } from '../messages/convert.js';
+import type { ConvertOptions } from '../messages/convert-options.js';
 import type { RequestProblem } from '../messages/request-kit.js';
 import type { HistoryEntry, Message, ToolDefinition } from '../messages/types.js';
 import type { ProviderFamily } from '../tokens/types.js';
@@ -144,6 +144,12 @@ export interface WireFormat<M extends object = Message> {
   /** The memory tool as this provider declares tools (Anthropic's native one where it has one). */
   readonly memoryTool: ToolDefinition;
   /**
+   * `messages` with prompt-cache marks on copies of the messages at `wanted` (indexes, in order of
+   * preference: the ends of the stable prefix), as many as the API takes beside the caller's own;
+   * the same array when nothing was marked. Absent: the format has no marks to put.
+   */
+  withCacheBreakpoints?(messages: readonly Message[], wanted: readonly number[]): Message[];
+  /**
    * Whether `message` is a server-side compaction that replaces what came before it for the
    * provider (Anthropic's `compaction` block): the view reads from the latest one on.
    */
@@ -154,12 +160,23 @@ export interface WireFormat<M extends object = Message> {
   /**
    * The format this one converts through (Gemini and Bedrock through Anthropic, Responses
    * through Chat Completions, Chat Completions and Anthropic through each other).
+   * `convertMessages` goes from format to format along the pivots.
    */
   readonly pivot: string;
-  /** `messages` (in this format) in the pivot format; throws `InvalidMessageError` for what cannot go. */
-  toPivot(messages: readonly M[], options: ConvertOptions): Message[];
-  /** `messages` (in the pivot format, or fitting every format) in this format. */
+  /**
+   * `messages` (in this format) in the pivot format; throws `InvalidMessageError` (code
+   * `not_convertible`) for what cannot go. `to` is the format the conversion ends in, for errors.
+   */
+  toPivot(messages: readonly M[], options: ConvertOptions, to: WireFormat<Message>): Message[];
+  /** `messages` (in the pivot format) in this format. */
   fromPivot(messages: readonly Message[], options: ConvertOptions): M[];
+  /**
+   * `messages` that fit every format (plain text, no format shown) as this format takes them;
+   * absent: as they are (a new array of the same objects).
+   */
+  fromPlain?(messages: readonly Message[], options: ConvertOptions): M[];
+  /** The API's name in messages ('Chat Completions', 'Responses API'); absent: `label`. */
+  readonly apiName?: string;
 
   // -------------------------------------------------------------- requests and replies
 

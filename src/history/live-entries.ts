@@ -9,23 +9,11 @@
  * The stored history stays whole: recall, facts and replay read `History.entries`, not this.
  */
 
-import { COMPACTION_BLOCK } from '../formats/anthropic/blocks.js';
-import type { HistoryEntry, MessageFormat } from '../messages/types.js';
+export { hasCompactionBlock } from '../formats/anthropic/blocks.js';
 
-/** Whether a stored message carries a provider compaction block. */
-export function hasCompactionBlock(message: { content?: unknown }): boolean {
-  const content = message.content;
-  if (!Array.isArray(content)) return false;
-  for (const block of content) {
-    if (
-      typeof block === 'object' &&
-      block !== null &&
-      (block as { type?: unknown }).type === COMPACTION_BLOCK
-    )
-      return true;
-  }
-  return false;
-}
+import { wireFormat } from '../formats/registry.js';
+import type { WireFormat } from '../formats/wire-format.js';
+import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
 
 /**
  * Keeps the live slice of one history, extended as entries are appended (O(new entries) a
@@ -66,7 +54,9 @@ export class LiveEntries {
 
   /** The entries the provider reads: `entries` itself while no compaction block was stored. */
   of(entries: readonly HistoryEntry[], format: MessageFormat | undefined): readonly HistoryEntry[] {
-    if (format !== 'anthropic') {
+    const starts: WireFormat<Message>['isCompactionStart'] =
+      format === undefined ? undefined : wireFormat(format).isCompactionStart;
+    if (starts === undefined) {
       // No block yet (a conversation of plain strings shows its format with the first block).
       if (entries.length > 0) this.knownSeq = undefined;
       return entries;
@@ -75,7 +65,7 @@ export class LiveEntries {
     this.source = entries;
     let moved = false;
     for (let i = this.seen; i < entries.length; i++) {
-      if (entries[i]!.message.role === 'assistant' && hasCompactionBlock(entries[i]!.message)) {
+      if (starts(entries[i]!.message)) {
         this.start = i;
         moved = true;
       }

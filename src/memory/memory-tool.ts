@@ -11,6 +11,7 @@
 import { ConfigurationError, ConflictError, StoreError } from '../errors.js';
 import type { GeminiContent } from '../formats/gemini/parts.js';
 import type { ResponsesItem } from '../formats/openai-responses/items.js';
+import { wireFormat } from '../formats/registry.js';
 import { readToolCall, toolResultMessage } from '../messages/tool-call.js';
 import type {
   AnthropicUserMessage,
@@ -21,87 +22,13 @@ import type {
 import { resolveStore } from '../stores/resolve.js';
 import type { ConversationStore } from '../stores/types.js';
 import { type MemoryFiles, type MemoryLimits, runMemoryCommand } from './memory-commands.js';
+import { MEMORY_TOOL_DESCRIPTION, MEMORY_TOOL_NAME, MEMORY_TOOL_PARAMETERS } from './memory-spec.js';
 
-/** The tool's name. */
-export const MEMORY_TOOL_NAME = 'memory';
-
-/** The tool as Anthropic defines it: the native memory tool (`tools: [anthropicMemoryTool]`). */
-export const anthropicMemoryTool = { type: 'memory_20250818', name: MEMORY_TOOL_NAME } as const;
-
-/**
- * What the tool does, for models that do not know the native tool: the same directory and
- * commands, described in words.
- */
-export const MEMORY_TOOL_DESCRIPTION =
-  'Your persistent memory: a directory /memories of text files that outlives this conversation and ' +
-  'its context window. View /memories before starting a task to pick up earlier progress; record ' +
-  'what you learn, decisions and progress as you go, since anything not written here may be lost. ' +
-  'Commands: view (a directory listing, or a file with line numbers; view_range [start, end] for ' +
-  'part of a file), create (a new file with file_text), str_replace (replace old_str, which must ' +
-  'appear exactly once, by new_str), insert (insert_text after line insert_line, 0 for the top), ' +
-  'delete (a file or a directory), rename (old_path to new_path). Every path starts with /memories/.';
-
-/** The JSON Schema of the tool's arguments (every command's fields; `command` says which apply). */
-export const MEMORY_TOOL_PARAMETERS = {
-  type: 'object',
-  properties: {
-    command: {
-      type: 'string',
-      enum: ['view', 'create', 'str_replace', 'insert', 'delete', 'rename'],
-      description: 'What to do.',
-    },
-    path: {
-      type: 'string',
-      description: 'The file or directory, under /memories (view, create, str_replace, insert, delete).',
-    },
-    view_range: {
-      type: 'array',
-      items: { type: 'integer' },
-      minItems: 2,
-      maxItems: 2,
-      description: 'view: the first and last line to show (1-based; -1 as the last for the rest).',
-    },
-    file_text: { type: 'string', description: 'create: the content of the new file.' },
-    old_str: { type: 'string', description: 'str_replace: the text to replace; must appear exactly once.' },
-    new_str: { type: 'string', description: 'str_replace: the text to put in its place.' },
-    insert_line: {
-      type: 'integer',
-      minimum: 0,
-      description: 'insert: the line after which to insert (0 inserts at the top).',
-    },
-    insert_text: { type: 'string', description: 'insert: the lines to insert.' },
-    old_path: { type: 'string', description: 'rename: the file or directory to move.' },
-    new_path: { type: 'string', description: 'rename: where to move it; must not exist yet.' },
-  },
-  required: ['command'],
-  additionalProperties: false,
-} as const;
-
-/** The tool as an OpenAI Chat Completions function tool. */
-export const openAIMemoryTool: ToolDefinition = {
-  type: 'function',
-  function: {
-    name: MEMORY_TOOL_NAME,
-    description: MEMORY_TOOL_DESCRIPTION,
-    parameters: MEMORY_TOOL_PARAMETERS,
-  },
-};
-
-/** The tool as an OpenAI Responses function tool (`tools: [responsesMemoryTool]`). */
-export const responsesMemoryTool: ToolDefinition = {
-  type: 'function',
-  name: MEMORY_TOOL_NAME,
-  description: MEMORY_TOOL_DESCRIPTION,
-  parameters: MEMORY_TOOL_PARAMETERS,
-  strict: false,
-} as unknown as ToolDefinition;
-
-/** The tool as a Gemini function declaration (`tools: [{ functionDeclarations: [geminiMemoryTool] }]`). */
-export const geminiMemoryTool: ToolDefinition = {
-  name: MEMORY_TOOL_NAME,
-  description: MEMORY_TOOL_DESCRIPTION,
-  parametersJsonSchema: MEMORY_TOOL_PARAMETERS,
-};
+export { anthropicMemoryTool } from '../formats/anthropic/tools.js';
+export { geminiMemoryTool } from '../formats/gemini/tools.js';
+export { openAIMemoryTool } from '../formats/openai-chat/tools.js';
+export { responsesMemoryTool } from '../formats/openai-responses/tools.js';
+export { MEMORY_TOOL_DESCRIPTION, MEMORY_TOOL_NAME, MEMORY_TOOL_PARAMETERS } from './memory-spec.js';
 
 /**
  * The tool as an AWS Bedrock Converse tool (`toolConfig: { tools: [bedrockMemoryTool] }`), a
@@ -118,9 +45,7 @@ export const bedrockMemoryTool = {
 
 /** The tool definition in `format`: Anthropic's native tool, or a function tool elsewhere. */
 export function memoryToolDefinition(format: MessageFormat): ToolDefinition {
-  if (format === 'anthropic') return anthropicMemoryTool;
-  if (format === 'gemini') return geminiMemoryTool;
-  return format === 'openai-responses' ? responsesMemoryTool : openAIMemoryTool;
+  return wireFormat(format).memoryTool;
 }
 
 /** Whose memory a directory is: one agent's across its conversations, or one conversation's. */

@@ -5,8 +5,7 @@
  */
 
 import { FormatMismatchError } from '../errors.js';
-import { KNOWN_ANTHROPIC_BLOCKS } from '../formats/anthropic/blocks.js';
-import { RESPONSES_ITEM_TYPES, RESPONSES_PART_TYPES } from '../formats/openai-responses/items.js';
+import { DETECTION_ORDER, FORMATS, WIRE_FORMATS } from '../formats/registry.js';
 import type { MessageFormat } from './types.js';
 
 /** The field that shows a message's format, relative to the message (`content[0].type`). */
@@ -23,19 +22,14 @@ export interface FormatEvidence {
   weak?: boolean;
 }
 
-const OPENAI_ROLES = new Set(['tool', 'developer']);
-const OPENAI_PARTS = new Set(['image_url', 'input_audio', 'file', 'refusal']);
-/** Every documented Anthropic block but `text` (which both formats have). */
-const ANTHROPIC_BLOCKS = new Set([...KNOWN_ANTHROPIC_BLOCKS].filter((t) => t !== 'text'));
-
-/** Part types both OpenAI APIs have: they tell Chat Completions from Anthropic only. */
-const SHARED_PARTS = new Set(['refusal', 'input_audio']);
+/** The formats that claim content block types, in detection order. */
+const BLOCK_CLAIMERS = DETECTION_ORDER.filter((f) => f.blockEvidence !== undefined);
+/** The format a block type no format knows makes a new conversation (see `FormatEvidence.weak`). */
+const UNKNOWN_CLAIMER = WIRE_FORMATS.find((f) => f.claimsUnknownBlocks === true);
 
 /** Display name of a format in messages. */
 export function formatName(format: MessageFormat): string {
-  if (format === 'openai-responses') return 'OpenAI Responses';
-  if (format === 'gemini') return 'Gemini';
-  return format === 'openai' ? 'OpenAI' : 'Anthropic';
+  return (FORMATS as Record<string, { label: string } | undefined>)[format]?.label ?? String(format);
 }
 
 /**
@@ -57,32 +51,10 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  */
 export function formatEvidence(message: unknown): FormatEvidence | undefined {
   if (!isRecord(message)) return undefined;
-  // Gemini contents: `parts` instead of `content`, and the model's role.
-  if (Array.isArray(message.parts)) return { format: 'gemini', field: 'parts', found: 'a "parts" array' };
-  if (message.role === 'model') return { format: 'gemini', field: 'role', found: 'role "model"' };
-  // Responses API items: a `type` (function_call, reasoning, message, …) or Responses parts.
-  if (typeof message.type === 'string' && RESPONSES_ITEM_TYPES.has(message.type)) {
-    return { format: 'openai-responses', field: 'type', found: `a "${message.type}" item` };
-  }
-  if (Array.isArray(message.content)) {
-    const k = message.content.findIndex(
-      (p: unknown) =>
-        isRecord(p) && !SHARED_PARTS.has(String(p.type)) && RESPONSES_PART_TYPES.has(String(p.type)),
-    );
-    if (k >= 0) {
-      const type = (message.content[k] as Record<string, unknown>).type;
-      return { format: 'openai-responses', field: `content[${k}].type`, found: `an "${String(type)}" part` };
-    }
-  }
-  const role = message.role;
-  if (typeof role === 'string' && OPENAI_ROLES.has(role)) {
-    return { format: 'openai', field: 'role', found: `role "${role}"` };
-  }
-  if ('tool_calls' in message && message.tool_calls !== undefined) {
-    return { format: 'openai', field: 'tool_calls', found: 'a "tool_calls" field' };
-  }
-  if ('tool_call_id' in message && message.tool_call_id !== undefined) {
-    return { format: 'openai', field: 'tool_call_id', found: 'a "tool_call_id" field' };
+  // Message-level fields first (Gemini's `parts`, Responses items, OpenAI's roles and fields).
+  for (const format of DETECTION_ORDER) {
+    const evidence = format.messageEvidence(message);
+    if (evidence) return { format: format.name as MessageFormat, ...evidence };
   }
   const content = message.content;
   if (!Array.isArray(content)) return undefined;
@@ -90,15 +62,18 @@ export function formatEvidence(message: unknown): FormatEvidence | undefined {
   for (let i = 0; i < content.length; i++) {
     const block: unknown = content[i];
     if (!isRecord(block) || typeof block.type !== 'string') continue;
-    if (OPENAI_PARTS.has(block.type)) {
-      return { format: 'openai', field: `content[${i}].type`, found: `a "${block.type}" content part` };
+    for (const format of BLOCK_CLAIMERS) {
+      const found = format.blockEvidence!(block.type);
+      if (found) return { format: format.name as MessageFormat, field: `content[${i}].type`, found };
     }
-    if (ANTHROPIC_BLOCKS.has(block.type)) {
-      return { format: 'anthropic', field: `content[${i}].type`, found: `a "${block.type}" content block` };
-    }
-    if (!weak && block.type !== 'text') {
+    if (!weak && UNKNOWN_CLAIMER && block.type !== 'text') {
       const found = `an unknown "${block.type}" content block`;
-      weak = { format: 'anthropic', field: `content[${i}].type`, found, weak: true };
+      weak = {
+        format: UNKNOWN_CLAIMER.name as MessageFormat,
+        field: `content[${i}].type`,
+        found,
+        weak: true,
+      };
     }
   }
   return weak;
@@ -126,18 +101,16 @@ export function resolveConversationFormat(
   const evidence = formatEvidence(message);
   if (!evidence || (evidence.weak && current !== undefined)) return current;
   if (current === undefined || current === evidence.format) return evidence.format;
-  // A developer message fits both OpenAI APIs: a conversation it alone made "openai" is a
-  // Responses one once a Responses item comes (and stays one when a developer message follows).
-  if (current === 'openai-responses' && evidence.format === 'openai' && evidence.field === 'role')
-    return current;
-  if (current === 'openai' && evidence.format === 'openai-responses' && earlier) {
-    const onlyDeveloper = earlier().every((m) => {
+  // A format may take another's evidence (a developer message fits both OpenAI APIs): the
+  // conversation stays in it, or, when every earlier message fits it, moves to it.
+  if (FORMATS[current].accepts?.(evidence, false)) return current;
+  const joining = FORMATS[evidence.format];
+  if (joining.accepts && earlier) {
+    const fits = earlier().every((m) => {
       const e = formatEvidence(m);
-      return (
-        e === undefined || (e.format === 'openai' && e.field === 'role' && e.found === 'role "developer"')
-      );
+      return e === undefined || joining.accepts!(e, true);
     });
-    if (onlyDeveloper) return evidence.format;
+    if (fits) return evidence.format;
   }
   throw new FormatMismatchError(
     `messages[${index}].${evidence.field}`,

@@ -4,6 +4,7 @@
  */
 import type { GeminiContent } from '../formats/gemini/parts.js';
 import type { ResponsesItem } from '../formats/openai-responses/items.js';
+import { wireFormat } from '../formats/registry.js';
 import type { AnthropicUserMessage, MessageFormat, OpenAIToolMessage } from './types.js';
 
 /** A tool call read from a provider's shape: its id and its arguments, or why they cannot be read. */
@@ -68,24 +69,5 @@ export function toolResultMessage(
   text: string,
   isError: boolean,
 ): OpenAIToolMessage | AnthropicUserMessage | GeminiContent | ResponsesItem {
-  if (format === 'gemini') {
-    const functionResponse: Record<string, unknown> = {
-      name,
-      response: isError ? { error: text } : { content: text },
-    };
-    if (id !== name) functionResponse.id = id;
-    return { role: 'user', parts: [{ functionResponse } as GeminiContent['parts'][number]] };
-  }
-  if (format === 'anthropic') {
-    return {
-      role: 'user',
-      content: [
-        { type: 'tool_result', tool_use_id: id, content: text, ...(isError ? { is_error: true } : {}) },
-      ],
-    };
-  }
-  if (format === 'openai-responses') {
-    return { type: 'function_call_output', call_id: id, output: text } as ResponsesItem;
-  }
-  return { role: 'tool', tool_call_id: id, content: text };
+  return wireFormat(format).toolResultMessage(name, id, text, isError) as OpenAIToolMessage;
 }

@@ -4,42 +4,19 @@
  * and a view sends only the fields its format documents, since strict endpoints refuse unknown
  * properties ("Extra inputs are not permitted").
  */
+import { wireFormat } from '../formats/registry.js';
 import type { Message, MessageFormat } from './types.js';
-
-/**
- * Chat Completions message fields by role (https://platform.openai.com/docs/api-reference/chat/create:
- * `messages`), and the Anthropic and Gemini message shapes (https://docs.anthropic.com/en/api/messages:
- * `role`, `content`; https://ai.google.dev/api/caching#Content: `role`, `parts`). A `role: "system"`
- * message is how a view carries the system prompt in every format (split out when sent).
- */
-const OPENAI_FIELDS: Record<string, ReadonlySet<string>> = {
-  system: new Set(['role', 'content', 'name']),
-  developer: new Set(['role', 'content', 'name']),
-  user: new Set(['role', 'content', 'name']),
-  assistant: new Set(['role', 'content', 'name', 'refusal', 'audio', 'tool_calls', 'function_call']),
-  tool: new Set(['role', 'content', 'tool_call_id']),
-  function: new Set(['role', 'content', 'name']),
-};
-const ANTHROPIC_FIELDS: ReadonlySet<string> = new Set(['role', 'content']);
-const GEMINI_FIELDS: ReadonlySet<string> = new Set(['role', 'parts']);
 
 /** Copies made of stored messages, so that every view sends the same object for one message. */
 const copies = new WeakMap<object, Message>();
-
-function fieldsOf(message: Message, format: MessageFormat): ReadonlySet<string> | undefined {
-  if (format === 'openai') return message.role === undefined ? undefined : OPENAI_FIELDS[message.role];
-  if (format === 'anthropic') return ANTHROPIC_FIELDS;
-  if (format === 'gemini') return GEMINI_FIELDS;
-  // Responses items are many types, each with its own fields: sent as stored.
-  return undefined;
-}
 
 /**
  * `message` with only the fields `format` documents for it: the message itself when it has no
  * other, else a copy (the same copy every time, so views stay byte-stable and counts memoized).
  */
 export function wireMessage(message: Message, format: MessageFormat): Message {
-  const fields = fieldsOf(message, format);
+  // Each format documents its fields (`WireFormat.wireFields`); Responses items are sent as stored.
+  const fields = wireFormat(format).wireFields(message);
   if (fields === undefined) return message;
   let extra = false;
   for (const key in message) {

@@ -4,6 +4,7 @@
  */
 import type { GeminiContent } from '../formats/gemini/parts.js';
 import type { ResponsesItem } from '../formats/openai-responses/items.js';
+import { wireFormat } from '../formats/registry.js';
 import { readToolCall, toolResultMessage } from '../messages/tool-call.js';
 import type {
   AnthropicUserMessage,
@@ -12,67 +13,21 @@ import type {
   ToolDefinition,
 } from '../messages/types.js';
 import type { RecallHit, RecallOptions } from './recall-hit.js';
+import { RECALL_TOOL_NAME } from './recall-spec.js';
 
-/** The tool's name. */
-export const RECALL_TOOL_NAME = 'recall';
-
-/** What the tool does, for the model. */
-export const RECALL_TOOL_DESCRIPTION =
-  'Search the whole conversation so far, including earlier messages that are no longer shown to you, ' +
-  'tool calls and tool results, for what was said about something: names, places, dates, numbers, ' +
-  'ids, decisions. Returns the most relevant past turns, each with the turns around it. Use it ' +
-  'before saying you do not know something the conversation may have covered.';
-
-/**
- * The sentence the facts or summary block carries when the tool is offered, so the model knows
- * that what left its view can still be looked up.
- */
-export const RECALL_NOTE =
-  'Earlier turns are not all shown here, but none is lost: call the recall tool with a few words ' +
-  '(a name, a date, a subject) to search the whole conversation, tool results included.';
-
-/** The JSON Schema of the tool's arguments. */
-export const RECALL_TOOL_PARAMETERS = {
-  type: 'object',
-  properties: {
-    query: {
-      type: 'string',
-      description:
-        'What to look for: a few words, names or dates, e.g. "Caroline adoption agency" or "order W123 refund".',
-    },
-  },
-  required: ['query'],
-  additionalProperties: false,
-} as const;
-
-/** The tool as an OpenAI Chat Completions function tool (`tools: [openAIRecallTool]`). */
-export const openAIRecallTool: ToolDefinition = {
-  type: 'function',
-  function: {
-    name: RECALL_TOOL_NAME,
-    description: RECALL_TOOL_DESCRIPTION,
-    parameters: RECALL_TOOL_PARAMETERS,
-  },
-};
-
-/** The tool as an Anthropic Messages tool (`tools: [anthropicRecallTool]`). */
-export const anthropicRecallTool: ToolDefinition = {
-  name: RECALL_TOOL_NAME,
-  description: RECALL_TOOL_DESCRIPTION,
-  input_schema: RECALL_TOOL_PARAMETERS,
-};
-
-/** The tool as a Gemini function declaration (`tools: [{ functionDeclarations: [geminiRecallTool] }]`). */
-export const geminiRecallTool: ToolDefinition = {
-  name: RECALL_TOOL_NAME,
-  description: RECALL_TOOL_DESCRIPTION,
-  parametersJsonSchema: RECALL_TOOL_PARAMETERS,
-};
+export { anthropicRecallTool } from '../formats/anthropic/tools.js';
+export { geminiRecallTool } from '../formats/gemini/tools.js';
+export { openAIRecallTool } from '../formats/openai-chat/tools.js';
+export {
+  RECALL_NOTE,
+  RECALL_TOOL_DESCRIPTION,
+  RECALL_TOOL_NAME,
+  RECALL_TOOL_PARAMETERS,
+} from './recall-spec.js';
 
 /** The tool definition in `format`. */
 export function recallToolDefinition(format: MessageFormat): ToolDefinition {
-  if (format === 'gemini') return geminiRecallTool;
-  return format === 'anthropic' ? anthropicRecallTool : openAIRecallTool;
+  return wireFormat(format).recallTool;
 }
 
 /** A `recall` call read from either provider's shape. */

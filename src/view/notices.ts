@@ -1,32 +1,41 @@
 import { CONVERSATION_START_TEXT, OMITTED_START_TEXT } from '../compaction/placeholders.js';
+import { midConversationMessage } from '../compaction/summary-message.js';
 import type { CompactionReceipt } from '../events.js';
-import { textMessageAsGemini } from '../formats/gemini/parts.js';
+import { wireFormat } from '../formats/registry.js';
 import { freezeDeep } from '../messages/freeze.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 
-const OMITTED_NOTICE: Message = freezeDeep({ role: 'user', content: OMITTED_START_TEXT });
-const START_NOTICE: Message = freezeDeep({ role: 'user', content: CONVERSATION_START_TEXT });
-const GEMINI_OMITTED: Message = freezeDeep(
-  textMessageAsGemini({ role: 'user', content: OMITTED_START_TEXT }),
-);
-const GEMINI_START: Message = freezeDeep(
-  textMessageAsGemini({ role: 'user', content: CONVERSATION_START_TEXT }),
-);
+/** The start notices of each format, one object each, so views stay byte-stable. */
+const NOTICES = new Map<string, { omitted: Message; start: Message }>();
+
+function noticesOf(format: MessageFormat): { omitted: Message; start: Message } {
+  let notices = NOTICES.get(format);
+  if (notices === undefined) {
+    const wire = wireFormat(format);
+    notices = {
+      omitted: freezeDeep(wire.textMessage('user', OMITTED_START_TEXT)),
+      start: freezeDeep(wire.textMessage('user', CONVERSATION_START_TEXT)),
+    };
+    NOTICES.set(format, notices);
+  }
+  return notices;
+}
 
 /**
- * An Anthropic view must open with a user message: where it opens with the assistant, the notice to
- * put first (saying that earlier messages were left out, when they were) and where it goes.
+ * A view in a format whose requests open with a user turn (`WireFormat.userTurnFirst`: Anthropic,
+ * Gemini): where it opens with the model's turn, the notice to put first (saying that earlier
+ * messages were left out, when they were) and where it goes.
  */
 export function startNotice(
   messages: readonly Message[],
   omitted: boolean,
+  format: MessageFormat,
 ): { at: number; message: Message } | undefined {
+  if (!wireFormat(format).userTurnFirst) return undefined;
   const first = messages.findIndex((m) => m.role !== 'system');
-  if (first < 0) return undefined;
-  const role = messages[first]!.role;
-  if (role === 'model') return { at: first, message: omitted ? GEMINI_OMITTED : GEMINI_START };
-  if (role !== 'assistant') return undefined;
-  return { at: first, message: omitted ? OMITTED_NOTICE : START_NOTICE };
+  if (first < 0 || messages[first]!.role === 'user') return undefined;
+  const notices = noticesOf(format);
+  return { at: first, message: omitted ? notices.omitted : notices.start };
 }
 
 /** The note that tells the model what the last compaction took out of its view. */
@@ -40,6 +49,5 @@ export function compactionNote(receipt: CompactionReceipt, format: MessageFormat
   const what = parts.length > 0 ? parts.join(', ') : 'the conversation was compacted';
   const facts = receipt.facts.kept > 0 ? ' Key facts from them are listed near the top.' : '';
   const content = `[contextkit: to fit the context window, ${what}.${facts} The full history is kept; ask if you need something that is no longer shown.]`;
-  if (format === 'gemini') return freezeDeep(textMessageAsGemini({ role: 'user', content }));
-  return freezeDeep(format === 'anthropic' ? { role: 'user', content } : { role: 'system', content });
+  return midConversationMessage(format, content);
 }

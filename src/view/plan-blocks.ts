@@ -13,7 +13,11 @@ const NO_PLAN_EDITS: PlanEdits = { ...NO_EDITS, dropped: new Set(), summarized: 
  * found again in the memo when the view is built.
  */
 export class PlanBlocks {
-  private readonly blockMessages = new WeakMap<object, Message>();
+  /** The message of each facts list and summary, with the format it was made for. */
+  private readonly blockMessages = new WeakMap<
+    object,
+    { format: MessageFormat | undefined; message: Message }
+  >();
   private readonly editsOfPlan = new WeakMap<CompactionPlan, PlanEdits>();
 
   constructor(
@@ -49,25 +53,19 @@ export class PlanBlocks {
 
   /** The facts block of one list of facts, the same message object every time. */
   factsMessage(facts: readonly ExtractedFact[], format?: MessageFormat): Message {
-    let message = this.blockMessages.get(facts);
-    if (message === undefined || (format === 'gemini') !== 'parts' in message) {
-      message = factsMessage(facts, this.factsSite, this.recall, format);
-      this.blockMessages.set(facts, message);
-    }
+    const made = this.blockMessages.get(facts);
+    if (made !== undefined && made.format === format) return made.message;
+    const message = factsMessage(facts, this.factsSite, this.recall, format);
+    this.blockMessages.set(facts, { format, message });
     return message;
   }
 
   /** The summary as a message, one object per summary and format. */
   summaryMessage(summary: PlanSummary, format: MessageFormat): Message {
-    let message = this.blockMessages.get(summary);
-    if (
-      message === undefined ||
-      (format === 'anthropic' || format === 'gemini') !== (message.role === 'user') ||
-      (format === 'gemini') !== 'parts' in message
-    ) {
-      message = summaryMessage(summary, format, this.recall);
-      this.blockMessages.set(summary, message);
-    }
+    const made = this.blockMessages.get(summary);
+    if (made !== undefined && made.format === format) return made.message;
+    const message = summaryMessage(summary, format, this.recall);
+    this.blockMessages.set(summary, { format, message });
     return message;
   }
 

@@ -7,14 +7,14 @@
 import { renderAtom } from '../compaction/edit-atom.js';
 import type { CompactionPlan, PlanEdits } from '../compaction/plan.js';
 import type { CompactionReceipt } from '../events.js';
-import { hasCompactionBlock } from '../history/live-entries.js';
+import { wireFormat } from '../formats/registry.js';
 import { AtomIndex } from '../messages/atoms.js';
 import { messageText } from '../messages/content.js';
 import { convertMessages } from '../messages/convert.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
 import { wireMessage } from '../messages/wire-fields.js';
 import type { TokenCounter } from '../tokens/types.js';
-import { stablePrefixEnds, unchangedPrefix, withCacheBreakpoints } from './cache-breakpoints.js';
+import { stablePrefixEnds, unchangedPrefix } from './cache-breakpoints.js';
 import { compactionNote, startNotice } from './notices.js';
 import type { PlanBlocks } from './plan-blocks.js';
 
@@ -234,28 +234,27 @@ export class View {
     }
     let noticeTokens = 0;
     let unmarked: Message[] | undefined;
-    if (format === 'gemini' || format === 'anthropic') {
+    const wire = wireFormat(format);
+    if (wire.userTurnFirst) {
       const omitted = this.currentPlan !== null && this.currentPlan.dropped.length > 0;
-      const notice = startNotice(messages, omitted);
+      const notice = startNotice(messages, omitted, format);
       if (notice) {
         messages.splice(notice.at, 0, notice.message);
-        // Before an Anthropic compaction block the API drops it unread (see `LiveEntries`): it costs nothing.
-        if (!hasCompactionBlock(messages[notice.at + 1]!)) {
+        // Before a server compaction block the API drops it unread (see `LiveEntries`): it costs nothing.
+        if (!wire.isCompactionStart?.(messages[notice.at + 1]!)) {
           noticeTokens = this.counting.count(counter, notice.message, format);
           total += noticeTokens;
         }
         put.set('start_notice', notice.message);
       }
     }
-    if (format === 'anthropic') {
-      if (options.cacheBreakpoints === 'auto') {
-        // Marks cost no tokens: the total stands.
-        const unchanged = unchangedPrefix(messages, this.lastSent);
-        this.lastSent = messages;
-        const ends = stablePrefixEnds(messages, [this.cache?.facts, this.cache?.summary?.at(-1)], unchanged);
-        unmarked = messages;
-        messages = withCacheBreakpoints(messages, ends);
-      }
+    if (wire.withCacheBreakpoints && options.cacheBreakpoints === 'auto') {
+      // Marks cost no tokens: the total stands.
+      const unchanged = unchangedPrefix(messages, this.lastSent);
+      this.lastSent = messages;
+      const ends = stablePrefixEnds(messages, [this.cache?.facts, this.cache?.summary?.at(-1)], unchanged);
+      unmarked = messages;
+      messages = wire.withCacheBreakpoints(messages, ends);
     }
     return {
       messages,

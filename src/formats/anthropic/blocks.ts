@@ -168,3 +168,18 @@ export function inlineResultText(block: Record<string, unknown>): string {
   }
   return parts.join('\n');
 }
+
+/** Whether a stored message carries a provider compaction block. */
+export function hasCompactionBlock(message: { content?: unknown }): boolean {
+  const content = message.content;
+  if (!Array.isArray(content)) return false;
+  for (const block of content) {
+    if (
+      typeof block === 'object' &&
+      block !== null &&
+      (block as { type?: unknown }).type === COMPACTION_BLOCK
+    )
+      return true;
+  }
+  return false;
+}

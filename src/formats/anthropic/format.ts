@@ -5,17 +5,15 @@
 
 import { InvalidMessageError } from '../../errors.js';
 import { usageFromAnthropic } from '../../guard/usage.js';
-import { hasCompactionBlock } from '../../history/live-entries.js';
-import { anthropicMemoryTool } from '../../memory/memory-tool.js';
-import { convertMessages } from '../../messages/convert.js';
-import { toolResultMessage } from '../../messages/tool-call.js';
-import type { AnthropicAssistantMessage, AnthropicMessage } from '../../messages/types.js';
-import { anthropicRecallTool } from '../../recall/recall-tool.js';
+import type { AnthropicAssistantMessage, AnthropicMessage, OpenAIMessage } from '../../messages/types.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildAnthropic } from './atoms.js';
-import { KNOWN_ANTHROPIC_BLOCKS } from './blocks.js';
+import { hasCompactionBlock, KNOWN_ANTHROPIC_BLOCKS } from './blocks.js';
+import { withCacheBreakpoints } from './cache-breakpoints.js';
+import { hasLateSystem, notConvertibleBlocks, toAnthropic, toOpenAI } from './convert-openai.js';
 import { toAnthropicRequest } from './request.js';
 import { anthropicRequestProblems } from './request-rules.js';
+import { anthropicMemoryTool, anthropicRecallTool, anthropicToolResult } from './tools.js';
 import { anthropicMessageIssues } from './validate.js';
 
 /** Every documented Anthropic block but `text` (which every format has). */
@@ -44,14 +42,24 @@ export const anthropic: WireFormat<AnthropicMessage> = {
   uniqueToolIds: true,
   userTurnFirst: true,
   textMessage: (role, content) => ({ role, content }),
-  toolResultMessage: (name, id, text, isError) =>
-    toolResultMessage('anthropic', name, id, text, isError) as AnthropicMessage,
+  toolResultMessage: (_name, id, text, isError) => anthropicToolResult(id, text, isError),
   recallTool: anthropicRecallTool,
   memoryTool: anthropicMemoryTool,
+  withCacheBreakpoints,
   isCompactionStart: (message) => message.role === 'assistant' && hasCompactionBlock(message),
   pivot: 'openai',
-  toPivot: (messages, options) => convertMessages(messages, 'openai', options),
-  fromPivot: (messages, options) => convertMessages(messages, 'anthropic', options),
+  apiName: 'Messages API',
+  toPivot(messages, options, to) {
+    notConvertibleBlocks(messages, to.apiName ?? to.label, options);
+    return toOpenAI(messages);
+  },
+  fromPivot: (messages) => toAnthropic(messages as OpenAIMessage[]),
+  // An Anthropic system prompt exists only at the top: a plain system message after the first
+  // turn (a summary standing after a kept user turn) goes through the OpenAI reading, as a user turn.
+  fromPlain: (messages) =>
+    hasLateSystem(messages)
+      ? toAnthropic(messages as OpenAIMessage[])
+      : (messages.slice() as AnthropicMessage[]),
   toRequest: toAnthropicRequest,
   requestFields: { system: 'system', messages: 'messages' },
   replyMessages(response) {

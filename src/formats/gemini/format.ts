@@ -5,16 +5,15 @@
 
 import { InvalidMessageError } from '../../errors.js';
 import { usageFromGemini } from '../../guard/usage.js';
-import { geminiMemoryTool } from '../../memory/memory-tool.js';
-import { convertMessages } from '../../messages/convert.js';
 import { userTurnProblem } from '../../messages/request-kit.js';
-import { toolResultMessage } from '../../messages/tool-call.js';
-import { geminiRecallTool } from '../../recall/recall-tool.js';
+import type { AnthropicMessage } from '../../messages/types.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildGemini } from './atoms.js';
+import { anthropicToGemini, geminiToAnthropic } from './convert.js';
 import { type GeminiContent, type GeminiMessage, geminiMessageIssues, textMessageAsGemini } from './parts.js';
 import { geminiProblems, toGeminiRequest } from './request.js';
 import { shownGemini } from './shown.js';
+import { geminiMemoryTool, geminiRecallTool, geminiToolResult } from './tools.js';
 
 /** A Content's fields (https://ai.google.dev/api/caching#Content). */
 const FIELDS: ReadonlySet<string> = new Set(['role', 'parts']);
@@ -46,13 +45,15 @@ export const gemini: WireFormat<GeminiMessage> = {
   uniqueToolIds: false,
   userTurnFirst: true,
   textMessage: (role, content) => textMessageAsGemini({ role, content }) as unknown as GeminiMessage,
-  toolResultMessage: (name, id, text, isError) =>
-    toolResultMessage('gemini', name, id, text, isError) as GeminiMessage,
+  toolResultMessage: geminiToolResult,
   recallTool: geminiRecallTool,
   memoryTool: geminiMemoryTool,
   pivot: 'anthropic',
-  toPivot: (messages, options) => convertMessages(messages, 'anthropic', options),
-  fromPivot: (messages, options) => convertMessages(messages, 'gemini', options) as GeminiMessage[],
+  apiName: 'Gemini API',
+  toPivot: (messages, options) => geminiToAnthropic(messages, options),
+  fromPivot: (messages, options) => anthropicToGemini(messages as AnthropicMessage[], options),
+  // Plain text fits Anthropic's shape, from which Gemini's parts are made.
+  fromPlain: (messages, options) => anthropicToGemini(messages as AnthropicMessage[], options),
   toRequest: toGeminiRequest,
   requestFields: { system: 'systemInstruction', messages: 'contents' },
   replyMessages(response) {

@@ -5,14 +5,12 @@
 
 import { InvalidMessageError } from '../../errors.js';
 import { usageFromOpenAI } from '../../guard/usage.js';
-import { openAIMemoryTool } from '../../memory/memory-tool.js';
-import { convertMessages } from '../../messages/convert.js';
-import { toolResultMessage } from '../../messages/tool-call.js';
-import type { OpenAIAssistantMessage, OpenAIMessage } from '../../messages/types.js';
-import { openAIRecallTool } from '../../recall/recall-tool.js';
+import type { AnthropicMessage, OpenAIAssistantMessage, OpenAIMessage } from '../../messages/types.js';
+import { notConvertibleBlocks, toAnthropic, toOpenAI } from '../anthropic/convert-openai.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildOpenAI } from './atoms.js';
 import { openaiProblems } from './request-rules.js';
+import { openAIMemoryTool, openAIRecallTool, openAIToolResult } from './tools.js';
 import { openaiMessageIssues } from './validate.js';
 
 const ROLES = new Set(['tool', 'developer']);
@@ -59,13 +57,16 @@ export const openaiChat: WireFormat<OpenAIMessage> = {
   uniqueToolIds: false,
   userTurnFirst: false,
   textMessage: (role, content) => ({ role, content }),
-  toolResultMessage: (name, id, text, isError) =>
-    toolResultMessage('openai', name, id, text, isError) as OpenAIMessage,
+  toolResultMessage: (_name, id, text) => openAIToolResult(id, text),
   recallTool: openAIRecallTool,
   memoryTool: openAIMemoryTool,
   pivot: 'anthropic',
-  toPivot: (messages, options) => convertMessages(messages, 'anthropic', options),
-  fromPivot: (messages, options) => convertMessages(messages, 'openai', options),
+  apiName: 'Chat Completions',
+  toPivot: (messages) => toAnthropic(messages),
+  fromPivot(messages, options) {
+    notConvertibleBlocks(messages, 'Chat Completions', options);
+    return toOpenAI(messages as AnthropicMessage[]);
+  },
   toRequest: (view) => view,
   replyMessages(response) {
     const choices = isRecord(response) ? response.choices : undefined;

@@ -6,15 +6,15 @@
 
 import { InvalidMessageError } from '../../errors.js';
 import { usageFromOpenAI } from '../../guard/usage.js';
-import { responsesMemoryTool } from '../../memory/memory-tool.js';
-import { convertMessages } from '../../messages/convert.js';
-import { toolResultMessage } from '../../messages/tool-call.js';
-import { openAIRecallTool } from '../../recall/recall-tool.js';
+import type { Message, OpenAIMessage } from '../../messages/types.js';
+import { openAIRecallTool } from '../openai-chat/tools.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildResponses } from './atoms.js';
+import { chatToResponses, responsesToChat } from './convert.js';
 import { RESPONSES_ITEM_TYPES, RESPONSES_PART_TYPES, type ResponsesItem } from './items.js';
 import { responsesProblems } from './request.js';
 import { shownResponses } from './shown.js';
+import { responsesMemoryTool, responsesToolResult } from './tools.js';
 import { responsesItemIssues } from './validate.js';
 
 /** Part types both OpenAI APIs have: they tell Chat Completions from Anthropic only. */
@@ -58,13 +58,13 @@ export const openaiResponses: WireFormat<ResponsesItem> = {
   uniqueToolIds: true,
   userTurnFirst: false,
   textMessage: (role, content) => ({ role, content }) as ResponsesItem,
-  toolResultMessage: (name, id, text, isError) =>
-    toolResultMessage('openai-responses', name, id, text, isError) as ResponsesItem,
+  toolResultMessage: (_name, id, text) => responsesToolResult(id, text),
   recallTool: openAIRecallTool,
   memoryTool: responsesMemoryTool,
   pivot: 'openai',
-  toPivot: (messages, options) => convertMessages(messages, 'openai', options),
-  fromPivot: (messages, options) => convertMessages(messages, 'openai-responses', options) as ResponsesItem[],
+  apiName: 'Responses API',
+  toPivot: (messages) => responsesToChat(messages as Message[]),
+  fromPivot: (messages) => chatToResponses(messages as OpenAIMessage[]) as ResponsesItem[],
   toRequest: (view) => view,
   replyMessages(response) {
     const output = isRecord(response) ? response.output : undefined;

@@ -1,0 +1,42 @@
+/**
+ * contextkit's own tools as Gemini function declarations, and the `functionResponse` content that
+ * answers a call of one.
+ */
+
+import {
+  MEMORY_TOOL_DESCRIPTION,
+  MEMORY_TOOL_NAME,
+  MEMORY_TOOL_PARAMETERS,
+} from '../../memory/memory-spec.js';
+import type { ToolDefinition } from '../../messages/types.js';
+import {
+  RECALL_TOOL_DESCRIPTION,
+  RECALL_TOOL_NAME,
+  RECALL_TOOL_PARAMETERS,
+} from '../../recall/recall-spec.js';
+import type { GeminiContent } from './parts.js';
+
+/** The tool as a Gemini function declaration (`tools: [{ functionDeclarations: [geminiRecallTool] }]`). */
+export const geminiRecallTool: ToolDefinition = {
+  name: RECALL_TOOL_NAME,
+  description: RECALL_TOOL_DESCRIPTION,
+  parametersJsonSchema: RECALL_TOOL_PARAMETERS,
+};
+
+/** The tool as a Gemini function declaration (`tools: [{ functionDeclarations: [geminiMemoryTool] }]`). */
+export const geminiMemoryTool: ToolDefinition = {
+  name: MEMORY_TOOL_NAME,
+  description: MEMORY_TOOL_DESCRIPTION,
+  parametersJsonSchema: MEMORY_TOOL_PARAMETERS,
+};
+
+/** The user content of one `functionResponse` answering the call `id` of `name`. */
+export function geminiToolResult(name: string, id: string, text: string, isError: boolean): GeminiContent {
+  const functionResponse: Record<string, unknown> = {
+    name,
+    response: isError ? { error: text } : { content: text },
+  };
+  // A call the API gave no id is answered by its name alone.
+  if (id !== name) functionResponse.id = id;
+  return { role: 'user', parts: [{ functionResponse } as GeminiContent['parts'][number]] };
+}
