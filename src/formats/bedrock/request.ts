@@ -11,11 +11,6 @@ import {
 } from '../../guard/overflow-errors.js';
 import { InvalidUsageError, type UsageSample } from '../../guard/usage.js';
 import type { Message } from '../../messages/types.js';
-import {
-  RECALL_TOOL_DESCRIPTION,
-  RECALL_TOOL_NAME,
-  RECALL_TOOL_PARAMETERS,
-} from '../../recall/recall-tool.js';
 import { blocksOf, isRecord, memberOf, toolResultsOf, toolUsesOf } from './blocks.js';
 import type {
   BedrockContentBlock,
@@ -32,15 +27,6 @@ export type BedrockTool =
   | {
       cachePoint: { type: 'default' };
     };
-
-/** The recall tool as a Converse tool (`toolConfig: { tools: [bedrockRecallTool] }`). */
-export const bedrockRecallTool = Object.freeze({
-  toolSpec: {
-    name: RECALL_TOOL_NAME,
-    description: RECALL_TOOL_DESCRIPTION,
-    inputSchema: { json: RECALL_TOOL_PARAMETERS },
-  },
-});
 
 /** Options of `toBedrockRequest`. */
 export interface BedrockRequestOptions {

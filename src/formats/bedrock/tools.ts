@@ -1,0 +1,33 @@
+/**
+ * contextkit's own tools (recall, memory) as Converse tools, `{ toolSpec: { name, description,
+ * inputSchema: { json } } }` (API_runtime_ToolSpecification), for `toolConfig.tools`.
+ */
+import {
+  MEMORY_TOOL_DESCRIPTION,
+  MEMORY_TOOL_NAME,
+  MEMORY_TOOL_PARAMETERS,
+} from '../../memory/memory-spec.js';
+import type { ToolDefinition } from '../../messages/types.js';
+import {
+  RECALL_TOOL_DESCRIPTION,
+  RECALL_TOOL_NAME,
+  RECALL_TOOL_PARAMETERS,
+} from '../../recall/recall-spec.js';
+
+/** The recall tool as a Converse tool (`toolConfig: { tools: [bedrockRecallTool] }`). */
+export const bedrockRecallTool = Object.freeze({
+  toolSpec: {
+    name: RECALL_TOOL_NAME,
+    description: RECALL_TOOL_DESCRIPTION,
+    inputSchema: { json: RECALL_TOOL_PARAMETERS },
+  },
+}) as unknown as ToolDefinition;
+
+/** The memory tool as a Converse tool (`toolConfig: { tools: [bedrockMemoryToolSpec] }`). */
+export const bedrockMemoryToolSpec = Object.freeze({
+  toolSpec: {
+    name: MEMORY_TOOL_NAME,
+    description: MEMORY_TOOL_DESCRIPTION,
+    inputSchema: { json: MEMORY_TOOL_PARAMETERS },
+  },
+}) as unknown as ToolDefinition;
