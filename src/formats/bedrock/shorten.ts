@@ -99,3 +99,16 @@ export function bedrockInputsCleared(message: Message, indices: ReadonlySet<numb
   });
   return changed ? withBlocks(message, blocks) : message;
 }
+
+/**
+ * Whether `message` is in Converse's shape: a content array whose blocks are keyed by their
+ * member, with no `type` (what the shared shortening asks before editing blocks in place).
+ */
+export function isConverseMessage(message: Message): boolean {
+  const content = (message as { content?: unknown }).content;
+  return (
+    Array.isArray(content) &&
+    content.length > 0 &&
+    content.every((b) => isRecord(b) && !('type' in b) && memberOf(b) !== undefined)
+  );
+}
