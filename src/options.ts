@@ -7,6 +7,7 @@ import type { ResponsesCompact } from './compaction/provider-compaction.js';
 import type { StrategyOption } from './compaction/strategy.js';
 import type { FactsSite } from './compaction/summary-message.js';
 import { ConfigurationError } from './errors.js';
+import { FORMAT_NAMES } from './formats/registry.js';
 import type { Calibration } from './guard/calibration.js';
 import type { UsageCost } from './guard/cost-meter.js';
 import type { CountClient } from './guard/count-endpoints.js';
@@ -311,12 +312,7 @@ export const STRATEGIES = ['summarize', 'truncate', 'smart', 'layered'] as const
 /** Where a facts block may go. */
 export const FACTS_SITES: readonly FactsSite[] = ['system', 'first-user', 'none'];
 /** The wire formats a request may ask for. */
-export const REQUEST_FORMATS: readonly MessageFormat[] = [
-  'openai',
-  'anthropic',
-  'openai-responses',
-  'gemini',
-];
+export const REQUEST_FORMATS: readonly MessageFormat[] = FORMAT_NAMES;
 
 type Check = (value: unknown, name: string) => void;
 

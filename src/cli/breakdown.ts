@@ -4,6 +4,7 @@
  */
 
 import { geminiParts } from '../formats/gemini/parts.js';
+import { wireFormat } from '../formats/registry.js';
 import { messageText, roleOf } from '../messages/content.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import type { ModelCounter } from '../tokens/model-counter.js';
@@ -146,6 +147,7 @@ export function conversationBreakdown(
   const media = { images: 0, documents: 0 };
   let pending: Array<{ id: string; name: string }> = [];
   let total = 0;
+  const wire = wireFormat(format);
 
   const tool = (name: string): ToolTally => {
     let t = tools.get(name);
@@ -208,13 +210,8 @@ export function conversationBreakdown(
     for (const call of calls) {
       const t = tool(call.name);
       t.calls++;
-      const alone =
-        format === 'gemini'
-          ? { role: 'model', parts: [call.block] }
-          : format === 'openai'
-            ? { role: 'assistant', content: null, tool_calls: [call.block] }
-            : { role: 'assistant', content: [call.block] };
-      t.callTokens += counter.countMessage(alone as Message, format);
+      const alone = wire.callAlone?.(call.block) ?? ({ role: 'assistant', content: [call.block] } as Message);
+      t.callTokens += counter.countMessage(alone, format);
     }
     bySize.push({ seq, role: roleOf(message), tokens, preview: previewMessage(message, resultOf) });
   });

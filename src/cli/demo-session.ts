@@ -9,6 +9,7 @@
  * unless an edit_file changed it in between (then its version moves on), as in a real session.
  */
 
+import { isFormatName } from '../formats/registry.js';
 import { convertMessages } from '../messages/convert.js';
 import type { Message, MessageFormat, OpenAIMessage, OpenAIToolCall } from '../messages/types.js';
 
@@ -201,7 +202,7 @@ function isCheckpoint(value: unknown): value is DemoCheckpoint {
   if (!isRecord(value)) return false;
   const { format, random, turns, versions, lastTask } = value;
   return (
-    (format === 'openai' || format === 'anthropic') &&
+    isFormatName(format) &&
     Number.isInteger(random) &&
     Number.isInteger(turns) &&
     Array.isArray(versions) &&
@@ -251,7 +252,7 @@ export class DemoSession {
   /** The messages of the next turn (the first turn starts with the system prompt). */
   nextTurn(): Message[] {
     const turn = this.openaiTurn();
-    return this.format === 'openai' ? turn : convertMessages(turn, 'anthropic');
+    return convertMessages(turn, this.format);
   }
 
   private openaiTurn(): OpenAIMessage[] {

@@ -6,6 +6,7 @@
  */
 
 import { ConfigurationError, ContextOverflowError } from '../errors.js';
+import { wireFormat } from '../formats/registry.js';
 import { ContextManager, type ContextManagerOptions } from '../manager.js';
 import { messageText } from '../messages/content.js';
 import { convertMessages } from '../messages/convert.js';
@@ -89,7 +90,7 @@ export interface ChatEvalResult {
 }
 
 function defaultModel(format: MessageFormat): string {
-  return format === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o';
+  return wireFormat(format).defaultModel;
 }
 
 function requestTokens(messages: readonly Message[], counter: TokenCounter, format: MessageFormat): number {
@@ -138,7 +139,7 @@ export async function evaluateChat(
   const info = getModelInfo(modelId);
   if (!info) throw new ConfigurationError('model', `${JSON.stringify(modelId)} is not in the model catalog`);
   const counter = createTokenCounter(info);
-  const messages: Message[] = format === 'openai' ? chat.messages : convertMessages(chat.messages, format);
+  const messages: Message[] = convertMessages(chat.messages, format);
   const tokens = requestTokens(messages, counter, format);
   const budget = Math.floor(r * tokens);
   const all = chat.questions.map((_, i) => i);

@@ -12,9 +12,8 @@ import type { TauBenchRun } from './tau-bench-file.js';
 
 /** `messages` (in `format`, or plain text) as one run whose facts are the extractor's. */
 export function plainRun(messages: readonly Message[], format: MessageFormat | undefined): TauBenchRun {
-  const openai = (
-    format === undefined || format === 'openai' ? messages : convertMessages(messages, 'openai')
-  ) as OpenAIMessage[];
+  // The facts extractor reads Chat Completions messages (plain ones are read as they are).
+  const openai = (format === undefined ? messages : convertMessages(messages, 'openai')) as OpenAIMessage[];
   const entries: HistoryEntry[] = messages.map((message, seq) => ({
     seq,
     message,

@@ -7,6 +7,7 @@
 
 import { ConfigurationError, ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt } from '../events.js';
+import { wireFormat } from '../formats/registry.js';
 import { ContextManager, type ContextManagerOptions } from '../manager.js';
 import { hasNonToolResultContent } from '../messages/content.js';
 import { convertMessages } from '../messages/convert.js';
@@ -154,7 +155,7 @@ const PROBLEMS_SHOWN = 5;
 
 /** The model a format's runs are counted for when none is named (the CLI's rule too). */
 function defaultModel(format: MessageFormat): string {
-  return format === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o';
+  return wireFormat(format).defaultModel;
 }
 
 function checkOptions(options: EvalOptions): void {
@@ -257,7 +258,7 @@ export async function evaluateRun(
   const info = getModelInfo(modelId);
   if (!info) throw new ConfigurationError('model', `${JSON.stringify(modelId)} is not in the model catalog`);
   const counter = createTokenCounter(info);
-  const messages: Message[] = format === 'openai' ? run.messages : convertMessages(run.messages, format);
+  const messages: Message[] = convertMessages(run.messages, format);
   const tokens = requestTokens(messages, counter, format);
   const budget = Math.floor(options.budgetRatio * tokens);
   const floorTokens = requestTokens(floorMessages(messages), counter, format);

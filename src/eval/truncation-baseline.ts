@@ -6,6 +6,7 @@
  * and the kept part starts where the provider accepts a conversation to start.
  */
 
+import { wireFormat } from '../formats/registry.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import type { TokenCounter } from '../tokens/types.js';
 
@@ -48,17 +49,14 @@ function isToolResult(message: Message): boolean {
  * assistant message that calls tools together with the results that follow it (the `tool`
  * messages, or the Anthropic user message of `tool_result` blocks), every other message alone.
  */
-function groups(messages: readonly Message[], format: MessageFormat): Message[][] {
+function groups(messages: readonly Message[]): Message[][] {
   const out: Message[][] = [];
   for (let i = 0; i < messages.length; i++) {
     const message = messages[i]!;
     const group = [message];
     if (callsTools(message)) {
-      if (format === 'openai') {
-        while (messages[i + 1]?.role === 'tool') group.push(messages[++i]!);
-      } else if (messages[i + 1] !== undefined && isToolResult(messages[i + 1]!)) {
-        group.push(messages[++i]!);
-      }
+      // The results that follow: `tool` messages, or the user message of `tool_result` blocks.
+      while (messages[i + 1] !== undefined && isToolResult(messages[i + 1]!)) group.push(messages[++i]!);
     }
     out.push(group);
   }
@@ -69,7 +67,7 @@ function groups(messages: readonly Message[], format: MessageFormat): Message[][
 function canOpen(group: readonly Message[], format: MessageFormat): boolean {
   const first = group[0]!;
   if (isToolResult(first)) return false;
-  return format === 'openai' || first.role === 'user';
+  return !wireFormat(format).userTurnFirst || first.role === 'user';
 }
 
 /**
@@ -83,10 +81,7 @@ export function truncationBaseline(messages: readonly Message[], options: Trunca
   const count = (m: Message) => counter.countMessage(m, format);
   const system = messages.filter(isSystem);
   let tokens = counter.requestOverhead + system.reduce((sum, m) => sum + count(m), 0);
-  const units = groups(
-    messages.filter((m) => !isSystem(m)),
-    format,
-  );
+  const units = groups(messages.filter((m) => !isSystem(m)));
   const sizes = units.map((unit) => unit.reduce((sum, m) => sum + count(m), 0));
   let start = units.length;
   while (start > 0 && tokens + sizes[start - 1]! <= budget) {

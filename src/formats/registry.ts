@@ -26,6 +26,15 @@ export type FormatName = keyof typeof FORMATS;
 /** The message type a format stores. */
 export type MessageOf<F> = F extends WireFormat<infer M> ? M : never;
 
+/** Every format's name, in registry order (`--format` choices, `provider` values). */
+export const FORMAT_NAMES = Object.keys(FORMATS) as readonly MessageFormat[];
+
+/**
+ * The format plain messages (string content or text parts: they fit every format) are read as
+ * where one must be picked: Chat Completions, whose messages they are shaped like.
+ */
+export const PLAIN_FORMAT: MessageFormat = 'openai';
+
 /** Every format, in registry order. */
 export const WIRE_FORMATS: readonly WireFormat<Message>[] = Object.values(FORMATS) as WireFormat<Message>[];
 

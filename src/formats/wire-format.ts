@@ -56,6 +56,12 @@ export interface WireFormat<M extends object = Message> {
   readonly provider: ProviderFamily;
   /** The model counted for when a caller names none (a catalog key). */
   readonly defaultModel: string;
+  /**
+   * True for the format a conversation of plain text is made valid for when the request's model
+   * is of this format's provider, or when no model is named (the format with the strictest rules:
+   * Anthropic). Absent: such a conversation is sent as plain Chat Completions messages.
+   */
+  readonly readsPlain?: boolean;
 
   // ------------------------------------------------------------------------- detection
 
@@ -137,6 +143,11 @@ export interface WireFormat<M extends object = Message> {
    * split out by the request builder) or a `user` one.
    */
   textMessage(role: 'system' | 'user', content: string): M;
+  /**
+   * The model's message holding only `call` (one `tool_calls` entry, `tool_use` block,
+   * `functionCall` part, …), for per-tool token counts (`contextkit breakdown`).
+   */
+  callAlone?(call: unknown): Message;
   /** The result answering the call `id` of the tool `name` (the recall and memory tools). */
   toolResultMessage(name: string, id: string, text: string, isError: boolean): M;
   /** The `recall` tool as this provider declares tools. */

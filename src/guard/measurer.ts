@@ -8,6 +8,7 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { ConfigurationError } from '../errors.js';
 import { ContextEmitter } from '../events.js';
+import { PLAIN_FORMAT, WIRE_FORMATS } from '../formats/registry.js';
 import { detectConversationFormat } from '../messages/detect.js';
 import type { HistoryEntry, Message, MessageFormat, ToolDefinition } from '../messages/types.js';
 import { DEFAULTS, type ProviderInfo, type RequestOptions, requestedFormat } from '../options.js';
@@ -55,6 +56,17 @@ export interface ContextMeasurerOptions {
   safetyMargin?: number;
   /** Where `context:budget`, `context:measure` and `context:warn` go (default: its own). */
   events?: ContextEmitter;
+}
+
+/**
+ * The format a conversation of plain text (it fits every format) is made valid for: the one that
+ * reads plain text for the model's provider, or with no model the strictest (`readsPlain`).
+ */
+function plainFormatFor(provider: string | undefined): MessageFormat {
+  const reader = WIRE_FORMATS.find(
+    (f) => f.readsPlain && (provider === undefined || f.provider === provider),
+  );
+  return (reader?.name as MessageFormat | undefined) ?? PLAIN_FORMAT;
 }
 
 /**
@@ -269,10 +281,7 @@ export class ContextMeasurer {
     const info = model ? this.catalog.get(model) : undefined;
     // A conversation of plain text fits either format: the model's provider decides, and with
     // no model the view is made valid for both (Anthropic's rules are the stricter).
-    const format: MessageFormat =
-      requested ??
-      conversationFormat ??
-      (info ? (info.provider === 'anthropic' ? 'anthropic' : 'openai') : 'anthropic');
+    const format: MessageFormat = requested ?? conversationFormat ?? plainFormatFor(info?.provider);
     if (model && !info && !this.fixedCounter) {
       this.warnOnce(
         `unknown_model:${model}`,

@@ -4,6 +4,7 @@
  * count is never silently made with the other provider's tokenizer.
  */
 
+import { PLAIN_FORMAT, wireFormat } from '../formats/registry.js';
 import type { MessageFormat } from '../messages/types.js';
 import { didYouMeanModel, getModelInfo } from './catalog.js';
 import { createTokenCounter } from './counter.js';
@@ -22,8 +23,7 @@ export interface ModelCounter {
 
 /** The model a conversation in `format` is counted for when none is named. */
 export function defaultModel(format: MessageFormat | undefined): string {
-  if (format === 'gemini') return 'gemini-2.5-flash';
-  return format === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4o';
+  return wireFormat(format ?? PLAIN_FORMAT).defaultModel;
 }
 
 /** How a counter's figures should be read: exact, or an estimate and from what. */

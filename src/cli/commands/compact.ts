@@ -1,9 +1,7 @@
 import { type Command, Option } from 'commander';
 import type { CompactionReceipt } from '../../events.js';
 import { formatInt } from '../../format-number.js';
-import { toAnthropicRequest } from '../../formats/anthropic/request.js';
-import type { GeminiMessage } from '../../formats/gemini/parts.js';
-import { toGeminiRequest } from '../../formats/gemini/request.js';
+import { wireFormat } from '../../formats/registry.js';
 import { ContextManager } from '../../manager.js';
 import type { Message, MessageFormat } from '../../messages/types.js';
 import { REQUEST_FORMATS } from '../../options.js';
@@ -29,9 +27,7 @@ interface CompactOptions {
  * system prompt is a message.
  */
 function requestBody(view: Message[], format: MessageFormat | undefined): unknown {
-  if (format === 'anthropic') return toAnthropicRequest(view);
-  if (format === 'gemini') return toGeminiRequest(view as GeminiMessage[]);
-  return view;
+  return format === undefined ? view : wireFormat(format).toRequest(view);
 }
 
 /**

@@ -21,6 +21,7 @@ import { createInterface } from 'node:readline/promises';
 import { type Command, Option } from 'commander';
 import { ConflictError, InvalidMessageError, StoreError } from '../../errors.js';
 import { formatInt } from '../../format-number.js';
+import { isFormatName, PLAIN_FORMAT } from '../../formats/registry.js';
 import { ContextManager } from '../../manager.js';
 import { roleOf } from '../../messages/content.js';
 import { detectConversationFormat } from '../../messages/detect.js';
@@ -205,8 +206,9 @@ async function summarizeConversation(
   let held: Message[] = [];
   const count = (batch: readonly Message[]) => {
     const c = counted as ModelCounter;
-    const framing = format === 'anthropic' ? 'anthropic' : 'openai';
-    for (const message of batch) tokens += c.counter.countMessage(message, framing);
+    // The counter frames messages by its model's provider; the format only names the shape.
+    const shape = isFormatName(format) ? format : PLAIN_FORMAT;
+    for (const message of batch) tokens += c.counter.countMessage(message, shape);
   };
   for await (const page of entryPages(store, conversationId)) {
     messages += page.length;

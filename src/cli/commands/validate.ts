@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
 import { ContextkitError } from '../../errors.js';
+import { wireFormat } from '../../formats/registry.js';
 import { detectConversationFormat, formatName } from '../../messages/detect.js';
 import type { MessageFormat } from '../../messages/types.js';
 import { type RequestProblem, validateRequest } from '../../messages/validate-request.js';
@@ -32,9 +33,9 @@ function detected(messages: readonly unknown[]): MessageFormat | 'mixed' | undef
  * system message inside the list is a problem.
  */
 function bodyProblems(raw: RawConversation, provider: MessageFormat): RequestProblem[] {
-  if (provider !== 'anthropic' && provider !== 'gemini') return [];
-  const field = provider === 'anthropic' ? 'system' : 'systemInstruction';
-  const list = provider === 'anthropic' ? 'messages' : 'contents';
+  const fields = wireFormat(provider).requestFields;
+  if (fields === undefined) return [];
+  const { system: field, messages: list } = fields;
   const problems: RequestProblem[] = [];
   raw.messages.forEach((m, i) => {
     if (raw.body === provider && i === 0) return;

@@ -45,6 +45,7 @@ export const gemini: WireFormat<GeminiMessage> = {
   uniqueToolIds: false,
   userTurnFirst: true,
   textMessage: (role, content) => textMessageAsGemini({ role, content }) as unknown as GeminiMessage,
+  callAlone: (call) => ({ role: 'model', parts: [call] }) as GeminiMessage,
   toolResultMessage: geminiToolResult,
   recallTool: geminiRecallTool,
   memoryTool: geminiMemoryTool,

@@ -57,6 +57,7 @@ export const openaiChat: WireFormat<OpenAIMessage> = {
   uniqueToolIds: false,
   userTurnFirst: false,
   textMessage: (role, content) => ({ role, content }),
+  callAlone: (call) => ({ role: 'assistant', content: null, tool_calls: [call] }) as OpenAIMessage,
   toolResultMessage: (_name, id, text) => openAIToolResult(id, text),
   recallTool: openAIRecallTool,
   memoryTool: openAIMemoryTool,
