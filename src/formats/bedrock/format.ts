@@ -4,14 +4,14 @@
  * API_runtime_Converse.html) as a wire format. Claude on Bedrock bills Claude's tokens, so the
  * format counts as Anthropic does and converts through Anthropic.
  */
-import type { Message } from '../../messages/types.js';
+import type { Message, ToolDefinition } from '../../messages/types.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildBedrock } from './atoms.js';
 import { anthropicToBedrock, bedrockToAnthropic } from './convert.js';
 import { bedrockEvidence, bedrockShown, bedrockTextMessage, bedrockToolResultMessage } from './messages.js';
 import { bedrockReplyMessages, toBedrockRequest, usageFromBedrock } from './request.js';
 import { bedrockProblems } from './request-problems.js';
-import { bedrockMemoryToolSpec, bedrockRecallTool } from './tools.js';
+import { bedrockMemoryTool, bedrockRecallTool } from './tools.js';
 import type { BedrockMessage } from './types.js';
 import { bedrockMessageIssues } from './validate.js';
 
@@ -36,7 +36,7 @@ export const bedrock: WireFormat<BedrockMessage> = {
   textMessage: (role, content) => bedrockTextMessage(role, content),
   toolResultMessage: (_name, id, text, isError) => bedrockToolResultMessage(id, text, isError),
   recallTool: bedrockRecallTool,
-  memoryTool: bedrockMemoryToolSpec,
+  memoryTool: bedrockMemoryTool as unknown as ToolDefinition,
   pivot: 'anthropic',
   toPivot: (messages, options) => bedrockToAnthropic(messages, options),
   fromPivot: (messages, options) => anthropicToBedrock(messages as never, options),

@@ -23,11 +23,14 @@ export const bedrockRecallTool = Object.freeze({
   },
 }) as unknown as ToolDefinition;
 
-/** The memory tool as a Converse tool (`toolConfig: { tools: [bedrockMemoryToolSpec] }`). */
-export const bedrockMemoryToolSpec = Object.freeze({
+/**
+ * The memory tool as a Converse tool (`toolConfig: { tools: [bedrockMemoryTool] }`), a `toolSpec`
+ * with its JSON Schema under `inputSchema.json` (API_runtime_ToolSpecification).
+ */
+export const bedrockMemoryTool = {
   toolSpec: {
     name: MEMORY_TOOL_NAME,
     description: MEMORY_TOOL_DESCRIPTION,
     inputSchema: { json: MEMORY_TOOL_PARAMETERS },
   },
-}) as unknown as ToolDefinition;
+} as const;
