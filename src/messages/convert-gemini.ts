@@ -161,8 +161,9 @@ export function geminiToAnthropic(
         if (part.text.length > 0) blocks.push({ type: 'text', text: part.text });
       } else blocks.push(mediaBlock(part));
     });
-    lastCalls = [];
-    lastRefs = [];
+    // Responses split over several user contents answer the calls the earlier ones left open.
+    lastCalls = lastCalls.filter((_, c) => pairing[c]! < 0);
+    lastRefs = lastRefs.filter((_, c) => pairing[c]! < 0);
     out.push({ role: 'user', content: blocks });
   });
   return out;

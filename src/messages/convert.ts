@@ -548,6 +548,8 @@ export function convertMessages(
   if (from === undefined && to === 'anthropic' && hasLateSystem(messages)) {
     return toAnthropic(messages as OpenAIMessage[]);
   }
+  // Messages that fit both Chat Completions and Anthropic (text only) are Chat messages to the Responses API.
+  if (from === undefined && to === 'openai-responses') return chatToResponses(messages as OpenAIMessage[]);
   if (from === undefined || from === to) return messages.slice();
   // The Responses API goes through Chat Completions (see convert-responses.ts for what is lossless).
   if (from === 'openai-responses') {

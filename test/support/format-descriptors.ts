@@ -174,6 +174,7 @@ export const OPENAI_CHAT: FormatDescriptor = {
   convertible: conversationArb({ format: 'openai', images: false }).map((c) => c.messages),
   read: readChat,
   isUserTurn: chatUserTurn,
+  hasResults: (m) => m.role === 'tool',
   startServer: () => startChatServer('gpt-4o'),
   problems: (view) => referenceProblems(view, 'openai'),
   fromTauBench: (run) => run.openai,
@@ -237,6 +238,7 @@ export const OPENAI_RESPONSES: FormatDescriptor = {
   ),
   read: readResponses,
   isUserTurn: responsesUserTurn,
+  hasResults: (m) => String((m as unknown as Rec).type).endsWith('_output'),
   startServer: () => startResponsesServer('gpt-4o'),
   fromTauBench: (run) => convertMessages(run.openai, 'openai-responses'),
 };
@@ -339,6 +341,7 @@ export const ANTHROPIC: FormatDescriptor = {
   convertible: conversationArb({ format: 'anthropic', images: false }).map((c) => c.messages),
   read: readAnthropic,
   isUserTurn: anthropicUserTurn,
+  hasResults: (m) => recs(m.content).some((b) => b.type === 'tool_result'),
   startServer: () => startAnthropicServer('claude-sonnet-4-5'),
   problems: (view) => referenceProblems(view, 'anthropic'),
   fromTauBench: (run) => run.anthropic,
@@ -415,6 +418,7 @@ export const GEMINI: FormatDescriptor = {
   }),
   read: readGemini,
   isUserTurn: geminiUserTurn,
+  hasResults: (m) => recs((m as unknown as Rec).parts).some((p) => p.functionResponse !== undefined),
   startServer: () => startGeminiServers('gemini-2.5-flash'),
   fromTauBench: (run) => convertMessages(run.openai, 'gemini'),
 };
