@@ -171,6 +171,7 @@ export const OPENAI_CHAT: FormatDescriptor = {
       { weight: 1, arbitrary: conversationArb({ format: 'openai', huge: true, broken: true, maxTurns: 3 }) },
     )
     .map(fromGenerated),
+  sessions: conversationArb({ format: 'openai', minTurns: 3, maxTurns: 6 }).map(fromGenerated),
   convertible: conversationArb({ format: 'openai', images: false }).map((c) => c.messages),
   read: readChat,
   isUserTurn: chatUserTurn,
@@ -239,6 +240,7 @@ export const OPENAI_RESPONSES: FormatDescriptor = {
   read: readResponses,
   isUserTurn: responsesUserTurn,
   hasResults: (m) => String((m as unknown as Rec).type).endsWith('_output'),
+  resultsInCallOrder: true,
   startServer: () => startResponsesServer('gpt-4o'),
   fromTauBench: (run) => convertMessages(run.openai, 'openai-responses'),
 };
@@ -337,6 +339,13 @@ export const ANTHROPIC: FormatDescriptor = {
         anthropicUserTurn,
       ),
     },
+  ),
+  sessions: fc.oneof(
+    conversationArb({ format: 'anthropic', minTurns: 3, maxTurns: 6 }).map(signedThinking).map(fromGenerated),
+    withFlags(
+      blocksConversationArb.map((c) => c.messages),
+      anthropicUserTurn,
+    ),
   ),
   convertible: conversationArb({ format: 'anthropic', images: false }).map((c) => c.messages),
   read: readAnthropic,
