@@ -385,6 +385,24 @@ describe('convertMessages', () => {
     expect(convertMessages(gemini, 'openai-responses')).toEqual(items);
   });
 
+  it('makes a system message after the conversation started a Gemini user content', () => {
+    // Found by the format conformance suite: it stayed a system content between the others,
+    // which Gemini refuses (the system instruction stands before the contents).
+    const late: Message[] = [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: 'a' },
+      { role: 'system', content: 'read-only from now on' },
+      { role: 'user', content: 'next' },
+    ];
+    for (const from of [late, convertMessages(late, 'anthropic')]) {
+      const gemini = convertMessages(from, 'gemini');
+      expect(gemini[0]).toEqual({ role: 'system', parts: [{ text: 'be brief' }] });
+      expect(gemini[3]).toEqual({ role: 'user', parts: [{ text: 'read-only from now on' }] });
+      expect(validateRequest(gemini, 'gemini').problems).toEqual([]);
+    }
+  });
+
   it('pairs Gemini responses split over two user contents with the calls they answer', () => {
     // Found by the format conformance suite: the second response lost its call's id.
     const gemini = [

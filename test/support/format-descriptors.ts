@@ -45,6 +45,17 @@ async function postJson(url: string, body: unknown): Promise<{ status: number; b
   return { status: res.status, body: await res.text() };
 }
 
+/** A `FormatServer` over a fake that POSTs each view where `request` says, with the body it builds. */
+function posting(
+  fake: { close(): Promise<void> },
+  request: (view: readonly Message[], stored: readonly Message[]) => [string, unknown],
+): FormatServer {
+  return {
+    send: (view, stored) => postJson(...request(view, stored)),
+    close: () => fake.close(),
+  };
+}
+
 /** Adds pinned and critical flags to some user turns of each conversation. */
 function withFlags(
   messages: fc.Arbitrary<Message[]>,
@@ -56,6 +67,23 @@ function withFlags(
     const options = list.map((m) => (isUserTurn(m) ? (flags[turn++] ?? {}) : {}));
     return { messages: list, options };
   });
+}
+
+/**
+ * A format's own generator, three times in four as it is and once with huge results and call ids
+ * reused across turns, with pinned and critical flags on some user turns.
+ */
+function generated(
+  make: (options: { huge?: boolean; reuseIds?: boolean }) => fc.Arbitrary<Message[]>,
+  isUserTurn: (m: Message) => boolean,
+): fc.Arbitrary<FormatConversation> {
+  return withFlags(
+    fc.oneof(
+      { weight: 3, arbitrary: make({}) },
+      { weight: 1, arbitrary: make({ huge: true, reuseIds: true }) },
+    ),
+    isUserTurn,
+  );
 }
 
 function fromGenerated(conv: GeneratedConversation): FormatConversation {
@@ -156,10 +184,7 @@ const chatUserTurn = (m: Message): boolean => m.role === 'user';
 
 async function startChatServer(model: string): Promise<FormatServer> {
   const fake = await startFakeOpenAI();
-  return {
-    send: (view) => postJson(`${fake.baseURL}/chat/completions`, { model, messages: view }),
-    close: () => fake.close(),
-  };
+  return posting(fake, (view) => [`${fake.baseURL}/chat/completions`, { model, messages: view }]);
 }
 
 export const OPENAI_CHAT: FormatDescriptor = {
@@ -217,22 +242,13 @@ const responsesUserTurn = (m: Message): boolean => {
 
 async function startResponsesServer(model: string): Promise<FormatServer> {
   const fake = await startFakeResponses();
-  return {
-    send: (view) => postJson(`${fake.url}/v1/responses`, { model, input: view }),
-    close: () => fake.close(),
-  };
+  return posting(fake, (view) => [`${fake.url}/v1/responses`, { model, input: view }]);
 }
 
 export const OPENAI_RESPONSES: FormatDescriptor = {
   name: 'openai-responses',
   model: 'gpt-4o',
-  conversations: withFlags(
-    fc.oneof(
-      { weight: 3, arbitrary: responsesItemsArb() },
-      { weight: 1, arbitrary: responsesItemsArb({ huge: true, reuseIds: true }) },
-    ),
-    responsesUserTurn,
-  ),
+  conversations: generated(responsesItemsArb, responsesUserTurn),
   convertible: fc.oneof(
     responsesItemsArb({ kinds: ['chat', 'parallel'] }),
     responsesItemsArb({ kinds: ['chat', 'parallel'], reuseIds: true }),
@@ -309,16 +325,15 @@ function endsInThinkingLoop(stored: readonly Message[]): boolean {
 
 async function startAnthropicServer(model: string): Promise<FormatServer> {
   const fake = await startFakeAnthropic();
-  return {
-    send: (view, stored) =>
-      postJson(`${fake.url}/v1/messages`, {
-        model,
-        max_tokens: 1024,
-        ...toAnthropicRequest(view),
-        ...(endsInThinkingLoop(stored) ? { thinking: { type: 'enabled', budget_tokens: 1024 } } : {}),
-      }),
-    close: () => fake.close(),
-  };
+  return posting(fake, (view, stored) => [
+    `${fake.url}/v1/messages`,
+    {
+      model,
+      max_tokens: 1024,
+      ...toAnthropicRequest(view),
+      ...(endsInThinkingLoop(stored) ? { thinking: { type: 'enabled', budget_tokens: 1024 } } : {}),
+    },
+  ]);
 }
 
 export const ANTHROPIC: FormatDescriptor = {
@@ -414,13 +429,7 @@ async function startGeminiServers(model: string): Promise<FormatServer> {
 export const GEMINI: FormatDescriptor = {
   name: 'gemini',
   model: 'gemini-2.5-flash',
-  conversations: withFlags(
-    fc.oneof(
-      { weight: 3, arbitrary: geminiConversationArb() },
-      { weight: 1, arbitrary: geminiConversationArb({ huge: true, reuseIds: true }) },
-    ),
-    geminiUserTurn,
-  ),
+  conversations: generated(geminiConversationArb, geminiUserTurn),
   convertible: geminiConversationArb({
     kinds: ['chat', 'call', 'parallel', 'steps', 'split'],
     reuseIds: true,

@@ -8,6 +8,7 @@
  */
 import fc from 'fast-check';
 import type { Message } from '../../src/messages/types.js';
+import { hugeWordsArb } from './arbitraries.js';
 import { sealPart } from './fake-gemini-server.js';
 
 export const GEMINI_TURNS = [
@@ -202,12 +203,7 @@ function turn(kind: GeminiTurn, t: number, shape: TurnShape): Part[] {
 
 /** Gemini conversations of 1–7 turns drawn from every turn kind, with sizes that make budgets bite. */
 export function geminiConversationArb(options: GeminiArbOptions = {}): fc.Arbitrary<Message[]> {
-  const hugeArb = options.huge
-    ? fc.oneof(
-        { weight: 4, arbitrary: fc.constant(0) },
-        { weight: 1, arbitrary: fc.integer({ min: 2_000, max: 20_000 }) },
-      )
-    : fc.constant(0);
+  const hugeArb = hugeWordsArb(options.huge === true);
   return fc
     .record({
       system: fc.boolean(),

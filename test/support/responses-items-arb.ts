@@ -8,6 +8,7 @@
  */
 import fc from 'fast-check';
 import type { Message } from '../../src/messages/types.js';
+import { hugeWordsArb } from './arbitraries.js';
 import { sealReasoning } from './fake-responses-server.js';
 
 export const ITEM_TURNS = [
@@ -233,12 +234,7 @@ function turn(
 
 /** A developer message, then 2–8 turns of the kinds asked for. */
 export function responsesItemsArb(options: ItemsArbOptions = {}): fc.Arbitrary<Message[]> {
-  const hugeArb = options.huge
-    ? fc.oneof(
-        { weight: 4, arbitrary: fc.constant(0) },
-        { weight: 1, arbitrary: fc.integer({ min: 2_000, max: 20_000 }) },
-      )
-    : fc.constant(0);
+  const hugeArb = hugeWordsArb(options.huge === true);
   return fc
     .array(
       fc.record({
