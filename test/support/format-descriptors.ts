@@ -35,13 +35,24 @@ const recs = (v: unknown): Rec[] => (Array.isArray(v) ? v.filter(isRec) : []);
 
 // ------------------------------------------------------------------ shared helpers
 
-/** POSTs `body` as JSON to `url`; the status and the body of the answer. */
+/**
+ * POSTs `body` as JSON to `url`; the status and the body of the answer. Sent again once when the
+ * kept-alive connection was closed by the server as it was reused (ECONNRESET before any answer:
+ * the request never reached the fake).
+ */
 async function postJson(url: string, body: unknown): Promise<{ status: number; body: string }> {
-  const res = await fetch(url, {
+  const init = {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
-  });
+  };
+  let res: Response;
+  try {
+    res = await fetch(url, init);
+  } catch (error) {
+    if ((error as { cause?: { code?: string } }).cause?.code !== 'ECONNRESET') throw error;
+    res = await fetch(url, init);
+  }
   return { status: res.status, body: await res.text() };
 }
 
