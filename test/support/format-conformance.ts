@@ -105,6 +105,8 @@ export interface FormatDescriptor {
 }
 
 const TAU_RUNS = 60;
+/** A budget every generated conversation fits in whole (huge results included). */
+const WHOLE = 10_000_000;
 const TAU_SHARES = [0.2, 0.4, 0.6, 0.9];
 
 const json = (value: unknown): string => JSON.stringify(value);
@@ -274,8 +276,7 @@ export function testFormat(format: FormatDescriptor): void {
             const elsewhere = new ContextManager({ model: format.model });
             for (const m of there) await elsewhere.addMessage(m);
             expect(
-              validateRequest(await elsewhere.getMessagesForRequest({ tokenBudget: 1_000_000 }), other)
-                .problems,
+              validateRequest(await elsewhere.getMessagesForRequest({ tokenBudget: WHOLE }), other).problems,
             ).toEqual([]);
             const back = convertMessages(there, format.name, { dropThinking: true });
             expect(format.read(back)).toEqual(format.read(messages));
@@ -290,7 +291,7 @@ export function testFormat(format: FormatDescriptor): void {
             // The converted conversation is one the fake API of this format takes, in a manager.
             const ctx = new ContextManager({ model: format.model });
             for (const m of back) await ctx.addMessage(m);
-            await expectAccepted(await ctx.getMessagesForRequest({ tokenBudget: 1_000_000 }), back);
+            await expectAccepted(await ctx.getMessagesForRequest({ tokenBudget: WHOLE }), back);
           }),
           { numRuns: runs },
         );
@@ -316,7 +317,8 @@ export function testFormat(format: FormatDescriptor): void {
             const ctx = new ContextManager({ model: format.model });
             for (const m of there) await ctx.addMessage(m);
             expect(
-              validateRequest(await ctx.getMessagesForRequest({ provider: other }), other).problems,
+              validateRequest(await ctx.getMessagesForRequest({ provider: other, tokenBudget: WHOLE }), other)
+                .problems,
             ).toEqual([]);
           }),
           { numRuns: Math.ceil(runs / 2) },
