@@ -68,6 +68,10 @@ export interface BedrockArbOptions {
   kinds?: readonly Turn[];
   reuseIds?: boolean;
   maxTurns?: number;
+  /** Results of 4,000 words in every call turn. */
+  huge?: boolean;
+  /** Cache points after the system prompt and the results (default true). */
+  cachePoints?: boolean;
 }
 
 /** Generated Bedrock conversations (see the module note). */
@@ -85,11 +89,9 @@ export function bedrockConversationArb(options: BedrockArbOptions = {}): fc.Arbi
     })
     .map(({ system, turns }) => {
       const out: Array<{ role: string; content: Block[] }> = [];
+      const point = options.cachePoints === false ? [] : [{ cachePoint: { type: 'default' } }];
       if (system)
-        out.push({
-          role: 'system',
-          content: [{ text: `You are careful. ${words(20, 1)}` }, { cachePoint: { type: 'default' } }],
-        });
+        out.push({ role: 'system', content: [{ text: `You are careful. ${words(20, 1)}` }, ...point] });
       out.push({ role: 'user', content: [{ text: `Task: ${words(10, 2)}` }] });
       let next = 0;
       const id = (seed: number) =>
@@ -137,11 +139,13 @@ export function bedrockConversationArb(options: BedrockArbOptions = {}): fc.Arbi
               out.push({ role: 'user', content: [{ text: `Stop, ${words(4, seed)}` }] });
               break;
             }
-            const results = ids.map((i, k) => result(i, seed + k, (seed + k) % 3, kind === 'huge'));
+            const results = ids.map((i, k) =>
+              result(i, seed + k, (seed + k) % 3, kind === 'huge' || options.huge === true),
+            );
             if (kind === 'split' && results.length > 1) {
               out.push({ role: 'user', content: results.slice(0, 1) });
               out.push({ role: 'user', content: results.slice(1) });
-            } else out.push({ role: 'user', content: [...results, { cachePoint: { type: 'default' } }] });
+            } else out.push({ role: 'user', content: [...results, ...point] });
             out.push({ role: 'assistant', content: [{ text: words(6, seed) }] });
             out.push({ role: 'user', content: [{ text: `Thanks ${seed}` }] });
             break;

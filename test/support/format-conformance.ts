@@ -39,7 +39,13 @@ import { missingData, skipFor } from './requirements.js';
 import { loadTauBench, TAU_BENCH_PATH, type TauBenchRun } from './tau-bench.js';
 
 /** Every wire format; conversions are checked to and from each of them. */
-export const WIRE_FORMATS: readonly MessageFormat[] = ['openai', 'openai-responses', 'anthropic', 'gemini'];
+export const WIRE_FORMATS: readonly MessageFormat[] = [
+  'openai',
+  'openai-responses',
+  'anthropic',
+  'gemini',
+  'bedrock',
+];
 
 export const STRATEGIES = ['summarize', 'truncate', 'smart', 'layered'] as const;
 export type Strategy = (typeof STRATEGIES)[number];

@@ -11,11 +11,14 @@ import {
   type GeminiMessage,
   type Message,
   toAnthropicRequest,
+  toBedrockRequest,
   toGeminiRequest,
 } from '../../src/index.js';
 import { blocksConversationArb } from './anthropic-blocks-arb.js';
 import { conversationArb, type GeneratedConversation } from './arbitraries.js';
+import { bedrockConversationArb } from './bedrock-arb.js';
 import { signThinking, startFakeAnthropic } from './fake-anthropic-server.js';
+import { bedrockRequestProblems, signReasoning, startFakeBedrock } from './fake-bedrock-server.js';
 import { startFakeGemini } from './fake-gemini-server.js';
 import { startFakeOpenAI } from './fake-openai-server.js';
 import { startFakeResponses } from './fake-responses-server.js';
@@ -450,4 +453,89 @@ export const GEMINI: FormatDescriptor = {
   hasResults: (m) => recs((m as unknown as Rec).parts).some((p) => p.functionResponse !== undefined),
   startServer: () => startGeminiServers('gemini-2.5-flash'),
   fromTauBench: (run) => convertMessages(run.openai, 'gemini'),
+};
+
+// ------------------------------------------------------------------ AWS Bedrock Converse
+
+function bedrockResultText(result: Rec): string {
+  const text = recs(result.content)
+    .map((c) => (typeof c.text === 'string' ? c.text : 'json' in c ? JSON.stringify(c.json) : ''))
+    .join('\n');
+  return result.status === 'error' ? `Error: ${text}` : text;
+}
+
+function readBedrock(messages: readonly Message[]): NeutralEntry[] {
+  const r = new NeutralReader();
+  for (const raw of messages as unknown as Rec[]) {
+    const side = raw.role === 'assistant' ? 'model' : 'caller';
+    if (typeof raw.content === 'string') r.text(side, raw.content);
+    const blocks = recs(raw.content);
+    if (blocks.some((b) => isRec(b.toolUse))) r.callTurn();
+    for (const b of blocks) {
+      if (typeof b.text === 'string') r.text(side, b.text);
+      else if (isRec(b.toolUse)) r.call(b.toolUse.toolUseId, b.toolUse.name, b.toolUse.input);
+      else if (isRec(b.toolResult)) r.result(b.toolResult.toolUseId, bedrockResultText(b.toolResult));
+      else if (b.reasoningContent !== undefined || b.cachePoint !== undefined) continue;
+      else {
+        const kind = Object.keys(b)[0] ?? '';
+        const value = isRec(b[kind]) ? (b[kind] as Rec) : {};
+        const source = isRec(value.source) ? value.source : {};
+        r.media(`${kind} ${String(source.bytes ?? source.text ?? '')}`);
+      }
+    }
+  }
+  return r.done();
+}
+
+const bedrockUserTurn = (m: Message): boolean =>
+  m.role === 'user' &&
+  (typeof m.content === 'string' ||
+    recs(m.content).some((b) => b.toolResult === undefined && b.cachePoint === undefined));
+
+/** Whether every reasoning signature in `stored` is one the fake Converse API gave. */
+function signedByFake(stored: readonly Message[]): boolean {
+  for (const m of stored as unknown as Rec[])
+    for (const b of recs(m.content)) {
+      const r =
+        isRec(b.reasoningContent) && isRec(b.reasoningContent.reasoningText)
+          ? b.reasoningContent.reasoningText
+          : undefined;
+      if (r && r.signature !== undefined && r.signature !== signReasoning(String(r.text))) return false;
+    }
+  return true;
+}
+
+/**
+ * Two fakes: one checking reasoning signatures, for a conversation the fake signed, and one
+ * without that check for a conversation converted from elsewhere (signed by another fake).
+ */
+async function startBedrockServers(model: string): Promise<FormatServer> {
+  const signing = await startFakeBedrock();
+  const plain = await startFakeBedrock({ signatures: false });
+  const path = `/model/${encodeURIComponent(model)}/converse`;
+  return {
+    send: (view, stored) =>
+      postJson(`${(signedByFake(stored) ? signing : plain).url}${path}`, toBedrockRequest(view)),
+    close: async () => {
+      await signing.close();
+      await plain.close();
+    },
+  };
+}
+
+export const BEDROCK: FormatDescriptor = {
+  name: 'bedrock',
+  model: 'claude-sonnet-4-5',
+  conversations: generated((options) => bedrockConversationArb(options), bedrockUserTurn),
+  convertible: bedrockConversationArb({
+    kinds: ['chat', 'call', 'parallel', 'split'],
+    reuseIds: true,
+    cachePoints: false,
+  }),
+  read: readBedrock,
+  isUserTurn: bedrockUserTurn,
+  hasResults: (m) => recs(m.content).some((b) => isRec(b.toolResult)),
+  startServer: () => startBedrockServers('us.anthropic.claude-sonnet-4-5-20250929-v1:0'),
+  problems: (view) => bedrockRequestProblems({ ...toBedrockRequest(view) }, { signatures: false }),
+  fromTauBench: (run) => convertMessages(run.openai, 'bedrock'),
 };
