@@ -122,7 +122,8 @@ export function bedrockConversationArb(options: BedrockArbOptions = {}): fc.Arbi
           case 'split':
           case 'huge': {
             const count = kind === 'parallel' || kind === 'split' ? n + 1 : 1;
-            const ids = Array.from({ length: count }, (_, k) => id(seed + k));
+            // An id comes back in a later turn, never twice in one message (Converse wants them distinct there).
+            const ids = Array.from({ length: count }, (_, k) => (k === 0 ? id(seed) : `tooluse_${next++}`));
             const head: Block[] =
               kind === 'reasoning'
                 ? [reasoning(seed), { reasoningContent: { redactedContent: 'ZW5jcnlwdGVk' } }]
