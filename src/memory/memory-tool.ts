@@ -22,7 +22,7 @@ import type {
 import { resolveStore } from '../stores/resolve.js';
 import type { ConversationStore } from '../stores/types.js';
 import { type MemoryFiles, type MemoryLimits, runMemoryCommand } from './memory-commands.js';
-import { MEMORY_TOOL_DESCRIPTION, MEMORY_TOOL_NAME, MEMORY_TOOL_PARAMETERS } from './memory-spec.js';
+import { MEMORY_TOOL_NAME } from './memory-spec.js';
 
 export { anthropicMemoryTool } from '../formats/anthropic/tools.js';
 export { bedrockMemoryTool } from '../formats/bedrock/tools.js';
