@@ -185,7 +185,7 @@ function providerCompactor(options: ContextManagerOptions): ProviderCompactor | 
   const llm = options.llm;
   const compact =
     (typeof asked === 'object' ? asked.compact : undefined) ??
-    (llm?.provider === 'openai' ? createResponsesCompact(llm) : undefined);
+    (llm ? LLM_PROVIDERS[llm.provider].compact?.(llm) : undefined);
   const model = options.model ?? llm?.model;
   if (compact === undefined || model === undefined) {
     return () =>
@@ -200,6 +200,23 @@ function providerCompactor(options: ContextManagerOptions): ProviderCompactor | 
   return responsesCompactor(compact, model);
 }
 
+/**
+ * What each provider of the `llm` option brings: the LLM-backed tools, and the endpoint that
+ * compacts a conversation where the provider has one (OpenAI's `/responses/compact`).
+ */
+const LLM_PROVIDERS: Readonly<
+  Record<
+    NonNullable<ContextManagerOptions['llm']>['provider'],
+    {
+      tools: typeof createOpenAITools;
+      compact?: typeof createResponsesCompact;
+    }
+  >
+> = {
+  openai: { tools: createOpenAITools, compact: createResponsesCompact },
+  anthropic: { tools: createAnthropicTools },
+};
+
 /** The LLM-backed tools the `llm` option asks for, reporting their fallbacks as warnings. */
 export function llmTools(
   llm: ContextManagerOptions['llm'],
@@ -208,9 +225,7 @@ export function llmTools(
   if (!llm) return undefined;
   const { provider, ...rest } = llm;
   const onWarn = (w: LLMWarning) => warn(w.code, w.message);
-  return provider === 'anthropic'
-    ? createAnthropicTools({ ...rest, onWarn })
-    : createOpenAITools({ ...rest, onWarn });
+  return LLM_PROVIDERS[provider].tools({ ...rest, onWarn });
 }
 
 /**

@@ -26,6 +26,9 @@ export type FormatName = keyof typeof FORMATS;
 /** The message type a format stores. */
 export type MessageOf<F> = F extends WireFormat<infer M> ? M : never;
 
+/** A message of any registered format (what `Message` is). */
+export type FormatMessage = { [K in FormatName]: MessageOf<(typeof FORMATS)[K]> }[FormatName];
+
 /** Every format's name, in registry order (`--format` choices, `provider` values). */
 export const FORMAT_NAMES = Object.keys(FORMATS) as readonly MessageFormat[];
 

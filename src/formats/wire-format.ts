@@ -15,7 +15,7 @@ import type { UsageSample } from '../guard/usage.js';
 import type { BuildResult, SeenIds } from '../messages/atom-kit.js';
 import type { ConvertOptions } from '../messages/convert-options.js';
 import type { RequestProblem } from '../messages/request-kit.js';
-import type { HistoryEntry, Message, ToolDefinition } from '../messages/types.js';
+import type { AnthropicTextBlock, HistoryEntry, Message, ToolDefinition } from '../messages/types.js';
 import type { ProviderFamily } from '../tokens/types.js';
 
 /** The field of a message that only one format has, found by that format's detection. */
@@ -29,14 +29,41 @@ export interface Evidence {
 /** What a format's request builder returns: the body fields of the provider's request. */
 export type RequestBody = Record<string, unknown>;
 
-/** A provider's token-counting endpoint for requests in this format. */
+/** What to count: the request as it would be sent, in any message format. */
+export interface CountRequest {
+  model: string;
+  /** The view; `role: "system"` messages become the system prompt. */
+  messages: readonly Message[];
+  /** A system prompt given apart; it comes before the view's own system messages. */
+  system?: string | readonly AnthropicTextBlock[];
+  tools?: readonly ToolDefinition[];
+}
+
+/** A view read in a format: the core detects and converts (a format folder cannot). */
+export interface ViewReader {
+  /** The format the view is in (undefined: plain text, which fits every format). */
+  readonly format: string | undefined;
+  /** The view in format `to` (`convertMessages`). */
+  as(to: string): Message[];
+}
+
+/** A provider's token-counting endpoint, which counts a view in any format. */
 export interface CountEndpoint {
-  /** Which endpoint (`createCountClient({ provider })`). */
-  readonly provider: 'anthropic' | 'google';
-  /** The JSON body that counts `messages` (and the system prompt and tools they carry) for `model`. */
-  body(request: { model: string; messages: readonly Message[]; tools?: readonly unknown[] }): RequestBody;
-  /** The input token count read from the endpoint's JSON reply, or undefined when it has none. */
-  tokens(reply: unknown): number | undefined;
+  /** The name `createCountClient({ provider })` takes for it ('anthropic', 'google'). */
+  readonly provider: string;
+  /** The API's base URL when none is given. */
+  readonly baseURL: string;
+  /** The field of the JSON reply holding the input token count. */
+  readonly field: string;
+  /** The URL counting for `model` and its headers (`version`: the Anthropic API version asked). */
+  target(
+    baseURL: string,
+    model: string,
+    apiKey: string,
+    version: string,
+  ): { url: string; headers: Record<string, string> };
+  /** The JSON body counting `request`, its messages read through `view`. */
+  body(request: CountRequest, view: ViewReader): RequestBody;
 }
 
 /**
@@ -160,6 +187,13 @@ export interface WireFormat<M extends object = Message> {
    * the same array when nothing was marked. Absent: the format has no marks to put.
    */
   withCacheBreakpoints?(messages: readonly Message[], wanted: readonly number[]): Message[];
+  /**
+   * How the provider compacts a conversation itself, where it does: `'in-request'`, inside a
+   * request that asks for it (Anthropic's `context_management` compaction, driven from the
+   * guard's check), or `'endpoint'`, by a call of its own that returns the compacted window
+   * (OpenAI's `/responses/compact`, the manager's `providerCompaction`). Absent: it does not.
+   */
+  readonly serverCompaction?: 'in-request' | 'endpoint';
   /**
    * Whether `message` is a server-side compaction that replaces what came before it for the
    * provider (Anthropic's `compaction` block): the view reads from the latest one on.

@@ -26,10 +26,12 @@
 
 import { createHash } from 'node:crypto';
 import { ConfigurationError, ContextkitError } from '../errors.js';
-import { toAnthropicRequest } from '../formats/anthropic/request.js';
-import { toGeminiContents, toGeminiTools } from '../formats/gemini/contents.js';
+import { type GeminiRequestParts, geminiContentsOf } from '../formats/gemini/contents.js';
+import { WIRE_FORMATS } from '../formats/registry.js';
+import type { CountEndpoint, CountRequest, ViewReader } from '../formats/wire-format.js';
 import { convertMessages } from '../messages/convert.js';
-import type { AnthropicTextBlock, Message, ToolDefinition } from '../messages/types.js';
+import { detectConversationFormat } from '../messages/detect.js';
+import type { AnthropicTextBlock, Message, MessageFormat } from '../messages/types.js';
 import { redactUrl } from '../redact-url.js';
 import type { Cache } from '../stores/cache.js';
 import { ReplyTooLargeError, readReplyText, scrubSecrets } from '../tools/reply-body.js';
@@ -37,15 +39,7 @@ import { ReplyTooLargeError, readReplyText, scrubSecrets } from '../tools/reply-
 /** Providers that offer a counting endpoint. */
 export type CountProvider = 'anthropic' | 'google';
 
-/** What to count: the request as it would be sent, in either message format. */
-export interface CountRequest {
-  model: string;
-  /** The view; `role: "system"` messages become the system prompt. */
-  messages: readonly Message[];
-  /** A system prompt given apart; it comes before the view's own system messages. */
-  system?: string | readonly AnthropicTextBlock[];
-  tools?: readonly ToolDefinition[];
-}
+export type { CountRequest } from '../formats/wire-format.js';
 
 /** Options of {@link createCountClient}. */
 export interface CountClientOptions {
@@ -106,10 +100,6 @@ export class CountFailedError extends ContextkitError {
 /** The name counts are kept under in a `Cache`. */
 export const EXACT_COUNT_CACHE = 'exact-count';
 
-const DEFAULT_BASE_URLS: Readonly<Record<CountProvider, string>> = {
-  anthropic: 'https://api.anthropic.com',
-  google: 'https://generativelanguage.googleapis.com',
-};
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_CACHE_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 const DEFAULT_MEMO_SIZE = 1000;
@@ -134,54 +124,32 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-function anthropicTools(tools: readonly ToolDefinition[]): Array<Record<string, unknown>> {
-  return tools.map((tool) => {
-    if ('function' in tool && isRecord(tool.function)) {
-      const fn = tool.function;
-      const out: Record<string, unknown> = { name: fn.name };
-      if (fn.description !== undefined) out.description = fn.description;
-      // Anthropic requires a schema for a custom tool; an OpenAI tool may omit it.
-      out.input_schema = fn.parameters ?? { type: 'object', properties: {} };
-      return out;
-    }
-    return { ...tool };
-  });
-}
-
-function anthropicBody(request: CountRequest): Record<string, unknown> {
-  const split = toAnthropicRequest(convertMessages(request.messages, 'anthropic'));
-  const blocks: AnthropicTextBlock[] = [];
-  let allStrings = true;
-  for (const part of [request.system, split.system]) {
-    if (part === undefined) continue;
-    if (typeof part === 'string') {
-      if (part !== '') blocks.push({ type: 'text', text: part });
-    } else {
-      allStrings = false;
-      blocks.push(...part);
-    }
-  }
-  const body: Record<string, unknown> = { model: request.model, messages: split.messages };
-  if (blocks.length > 0) body.system = allStrings ? blocks.map((b) => b.text).join('\n\n') : blocks;
-  if (request.tools !== undefined && request.tools.length > 0) body.tools = anthropicTools(request.tools);
-  return body;
-}
-
-/** Gemini model ids are accepted with or without their `models/` prefix. */
-function geminiModelId(model: string): string {
-  return model.startsWith('models/') ? model.slice('models/'.length) : model;
-}
-
-function geminiBody(request: CountRequest): Record<string, unknown> {
-  const parts = toGeminiContents(request.messages, request.system);
-  const generateContentRequest: Record<string, unknown> = {
-    model: `models/${geminiModelId(request.model)}`,
-    contents: parts.contents,
+/** A view read through the core's detection and conversion, for a format's count body. */
+function readerOf(messages: readonly Message[]): ViewReader {
+  return {
+    format: detectConversationFormat(messages),
+    as: (to) => convertMessages(messages, to as MessageFormat),
   };
-  if (parts.systemInstruction) generateContentRequest.systemInstruction = parts.systemInstruction;
-  const tools = toGeminiTools(request.tools);
-  if (tools.length > 0) generateContentRequest.tools = tools;
-  return { generateContentRequest };
+}
+
+/** The endpoint `provider` names: the one a registered format owns. */
+function endpointOf(provider: CountProvider): CountEndpoint | undefined {
+  return WIRE_FORMATS.find((f) => f.countEndpoint?.provider === provider)?.countEndpoint;
+}
+
+/** The names `createCountClient` takes: every registered format's counting endpoint. */
+const COUNT_PROVIDERS = WIRE_FORMATS.flatMap((f) => (f.countEndpoint ? [f.countEndpoint.provider] : []));
+
+/**
+ * The `systemInstruction` and `contents` of a Gemini request for a view in any format (see
+ * src/formats/gemini/contents.ts for the mapping). `system`, when given, comes before the view's
+ * own system messages. Throws `FormatMismatchError` when the view mixes formats.
+ */
+export function toGeminiContents(
+  messages: readonly Message[],
+  system?: string | readonly AnthropicTextBlock[],
+): GeminiRequestParts {
+  return geminiContentsOf(readerOf(messages), system);
 }
 
 /**
@@ -189,7 +157,9 @@ function geminiBody(request: CountRequest): Record<string, unknown> {
  * is counted). Throws what message conversion throws for a view that mixes formats.
  */
 export function countRequestBody(provider: CountProvider, request: CountRequest): Record<string, unknown> {
-  return provider === 'anthropic' ? anthropicBody(request) : geminiBody(request);
+  const endpoint = endpointOf(provider);
+  if (endpoint === undefined) throw new TypeError(`no counting endpoint "${String(provider)}"`);
+  return endpoint.body(request, readerOf(request.messages));
 }
 
 /** A short excerpt of an error body: the provider's `error.message` when there is one. */
@@ -246,13 +216,16 @@ function positiveOption(name: string, value: number | undefined, fallback: numbe
  */
 export function createCountClient(options: CountClientOptions): CountClient {
   const { provider, apiKey, cache } = options;
-  if (provider !== 'anthropic' && provider !== 'google') {
-    throw new ConfigurationError('provider', `must be "anthropic" or "google", got ${String(provider)}`);
+  const found = endpointOf(provider);
+  if (found === undefined) {
+    const names = COUNT_PROVIDERS.map((p) => JSON.stringify(p)).join(' or ');
+    throw new ConfigurationError('provider', `must be ${names}, got ${String(provider)}`);
   }
+  const countEndpoint: CountEndpoint = found;
   if (typeof apiKey !== 'string' || apiKey === '') {
     throw new ConfigurationError('apiKey', `the ${provider} count endpoint needs an API key`);
   }
-  const baseURL = (options.baseURL ?? DEFAULT_BASE_URLS[provider]).replace(/\/+$/, '');
+  const baseURL = (options.baseURL ?? countEndpoint.baseURL).replace(/\/+$/, '');
   const timeoutMs = positiveOption('timeoutMs', options.timeoutMs, DEFAULT_TIMEOUT_MS);
   const cacheTtlMs = positiveOption('cacheTtlMs', options.cacheTtlMs, DEFAULT_CACHE_TTL_MS);
   const memo = new Lru(positiveOption('memoSize', options.memoSize, DEFAULT_MEMO_SIZE));
@@ -262,19 +235,7 @@ export function createCountClient(options: CountClientOptions): CountClient {
   const pending = new Map<string, Promise<number>>();
 
   const endpoint = (model: string): { url: string; headers: Record<string, string> } =>
-    provider === 'anthropic'
-      ? {
-          url: `${baseURL}/v1/messages/count_tokens`,
-          headers: {
-            'x-api-key': apiKey,
-            'anthropic-version': anthropicVersion,
-            'content-type': 'application/json',
-          },
-        }
-      : {
-          url: `${baseURL}/v1beta/models/${encodeURIComponent(geminiModelId(model))}:countTokens`,
-          headers: { 'x-goog-api-key': apiKey, 'content-type': 'application/json' },
-        };
+    countEndpoint.target(baseURL, model, apiKey, anthropicVersion);
 
   const fail = (reason: CountFailure, message: string, extra?: { status?: number; cause?: unknown }) =>
     new CountFailedError(provider, reason, message, extra);
@@ -318,7 +279,7 @@ export function createCountClient(options: CountClientOptions): CountClient {
       } catch (cause) {
         throw fail('response', `the answer is not JSON: ${JSON.stringify(text.slice(0, 80))}`, { cause });
       }
-      const field = provider === 'anthropic' ? 'input_tokens' : 'totalTokens';
+      const field = countEndpoint.field;
       const value = isRecord(parsed) ? parsed[field] : undefined;
       if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
         throw fail('response', `the answer has no ${field} count: ${JSON.stringify(text.slice(0, 80))}`);

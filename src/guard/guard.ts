@@ -13,6 +13,7 @@ import type { StrategyOption } from '../compaction/strategy.js';
 import { escalate, type Level, levelOf } from '../compaction/zones.js';
 import { ContextDeclinedError, ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt, ContextEvents } from '../events.js';
+import { wireFormat } from '../formats/registry.js';
 import { History } from '../history/history.js';
 import type { MessageFormat } from '../messages/types.js';
 import { checkStrategy, DEFAULTS, type RequestOptions, resolveShares } from '../options.js';
@@ -447,7 +448,7 @@ export class ContextGuard {
       before: { tokens: tokensBefore, messages: before.messages.length },
       repairs: () => view.repairs(),
       // Anthropic's server compaction is driven from `check` (and warns there when it cannot).
-      ...(this.providerCompact && r.format !== 'anthropic'
+      ...(this.providerCompact && wireFormat(r.format).serverCompaction !== 'in-request'
         ? { compact: this.compactorFor(format, r.format) }
         : {}),
       warn: (code, message) => this.measurer.warn(code, message),
@@ -486,7 +487,7 @@ export class ContextGuard {
 
   /** The provider's compaction where the conversation and the request are in a format that has one. */
   private compactorFor(format: MessageFormat, wire: MessageFormat): ProviderCompactor {
-    if (format === 'openai-responses' && wire === 'openai-responses') return this.providerCompact!;
+    if (format === wire && wireFormat(format).serverCompaction === 'endpoint') return this.providerCompact!;
     return () =>
       Promise.reject(new Error(`contextkit can drive no provider compaction for ${wire} requests`));
   }

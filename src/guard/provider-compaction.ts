@@ -17,6 +17,7 @@
  * own summarizer runs as it does without the option, with a `context:warn`.
  */
 
+import { wireFormat } from '../formats/registry.js';
 import type { ProviderCompactionOptions } from '../options.js';
 import type { ResolvedRequest } from './measurer.js';
 
@@ -63,6 +64,11 @@ export interface ProviderHandoff {
   misses: number;
 }
 
+/** Whether the request's provider compacts inside a request that asks for it (`serverCompaction`). */
+function drivenInRequest(r: ResolvedRequest): boolean {
+  return wireFormat(r.format).serverCompaction === 'in-request';
+}
+
 /** The policy; one per guard. */
 export class ProviderCompaction {
   constructor(
@@ -78,7 +84,7 @@ export class ProviderCompaction {
 
   /** The `context_management` a request carries; null where the provider has none to drive. */
   request(r: ResolvedRequest): AnthropicContextManagement | null {
-    if (r.format !== 'anthropic' || !supportsServerCompaction(r.modelKey)) return null;
+    if (!drivenInRequest(r) || !supportsServerCompaction(r.modelKey)) return null;
     const edits: Array<Record<string, unknown>> = [];
     const betas = [ANTHROPIC_COMPACTION_BETA];
     const clear = this.options.clearToolUses;
@@ -117,7 +123,7 @@ export class ProviderCompaction {
     pending: ProviderHandoff | undefined,
     now: { compactionSeq: number | undefined; entries: number },
   ): ProviderHandoff | null {
-    if (r.format !== 'anthropic') return null;
+    if (!drivenInRequest(r)) return null;
     if (!supportsServerCompaction(r.modelKey)) {
       this.warn(
         'provider_compaction_unavailable',

@@ -4,9 +4,9 @@
  * let the manager learn from the usage the provider billed.
  */
 
-import { InvalidMessageError } from '../errors.js';
 import type { GeminiContent } from '../formats/gemini/parts.js';
 import { isCompactionItem, itemType, type ResponsesItem } from '../formats/openai-responses/items.js';
+import { FORMATS } from '../formats/registry.js';
 import { usageFromGemini } from '../guard/usage.js';
 import type { AddMessageOptions, ContextManager } from '../manager.js';
 import type { AnthropicAssistantMessage, Message, OpenAIAssistantMessage } from '../messages/types.js';
@@ -43,13 +43,8 @@ export async function addOpenAIResponse(
   options?: AddMessageOptions,
 ): Promise<OpenAIAssistantMessage | ResponsesItem[]> {
   if (isRecord(response) && Array.isArray(response.output)) {
-    if (response.output.length === 0)
-      throw new InvalidMessageError([
-        {
-          path: 'response.output',
-          message: 'expected a Responses API response with at least one output item',
-        },
-      ]);
+    // Refuses a response without output items before anything is recorded.
+    FORMATS['openai-responses'].replyMessages(response);
     if (response.usage !== undefined && response.usage !== null) await manager.recordOpenAIUsage(response);
     noteCompactions(manager, response.output, response.usage);
     const added: ResponsesItem[] = [];
@@ -59,22 +54,7 @@ export async function addOpenAIResponse(
     }
     return added;
   }
-  const choices = isRecord(response) ? response.choices : undefined;
-  const first: unknown = Array.isArray(choices) ? choices[0] : undefined;
-  const message = isRecord(first) ? first.message : undefined;
-  if (!isRecord(message)) {
-    throw new InvalidMessageError([
-      {
-        path: 'response.choices[0].message',
-        message:
-          'expected a Chat Completions response with a message, or a Responses API response with output',
-      },
-    ]);
-  }
-  const reply = { ...message } as unknown as OpenAIAssistantMessage;
-  // A reply of nothing (no text, no calls, no refusal) is stored as empty text, which OpenAI accepts back.
-  const hasCalls = Array.isArray(reply.tool_calls) && reply.tool_calls.length > 0;
-  if (reply.content === null && !hasCalls && typeof reply.refusal !== 'string') reply.content = '';
+  const reply = FORMATS.openai.replyMessages(response)[0] as OpenAIAssistantMessage;
   if (isRecord(response) && response.usage !== undefined && response.usage !== null) {
     await manager.recordOpenAIUsage(response);
   }
@@ -113,13 +93,7 @@ export async function addAnthropicResponse(
   response: unknown,
   options?: AddMessageOptions,
 ): Promise<AnthropicAssistantMessage> {
-  const content = isRecord(response) ? response.content : undefined;
-  if (!Array.isArray(content) && typeof content !== 'string') {
-    throw new InvalidMessageError([
-      { path: 'response.content', message: 'expected an Anthropic Messages response with content blocks' },
-    ]);
-  }
-  const reply = { role: 'assistant', content } as AnthropicAssistantMessage;
+  const reply = FORMATS.anthropic.replyMessages(response)[0] as AnthropicAssistantMessage;
   if (isRecord(response) && response.usage !== undefined && response.usage !== null) {
     await manager.recordAnthropicUsage(response);
   }
@@ -138,18 +112,7 @@ export async function addGeminiResponse(
   response: unknown,
   options?: AddMessageOptions,
 ): Promise<GeminiContent> {
-  const candidates = isRecord(response) ? response.candidates : undefined;
-  const first: unknown = Array.isArray(candidates) ? candidates[0] : undefined;
-  const content = isRecord(first) ? first.content : undefined;
-  if (!isRecord(content) || !Array.isArray(content.parts) || content.parts.length === 0) {
-    throw new InvalidMessageError([
-      {
-        path: 'response.candidates[0].content.parts',
-        message: 'expected a Gemini generateContent response with a candidate content that has parts',
-      },
-    ]);
-  }
-  const reply = { ...content, role: content.role ?? 'model' } as GeminiContent;
+  const reply = FORMATS.gemini.replyMessages(response)[0] as GeminiContent;
   if (isRecord(response) && isRecord(response.usageMetadata)) {
     const usage = usageFromGemini(response);
     await manager.recordUsage({

@@ -1,17 +1,17 @@
 /**
- * The two provider message formats contextkit stores and returns, kept as the providers
- * document them so a view can be sent without conversion.
+ * The provider message formats contextkit stores and returns, kept as the providers document them
+ * so a view can be sent without conversion. `MessageFormat` and `Message` follow from the format
+ * registry (src/formats/registry.ts): a new format's name and message type join them there.
  */
 
-import type { BedrockMessage } from '../formats/bedrock/types.js';
-import type { GeminiMessage } from '../formats/gemini/parts.js';
-import type { ResponsesItem } from '../formats/openai-responses/items.js';
+import type { FormatMessage, FormatName } from '../formats/registry.js';
 
 /**
- * Which provider's wire format a conversation is in: OpenAI Chat Completions, Anthropic Messages,
- * the OpenAI Responses API's input items, or Gemini's `contents` (`{ role: 'user' | 'model', parts }`).
+ * Which provider's wire format a conversation is in (a registered format's name): OpenAI Chat
+ * Completions (`'openai'`), Anthropic Messages, the OpenAI Responses API's input items, Gemini's
+ * `contents` (`{ role: 'user' | 'model', parts }`), ….
  */
-export type MessageFormat = 'openai' | 'anthropic' | 'openai-responses' | 'gemini' | 'bedrock';
+export type MessageFormat = FormatName;
 
 // ---------------------------------------------------------------- OpenAI Chat Completions
 
@@ -277,8 +277,12 @@ export type AnthropicMessage = AnthropicSystemMessage | AnthropicUserMessage | A
 
 // ---------------------------------------------------------------- Either
 
-/** A message in any format. Stored messages are deep-frozen copies of what was added. */
-export type Message = OpenAIMessage | AnthropicMessage | ResponsesItem | GeminiMessage | BedrockMessage;
+/**
+ * A message in any format (each registered format's message type: OpenAI Chat Completions,
+ * Anthropic, Responses items, Gemini contents, …). Stored messages are deep-frozen copies of what
+ * was added.
+ */
+export type Message = FormatMessage;
 
 /** Roles contextkit accepts across both formats. */
 export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool';

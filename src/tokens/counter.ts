@@ -18,6 +18,7 @@ import type {
 import { compactionTokens } from './compaction-tokens.js';
 import { getTextTokenCounter, type TextTokenCounter } from './encodings.js';
 import {
+  flatImageCost,
   type ImageDetail,
   imageInfoFromBase64,
   imageInfoFromUrl,
@@ -256,6 +257,7 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
   // apply to them. Counting is synchronous and never re-entered, so one accumulator suffices and
   // the walk allocates nothing per part.
   let fixed = 0;
+  const flatLow = flatImageCost(provider, 'low');
 
   // What a block without a `type` (a Bedrock Converse block, keyed by its member) is counted with.
   const lend: BlockCounting = {
@@ -272,7 +274,7 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
 
   function imageUrlTokens(url: string, detail: ImageDetail | undefined): number {
     // Low detail is flat for OpenAI: no need to read the header.
-    if (provider === 'openai' && detail === 'low') return imageTokens(provider, undefined, 'low');
+    if (flatLow && detail === 'low') return imageTokens(provider, undefined, 'low');
     return imageTokens(provider, imageInfoFromUrl(url), detail);
   }
 

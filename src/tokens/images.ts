@@ -396,6 +396,18 @@ export function countPdfPages(base64: string): number {
   return Math.max(1, fromTree);
 }
 
+/**
+ * Whether an image costs the same whatever its size at `detail` with `provider` (OpenAI's low
+ * detail), so its header need not be read.
+ */
+export function flatImageCost(provider: ProviderFamily, detail: ImageDetail | undefined): boolean {
+  return (
+    detail === 'low' &&
+    imageTokens(provider, { width: 1, height: 1 }, detail) ===
+      imageTokens(provider, { width: 4096, height: 4096 }, detail)
+  );
+}
+
 /** Tokens one PDF page costs with a provider (see the per-provider constants for the sources). */
 export function pdfPageTokens(provider: ProviderFamily): number {
   switch (provider) {

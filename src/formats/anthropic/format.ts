@@ -11,6 +11,7 @@ import { buildAnthropic } from './atoms.js';
 import { hasCompactionBlock, KNOWN_ANTHROPIC_BLOCKS } from './blocks.js';
 import { withCacheBreakpoints } from './cache-breakpoints.js';
 import { hasLateSystem, notConvertibleBlocks, toAnthropic, toOpenAI } from './convert-openai.js';
+import { anthropicCountEndpoint } from './count.js';
 import { toAnthropicRequest } from './request.js';
 import { anthropicRequestProblems } from './request-rules.js';
 import { anthropicMemoryTool, anthropicRecallTool, anthropicToolResult } from './tools.js';
@@ -48,6 +49,7 @@ export const anthropic: WireFormat<AnthropicMessage> = {
   recallTool: anthropicRecallTool,
   memoryTool: anthropicMemoryTool,
   withCacheBreakpoints,
+  serverCompaction: 'in-request',
   isCompactionStart: (message) => message.role === 'assistant' && hasCompactionBlock(message),
   pivot: 'openai',
   apiName: 'Messages API',
@@ -74,4 +76,5 @@ export const anthropic: WireFormat<AnthropicMessage> = {
     return [{ role: 'assistant', content } as AnthropicAssistantMessage];
   },
   usage: usageFromAnthropic,
+  countEndpoint: anthropicCountEndpoint,
 };

@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { conversationArb, pngBase64 } from '../../../test/support/arbitraries.js';
+import { toGeminiContents } from '../../guard/count-endpoints.js';
 import type { AnthropicMessage, OpenAIMessage } from '../../messages/types.js';
-import { type GeminiPart, toGeminiContents, toGeminiTools } from './contents.js';
+import { type GeminiPart, toGeminiTools } from './contents.js';
 
 const PART_FIELDS = ['text', 'inlineData', 'fileData', 'functionCall', 'functionResponse'];
 

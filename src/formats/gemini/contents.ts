@@ -29,18 +29,16 @@
  *   (the API refuses them); consecutive turns of one role are merged into one `Content`.
  */
 
-import { convertMessages } from '../../messages/convert.js';
-import { detectConversationFormat } from '../../messages/detect.js';
 import type {
   AnthropicContentBlock,
   AnthropicDocumentBlock,
   AnthropicImageBlock,
   AnthropicTextBlock,
   AnthropicToolResultBlock,
-  Message,
   ToolDefinition,
 } from '../../messages/types.js';
 import { toAnthropicRequest } from '../anthropic/request.js';
+import type { ViewReader } from '../wire-format.js';
 import type { GeminiMessage } from './parts.js';
 import { toGeminiRequest } from './request.js';
 
@@ -194,17 +192,18 @@ function systemTexts(system: string | readonly AnthropicTextBlock[] | undefined)
 }
 
 /**
- * The `systemInstruction` and `contents` of a Gemini request for a view in either format (see
- * the module note for the mapping). `system`, when given, comes before the view's own system
- * messages. Throws `FormatMismatchError` when the view mixes the two formats.
+ * The `systemInstruction` and `contents` of a Gemini request for a view in any format, read
+ * through `view` (see the module note for the mapping; `toGeminiContents` in
+ * src/guard/count-endpoints.ts reads a list of messages). `system`, when given, comes before the
+ * view's own system messages.
  */
-export function toGeminiContents(
-  messages: readonly Message[],
+export function geminiContentsOf(
+  view: ViewReader,
   system?: string | readonly AnthropicTextBlock[],
 ): GeminiRequestParts {
-  if (detectConversationFormat(messages) === 'gemini') {
+  if (view.format === 'gemini') {
     // Already Gemini contents: sent as they are (thought signatures included).
-    const request = toGeminiRequest(messages as readonly GeminiMessage[]);
+    const request = toGeminiRequest(view.as('gemini') as readonly GeminiMessage[]);
     const texts = [
       ...systemTexts(system).map((text) => ({ text })),
       ...(request.systemInstruction?.parts ?? []),
@@ -212,7 +211,7 @@ export function toGeminiContents(
     const contents = request.contents as unknown as GeminiContent[];
     return texts.length > 0 ? { systemInstruction: { parts: texts }, contents } : { contents };
   }
-  const split = toAnthropicRequest(convertMessages(messages, 'anthropic'));
+  const split = toAnthropicRequest(view.as('anthropic'));
   const callNames = new Map<string, string>();
   const contents: GeminiContent[] = [];
   for (const message of split.messages) {

@@ -10,6 +10,7 @@ import type { AnthropicMessage } from '../../messages/types.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildGemini } from './atoms.js';
 import { anthropicToGemini, geminiToAnthropic } from './convert.js';
+import { geminiCountEndpoint } from './count.js';
 import { type GeminiContent, type GeminiMessage, geminiMessageIssues, textMessageAsGemini } from './parts.js';
 import { geminiProblems, toGeminiRequest } from './request.js';
 import { shownGemini } from './shown.js';
@@ -72,4 +73,5 @@ export const gemini: WireFormat<GeminiMessage> = {
     return [{ ...content, role: content.role ?? 'model' } as GeminiContent];
   },
   usage: usageFromGemini,
+  countEndpoint: geminiCountEndpoint,
 };

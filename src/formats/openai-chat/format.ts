@@ -77,7 +77,8 @@ export const openaiChat: WireFormat<OpenAIMessage> = {
       throw new InvalidMessageError([
         {
           path: 'response.choices[0].message',
-          message: 'expected a Chat Completions response with a message',
+          message:
+            'expected a Chat Completions response with a message, or a Responses API response with output',
         },
       ]);
     }

@@ -58,6 +58,7 @@ export const openaiResponses: WireFormat<ResponsesItem> = {
   uniqueToolIds: true,
   userTurnFirst: false,
   textMessage: (role, content) => ({ role, content }) as ResponsesItem,
+  serverCompaction: 'endpoint',
   // A `function_call` item stands alone.
   callAlone: (call) => call as ResponsesItem,
   toolResultMessage: (_name, id, text) => responsesToolResult(id, text),
