@@ -75,6 +75,18 @@ export {
   type Listener,
 } from './events.js';
 export { type AnthropicRequestParts, toAnthropicRequest } from './formats/anthropic/request.js';
+export { anthropicToBedrock, bedrockToAnthropic } from './formats/bedrock/convert.js';
+export {
+  type BedrockRequest,
+  type BedrockRequestOptions,
+  type BedrockTool,
+  bedrockOverflow,
+  toBedrockRequest,
+  usageFromBedrock,
+} from './formats/bedrock/request.js';
+export { addBedrockResponse } from './formats/bedrock/respond.js';
+export { bedrockRecallTool } from './formats/bedrock/tools.js';
+export type * from './formats/bedrock/types.js';
 export type {
   GeminiContent,
   GeminiContentPart,

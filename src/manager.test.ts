@@ -483,6 +483,22 @@ describe('the overflow breakdown (issue 23, item 11)', () => {
     expect(sum({ ...overflow.breakdown })).toBe(overflow.required);
   });
 
+  it('adds up to the total when a stored message has fields the view does not send', async () => {
+    // A tau-bench tool message carries `name`, which Chat Completions does not document for a
+    // tool message: the view leaves it out, and so must the breakdown's count.
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    await ctx.addMessage({ role: 'system', content: words(380) });
+    await ctx.addMessage({ role: 'user', content: 'Transfer me' });
+    const [call, result] = toolRound('call_1', 'Transfer successful');
+    await ctx.addMessage(call!);
+    await ctx.addMessage({ ...result!, name: 'transfer_to_human_agents' } as Message);
+    const err = await ctx.getMessagesForRequest({ tokenBudget: 200 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ContextOverflowError);
+    const overflow = err as ContextOverflowError;
+    expect(overflow.breakdown.rest).toBe(0);
+    expect(sum({ ...overflow.breakdown })).toBe(overflow.required);
+  });
+
   it('adds up to the total when older messages are in the view too', async () => {
     const ctx = new ContextManager({ model: 'gpt-4o', autoCompact: false });
     await ctx.addMessage({ role: 'system', content: words(100) });

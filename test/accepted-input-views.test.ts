@@ -18,6 +18,7 @@ const MODEL: Record<MessageFormat, string> = {
   anthropic: 'claude-sonnet-4-5',
   'openai-responses': 'gpt-4o',
   gemini: 'gemini-2.5-flash',
+  bedrock: 'claude-sonnet-4-5',
 };
 
 /** The view of `messages` at a generous and a tight budget, each checked; returns the generous one. */

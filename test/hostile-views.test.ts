@@ -33,6 +33,7 @@ const MODEL: Record<MessageFormat, string> = {
   anthropic: 'claude-sonnet-4-5',
   'openai-responses': 'gpt-4o',
   gemini: 'gemini-2.5-flash',
+  bedrock: 'claude-sonnet-4-5',
 };
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 40);
 const BUDGETS = [120, 600, 2_500, 12_000, 200_000];

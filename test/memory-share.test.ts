@@ -25,6 +25,7 @@ const MODEL: Record<MessageFormat, string> = {
   anthropic: 'claude-sonnet-4-5',
   'openai-responses': 'gpt-4o',
   gemini: 'gemini-2.5-flash',
+  bedrock: 'claude-sonnet-4-5',
 };
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 40);
 

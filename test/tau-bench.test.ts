@@ -14,6 +14,7 @@ const MODEL: Record<MessageFormat, string> = {
   anthropic: 'claude-sonnet-4-5',
   'openai-responses': 'gpt-4o',
   gemini: 'gemini-2.5-flash',
+  bedrock: 'claude-sonnet-4-5',
 };
 const SHARES = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
 

@@ -144,9 +144,11 @@ function resultTokens(ctx: PlanContext, message: unknown, blockIndex: number): n
   if (Array.isArray(m.parts)) return geminiResultTokens(ctx, message as Message, m.parts, blockIndex);
   const whole = m.content ?? m.output;
   const block = blockIndex < 0 ? undefined : (m.content as Array<Record<string, unknown>>)[blockIndex];
-  const content = blockIndex < 0 ? whole : block?.content;
+  // A Converse toolResult keeps its content one level down (`{ toolResult: { content } }`).
+  const converse = block?.toolResult as Record<string, unknown> | undefined;
+  const content = blockIndex < 0 ? whole : (converse ?? block)?.content;
   const chars =
-    block !== undefined && block.type !== 'tool_result'
+    block !== undefined && block.type !== 'tool_result' && converse === undefined
       ? inlineResultText(block).length
       : textLength(content);
   if (!ctx.messageTokens) return typeof content === 'string' ? ctx.countText(content) : Math.ceil(chars / 4);
@@ -174,10 +176,17 @@ function textLength(content: unknown): number {
   if (typeof content === 'string') return content.length;
   if (!Array.isArray(content)) return 0;
   let n = 0;
-  for (const part of content as Array<{ type?: unknown; text?: unknown; content?: unknown }>) {
+  for (const part of content as Array<{
+    type?: unknown;
+    text?: unknown;
+    content?: unknown;
+    toolResult?: unknown;
+  }>) {
     if (isInlineResult(part.type)) n += inlineResultText(part as Record<string, unknown>).length;
     else if (typeof part.text === 'string') n += part.text.length;
     else if (part.content !== undefined) n += textLength(part.content);
+    else if (part.toolResult !== undefined)
+      n += textLength((part.toolResult as { content?: unknown }).content);
   }
   return n;
 }

@@ -1,4 +1,11 @@
 import { shortenedResult } from '../formats/anthropic/blocks.js';
+import {
+  bedrockClearedResult,
+  bedrockInputsCleared,
+  bedrockTextParts,
+  bedrockTruncated,
+  isConverseMessage,
+} from '../formats/bedrock/shorten.js';
 import { geminiParts } from '../formats/gemini/parts.js';
 import type { Atom, ToolResultSlot } from '../messages/atoms.js';
 import { freezeDeep } from '../messages/freeze.js';
@@ -84,6 +91,15 @@ export function textParts(atom: Atom): TextPart[] {
   const slotAt = new Map<string, string>();
   for (const slot of atom.results) slotAt.set(`${slot.messageIndex}.${slot.blockIndex}`, slot.key);
   atom.messages.forEach((message, mi) => {
+    if (isConverseMessage(message)) {
+      for (const p of bedrockTextParts(message))
+        parts.push({
+          key: `${atom.id}@${mi}.${p.block}.${p.inner}`,
+          text: p.text,
+          slotKey: slotAt.get(p.inner < 0 ? `${mi}.-1` : `${mi}.${p.block}`),
+        });
+      return;
+    }
     if (message.role === 'assistant' && hasThinking(message)) return;
     const gemini = geminiParts(message);
     if (gemini) {
@@ -173,6 +189,9 @@ export function renderAtom(atom: Atom, edits: AtomEdits): readonly Message[] {
     const text = clearedResultText(slot.toolName, edits.cleared.get(slot.key)!);
     if (slot.blockIndex < 0) {
       replace(slot.messageIndex, clearedToolMessage(current, text));
+    } else if (isConverseMessage(current)) {
+      const cleared = bedrockClearedResult(current, slot.blockIndex, text);
+      if (cleared) replace(slot.messageIndex, cleared);
     } else if ('parts' in current && Array.isArray(current.parts)) {
       // A Gemini functionResponse: its response becomes the placeholder; name and id stay.
       const parts = (current.parts as unknown as Array<Record<string, unknown>>).slice();
@@ -228,6 +247,7 @@ export function renderAtom(atom: Atom, edits: AtomEdits): readonly Message[] {
 function withInputsCleared(message: Message, indices: ReadonlySet<number>): Message {
   // Gemini model parts are never edited: a functionCall may carry a thought signature.
   if (message.role !== 'assistant') return message;
+  if (isConverseMessage(message)) return bedrockInputsCleared(message, indices);
   if ('tool_calls' in message && message.tool_calls) {
     const calls = message.tool_calls.map((c, i) =>
       indices.has(i) ? { ...c, function: { ...c.function, arguments: '{}' } } : c,
@@ -251,6 +271,8 @@ function truncatePart(
   head: number,
   tail: number,
 ): Message | undefined {
+  if (isConverseMessage(message))
+    return bedrockTruncated(message, bi, ii, (text) => cutMiddle(text, head, tail));
   const gemini = geminiParts(message);
   if (gemini) {
     const part = gemini[bi] as Record<string, unknown> | undefined;

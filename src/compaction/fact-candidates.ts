@@ -31,7 +31,10 @@ export function isStated(message: Message): boolean {
   if (message.role !== 'user') return false;
   if (typeof message.content === 'string') return true;
   if (!Array.isArray(message.content)) return hasNonToolResultContent(message);
-  return (message.content as Array<{ type: string }>).some((b) => b.type !== 'tool_result');
+  // Anthropic's `tool_result` blocks, and Converse's (keyed `toolResult`), are not the user's words.
+  return (message.content as Array<{ type?: string; toolResult?: unknown }>).some(
+    (b) => b.type !== 'tool_result' && b.toolResult === undefined,
+  );
 }
 
 /**

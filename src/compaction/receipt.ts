@@ -127,6 +127,9 @@ function partLength(message: Message, rest: string): number {
     const text = block.type === 'tool_result' ? block.content : block.text;
     return typeof text === 'string' ? text.length : 0;
   }
-  const inner = (block.content as Array<{ text?: string }>)[ii];
+  // A Converse toolResult keeps its content one level down (`{ toolResult: { content } }`).
+  const holder = (block.toolResult ?? block) as { content?: unknown };
+  if (!Array.isArray(holder.content)) return 0;
+  const inner = (holder.content as Array<{ text?: string }>)[ii];
   return inner?.text?.length ?? 0;
 }

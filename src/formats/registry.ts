@@ -5,6 +5,7 @@
 
 import type { Message, MessageFormat } from '../messages/types.js';
 import { anthropic } from './anthropic/format.js';
+import { bedrock } from './bedrock/format.js';
 import { gemini } from './gemini/format.js';
 import { openaiChat } from './openai-chat/format.js';
 import { openaiResponses } from './openai-responses/format.js';
@@ -16,6 +17,7 @@ export const FORMATS = {
   anthropic,
   'openai-responses': openaiResponses,
   gemini,
+  bedrock,
 } as const;
 
 /** The name of a registered format (what `MessageFormat` is). */

@@ -14,6 +14,7 @@ import type { Level } from '../compaction/zones.js';
 import type { ContextOverflowError, OverflowBreakdown } from '../errors.js';
 import type { CompactionReceipt } from '../events.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
+import { wireMessage } from '../messages/wire-fields.js';
 import type { GuardLevels, ProviderCompactionOptions, Usage } from '../options.js';
 import type { ContextTools, ExtractedFact } from '../tools/types.js';
 import type { View } from '../view/view.js';
@@ -184,7 +185,9 @@ export function overflowBreakdown(
     const p = protection[i];
     if (p === 'none' || edits.dropped.has(atom.id)) return;
     const rendered = atom.id < planned ? renderAtom(atom, edits) : atom.messages;
-    const tokens = measurer.countAll(r.counter, rendered, format);
+    // As the view sends them: without the fields the format does not document.
+    const sent = rendered.map((m) => wireMessage(m, format));
+    const tokens = measurer.countAll(r.counter, sent, format);
     if (atom.kind === 'system') breakdown.system += tokens;
     else if (p === 'keep') breakdown.latestTurn += tokens;
     else if (i === task && !atom.seqs.some(marked) && atoms.findLastIndex((a) => a.hasUserContent) !== i) {

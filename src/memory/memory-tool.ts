@@ -22,26 +22,14 @@ import type {
 import { resolveStore } from '../stores/resolve.js';
 import type { ConversationStore } from '../stores/types.js';
 import { type MemoryFiles, type MemoryLimits, runMemoryCommand } from './memory-commands.js';
-import { MEMORY_TOOL_DESCRIPTION, MEMORY_TOOL_NAME, MEMORY_TOOL_PARAMETERS } from './memory-spec.js';
+import { MEMORY_TOOL_NAME } from './memory-spec.js';
 
 export { anthropicMemoryTool } from '../formats/anthropic/tools.js';
+export { bedrockMemoryTool } from '../formats/bedrock/tools.js';
 export { geminiMemoryTool } from '../formats/gemini/tools.js';
 export { openAIMemoryTool } from '../formats/openai-chat/tools.js';
 export { responsesMemoryTool } from '../formats/openai-responses/tools.js';
 export { MEMORY_TOOL_DESCRIPTION, MEMORY_TOOL_NAME, MEMORY_TOOL_PARAMETERS } from './memory-spec.js';
-
-/**
- * The tool as an AWS Bedrock Converse tool (`toolConfig: { tools: [bedrockMemoryTool] }`), a
- * `toolSpec` with its JSON Schema under `inputSchema.json`
- * (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ToolSpecification.html).
- */
-export const bedrockMemoryTool = {
-  toolSpec: {
-    name: MEMORY_TOOL_NAME,
-    description: MEMORY_TOOL_DESCRIPTION,
-    inputSchema: { json: MEMORY_TOOL_PARAMETERS },
-  },
-} as const;
 
 /** The tool definition in `format`: Anthropic's native tool, or a function tool elsewhere. */
 export function memoryToolDefinition(format: MessageFormat): ToolDefinition {

@@ -366,6 +366,66 @@ describe('convertMessages', () => {
     expect(convertMessages(plain, 'anthropic')).toEqual(plain);
   });
 
+  it('turns text-only messages that fit both Chat and Anthropic into Responses items', () => {
+    // Found by the format conformance suite: they were returned as they were, in Chat's shape.
+    const both: Message[] = [
+      { role: 'user', content: [{ type: 'text', text: 'q' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'a' }] },
+    ];
+    const items = convertMessages(both, 'openai-responses');
+    expect(items).toEqual([
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'q' }] },
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'a' }] },
+    ]);
+    expect(validateRequest(items, 'openai-responses').problems).toEqual([]);
+    const gemini = [
+      { role: 'user', parts: [{ text: 'q' }] },
+      { role: 'model', parts: [{ text: 'a' }] },
+    ] as unknown as Message[];
+    expect(convertMessages(gemini, 'openai-responses')).toEqual(items);
+  });
+
+  it('makes a system message after the conversation started a Gemini user content', () => {
+    // Found by the format conformance suite: it stayed a system content between the others,
+    // which Gemini refuses (the system instruction stands before the contents).
+    const late: Message[] = [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: 'a' },
+      { role: 'system', content: 'read-only from now on' },
+      { role: 'user', content: 'next' },
+    ];
+    for (const from of [late, convertMessages(late, 'anthropic')]) {
+      const gemini = convertMessages(from, 'gemini');
+      expect(gemini[0]).toEqual({ role: 'system', parts: [{ text: 'be brief' }] });
+      expect(gemini[3]).toEqual({ role: 'user', parts: [{ text: 'read-only from now on' }] });
+      expect(validateRequest(gemini, 'gemini').problems).toEqual([]);
+    }
+  });
+
+  it('pairs Gemini responses split over two user contents with the calls they answer', () => {
+    // Found by the format conformance suite: the second response lost its call's id.
+    const gemini = [
+      { role: 'user', parts: [{ text: 'q' }] },
+      {
+        role: 'model',
+        parts: [
+          { functionCall: { name: 'search', args: { q: 1 } } },
+          { functionCall: { name: 'lookup', args: { q: 2 } } },
+        ],
+      },
+      { role: 'user', parts: [{ functionResponse: { name: 'search', response: { content: 'one' } } }] },
+      { role: 'user', parts: [{ functionResponse: { name: 'lookup', response: { content: 'two' } } }] },
+      { role: 'model', parts: [{ text: 'done' }] },
+    ] as unknown as Message[];
+    const chat = convertMessages(gemini, 'openai');
+    const ids = (chat[1] as OpenAIMessage & { tool_calls: Array<{ id: string }> }).tool_calls.map(
+      (c) => c.id,
+    );
+    expect(chat.slice(2, 4).map((m) => (m as { tool_call_id: string }).tool_call_id)).toEqual(ids);
+    expect(validateRequest(chat, 'openai').problems).toEqual([]);
+  });
+
   it('refuses mixed input', () => {
     const mixed = [
       ...openai,

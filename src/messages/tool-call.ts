@@ -47,6 +47,12 @@ export function readToolCall(call: unknown, name: string): ToolCallInput | null 
     return { format: 'gemini', id, input: gemini.args, unreadable: false };
   }
   if (!isRecord(call)) return null;
+  // A Converse toolUse block (or its toolUse): keyed by its member, no type.
+  const use = isRecord(call.toolUse) ? call.toolUse : typeof call.toolUseId === 'string' ? call : undefined;
+  if (use) {
+    if (use.name !== name || typeof use.toolUseId !== 'string') return null;
+    return { format: 'bedrock', id: use.toolUseId, input: use.input, unreadable: false };
+  }
   if (call.type === 'function_call') {
     if (call.name !== name || typeof call.call_id !== 'string') return null;
     return parseArguments('openai-responses', call.call_id, call.arguments);

@@ -17,6 +17,7 @@ const COUNTERS: Record<MessageFormat, ReturnType<typeof createTokenCounter>> = {
   anthropic: createTokenCounter(getModelInfo('claude-sonnet-4-5')!),
   'openai-responses': createTokenCounter(getModelInfo('gpt-4o')!),
   gemini: createTokenCounter(getModelInfo('gemini-2.5-flash')!),
+  bedrock: createTokenCounter(getModelInfo('claude-sonnet-4-5')!),
 };
 
 function entriesOf(messages: readonly Message[]): HistoryEntry[] {

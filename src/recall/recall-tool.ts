@@ -7,7 +7,6 @@ import type { GeminiContent } from '../formats/gemini/parts.js';
 import type { ResponsesItem } from '../formats/openai-responses/items.js';
 import { wireFormat } from '../formats/registry.js';
 import { readToolCall, toolResultMessage } from '../messages/tool-call.js';
-import { toolShapes } from '../messages/tool-shapes.js';
 import type {
   AnthropicUserMessage,
   MessageFormat,
@@ -19,6 +18,7 @@ import type { RecallFilters, RecallHit, RecallOptions } from './recall-hit.js';
 import { RECALL_TOOL_DESCRIPTION, RECALL_TOOL_NAME, RECALL_TOOL_PARAMETERS } from './recall-spec.js';
 
 export { anthropicRecallTool } from '../formats/anthropic/tools.js';
+export { bedrockRecallTool } from '../formats/bedrock/tools.js';
 export { geminiRecallTool } from '../formats/gemini/tools.js';
 export { openAIRecallTool } from '../formats/openai-chat/tools.js';
 export { responsesRecallTool } from '../formats/openai-responses/tools.js';
@@ -40,13 +40,6 @@ export interface RecallToolInput {
   to_seq?: number | null;
   offset?: number | null;
 }
-
-/** The tool as an AWS Bedrock Converse tool (`toolConfig: { tools: [bedrockRecallTool] }`). */
-export const bedrockRecallTool = toolShapes(
-  RECALL_TOOL_NAME,
-  RECALL_TOOL_DESCRIPTION,
-  RECALL_TOOL_PARAMETERS,
-).bedrock;
 
 /** The tool definition in `format`. */
 export function recallToolDefinition(format: MessageFormat): ToolDefinition {

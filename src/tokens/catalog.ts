@@ -11,7 +11,7 @@
  */
 import { ConfigurationError } from '../errors.js';
 import { nearestName } from '../nearest-name.js';
-import { BUILTIN_PRICING, checkPricing, type ModelPricingInput } from './pricing.js';
+import { BUILTIN_PRICING, bedrockPricing, checkPricing, type ModelPricingInput } from './pricing.js';
 import type { EncodingName, ModelInfo, ProviderFamily, TokenizerSpec } from './types.js';
 
 /**
@@ -165,7 +165,7 @@ export interface ModelCatalog {
 /**
  * The names one model goes by, reduced to the catalog's spelling: lower case; without a
  * fine-tune marker (`ft:gpt-4o-mini-…:org::id`), a gateway prefix (`openai/`, `anthropic/`,
- * `models/`), a Bedrock wrapper (`us.anthropic.claude-…-v1:0`) or Vertex's `@` before the date;
+ * `models/`), a Bedrock wrapper (`us.anthropic.claude-…-v1:0`, `global.anthropic.…`) or Vertex's `@` before the date;
  * Claude versions written with dots (`claude-3.5-sonnet`, as OpenRouter does) use dashes.
  */
 function canonicalName(model: string): string {
@@ -173,7 +173,7 @@ function canonicalName(model: string): string {
   if (name.startsWith('ft:')) name = name.slice(3);
   const slash = name.lastIndexOf('/');
   if (slash >= 0) name = name.slice(slash + 1);
-  const bedrock = /^(?:[a-z]{2,4}\.)?anthropic\.(.+?)(?:-v\d+(?::\d+)?)?$/.exec(name);
+  const bedrock = /^(?:[a-z]{2,4}\.|global\.|us-gov\.)?anthropic\.(.+?)(?:-v\d+(?::\d+)?)?$/.exec(name);
   if (bedrock?.[1] !== undefined) name = bedrock[1];
   name = name.replace('@', '-');
   if (name.startsWith('claude-')) name = name.replace(/(\d)\.(\d)/g, '$1-$2');
@@ -215,6 +215,25 @@ class Catalog implements ModelCatalog {
     const raw = model.trim().toLowerCase();
     const exact = this.byId.get(raw);
     if (exact !== undefined) return exact;
+    const info = this.resolve(model);
+    return info?.pricing && info.provider === 'anthropic' ? this.onBedrock(raw, info) : info;
+  }
+
+  /** Claude through a regional Bedrock inference profile bills more (see `bedrockPricing`). */
+  private readonly bedrock = new Map<string, ModelInfo>();
+
+  private onBedrock(raw: string, info: ModelInfo): ModelInfo {
+    const pricing = bedrockPricing(raw, info.pricing!);
+    if (pricing === info.pricing) return info;
+    let out = this.bedrock.get(raw);
+    if (!out) {
+      out = Object.freeze({ ...info, pricing });
+      this.bedrock.set(raw, out);
+    }
+    return out;
+  }
+
+  private resolve(model: string): ModelInfo | undefined {
     const name = canonicalName(model);
     const canonical = this.byId.get(name);
     if (canonical !== undefined) return canonical;

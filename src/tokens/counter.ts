@@ -4,6 +4,7 @@
  * arguments, tool results, thinking, images (by dimensions) and documents (by pages).
  */
 import { ConfigurationError } from '../errors.js';
+import { type BlockCounting, bedrockBlockTokens } from '../formats/bedrock/tokens.js';
 import { geminiMediaTokens } from '../formats/gemini/media.js';
 import type { ResponsesContentPart, ResponsesOtherItem } from '../formats/openai-responses/items.js';
 import type {
@@ -258,6 +259,19 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
   let fixed = 0;
   const flatLow = flatImageCost(provider, 'low');
 
+  // What a block without a `type` (a Bedrock Converse block, keyed by its member) is counted with.
+  const lend: BlockCounting = {
+    bpe,
+    fixed: (n) => {
+      fixed += n;
+    },
+    image: (data) => imageTokens(provider, data === undefined ? undefined : imageInfoFromBase64(data)),
+    pdf: (data) => pdfTokens(provider, data),
+    encrypted: (data) => Math.ceil(base64Bytes(data) / REDACTED_THINKING_BYTES_PER_TOKEN),
+    perToolCall: framing.perToolCall,
+    perToolResult: framing.perToolResult,
+  };
+
   function imageUrlTokens(url: string, detail: ImageDetail | undefined): number {
     // Low detail is flat for OpenAI: no need to read the header.
     if (flatLow && detail === 'low') return imageTokens(provider, undefined, 'low');
@@ -360,6 +374,8 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
       case 'search_result':
         return bpe(part.source ?? '') + bpe(part.title ?? '') + contentTokens(part.content);
       default:
+        if (part.type === undefined)
+          return bedrockBlockTokens(part as unknown as Record<string, unknown>, lend);
         // Server-tool results (search hits, stdout, fetched pages) and blocks a newer API adds:
         // an estimate from their fields (Messages API: their content is billed as input).
         if ('tool_use_id' in part) fixed += framing.perToolResult;
@@ -456,7 +472,7 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
       text += bpe(message.name);
       fixed += framing.perName;
     }
-    text += contentTokens(message.content);
+    text += contentTokens(message.content as Content);
     if ('parts' in message && Array.isArray(message.parts)) {
       for (const part of message.parts as unknown[]) {
         if (typeof part === 'object' && part !== null)

@@ -118,6 +118,40 @@ export const BUILTIN_PRICING: Readonly<Record<string, ModelPricing>> = Object.fr
   'o4-mini': openai(1.1, 0.275, 4.4),
 });
 
+/**
+ * Claude on Amazon Bedrock. The global cross-Region inference profiles (`global.anthropic.…`) bill
+ * Anthropic's own rates, cache writes at 1.25× and hits at 0.1× the input price as on Anthropic's
+ * API; for Claude Sonnet 4.5, Haiku 4.5, Opus 4.5 and the models after them, the geographic
+ * (`us.`, `eu.`, `apac.`, `jp.`, `au.`, `ca.`, `us-gov.`) and in-Region (`anthropic.…`) ids bill
+ * 10% more, input, output and cache alike. Read 2026-11-26: the figures of the Amazon Bedrock
+ * pricing page (aws.amazon.com/bedrock/pricing) as quoted by clauder-navi.com/en/bedrock-claude-cost
+ * and sam.mehdi.consulting/posts/saving-money-on-bedrock-is-hard (the AWS page itself could not be
+ * read here); prompt caching rules from docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.
+ */
+const BEDROCK_REGIONAL =
+  /^(?:(?:us|eu|apac|jp|au|ca|us-gov)\.)?anthropic\.claude-(?:(?:sonnet|haiku|opus)-4-[5-9]|(?:sonnet|haiku|opus)-[5-9])/;
+const BEDROCK_SOURCE = 'aws.amazon.com/bedrock/pricing (as quoted, read 2026-11-26): regional +10%';
+
+/**
+ * The prices of `base` for a Bedrock model id: 10% over them for a regional or geographic
+ * inference profile of Claude 4.5 and later, `base` itself otherwise (global profiles, older
+ * models, any other name).
+ */
+export function bedrockPricing(modelId: string, base: ModelPricing): ModelPricing {
+  if (!BEDROCK_REGIONAL.test(modelId.trim().toLowerCase())) return base;
+  const up = (n: number) => round(n * 1.1);
+  const out: ModelPricing = {
+    input: up(base.input),
+    output: up(base.output),
+    cacheRead: up(base.cacheRead),
+    cacheWrite: up(base.cacheWrite),
+    caching: base.caching,
+    source: BEDROCK_SOURCE,
+  };
+  if (base.cacheWrite1h !== undefined) out.cacheWrite1h = up(base.cacheWrite1h);
+  return Object.freeze(out);
+}
+
 /** A user's prices: any subset of fields over the known ones, `caching` merged field by field. */
 export type ModelPricingInput = Partial<Omit<ModelPricing, 'caching'>> & { caching?: Partial<CachingRules> };
 

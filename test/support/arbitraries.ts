@@ -377,6 +377,18 @@ export const hugeTextArb: fc.Arbitrary<string> = fc
   .tuple(fc.integer({ min: 10_000, max: 200_000 }), fc.nat())
   .map(([length, seed]) => hugeText(length, seed));
 
+/**
+ * How many words a result has when it is huge: 0 (not huge) four times in five, else
+ * 2,000–20,000; always 0 when `on` is false. For generators that write results word by word.
+ */
+export function hugeWordsArb(on: boolean): fc.Arbitrary<number> {
+  if (!on) return fc.constant(0);
+  return fc.oneof(
+    { weight: 4, arbitrary: fc.constant(0) },
+    { weight: 1, arbitrary: fc.integer({ min: 2_000, max: 20_000 }) },
+  );
+}
+
 // ---------------------------------------------------------------- tools
 
 interface ToolSpec {

@@ -3,10 +3,12 @@
  * dimensions, a PDF, WAV audio), fileData (a PDF, a video clip), thought parts, a signature alone, thought signatures (sealed by the fake
  * server so an edit is caught), single and parallel function calls with and without ids and their
  * responses, code execution parts; an optional system instruction; now and then a call whose
- * response never came, or responses split over two user contents.
+ * response never came, or responses split over two user contents. Options add huge function
+ * responses, call ids reused across turns, or restrict the turn kinds (for conversions).
  */
 import fc from 'fast-check';
 import type { Message } from '../../src/messages/types.js';
+import { hugeWordsArb } from './arbitraries.js';
 import { sealPart } from './fake-gemini-server.js';
 
 export const GEMINI_TURNS = [
@@ -21,6 +23,25 @@ export const GEMINI_TURNS = [
 ] as const;
 
 type Part = Record<string, unknown>;
+export type GeminiTurn = (typeof GEMINI_TURNS)[number];
+
+/** Options of `geminiConversationArb`. */
+export interface GeminiArbOptions {
+  /** The turn kinds drawn (default: all of `GEMINI_TURNS`). */
+  kinds?: readonly GeminiTurn[];
+  /** Now and then a function response of 2,000–20,000 words (default false). */
+  huge?: boolean;
+  /** Call ids restart in every turn (`fc_0`, `fc_1`…), so later turns reuse earlier ids (default false). */
+  reuseIds?: boolean;
+}
+
+interface TurnShape {
+  size: number;
+  /** Words of every function response when above 0. */
+  huge: number;
+  withIds: boolean;
+  reuseIds: boolean;
+}
 
 function words(n: number, seed: number): string {
   const out: string[] = [];
@@ -63,9 +84,9 @@ function wav(seconds: number): string {
   return b.toString('base64');
 }
 
-function call(name: string, t: number, n: number, withId: boolean): Part {
+function call(name: string, t: number, n: number, shape: TurnShape): Part {
   const fn: Part = { name, args: { query: `q${t}.${n}`, limit: n + 1 } };
-  if (withId) fn.id = `fc_${t}_${n}`;
+  if (shape.withIds) fn.id = shape.reuseIds ? `fc_${n}` : `fc_${t}_${n}`;
   return { functionCall: fn };
 }
 
@@ -77,9 +98,9 @@ function response(c: Part, text: string): Part {
 }
 
 /** A model step: an optional thought, then calls; the first call carries the signature. */
-function step(t: number, s: number, count: number, withIds: boolean, thought: boolean): Part {
+function step(t: number, s: number, count: number, shape: TurnShape, thought: boolean): Part {
   const calls = Array.from({ length: count }, (_, n) =>
-    call(n % 2 === 0 ? 'search' : 'lookup', t * 10 + s, n, withIds),
+    call(n % 2 === 0 ? 'search' : 'lookup', t * 10 + s, n, shape),
   );
   calls[0] = signed(calls[0]!);
   const parts: Part[] = thought ? [{ text: `thinking about ${t}.${s}`, thought: true }, ...calls] : calls;
@@ -90,24 +111,25 @@ function answer(t: number, size: number): Part {
   return { role: 'model', parts: [signed({ text: `reply ${t}: ${words(Math.ceil(size / 4), t + 1)}` })] };
 }
 
-function turn(kind: (typeof GEMINI_TURNS)[number], t: number, size: number, withIds: boolean): Part[] {
+function turn(kind: GeminiTurn, t: number, shape: TurnShape): Part[] {
+  const { size } = shape;
   const user = { role: 'user', parts: [{ text: `ask ${t}: ${words(Math.ceil(size / 4), t)}` }] };
-  const long = (k: number) => words(size, t + k);
+  const long = (k: number) => words(shape.huge > 0 ? shape.huge : size, t + k);
   switch (kind) {
     case 'call': {
-      const s = step(t, 0, 1, withIds, true);
+      const s = step(t, 0, 1, shape, true);
       const c = (s.parts as Part[]).find((p) => p.functionCall)!;
       return [user, s, { role: 'user', parts: [response(c, long(2))] }, answer(t, size)];
     }
     case 'parallel': {
-      const s = step(t, 0, 3, withIds, false);
+      const s = step(t, 0, 3, shape, false);
       const calls = (s.parts as Part[]).filter((p) => p.functionCall);
       return [user, s, { role: 'user', parts: calls.map((c, n) => response(c, long(n))) }, answer(t, size)];
     }
     case 'steps': {
       const out: Part[] = [user];
       for (let k = 0; k < 3; k++) {
-        const s = step(t, k, 1 + (k % 2), withIds, k === 0);
+        const s = step(t, k, 1 + (k % 2), shape, k === 0);
         const calls = (s.parts as Part[]).filter((p) => p.functionCall);
         out.push(s, { role: 'user', parts: calls.map((c, n) => response(c, long(k + n))) });
       }
@@ -152,7 +174,7 @@ function turn(kind: (typeof GEMINI_TURNS)[number], t: number, size: number, with
         answer(t, size),
       ];
     case 'interrupted': {
-      const s = step(t, 0, 2, withIds, false);
+      const s = step(t, 0, 2, shape, false);
       const first = (s.parts as Part[]).find((p) => p.functionCall)!;
       // Only the first of two calls was answered before the run stopped; the user went on.
       return [
@@ -164,7 +186,7 @@ function turn(kind: (typeof GEMINI_TURNS)[number], t: number, size: number, with
       ];
     }
     case 'split': {
-      const s = step(t, 0, 2, withIds, false);
+      const s = step(t, 0, 2, shape, false);
       const calls = (s.parts as Part[]).filter((p) => p.functionCall);
       return [
         user,
@@ -180,13 +202,18 @@ function turn(kind: (typeof GEMINI_TURNS)[number], t: number, size: number, with
 }
 
 /** Gemini conversations of 1–7 turns drawn from every turn kind, with sizes that make budgets bite. */
-export function geminiConversationArb(): fc.Arbitrary<Message[]> {
+export function geminiConversationArb(options: GeminiArbOptions = {}): fc.Arbitrary<Message[]> {
+  const hugeArb = hugeWordsArb(options.huge === true);
   return fc
     .record({
       system: fc.boolean(),
       withIds: fc.boolean(),
       turns: fc.array(
-        fc.record({ kind: fc.constantFrom(...GEMINI_TURNS), size: fc.integer({ min: 4, max: 400 }) }),
+        fc.record({
+          kind: fc.constantFrom(...(options.kinds ?? GEMINI_TURNS)),
+          size: fc.integer({ min: 4, max: 400 }),
+          huge: hugeArb,
+        }),
         {
           minLength: 1,
           maxLength: 7,
@@ -195,8 +222,8 @@ export function geminiConversationArb(): fc.Arbitrary<Message[]> {
     })
     .map(({ system, withIds, turns }) => {
       const out: Part[] = system ? [{ role: 'system', parts: [{ text: 'You are a careful agent.' }] }] : [];
-      turns.forEach(({ kind, size }, t) => {
-        out.push(...turn(kind, t, size, withIds));
+      turns.forEach(({ kind, size, huge }, t) => {
+        out.push(...turn(kind, t, { size, huge, withIds, reuseIds: options.reuseIds === true }));
       });
       return out as unknown as Message[];
     });

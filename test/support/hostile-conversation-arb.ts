@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import type { Message, MessageFormat } from '../../src/messages/types.js';
 import { blocksConversationArb } from './anthropic-blocks-arb.js';
 import { conversationArb } from './arbitraries.js';
+import { bedrockConversationArb } from './bedrock-arb.js';
 import { sealReasoning } from './fake-responses-server.js';
 import { geminiConversationArb } from './gemini-arb.js';
 import { itemsConversationArb } from './responses-items-arb.js';
@@ -61,6 +62,8 @@ function makesCalls(m: Rec, format: MessageFormat): boolean {
       return m.type === 'function_call';
     case 'gemini':
       return Array.isArray(m.parts) && (m.parts as Rec[]).some((p) => isRec(p) && p.functionCall);
+    case 'bedrock':
+      return m.role === 'assistant' && blocks(m).some((b) => isRec(b.toolUse));
   }
 }
 
@@ -75,6 +78,8 @@ function carriesResult(m: Rec, format: MessageFormat): boolean {
       return m.type === 'function_call_output';
     case 'gemini':
       return Array.isArray(m.parts) && (m.parts as Rec[]).some((p) => isRec(p) && p.functionResponse);
+    case 'bedrock':
+      return m.role === 'user' && blocks(m).some((b) => isRec(b.toolResult));
   }
 }
 
@@ -89,6 +94,8 @@ function narration(format: MessageFormat, n: number): Rec {
       return { type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] };
     case 'gemini':
       return { role: 'model', parts: [{ text }] };
+    case 'bedrock':
+      return { role: 'assistant', content: [{ text }] };
   }
 }
 
@@ -108,6 +115,11 @@ function orphan(format: MessageFormat): Rec {
         role: 'user',
         parts: [{ functionResponse: { name: 'nobody', response: { content: 'late' } } }],
       };
+    case 'bedrock':
+      return {
+        role: 'user',
+        content: [{ toolResult: { toolUseId: 'tooluse_nobody', content: [{ text: 'late' }] } }],
+      };
   }
 }
 
@@ -125,6 +137,8 @@ function emptyText(format: MessageFormat, at: number): Rec {
       };
     case 'gemini':
       return { role: role === 'user' ? 'user' : 'model', parts: [{ text: '' }] };
+    case 'bedrock':
+      return { role, content: [{ text: at % 3 === 0 ? '' : ' ' }] };
   }
 }
 
@@ -306,6 +320,8 @@ function baseArb(format: MessageFormat): fc.Arbitrary<Message[]> {
       return itemsConversationArb;
     case 'gemini':
       return geminiConversationArb();
+    case 'bedrock':
+      return bedrockConversationArb({ reuseIds: true, maxTurns: 5 });
   }
 }
 

@@ -3,11 +3,13 @@
  * and the independent reading of the provider's rules (the reference validator for Chat
  * Completions, the fake Messages API, the fake Responses API, the fake `generateContent`).
  */
+import { toBedrockRequest } from '../../src/formats/bedrock/request.js';
 import type { GeminiMessage } from '../../src/formats/gemini/parts.js';
 import { toGeminiRequest } from '../../src/formats/gemini/request.js';
 import type { Message, MessageFormat } from '../../src/messages/types.js';
 import { validateRequest } from '../../src/messages/validate-request.js';
 import { anthropicRequestProblems, messagesBody } from './fake-anthropic-server.js';
+import { bedrockRequestProblems } from './fake-bedrock-server.js';
 import { geminiRequestProblems } from './fake-gemini-server.js';
 import { responsesRequestProblems } from './fake-responses-server.js';
 import { referenceProblems } from './reference-validator.js';
@@ -38,5 +40,7 @@ function independentProblems(view: readonly Message[], format: MessageFormat): s
       }
       return geminiRequestProblems(body);
     }
+    case 'bedrock':
+      return bedrockRequestProblems({ ...toBedrockRequest(view) }, { signatures: false });
   }
 }

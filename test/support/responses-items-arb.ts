@@ -3,10 +3,12 @@
  * messages (input_text, input_image, input_file, output_text with annotations, refusal),
  * reasoning (sealed so an edit is caught) before function calls, parallel calls, custom tool,
  * computer and local shell calls with their outputs, hosted tool calls, MCP listing, calls and
- * approvals, and item references.
+ * approvals, and item references. `responsesItemsArb` adds huge outputs, call ids reused
+ * across turns, or restricts the turn kinds (for conversions).
  */
 import fc from 'fast-check';
 import type { Message } from '../../src/messages/types.js';
+import { hugeWordsArb } from './arbitraries.js';
 import { sealReasoning } from './fake-responses-server.js';
 
 export const ITEM_TURNS = [
@@ -24,6 +26,18 @@ export const ITEM_TURNS = [
   'media',
 ] as const;
 
+export type ItemTurn = (typeof ITEM_TURNS)[number];
+
+/** Options of `responsesItemsArb`. */
+export interface ItemsArbOptions {
+  /** The turn kinds drawn (default: all of `ITEM_TURNS`). */
+  kinds?: readonly ItemTurn[];
+  /** Now and then tool outputs of 2,000–20,000 words (default false). */
+  huge?: boolean;
+  /** The same `call_id`s in every turn, so later calls reuse earlier ids (default false). */
+  reuseIds?: boolean;
+}
+
 function words(n: number, seed: number): string {
   const out: string[] = [];
   for (let i = 0; i < n; i++) out.push(`v${(i * 17 + seed * 5) % 89}y${i % 7}`);
@@ -40,7 +54,16 @@ function reasoning(id: string, t: number): Record<string, unknown> {
   };
 }
 
-function turn(kind: (typeof ITEM_TURNS)[number], t: number, size: number): Array<Record<string, unknown>> {
+function turn(
+  kind: ItemTurn,
+  t: number,
+  size: number,
+  huge: number,
+  reuseIds: boolean,
+): Array<Record<string, unknown>> {
+  // A call id: unique to the turn, or the same in every turn.
+  const cid = (prefix: string, suffix = '') =>
+    reuseIds ? `${prefix}_r${suffix}` : `${prefix}_${t}${suffix}`;
   const user = { role: 'user', content: `ask ${t}: ${words(Math.ceil(size / 4), t)}` };
   const answer = {
     type: 'message',
@@ -51,7 +74,7 @@ function turn(kind: (typeof ITEM_TURNS)[number], t: number, size: number): Array
       { type: 'output_text', text: `reply ${t}: ${words(Math.ceil(size / 4), t + 1)}`, annotations: [] },
     ],
   };
-  const long = words(size, t + 2);
+  const long = words(huge > 0 ? huge : size, t + 2);
   switch (kind) {
     case 'reasoning-call': {
       const rs = `rs_${t}`;
@@ -61,11 +84,11 @@ function turn(kind: (typeof ITEM_TURNS)[number], t: number, size: number): Array
         {
           type: 'function_call',
           id: `fc_${rs}_0`,
-          call_id: `call_${t}`,
+          call_id: cid('call'),
           name: 'lookup',
           arguments: `{"q":${t}}`,
         },
-        { type: 'function_call_output', call_id: `call_${t}`, output: long },
+        { type: 'function_call_output', call_id: cid('call'), output: long },
         reasoning(`rs_${t}b`, t),
         answer,
       ];
@@ -73,17 +96,17 @@ function turn(kind: (typeof ITEM_TURNS)[number], t: number, size: number): Array
     case 'parallel':
       return [
         user,
-        { type: 'function_call', call_id: `call_${t}a`, name: 'weather', arguments: '{"city":"Paris"}' },
-        { type: 'function_call', call_id: `call_${t}b`, name: 'weather', arguments: '{"city":"Rome"}' },
-        { type: 'function_call_output', call_id: `call_${t}b`, output: long },
-        { type: 'function_call_output', call_id: `call_${t}a`, output: `sunny ${t}` },
+        { type: 'function_call', call_id: cid('call', 'a'), name: 'weather', arguments: '{"city":"Paris"}' },
+        { type: 'function_call', call_id: cid('call', 'b'), name: 'weather', arguments: '{"city":"Rome"}' },
+        { type: 'function_call_output', call_id: cid('call', 'b'), output: long },
+        { type: 'function_call_output', call_id: cid('call', 'a'), output: `sunny ${t}` },
         answer,
       ];
     case 'custom':
       return [
         user,
-        { type: 'custom_tool_call', call_id: `ctc_${t}`, name: 'grammar', input: `x = ${t}` },
-        { type: 'custom_tool_call_output', call_id: `ctc_${t}`, output: long },
+        { type: 'custom_tool_call', call_id: cid('ctc'), name: 'grammar', input: `x = ${t}` },
+        { type: 'custom_tool_call_output', call_id: cid('ctc'), output: long },
         answer,
       ];
     case 'computer':
@@ -92,14 +115,14 @@ function turn(kind: (typeof ITEM_TURNS)[number], t: number, size: number): Array
         {
           type: 'computer_call',
           id: `cu_${t}`,
-          call_id: `cc_${t}`,
+          call_id: cid('cc'),
           action: { type: 'click', x: 1, y: 2, button: 'left' },
           pending_safety_checks: [],
           status: 'completed',
         },
         {
           type: 'computer_call_output',
-          call_id: `cc_${t}`,
+          call_id: cid('cc'),
           output: { type: 'computer_screenshot', image_url: 'https://example.com/s.png' },
         },
         answer,
@@ -110,11 +133,11 @@ function turn(kind: (typeof ITEM_TURNS)[number], t: number, size: number): Array
         {
           type: 'local_shell_call',
           id: `lsh_${t}`,
-          call_id: `ls_${t}`,
+          call_id: cid('ls'),
           action: { type: 'exec', command: ['ls'], env: {} },
           status: 'completed',
         },
-        { type: 'local_shell_call_output', call_id: `ls_${t}`, output: long },
+        { type: 'local_shell_call_output', call_id: cid('ls'), output: long },
         answer,
       ];
     case 'hosted':
@@ -209,16 +232,26 @@ function turn(kind: (typeof ITEM_TURNS)[number], t: number, size: number): Array
   }
 }
 
+/** A developer message, then 2–8 turns of the kinds asked for. */
+export function responsesItemsArb(options: ItemsArbOptions = {}): fc.Arbitrary<Message[]> {
+  const hugeArb = hugeWordsArb(options.huge === true);
+  return fc
+    .array(
+      fc.record({
+        kind: fc.constantFrom(...(options.kinds ?? ITEM_TURNS)),
+        size: fc.integer({ min: 5, max: 400 }),
+        huge: hugeArb,
+      }),
+      { minLength: 2, maxLength: 8 },
+    )
+    .map(
+      (turns) =>
+        [
+          { role: 'developer', content: 'You are a careful agent.' },
+          ...turns.flatMap(({ kind, size, huge }, t) => turn(kind, t, size, huge, options.reuseIds === true)),
+        ] as unknown as Message[],
+    );
+}
+
 /** A developer message, then 2–8 turns of any kind. */
-export const itemsConversationArb: fc.Arbitrary<Message[]> = fc
-  .array(fc.record({ kind: fc.constantFrom(...ITEM_TURNS), size: fc.integer({ min: 5, max: 400 }) }), {
-    minLength: 2,
-    maxLength: 8,
-  })
-  .map(
-    (turns) =>
-      [
-        { role: 'developer', content: 'You are a careful agent.' },
-        ...turns.flatMap(({ kind, size }, t) => turn(kind, t, size)),
-      ] as unknown as Message[],
-  );
+export const itemsConversationArb: fc.Arbitrary<Message[]> = responsesItemsArb();

@@ -2,7 +2,9 @@
  * Conversion between Gemini contents and Anthropic messages, the hub the other formats go
  * through. What goes across as it is:
  *
- * - text parts and text blocks; a system message's parts and the system prompt;
+ * - text parts and text blocks; a system message's parts and the system prompt (a system
+ *   message after the conversation started becomes a user content: the system instruction
+ *   stands before the contents);
  * - `inlineData` images and PDFs and base64 image / document blocks; `fileData` and URL sources;
  * - `functionCall { name, args, id }` and `tool_use { id, name, input }` (a call without an id
  *   gets `gemini_<seq>_<n>` on the way out, and its response the same, paired as Gemini pairs);
@@ -161,8 +163,9 @@ export function geminiToAnthropic(
         if (part.text.length > 0) blocks.push({ type: 'text', text: part.text });
       } else blocks.push(mediaBlock(part));
     });
-    lastCalls = [];
-    lastRefs = [];
+    // Responses split over several user contents answer the calls the earlier ones left open.
+    lastCalls = lastCalls.filter((_, c) => pairing[c]! < 0);
+    lastRefs = lastRefs.filter((_, c) => pairing[c]! < 0);
     out.push({ role: 'user', content: blocks });
   });
   return out;
@@ -274,7 +277,10 @@ export function anthropicToGemini(
       .filter((p): p is GeminiContentPart => p !== undefined);
     if (m.role === 'system') {
       const texts = parts.filter((p): p is { text: string } => typeof p.text === 'string');
-      if (texts.length > 0) out.push({ role: 'system', parts: texts });
+      // The system instruction only exists before the contents: a system message after the
+      // conversation started becomes a user content (as it becomes a user turn for Anthropic).
+      const started = out.some((c) => c.role !== 'system');
+      if (texts.length > 0) out.push({ role: started ? 'user' : 'system', parts: texts });
       continue;
     }
     // Gemini refuses a content without parts: an empty assistant turn is left out.

@@ -69,6 +69,7 @@ export const openaiResponses: WireFormat<ResponsesItem> = {
   apiName: 'Responses API',
   toPivot: (messages) => responsesToChat(messages as Message[]),
   fromPivot: (messages) => chatToResponses(messages as OpenAIMessage[]) as ResponsesItem[],
+  fromPlain: (messages) => chatToResponses(messages as OpenAIMessage[]) as ResponsesItem[],
   toRequest: (view) => view,
   replyMessages(response) {
     const output = isRecord(response) ? response.output : undefined;

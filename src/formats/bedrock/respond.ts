@@ -1,0 +1,34 @@
+/**
+ * Adding a Converse response to a conversation: its assistant message as it came (reasoning and
+ * its signature untouched) and its usage, cache reads and writes included.
+ */
+
+import type { ContextManager } from '../../manager.js';
+import type { AddMessageOptions } from '../../options.js';
+import { isRecord } from './blocks.js';
+import { bedrockReplyMessages, usageFromBedrock } from './request.js';
+import type { BedrockConversationMessage } from './types.js';
+
+/**
+ * Adds a Converse response's `output.message` to the conversation and records its `usage`
+ * (`inputTokens`, `cacheReadInputTokens`, `cacheWriteInputTokens`) against the request that
+ * produced it. Returns the message added. Throws `InvalidMessageError` for a response with no
+ * assistant message, `InvalidUsageError` for unreadable usage.
+ */
+export async function addBedrockResponse(
+  manager: ContextManager,
+  response: unknown,
+  options?: AddMessageOptions,
+): Promise<BedrockConversationMessage> {
+  const [reply] = bedrockReplyMessages(response);
+  if (isRecord(response) && response.usage !== undefined && response.usage !== null) {
+    const usage = usageFromBedrock(response);
+    await manager.recordUsage({
+      inputTokens: usage.inputTokens,
+      cacheReadTokens: usage.cacheReadTokens,
+      cacheWriteTokens: usage.cacheWriteTokens,
+    });
+  }
+  await manager.addMessage(reply!, options);
+  return reply!;
+}

@@ -1,0 +1,4 @@
+import { testFormat } from '../support/format-conformance.js';
+import { BEDROCK } from '../support/format-descriptors.js';
+
+testFormat(BEDROCK);

@@ -1,0 +1,363 @@
+/**
+ * The one test suite every wire format passes (issue 21), as `testStore()` is for stores. A
+ * format's conformance file calls `testFormat(descriptor)`; its own test file adds only what is
+ * special to it. Everything here goes through the public API (`src/index.ts`) and the fake
+ * provider servers of `test/support`, so it holds whatever folder a format's code lives in.
+ *
+ * For the format, the suite checks:
+ * - every view of its generated conversations (parallel calls, huge results, reused ids, media,
+ *   pinned messages, every documented block/item/part kind) at budgets of 10–130% of the
+ *   conversation, through every strategy: sent as a real HTTP request, the fake server of the
+ *   format accepts it; it fits the budget by the library's own count; system, pinned and critical
+ *   messages and the latest user turn are in it verbatim; it keeps conversation order; the stored
+ *   history is unchanged; the same history gives the same view; or the request is refused with a
+ *   `ContextOverflowError` whose breakdown shows that what must be kept is over the budget;
+ * - between compactions, each view starts with the previous one (DESIGN.md invariant 7);
+ * - conversion to and from every other format: what the conversions document as lossless (text,
+ *   tool calls with their arguments, parallel calls, reused ids, results) comes back the same, a
+ *   converted conversation is valid in the other format and converts back and forth again to the
+ *   same messages; anything else converts to messages the other format takes, or is refused with
+ *   a `not_convertible` error naming each message that cannot go across;
+ * - the real tau-bench runs (`../shared/data`) in the format at four budgets, each view accepted by
+ *   the fake server (skipped with a message where the data is absent).
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type AddMessageOptions,
+  ContextManager,
+  ContextOverflowError,
+  convertMessages,
+  createTokenCounter,
+  getModelInfo,
+  InvalidMessageError,
+  type Message,
+  type MessageFormat,
+  validateRequest,
+} from '../../src/index.js';
+import { missingData, skipFor } from './requirements.js';
+import { loadTauBench, TAU_BENCH_PATH, type TauBenchRun } from './tau-bench.js';
+
+/** Every wire format; conversions are checked to and from each of them. */
+export const WIRE_FORMATS: readonly MessageFormat[] = [
+  'openai',
+  'openai-responses',
+  'anthropic',
+  'gemini',
+  'bedrock',
+];
+
+export const STRATEGIES = ['summarize', 'truncate', 'smart', 'layered'] as const;
+export type Strategy = (typeof STRATEGIES)[number];
+
+/** A generated conversation and the options each message is added with. */
+export interface FormatConversation {
+  messages: Message[];
+  /** `options[i]` goes with `messages[i]` (pinned, critical). */
+  options: AddMessageOptions[];
+  /** A message stands out of order on purpose (a hook between a call and its results): the view may move it. */
+  reordered?: boolean;
+}
+
+/**
+ * A conversation read the same way in every format, to compare what a conversion kept: texts by
+ * side (the caller's: system, developer, user; the model's), tool calls by name and arguments,
+ * results by text. Calls are numbered in order and a result names the call it answers, so a
+ * renamed id reads the same while a result moved to another call does not.
+ */
+export type NeutralEntry =
+  | { side: 'caller' | 'model'; text: string }
+  | { call: number; name: string; args: unknown }
+  | { result: number; text: string }
+  | { media: string };
+
+/** A fake provider API of the format, running on 127.0.0.1. */
+export interface FormatServer {
+  /**
+   * Sends `view` as the format's request (its request builder, its endpoint) and returns the
+   * HTTP status and body. `stored` is the conversation the view was made from, for what a caller
+   * sets from it (extended thinking on in a thinking tool loop, the model generation).
+   */
+  send(view: readonly Message[], stored: readonly Message[]): Promise<{ status: number; body: string }>;
+  close(): Promise<void>;
+}
+
+/** What is special to one wire format; the rest of the suite is the same for every format. */
+export interface FormatDescriptor {
+  name: MessageFormat;
+  /** The model the manager is configured with (its tokenizer counts). */
+  model: string;
+  /** Generated conversations with every documented kind of block, item or part of the format. */
+  conversations: fc.Arbitrary<FormatConversation>;
+  /** Conversations made only of what the conversions document as lossless. */
+  convertible: fc.Arbitrary<Message[]>;
+  /** The neutral reading of a conversation in the format (written in the test, not the library's). */
+  read(messages: readonly Message[]): NeutralEntry[];
+  /** Whether `message` is a turn the user wrote (not only tool results). */
+  isUserTurn(message: Message): boolean;
+  /** Whether `message` carries tool results (a turn with results may have them cleared or cut). */
+  hasResults(message: Message): boolean;
+  /** The view puts the results of parallel calls in the order of their calls (the order check allows it). */
+  resultsInCallOrder?: boolean;
+  /** Longer sessions for the stability property (default: `conversations`). */
+  sessions?: fc.Arbitrary<FormatConversation>;
+  startServer(): Promise<FormatServer>;
+  /** An independent in-process reading of the provider's rules, beside the fake server's answer. */
+  problems?(view: readonly Message[]): string[];
+  /** A real tau-bench run in the format. */
+  fromTauBench(run: TauBenchRun): Message[];
+  /** Property runs of the view property (default `PROPERTY_RUNS` or 100; the others run half as many). */
+  runs?: number;
+}
+
+const TAU_RUNS = 60;
+/** A budget every generated conversation fits in whole (huge results included). */
+const WHOLE = 10_000_000;
+const TAU_SHARES = [0.2, 0.4, 0.6, 0.9];
+
+const json = (value: unknown): string => JSON.stringify(value);
+
+async function managerWith(
+  format: FormatDescriptor,
+  conv: FormatConversation,
+  strategy: Strategy,
+): Promise<ContextManager> {
+  const ctx = new ContextManager({ model: format.model, strategy });
+  for (let i = 0; i < conv.messages.length; i++) await ctx.addMessage(conv.messages[i]!, conv.options[i]);
+  return ctx;
+}
+
+/** The overflow is allowed only when what must be kept is over the budget by itself. */
+function expectJustifiedOverflow(error: unknown, budget: number): void {
+  expect(error).toBeInstanceOf(ContextOverflowError);
+  const overflow = error as ContextOverflowError;
+  expect(overflow.required).toBeGreaterThan(budget);
+  const b = overflow.breakdown;
+  const kept = b.system + b.pinned + b.task + b.latestTurn + b.tools + b.overhead;
+  expect(kept).toBeGreaterThan(budget);
+  expect(kept + b.rest).toBe(overflow.required);
+}
+
+/** Runs the conformance suite for one wire format. */
+export function testFormat(format: FormatDescriptor): void {
+  const runs = format.runs ?? Number(process.env.PROPERTY_RUNS ?? 100);
+  const counter = createTokenCounter(getModelInfo(format.model)!);
+  const measure = (messages: readonly Message[]) => counter.measure(messages, { format: format.name });
+  let server: FormatServer;
+
+  async function expectAccepted(view: readonly Message[], stored: readonly Message[]): Promise<void> {
+    expect(validateRequest(view, format.name).problems).toEqual([]);
+    if (format.problems) expect(format.problems(view)).toEqual([]);
+    const answer = await server.send(view, stored);
+    expect({ status: answer.status, body: answer.status === 200 ? '' : answer.body }).toEqual({
+      status: 200,
+      body: '',
+    });
+  }
+
+  /** Every invariant of DESIGN.md one view must hold; returns whether a view was made. */
+  async function checkView(conv: FormatConversation, share: number, strategy: Strategy): Promise<boolean> {
+    const ctx = await managerWith(format, conv, strategy);
+    const budget = Math.max(64, Math.floor((await measure(conv.messages)) * share));
+    let view: Message[];
+    try {
+      view = await ctx.getMessagesForRequest({ tokenBudget: budget });
+    } catch (error) {
+      expectJustifiedOverflow(error, budget);
+      return false;
+    }
+    // Valid: the fake provider API accepts it.
+    await expectAccepted(view, conv.messages);
+    // Fits, by the library's own count measured afresh.
+    expect(await measure(view)).toBeLessThanOrEqual(budget);
+    // Keeps system, developer, pinned and critical messages and the latest user turn verbatim.
+    const inView = new Set(view.map(json));
+    conv.messages.forEach((m, i) => {
+      const flags = conv.options[i] ?? {};
+      if (m.role === 'system' || m.role === 'developer' || flags.pinned || flags.critical)
+        expect(inView.has(json(m)), `message ${i} is kept verbatim`).toBe(true);
+    });
+    // (A turn that also carries tool results may have them cleared or cut.)
+    const latest = conv.messages.findLast((m) => format.isUserTurn(m));
+    if (latest && !format.hasResults(latest))
+      expect(inView.has(json(latest)), 'the latest user turn is kept verbatim').toBe(true);
+    // In conversation order: a stored message comes after the ones before it (where the format
+    // says so, results of one round of calls may come in the order of their calls); the others
+    // are the view's own.
+    if (!conv.reordered) {
+      let cursor = 0;
+      for (const m of view) {
+        const s = json(m);
+        const at = conv.messages.findIndex((x, i) => i >= cursor && json(x) === s);
+        if (at >= 0) {
+          cursor = at + 1;
+          continue;
+        }
+        const earlier = conv.messages.findIndex((x) => json(x) === s);
+        if (earlier < 0) continue;
+        const between = conv.messages.slice(earlier, cursor);
+        const inRound = format.resultsInCallOrder === true && between.every((x) => format.hasResults(x));
+        expect(inRound, `view message ${json(m)} is out of order`).toBe(true);
+      }
+    }
+    // Non-destructive.
+    expect(await ctx.getMessages()).toEqual(conv.messages);
+    // Deterministic.
+    const again = await managerWith(format, conv, strategy);
+    expect(await again.getMessagesForRequest({ tokenBudget: budget })).toEqual(view);
+    return JSON.stringify(view).includes('contextkit');
+  }
+
+  describe(`wire format ${format.name}: the conformance suite`, () => {
+    beforeAll(async () => {
+      server = await format.startServer();
+    });
+    afterAll(async () => {
+      await server.close();
+    });
+
+    it('every view at 10–130% of the conversation, every strategy: accepted by the fake API, fits, keeps, ordered, history unchanged, deterministic', async () => {
+      let compacted = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          format.conversations,
+          fc.double({ min: 0.1, max: 1.3, noNaN: true }),
+          fc.constantFrom(...STRATEGIES),
+          async (conv, share, strategy) => {
+            if (await checkView(conv, share, strategy)) compacted++;
+          },
+        ),
+        { numRuns: runs },
+      );
+      // The runs did reach compaction.
+      expect(compacted).toBeGreaterThan(0);
+    }, 300_000);
+
+    it('between compactions each view extends the previous one byte for byte', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          // A result that comes after a hook's message replaces the placeholder an earlier view sent.
+          (format.sessions ?? format.conversations).filter((conv) => !conv.reordered),
+          fc.double({ min: 0.3, max: 0.9, noNaN: true }),
+          fc.constantFrom(...STRATEGIES),
+          async (conv, share, strategy) => {
+            const budget = Math.max(200, Math.floor((await measure(conv.messages)) * share));
+            const ctx = new ContextManager({ model: format.model, strategy });
+            let compactions = 0;
+            ctx.on('context:post_compact', () => compactions++);
+            let previous: Message[] | null = null;
+            let seen = 0;
+            for (let i = 0; i < conv.messages.length; i++) {
+              await ctx.addMessage(conv.messages[i]!, conv.options[i]);
+              // Ask where an agent asks, no call waiting: before the user's next turn, and at the end.
+              const next = conv.messages[i + 1];
+              if (next !== undefined && (!format.isUserTurn(next) || format.hasResults(next))) continue;
+              if (format.isUserTurn(conv.messages[i]!)) continue;
+              let view: Message[];
+              try {
+                view = await ctx.getMessagesForRequest({ tokenBudget: budget });
+              } catch (error) {
+                expect(error).toBeInstanceOf(ContextOverflowError);
+                previous = null;
+                continue;
+              }
+              if (previous && compactions === seen) expect(view.slice(0, previous.length)).toEqual(previous);
+              seen = compactions;
+              previous = view;
+            }
+          },
+        ),
+        { numRuns: Math.ceil(runs / 2) },
+      );
+    }, 300_000);
+
+    const others = WIRE_FORMATS.filter((f) => f !== format.name);
+    it.each(others)(
+      'to %s and back: what conversion documents as lossless comes back, both ways',
+      async (other) => {
+        await fc.assert(
+          fc.asyncProperty(format.convertible, async (messages) => {
+            const there = convertMessages(messages, other, { dropThinking: true });
+            // A manager takes the converted conversation, and its view is valid in the other format.
+            const elsewhere = new ContextManager({ model: format.model });
+            for (const m of there) await elsewhere.addMessage(m);
+            expect(
+              validateRequest(await elsewhere.getMessagesForRequest({ tokenBudget: WHOLE }), other).problems,
+            ).toEqual([]);
+            const back = convertMessages(there, format.name, { dropThinking: true });
+            expect(format.read(back)).toEqual(format.read(messages));
+            // From the other format: once in the shape conversion writes, its conversation goes to
+            // this format and comes back as it was.
+            const again = convertMessages(back, other, { dropThinking: true });
+            expect(
+              convertMessages(convertMessages(again, format.name, { dropThinking: true }), other, {
+                dropThinking: true,
+              }),
+            ).toEqual(again);
+            // The converted conversation is one the fake API of this format takes, in a manager.
+            const ctx = new ContextManager({ model: format.model });
+            for (const m of back) await ctx.addMessage(m);
+            await expectAccepted(await ctx.getMessagesForRequest({ tokenBudget: WHOLE }), back);
+          }),
+          { numRuns: runs },
+        );
+      },
+      120_000,
+    );
+
+    it.each(others)(
+      'to %s: every kind converts to messages that format takes, or is refused naming each message',
+      async (other) => {
+        await fc.assert(
+          fc.asyncProperty(format.conversations, async (conv) => {
+            let there: Message[];
+            try {
+              there = convertMessages(conv.messages, other, { dropThinking: true });
+            } catch (error) {
+              expect(error).toBeInstanceOf(InvalidMessageError);
+              expect((error as InvalidMessageError).code).toBe('not_convertible');
+              for (const issue of (error as InvalidMessageError).issues)
+                expect(issue.path).toMatch(/^messages\[\d+\]/);
+              return;
+            }
+            const ctx = new ContextManager({ model: format.model });
+            for (const m of there) await ctx.addMessage(m);
+            expect(
+              validateRequest(await ctx.getMessagesForRequest({ provider: other, tokenBudget: WHOLE }), other)
+                .problems,
+            ).toEqual([]);
+          }),
+          { numRuns: Math.ceil(runs / 2) },
+        );
+      },
+      120_000,
+    );
+
+    describe('the real tau-bench runs', skipFor(missingData(TAU_BENCH_PATH)), () => {
+      it(`${TAU_RUNS} runs at ${TAU_SHARES.map((s) => `${s * 100}%`).join(', ')} of their size: every view accepted by the fake API, within budget, history unchanged`, async () => {
+        let views = 0;
+        for (const run of loadTauBench().slice(0, TAU_RUNS)) {
+          const messages = format.fromTauBench(run);
+          const full = await measure(messages);
+          for (const share of TAU_SHARES) {
+            const budget = Math.floor(full * share);
+            const ctx = new ContextManager({ model: format.model });
+            for (const m of messages) await ctx.addMessage(m);
+            let view: Message[];
+            try {
+              view = await ctx.getMessagesForRequest({ tokenBudget: budget });
+            } catch (error) {
+              expectJustifiedOverflow(error, budget);
+              continue;
+            }
+            await expectAccepted(view, messages);
+            expect(await measure(view)).toBeLessThanOrEqual(budget);
+            expect(await ctx.getMessages()).toEqual(messages);
+            views++;
+          }
+        }
+        expect(views).toBeGreaterThan(TAU_RUNS);
+      }, 300_000);
+    });
+  });
+}
