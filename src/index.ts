@@ -28,6 +28,7 @@ export type {
 } from './compaction/strategy.js';
 export type { FactsSite } from './compaction/summary-message.js';
 export { LEVELS, type Level, levelOf } from './compaction/zones.js';
+export { cadenceFactor, economyAt } from './economy.js';
 export {
   ConfigurationError,
   ConflictError,
@@ -161,7 +162,9 @@ export {
   ECONOMY,
   ECONOMY_PRESETS,
   type Economy,
+  type EconomyPreset,
   type EconomySettings,
+  economyFor,
   type GuardLevels,
   type ProviderCompactionOptions,
   type ProviderInfo,

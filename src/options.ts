@@ -6,6 +6,7 @@
 import type { ResponsesCompact } from './compaction/provider-compaction.js';
 import type { StrategyOption } from './compaction/strategy.js';
 import type { FactsSite } from './compaction/summary-message.js';
+import { cadenceFactor, type EconomySettings, economyAt, withCadence } from './economy.js';
 import { ConfigurationError } from './errors.js';
 import type { Calibration } from './guard/calibration.js';
 import type { UsageCost } from './guard/cost-meter.js';
@@ -14,6 +15,7 @@ import type { MessageFormat, MessageMetadata, ToolDefinition } from './messages/
 import { nearestName } from './nearest-name.js';
 import type { ConversationStore } from './stores/types.js';
 import type { ModelInfoInput } from './tokens/catalog.js';
+import type { ModelPricing } from './tokens/pricing.js';
 import type { TokenCounter } from './tokens/types.js';
 import type { LLMToolsOptions } from './tools/llm.js';
 import type { ContextTools } from './tools/types.js';
@@ -209,7 +211,10 @@ export interface ContextManagerOptions {
    * `balanced`): `rich`, `balanced`, `lean` or `minimal` set `compactThreshold`, `targetUsage`,
    * `memoryShare`, `keepToolResults` and `recall` together (see `ECONOMY`); any of those given
    * explicitly wins. Leaner views are billed less and keep fewer of the newest turns whole;
-   * `lean` and `minimal` offer the model `recall` for what they leave out.
+   * `lean` and `minimal` offer the model `recall` for what they leave out, and compact at the
+   * cadence that suits the `model`'s prompt cache (more often where cached reads cost more: see
+   * `cadenceFactor`). A number in (0, 1) is the share of the budget views aim at, the rest set
+   * between the presets around it (`economyAt`): `0.1` is leaner than `minimal`.
    */
   economy?: Economy;
 }
@@ -265,25 +270,21 @@ export const DEFAULTS = {
 /** The `economy` presets, from the most kept to the least billed. */
 export const ECONOMY_PRESETS = ['rich', 'balanced', 'lean', 'minimal'] as const;
 /** An `economy` preset's name. */
-export type Economy = (typeof ECONOMY_PRESETS)[number];
+export type EconomyPreset = (typeof ECONOMY_PRESETS)[number];
+/** An `economy` setting: a preset, or the share of the budget views aim at, in (0, 1). */
+export type Economy = EconomyPreset | number;
 
-/** What an `economy` preset sets, unless the option is given. */
-export interface EconomySettings {
-  compactThreshold: number;
-  targetUsage: number;
-  memoryShare: number;
-  keepToolResults: number;
-  /** Offer the model `recall`: lean views lean on it for what they left out. */
-  recall: boolean;
-}
+export type { EconomySettings };
 
 /**
  * The presets of `economy`. Each sets together the options that decide a view's size: where
  * compaction starts and aims, the memory's share of the budget, how many tool results stay
  * whole, and whether the model is offered `recall` for what left the view. `balanced` is the
- * defaults as they were before the setting existed; the README gives the figures of each.
+ * defaults as they were before the setting existed; the README gives the figures of each. The
+ * triggers are given for Anthropic's cache; `lean` and `minimal` narrow theirs on a model whose
+ * cached reads cost more (`cadenceFactor`).
  */
-export const ECONOMY: Readonly<Record<Economy, Readonly<EconomySettings>>> = {
+export const ECONOMY: Readonly<Record<EconomyPreset, Readonly<EconomySettings>>> = {
   rich: { compactThreshold: 0.95, targetUsage: 0.75, memoryShare: 0.4, keepToolResults: 5, recall: false },
   balanced: {
     compactThreshold: DEFAULTS.compactThreshold,
@@ -296,9 +297,23 @@ export const ECONOMY: Readonly<Record<Economy, Readonly<EconomySettings>>> = {
   minimal: { compactThreshold: 0.35, targetUsage: 0.18, memoryShare: 0.1, keepToolResults: 1, recall: true },
 };
 
-/** The options `economy` moves, as given where given, else from the preset (`balanced` by default). */
-export function economySettings(options: ContextManagerOptions): EconomySettings {
-  const preset = ECONOMY[options.economy ?? 'balanced'];
+/**
+ * What an `economy` setting sets for a model with `pricing` (its catalog prices; absent, the
+ * presets as given): a preset at the cache's cadence, or a number placed between them.
+ */
+export function economyFor(economy: Economy, pricing?: ModelPricing): EconomySettings {
+  const factor = cadenceFactor(pricing);
+  const at = (name: EconomyPreset) => withCadence(ECONOMY[name], factor, DEFAULTS.targetUsage);
+  if (typeof economy === 'string') return at(economy);
+  return economyAt(ECONOMY_PRESETS.map(at), economy);
+}
+
+/**
+ * The options `economy` moves, as given where given, else from the setting (`balanced` by
+ * default) for a model with `pricing`.
+ */
+export function economySettings(options: ContextManagerOptions, pricing?: ModelPricing): EconomySettings {
+  const preset = economyFor(options.economy ?? 'balanced', pricing);
   return {
     ...resolveShares(options, preset),
     keepToolResults: options.keepToolResults ?? preset.keepToolResults,
@@ -471,7 +486,11 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   },
   recall: bool,
   memoryShare: share,
-  economy: oneOf(ECONOMY_PRESETS),
+  economy: (v, name) => {
+    if (typeof v !== 'number') return oneOf(ECONOMY_PRESETS, ', or a share of the budget in (0, 1)')(v, name);
+    finite(v, name);
+    if (v <= 0 || v >= 1) fail(name, `a number is the share of the budget views aim at, in (0, 1); got ${v}`);
+  },
 };
 
 function checkKeys(options: Record<string, unknown>, checks: Record<string, Check>, parent?: string): void {
