@@ -40,6 +40,7 @@ export const MIN_CADENCE = 0.25;
 export function cadenceFactor(pricing: ModelPricing | undefined): number {
   if (pricing === undefined || !(pricing.cacheRead > 0) || !(pricing.cacheRead < pricing.input)) return 1;
   const rho = (pricing.cacheWrite - pricing.cacheRead) / pricing.cacheRead;
+  if (!Number.isFinite(rho)) return 1;
   return Math.min(1, Math.max(MIN_CADENCE, Math.sqrt(rho / REFERENCE_CACHE_RHO)));
 }
 
