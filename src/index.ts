@@ -28,7 +28,7 @@ export type {
 } from './compaction/strategy.js';
 export type { FactsSite } from './compaction/summary-message.js';
 export { LEVELS, type Level, levelOf } from './compaction/zones.js';
-export { cadenceFactor, economyAt } from './economy.js';
+export { economyAt } from './economy.js';
 export {
   ConfigurationError,
   ConflictError,

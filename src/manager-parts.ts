@@ -70,14 +70,36 @@ export function composeParts(
   emitter: ContextEmitter,
   onReloaded: () => void,
 ): ManagerParts {
-  const conversationId = options.conversationId ?? 'default';
+  const economy = economySettings(options);
+  const settings: ManagerSettings = {
+    maxTokens: options.maxTokens ?? DEFAULTS.maxTokens,
+    compactThreshold: economy.compactThreshold,
+    targetUsage: economy.targetUsage,
+    preserveSystem: options.preserveSystem ?? DEFAULTS.preserveSystem,
+    protectTask: options.protectTask ?? DEFAULTS.protectTask,
+    keepToolResults: economy.keepToolResults,
+    safetyMargin: options.safetyMargin ?? DEFAULTS.safetyMargin,
+    conversationId: options.conversationId ?? 'default',
+    strategy: options.strategy ?? 'summarize',
+    facts: options.facts ?? 'system',
+    exactCountAt: options.exactCountAt ?? DEFAULTS.exactCountAt,
+    recall: economy.recall,
+    ...(options.model !== undefined ? { model: options.model } : {}),
+  };
+  const conversationId = settings.conversationId;
   const warn = (code: string, message: string) => emitter.emit('context:warn', { code, message });
   const store =
     options.store === undefined
       ? null
       : resolveStore(options.store, { onWarning: (message) => warn('store_warning', message) });
-  const exactCountAt = options.exactCountAt ?? DEFAULTS.exactCountAt;
-  const safetyMargin = options.safetyMargin ?? DEFAULTS.safetyMargin;
+  const history = new History({
+    store,
+    conversationId,
+    now: options.now ?? (() => new Date()),
+    ...(options.invalidStored !== undefined ? { invalidStored: options.invalidStored } : {}),
+    onWarn: warn,
+    onReloaded,
+  });
   const measurer = new ContextMeasurer({
     ...(options.model !== undefined ? { model: options.model } : {}),
     ...(options.tokenCounter !== undefined ? { counter: options.tokenCounter } : {}),
@@ -86,37 +108,11 @@ export function composeParts(
     calibration:
       options.calibration ??
       createCalibration(store ? { persistence: metaPersistence(store, conversationId, 'calibration') } : {}),
-    exactCountAt,
+    exactCountAt: settings.exactCountAt,
     // As given: a maxTokens the user set caps the model's budget; the default does not.
     ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
-    safetyMargin,
+    safetyMargin: settings.safetyMargin,
     events: emitter,
-  });
-  // The lean settings compact at the cadence that suits the prompt cache of the model they are for.
-  const pricing = options.model !== undefined ? measurer.catalog.get(options.model)?.pricing : undefined;
-  const economy = economySettings(options, pricing);
-  const settings: ManagerSettings = {
-    maxTokens: options.maxTokens ?? DEFAULTS.maxTokens,
-    compactThreshold: economy.compactThreshold,
-    targetUsage: economy.targetUsage,
-    preserveSystem: options.preserveSystem ?? DEFAULTS.preserveSystem,
-    protectTask: options.protectTask ?? DEFAULTS.protectTask,
-    keepToolResults: economy.keepToolResults,
-    safetyMargin,
-    conversationId,
-    strategy: options.strategy ?? 'summarize',
-    facts: options.facts ?? 'system',
-    exactCountAt,
-    recall: economy.recall,
-    ...(options.model !== undefined ? { model: options.model } : {}),
-  };
-  const history = new History({
-    store,
-    conversationId,
-    now: options.now ?? (() => new Date()),
-    ...(options.invalidStored !== undefined ? { invalidStored: options.invalidStored } : {}),
-    onWarn: warn,
-    onReloaded,
   });
   const tools = options.tools ?? llmTools(options.llm, warn);
   const providerCompact = providerCompactor(options);

@@ -165,14 +165,13 @@ describe('economy: one setting along billed input against what is kept', () => {
   });
 
   it('moves the trigger, the target and recall together; an option given explicitly wins', async () => {
-    const usageOf = async (options: ContextManagerOptions, model = 'claude-sonnet-4-5') => {
-      const ctx = new ContextManager({ model, ...options });
+    const usageOf = async (options: ContextManagerOptions) => {
+      const ctx = new ContextManager({ model: 'gpt-4o', ...options });
       await ctx.addMessage({ role: 'user', content: 'hi' });
       await ctx.getMessagesForRequest({ tokenBudget: 10_000 });
       const { trigger, target } = ctx.usage();
       return { usage: { trigger, target }, recall: ctx.recallEnabled };
     };
-    // On Anthropic's cache the presets are as given.
     const balanced = await usageOf({});
     expect(balanced).toMatchObject({ usage: { trigger: 9_200, target: 6_000 }, recall: false });
     expect(await usageOf({ economy: 'balanced' })).toEqual(balanced);
@@ -184,25 +183,22 @@ describe('economy: one setting along billed input against what is kept', () => {
       usage: { trigger: 3_500, target: 3_000 },
       recall: false,
     });
-    // On gpt-4o's (reads at half price) the lean presets' gap narrows by √(1 / 11.5); the default does not move.
-    expect(await usageOf({}, 'gpt-4o')).toEqual(balanced);
-    expect(await usageOf({ economy: 'rich' }, 'gpt-4o')).toEqual(await usageOf({ economy: 'rich' }));
-    expect(await usageOf({ economy: 'lean' }, 'gpt-4o')).toMatchObject({
-      usage: { trigger: 4_240, target: 3_500 },
-      recall: true,
-    });
-    expect(await usageOf({ economy: 'minimal', compactThreshold: 0.35 }, 'gpt-4o')).toMatchObject({
-      usage: { trigger: 3_500, target: 1_800 },
-    });
     // A number is the target; below `minimal` the gap shrinks as its square root.
     expect(await usageOf({ economy: 0.1 })).toMatchObject({
       usage: { trigger: 2_270, target: 1_000 },
       recall: true,
     });
-    expect(await usageOf({ economy: 0.1 }, 'gpt-4o')).toMatchObject({
-      usage: { trigger: 1_370, target: 1_000 },
+    expect(await usageOf({ economy: 0.05 })).toMatchObject({
+      usage: { trigger: 1_400, target: 500 },
+      recall: true,
     });
-    expect(await usageOf({ economy: 0.6 }, 'gpt-4o')).toEqual(balanced);
+    // Between two presets, in between; at a preset's own target, that preset.
+    expect(await usageOf({ economy: 0.475 })).toMatchObject({
+      usage: { trigger: 7_600, target: 4_750 },
+      recall: true,
+    });
+    expect(await usageOf({ economy: 0.6 })).toEqual(balanced);
+    expect(await usageOf({ economy: 0.35 })).toEqual(await usageOf({ economy: 'lean' }));
   });
 
   it('sends smaller views the leaner the preset, each valid and within the budget', async () => {
@@ -214,7 +210,7 @@ describe('economy: one setting along billed input against what is kept', () => {
           const history = longSessionMessages(240, format, seed);
           const budget = 6_000;
           const average: number[] = [];
-          for (const economy of [...ECONOMY_PRESETS, 0.1]) {
+          for (const economy of [...ECONOMY_PRESETS, 0.05]) {
             const ctx = new ContextManager({ model: 'gpt-4o', economy });
             let sent = 0;
             let calls = 0;
@@ -238,7 +234,7 @@ describe('economy: one setting along billed input against what is kept', () => {
             }
             average.push(sent / calls);
           }
-          // From `balanced` down each setting (the presets, then 0.1) sends less on average; `rich` only aims higher (at a
+          // From `balanced` down each setting (the presets, then 0.05) sends less on average; `rich` only aims higher (at a
           // small budget its rarer compactions can average out near `balanced`'s).
           for (let i = 2; i < average.length; i++) expect(average[i]!).toBeLessThan(average[i - 1]!);
         },

@@ -6,7 +6,7 @@
 import type { ResponsesCompact } from './compaction/provider-compaction.js';
 import type { StrategyOption } from './compaction/strategy.js';
 import type { FactsSite } from './compaction/summary-message.js';
-import { cadenceFactor, type EconomySettings, economyAt, withCadence } from './economy.js';
+import { type EconomySettings, economyAt } from './economy.js';
 import { ConfigurationError } from './errors.js';
 import type { Calibration } from './guard/calibration.js';
 import type { UsageCost } from './guard/cost-meter.js';
@@ -15,7 +15,6 @@ import type { MessageFormat, MessageMetadata, ToolDefinition } from './messages/
 import { nearestName } from './nearest-name.js';
 import type { ConversationStore } from './stores/types.js';
 import type { ModelInfoInput } from './tokens/catalog.js';
-import type { ModelPricing } from './tokens/pricing.js';
 import type { TokenCounter } from './tokens/types.js';
 import type { LLMToolsOptions } from './tools/llm.js';
 import type { ContextTools } from './tools/types.js';
@@ -211,10 +210,9 @@ export interface ContextManagerOptions {
    * `balanced`): `rich`, `balanced`, `lean` or `minimal` set `compactThreshold`, `targetUsage`,
    * `memoryShare`, `keepToolResults` and `recall` together (see `ECONOMY`); any of those given
    * explicitly wins. Leaner views are billed less and keep fewer of the newest turns whole;
-   * `lean` and `minimal` offer the model `recall` for what they leave out, and compact at the
-   * cadence that suits the `model`'s prompt cache (more often where cached reads cost more: see
-   * `cadenceFactor`). A number in (0, 1) is the share of the budget views aim at, the rest set
-   * between the presets around it (`economyAt`): `0.1` is leaner than `minimal`.
+   * `lean` and `minimal` offer the model `recall` for what they leave out. A number in (0, 1) is
+   * the share of the budget views aim at, the rest set between the presets around it
+   * (`economyAt`): `0.05` is leaner than `minimal`.
    */
   economy?: Economy;
 }
@@ -280,9 +278,7 @@ export type { EconomySettings };
  * The presets of `economy`. Each sets together the options that decide a view's size: where
  * compaction starts and aims, the memory's share of the budget, how many tool results stay
  * whole, and whether the model is offered `recall` for what left the view. `balanced` is the
- * defaults as they were before the setting existed; the README gives the figures of each. The
- * triggers are given for Anthropic's cache; `lean` and `minimal` narrow theirs on a model whose
- * cached reads cost more (`cadenceFactor`).
+ * defaults as they were before the setting existed; the README gives the figures of each.
  */
 export const ECONOMY: Readonly<Record<EconomyPreset, Readonly<EconomySettings>>> = {
   rich: { compactThreshold: 0.95, targetUsage: 0.75, memoryShare: 0.4, keepToolResults: 5, recall: false },
@@ -297,23 +293,18 @@ export const ECONOMY: Readonly<Record<EconomyPreset, Readonly<EconomySettings>>>
   minimal: { compactThreshold: 0.35, targetUsage: 0.18, memoryShare: 0.1, keepToolResults: 1, recall: true },
 };
 
-/**
- * What an `economy` setting sets for a model with `pricing` (its catalog prices; absent, the
- * presets as given): a preset at the cache's cadence, or a number placed between them.
- */
-export function economyFor(economy: Economy, pricing?: ModelPricing): EconomySettings {
-  const factor = cadenceFactor(pricing);
-  const at = (name: EconomyPreset) => withCadence(ECONOMY[name], factor, DEFAULTS.targetUsage);
-  if (typeof economy === 'string') return at(economy);
-  return economyAt(ECONOMY_PRESETS.map(at), economy);
+/** What an `economy` setting sets: a preset's settings, or a number placed between them. */
+export function economyFor(economy: Economy): EconomySettings {
+  if (typeof economy === 'string') return { ...ECONOMY[economy] };
+  return economyAt(
+    ECONOMY_PRESETS.map((name) => ECONOMY[name]),
+    economy,
+  );
 }
 
-/**
- * The options `economy` moves, as given where given, else from the setting (`balanced` by
- * default) for a model with `pricing`.
- */
-export function economySettings(options: ContextManagerOptions, pricing?: ModelPricing): EconomySettings {
-  const preset = economyFor(options.economy ?? 'balanced', pricing);
+/** The options `economy` moves, as given where given, else from the setting (`balanced` by default). */
+export function economySettings(options: ContextManagerOptions): EconomySettings {
+  const preset = economyFor(options.economy ?? 'balanced');
   return {
     ...resolveShares(options, preset),
     keepToolResults: options.keepToolResults ?? preset.keepToolResults,

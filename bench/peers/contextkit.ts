@@ -52,10 +52,9 @@ export const contextkitTaskNotKept: Peer = contextkitPeer('contextkit, task not 
 
 /**
  * The `economy` settings other than the default `balanced`, from the most kept to the least
- * billed: the presets, then a number below the leanest (views aimed at 10% of the budget). The
- * manager is for gpt-4o, so `lean`, `minimal` and the number compact at its cache's cadence.
+ * billed: the presets, then a number below the leanest (views aimed at 5% of the budget).
  */
-export const contextkitEconomies: readonly Peer[] = (['rich', 'lean', 'minimal', 0.1] as const).map(
+export const contextkitEconomies: readonly Peer[] = (['rich', 'lean', 'minimal', 0.05] as const).map(
   (economy) =>
     contextkitPeer(`contextkit ${typeof economy === 'number' ? `economy ${economy}` : economy}`, { economy }),
 );

@@ -716,8 +716,7 @@ export async function runPeersBenchmark(args: readonly string[]): Promise<void> 
       "last messages, counts no tokens, so gets no budget); the seeds' context-simple (system + last 10, pairs " +
       "kept, dedupe, 92% chars/4 trigger) and the seed example's chars/4 truncation (90% trigger, down to 70%), " +
       'written here; contextkit (gpt-4o, default strategy `summarize` with the offline tools, the same with `protectTask: false` (task not kept), and `truncate`; ' +
-      'and its `economy` settings `rich`, `lean`, `minimal` and `0.1` (views aimed at 10% of the budget), the last three at the ' +
-      "cadence of gpt-4o's cache, whose views are billed here at both models' prices). " +
+      'and its `economy` settings `rich`, `lean`, `minimal` and `0.05` (views aimed at 5% of the budget)). ' +
       "LangChain's `summarizationMiddleware` is left out: it calls a chat model to summarize, and this benchmark " +
       "runs offline. Counters given to LangChain remember each message's count, which only makes it faster.",
   );
