@@ -52,6 +52,7 @@ export type {
 } from './compaction/strategy.js';
 export type { FactsSite } from './compaction/summary-message.js';
 export { LEVELS, type Level, levelOf } from './compaction/zones.js';
+export { economyAt } from './economy.js';
 export {
   ConfigurationError,
   ConflictError,
@@ -197,7 +198,9 @@ export {
   ECONOMY,
   ECONOMY_PRESETS,
   type Economy,
+  type EconomyPreset,
   type EconomySettings,
+  economyFor,
   type GuardLevels,
   type ProviderCompactionOptions,
   type ProviderInfo,

@@ -148,7 +148,15 @@ describe('the documented defaults (issue 23, item 6)', () => {
 describe('economy: one setting along billed input against what is kept', () => {
   it('refuses a preset it does not know, naming the ones it does', () => {
     expect((refused({ economy: 'cheap' }) as Error).message).toBe(
-      'economy: "cheap" is not one of "rich", "balanced", "lean", "minimal"',
+      'economy: "cheap" is not one of "rich", "balanced", "lean", "minimal", or a share of the budget in (0, 1)',
+    );
+    for (const share of [0, 1, 1.5, -0.2]) {
+      expect((refused({ economy: share }) as Error).message).toBe(
+        `economy: a number is the share of the budget views aim at, in (0, 1); got ${share}`,
+      );
+    }
+    expect((refused({ economy: Number.NaN }) as Error).message).toBe(
+      'economy: expected a finite number, got NaN',
     );
     // Shares given together against each other are refused whatever the preset.
     expect((refused({ economy: 'rich', compactThreshold: 0.5, targetUsage: 0.6 }) as Error).message).toMatch(
@@ -175,6 +183,22 @@ describe('economy: one setting along billed input against what is kept', () => {
       usage: { trigger: 3_500, target: 3_000 },
       recall: false,
     });
+    // A number is the target; below `minimal` the gap shrinks as its square root.
+    expect(await usageOf({ economy: 0.1 })).toMatchObject({
+      usage: { trigger: 2_270, target: 1_000 },
+      recall: true,
+    });
+    expect(await usageOf({ economy: 0.05 })).toMatchObject({
+      usage: { trigger: 1_400, target: 500 },
+      recall: true,
+    });
+    // Between two presets, in between; at a preset's own target, that preset.
+    expect(await usageOf({ economy: 0.475 })).toMatchObject({
+      usage: { trigger: 7_600, target: 4_750 },
+      recall: true,
+    });
+    expect(await usageOf({ economy: 0.6 })).toEqual(balanced);
+    expect(await usageOf({ economy: 0.35 })).toEqual(await usageOf({ economy: 'lean' }));
   });
 
   it('sends smaller views the leaner the preset, each valid and within the budget', async () => {
@@ -186,7 +210,7 @@ describe('economy: one setting along billed input against what is kept', () => {
           const history = longSessionMessages(240, format, seed);
           const budget = 6_000;
           const average: number[] = [];
-          for (const economy of ECONOMY_PRESETS) {
+          for (const economy of [...ECONOMY_PRESETS, 0.05]) {
             const ctx = new ContextManager({ model: 'gpt-4o', economy });
             let sent = 0;
             let calls = 0;
@@ -210,7 +234,7 @@ describe('economy: one setting along billed input against what is kept', () => {
             }
             average.push(sent / calls);
           }
-          // From `balanced` down each preset sends less on average; `rich` only aims higher (at a
+          // From `balanced` down each setting (the presets, then 0.05) sends less on average; `rich` only aims higher (at a
           // small budget its rarer compactions can average out near `balanced`'s).
           for (let i = 2; i < average.length; i++) expect(average[i]!).toBeLessThan(average[i - 1]!);
         },

@@ -7,6 +7,7 @@ import type { CompactionHooks } from './compaction/hooks.js';
 import type { ResponsesCompact } from './compaction/provider-compaction.js';
 import type { StrategyOption } from './compaction/strategy.js';
 import type { FactsSite } from './compaction/summary-message.js';
+import { type EconomySettings, economyAt } from './economy.js';
 import { ConfigurationError } from './errors.js';
 import { FORMAT_NAMES } from './formats/registry.js';
 import type { Calibration } from './guard/calibration.js';
@@ -243,7 +244,9 @@ export interface ContextManagerOptions {
    * `balanced`): `rich`, `balanced`, `lean` or `minimal` set `compactThreshold`, `targetUsage`,
    * `memoryShare`, `keepToolResults` and `recall` together (see `ECONOMY`); any of those given
    * explicitly wins. Leaner views are billed less and keep fewer of the newest turns whole;
-   * `lean` and `minimal` offer the model `recall` for what they leave out.
+   * `lean` and `minimal` offer the model `recall` for what they leave out. A number in (0, 1) is
+   * the share of the budget views aim at, the rest set between the presets around it
+   * (`economyAt`): `0.05` is leaner than `minimal`.
    */
   economy?: Economy;
 }
@@ -299,17 +302,11 @@ export const DEFAULTS = {
 /** The `economy` presets, from the most kept to the least billed. */
 export const ECONOMY_PRESETS = ['rich', 'balanced', 'lean', 'minimal'] as const;
 /** An `economy` preset's name. */
-export type Economy = (typeof ECONOMY_PRESETS)[number];
+export type EconomyPreset = (typeof ECONOMY_PRESETS)[number];
+/** An `economy` setting: a preset, or the share of the budget views aim at, in (0, 1). */
+export type Economy = EconomyPreset | number;
 
-/** What an `economy` preset sets, unless the option is given. */
-export interface EconomySettings {
-  compactThreshold: number;
-  targetUsage: number;
-  memoryShare: number;
-  keepToolResults: number;
-  /** Offer the model `recall`: lean views lean on it for what they left out. */
-  recall: boolean;
-}
+export type { EconomySettings };
 
 /**
  * The presets of `economy`. Each sets together the options that decide a view's size: where
@@ -317,7 +314,7 @@ export interface EconomySettings {
  * whole, and whether the model is offered `recall` for what left the view. `balanced` is the
  * defaults as they were before the setting existed; the README gives the figures of each.
  */
-export const ECONOMY: Readonly<Record<Economy, Readonly<EconomySettings>>> = {
+export const ECONOMY: Readonly<Record<EconomyPreset, Readonly<EconomySettings>>> = {
   rich: { compactThreshold: 0.95, targetUsage: 0.75, memoryShare: 0.4, keepToolResults: 5, recall: false },
   balanced: {
     compactThreshold: DEFAULTS.compactThreshold,
@@ -330,9 +327,18 @@ export const ECONOMY: Readonly<Record<Economy, Readonly<EconomySettings>>> = {
   minimal: { compactThreshold: 0.35, targetUsage: 0.18, memoryShare: 0.1, keepToolResults: 1, recall: true },
 };
 
-/** The options `economy` moves, as given where given, else from the preset (`balanced` by default). */
+/** What an `economy` setting sets: a preset's settings, or a number placed between them. */
+export function economyFor(economy: Economy): EconomySettings {
+  if (typeof economy === 'string') return { ...ECONOMY[economy] };
+  return economyAt(
+    ECONOMY_PRESETS.map((name) => ECONOMY[name]),
+    economy,
+  );
+}
+
+/** The options `economy` moves, as given where given, else from the setting (`balanced` by default). */
 export function economySettings(options: ContextManagerOptions): EconomySettings {
-  const preset = ECONOMY[options.economy ?? 'balanced'];
+  const preset = economyFor(options.economy ?? 'balanced');
   return {
     ...resolveShares(options, preset),
     keepToolResults: options.keepToolResults ?? preset.keepToolResults,
@@ -523,7 +529,11 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   },
   recall: bool,
   memoryShare: share,
-  economy: oneOf(ECONOMY_PRESETS),
+  economy: (v, name) => {
+    if (typeof v !== 'number') return oneOf(ECONOMY_PRESETS, ', or a share of the budget in (0, 1)')(v, name);
+    finite(v, name);
+    if (v <= 0 || v >= 1) fail(name, `a number is the share of the budget views aim at, in (0, 1); got ${v}`);
+  },
 };
 
 function checkKeys(options: Record<string, unknown>, checks: Record<string, Check>, parent?: string): void {

@@ -50,7 +50,11 @@ export const contextkitTaskNotKept: Peer = contextkitPeer('contextkit, task not 
   protectTask: false,
 });
 
-/** The `economy` presets other than the default `balanced`, from the most kept to the least billed. */
-export const contextkitEconomies: readonly Peer[] = (['rich', 'lean', 'minimal'] as const).map((economy) =>
-  contextkitPeer(`contextkit ${economy}`, { economy }),
+/**
+ * The `economy` settings other than the default `balanced`, from the most kept to the least
+ * billed: the presets, then a number below the leanest (views aimed at 5% of the budget).
+ */
+export const contextkitEconomies: readonly Peer[] = (['rich', 'lean', 'minimal', 0.05] as const).map(
+  (economy) =>
+    contextkitPeer(`contextkit ${typeof economy === 'number' ? `economy ${economy}` : economy}`, { economy }),
 );

@@ -715,7 +715,8 @@ export async function runPeersBenchmark(args: readonly string[]): Promise<void> 
       'best-fit is not in this version); AI SDK `pruneMessages` (ai 6; prunes reasoning and tool calls before the ' +
       "last messages, counts no tokens, so gets no budget); the seeds' context-simple (system + last 10, pairs " +
       "kept, dedupe, 92% chars/4 trigger) and the seed example's chars/4 truncation (90% trigger, down to 70%), " +
-      'written here; contextkit (gpt-4o, default strategy `summarize` with the offline tools, the same with `protectTask: false` (task not kept), and `truncate`). ' +
+      'written here; contextkit (gpt-4o, default strategy `summarize` with the offline tools, the same with `protectTask: false` (task not kept), and `truncate`; ' +
+      'and its `economy` settings `rich`, `lean`, `minimal` and `0.05` (views aimed at 5% of the budget)). ' +
       "LangChain's `summarizationMiddleware` is left out: it calls a chat model to summarize, and this benchmark " +
       "runs offline. Counters given to LangChain remember each message's count, which only makes it faster.",
   );
