@@ -95,7 +95,7 @@ describe('option values a manager cannot work with', () => {
     const ctx = new ContextManager();
     await ctx.addMessage({ role: 'user', content: 'hi' });
     await expect(ctx.getMessagesForRequest({ provider: 'mistral' as 'openai' })).rejects.toThrow(
-      /provider: expected "openai", "anthropic", "openai-responses", "gemini" or provider info, got "mistral"/,
+      /provider: expected "openai", "anthropic", "openai-responses", "gemini", "bedrock" or provider info, got "mistral"/,
     );
   });
 });

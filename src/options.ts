@@ -262,7 +262,7 @@ export interface AddMessageOptions {
 /** Options of `getMessagesForRequest`: the budget (or what to derive it from), the wire format, the tools sent. */
 export interface RequestOptions {
   tokenBudget?: number;
-  /** `'openai'`, `'anthropic'`, `'openai-responses'` or `'gemini'` for the wire format, or provider info for the budget. */
+  /** A wire format (`'openai'`, `'anthropic'`, `'openai-responses'`, `'gemini'`, `'bedrock'`), or provider info for the budget. */
   provider?: MessageFormat | ProviderInfo;
   model?: string;
   /** Tool definitions sent with the request: counted in the budget. */

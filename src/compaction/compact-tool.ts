@@ -7,7 +7,6 @@
 import type { CompactionReceipt } from '../events.js';
 import { wireFormat } from '../formats/registry.js';
 import { readToolCall } from '../messages/tool-call.js';
-import { toolShapes } from '../messages/tool-shapes.js';
 import type { MessageFormat, ToolDefinition } from '../messages/types.js';
 
 /** The tool's name. */
@@ -41,27 +40,34 @@ export interface CompactToolInput {
 /** Most characters of `focus` passed on to the summarizer. */
 export const MAX_FOCUS_CHARS = 500;
 
-const SHAPES = toolShapes(COMPACT_TOOL_NAME, COMPACT_TOOL_DESCRIPTION, COMPACT_TOOL_PARAMETERS);
+const DEFINITIONS = new Map<MessageFormat, ToolDefinition>();
+
+/** The tool definition in `format` (one object per format). */
+export function compactToolDefinition(format: MessageFormat): ToolDefinition {
+  let definition = DEFINITIONS.get(format);
+  if (definition === undefined) {
+    definition = wireFormat(format).functionTool(
+      COMPACT_TOOL_NAME,
+      COMPACT_TOOL_DESCRIPTION,
+      COMPACT_TOOL_PARAMETERS,
+    );
+    DEFINITIONS.set(format, definition);
+  }
+  return definition;
+}
 
 /** The tool as an OpenAI Chat Completions function tool. */
-export const openAICompactTool: ToolDefinition = SHAPES.openai;
+export const openAICompactTool: ToolDefinition = compactToolDefinition('openai');
 /** The tool as an OpenAI Responses function tool. */
-export const responsesCompactTool: ToolDefinition = SHAPES.responses;
+export const responsesCompactTool: ToolDefinition = compactToolDefinition('openai-responses');
 /** The tool as an Anthropic Messages tool. */
-export const anthropicCompactTool: ToolDefinition = SHAPES.anthropic;
+export const anthropicCompactTool: ToolDefinition = compactToolDefinition('anthropic');
 /** The tool as a Gemini function declaration. */
-export const geminiCompactTool: ToolDefinition = SHAPES.gemini;
+export const geminiCompactTool: ToolDefinition = compactToolDefinition('gemini');
 /** The tool as an AWS Bedrock Converse tool (`toolConfig: { tools: [bedrockCompactTool] }`). */
-export const bedrockCompactTool = SHAPES.bedrock;
-
-/** The tool definition in `format`. */
-export function compactToolDefinition(format: MessageFormat): ToolDefinition {
-  return wireFormat(format).functionTool(
-    COMPACT_TOOL_NAME,
-    COMPACT_TOOL_DESCRIPTION,
-    COMPACT_TOOL_PARAMETERS,
-  );
-}
+export const bedrockCompactTool = compactToolDefinition('bedrock') as unknown as {
+  toolSpec: { name: string; description: string; inputSchema: { json: object } };
+};
 
 /** The arguments of a compact call, or what is wrong with them. */
 export function readCompactArguments(input: unknown): { focus?: string } | { error: string } {

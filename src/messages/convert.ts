@@ -32,6 +32,10 @@ function route(
     if (pivot === undefined || steps > 8) throw new Error(`no conversion from ${from.name} to ${to.name}`);
     messages = from.toPivot(messages, options, to);
     from = pivot;
+    // A step that leaves plain text (it fits every format) goes on as plain text does, so a
+    // conversation reads the same in the target whichever format it came from.
+    if (from !== to && to.fromPlain && detectConversationFormat(messages) === undefined)
+      return to.fromPlain(messages, options);
   }
   return messages.slice();
 }

@@ -211,10 +211,6 @@ function describeHeader(header: Buffer): string {
   return `bytes ${header.subarray(0, 16).toString('hex')}`;
 }
 
-/**
- * Conversations in one SQLite file. Open it with {@link openSqliteStore} (or construct it
- * directly: opening is synchronous); see the module comment for durability and locking.
- */
 /** An entry from its row, with the counts that still hold for its message text. */
 function storedRow(conversationId: string, row: EntryRow): StoredEntry {
   const entry = parseStoredEntry(conversationId, row.seq, row.metadata, row.message);
@@ -224,6 +220,10 @@ function storedRow(conversationId: string, row: EntryRow): StoredEntry {
   );
 }
 
+/**
+ * Conversations in one SQLite file. Open it with {@link openSqliteStore} (or construct it
+ * directly: opening is synchronous); see the module comment for durability and locking.
+ */
 export class SqliteStore implements ConversationStore {
   readonly kind = 'sqlite';
   /** The database file, as given. */

@@ -216,7 +216,8 @@ class Catalog implements ModelCatalog {
     const exact = this.byId.get(raw);
     if (exact !== undefined) return exact;
     const info = this.resolve(model);
-    return info?.pricing && info.provider === 'anthropic' ? this.onBedrock(raw, info) : info;
+    // Only a Claude id in a Bedrock regional profile's spelling prices differently (`bedrockPricing`).
+    return info?.pricing ? this.onBedrock(raw, info) : info;
   }
 
   /** Claude through a regional Bedrock inference profile bills more (see `bedrockPricing`). */

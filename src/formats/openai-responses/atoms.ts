@@ -101,7 +101,18 @@ export function buildResponses(entries: readonly HistoryEntry[], from: number, s
       i++;
       continue;
     }
-    if (!isCall(headType)) {
+    if (!isCall(headType) && start < i && isAssistantMessage(head.message)) {
+      // Reasoning, then the model's message (an empty one, narration), then its call: one turn.
+      // The call's id names the reasoning, so the reasoning goes with the call, the message too.
+      let k = i + 1;
+      while (
+        k < entries.length &&
+        (isAssistantMessage(entries[k]!.message) || itemType(entries[k]!.message) === 'reasoning')
+      )
+        k++;
+      if (k < entries.length && isCall(itemType(entries[k]!.message))) i = k;
+    }
+    if (!isCall(itemType(entries[i]!.message))) {
       const members = entries.slice(start, i + 1);
       atoms.push(members.length === 1 ? single(head) : group(members, [], false));
       i++;

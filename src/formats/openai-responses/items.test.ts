@@ -113,6 +113,23 @@ describe('Responses API items', () => {
     expect(repairs.map((r) => r.kind)).toEqual(['missing_result']);
   });
 
+  it('keep reasoning with its call when the model wrote a message between them (an empty one, narration)', () => {
+    // Found by the hostile-views property (seed 1407531717): the reasoning went with the empty
+    // message, its call (whose id names the reasoning) with the output, and a compaction that
+    // summarized the first atom sent the call without its reasoning, which the API refuses.
+    const empty = { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: '' }] };
+    const named = { ...call, id: `fc_${(rs as { id: string }).id}_0` };
+    const list = items({ role: 'user', content: 'go' }, rs, empty, named, output('r'), {
+      role: 'user',
+      content: 'next',
+    });
+    const { atoms } = buildAtoms(entries(list), 'openai-responses');
+    expect(atoms.map((a) => a.seqs)).toEqual([[0], [1, 2, 3, 4], [5]]);
+    // Without the reasoning's atom the view is still one the API takes: the call went with it.
+    const view = [atoms[0]!, atoms[2]!].flatMap((a) => a.messages);
+    expect(validateRequest(view, 'openai-responses').problems).toEqual([]);
+  });
+
   it('show a reused call_id renamed, call and output alike, and leave the stored items alone', () => {
     const again = { type: 'function_call', call_id: 'call_1', name: 'lookup', arguments: '{}' };
     const list = items({ role: 'user', content: 'go' }, call, output('a'), again, output('b'));
