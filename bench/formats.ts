@@ -9,34 +9,14 @@ import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { Message } from '../src/messages/types.js';
-import { longSessionMessages } from '../test/support/arbitraries.js';
+import { BUDGET, FORMATS, type FormatsBuild, formatSession, SIZE, TURNS } from './formats-session.js';
 import { formatCount, formatMs, Report, verdict } from './report.js';
 import { type Summary, summarize } from './stats.js';
 import { UsageError } from './usage-error.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const SEED = 20_240_601;
-const SIZE = 10_000;
-const BUDGET = 100_000;
-/** Turns per block and blocks: the two builds alternate by block, the first one changing each block. */
-const BLOCK = 25;
-const BLOCKS = 40;
 /** The goal: the refactored turn within 10% of the earlier one. */
 const GOAL = 1.1;
-
-/** What the benchmark needs of a build's public API. */
-interface Build {
-  ContextManager: new (options: {
-    model: string;
-    costMeter?: boolean;
-  }) => {
-    addMessage(message: Message): Promise<unknown>;
-    getMessagesForRequest(options: { tokenBudget: number }): Promise<unknown>;
-    on(event: 'context:post_compact', listener: () => void): unknown;
-  };
-  convertMessages(messages: readonly Message[], to: string): Message[];
-}
 
 function progress(text: string): void {
   process.stderr.write(`bench formats: ${text}\n`);
@@ -90,16 +70,6 @@ function buildWorkingTree(): { label: string; entry: string } {
   };
 }
 
-async function load(entry: string): Promise<Build> {
-  return (await import(pathToFileURL(entry).href)) as Build;
-}
-
-interface Side {
-  manager: InstanceType<Build['ContextManager']>;
-  compacted: boolean;
-  turns: number[];
-}
-
 interface Row {
   format: string;
   model: string;
@@ -107,73 +77,30 @@ interface Row {
   after: Summary;
 }
 
-/** The session in each format the earlier build knows, made by this tree's generators. */
-function sessions(
-  convert: Build['convertMessages'],
-  formats: readonly string[],
-): Array<[string, Message[], string]> {
-  const n = SIZE + BLOCK * BLOCKS;
-  const openai = longSessionMessages(n * 2, 'openai', SEED);
-  const out: Array<[string, Message[], string]> = [
-    ['openai', openai.slice(0, n), 'gpt-4o'],
-    ['anthropic', longSessionMessages(n, 'anthropic', SEED), 'claude-sonnet-4-5'],
-    ['openai-responses', convert(openai.slice(0, n), 'openai-responses'), 'gpt-4o'],
-    ['gemini', convert(openai, 'gemini').slice(0, n), 'gemini-2.5-flash'],
-  ];
-  return out.filter(([format]) => formats.includes(format));
+const SIDE = join(dirname(fileURLToPath(import.meta.url)), 'formats-side.ts');
+/** Processes per side and format, in the order A B B A (drift on the machine cancels out). */
+const ORDER = [0, 1, 1, 0] as const;
+
+/** One process's turns with the build at `entry` (see formats-side.ts). */
+function sideTurns(entry: string, format: string, first: number, count: number): number[] {
+  const out = execFileSync(
+    process.execPath,
+    ['--expose-gc', '--import', 'tsx', SIDE, entry, format, String(first), String(count)],
+    { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 * 1024 * 1024 },
+  );
+  return JSON.parse(out) as number[];
 }
 
-/**
- * One round: a manager per build, filled with the same history, then turns by blocks. The build
- * made and filled first has an edge (about 10–20% when both sides are the same code), so
- * `runFormat` plays two rounds with the order swapped.
- */
-async function runRound(
-  builds: readonly Build[],
-  session: readonly Message[],
-  model: string,
-  blocks: number,
-  from: number,
-): Promise<number[][]> {
-  const sides: Side[] = builds.map((build) => {
-    const manager = new build.ContextManager({ model });
-    const side: Side = { manager, compacted: false, turns: [] };
-    manager.on('context:post_compact', () => {
-      side.compacted = true;
-    });
-    return side;
+/** Both builds' turns on one format: a fresh process per run, A B B A, each on the same turns. */
+function runFormat(entries: readonly [string, string], format: string): [Summary, Summary] {
+  const turns: [number[], number[]] = [[], []];
+  const per = Math.floor(TURNS / 2);
+  ORDER.forEach((side, k) => {
+    // Each side sees the session's first and second halves of turns once.
+    const half = k < 2 ? 0 : 1;
+    turns[side].push(...sideTurns(entries[side], format, half * per, per));
   });
-  for (const side of sides) {
-    for (const message of session.slice(0, SIZE)) await side.manager.addMessage(message);
-    await side.manager.getMessagesForRequest({ tokenBudget: BUDGET });
-  }
-  for (let block = 0; block < blocks; block++) {
-    const order = block % 2 === 0 ? sides : [...sides].reverse();
-    for (const side of order) {
-      for (let k = 0; k < BLOCK; k++) {
-        const message = session[SIZE + (from + block) * BLOCK + k];
-        if (message === undefined) break;
-        side.compacted = false;
-        const t0 = performance.now();
-        await side.manager.addMessage(message);
-        await side.manager.getMessagesForRequest({ tokenBudget: BUDGET });
-        const ms = performance.now() - t0;
-        if (!side.compacted) side.turns.push(ms);
-      }
-    }
-  }
-  return sides.map((side) => side.turns);
-}
-
-async function runFormat(
-  builds: readonly [Build, Build],
-  session: readonly Message[],
-  model: string,
-): Promise<Summary[]> {
-  const half = BLOCKS / 2;
-  const [a1, b1] = await runRound(builds, session, model, half, 0);
-  const [b2, a2] = await runRound([builds[1], builds[0]], session, model, half, half);
-  return [summarize([...a1!, ...a2!]), summarize([...b1!, ...b2!])];
+  return [summarize(turns[0]), summarize(turns[1])];
 }
 
 function parseAgainst(args: readonly string[]): string {
@@ -192,14 +119,14 @@ export async function runFormatsBenchmark(args: readonly string[]): Promise<void
   const started = performance.now();
   const earlier = buildRevision(rev);
   const current = buildWorkingTree();
-  const before = await load(earlier.entry);
-  const after = await load(current.entry);
   const rows: Row[] = [];
-  const formats = ['openai', 'anthropic', 'openai-responses', 'gemini'];
-  for (const [format, session, model] of sessions(after.convertMessages, formats)) {
-    progress(`${formatCount(SIZE)} ${format} messages, ${earlier.label} and ${current.label} by turns…`);
-    const [b, a] = await runFormat([before, after], session, model);
-    rows.push({ format, model, before: b!, after: a! });
+  const probe = (await import(pathToFileURL(current.entry).href)) as FormatsBuild;
+  for (const format of FORMATS) {
+    progress(
+      `${formatCount(SIZE)} ${format} messages, ${earlier.label} and ${current.label}, a process per run…`,
+    );
+    const [b, a] = runFormat([earlier.entry, current.entry], format);
+    rows.push({ format, model: formatSession(probe.convertMessages, format).model, before: b, after: a });
   }
   const report = new Report('contextkit wire formats benchmark');
   report.note(
@@ -236,7 +163,7 @@ export async function runFormatsBenchmark(args: readonly string[]): Promise<void
     }),
   );
   report.note(
-    `Both builds bundled with the project's tsup config (the earlier one from a detached worktree of ${rev}), the same session per format (this tree's generators: \`longSessionMessages\`, converted for Responses and Gemini), ${formatCount(SIZE)} messages added, then ${BLOCK * BLOCKS} turns (add one message, request the view at ${formatCount(BUDGET)} tokens) in blocks of ${BLOCK}, the two managers alternating; two rounds of fresh managers, the second with the builds' order swapped (the side made and filled first runs 10–20% faster even when both are the same code); turns in which a compaction ran are left out. \`--against HEAD\` compares the tree with itself and shows what the method's noise is.`,
+    `Both builds bundled with the project's tsup config (the earlier one from a detached worktree of ${rev}), the same session per format (this tree's generators: \`longSessionMessages\`, converted for Responses and Gemini), ${formatCount(SIZE)} messages added, then ${formatCount(TURNS)} turns (add one message, request the view at ${formatCount(BUDGET)} tokens), each side in a fresh process per run, four runs in the order A B B A, each side over the same turns; turns in which a compaction ran are left out. Both builds in one process would not do: the one loaded second ran 6–15% slower even when both were the same code. \`--against HEAD\` compares the tree with itself and shows what the method's noise is.`,
   );
   process.stdout.write(report.toText());
   progress(`written to ${report.write('formats')}`);
