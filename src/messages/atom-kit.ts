@@ -63,6 +63,55 @@ export function missingResultText(toolName: string): string {
   return `[contextkit: no result was recorded for this ${toolName} call (the run was interrupted before it returned). Call it again if you still need it.]`;
 }
 
+/**
+ * The result blocks one user message gives an exchange, and their slots: each result found (in the
+ * order found, cleaned for the view) then a placeholder for each call left unanswered (in call
+ * order, with a `missing_result` repair). Shared by the formats whose results are blocks of one user
+ * message (Anthropic, Bedrock Converse); `show` says how a format cleans a result and writes one.
+ */
+export function exchangeResults<U extends { name: string }, H extends { seq: number }, B>(input: {
+  seq: number;
+  uses: readonly U[];
+  viewIds: readonly string[];
+  found: ReadonlyMap<number, H>;
+  pending: ReadonlyArray<{ use: U; index: number }>;
+  repairs: Repair[];
+  show: {
+    /** The found result as the view shows it, and whether that differs from the stored one. */
+    found(hit: H, viewId: string): { block: B; changed: boolean };
+    /** The placeholder answering `use` under `viewId`. */
+    missing(use: U, viewId: string): B;
+    /** The repair detail for a call left unanswered. */
+    missingDetail(use: U): string;
+  };
+}): { blocks: B[]; slots: ToolResultSlot[]; changed: boolean } {
+  const { seq, uses, viewIds, show } = input;
+  const blocks: B[] = [];
+  const slots: ToolResultSlot[] = [];
+  let changed = false;
+  const slot = (index: number, resultSeq: number | null) =>
+    slots.push({
+      key: `${seq}:${index}`,
+      callId: viewIds[index]!,
+      toolName: uses[index]!.name,
+      resultSeq,
+      messageIndex: 1,
+      blockIndex: blocks.length,
+    });
+  for (const [index, hit] of input.found) {
+    const shown = show.found(hit, viewIds[index]!);
+    if (shown.changed) changed = true;
+    slot(index, hit.seq);
+    blocks.push(shown.block);
+  }
+  for (const { use, index } of [...input.pending].sort((a, b) => a.index - b.index)) {
+    input.repairs.push({ kind: 'missing_result', seq, detail: show.missingDetail(use) });
+    slot(index, null);
+    blocks.push(show.missing(use, viewIds[index]!));
+  }
+  return { blocks, slots, changed };
+}
+
 /** Atoms grouped from a start index, with the repairs made and where the open tail begins. */
 export interface BuildResult {
   atoms: Atom[];

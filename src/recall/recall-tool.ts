@@ -14,8 +14,7 @@ import type {
   ToolDefinition,
 } from '../messages/types.js';
 import type { RecallFilters, RecallHit, RecallOptions } from './recall-hit.js';
-
-import { RECALL_TOOL_DESCRIPTION, RECALL_TOOL_NAME, RECALL_TOOL_PARAMETERS } from './recall-spec.js';
+import { RECALL_TOOL_NAME } from './recall-spec.js';
 
 export { anthropicRecallTool } from '../formats/anthropic/tools.js';
 export { bedrockRecallTool } from '../formats/bedrock/tools.js';

@@ -7,6 +7,7 @@
 import {
   type Atom,
   type BuildResult,
+  exchangeResults,
   missingResultText,
   type Repair,
   ResultScan,
@@ -268,44 +269,29 @@ export function buildAnthropic(all: readonly HistoryEntry[], from: number, seenI
       const { stop, open } = settled;
       if (pending.length > 0 || scan.displaced.length > 0) clean = false;
       // The results must all sit in the one user message right after the call, results first.
-      const resultBlocks: AnthropicContentBlock[] = [];
-      const slots: ToolResultSlot[] = [];
-      for (const index of found.keys()) {
-        const use = uses[index]!;
-        const hit = found.get(index)!;
-        const block = cleanResultBlock(hit.block, viewIds[index]!);
-        if (block !== hit.block) clean = false;
-        slots.push({
-          key: `${entry.seq}:${index}`,
-          callId: viewIds[index]!,
-          toolName: use.name,
-          resultSeq: hit.seq,
-          messageIndex: 1,
-          blockIndex: resultBlocks.length,
-        });
-        resultBlocks.push(block);
-      }
-      for (const { use, index } of [...pending].sort((a, b) => a.index - b.index)) {
-        repairs.push({
-          kind: 'missing_result',
-          seq: entry.seq,
-          detail: `tool_use ${use.id} (${use.name}) has no result; a placeholder answers it`,
-        });
-        slots.push({
-          key: `${entry.seq}:${index}`,
-          callId: viewIds[index]!,
-          toolName: use.name,
-          resultSeq: null,
-          messageIndex: 1,
-          blockIndex: resultBlocks.length,
-        });
-        resultBlocks.push({
-          type: 'tool_result',
-          tool_use_id: viewIds[index]!,
-          content: missingResultText(use.name),
-          is_error: true,
-        });
-      }
+      const answered = exchangeResults({
+        seq: entry.seq,
+        uses,
+        viewIds,
+        found,
+        pending,
+        repairs,
+        show: {
+          found: (hit, viewId) => {
+            const block = cleanResultBlock(hit.block, viewId);
+            return { block: block as AnthropicContentBlock, changed: block !== hit.block };
+          },
+          missing: (use, viewId): AnthropicContentBlock => ({
+            type: 'tool_result',
+            tool_use_id: viewId,
+            content: missingResultText(use.name),
+            is_error: true,
+          }),
+          missingDetail: (use) => `tool_use ${use.id} (${use.name}) has no result; a placeholder answers it`,
+        },
+      });
+      if (answered.changed) clean = false;
+      const { blocks: resultBlocks, slots } = answered;
       let callMessage = withoutEmptyText(message) ?? message;
       if (renamed) {
         let n = 0;

@@ -12,12 +12,12 @@
 import {
   type Atom,
   type BuildResult,
+  exchangeResults,
   missingResultText,
   type Repair,
   ResultScan,
   type SeenIds,
   singleAtom,
-  type ToolResultSlot,
 } from '../../messages/atom-kit.js';
 import { freezeDeep } from '../../messages/freeze.js';
 import type { HistoryEntry, Message } from '../../messages/types.js';
@@ -168,45 +168,31 @@ export function buildBedrock(entries: readonly HistoryEntry[], from: number, see
     closedUntil = settled.closedUntil;
     const { stop, open } = settled;
     if (pending.length > 0 || scan.displaced.length > 0) clean = false;
-    const resultBlocks: Rec[] = [];
-    const slots: ToolResultSlot[] = [];
-    for (const index of found.keys()) {
-      const use = uses[index]!;
-      const hit = found.get(index)!;
-      const result = cleanResult(hit.result, viewIds[index]!);
-      if (result !== hit.result) clean = false;
-      slots.push({
-        key: `${entry.seq}:${index}`,
-        callId: viewIds[index]!,
-        toolName: use.name,
-        resultSeq: hit.seq,
-        messageIndex: 1,
-        blockIndex: resultBlocks.length,
-      });
-      resultBlocks.push({ toolResult: result });
-    }
-    for (const { use, index } of [...pending].sort((a, b) => a.index - b.index)) {
-      repairs.push({
-        kind: 'missing_result',
-        seq: entry.seq,
-        detail: `toolUse ${use.toolUseId} (${use.name}) has no result; a placeholder answers it`,
-      });
-      slots.push({
-        key: `${entry.seq}:${index}`,
-        callId: viewIds[index]!,
-        toolName: use.name,
-        resultSeq: null,
-        messageIndex: 1,
-        blockIndex: resultBlocks.length,
-      });
-      resultBlocks.push({
-        toolResult: {
-          toolUseId: viewIds[index]!,
-          content: [{ text: missingResultText(use.name) }],
-          status: 'error',
+    const answered = exchangeResults({
+      seq: entry.seq,
+      uses,
+      viewIds,
+      found,
+      pending,
+      repairs,
+      show: {
+        found: (hit, viewId) => {
+          const result = cleanResult(hit.result, viewId);
+          return { block: { toolResult: result } as Rec, changed: result !== hit.result };
         },
-      });
-    }
+        missing: (use, viewId): Rec => ({
+          toolResult: {
+            toolUseId: viewId,
+            content: [{ text: missingResultText(use.name) }],
+            status: 'error',
+          },
+        }),
+        missingDetail: (use) =>
+          `toolUse ${use.toolUseId} (${use.name}) has no result; a placeholder answers it`,
+      },
+    });
+    if (answered.changed) clean = false;
+    const { blocks: resultBlocks, slots } = answered;
     let callMessage = withoutBlankText(entry.message as Message) ?? (entry.message as Message);
     const renamed = viewIds.some((id, n) => id !== uses[n]!.toolUseId);
     if (renamed) {
