@@ -11,6 +11,7 @@ import { InvalidMessageError } from '../../errors.js';
 import { layeredIds } from '../../messages/atom-kit.js';
 import { freezeDeep } from '../../messages/freeze.js';
 import type { HistoryEntry, Message } from '../../messages/types.js';
+import { validateRequest } from '../../messages/validate-request.js';
 import { buildBedrock } from './atoms.js';
 import { bedrockText } from './blocks.js';
 import { anthropicToBedrock, bedrockDocumentName, bedrockToAnthropic } from './convert.js';
@@ -151,6 +152,23 @@ describe('Bedrock messages', () => {
       { role: 'user', content: [{ type: 'text', text: 'x' }] },
     ]);
     expect(bedrockDocumentName('q3_report.final.pdf', 'document 1')).toBe('q3 report final pdf');
+  });
+});
+
+describe('conversion to Converse', () => {
+  it('makes a system message after the conversation started a user message', () => {
+    // Found by the conformance suite (openai to bedrock and back, seed -1991075037): it stayed a
+    // system message between the turns, and the view held a system prompt Converse cannot take there.
+    const converted = anthropicToBedrock([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Fix A.' },
+      { role: 'assistant', content: 'Done A.' },
+      { role: 'system', content: 'Reminder: read-only.' },
+      { role: 'user', content: 'Fix B.' },
+    ] as unknown as Parameters<typeof anthropicToBedrock>[0]);
+    expect(converted.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user', 'user']);
+    expect(converted[3]).toEqual({ role: 'user', content: [{ text: 'Reminder: read-only.' }] });
+    expect(validateRequest(converted as unknown as Message[], 'bedrock').problems).toEqual([]);
   });
 });
 

@@ -2,7 +2,8 @@
  * Conversion between Bedrock Converse messages and Anthropic messages, the hub the other formats
  * go through. Converse was shaped after Claude's Messages API, so most blocks map one to one:
  *
- * - `text` and `{type: "text"}`; the stored system prompt's text blocks;
+ * - `text` and `{type: "text"}`; the stored system prompt's text blocks (a system message after
+ *   the conversation started becomes a user message: Converse's `system` stands before them);
  * - `image` with `bytes` and a base64 image block (`image/<format>`);
  * - `document`: PDF bytes and a base64 PDF, text sources and text documents (its `name` is the
  *   Anthropic `title`, made to fit Bedrock's name rule on the way in);
@@ -374,8 +375,12 @@ export function anthropicToBedrock(
       if (b.cache_control !== undefined) blocks.push(cachePointFor(b.cache_control));
     });
     if (blocks.length === 0 && m.role === 'assistant' && options.dropThinking) return;
-    if (m.role === 'system') out.push({ role: 'system', content: blocks as BedrockSystemBlock[] });
-    else out.push({ role: m.role, content: blocks });
+    // Converse's system prompt only exists before the messages: a system message after the
+    // conversation started becomes a user message (as it does for Gemini's system instruction).
+    const started = m.role === 'system' && out.some((o) => o.role !== 'system');
+    if (m.role === 'system' && !started)
+      out.push({ role: 'system', content: blocks as BedrockSystemBlock[] });
+    else out.push({ role: started ? 'user' : (m.role as 'user' | 'assistant'), content: blocks });
   });
   notConvertible(issues);
   return out;
