@@ -246,14 +246,22 @@ export interface DialogueMemoryOptions {
  */
 const REPEAT_OVERLAP = 0.7;
 
+/** Characters that make a token an exact fact (a path, an email, an amount, an id, a file name). */
+const EXACT_TOKEN = /\d|[@$€£/#\\_]|\p{L}\.\p{L}/u;
+
 /**
- * The words a repeat is judged on: the content words, and each whole token that holds a digit
- * (`2019-01-10`, `src/v2.ts`, `#4411`) marked with `#`. Content words cut a date into `2019`, `01`,
- * `10`, so two statements with different dates could share every piece; whole tokens tell them apart.
+ * The words a repeat is judged on: the content words, and each whole token that states something
+ * exactly (`2019-01-10`, `src/v2.ts`, `#4411`, `a@b.io`, `parse.tsx`) marked with `#`. Content words
+ * cut a date into `2019`, `01`, `10` and a path into `src`, `parse`, `ts`, so two statements about
+ * different dates or files could share nearly every piece; whole tokens tell them apart.
  */
 function repeatWords(text: string): string[] {
-  const facts = text.match(/[^\s,;()"“”]*\d[^\s,;()"“”]*/g) ?? [];
-  return [...contentWords(text), ...facts.map((f) => `#${f.replace(/[.?!:']+$/, '').toLowerCase()}`)];
+  const exact: string[] = [];
+  for (const raw of text.split(/[\s,;()"“”]+/)) {
+    const token = raw.replace(/[.?!:']+$/, '').toLowerCase();
+    if (token !== '' && EXACT_TOKEN.test(token)) exact.push(`#${token}`);
+  }
+  return [...contentWords(text), ...exact];
 }
 
 function isRepeat(
@@ -263,15 +271,15 @@ function isRepeat(
 ): boolean {
   if (words.length === 0) return false;
   const set = new Set(words);
-  const digits = [...set].filter((w) => w.startsWith('#'));
+  const exact = [...set].filter((w) => w.startsWith('#'));
   const checked = new Set<number>();
   for (const w of set) {
     for (const k of index.get(w) ?? []) {
       if (checked.has(k)) continue;
       checked.add(k);
       const other = kept[k]!;
-      // A number or id the other lacks makes it a different statement, however alike the rest.
-      if (digits.some((d) => !other.has(d))) continue;
+      // A number, path or id the other lacks makes it a different statement, however alike the rest.
+      if (exact.some((d) => !other.has(d))) continue;
       let shared = 0;
       for (const x of set) if (other.has(x)) shared++;
       if (shared / (set.size + other.size - shared) >= REPEAT_OVERLAP) return true;

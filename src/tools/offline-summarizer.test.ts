@@ -111,6 +111,32 @@ describe('summarizeOffline', () => {
     expect(summary).toContain('2019-01-01');
   });
 
+  it('keeps two statements apart when only a path differs, though its pieces all appear in the other', () => {
+    // Found by the property above in CI (seed 366022244): `src/parse.tsx` cuts into src, parse and
+    // tsx; with a longer statement about `src/parse.ts` kept first, the overlap passed for a repeat.
+    const context = ' Context: offset session shard retry payload.';
+    const said = (path: string) => `The failure came from ${path}: line 99988 compared dates in local time.`;
+    const messages: Message[] = [
+      {
+        role: 'user',
+        content: 'Fix the failing test in src/parse.ts; it started on 2019-01-01 after 10 runs.',
+      },
+      { role: 'assistant', content: said('src/parse.ts') + context },
+      {
+        role: 'user',
+        content: 'Fix the failing test in src/parse.ts; it started on 2019-01-01 after 10 runs.',
+      },
+      { role: 'assistant', content: said('src/parse.tsx') },
+      { role: 'user', content: 'Mail the report to ops@example.com when done.' },
+      { role: 'assistant', content: 'I will mail the report to ops@example.org when done.' },
+    ];
+    const summary = summarizeOffline(entries(messages), { maxTokens: 100_000 });
+    expect(summary).toContain('src/parse.tsx');
+    expect(summary).toContain('src/parse.ts:');
+    expect(summary).toContain('ops@example.org');
+    expect(summary).toContain('ops@example.com');
+  });
+
   it('under a tight budget prefers sentences that carry facts, and each fact it shows is whole', () => {
     fc.assert(
       fc.property(chatArb, ({ messages, facts }) => {
