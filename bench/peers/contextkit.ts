@@ -44,10 +44,13 @@ export const contextkitDefault: Peer = contextkitPeer('contextkit', { strategy: 
 /** Truncation only. */
 export const contextkitTruncate: Peer = contextkitPeer('contextkit truncate', { strategy: 'truncate' });
 
-/** The default strategy without the task kept (`protectTask: false`), to show what keeping it costs. */
-export const contextkitTaskNotKept: Peer = contextkitPeer('contextkit, task not kept', {
+/**
+ * The default strategy with the task kept (`protectTask: true`: the first user message verbatim in
+ * every view), to show what keeping it costs beside the default, which does not keep it.
+ */
+export const contextkitTaskKept: Peer = contextkitPeer('contextkit, task kept', {
   strategy: 'summarize',
-  protectTask: false,
+  protectTask: true,
 });
 
 /**

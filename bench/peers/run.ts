@@ -26,7 +26,7 @@ import { BillTally, PRICED_MODELS, SessionBilling, TURN_SECONDS } from './billin
 import {
   contextkitDefault,
   contextkitEconomies,
-  contextkitTaskNotKept,
+  contextkitTaskKept,
   contextkitTruncate,
 } from './contextkit.js';
 import { checkFrontier, type FrontierPoint, frontierSvg } from './frontier.js';
@@ -38,7 +38,7 @@ import { contextSimple, seedCharsTruncation } from './seed-baselines.js';
 
 const PEERS: readonly Peer[] = [
   contextkitDefault,
-  contextkitTaskNotKept,
+  contextkitTaskKept,
   contextkitTruncate,
   ...contextkitEconomies,
   langchainTrimExact,
@@ -51,7 +51,7 @@ const PEERS: readonly Peer[] = [
 /** The column the goals are about; the others are the peers it is compared with. */
 const OURS = contextkitDefault.name;
 const OURS_TOO = new Set(
-  [contextkitDefault, contextkitTaskNotKept, contextkitTruncate, ...contextkitEconomies].map((p) => p.name),
+  [contextkitDefault, contextkitTaskKept, contextkitTruncate, ...contextkitEconomies].map((p) => p.name),
 );
 /** The settings that move along the frontier: the `economy` presets (`contextkit` is `balanced`). */
 const ON_THE_LINE = new Set([contextkitDefault, ...contextkitEconomies].map((p) => p.name));
@@ -715,7 +715,7 @@ export async function runPeersBenchmark(args: readonly string[]): Promise<void> 
       'best-fit is not in this version); AI SDK `pruneMessages` (ai 6; prunes reasoning and tool calls before the ' +
       "last messages, counts no tokens, so gets no budget); the seeds' context-simple (system + last 10, pairs " +
       "kept, dedupe, 92% chars/4 trigger) and the seed example's chars/4 truncation (90% trigger, down to 70%), " +
-      'written here; contextkit (gpt-4o, default strategy `summarize` with the offline tools, the same with `protectTask: false` (task not kept), and `truncate`; ' +
+      'written here; contextkit (gpt-4o, default strategy `summarize` with the offline tools, the same with `protectTask: true` (the first user message kept verbatim; the default does not keep it), and `truncate`; ' +
       'and its `economy` settings `rich`, `lean`, `minimal` and `0.05` (views aimed at 5% of the budget)). ' +
       "LangChain's `summarizationMiddleware` is left out: it calls a chat model to summarize, and this benchmark " +
       "runs offline. Counters given to LangChain remember each message's count, which only makes it faster.",
