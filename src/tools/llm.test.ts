@@ -65,6 +65,14 @@ function loopbackFetch(urls: string[]): typeof globalThis.fetch {
   };
 }
 
+/**
+ * How long the tools wait for the fake server: long enough that a loaded machine (CI runs many
+ * test files at once) never turns a prompt reply into a timeout and a fallback.
+ */
+const REPLY_TIMEOUT_MS = 10_000;
+/** The timeout of the tools facing a server that never answers. */
+const HANG_TIMEOUT_MS = 300;
+
 const create: Record<FakeProvider, (options: LLMToolsOptions) => ContextTools> = {
   openai: createOpenAITools,
   anthropic: createAnthropicTools,
@@ -87,15 +95,20 @@ describe.each(['openai', 'anthropic'] as const)('%s tools against a fake server'
     server.requests.length = 0;
     warnings = [];
     urls = [];
-    tools = create[provider]({
+    tools = makeTools(REPLY_TIMEOUT_MS);
+  });
+
+  /** The tools under test, giving up on the fake server after `timeoutMs`. */
+  function makeTools(timeoutMs: number): ContextTools {
+    return create[provider]({
       baseURL: server.baseURL,
       apiKey: API_KEY,
       model: 'test-model',
-      timeoutMs: 300,
+      timeoutMs,
       fetch: loopbackFetch(urls),
       onWarn: (warning) => warnings.push(warning),
     });
-  });
+  }
 
   it('sends the documented request shape and returns the reply text', async () => {
     server.setReply(
@@ -192,13 +205,14 @@ describe.each(['openai', 'anthropic'] as const)('%s tools against a fake server'
   const failures: Array<[FakeMode, RegExp]> = [
     ['error500', /HTTP 500/],
     ['error429', /HTTP 429/],
-    ['hang', /no reply within 300 ms/],
+    ['hang', new RegExp(`no reply within ${HANG_TIMEOUT_MS} ms`)],
     ['garbage', /not JSON/],
     ['empty', /empty/],
     ['truncated', /cut off|does not parse|no JSON array/],
   ];
   it.each(failures)('falls back to the offline tools with a warning on %s', async (mode, reason) => {
     server.setMode(mode);
+    if (mode === 'hang') tools = makeTools(HANG_TIMEOUT_MS);
     server.setReply(() => '[{"key":"x","value":"ZFA04Y","category":"identifier","seq":1}');
     const summary = await tools.summarize(entries, { maxTokens: 120 });
     expect(summary).toBe(summarizeOffline(entries, { maxTokens: 120 }));

@@ -54,6 +54,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
+import { listenLoopback } from './listen-loopback.js';
 
 /** The signature the fake API gives a thinking text (and checks it against). */
 export function signThinking(thinking: string): string {
@@ -574,10 +575,7 @@ export async function startFakeAnthropic(): Promise<FakeAnthropicServer> {
       () => send(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'bad JSON' } }),
     );
   });
-  // Clients keep connections alive between tests that may be seconds apart: a socket the server
-  // closed after the default 5 s as a request went out on it would reset that request.
-  server.keepAliveTimeout = 120_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await listenLoopback(server);
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,

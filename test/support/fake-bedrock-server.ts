@@ -56,6 +56,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
+import { listenLoopback } from './listen-loopback.js';
 
 type Rec = Record<string, unknown>;
 const isRec = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -568,7 +569,7 @@ export async function startFakeBedrock(options: FakeBedrockOptions = {}): Promis
       () => sendError(res, 400, 'SerializationException', 'Could not parse the request body as JSON.'),
     );
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await listenLoopback(server);
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,

@@ -18,6 +18,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { encode as encodeCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 import { encode as encodeO200k } from 'gpt-tokenizer/encoding/o200k_base';
+import { listenLoopback } from './listen-loopback.js';
 
 export interface FakeCachingOptions {
   /** The server's clock (ms). */
@@ -187,7 +188,7 @@ export async function startFakeCachingServer(options: FakeCachingOptions): Promi
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await listenLoopback(server);
   const { port } = server.address() as AddressInfo;
   return {
     baseURL: `http://127.0.0.1:${port}/v1`,

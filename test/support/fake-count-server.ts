@@ -23,6 +23,7 @@
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { listenLoopback } from './listen-loopback.js';
 
 /** What the next requests should meet instead of a count. */
 export type FakeFailure = 'server-error' | 'rate-limit' | 'hang' | 'garbage' | 'no-count';
@@ -286,7 +287,7 @@ export async function startFakeCountServer(options: { apiKey?: string } = {}): P
     });
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await listenLoopback(server);
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,

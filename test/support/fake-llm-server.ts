@@ -7,6 +7,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { listenLoopback } from './listen-loopback.js';
 
 export type FakeProvider = 'openai' | 'anthropic';
 
@@ -297,7 +298,7 @@ export async function startFakeLLMServer(options: FakeLLMServerOptions): Promise
     }
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await listenLoopback(server);
   const port = (server.address() as AddressInfo).port;
   return {
     baseURL: provider === 'openai' ? `http://127.0.0.1:${port}/v1` : `http://127.0.0.1:${port}`,

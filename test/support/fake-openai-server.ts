@@ -7,6 +7,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { listenLoopback } from './listen-loopback.js';
 
 /** One entry of a request's conversation, whichever API it came through. */
 export type TranscriptEntry =
@@ -316,7 +317,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       send(res, 500, { error: { message: String(err), type: 'server_error' } });
     }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await listenLoopback(server);
   const { port } = server.address() as AddressInfo;
   return {
     baseURL: `http://127.0.0.1:${port}/v1`,

@@ -31,6 +31,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { encode as encodeO200k } from 'gpt-tokenizer/encoding/o200k_base';
 import { openaiCachedTokens } from './fake-caching-server.js';
+import { listenLoopback } from './listen-loopback.js';
 
 type Rec = Record<string, unknown>;
 const isRec = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -342,7 +343,7 @@ export async function startFakeResponses(options: { now?: () => number } = {}): 
       JSON.stringify({ id: `resp_${bills.length}`, object: 'response', output, usage: usage(outputTokens) }),
     );
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await listenLoopback(server);
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
