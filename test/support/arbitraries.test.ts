@@ -12,6 +12,7 @@ import {
   pngBytes,
   seededRandom,
 } from './arbitraries.js';
+import { withCpuTime } from './cpu-time.js';
 import { referenceProblems } from './reference-validator.js';
 
 // ---------------------------------------------------------------- helpers that read messages
@@ -347,12 +348,8 @@ describe('longSessionMessages', () => {
   });
 
   it('makes 100k messages quickly', () => {
-    // CPU time of this test process (forks pool), not wall time: on a machine running many test
-    // files at once, wall time mostly measures waiting for a core (CI saw 6.1 s wall at load 20).
-    const started = process.cpuUsage();
-    const messages = longSessionMessages(100_000, 'openai', 1);
-    const used = process.cpuUsage(started);
-    const cpuMs = (used.user + used.system) / 1000;
+    // CPU time, not wall time: CI saw 6.1 s wall at load 20 (see cpu-time.ts).
+    const { result: messages, cpuMs } = withCpuTime(() => longSessionMessages(100_000, 'openai', 1));
     expect(messages).toHaveLength(100_000);
     console.log(`longSessionMessages(100000): ${cpuMs.toFixed(0)} ms of CPU`);
     expect(cpuMs).toBeLessThan(4000); // about 1 s alone
