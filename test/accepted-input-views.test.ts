@@ -309,6 +309,32 @@ describe('found by the hostile-conversation property', () => {
     expect(view.slice(1, 3)).toEqual([reasoning, call]);
   });
 
+  it("Anthropic: a server tool call reusing another call's id in its message is refused with its path, nothing stored", async () => {
+    // Seed -1547010446: the view sent two server_tool_use blocks "srvtoolu_1" in one message, which
+    // the API refuses (tool use ids are unique within a request).
+    const ctx = new ContextManager({ model: MODEL.anthropic });
+    await ctx.addMessage({ role: 'user', content: [{ type: 'text', text: 'question 1' }] });
+    const search = { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'q1' } };
+    const reply = {
+      role: 'assistant',
+      content: [
+        search,
+        { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [] },
+        { type: 'text', text: 'found 1' },
+        { ...search, input: { query: 'x' } },
+      ],
+    } as unknown as Message;
+    const added = ctx.addMessage(reply);
+    await expect(added).rejects.toThrow(InvalidMessageError);
+    await expect(ctx.addMessage(reply)).rejects.toThrow(
+      /content\[3\]\.id.*already the id of a call at .*content\[0\]\.id/,
+    );
+    expect(await ctx.getMessages()).toHaveLength(1);
+    // The same message with the call once is accepted.
+    await ctx.addMessage({ ...reply, content: reply.content.slice(0, 3) } as Message);
+    expect(await ctx.getMessages()).toHaveLength(2);
+  });
+
   it('Gemini: an empty text part is left out of the view', async () => {
     const view = await checkedView(
       [

@@ -231,7 +231,33 @@ export const anthropicRules: ContentRules = {
       : '',
 };
 
+/**
+ * A server-tool or MCP call whose id another call of the same message already has. The API gives
+ * each such call an id of its own and pairs its result by it inside the message, so a repeat can
+ * only be damaged data, and no view could send it (ids are unique within a request). Client
+ * `tool_use` ids repeated across a conversation are renamed by the view instead.
+ */
+function repeatedInlineIds(issues: Issues, content: unknown, path: string): void {
+  if (!Array.isArray(content)) return;
+  const seen = new Map<string, { at: string; inline: boolean }>();
+  content.forEach((block: unknown, k) => {
+    if (!isRecord(block) || typeof block.id !== 'string') return;
+    const inline = isInlineCall(block.type as string);
+    if (block.type !== 'tool_use' && !inline) return;
+    const at = `${path}.content[${k}].id`;
+    const earlier = seen.get(block.id);
+    if (earlier === undefined) seen.set(block.id, { at, inline });
+    else if (inline || earlier.inline)
+      issues.push({
+        path: at,
+        message: `"${block.id}" is already the id of a call at ${earlier.at}: each server tool or MCP call needs an id of its own`,
+      });
+  });
+}
+
 /** Every problem of an Anthropic message (an object, depth already checked). */
 export function anthropicMessageIssues(message: Record<string, unknown>, path: string): Issues {
-  return roleContentIssues(message, path, anthropicRules);
+  const issues = roleContentIssues(message, path, anthropicRules);
+  repeatedInlineIds(issues, message.content, path);
+  return issues;
 }
