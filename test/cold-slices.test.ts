@@ -102,30 +102,33 @@ describe('work in slices gives what it gives in place', () => {
     });
   }
 
-  it('SQLite: a conversation set, then resumed and read a page at a time, gives the views made in place', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'contextkit-cold-slices-'));
-    try {
-      const history = longSessionMessages(2_000, 'openai', 5);
-      neverPause();
-      const inPlace = await coldRun(history, `sqlite:${join(dir, 'in-place.db')}`);
-      restoreClock?.();
-      pauseEverywhere();
-      const path = join(dir, 'sliced.db');
-      const sliced = await coldRun(history, `sqlite:${path}`);
-      expect(sliced).toEqual(inPlace);
-      // A new manager resumes what was stored: the same history, read a page at a time.
-      const resumed = new ContextManager({
-        model: 'gpt-4o',
-        store: `sqlite:${path}`,
-        conversationId: 'cold',
-      });
-      expect(await resumed.getMessages()).toEqual(history);
-      expect(await resumed.getMessagesForRequest({ tokenBudget: 8_000 })).toEqual(inPlace.views[2]);
-      await resumed.close();
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+  for (const kind of ['sqlite', 'file'] as const) {
+    it(`${kind}: a conversation set, then resumed and read a part at a time, gives the views made in place`, async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'contextkit-cold-slices-'));
+      const spec = (name: string) =>
+        kind === 'sqlite' ? `sqlite:${join(dir, `${name}.db`)}` : `file:${join(dir, name)}`;
+      try {
+        const history = longSessionMessages(2_000, 'openai', 5);
+        neverPause();
+        const inPlace = await coldRun(history, spec('in-place'));
+        restoreClock?.();
+        pauseEverywhere();
+        const sliced = await coldRun(history, spec('sliced'));
+        expect(sliced).toEqual(inPlace);
+        // A new manager resumes what was stored: the same history, read a part at a time.
+        const resumed = new ContextManager({
+          model: 'gpt-4o',
+          store: spec('sliced'),
+          conversationId: 'cold',
+        });
+        expect(await resumed.getMessages()).toEqual(history);
+        expect(await resumed.getMessagesForRequest({ tokenBudget: 8_000 })).toEqual(inPlace.views[2]);
+        await resumed.close();
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+  }
 
   it('SQLite: a replace between two pages of a read starts the read again, never mixing generations', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'contextkit-cold-slices-'));
