@@ -15,6 +15,7 @@ import { ContextManager } from '../src/manager.js';
 import type { HistoryEntry, Message, MessageFormat } from '../src/messages/types.js';
 import { mapInSlices, useSliceClock } from '../src/slices.js';
 import { openSqliteStore } from '../src/stores/sqlite.js';
+import { countKey } from '../src/tokens/count-key.js';
 import { isDialogue } from '../src/tools/dialogue-memory.js';
 import { entrySegments } from '../src/tools/entry-segments.js';
 import { longSessionMessages } from './support/arbitraries.js';
@@ -129,6 +130,33 @@ describe('work in slices gives what it gives in place', () => {
       }
     });
   }
+
+  it('SQLite: counts made for a history stored without them are kept a part at a time, all of them', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'contextkit-cold-slices-'));
+    const path = join(dir, 'bare.db');
+    try {
+      const history = longSessionMessages(2_500, 'openai', 9);
+      const bare = await openSqliteStore(path);
+      const stamp = new Date(0).toISOString();
+      await bare.replace(
+        'cold',
+        history.map((message) => ({ message, metadata: { timestamp: stamp } })),
+      );
+      await bare.close();
+      pauseEverywhere();
+      const ctx = new ContextManager({ model: 'gpt-4o', store: `sqlite:${path}`, conversationId: 'cold' });
+      await ctx.getMessagesForRequest();
+      await ctx.close();
+      const key = countKey(new ContextMeasurer({ model: 'gpt-4o' }).defaultCounter('openai'));
+      const store = await openSqliteStore(path);
+      const stored = await store.read('cold');
+      await store.close();
+      expect(stored).toHaveLength(history.length);
+      expect(stored.filter((e) => typeof e.counts?.[key] !== 'number').map((e) => e.seq)).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 
   it('SQLite: a replace between two pages of a read starts the read again, never mixing generations', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'contextkit-cold-slices-'));

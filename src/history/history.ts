@@ -37,6 +37,8 @@ import { newEpoch } from '../stores/validate.js';
 const EPOCH_ATTEMPTS = 5;
 /** How many times a whole read is retried when a replace lands between its two epoch checks. */
 const READ_ATTEMPTS = 5;
+/** `saveCounts` writes the counts of this many entries per call to the store. */
+const SAVE_COUNTS_AT_ONCE = 1_024;
 
 /** What to do with a stored entry that is not a valid message. */
 export type InvalidStoredPolicy = 'error' | 'skip';
@@ -139,12 +141,21 @@ export class History {
       updates.push({ seq: stored.seq, counts });
       held.push(stored);
     }
-    if (updates.length === 0) return false;
-    if (!(await this.store.saveCounts(this.conversationId, updates, { epoch: this.epoch }))) return false;
-    held.forEach((stored, i) => {
-      stored.counts = mergeCounts(stored.counts, (updates[i] as EntryCountsUpdate).counts);
-    });
-    return true;
+    // A part at a time, the event loop let run between parts: a resumed history of 100k messages
+    // stored without counts would otherwise be one long write (synchronous with SQLite).
+    const slices = new Slices();
+    let kept = false;
+    for (let from = 0; from < updates.length; from += SAVE_COUNTS_AT_ONCE) {
+      const part = updates.slice(from, from + SAVE_COUNTS_AT_ONCE);
+      if (!(await this.store.saveCounts(this.conversationId, part, { epoch: this.epoch }))) return kept;
+      kept = true;
+      part.forEach((update, i) => {
+        const stored = held[from + i]!;
+        stored.counts = mergeCounts(stored.counts, update.counts);
+      });
+      if (from + SAVE_COUNTS_AT_ONCE < updates.length) await slices.pause();
+    }
+    return kept;
   }
 
   /** Remembers where a message is stored and the counts stored with it. */
