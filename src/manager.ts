@@ -298,6 +298,10 @@ export class ContextManager {
     const r = prepared instanceof Promise ? await prepared : prepared;
     const counting = this.countAhead(r);
     if (counting) await counting;
+    // The atoms and the view built ahead in slices too (a cold start): the guard finds them built.
+    const c = this.conversation;
+    const building = c.view.buildAhead(c.entries, c.format ?? r.format, r.counter);
+    if (building) await building;
     const decision = await this.guard.fit(this.conversation, r, request);
     this.prepareAhead();
     if (decision.action === 'decline') throw decision.error;

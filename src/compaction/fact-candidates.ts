@@ -98,6 +98,8 @@ export async function factCandidates(input: {
    * extractor's, in place of asking `tools` (which are then not called).
    */
   modelFacts?: (read: readonly HistoryEntry[]) => readonly ExtractedFact[];
+  /** Lets the event loop run between chunks when the slice is spent (see src/slices.ts). */
+  pause?: () => Promise<void> | undefined;
 }): Promise<ExtractedFact[]> {
   return factsOfSeqs({ ...input, seqs: leavingSeqs(input.atoms, input.previous, input.draft) });
 }
@@ -115,6 +117,8 @@ export async function factsOfSeqs(input: {
   offlineTools: boolean;
   /** As `factCandidates`' `modelFacts`. */
   modelFacts?: (read: readonly HistoryEntry[]) => readonly ExtractedFact[];
+  /** As `factCandidates`' `pause`. */
+  pause?: () => Promise<void> | undefined;
 }): Promise<ExtractedFact[]> {
   const { entries, oldFacts, room, seqs: leaving } = input;
   if (leaving.length === 0) return [...oldFacts];
@@ -147,6 +151,8 @@ export async function factsOfSeqs(input: {
       if (group === results) for (const e of chunk) resultChars += messageText(e.message).length;
       extractor.add(chunk);
       read.push(...chunk);
+      const pause = input.pause?.();
+      if (pause) await pause;
     }
   }
   if (input.modelFacts) {

@@ -8,6 +8,7 @@ import type { CompactionReceipt } from '../events.js';
 import { wireFormat } from '../formats/registry.js';
 import type { Atom } from '../messages/atoms.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
+import { Slices } from '../slices.js';
 import type { TokenCounter } from '../tokens/types.js';
 import type { ContextTools, ExtractedFact } from '../tools/types.js';
 import type { PlanBlocks } from '../view/plan-blocks.js';
@@ -118,6 +119,8 @@ export interface PlanResult {
 
 /** Per-plan scratch: the summary texts written, the facts left out, what the strategy said. */
 interface Scratch {
+  /** The plan's steps run in slices that yield: a first plan over a long history is long work. */
+  slices: Slices;
   summaries: Map<string, string | Message[]>;
   factsOmitted: number;
   /** Why the `summarize` strategy wrote no summary in this plan (for the receipt). */
@@ -158,7 +161,9 @@ export class Planner {
       for (const m of renderAtom(atom, edits)) sum += req.count(m);
       return sum;
     };
-    const scratch: Scratch = { summaries: new Map(), factsOmitted: 0, refused: [] };
+    const scratch: Scratch = { slices: new Slices(), summaries: new Map(), factsOmitted: 0, refused: [] };
+    // Between steps, the event loop runs when the slice is spent (nothing to await otherwise).
+    const pause = () => scratch.slices.step();
     let target = req.target ?? Math.floor(targetUsage * budget);
     if (req.reason === 'clearing' && clearing.trigger !== undefined) {
       target = Math.min(
@@ -172,7 +177,9 @@ export class Planner {
     for (let attempt = 0; ; attempt++) {
       const ctx = this.context(req, measure, target);
       plan = await this.draft(ctx, req, previous, scratch, req.reason === 'clearing');
+      await pause();
       rendered = req.render(plan);
+      await pause();
       plan.tokens = rendered.tokens;
       if (scratch.decline !== undefined || plan.tokens <= floor || target === 0) break;
       if (attempt >= this.settings.maxCompactRetries) break;
@@ -305,23 +312,28 @@ export class Planner {
         tools: req.tools ?? this.tools,
         offlineTools: this.offlineTools && req.tools === undefined,
         ...(req.modelFacts ? { modelFacts: req.modelFacts } : {}),
+        pause,
       });
     const oldFacts = previousPlan?.facts ?? [];
     const factsTokensBefore = factsTokens(oldFacts);
     const share = Math.min(this.settings.memoryShare, this.settings.targetUsage);
     const factsLimit = factsCap(budget, share);
+    const pause = () => scratch.slices.step();
     let draft = startDraft(ctx, previous);
+    await pause();
     draft.total += factsTokensBefore;
     // The summary in the view now; selection adds a reserve only when there is none yet.
     const oldSummaryTokens = previousPlan?.summary ? summaryTokens(previousPlan.summary) : 0;
     draft.total += oldSummaryTokens;
     draft = clearToolResults(clearOnly ? { ...ctx, clearing: { ...ctx.clearing, clearOnly } } : ctx, draft);
+    await pause();
     if (clearOnly) {
       const room = factsLimit;
       const facts = cap(await candidates(draft, room), room).facts;
       return this.finish(draft, previousPlan?.summary, previousPlan?.summarized, facts, req);
     }
     draft = dedupeRepeated(ctx, draft);
+    await pause();
     let summary = previousPlan?.summary;
     const strategy = this.settings.strategy;
     const reserve = summaryReserve(budget, share);
@@ -360,6 +372,7 @@ export class Planner {
       if (outcome.warn !== undefined) scratch.warn = outcome.warn;
       if (outcome.decline !== undefined) scratch.decline = outcome.decline;
     }
+    await pause();
     const grew = [...draft.summarized].some((id) => !previous.summarized?.has(id));
     if (grew) {
       // The summary's room: what selection kept for it and the memory (the reserve and the facts'
@@ -369,7 +382,9 @@ export class Planner {
         const over = Math.max(0, draft.total - ctx.target);
         let factsGrowth = factsGrowthCap;
         if (factsGrowthCap > 0) {
+          await pause();
           const expected = cap(await candidates(draft, factsLimit), factsLimit).facts;
+          await pause();
           factsGrowth = Math.max(0, factsTokens(expected) - factsTokensBefore);
         }
         summaryMax = Math.max(
@@ -377,6 +392,7 @@ export class Planner {
           Math.min(MAX_SUMMARY_TOKENS, reserve + factsGrowthCap - over - factsGrowth),
         );
       }
+      await pause();
       summary = await summarizeAtoms({
         entries: req.entries,
         atoms: req.atoms,
@@ -389,6 +405,7 @@ export class Planner {
         counter: req.counter,
         tools: req.tools ?? this.tools,
         memo: scratch.summaries,
+        pause,
         ...(req.compact ? { compact: req.compact } : {}),
         ...(req.warn ? { warn: req.warn } : {}),
         ...focusOf(this.settings.summaryInstructions, req.focus),
@@ -398,10 +415,12 @@ export class Planner {
         (previousPlan?.summary ? oldSummaryTokens : strategy === 'summarize' ? held : reserve) -
         (previousPlan?.summary ? held : 0);
     }
+    await pause();
     const keptBeforeDropping = draft.dropped;
     draft = dropOldest(ctx, draft);
     draft = capProtectedOversized(ctx, draft);
     draft = truncateOversized(ctx, draft);
+    await pause();
     let facts = oldFacts;
     if (blocks.factsSite !== 'none') {
       // Facts never push conversation out: they take the room left under the target, plus a
@@ -423,6 +442,7 @@ export class Planner {
         );
       let room = roomFor(withoutFacts);
       const found = await candidates(draft, room);
+      await pause();
       let capped = cap(found, room);
       // A summary and the facts compete for a tight budget. The facts carry the ids, paths and
       // numbers an agent acts on, so where the summary squeezes them, the summary goes.

@@ -34,6 +34,8 @@ export async function summarizeAtoms(input: {
   warn?: (code: string, message: string) => void;
   /** What the summary should favour (the manager's `summaryInstructions`). */
   focus?: string;
+  /** Lets the event loop run when the slice is spent (see src/slices.ts), before summarizing. */
+  pause?: () => Promise<void> | undefined;
 }): Promise<PlanSummary> {
   const { atoms, summarized, already, previousPlan } = input;
   const fresh: Atom[] = [];
@@ -76,7 +78,10 @@ export async function summarizeAtoms(input: {
   const key = `${previousPlan?.summary?.text.length ?? 0}|${fresh.length}:${hash}|${input.maxTokens}`;
   let text = input.memo.get(key) as string | undefined;
   if (text === undefined) {
-    text = await input.tools.summarize(summaryInput(input.entries, fresh), {
+    const read = summaryInput(input.entries, fresh);
+    const pause = input.pause?.();
+    if (pause) await pause;
+    text = await input.tools.summarize(read, {
       maxTokens: Math.max(1, input.maxTokens - (input.frameTokens ?? SUMMARY_FRAME_TOKENS)),
       previousSummary: previousPlan?.summary?.text,
       countText: (t) => input.counter.countText(t),

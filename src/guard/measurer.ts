@@ -5,13 +5,13 @@
  * correction from what providers bill; asks a provider's count endpoint near the limit.
  */
 
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { ConfigurationError } from '../errors.js';
 import { ContextEmitter } from '../events.js';
 import { PLAIN_FORMAT, WIRE_FORMATS } from '../formats/registry.js';
 import { detectConversationFormat } from '../messages/detect.js';
 import type { HistoryEntry, Message, MessageFormat, ToolDefinition } from '../messages/types.js';
 import { DEFAULTS, type ProviderInfo, type RequestOptions, requestedFormat } from '../options.js';
+import { Slices } from '../slices.js';
 import type { ModelInfoInput } from '../tokens/catalog.js';
 import { createModelCatalog, didYouMeanModel, type ModelCatalog } from '../tokens/catalog.js';
 import { createTokenCounter } from '../tokens/counter.js';
@@ -30,8 +30,6 @@ import {
 
 /** `countAhead` counts up to this many new messages at once (a steady turn adds one or two). */
 const COUNT_AT_ONCE = 64;
-/** `countAhead` yields to the event loop after counting for this long (a 10 ms timer stays on time). */
-const COUNT_SLICE_MS = 8;
 
 /** Options of {@link ContextMeasurer}. */
 export interface ContextMeasurerOptions {
@@ -208,7 +206,7 @@ export class ContextMeasurer {
    * Counts into the memo the messages of `entries` from `from` on that it does not hold yet, the
    * counts `count` would make in place, and resolves with how far it went (`entries.length`).
    * A long stretch (a cold start, an import, a changed model) is counted in slices of about
-   * {@link COUNT_SLICE_MS}, yielding to the event loop between them, so counting a large history
+   * `SLICE_MS` (src/slices.ts), yielding to the event loop between them, so counting a large history
    * never holds the process (a server's other conversations, its timers) for long. A few
    * messages (a steady turn) are counted at once, without an await. `stored`, when given, is
    * asked first for a count kept with a message (by this counter and format), which is taken
@@ -230,14 +228,13 @@ export class ContextMeasurer {
       return entries.length;
     }
     return (async () => {
-      let sliceStart = performance.now();
+      const slices = new Slices();
       for (let i = from; i < entries.length; i++) {
         const message = entries[i]!.message as Message;
         if (!memo.has(message)) memo.set(message, stored?.(message) ?? counter.countMessage(message, format));
-        if ((i & 31) === 31 && performance.now() - sliceStart > COUNT_SLICE_MS) {
-          await yieldToEventLoop();
-          sliceStart = performance.now();
-        }
+        // The clock is read after every message: one long message may take milliseconds.
+        const pause = slices.step();
+        if (pause) await pause;
       }
       return entries.length;
     })();

@@ -18,6 +18,7 @@ import { jsonValueIssues } from '../messages/json-limits.js';
 import type { HistoryEntry, Message, MessageFormat, MessageMetadata } from '../messages/types.js';
 import { validateMessage } from '../messages/validate-message.js';
 import type { AddMessageOptions } from '../options.js';
+import { forEachInSlices, mapInSlices, Slices } from '../slices.js';
 import { mergeCounts } from '../stores/entry-counts.js';
 import type {
   ConversationStore,
@@ -36,6 +37,8 @@ import { newEpoch } from '../stores/validate.js';
 const EPOCH_ATTEMPTS = 5;
 /** How many times a whole read is retried when a replace lands between its two epoch checks. */
 const READ_ATTEMPTS = 5;
+/** `saveCounts` writes the counts of this many entries per call to the store. */
+const SAVE_COUNTS_AT_ONCE = 1_024;
 
 /** What to do with a stored entry that is not a valid message. */
 export type InvalidStoredPolicy = 'error' | 'skip';
@@ -138,12 +141,21 @@ export class History {
       updates.push({ seq: stored.seq, counts });
       held.push(stored);
     }
-    if (updates.length === 0) return false;
-    if (!(await this.store.saveCounts(this.conversationId, updates, { epoch: this.epoch }))) return false;
-    held.forEach((stored, i) => {
-      stored.counts = mergeCounts(stored.counts, (updates[i] as EntryCountsUpdate).counts);
-    });
-    return true;
+    // A part at a time, the event loop let run between parts: a resumed history of 100k messages
+    // stored without counts would otherwise be one long write (synchronous with SQLite).
+    const slices = new Slices();
+    let kept = false;
+    for (let from = 0; from < updates.length; from += SAVE_COUNTS_AT_ONCE) {
+      const part = updates.slice(from, from + SAVE_COUNTS_AT_ONCE);
+      if (!(await this.store.saveCounts(this.conversationId, part, { epoch: this.epoch }))) return kept;
+      kept = true;
+      part.forEach((update, i) => {
+        const stored = held[from + i]!;
+        stored.counts = mergeCounts(stored.counts, update.counts);
+      });
+      if (from + SAVE_COUNTS_AT_ONCE < updates.length) await slices.pause();
+    }
+    return kept;
   }
 
   /** Remembers where a message is stored and the counts stored with it. */
@@ -186,7 +198,7 @@ export class History {
     if (!this.store) return null;
     const whole = await this.readWhole();
     const meta = await this.store.getMeta(this.conversationId);
-    this.adopt(whole.entries, whole.epoch);
+    await this.adopt(whole.entries, whole.epoch);
     return meta.value;
   }
 
@@ -211,13 +223,28 @@ export class History {
     }
   }
 
-  /** Takes `entries` (checked) as the whole history, in generation `epoch`. */
-  private adopt(entries: readonly StoredEntry[], epoch: string | null): void {
-    const checked = this.checkAll(entries, undefined, []);
-    this.reset();
-    entries.forEach((e, i) => {
+  /**
+   * Takes `entries` (checked) as the whole history, in generation `epoch`: checked and frozen in
+   * slices that yield (a long history is read on a cold start), then taken in at once, so nothing
+   * reads a half-taken history meanwhile.
+   */
+  private async adopt(entries: readonly StoredEntry[], epoch: string | null): Promise<void> {
+    const slices = new Slices();
+    const checked = await this.checkAll(entries, undefined, [], slices);
+    const kept: Array<{ message: Message; entry: StoredEntry }> = [];
+    entries.forEach((entry, i) => {
       const message = checked[i];
-      if (message) this.remember(this.push(message, e.metadata).message, e.seq, e.counts);
+      if (message) kept.push({ message, entry });
+    });
+    const next = await entryList(
+      kept.map((k) => ({ message: k.message, metadata: k.entry.metadata })),
+      slices,
+    );
+    this.reset();
+    this.take(next);
+    next.list.forEach((e, i) => {
+      const stored = kept[i]!.entry;
+      this.remember(e.message, stored.seq, stored.counts);
     });
     this.storeHead = entries.length;
     this.epoch = epoch;
@@ -276,10 +303,23 @@ export class History {
     entries: readonly StoredEntry[],
     start: MessageFormat | undefined,
     held: readonly unknown[],
-  ): Array<Message | null> {
+  ): Array<Message | null>;
+  /** The same in slices that yield. */
+  private checkAll(
+    entries: readonly StoredEntry[],
+    start: MessageFormat | undefined,
+    held: readonly unknown[],
+    slices: Slices,
+  ): Promise<Array<Message | null>>;
+  private checkAll(
+    entries: readonly StoredEntry[],
+    start: MessageFormat | undefined,
+    held: readonly unknown[],
+    slices?: Slices,
+  ): Array<Message | null> | Promise<Array<Message | null>> {
     let format = start;
     const before: unknown[] = [...held];
-    return entries.map((e) => {
+    const check = (e: StoredEntry) => {
       const earlier = () => before;
       const message = this.checkStored(e, format, earlier);
       if (message) {
@@ -287,7 +327,8 @@ export class History {
         before.push(message);
       }
       return message;
-    });
+    };
+    return slices ? mapInSlices(entries, check, slices) : entries.map(check);
   }
 
   /**
@@ -300,7 +341,7 @@ export class History {
     const whole = await this.readWhole();
     const prefix = whole.entries.slice(0, held.length).map((e) => JSON.stringify(e.message));
     const same = prefix.length === held.length && prefix.every((text, i) => text === held[i]);
-    this.adopt(whole.entries, whole.epoch);
+    await this.adopt(whole.entries, whole.epoch);
     this.onReloaded();
     if (same) return;
     this.onWarn(
@@ -455,11 +496,17 @@ export class History {
       throw new InvalidMessageError([{ path: 'messages', message: 'expected an array of messages' }]);
     }
     let format: MessageFormat | undefined;
-    const valid: Message[] = messages.map((m, i) => {
-      const copy = plainCopy(m, `messages[${i}]`);
-      format = resolveConversationFormat(format, copy, i, () => messages.slice(0, i));
-      return validateMessage(copy, `messages[${i}]`, format);
-    });
+    // In slices that yield: a session restored whole may be long (nothing is changed meanwhile).
+    const slices = new Slices();
+    const valid: Message[] = await mapInSlices(
+      messages,
+      (m, i) => {
+        const copy = plainCopy(m, `messages[${i}]`);
+        format = resolveConversationFormat(format, copy, i, () => messages.slice(0, i));
+        return validateMessage(copy, `messages[${i}]`, format);
+      },
+      slices,
+    );
     const stamp = this.now().toISOString();
     // With a store, counted here (in slices that yield) to be kept with the messages; without
     // one, the first request counts them (also in slices that yield).
@@ -475,11 +522,12 @@ export class History {
       await this.store.replace(this.conversationId, batch, { epoch });
       await this.saveMeta({ plan: null });
     }
+    const next = await entryList(batch, slices);
     this.reset();
-    batch.forEach((e, seq) => {
-      const entry = this.push(e.message, e.metadata);
-      if (this.store) this.remember(entry.message, seq, e.counts);
-    });
+    this.take(next);
+    if (this.store) {
+      for (const entry of next.list) this.remember(entry.message, entry.seq, batch[entry.seq]!.counts);
+    }
     this.storeHead = batch.length;
     this.epoch = epoch;
     return true;
@@ -511,6 +559,13 @@ export class History {
     }
   }
 
+  /** Takes a list `entryList` built as this history's entries (after `reset`). */
+  private take(next: EntryList): void {
+    this.list = next.list;
+    this.conversationFormat = next.format;
+    this.ephemeral = next.ephemeral;
+  }
+
   private push(message: Message, metadata: MessageMetadata): HistoryEntry {
     const seq = this.list.length;
     this.conversationFormat = resolveConversationFormat(this.conversationFormat, message, seq, () =>
@@ -533,6 +588,36 @@ export class History {
     this.resumed = false;
     this.generationCounter++;
   }
+}
+
+/** Entries built off to the side, with the format they resolve to, to be taken in at once. */
+interface EntryList {
+  list: HistoryEntry[];
+  format: MessageFormat | undefined;
+  ephemeral: boolean;
+}
+
+/**
+ * The entries `push` would append to an empty history, one by one, for `items` (frozen, numbered
+ * from 0, the format resolved as they go), built in slices that yield.
+ */
+async function entryList(
+  items: ReadonlyArray<{ message: Message; metadata: MessageMetadata }>,
+  slices: Slices,
+): Promise<EntryList> {
+  const next: EntryList = { list: [], format: undefined, ephemeral: false };
+  const messages = () => next.list.map((e) => e.message);
+  await forEachInSlices(
+    items,
+    ({ message, metadata }, seq) => {
+      // `messages` reads the entries before this one, as `push` reads the list so far.
+      next.format = resolveConversationFormat(next.format, message, seq, messages);
+      next.list.push(Object.freeze({ seq, message: freezeDeep(message), metadata: freezeDeep(metadata) }));
+      if (metadata.ephemeral) next.ephemeral = true;
+    },
+    slices,
+  );
+  return next;
 }
 
 /**

@@ -52,17 +52,19 @@ export class AtomIndex {
     this.wire = wireFormat(format);
   }
 
-  /** Brings the atoms up to date with `entries` (which only ever grow; call `reset` otherwise). */
-  update(entries: readonly HistoryEntry[]): void {
-    if (entries.length === this.seen) return;
-    if (entries.length < this.seen) throw new Error('AtomIndex.update: history shrank; call reset() first');
-    const shown = shownEntries(entries, this.closedUntil, this.wire);
+  /**
+   * Brings the atoms up to date with `entries` (which only ever grow; call `reset` otherwise), or
+   * with their first `upTo` (grouping a long history a part at a time: as if they were appended).
+   */
+  update(entries: readonly HistoryEntry[], upTo = entries.length): void {
+    if (upTo === this.seen) return;
+    if (upTo < this.seen) throw new Error('AtomIndex.update: history shrank; call reset() first');
+    const shown = shownEntries(entries, this.closedUntil, this.wire, upTo);
     const built = this.wire.buildAtoms(shown.entries, 0, layeredIds(this.closedIds));
-    const closedUntil =
-      built.closedUntil < shown.entries.length ? shown.at[built.closedUntil]! : entries.length;
+    const closedUntil = built.closedUntil < shown.entries.length ? shown.at[built.closedUntil]! : upTo;
     // Atoms before the open tail can never change again: later entries cannot reach back past it.
     let split = built.atoms.length;
-    if (closedUntil < entries.length) {
+    if (closedUntil < upTo) {
       const firstOpenSeq = entries[closedUntil]!.seq;
       split = built.atoms.findIndex((a) => a.seqs.some((s) => s >= firstOpenSeq));
       if (split < 0) split = built.atoms.length;
@@ -74,13 +76,23 @@ export class AtomIndex {
       if (this.wire.uniqueToolIds) for (const slot of atom.results) this.closedIds.add(slot.callId);
     }
     this.tail = built.atoms.slice(split);
-    const boundarySeq = closedUntil < entries.length ? entries[closedUntil]!.seq : Number.POSITIVE_INFINITY;
+    const boundarySeq = closedUntil < upTo ? entries[closedUntil]!.seq : Number.POSITIVE_INFINITY;
     for (const r of built.repairs) {
       if (r.seq < boundarySeq) this.closedRepairs.push(r);
     }
     this.tailRepairs = built.repairs.filter((r) => r.seq >= boundarySeq);
     this.closedUntil = closedUntil;
-    this.seen = entries.length;
+    this.seen = upTo;
+  }
+
+  /** How many entries the atoms cover (`update` was last given). */
+  get covered(): number {
+    return this.seen;
+  }
+
+  /** Index into the entries of the first one the open tail holds (all of them when none is open). */
+  get openFrom(): number {
+    return this.closedUntil;
   }
 
   /** Forgets everything (after `setMessages` or `clear`). */

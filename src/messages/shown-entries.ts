@@ -40,9 +40,10 @@ export function shownEntries(
   entries: readonly HistoryEntry[],
   from: number,
   format: WireFormat<Message>,
+  end = entries.length,
 ): ShownEntries {
   const out: ShownEntries = { entries: [], at: [] };
-  for (let k = from; k < entries.length; k++) {
+  for (let k = from; k < end; k++) {
     const entry = entries[k]!;
     const shown = shownMessage(entry.message, format);
     if (shown === undefined) continue;

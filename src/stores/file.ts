@@ -49,6 +49,7 @@ import {
 } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
+import { Slices } from '../slices.js';
 import { makeDirectory, syncDirectory, writeAll, writeFileAtomic } from './atomic-write.js';
 import { checkSaveCounts } from './entry-counts.js';
 import { attachCounts, countsLine, parseCountsFile, splitLines } from './file-counts.js';
@@ -74,6 +75,9 @@ import {
   validateMetaValue,
   validateNewEntries,
 } from './validate.js';
+
+/** `read` parses the bytes it read about this many at a time (see `Slices`). */
+const PARSE_PART_BYTES = 256 * 1024;
 
 /** Options of {@link FileStore}. */
 export interface FileStoreOptions {
@@ -665,9 +669,27 @@ export class FileStore implements ConversationStore {
         const start = index.offsets[fromSeq] as number;
         const end = endSeq < count ? (index.offsets[endSeq] as number) : index.validEnd;
         const bytes = await readBytes(handle, start, end);
-        const entries = parseEntries(bytes, fromSeq, where);
         const counts = await readFile(paths.counts, 'utf8').catch(() => '');
-        if (counts.length > 0) attachCounts(entries, bytes, parseCountsFile(counts, fromSeq, endSeq));
+        const records = counts.length > 0 ? parseCountsFile(counts, fromSeq, endSeq) : null;
+        // Parsed (and their counts checked) a part of the bytes read at a time, yielding between
+        // parts when the slice is spent: a long conversation (a resume) never holds the process.
+        const entries: StoredEntry[] = [];
+        const slices = new Slices();
+        for (let from = fromSeq; from < endSeq; ) {
+          const offset = index.offsets[from] as number;
+          let to = from + 1;
+          while (to < endSeq && (index.offsets[to] as number) - offset < PARSE_PART_BYTES) to++;
+          const part = bytes.subarray(
+            offset - start,
+            (to < endSeq ? (index.offsets[to] as number) : end) - start,
+          );
+          const parsed = parseEntries(part, from, where);
+          if (records) attachCounts(parsed, part, records);
+          for (const entry of parsed) entries.push(entry);
+          from = to;
+          const pause = slices.step();
+          if (pause) await pause;
+        }
         return entries;
       });
     });

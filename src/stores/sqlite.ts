@@ -19,6 +19,7 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
+import { SLICE_MS, Slices } from '../slices.js';
 import {
   checkSaveCounts,
   decodeCounts,
@@ -212,6 +213,21 @@ function describeHeader(header: Buffer): string {
 }
 
 /** An entry from its row, with the counts that still hold for its message text. */
+/** `read` starts with pages of this many rows. */
+const READ_PAGE_ROWS = 256;
+/** Pages stay between these many rows (a page of long messages shrinks, of short ones grows). */
+const MIN_PAGE_ROWS = 16;
+const MAX_PAGE_ROWS = 8192;
+/** How many times `read` starts again when a replace comes between its pages. */
+const READ_ATTEMPTS = 4;
+
+/** The next page's size: halved when a page took over half a slice, doubled under a quarter. */
+function nextPageRows(rows: number, ms: number): number {
+  if (ms > SLICE_MS / 2) return Math.max(MIN_PAGE_ROWS, rows >> 1);
+  if (ms < SLICE_MS / 4) return Math.min(MAX_PAGE_ROWS, rows * 2);
+  return rows;
+}
+
 function storedRow(conversationId: string, row: EntryRow): StoredEntry {
   const entry = parseStoredEntry(conversationId, row.seq, row.metadata, row.message);
   return withCounts(
@@ -447,13 +463,54 @@ export class SqliteStore implements ConversationStore {
     });
   }
 
+  /**
+   * Reads a page of rows at a time (its size kept near a slice's time), yielding to the event
+   * loop between pages when the slice is spent, so reading a long conversation (a resume) never
+   * holds the process for long. Each page is read with the conversation's generation in one
+   * transaction; a page of another generation than the first (a replace, a pop came between)
+   * starts the read again, and after {@link READ_ATTEMPTS} such starts it is read in one go.
+   */
   async read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]> {
-    return this.#run(conversationId, 'read', () => {
+    const { fromSeq, limit } = this.#run(conversationId, 'read', () => {
       validateConversationId(conversationId);
-      const { fromSeq, limit } = readRange(conversationId, options);
+      return readRange(conversationId, options);
+    });
+    const slices = new Slices();
+    let pageRows = READ_PAGE_ROWS;
+    for (let attempt = 1; attempt < READ_ATTEMPTS; attempt++) {
+      const out: StoredEntry[] = [];
+      let epoch: string | null | undefined;
+      let from = fromSeq;
+      for (;;) {
+        const want = Math.min(limit - out.length, pageRows);
+        const started = performance.now();
+        const page = this.#run(conversationId, 'read', () => this.#readPage(conversationId, from, want));
+        if (epoch === undefined) epoch = page.epoch;
+        else if (page.epoch !== epoch) break;
+        for (const row of page.rows) out.push(storedRow(conversationId, row));
+        if (page.rows.length < want || out.length >= limit) return out;
+        from = page.rows.at(-1)!.seq + 1;
+        pageRows = nextPageRows(pageRows, performance.now() - started);
+        const pause = slices.step();
+        if (pause) await pause;
+      }
+    }
+    return this.#run(conversationId, 'read', () => {
       const rows = this.#selectEntries.all(conversationId, fromSeq, Number.isFinite(limit) ? limit : -1);
       return rows.map((row) => storedRow(conversationId, row));
     });
+  }
+
+  /** Up to `limit` rows from `fromSeq` on, with the conversation's generation, in one transaction. */
+  #readPage(
+    conversationId: string,
+    fromSeq: number,
+    limit: number,
+  ): { epoch: string | null; rows: EntryRow[] } {
+    return this.#db.transaction(() => ({
+      epoch: this.#selectHead.get(conversationId)?.epoch ?? null,
+      rows: this.#selectEntries.all(conversationId, fromSeq, limit),
+    }))();
   }
 
   async head(conversationId: string): Promise<number> {

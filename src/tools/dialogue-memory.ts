@@ -82,14 +82,40 @@ const IDENTIFYING = /\d{2,}|[@$€£/#]|\b[A-Za-z]+\d+[A-Za-z\d]*\b/;
  * continuing a dialogue memory), hardly any tool traffic.
  */
 export function isDialogue(entries: readonly HistoryEntry[], minTurns = 4): boolean {
+  // What a long history's rest could still add: an answer often shows early (tool traffic), and
+  // the segments (every text of every entry) are then never made for the rest.
+  const textAtMost = new Array<number>(entries.length + 1);
+  textAtMost[entries.length] = 0;
+  for (let i = entries.length - 1; i >= 0; i--)
+    textAtMost[i] = textAtMost[i + 1]! + textSegmentsAtMost(entries[i]!.message);
   let text = 0;
   let tools = 0;
-  for (const s of entrySegments(entries)) {
-    if (s.role === 'system') continue;
-    if (s.kind === 'text') text += 1;
-    else tools += 1;
+  // One map across the batches: a result finds its call in an earlier batch (see `entrySegments`).
+  const callNames = new Map<string, string>();
+  for (let from = 0; from < entries.length; from += DIALOGUE_BATCH) {
+    const to = Math.min(entries.length, from + DIALOGUE_BATCH);
+    for (const s of entrySegments(entries.slice(from, to), callNames)) {
+      if (s.role === 'system') continue;
+      if (s.kind === 'text') text += 1;
+      else tools += 1;
+    }
+    // Tool segments only add up: past ten times what the text can still reach, it is no dialogue.
+    if (tools * 10 > text + textAtMost[to]!) return false;
   }
   return text >= minTurns && tools * 10 <= text;
+}
+
+/** `isDialogue` reads the entries this many at a time. */
+const DIALOGUE_BATCH = 256;
+
+/**
+ * At least as many text segments as `entrySegments` makes of `message`: one text, or one per
+ * part or block (Gemini parts, Anthropic blocks beside tool results).
+ */
+function textSegmentsAtMost(message: unknown): number {
+  if (typeof message !== 'object' || message === null) return 1;
+  const { parts, content } = message as { parts?: unknown; content?: unknown };
+  return 1 + (Array.isArray(parts) ? parts.length : 0) + (Array.isArray(content) ? content.length : 0);
 }
 
 /** Whether a summary text is a dialogue memory (its lines start with a stamp and a speaker). */

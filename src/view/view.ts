@@ -13,6 +13,7 @@ import { messageText } from '../messages/content.js';
 import { convertMessages } from '../messages/convert.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
 import { wireMessage } from '../messages/wire-fields.js';
+import { Slices } from '../slices.js';
 import type { TokenCounter } from '../tokens/types.js';
 import { type BudgetNoticeState, budgetNoticeText, nextBudgetNotice } from './budget-notice.js';
 import { stablePrefixEnds, unchangedPrefix } from './cache-breakpoints.js';
@@ -21,6 +22,13 @@ import type { PlanBlocks } from './plan-blocks.js';
 
 /** Tokens kept aside for the Anthropic start notice, which a view may need. */
 export const NOTICE_RESERVE = 24;
+
+/** `buildAhead` leaves this many new entries or atoms to `build` (a steady turn adds one or two). */
+const AHEAD_AT_ONCE = 64;
+/** `buildAhead` groups the entries into atoms this many at a time. */
+const AHEAD_ENTRIES = 512;
+/** `buildAhead` renders and counts this many atoms at a time. */
+const AHEAD_ATOMS = 256;
 
 /** Memoized counting, as the measurer offers it. */
 export interface ViewCounting {
@@ -136,8 +144,55 @@ export class View {
     return this.atomIndex?.repairs() ?? [];
   }
 
+  /**
+   * What `build` will do next, done ahead in slices that yield, when there is much of it (a cold
+   * start, a history set or read whole, a new plan over a long history): the atoms grouped a part
+   * of the entries at a time, as appends would bring them, then the messages rendered and counted
+   * a part at a time. The `build` that follows finds it done, and builds the same view it would
+   * have built in place. Undefined (nothing to await) when there is little to do.
+   */
+  buildAhead(
+    entries: readonly HistoryEntry[],
+    format: MessageFormat,
+    counter: TokenCounter,
+  ): Promise<void> | undefined {
+    if (!this.atomIndex || this.atomIndex.format !== format) {
+      this.atomIndex = new AtomIndex(format);
+      this.cache = null;
+    }
+    const index = this.atomIndex;
+    const behind = (this.cache?.atomsCovered ?? 0) + AHEAD_AT_ONCE;
+    if (entries.length - index.covered <= AHEAD_AT_ONCE && index.length <= behind) return undefined;
+    return (async () => {
+      const slices = new Slices();
+      while (index.covered < entries.length) {
+        // An exchange open across many entries is grouped again by every part: the rest at once.
+        if (index.covered - index.openFrom > AHEAD_ENTRIES) break;
+        index.update(entries, Math.min(entries.length, index.covered + AHEAD_ENTRIES));
+        const pause = slices.step();
+        if (pause) await pause;
+      }
+      for (;;) {
+        const view = this.extend(entries, format, counter, AHEAD_ATOMS);
+        if (view.atomsCovered >= this.atomIndex!.length) return;
+        const pause = slices.step();
+        if (pause) await pause;
+      }
+    })();
+  }
+
   /** Brings the view up to date with the entries: re-renders only atoms that are new or still open. */
   build(entries: readonly HistoryEntry[], format: MessageFormat, counter: TokenCounter): BuiltView {
+    return this.extend(entries, format, counter, Number.POSITIVE_INFINITY);
+  }
+
+  /** `build`, rendering at most `maxAtoms` more atoms (the view returned covers only those). */
+  private extend(
+    entries: readonly HistoryEntry[],
+    format: MessageFormat,
+    counter: TokenCounter,
+    maxAtoms: number,
+  ): ViewCache {
     const atoms = this.atoms(entries, format);
     // A server compaction item carries what came before it: the view restarts from the latest one.
     const compactedBefore = atoms.compactedBefore;
@@ -167,7 +222,8 @@ export class View {
     const { edits, plan } = view;
     const planned = plan ? plan.historyLength : 0;
     const f = atoms.format;
-    for (let k = view.atomsCovered; k < atoms.length; k++) {
+    const end = Math.min(atoms.length, view.atomsCovered + maxAtoms);
+    for (let k = view.atomsCovered; k < end; k++) {
       const atom = atoms.at(k);
       if (view.facts && atom.id === plan?.factsAt) {
         view.messages.push(view.facts);
