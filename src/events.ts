@@ -46,12 +46,15 @@ export interface CompactionReceipt {
   atFloor: boolean;
   /**
    * With summaries prepared ahead (the `summaryAhead` option): whether this compaction's summary
-   * is the model's, prepared before the trigger for exactly this range (`used`), or the offline
-   * tools' because the prepared one was not back yet (`pending`), had failed (`failed`), covered
-   * other messages or did not fit the room (`stale`), or none was prepared (`none`). Absent when
-   * the compaction wrote no summary or nothing is prepared ahead.
+   * is the model's, prepared before the trigger for exactly this range (`used`); the model's for
+   * the start of the range with the rest summarized by the offline tools on top of it, the range
+   * having grown past what was prepared (`partial`, its `summary.tools` then names both, as
+   * `openai+offline`); or the offline tools' because the model's was not back yet (`pending`), had
+   * failed (`failed`), covered other messages or did not fit the room (`stale`), or the model was
+   * not asked for this range (`none`). Absent when the compaction wrote no summary or nothing is
+   * prepared ahead.
    */
-  prepared?: 'used' | 'pending' | 'failed' | 'stale' | 'none';
+  prepared?: 'used' | 'partial' | 'pending' | 'failed' | 'stale' | 'none';
   /**
    * What the compaction hooks pinned into the view (`onBeforeCompaction`, `onAfterCompaction`):
    * texts kept, their tokens (within `tokensAfter`), and texts trimmed or refused for room.

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeLLMServer, type FakePrompt, startFakeLLMServer } from '../test/support/fake-llm-server.js';
+import { VirtualClock } from '../test/support/virtual-clock.js';
 import type { CompactionReceipt } from './events.js';
 import { ContextManager } from './manager.js';
 import type { Message } from './messages/types.js';
@@ -205,7 +206,9 @@ describe.each(['openai', 'anthropic'] as const)('summaries prepared ahead (%s)',
       await a.addMessage({ role: 'system', content: 'sys' });
       const views: Message[][] = [];
       let t = 0;
-      while (server.requests.length === 0) {
+      // Up to the preparation level: the range asked of the model (once settled, and at `at` for
+      // what it gained), with messages after it still in the view at the trigger.
+      while (server.requests.length === 0 || a.usage().pct < 0.76) {
         await turn(a, t++, views);
         await idle();
       }
@@ -296,4 +299,119 @@ it('your own tools with prepareMemory are prepared ahead too, and never asked on
   ]);
   expect(summarizeCalls).toBe(0);
   expect(JSON.stringify(views.at(-1))).toContain('MY SUMMARY of');
+});
+
+describe('summaries prepared ahead, on a model answering in 2 s of a virtual clock', () => {
+  const settle = () => idle(2);
+  const LATENCY = 2_000;
+  /** The agent's own model call between two requests. */
+  const AGENT_CALL = 1_000;
+
+  function setup() {
+    const clock = new VirtualClock();
+    const asked: Array<{ seqs: number[]; previousSummary: string | undefined; at: number }> = [];
+    let requesting = false;
+    const onRequestPath: number[] = [];
+    const tools: PreparingTools = {
+      kind: 'mine',
+      summarize: () => Promise.reject(new Error('the model is never asked on the request path')),
+      extractFacts: () => Promise.resolve([]),
+      async prepareMemory(request) {
+        const seqs = request.summaryEntries.map((e) => e.seq);
+        asked.push({ seqs, previousSummary: request.previousSummary, at: ctx.usage().pct });
+        if (requesting) onRequestPath.push(asked.length);
+        await clock.sleep(LATENCY);
+        const before = request.previousSummary?.startsWith('MY SUMMARY')
+          ? `${request.previousSummary} + `
+          : '';
+        return { summary: `MY SUMMARY[${before}#${Math.min(...seqs)}-#${Math.max(...seqs)}]`, facts: [] };
+      },
+    };
+    const ctx = new ContextManager({ model: 'gpt-4o', tools });
+    const receipts: CompactionReceipt[] = [];
+    ctx.on('context:post_compact', (e) => receipts.push(e.receipt));
+    const views: Message[][] = [];
+    /** One request (counted as on the request path while it runs), then the agent's call. */
+    const request = async () => {
+      requesting = true;
+      views.push(await ctx.getMessagesForRequest({ tokenBudget: BUDGET }));
+      requesting = false;
+      await clock.advance(AGENT_CALL, settle);
+    };
+    return { ctx, clock, asked, onRequestPath, receipts, views, request };
+  }
+
+  /** A user message, the request, the reply. */
+  async function step(s: ReturnType<typeof setup>, t: number): Promise<void> {
+    await s.ctx.addMessage({
+      role: 'user',
+      content: `Please update src/mod${t}.ts for ticket T-${100 + t}. ${filler(40, t)}`,
+    });
+    await s.request();
+    await s.ctx.addMessage({ role: 'assistant', content: `Updated src/mod${t}.ts. ${filler(20, t)}` });
+  }
+
+  it('a turn that leaps past the trigger: the model’s summary of what was prepared, the rest offline on top', async () => {
+    const s = setup();
+    await s.ctx.addMessage({ role: 'system', content: 'sys' });
+    let t = 0;
+    // Steady turns to 70% (below `at`, 0.76): the range is settled and the model asked by then.
+    while (s.ctx.usage().pct < 0.7) await step(s, t++);
+    expect(s.receipts).toEqual([]);
+    expect(s.asked.length).toBeGreaterThan(0);
+    expect(Math.max(...s.asked.map((a) => a.at))).toBeLessThan(0.76);
+    await s.clock.advance(LATENCY, settle);
+    // A tool result of about a third of the budget: past the budget in one turn.
+    await s.ctx.addMessage({ role: 'user', content: `Show me the log of run ${t}.` });
+    await s.ctx.addMessage({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_log', type: 'function', function: { name: 'read_log', arguments: '{}' } }],
+    });
+    await s.ctx.addMessage({
+      role: 'tool',
+      tool_call_id: 'call_log',
+      content: Array.from({ length: 120 }, (_, i) => `line ${i}: job ${i * 7} finished`).join('\n'),
+    });
+    const before = s.asked.length;
+    await s.request();
+    expect(s.receipts).toHaveLength(1);
+    const leap = s.receipts[0]!;
+    expect(leap.reason).toBe('over_budget');
+    expect(leap.prepared).toBe('partial');
+    expect(leap.summary?.tools).toBe('mine+offline');
+    expect(JSON.stringify(s.views.at(-1))).toContain('MY SUMMARY[#');
+    // The model was not asked while the request ran; the rest of the range was asked after it.
+    expect(s.onRequestPath).toEqual([]);
+    expect(s.asked.length).toBeGreaterThan(before);
+    const rest = s.asked[before]!;
+    expect(rest.previousSummary).toMatch(/^MY SUMMARY\[#/);
+    // The next compaction is the model's whole, built on its own summary of the leap's range.
+    for (let i = 0; s.receipts.length < 2 && i < 200; i++) await step(s, t++);
+    const next = s.receipts[1]!;
+    expect(next.prepared).toBe('used');
+    expect(next.summary?.tools).toBe('mine');
+    expect(JSON.stringify(s.views.at(-1))).toContain('MY SUMMARY[MY SUMMARY[MY SUMMARY[#');
+  });
+
+  it('after a compaction the next range is prepared from the new plan, before usage reaches `at`; about one call per compaction', async () => {
+    const s = setup();
+    await s.ctx.addMessage({ role: 'system', content: 'sys' });
+    const compactedAt = new Set<number>();
+    let t = 0;
+    while (s.receipts.length < 4) {
+      const had = s.receipts.length;
+      await step(s, t++);
+      if (s.receipts.length > had) compactedAt.add(s.views.length - 1);
+    }
+    expect(s.receipts.map((r) => r.prepared)).toEqual(['used', 'used', 'used', 'used']);
+    // Each compaction's range was asked of the model after the one before it, and below `at`.
+    const firstAfter = s.asked.filter((a) => a.seqs[0]! > (s.receipts[0]!.summary?.toSeq ?? 0));
+    expect(firstAfter.length).toBeGreaterThan(0);
+    expect(firstAfter[0]!.at).toBeLessThan(0.76);
+    // The rest of a range that grew by `at` is asked once more, at most.
+    expect(s.asked.length).toBeLessThanOrEqual(2 * s.receipts.length + 1);
+    expect(s.onRequestPath).toEqual([]);
+    expect(prefixBreaks(s.views, compactedAt)).toEqual([]);
+  });
 });

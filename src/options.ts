@@ -212,11 +212,15 @@ export interface ContextManagerOptions {
    */
   llm?: Omit<LLMToolsOptions, 'onWarn'> & { provider: 'openai' | 'anthropic' };
   /**
-   * With `llm`: the summary and facts of the range the next compaction will take are asked of the
-   * model once usage passes `at` (default halfway from `targetUsage` to `compactThreshold`), off
-   * the request path, so that no request waits for the model. A compaction uses them when they
-   * are back and cover exactly the range it takes; otherwise the offline tools answer at once and
-   * the model's summary of that range is carried into the next compaction. Its receipt says which
+   * With `llm`: the summary and facts of the range the next compaction will take are prepared off
+   * the request path, so that no request waits for the model. After each compaction (and from the
+   * start) that range is planned as the view grows, with its offline summary written ahead; the
+   * model is asked once the range is settled, or when usage passes `at` at the latest (default
+   * halfway from `targetUsage` to `compactThreshold`), and then only for what the range gained.
+   * A compaction uses the model's summary when it is back and covers the range it takes; where
+   * the range grew past it (a turn leapt past the trigger), the offline tools summarize the rest
+   * on top of it; otherwise the offline summary written ahead answers at once, and the model's
+   * summary of what it did not cover is carried into the next compaction. Its receipt says which
    * (`prepared`). Default on with `llm` (and with your own `tools` when they implement
    * `prepareMemory`, see `PreparingTools`); `false` asks the model at the compaction, as the
    * request waits.

@@ -41,7 +41,7 @@ import {
 import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
 import { billRequest, conversationTime } from './metering.js';
 import { ProviderCompaction } from './provider-compaction.js';
-import { type AheadState, recordingTools, SummaryAhead } from './summary-ahead.js';
+import { emptyAheadState, leftView, recordingTools, SummaryAhead } from './summary-ahead.js';
 import { nextUsageWarning, resetUsageWarning } from './usage-warning.js';
 
 export type {
@@ -122,13 +122,17 @@ export class ContextGuard {
     const tools =
       options.tools && guardedTools(options.tools, offline, (code, m) => this.measurer.warn(code, m));
     const ahead = options.summaryAhead ?? true;
+    const at =
+      (typeof ahead === 'object' ? ahead.at : undefined) ??
+      this.targetUsage + (this.compactThreshold - this.targetUsage) / 2;
     this.ahead =
       ahead !== false && canPrepare(options.tools) && !this.providerCompact
         ? new SummaryAhead(
             options.tools,
             offline,
-            (typeof ahead === 'object' ? ahead.at : undefined) ??
-              this.targetUsage + (this.compactThreshold - this.targetUsage) / 2,
+            at,
+            // A range is settled only once the view holds what a compaction at the trigger frees.
+            Math.min(at, this.compactThreshold - this.targetUsage),
             (code, m) => this.measurer.warn(code, m),
           )
         : null;
@@ -350,8 +354,9 @@ export class ContextGuard {
    * With summaries prepared ahead: the preparation the conversation's last request found due, to
    * run off the request path and one at a time with the conversation's other operations (the
    * manager queues it after the request); undefined when none is due. It plans the compaction the
-   * trigger will bring (on a scratch view, as if the view had grown to the trigger) and asks the
-   * model for that plan's summary and facts, without waiting for the answer.
+   * trigger will bring (on a scratch view, as if the view had grown to the trigger), writes the
+   * offline summary of its range, and asks the model for that range's summary and facts once it
+   * is settled (see `SummaryAhead`), without waiting for the answer.
    */
   preparation(c: GuardConversation): (() => Promise<unknown>) | undefined {
     const r = c.aheadDue;
@@ -371,7 +376,7 @@ export class ContextGuard {
     const ahead = this.ahead!;
     c.ahead ??= emptyAheadState();
     const plan = c.view.plan;
-    if (!ahead.due(c.ahead, plan, c.state.usage ?? 0)) return;
+    if (!ahead.due(c.ahead, plan, c.state.usage ?? 0, c.generation?.() ?? 0)) return;
     const entries = c.entries.slice();
     // Seqs index the whole history: after a server compaction `entries` is a slice of it.
     const bySeq = c.history ? c.history.slice() : entries;
@@ -414,7 +419,16 @@ export class ContextGuard {
     const seqs = new Set<number>();
     for (const atom of atoms) if (summarized.has(atom.id)) for (const seq of atom.seqs) seqs.add(seq);
     const spec = result.decline === undefined && seqs.size > 0 ? result.plan : null;
-    ahead.prepare(c.ahead, plan, seqs, recorded.calls, c.generation?.() ?? 0, c.state.usage ?? 0, spec);
+    ahead.prepare(c.ahead, plan, {
+      seqs,
+      calls: recorded.calls,
+      spec,
+      // Reaching the target, the plan frees what a compaction at the trigger frees: the turns to
+      // come are newer than anything it takes, so the trigger takes this range whatever they hold.
+      settled: spec !== null && spec.tokens <= target + Math.floor((trigger - target) / 4),
+      generation: c.generation?.() ?? 0,
+      usage: c.state.usage ?? 0,
+    });
     // The fallback summary after the queue moved on (it reads only the entries recorded): the
     // model's call is under way meanwhile, and the next operation does not wait for it.
     const state = c.ahead;
@@ -511,9 +525,11 @@ export class ContextGuard {
       c.state.level = levelOf(total / r.budget);
     }
     c.state.usage = total / r.budget;
-    if (this.ahead && this.autoCompact && !reason) {
+    // After a compaction too: the next one's range is planned from the plan just made.
+    if (this.ahead && this.autoCompact) {
       c.ahead ??= emptyAheadState();
-      c.aheadDue = this.ahead.due(c.ahead, c.view.plan, total / r.budget) ? r : undefined;
+      const generation = c.generation?.() ?? 0;
+      c.aheadDue = this.ahead.due(c.ahead, c.view.plan, total / r.budget, generation) ? r : undefined;
     }
     const notice = this.notice ? c.noticeDue : null;
     c.noticeDue = null;
@@ -599,14 +615,14 @@ export class ContextGuard {
     const bySeq = c.history ?? entries;
     let ahead: ReturnType<SummaryAhead['compactionTools']> | undefined;
     let prepared: PlanRequest['prepared'];
-    let adoption: ReturnType<SummaryAhead['adoption']>;
+    let adoption: Awaited<ReturnType<SummaryAhead['adoption']>>;
     const slack = Math.floor(
       (Math.floor(this.compactThreshold * r.budget) - Math.floor(this.targetUsage * r.budget)) / 4,
     );
     if (this.ahead) {
       c.ahead ??= emptyAheadState();
       const generation = c.generation?.() ?? 0;
-      adoption = this.ahead.adoption(c.ahead, previousPlan, bySeq, generation);
+      adoption = await this.ahead.adoption(c.ahead, previousPlan, bySeq, generation);
       ahead = this.ahead.compactionTools(c.ahead, previousPlan, bySeq, generation);
       const seqs = c.ahead.plan === previousPlan ? c.ahead.seqs : null;
       if (seqs && seqs.size > 0) prepared = { seqs, slack };
@@ -656,11 +672,25 @@ export class ContextGuard {
         (adoption.withModelFacts &&
           this.planner.adopt(request, spec, summary, adoption.withModelFacts, slack)) ||
         this.planner.adopt(request, spec, summary, adoption.facts, slack);
-      if (result) result.receipt.prepared = adoption.outcome;
-      else view.setPlan(previousPlan);
+      // A prepared summary covering older messages than the plan's range stands only where they left the view.
+      if (result && !leftView(result.plan, atoms, adoption.extras)) result = undefined;
+      if (result) {
+        result.receipt.prepared = adoption.outcome;
+        adoption.taken();
+      } else view.setPlan(previousPlan);
     }
-    result ??= await this.planner.plan(request);
-    const outcome = result.receipt.prepared ?? ahead?.outcome();
+    let outcome: CompactionReceipt['prepared'];
+    if (result) outcome = result.receipt.prepared;
+    else {
+      result = await this.planner.plan(request);
+      const how = ahead?.outcome(result.plan.summary?.text);
+      outcome = how?.outcome;
+      if (how && !leftView(result.plan, atoms, how.extras)) {
+        // Rare (a repeat the plan keeps, that the prepared summary covers): planned again, offline.
+        result = await this.planner.plan({ ...request, tools: this.offline, modelFacts: undefined });
+        outcome = 'stale';
+      } else how?.taken();
+    }
     if (outcome !== undefined) result.receipt.prepared = outcome;
     if (result.refused.length > 0) {
       this.measurer.warn(
@@ -826,10 +856,6 @@ export class ContextGuard {
     }
     return s.conversation;
   }
-}
-
-function emptyAheadState(): AheadState {
-  return { plan: null, seqs: null, spec: null, job: null, late: null, triedAt: 0 };
 }
 
 function rank(level: Level | undefined): number {
