@@ -315,15 +315,13 @@ describe('found by the hostile-conversation property', () => {
     const ctx = new ContextManager({ model: MODEL.anthropic });
     await ctx.addMessage({ role: 'user', content: [{ type: 'text', text: 'question 1' }] });
     const search = { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'q1' } };
-    const reply = {
-      role: 'assistant',
-      content: [
-        search,
-        { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [] },
-        { type: 'text', text: 'found 1' },
-        { ...search, input: { query: 'x' } },
-      ],
-    } as unknown as Message;
+    const blocks = [
+      search,
+      { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [] },
+      { type: 'text', text: 'found 1' },
+      { ...search, input: { query: 'x' } },
+    ];
+    const reply = { role: 'assistant', content: blocks } as unknown as Message;
     const added = ctx.addMessage(reply);
     await expect(added).rejects.toThrow(InvalidMessageError);
     await expect(ctx.addMessage(reply)).rejects.toThrow(
@@ -331,7 +329,7 @@ describe('found by the hostile-conversation property', () => {
     );
     expect(await ctx.getMessages()).toHaveLength(1);
     // The same message with the call once is accepted.
-    await ctx.addMessage({ ...reply, content: reply.content.slice(0, 3) } as Message);
+    await ctx.addMessage({ role: 'assistant', content: blocks.slice(0, 3) } as unknown as Message);
     expect(await ctx.getMessages()).toHaveLength(2);
   });
 
