@@ -3,6 +3,7 @@
  * `buildAtoms` uses to scan for a call's results (see `src/formats/<format>/atoms.ts`).
  */
 
+import { freezeDeep } from './freeze.js';
 import type { HistoryEntry, Message } from './types.js';
 
 /**
@@ -112,12 +113,110 @@ export function exchangeResults<U extends { name: string }, H extends { seq: num
   return { blocks, slots, changed };
 }
 
+/**
+ * Reads one user message that answers calls whose results are `pending`, in the formats whose
+ * results are blocks of one user message (Anthropic, Bedrock Converse): each result answering a
+ * pending call goes to `found` under the call's index, one answering none is left out (an
+ * `orphan_result` repair), blank blocks go and other blocks go to `extraBlocks`. False when the
+ * message is not as the view shows it (a blank block, a result after other content, an orphan).
+ */
+export function takeResultBlocks<U, R, B>(input: {
+  blocks: readonly B[];
+  seq: number;
+  pending: Array<{ use: U; index: number }>;
+  found: Map<number, { result: R; seq: number }>;
+  extraBlocks: B[];
+  repairs: Repair[];
+  /** The block's result, or undefined for other content. */
+  resultOf(block: B): R | undefined;
+  answers(use: U, result: R): boolean;
+  isBlank(block: B): boolean;
+  /** The repair detail for a result answering no pending call. */
+  orphanDetail(result: R): string;
+}): boolean {
+  const { seq, pending } = input;
+  let clean = true;
+  let seenOther = false;
+  for (const block of input.blocks) {
+    const result = input.resultOf(block);
+    if (result === undefined) {
+      seenOther = true;
+      if (input.isBlank(block)) clean = false;
+      else input.extraBlocks.push(block);
+      continue;
+    }
+    if (seenOther) clean = false;
+    const at = pending.findIndex((p) => input.answers(p.use, result));
+    if (at >= 0) {
+      input.found.set(pending[at]!.index, { result, seq });
+      pending.splice(at, 1);
+    } else {
+      clean = false;
+      input.repairs.push({ kind: 'orphan_result', seq, detail: input.orphanDetail(result) });
+    }
+  }
+  return clean;
+}
+
+/**
+ * The atom of calls at `entry` and their results as one user message (see `exchangeResults`):
+ * the stored answer itself when the exchange is `clean` and answered by one message, else a
+ * user message of the result blocks, then the other blocks the answers carried.
+ */
+export function blockExchangeAtom(input: {
+  entry: HistoryEntry;
+  callMessage: Message;
+  /** The stored message answering the calls, right after them. */
+  answer: Message | undefined;
+  resultSeqs: readonly number[];
+  resultBlocks: readonly unknown[];
+  extraBlocks: readonly unknown[];
+  slots: ToolResultSlot[];
+  clean: boolean;
+  open: boolean;
+}): Atom {
+  const { entry, resultSeqs, extraBlocks } = input;
+  const stored = input.clean && resultSeqs.length === 1 ? input.answer : undefined;
+  const answer =
+    stored ?? (freezeDeep({ role: 'user', content: [...input.resultBlocks, ...extraBlocks] }) as Message);
+  return {
+    id: entry.seq,
+    kind: 'exchange',
+    seqs: [entry.seq, ...resultSeqs],
+    messages: [input.callMessage, answer],
+    results: input.slots,
+    repaired: !input.clean || resultSeqs.length !== 1,
+    open: input.open,
+    hasUserContent: extraBlocks.length > 0,
+  };
+}
+
 /** Atoms grouped from a start index, with the repairs made and where the open tail begins. */
 export interface BuildResult {
   atoms: Atom[];
   repairs: Repair[];
   /** Index of the first entry of the open tail atom, or entries.length when all atoms are closed. */
   closedUntil: number;
+}
+
+/** A grouping pass under way: the entries grouped and what it has built so far. */
+export interface Grouping extends BuildResult {
+  readonly entries: readonly HistoryEntry[];
+}
+
+/**
+ * Groups `entries` from `from` on, the loop every format's `buildAtoms` runs: `step` groups what
+ * starts at index `i` into `grouping` (atoms, repairs, and `closedUntil` where results may still
+ * come) and returns the index after it (`entries.length` to stop).
+ */
+export function groupEntries(
+  entries: readonly HistoryEntry[],
+  from: number,
+  step: (i: number, grouping: Grouping) => number,
+): BuildResult {
+  const grouping: Grouping = { entries, atoms: [], repairs: [], closedUntil: entries.length };
+  for (let i = from; i < entries.length; ) i = step(i, grouping);
+  return { atoms: grouping.atoms, repairs: grouping.repairs, closedUntil: grouping.closedUntil };
 }
 
 /**
@@ -209,26 +308,25 @@ export class ResultScan {
 
   /**
    * Settles a scan that stopped at `j` for the calls at entry `start`: where the exchange ends,
-   * whether it is open (results may still come and nothing but what slipped in waits after the
-   * calls; placeholders go once they come), and `closedUntil` moved back to `start` when results
-   * may still come. Narration after the last answer stays put: `displaced` keeps only what
-   * comes before the end.
+   * and whether it is open (results may still come: `unanswered`, the wait not ended, and the log
+   * over from `tailFrom` on; and nothing but what slipped in waits after the calls; placeholders
+   * go once they come). When results may still come, the grouping's `closedUntil` moves back to
+   * `start`. Narration after the last answer stays put: `displaced` keeps only what comes before
+   * the end.
    */
   settle(
-    entries: readonly HistoryEntry[],
+    grouping: Grouping,
     start: number,
     j: number,
     unanswered: boolean,
-    closedUntil: number,
-  ): { stop: number; open: boolean; closedUntil: number } {
-    const waiting = unanswered && !this.ended && j >= entries.length;
+    tailFrom = j,
+  ): { stop: number; open: boolean } {
+    const { entries } = grouping;
+    const waiting = unanswered && !this.ended && tailFrom >= entries.length;
     const stop = interimEnd(this.narration, this.lastAnswer, j);
     if (stop < j) this.displaced = this.displaced.filter((d) => d.seq < entries[stop]!.seq);
-    return {
-      stop,
-      open: waiting && stop === j,
-      closedUntil: waiting && closedUntil === entries.length ? start : closedUntil,
-    };
+    if (waiting && grouping.closedUntil === entries.length) grouping.closedUntil = start;
+    return { stop, open: waiting && stop === j };
   }
 
   /**

@@ -7,13 +7,16 @@
 import {
   type Atom,
   type BuildResult,
+  blockExchangeAtom,
   exchangeResults,
+  groupEntries,
   missingResultText,
   type Repair,
   ResultScan,
   type SeenIds,
   singleAtom,
   type ToolResultSlot,
+  takeResultBlocks,
 } from '../../messages/atom-kit.js';
 import { freezeDeep } from '../../messages/freeze.js';
 import type {
@@ -22,7 +25,6 @@ import type {
   AnthropicToolResultBlock,
   AnthropicToolUseBlock,
   HistoryEntry,
-  Message,
 } from '../../messages/types.js';
 import { isInlineCall, isInlineResult, isShortenableResult } from './blocks.js';
 
@@ -197,12 +199,10 @@ function withoutStrayInline(entries: readonly HistoryEntry[], repairs: Repair[])
 }
 
 export function buildAnthropic(all: readonly HistoryEntry[], from: number, seenIds: SeenIds): BuildResult {
-  const atoms: Atom[] = [];
-  const repairs: Repair[] = [];
-  const entries = withoutStrayInline(all, repairs);
-  let closedUntil = entries.length;
-  let i = from;
-  while (i < entries.length) {
+  const stray: Repair[] = [];
+  const entries = withoutStrayInline(all, stray);
+  const built = groupEntries(entries, from, (i, grouping) => {
+    const { atoms, repairs } = grouping;
     const entry = entries[i]!;
     const message = entry.message as AnthropicMessage;
     const uses = toolUses(message);
@@ -210,7 +210,7 @@ export function buildAnthropic(all: readonly HistoryEntry[], from: number, seenI
       const viewIds = uses.map((use) => viewToolId(use.id, entry.seq, seenIds));
       const renamed = viewIds.some((id, n) => id !== uses[n]!.id);
       const pending = uses.map((use, index) => ({ use, index }));
-      const found = new Map<number, { block: AnthropicToolResultBlock; seq: number }>();
+      const found = new Map<number, { result: AnthropicToolResultBlock; seq: number }>();
       const resultSeqs: number[] = [];
       const extraBlocks: AnthropicContentBlock[] = [];
       const scan = new ResultScan();
@@ -225,28 +225,20 @@ export function buildAnthropic(all: readonly HistoryEntry[], from: number, seenI
           scan.lastAnswer = j;
           resultSeqs.push(next.seq);
           if (j !== i + 1) clean = false;
-          let seenOther = false;
-          for (const block of blocks) {
-            if (block.type !== 'tool_result') {
-              seenOther = true;
-              if (isEmptyTextBlock(block)) clean = false;
-              else extraBlocks.push(block);
-              continue;
-            }
-            if (seenOther) clean = false;
-            const at = pending.findIndex((p) => p.use.id === block.tool_use_id);
-            if (at >= 0) {
-              found.set(pending[at]!.index, { block, seq: next.seq });
-              pending.splice(at, 1);
-            } else {
-              clean = false;
-              repairs.push({
-                kind: 'orphan_result',
-                seq: next.seq,
-                detail: `tool_result for ${block.tool_use_id} answers no pending tool_use; left out`,
-              });
-            }
-          }
+          const tookClean = takeResultBlocks({
+            blocks,
+            seq: next.seq,
+            pending,
+            found,
+            extraBlocks,
+            repairs,
+            resultOf: (block) => (block.type === 'tool_result' ? block : undefined),
+            answers: (use, result) => use.id === result.tool_use_id,
+            isBlank: isEmptyTextBlock,
+            orphanDetail: (result) =>
+              `tool_result for ${result.tool_use_id} answers no pending tool_use; left out`,
+          });
+          if (!tookClean) clean = false;
           j++;
         } else {
           const byModel = nextMessage.role === 'assistant';
@@ -264,9 +256,7 @@ export function buildAnthropic(all: readonly HistoryEntry[], from: number, seenI
         }
       }
       // Results may still come: regroup from here.
-      const settled = scan.settle(entries, i, j, pending.length > 0, closedUntil);
-      closedUntil = settled.closedUntil;
-      const { stop, open } = settled;
+      const { stop, open } = scan.settle(grouping, i, j, pending.length > 0);
       if (pending.length > 0 || scan.displaced.length > 0) clean = false;
       // The results must all sit in the one user message right after the call, results first.
       const answered = exchangeResults({
@@ -278,8 +268,8 @@ export function buildAnthropic(all: readonly HistoryEntry[], from: number, seenI
         repairs,
         show: {
           found: (hit, viewId) => {
-            const block = cleanResultBlock(hit.block, viewId);
-            return { block: block as AnthropicContentBlock, changed: block !== hit.block };
+            const block = cleanResultBlock(hit.result, viewId);
+            return { block: block as AnthropicContentBlock, changed: block !== hit.result };
           },
           missing: (use, viewId): AnthropicContentBlock => ({
             type: 'tool_result',
@@ -291,7 +281,6 @@ export function buildAnthropic(all: readonly HistoryEntry[], from: number, seenI
         },
       });
       if (answered.changed) clean = false;
-      const { blocks: resultBlocks, slots } = answered;
       let callMessage = withoutEmptyText(message) ?? message;
       if (renamed) {
         let n = 0;
@@ -306,28 +295,23 @@ export function buildAnthropic(all: readonly HistoryEntry[], from: number, seenI
         });
       }
       if (callMessage !== message) clean = false;
-      slots.unshift(...inlineSlots(callMessage, entry.seq));
-      const messages: Message[] = [callMessage];
-      if (clean && resultSeqs.length === 1) {
-        messages.push(entries[i + 1]!.message);
-      } else {
-        messages.push(freezeDeep({ role: 'user', content: [...resultBlocks, ...extraBlocks] }));
-      }
-      atoms.push({
-        id: entry.seq,
-        kind: 'exchange',
-        seqs: [entry.seq, ...resultSeqs],
-        messages,
-        results: slots,
-        repaired: !clean || resultSeqs.length !== 1,
-        open,
-        hasUserContent: extraBlocks.length > 0,
-      });
+      atoms.push(
+        blockExchangeAtom({
+          entry,
+          callMessage,
+          answer: entries[i + 1]?.message,
+          resultSeqs,
+          resultBlocks: answered.blocks,
+          extraBlocks,
+          slots: [...inlineSlots(callMessage, entry.seq), ...answered.slots],
+          clean,
+          open,
+        }),
+      );
       scan.placeMoved(repairs, `tool_use ${entry.seq}`, (moved) =>
         pushAnthropicSingle(atoms, repairs, moved),
       );
-      i = stop;
-      continue;
+      return stop;
     }
     const blocks = blocksOf(message);
     if (message.role === 'user' && blocks?.some((b) => b.type === 'tool_result')) {
@@ -339,8 +323,7 @@ export function buildAnthropic(all: readonly HistoryEntry[], from: number, seenI
         detail: 'tool_result blocks with no tool_use before them; left out',
       });
       if (rest.length > 0) atoms.push(anthropicSingle(entry, freezeDeep({ role: 'user', content: rest })));
-      i++;
-      continue;
+      return i + 1;
     }
     const running = message.role === 'assistant' ? settleInline(new Set(), message) : undefined;
     if (running && running.size > 0) {
@@ -355,17 +338,16 @@ export function buildAnthropic(all: readonly HistoryEntry[], from: number, seenI
         j++;
       }
       const open = running.size > 0 && j >= entries.length;
-      if (open && closedUntil === entries.length) closedUntil = i;
+      if (open && grouping.closedUntil === entries.length) grouping.closedUntil = i;
       if (members.length > 1 || open) {
         atoms.push(pausedAtom(members, open));
-        i = j;
-        continue;
+        return j;
       }
     }
     pushAnthropicSingle(atoms, repairs, entry);
-    i++;
-  }
-  return { atoms, repairs, closedUntil };
+    return i + 1;
+  });
+  return { ...built, repairs: [...stray, ...built.repairs] };
 }
 
 function pushAnthropicSingle(atoms: Atom[], repairs: Repair[], entry: HistoryEntry): void {

@@ -12,12 +12,15 @@
 import {
   type Atom,
   type BuildResult,
+  blockExchangeAtom,
   exchangeResults,
+  groupEntries,
   missingResultText,
   type Repair,
   ResultScan,
   type SeenIds,
   singleAtom,
+  takeResultBlocks,
 } from '../../messages/atom-kit.js';
 import { freezeDeep } from '../../messages/freeze.js';
 import type { HistoryEntry, Message } from '../../messages/types.js';
@@ -94,11 +97,8 @@ function cleanResult(result: BedrockToolResult, id: string): BedrockToolResult {
 
 /** Groups Bedrock messages from `from` on (see the module note). */
 export function buildBedrock(entries: readonly HistoryEntry[], from: number, seen: SeenIds): BuildResult {
-  const atoms: Atom[] = [];
-  const repairs: Repair[] = [];
-  let closedUntil = entries.length;
-  let i = from;
-  while (i < entries.length) {
+  return groupEntries(entries, from, (i, grouping) => {
+    const { atoms, repairs } = grouping;
     const entry = entries[i]!;
     const message = msg(entry);
     const uses = toolUsesOf(message);
@@ -113,8 +113,7 @@ export function buildBedrock(entries: readonly HistoryEntry[], from: number, see
         if (rest.length > 0)
           atoms.push(single(entry, freezeDeep({ role: 'user', content: rest }) as unknown as Message));
       } else pushSingle(atoms, repairs, entry);
-      i++;
-      continue;
+      return i + 1;
     }
     const viewIds = uses.map((use) => viewToolId(use.toolUseId, entry.seq, seen));
     const pending = uses.map((use, index) => ({ use, index }));
@@ -139,34 +138,23 @@ export function buildBedrock(entries: readonly HistoryEntry[], from: number, see
       scan.lastAnswer = j;
       resultSeqs.push(next.seq);
       if (j !== i + 1) clean = false;
-      let seenOther = false;
-      for (const block of nextMessage.content) {
-        if (!isRecord(block.toolResult)) {
-          seenOther = true;
-          if (isBlankText(block)) clean = false;
-          else extraBlocks.push(block);
-          continue;
-        }
-        if (seenOther) clean = false;
-        const result = block.toolResult as unknown as BedrockToolResult;
-        const at = pending.findIndex((p) => p.use.toolUseId === result.toolUseId);
-        if (at >= 0) {
-          found.set(pending[at]!.index, { result, seq: next.seq });
-          pending.splice(at, 1);
-        } else {
-          clean = false;
-          repairs.push({
-            kind: 'orphan_result',
-            seq: next.seq,
-            detail: `toolResult for ${result.toolUseId} answers no pending toolUse; left out`,
-          });
-        }
-      }
+      const tookClean = takeResultBlocks({
+        blocks: nextMessage.content,
+        seq: next.seq,
+        pending,
+        found,
+        extraBlocks,
+        repairs,
+        resultOf: (block) =>
+          isRecord(block.toolResult) ? (block.toolResult as unknown as BedrockToolResult) : undefined,
+        answers: (use, result) => use.toolUseId === result.toolUseId,
+        isBlank: isBlankText,
+        orphanDetail: (result) => `toolResult for ${result.toolUseId} answers no pending toolUse; left out`,
+      });
+      if (!tookClean) clean = false;
       j++;
     }
-    const settled = scan.settle(entries, i, j, pending.length > 0, closedUntil);
-    closedUntil = settled.closedUntil;
-    const { stop, open } = settled;
+    const { stop, open } = scan.settle(grouping, i, j, pending.length > 0);
     if (pending.length > 0 || scan.displaced.length > 0) clean = false;
     const answered = exchangeResults({
       seq: entry.seq,
@@ -192,7 +180,6 @@ export function buildBedrock(entries: readonly HistoryEntry[], from: number, see
       },
     });
     if (answered.changed) clean = false;
-    const { blocks: resultBlocks, slots } = answered;
     let callMessage = withoutBlankText(entry.message as Message) ?? (entry.message as Message);
     const renamed = viewIds.some((id, n) => id !== uses[n]!.toolUseId);
     if (renamed) {
@@ -210,24 +197,20 @@ export function buildBedrock(entries: readonly HistoryEntry[], from: number, see
       });
     }
     if (callMessage !== entry.message) clean = false;
-    const messages: Message[] = [callMessage];
-    if (clean && resultSeqs.length === 1) messages.push(entries[i + 1]!.message as Message);
-    else
-      messages.push(
-        freezeDeep({ role: 'user', content: [...resultBlocks, ...extraBlocks] }) as unknown as Message,
-      );
-    atoms.push({
-      id: entry.seq,
-      kind: 'exchange',
-      seqs: [entry.seq, ...resultSeqs],
-      messages,
-      results: slots,
-      repaired: !clean || resultSeqs.length !== 1,
-      open,
-      hasUserContent: extraBlocks.length > 0,
-    });
+    atoms.push(
+      blockExchangeAtom({
+        entry,
+        callMessage,
+        answer: entries[i + 1]?.message,
+        resultSeqs,
+        resultBlocks: answered.blocks,
+        extraBlocks,
+        slots: answered.slots,
+        clean,
+        open,
+      }),
+    );
     scan.placeMoved(repairs, `toolUse ${entry.seq}`, (moved) => pushSingle(atoms, repairs, moved));
-    i = stop;
-  }
-  return { atoms, repairs, closedUntil };
+    return stop;
+  });
 }
