@@ -7,6 +7,7 @@ import {
   userTextArb,
 } from '../../test/support/arbitraries.js';
 import { historyEntries } from '../../test/support/history-entries.js';
+import { functionCall } from '../../test/support/openai-calls.js';
 import type { Message } from '../messages/types.js';
 import { memoryStatements } from './dialogue-memory.js';
 import { entrySegments } from './entry-segments.js';
@@ -159,13 +160,7 @@ describe('summarizeOffline', () => {
       {
         role: 'assistant',
         content: 'Reading the file now.',
-        tool_calls: [
-          {
-            id: 'c1',
-            type: 'function',
-            function: { name: 'read_file', arguments: '{"path":"src/date.ts"}' },
-          },
-        ],
+        tool_calls: [functionCall('c1', 'read_file', '{"path":"src/date.ts"}')],
       },
       { role: 'tool', tool_call_id: 'c1', content: 'Error: expected 2024-05-20 but got 2024-05-19' },
       {
