@@ -17,7 +17,8 @@ import {
   startFakeAnthropic,
 } from '../../../test/support/fake-anthropic-server.js';
 import { historyEntries } from '../../../test/support/history-entries.js';
-import { ContextOverflowError, InvalidMessageError } from '../../errors.js';
+import { viewAtShare } from '../../../test/support/view-at-share.js';
+import { InvalidMessageError } from '../../errors.js';
 import { ContextManager } from '../../manager.js';
 import { AtomIndex, buildAtoms } from '../../messages/atoms.js';
 import { convertMessages } from '../../messages/convert.js';
@@ -454,17 +455,9 @@ async function checkBlocksView(
 ): Promise<void> {
   const ctx = new ContextManager({ model: MODEL, strategy, cacheBreakpoints: breakpoints });
   for (const m of conv.messages) await ctx.addMessage(m);
-  const counter = createTokenCounter(getModelInfo(MODEL)!);
-  const full = await counter.measure(conv.messages, { format: 'anthropic' });
-  const budget = Math.max(64, Math.floor(full * share));
-  let view: Message[];
-  try {
-    view = await ctx.getMessagesForRequest({ tokenBudget: budget });
-  } catch (err) {
-    expect(err).toBeInstanceOf(ContextOverflowError);
-    return;
-  }
-  expect(await counter.measure(view, { format: 'anthropic' })).toBeLessThanOrEqual(budget);
+  const fitted = await viewAtShare(ctx, conv.messages, MODEL, 'anthropic', share);
+  if (!fitted) return;
+  const { view } = fitted;
   expect(validateRequest(view, 'anthropic').problems).toEqual([]);
   if (JSON.stringify(view).includes('contextkit')) seen.compacted++;
   if (conv.thinkingLoop) seen.thinkingLoops++;
