@@ -242,16 +242,8 @@ export function buildAnthropic(all: readonly HistoryEntry[], from: number, seenI
           j++;
         } else {
           const byModel = nextMessage.role === 'assistant';
-          if (
-            !scan.pass(
-              next,
-              j,
-              byModel,
-              byModel && toolUses(nextMessage).length > 0,
-              nextMessage.role === 'user',
-            )
-          )
-            break;
+          const makesCalls = byModel && toolUses(nextMessage).length > 0;
+          if (!scan.pass(next, j, byModel, makesCalls, nextMessage.role === 'user')) break;
           j++;
         }
       }

@@ -73,16 +73,8 @@ export function buildOpenAI(entries: readonly HistoryEntry[], from: number): Bui
         j++;
       } else {
         const byModel = nextMessage.role === 'assistant';
-        if (
-          !scan.pass(
-            next,
-            j,
-            byModel,
-            byModel && openAICalls(nextMessage) !== undefined,
-            nextMessage.role === 'user',
-          )
-        )
-          break;
+        const makesCalls = byModel && openAICalls(nextMessage) !== undefined;
+        if (!scan.pass(next, j, byModel, makesCalls, nextMessage.role === 'user')) break;
         j++;
       }
     }
