@@ -6,9 +6,8 @@
 
 import {
   type Atom,
+  BlockExchange,
   type BuildResult,
-  blockExchangeAtom,
-  exchangeResults,
   groupEntries,
   missingResultText,
   type Repair,
@@ -16,7 +15,6 @@ import {
   type SeenIds,
   singleAtom,
   type ToolResultSlot,
-  takeResultBlocks,
 } from '../../messages/atom-kit.js';
 import { freezeDeep } from '../../messages/freeze.js';
 import type {
@@ -209,36 +207,28 @@ export function buildAnthropic(all: readonly HistoryEntry[], from: number, seenI
     if (uses.length > 0) {
       const viewIds = uses.map((use) => viewToolId(use.id, entry.seq, seenIds));
       const renamed = viewIds.some((id, n) => id !== uses[n]!.id);
-      const pending = uses.map((use, index) => ({ use, index }));
-      const found = new Map<number, { result: AnthropicToolResultBlock; seq: number }>();
-      const resultSeqs: number[] = [];
-      const extraBlocks: AnthropicContentBlock[] = [];
+      const exchange = new BlockExchange<
+        AnthropicToolUseBlock,
+        AnthropicToolResultBlock,
+        AnthropicContentBlock
+      >(entry, uses, viewIds);
       const scan = new ResultScan();
-      let clean = true;
       let j = i + 1;
-      while (j < entries.length && pending.length > 0) {
+      while (j < entries.length && exchange.pending.length > 0) {
         const next = entries[j]!;
         const nextMessage = next.message as AnthropicMessage;
         const blocks = blocksOf(nextMessage);
         const hasResults = nextMessage.role === 'user' && blocks?.some((b) => b.type === 'tool_result');
         if (hasResults && blocks) {
           scan.lastAnswer = j;
-          resultSeqs.push(next.seq);
-          if (j !== i + 1) clean = false;
-          const tookClean = takeResultBlocks({
-            blocks,
-            seq: next.seq,
-            pending,
-            found,
-            extraBlocks,
-            repairs,
+          if (j !== i + 1) exchange.clean = false;
+          exchange.take(blocks, next.seq, repairs, {
             resultOf: (block) => (block.type === 'tool_result' ? block : undefined),
             answers: (use, result) => use.id === result.tool_use_id,
             isBlank: isEmptyTextBlock,
             orphanDetail: (result) =>
               `tool_result for ${result.tool_use_id} answers no pending tool_use; left out`,
           });
-          if (!tookClean) clean = false;
           j++;
         } else {
           const byModel = nextMessage.role === 'assistant';
@@ -248,31 +238,21 @@ export function buildAnthropic(all: readonly HistoryEntry[], from: number, seenI
         }
       }
       // Results may still come: regroup from here.
-      const { stop, open } = scan.settle(grouping, i, j, pending.length > 0);
-      if (pending.length > 0 || scan.displaced.length > 0) clean = false;
+      const { stop, open } = exchange.settle(scan, grouping, i, j);
       // The results must all sit in the one user message right after the call, results first.
-      const answered = exchangeResults({
-        seq: entry.seq,
-        uses,
-        viewIds,
-        found,
-        pending,
-        repairs,
-        show: {
-          found: (hit, viewId) => {
-            const block = cleanResultBlock(hit.result, viewId);
-            return { block: block as AnthropicContentBlock, changed: block !== hit.result };
-          },
-          missing: (use, viewId): AnthropicContentBlock => ({
-            type: 'tool_result',
-            tool_use_id: viewId,
-            content: missingResultText(use.name),
-            is_error: true,
-          }),
-          missingDetail: (use) => `tool_use ${use.id} (${use.name}) has no result; a placeholder answers it`,
+      const answered = exchange.results(repairs, {
+        found: (hit, viewId) => {
+          const block = cleanResultBlock(hit.result, viewId);
+          return { block: block as AnthropicContentBlock, changed: block !== hit.result };
         },
+        missing: (use, viewId): AnthropicContentBlock => ({
+          type: 'tool_result',
+          tool_use_id: viewId,
+          content: missingResultText(use.name),
+          is_error: true,
+        }),
+        missingDetail: (use) => `tool_use ${use.id} (${use.name}) has no result; a placeholder answers it`,
       });
-      if (answered.changed) clean = false;
       let callMessage = withoutEmptyText(message) ?? message;
       if (renamed) {
         let n = 0;
@@ -286,17 +266,12 @@ export function buildAnthropic(all: readonly HistoryEntry[], from: number, seenI
           detail: `tool_use ids ${uses.map((u) => u.id).join(', ')} shown as ${viewIds.join(', ')} (the API wants unique ids)`,
         });
       }
-      if (callMessage !== message) clean = false;
       atoms.push(
-        blockExchangeAtom({
-          entry,
+        exchange.atom({
           callMessage,
           answer: entries[i + 1]?.message,
-          resultSeqs,
           resultBlocks: answered.blocks,
-          extraBlocks,
           slots: [...inlineSlots(callMessage, entry.seq), ...answered.slots],
-          clean,
           open,
         }),
       );

@@ -11,16 +11,14 @@
  */
 import {
   type Atom,
+  BlockExchange,
   type BuildResult,
-  blockExchangeAtom,
-  exchangeResults,
   groupEntries,
   missingResultText,
   type Repair,
   ResultScan,
   type SeenIds,
   singleAtom,
-  takeResultBlocks,
 } from '../../messages/atom-kit.js';
 import { freezeDeep } from '../../messages/freeze.js';
 import type { HistoryEntry, Message } from '../../messages/types.js';
@@ -116,14 +114,10 @@ export function buildBedrock(entries: readonly HistoryEntry[], from: number, see
       return i + 1;
     }
     const viewIds = uses.map((use) => viewToolId(use.toolUseId, entry.seq, seen));
-    const pending = uses.map((use, index) => ({ use, index }));
-    const found = new Map<number, { result: BedrockToolResult; seq: number }>();
-    const resultSeqs: number[] = [];
-    const extraBlocks: Rec[] = [];
+    const exchange = new BlockExchange<BedrockToolUse, BedrockToolResult, Rec>(entry, uses, viewIds);
     const scan = new ResultScan();
-    let clean = true;
     let j = i + 1;
-    while (j < entries.length && pending.length > 0) {
+    while (j < entries.length && exchange.pending.length > 0) {
       const next = entries[j]!;
       const nextMessage = msg(next);
       if (toolResultsOf(nextMessage).length === 0) {
@@ -136,50 +130,32 @@ export function buildBedrock(entries: readonly HistoryEntry[], from: number, see
         continue;
       }
       scan.lastAnswer = j;
-      resultSeqs.push(next.seq);
-      if (j !== i + 1) clean = false;
-      const tookClean = takeResultBlocks({
-        blocks: nextMessage.content,
-        seq: next.seq,
-        pending,
-        found,
-        extraBlocks,
-        repairs,
+      if (j !== i + 1) exchange.clean = false;
+      exchange.take(nextMessage.content, next.seq, repairs, {
         resultOf: (block) =>
           isRecord(block.toolResult) ? (block.toolResult as unknown as BedrockToolResult) : undefined,
         answers: (use, result) => use.toolUseId === result.toolUseId,
         isBlank: isBlankText,
         orphanDetail: (result) => `toolResult for ${result.toolUseId} answers no pending toolUse; left out`,
       });
-      if (!tookClean) clean = false;
       j++;
     }
-    const { stop, open } = scan.settle(grouping, i, j, pending.length > 0);
-    if (pending.length > 0 || scan.displaced.length > 0) clean = false;
-    const answered = exchangeResults({
-      seq: entry.seq,
-      uses,
-      viewIds,
-      found,
-      pending,
-      repairs,
-      show: {
-        found: (hit, viewId) => {
-          const result = cleanResult(hit.result, viewId);
-          return { block: { toolResult: result } as Rec, changed: result !== hit.result };
-        },
-        missing: (use, viewId): Rec => ({
-          toolResult: {
-            toolUseId: viewId,
-            content: [{ text: missingResultText(use.name) }],
-            status: 'error',
-          },
-        }),
-        missingDetail: (use) =>
-          `toolUse ${use.toolUseId} (${use.name}) has no result; a placeholder answers it`,
+    const { stop, open } = exchange.settle(scan, grouping, i, j);
+    const answered = exchange.results(repairs, {
+      found: (hit, viewId) => {
+        const result = cleanResult(hit.result, viewId);
+        return { block: { toolResult: result } as Rec, changed: result !== hit.result };
       },
+      missing: (use, viewId): Rec => ({
+        toolResult: {
+          toolUseId: viewId,
+          content: [{ text: missingResultText(use.name) }],
+          status: 'error',
+        },
+      }),
+      missingDetail: (use) =>
+        `toolUse ${use.toolUseId} (${use.name}) has no result; a placeholder answers it`,
     });
-    if (answered.changed) clean = false;
     let callMessage = withoutBlankText(entry.message as Message) ?? (entry.message as Message);
     const renamed = viewIds.some((id, n) => id !== uses[n]!.toolUseId);
     if (renamed) {
@@ -196,17 +172,12 @@ export function buildBedrock(entries: readonly HistoryEntry[], from: number, see
         detail: `toolUse ids ${uses.map((u) => u.toolUseId).join(', ')} shown as ${viewIds.join(', ')} (Bedrock wants unique ids of [a-zA-Z0-9_-], 64 at most)`,
       });
     }
-    if (callMessage !== entry.message) clean = false;
     atoms.push(
-      blockExchangeAtom({
-        entry,
+      exchange.atom({
         callMessage,
         answer: entries[i + 1]?.message,
-        resultSeqs,
         resultBlocks: answered.blocks,
-        extraBlocks,
         slots: answered.slots,
-        clean,
         open,
       }),
     );
