@@ -10,10 +10,9 @@ import { ContextOverflowError } from '../src/errors.js';
 import { ContextManager } from '../src/manager.js';
 import type { Message, MessageFormat } from '../src/messages/types.js';
 import { validateRequest } from '../src/messages/validate-request.js';
-import { getModelInfo } from '../src/tokens/catalog.js';
-import { createTokenCounter } from '../src/tokens/counter.js';
 import { conversationArb } from './support/arbitraries.js';
 import { anthropicRequestProblems, messagesBody } from './support/fake-anthropic-server.js';
+import { viewAtShare } from './support/view-at-share.js';
 
 const MODEL: Record<MessageFormat, string> = {
   openai: 'gpt-4o',
@@ -64,18 +63,8 @@ describe('the task kept', () => {
           const ctx = new ContextManager({ model: MODEL[conv.format], strategy, protectTask: true });
           for (let i = 0; i < conv.messages.length; i++)
             await ctx.addMessage(conv.messages[i]!, conv.options[i]);
-          const counter = createTokenCounter(getModelInfo(MODEL[conv.format])!);
-          const full = await counter.measure(conv.messages, { format: conv.format });
-          const budget = Math.max(64, Math.floor(full * share));
-          let view: Message[];
-          try {
-            view = await ctx.getMessagesForRequest({ tokenBudget: budget });
-          } catch (err) {
-            expect(err).toBeInstanceOf(ContextOverflowError);
-            return;
-          }
-          expect(view).toContainEqual(task);
-          expect(await counter.measure(view, { format: conv.format })).toBeLessThanOrEqual(budget);
+          const fitted = await viewAtShare(ctx, conv.messages, MODEL[conv.format], conv.format, share);
+          if (fitted) expect(fitted.view).toContainEqual(task);
         },
       ),
       { numRuns: RUNS },

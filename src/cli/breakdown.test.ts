@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { callingMessage, functionCall } from '../../test/support/openai-calls.js';
 import { convertMessages } from '../messages/convert.js';
 import type { Message } from '../messages/types.js';
 import { getModelInfo } from '../tokens/catalog.js';
@@ -15,27 +16,17 @@ const bigFile = Array.from(
 const conversation: Message[] = [
   { role: 'system', content: 'You are a coding agent.' },
   { role: 'user', content: 'Why does INV-2024-00042 total 101.99?' },
-  {
-    role: 'assistant',
-    content: null,
-    tool_calls: [
-      { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"src/tax.ts"}' } },
-      { id: 'call_2', type: 'function', function: { name: 'grep', arguments: '{"pattern":"rate"}' } },
-    ],
-  },
+  callingMessage(
+    functionCall('call_1', 'read_file', '{"path":"src/tax.ts"}'),
+    functionCall('call_2', 'grep', '{"pattern":"rate"}'),
+  ),
   { role: 'tool', tool_call_id: 'call_1', content: bigFile },
   { role: 'tool', tool_call_id: 'call_2', content: 'src/tax.ts:3: rate' },
   {
     role: 'assistant',
     content: 'Checking again.',
     // Real logs reuse ids: pairing is by the calls of the message just before.
-    tool_calls: [
-      {
-        id: 'call_1',
-        type: 'function',
-        function: { name: 'read_file', arguments: '{"path":"src/total.ts"}' },
-      },
-    ],
+    tool_calls: [functionCall('call_1', 'read_file', '{"path":"src/total.ts"}')],
   },
   { role: 'tool', tool_call_id: 'call_1', content: 'export const total = 1;' },
   {

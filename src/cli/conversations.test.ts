@@ -2,12 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { longSessionMessages } from '../../test/support/arbitraries.js';
 import { DATABASE_URL, missing, REDIS_URL, skipFor } from '../../test/support/requirements.js';
-import { type CliRun, runCli } from '../../test/support/run-cli.js';
+import { type CliRun, expectOneLineError, runCli } from '../../test/support/run-cli.js';
 import { ConflictError, StoreError } from '../errors.js';
 import type { Message, MessageFormat, MessageMetadata } from '../messages/types.js';
 import { validateRequest } from '../messages/validate-request.js';
@@ -19,10 +18,6 @@ import { createTokenCounter } from '../tokens/counter.js';
 import type { ModelInfo } from '../tokens/types.js';
 import { CliError } from './cli-error.js';
 import { exportLine, parseImport, ReadOnlyStoreView } from './commands/conversations.js';
-
-const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const _RUN = join(ROOT, 'src/cli/run.ts');
-const _TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 
 /** Each case spawns several commands; on a loaded 2-core machine one can take seconds. */
 const SPAWN_TIMEOUT = 240_000;
@@ -39,16 +34,6 @@ delete environment.CONTEXTKIT_STORE;
 
 const cli = (args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<Run> =>
   runCli(args, { input: options.input, env: { ...environment, ...options.env } });
-
-/** An error is one line, `contextkit: …`, and never a stack trace. */
-function expectOneLineError(run: Run, code: number, pattern: RegExp): void {
-  expect(run.code).toBe(code);
-  const lines = run.stderr.trimEnd().split('\n');
-  expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(/^contextkit: /);
-  expect(lines[0]).toMatch(pattern);
-  expect(run.stderr).not.toMatch(/\n\s+at /);
-}
 
 function tokensOf(messages: readonly Message[], format: MessageFormat, model: string): number {
   const counter = createTokenCounter(getModelInfo(model) as ModelInfo);

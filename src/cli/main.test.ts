@@ -1,22 +1,18 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anthropicRequestProblems } from '../../test/support/fake-anthropic-server.js';
 import { missingData, skipFor } from '../../test/support/requirements.js';
-import { type CliRun, runCli } from '../../test/support/run-cli.js';
+import { type CliRun, expectOneLineError, REPO_ROOT, runCli } from '../../test/support/run-cli.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import { validateRequest } from '../messages/validate-request.js';
 import { getModelInfo } from '../tokens/catalog.js';
 import { createTokenCounter } from '../tokens/counter.js';
 import type { ModelInfo } from '../tokens/types.js';
 
-const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const _RUN = join(ROOT, 'src/cli/run.ts');
-const _TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-const FIXTURES = join(ROOT, 'test/fixtures/cli');
-const TAU = resolve(ROOT, '../shared/data/tau-bench/airline-gpt4o.json');
+const FIXTURES = join(REPO_ROOT, 'test/fixtures/cli');
+const TAU = resolve(REPO_ROOT, '../shared/data/tau-bench/airline-gpt4o.json');
 
 type Run = CliRun;
 
@@ -31,16 +27,6 @@ function viewOf(body: Message[] | { system?: unknown; messages: Message[] }): Me
   return body.system === undefined
     ? body.messages
     : [{ role: 'system', content: body.system } as Message, ...body.messages];
-}
-
-/** An error is one line, `contextkit: …`, and never a stack trace. */
-function expectOneLineError(run: Run, code: number, pattern: RegExp): void {
-  expect(run.code).toBe(code);
-  const lines = run.stderr.trimEnd().split('\n');
-  expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(/^contextkit: /);
-  expect(lines[0]).toMatch(pattern);
-  expect(run.stderr).not.toMatch(/\n\s+at /);
 }
 
 function tokensOf(messages: Message[], format: MessageFormat, model: string): number {
@@ -227,7 +213,7 @@ describe.concurrent('usage and input errors', () => {
     expect(runs[0]?.stdout).toMatch(/Commands:[\s\S]*count[\s\S]*demo/);
     expect(runs[2]?.stdout).toMatch(/--budget <n>/);
     expect(runs[5]?.stdout).toMatch(/--reset/);
-    const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8'));
+    const pkg = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8'));
     expect(runs[6]?.stdout.trim()).toBe(pkg.version);
     expect(runs[7]?.stdout).toMatch(/Usage: contextkit compact/);
   });

@@ -11,6 +11,41 @@ const blocks = (...tokens: number[]): MeterBlock[] =>
   tokens.map((t, i) => ({ key: i + 1 + t * 100, tokens: t }));
 const MIN = 60_000;
 
+/**
+ * Requests over time: each after `gap` ms, keeping the first `keep` blocks of the previous view
+ * and adding blocks of the `add` token counts.
+ */
+function stepsArb(limits: {
+  maxGap: number;
+  maxKeep: number;
+  maxTokens: number;
+  maxAdded: number;
+  maxSteps: number;
+}): fc.Arbitrary<Array<{ gap: number; keep: number; add: number[] }>> {
+  return fc.array(
+    fc.record({
+      gap: fc.integer({ min: 0, max: limits.maxGap }),
+      keep: fc.integer({ min: 0, max: limits.maxKeep }),
+      add: fc.array(fc.integer({ min: 1, max: limits.maxTokens }), { maxLength: limits.maxAdded }),
+    }),
+    { minLength: 1, maxLength: limits.maxSteps },
+  );
+}
+
+/** The time and the view of each request of `steps` (added blocks get new keys). */
+function* requests(
+  steps: ReadonlyArray<{ gap: number; keep: number; add: readonly number[] }>,
+): Generator<{ at: number; view: MeterBlock[] }> {
+  let at = 0;
+  let view: MeterBlock[] = [];
+  let key = 1;
+  for (const s of steps) {
+    at += s.gap;
+    view = [...view.slice(0, s.keep), ...s.add.map((t) => ({ key: key++, tokens: t }))];
+    yield { at, view };
+  }
+}
+
 describe('CostMeter, Anthropic rules', () => {
   const sonnet = BUILTIN_PRICING['claude-sonnet-4-5'];
 
@@ -81,23 +116,11 @@ describe('CostMeter, OpenAI rules', () => {
   it('cached + written + fresh is always the input, and cached never exceeds it', () => {
     fc.assert(
       fc.property(
-        fc.array(
-          fc.record({
-            gap: fc.integer({ min: 0, max: 10 * MIN }),
-            keep: fc.integer({ min: 0, max: 30 }),
-            add: fc.array(fc.integer({ min: 1, max: 3000 }), { maxLength: 5 }),
-          }),
-          { minLength: 1, maxLength: 30 },
-        ),
+        stepsArb({ maxGap: 10 * MIN, maxKeep: 30, maxTokens: 3000, maxAdded: 5, maxSteps: 30 }),
         fc.constantFrom('gpt-4o', 'claude-sonnet-4-5', 'claude-haiku-4-5'),
         (steps, model) => {
           const meter = new CostMeter(BUILTIN_PRICING[model]);
-          let at = 0;
-          let view: MeterBlock[] = [];
-          let key = 1;
-          for (const s of steps) {
-            at += s.gap;
-            view = [...view.slice(0, s.keep), ...s.add.map((t) => ({ key: key++, tokens: t }))];
+          for (const { at, view } of requests(steps)) {
             const c = meter.bill(at, view);
             expect(c.cachedTokens + c.writtenTokens + c.freshTokens).toBe(c.inputTokens);
             expect(c.cachedTokens).toBeLessThanOrEqual(c.inputTokens);
@@ -115,25 +138,13 @@ describe('CostMeter, incremental', () => {
   it('reusing the previous view by identity bills exactly what a full recount bills', () => {
     fc.assert(
       fc.property(
-        fc.array(
-          fc.record({
-            gap: fc.integer({ min: 0, max: 8 * MIN }),
-            keep: fc.integer({ min: 0, max: 40 }),
-            add: fc.array(fc.integer({ min: 1, max: 2500 }), { maxLength: 6 }),
-          }),
-          { minLength: 1, maxLength: 40 },
-        ),
+        stepsArb({ maxGap: 8 * MIN, maxKeep: 40, maxTokens: 2500, maxAdded: 6, maxSteps: 40 }),
         fc.constantFrom('gpt-4o', 'claude-sonnet-4-5'),
         (steps, model) => {
           const incremental = new CostMeter(BUILTIN_PRICING[model]);
           const full = new CostMeter(BUILTIN_PRICING[model]);
           const source = { key: (b: MeterBlock) => b.key, tokens: (b: MeterBlock) => b.tokens };
-          let at = 0;
-          let view: MeterBlock[] = [];
-          let key = 1;
-          for (const s of steps) {
-            at += s.gap;
-            view = [...view.slice(0, s.keep), ...s.add.map((t) => ({ key: key++, tokens: t }))];
+          for (const { at, view } of requests(steps)) {
             const a = incremental.billView(at, 5, 300, view, source);
             // Fresh objects every time: nothing is shared by identity, everything is recomputed.
             const b = full.billView(at, 5, 300, structuredClone(view), source);

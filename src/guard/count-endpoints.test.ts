@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeCountServer, startFakeCountServer } from '../../test/support/fake-count-server.js';
+import { callingMessage, functionCall } from '../../test/support/openai-calls.js';
 import { ConfigurationError, ContextkitError } from '../errors.js';
 import type { AnthropicMessage, OpenAIMessage, ToolDefinition } from '../messages/types.js';
 import { Cache } from '../stores/cache.js';
@@ -17,17 +18,7 @@ const KEY = 'sk-test-secret-123';
 const openaiView: OpenAIMessage[] = [
   { role: 'system', content: 'You are a careful coding agent.' },
   { role: 'user', content: 'Fix the failing test in src/date.ts' },
-  {
-    role: 'assistant',
-    content: null,
-    tool_calls: [
-      {
-        id: 'call_1',
-        type: 'function',
-        function: { name: 'read_file', arguments: '{"path":"src/date.ts"}' },
-      },
-    ],
-  },
+  callingMessage(functionCall('call_1', 'read_file', '{"path":"src/date.ts"}')),
   { role: 'tool', tool_call_id: 'call_1', content: 'export const epoch = 0;' },
 ];
 

@@ -2,6 +2,7 @@
  * The memory tool's name, description and argument schema: what every format's definition of
  * the tool says (src/formats/<format>/tools.ts).
  */
+import { type ToolShapes, toolShapes } from '../messages/tool-shapes.js';
 
 /** The tool's name. */
 export const MEMORY_TOOL_NAME = 'memory';
@@ -54,3 +55,13 @@ export const MEMORY_TOOL_PARAMETERS = {
   required: ['command'],
   additionalProperties: false,
 } as const;
+
+/**
+ * The tool in every provider's function-tool shape: what each format's `tools.ts` exports as its
+ * memory tool (Anthropic's is the native one instead).
+ */
+export const MEMORY_TOOL_SHAPES: ToolShapes = toolShapes(
+  MEMORY_TOOL_NAME,
+  MEMORY_TOOL_DESCRIPTION,
+  MEMORY_TOOL_PARAMETERS,
+);

@@ -3,6 +3,7 @@
  * `buildAtoms` uses to scan for a call's results (see `src/formats/<format>/atoms.ts`).
  */
 
+import { freezeDeep } from './freeze.js';
 import type { HistoryEntry, Message } from './types.js';
 
 /**
@@ -64,52 +65,161 @@ export function missingResultText(toolName: string): string {
 }
 
 /**
- * The result blocks one user message gives an exchange, and their slots: each result found (in the
- * order found, cleaned for the view) then a placeholder for each call left unanswered (in call
- * order, with a `missing_result` repair). Shared by the formats whose results are blocks of one user
- * message (Anthropic, Bedrock Converse); `show` says how a format cleans a result and writes one.
+ * The calls one message makes and the results that come for them, in the formats whose results
+ * are blocks of one user message right after the calls (Anthropic, Bedrock Converse): `take` reads
+ * each answering message, `results` writes the result blocks the view shows, and `atom` builds the
+ * exchange. `clean` stays true while the stored messages are exactly what the view shows.
  */
-export function exchangeResults<U extends { name: string }, H extends { seq: number }, B>(input: {
-  seq: number;
-  uses: readonly U[];
-  viewIds: readonly string[];
-  found: ReadonlyMap<number, H>;
-  pending: ReadonlyArray<{ use: U; index: number }>;
-  repairs: Repair[];
-  show: {
-    /** The found result as the view shows it, and whether that differs from the stored one. */
-    found(hit: H, viewId: string): { block: B; changed: boolean };
-    /** The placeholder answering `use` under `viewId`. */
-    missing(use: U, viewId: string): B;
-    /** The repair detail for a call left unanswered. */
-    missingDetail(use: U): string;
-  };
-}): { blocks: B[]; slots: ToolResultSlot[]; changed: boolean } {
-  const { seq, uses, viewIds, show } = input;
-  const blocks: B[] = [];
-  const slots: ToolResultSlot[] = [];
-  let changed = false;
-  const slot = (index: number, resultSeq: number | null) =>
-    slots.push({
-      key: `${seq}:${index}`,
-      callId: viewIds[index]!,
-      toolName: uses[index]!.name,
-      resultSeq,
-      messageIndex: 1,
-      blockIndex: blocks.length,
-    });
-  for (const [index, hit] of input.found) {
-    const shown = show.found(hit, viewIds[index]!);
-    if (shown.changed) changed = true;
-    slot(index, hit.seq);
-    blocks.push(shown.block);
+export class BlockExchange<U extends { name: string }, R, B> {
+  /** The calls still unanswered, with their index among `uses`. */
+  readonly pending: Array<{ use: U; index: number }>;
+  /** The results found, by the index of the call they answer. */
+  readonly found = new Map<number, { result: R; seq: number }>();
+  /** Seqs of the messages that answered. */
+  readonly resultSeqs: number[] = [];
+  /** What the answering messages said besides results. */
+  readonly extraBlocks: B[] = [];
+  clean = true;
+
+  /**
+   * @param entry the message making the calls
+   * @param uses its calls, in order
+   * @param viewIds the id each call carries in views
+   */
+  constructor(
+    readonly entry: HistoryEntry,
+    readonly uses: readonly U[],
+    readonly viewIds: readonly string[],
+  ) {
+    this.pending = uses.map((use, index) => ({ use, index }));
   }
-  for (const { use, index } of [...input.pending].sort((a, b) => a.index - b.index)) {
-    input.repairs.push({ kind: 'missing_result', seq, detail: show.missingDetail(use) });
-    slot(index, null);
-    blocks.push(show.missing(use, viewIds[index]!));
+
+  /**
+   * Reads `blocks`, a user message at `seq` answering the calls: each result answering a pending
+   * call is found, one answering none is left out (an `orphan_result` repair), blank blocks go and
+   * other blocks join `extraBlocks`. The message is not as the view shows it when it holds a
+   * blank block, a result after other content, or an orphan.
+   */
+  take(
+    blocks: readonly B[],
+    seq: number,
+    repairs: Repair[],
+    rules: {
+      /** The block's result, or undefined for other content. */
+      resultOf(block: B): R | undefined;
+      answers(use: U, result: R): boolean;
+      isBlank(block: B): boolean;
+      /** The repair detail for a result answering no pending call. */
+      orphanDetail(result: R): string;
+    },
+  ): void {
+    const { pending } = this;
+    this.resultSeqs.push(seq);
+    let seenOther = false;
+    for (const block of blocks) {
+      const result = rules.resultOf(block);
+      if (result === undefined) {
+        seenOther = true;
+        if (rules.isBlank(block)) this.clean = false;
+        else this.extraBlocks.push(block);
+        continue;
+      }
+      if (seenOther) this.clean = false;
+      const at = pending.findIndex((p) => rules.answers(p.use, result));
+      if (at >= 0) {
+        this.found.set(pending[at]!.index, { result, seq });
+        pending.splice(at, 1);
+      } else {
+        this.clean = false;
+        repairs.push({ kind: 'orphan_result', seq, detail: rules.orphanDetail(result) });
+      }
+    }
   }
-  return { blocks, slots, changed };
+
+  /**
+   * Settles the wait for the results of the calls at entry `start` that stopped at `j` (see
+   * {@link ResultScan.settle}); calls left unanswered, or messages that slipped in between, make
+   * the exchange not clean.
+   */
+  settle(scan: ResultScan, grouping: Grouping, start: number, j: number): { stop: number; open: boolean } {
+    const unanswered = this.pending.length > 0;
+    const settled = scan.settle(grouping, start, j, unanswered);
+    if (unanswered || scan.displaced.length > 0) this.clean = false;
+    return settled;
+  }
+
+  /**
+   * The result blocks the view's user message gives, and their slots: each result found (in the
+   * order found, cleaned for the view) then a placeholder for each call left unanswered (in call
+   * order, with a `missing_result` repair); `show` says how a format cleans a result and writes
+   * one. A result shown otherwise than stored makes the exchange not clean.
+   */
+  results(
+    repairs: Repair[],
+    show: {
+      /** The found result as the view shows it, and whether that differs from the stored one. */
+      found(hit: { result: R; seq: number }, viewId: string): { block: B; changed: boolean };
+      /** The placeholder answering `use` under `viewId`. */
+      missing(use: U, viewId: string): B;
+      /** The repair detail for a call left unanswered. */
+      missingDetail(use: U): string;
+    },
+  ): { blocks: B[]; slots: ToolResultSlot[] } {
+    const { uses, viewIds } = this;
+    const seq = this.entry.seq;
+    const blocks: B[] = [];
+    const slots: ToolResultSlot[] = [];
+    const slot = (index: number, resultSeq: number | null) =>
+      slots.push({
+        key: `${seq}:${index}`,
+        callId: viewIds[index]!,
+        toolName: uses[index]!.name,
+        resultSeq,
+        messageIndex: 1,
+        blockIndex: blocks.length,
+      });
+    for (const [index, hit] of this.found) {
+      const shown = show.found(hit, viewIds[index]!);
+      if (shown.changed) this.clean = false;
+      slot(index, hit.seq);
+      blocks.push(shown.block);
+    }
+    for (const { use, index } of [...this.pending].sort((a, b) => a.index - b.index)) {
+      repairs.push({ kind: 'missing_result', seq, detail: show.missingDetail(use) });
+      slot(index, null);
+      blocks.push(show.missing(use, viewIds[index]!));
+    }
+    return { blocks, slots };
+  }
+
+  /**
+   * The exchange's atom: `callMessage`, then the stored answer itself (`answer`, the message right
+   * after the calls) when the exchange is clean and answered by that one message, else a user
+   * message of `resultBlocks` and then the other blocks the answers carried.
+   */
+  atom(input: {
+    callMessage: Message;
+    answer: Message | undefined;
+    resultBlocks: readonly B[];
+    slots: ToolResultSlot[];
+    open: boolean;
+  }): Atom {
+    const { entry, resultSeqs, extraBlocks } = this;
+    const clean = this.clean && input.callMessage === entry.message;
+    const stored = clean && resultSeqs.length === 1 ? input.answer : undefined;
+    const answer =
+      stored ?? (freezeDeep({ role: 'user', content: [...input.resultBlocks, ...extraBlocks] }) as Message);
+    return {
+      id: entry.seq,
+      kind: 'exchange',
+      seqs: [entry.seq, ...resultSeqs],
+      messages: [input.callMessage, answer],
+      results: input.slots,
+      repaired: !clean || resultSeqs.length !== 1,
+      open: input.open,
+      hasUserContent: extraBlocks.length > 0,
+    };
+  }
 }
 
 /** Atoms grouped from a start index, with the repairs made and where the open tail begins. */
@@ -118,6 +228,26 @@ export interface BuildResult {
   repairs: Repair[];
   /** Index of the first entry of the open tail atom, or entries.length when all atoms are closed. */
   closedUntil: number;
+}
+
+/** A grouping pass under way: the entries grouped and what it has built so far. */
+export interface Grouping extends BuildResult {
+  readonly entries: readonly HistoryEntry[];
+}
+
+/**
+ * Groups `entries` from `from` on, the loop every format's `buildAtoms` runs: `step` groups what
+ * starts at index `i` into `grouping` (atoms, repairs, and `closedUntil` where results may still
+ * come) and returns the index after it (`entries.length` to stop).
+ */
+export function groupEntries(
+  entries: readonly HistoryEntry[],
+  from: number,
+  step: (i: number, grouping: Grouping) => number,
+): BuildResult {
+  const grouping: Grouping = { entries, atoms: [], repairs: [], closedUntil: entries.length };
+  for (let i = from; i < entries.length; ) i = step(i, grouping);
+  return { atoms: grouping.atoms, repairs: grouping.repairs, closedUntil: grouping.closedUntil };
 }
 
 /**
@@ -209,26 +339,25 @@ export class ResultScan {
 
   /**
    * Settles a scan that stopped at `j` for the calls at entry `start`: where the exchange ends,
-   * whether it is open (results may still come and nothing but what slipped in waits after the
-   * calls; placeholders go once they come), and `closedUntil` moved back to `start` when results
-   * may still come. Narration after the last answer stays put: `displaced` keeps only what
-   * comes before the end.
+   * and whether it is open (results may still come: `unanswered`, the wait not ended, and the log
+   * over from `tailFrom` on; and nothing but what slipped in waits after the calls; placeholders
+   * go once they come). When results may still come, the grouping's `closedUntil` moves back to
+   * `start`. Narration after the last answer stays put: `displaced` keeps only what comes before
+   * the end.
    */
   settle(
-    entries: readonly HistoryEntry[],
+    grouping: Grouping,
     start: number,
     j: number,
     unanswered: boolean,
-    closedUntil: number,
-  ): { stop: number; open: boolean; closedUntil: number } {
-    const waiting = unanswered && !this.ended && j >= entries.length;
+    tailFrom = j,
+  ): { stop: number; open: boolean } {
+    const { entries } = grouping;
+    const waiting = unanswered && !this.ended && tailFrom >= entries.length;
     const stop = interimEnd(this.narration, this.lastAnswer, j);
     if (stop < j) this.displaced = this.displaced.filter((d) => d.seq < entries[stop]!.seq);
-    return {
-      stop,
-      open: waiting && stop === j,
-      closedUntil: waiting && closedUntil === entries.length ? start : closedUntil,
-    };
+    if (waiting && grouping.closedUntil === entries.length) grouping.closedUntil = start;
+    return { stop, open: waiting && stop === j };
   }
 
   /**

@@ -1,14 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { historyEntries } from '../../test/support/history-entries.js';
 import { AtomIndex, buildAtoms } from './atoms.js';
-import type { HistoryEntry, Message } from './types.js';
-
-function entries(messages: Message[]): HistoryEntry[] {
-  return messages.map((message, seq) => ({
-    seq,
-    message,
-    metadata: { timestamp: '2026-01-01T00:00:00.000Z' },
-  }));
-}
+import type { Message } from './types.js';
 
 const call = (id: string, name = 'read_file') => ({
   id,
@@ -19,7 +12,7 @@ const call = (id: string, name = 'read_file') => ({
 describe('atoms, OpenAI', () => {
   it('groups an assistant with parallel calls and all its results', () => {
     const { atoms, repairs } = buildAtoms(
-      entries([
+      historyEntries([
         { role: 'system', content: 'sys' },
         { role: 'user', content: 'go' },
         { role: 'assistant', content: null, tool_calls: [call('a'), call('b')] },
@@ -41,7 +34,7 @@ describe('atoms, OpenAI', () => {
 
   it('pairs reused ids by position, not by id alone', () => {
     const { atoms } = buildAtoms(
-      entries([
+      historyEntries([
         { role: 'user', content: 'go' },
         { role: 'assistant', content: null, tool_calls: [call('x')] },
         { role: 'tool', tool_call_id: 'x', content: 'first' },
@@ -55,7 +48,7 @@ describe('atoms, OpenAI', () => {
 
   it('answers a call whose result never came with a placeholder, and leaves out an orphan result', () => {
     const { atoms, repairs } = buildAtoms(
-      entries([
+      historyEntries([
         { role: 'user', content: 'go' },
         { role: 'tool', tool_call_id: 'ghost', content: 'orphan' },
         { role: 'assistant', content: null, tool_calls: [call('a'), call('b', 'grep')] },
@@ -74,7 +67,7 @@ describe('atoms, OpenAI', () => {
 
   it('moves a message a hook inserted between a call and its results after them', () => {
     const { atoms } = buildAtoms(
-      entries([
+      historyEntries([
         { role: 'user', content: 'go' },
         { role: 'assistant', content: null, tool_calls: [call('a')] },
         { role: 'user', content: 'hook says hi' },
@@ -90,7 +83,7 @@ describe('atoms, OpenAI', () => {
       { role: 'user', content: 'go' },
       { role: 'assistant', content: 'ok' },
     ];
-    const { atoms } = buildAtoms(entries(msgs), 'openai');
+    const { atoms } = buildAtoms(historyEntries(msgs), 'openai');
     expect(atoms[0]!.messages[0]).toBe(msgs[0]);
     expect(atoms[1]!.messages[0]).toBe(msgs[1]);
   });
@@ -107,7 +100,7 @@ describe('atoms, Anthropic', () => {
 
   it('groups tool_use with the next user message of results', () => {
     const { atoms } = buildAtoms(
-      entries([
+      historyEntries([
         { role: 'user', content: 'go' },
         { role: 'assistant', content: [{ type: 'text', text: 'reading' }, use('a'), use('b')] },
         { role: 'user', content: [result('a'), result('b'), { type: 'text', text: 'and also…' }] },
@@ -121,7 +114,7 @@ describe('atoms, Anthropic', () => {
 
   it('merges results spread over two messages, puts results first, fills the missing one', () => {
     const { atoms } = buildAtoms(
-      entries([
+      historyEntries([
         { role: 'user', content: 'go' },
         { role: 'assistant', content: [use('a'), use('b'), use('c')] },
         { role: 'user', content: [{ type: 'text', text: 'note' }, result('a')] },
@@ -140,7 +133,7 @@ describe('atoms, Anthropic', () => {
 
   it('drops empty text blocks and keeps non-result content of an orphan result message', () => {
     const { atoms } = buildAtoms(
-      entries([
+      historyEntries([
         {
           role: 'user',
           content: [
@@ -169,7 +162,7 @@ describe('AtomIndex', () => {
       { role: 'assistant', content: 'done' },
       { role: 'user', content: 'again' },
     ];
-    const all = entries(msgs);
+    const all = historyEntries(msgs);
     const index = new AtomIndex('openai');
     for (let n = 1; n <= all.length; n++) {
       index.update(all.slice(0, n));

@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { conversationArb } from '../../test/support/arbitraries.js';
+import { callingMessage, functionCall } from '../../test/support/openai-calls.js';
 import { InvalidArgumentError } from '../errors.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
 import { getModelInfo } from '../tokens/catalog.js';
@@ -133,21 +134,9 @@ describe('recall filters', () => {
   const messages: Message[] = [
     { role: 'user', content: 'The spare key is under the blue flowerpot.' },
     { role: 'assistant', content: 'Noted: the spare key, blue flowerpot.' },
-    {
-      role: 'assistant',
-      content: null,
-      tool_calls: [
-        { id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{"q":"spare key"}' } },
-      ],
-    },
+    callingMessage(functionCall('c1', 'lookup', '{"q":"spare key"}')),
     { role: 'tool', tool_call_id: 'c1', content: 'spare key: second copy at the neighbour' },
-    {
-      role: 'assistant',
-      content: null,
-      tool_calls: [
-        { id: 'r1', type: 'function', function: { name: 'recall', arguments: '{"query":"spare key"}' } },
-      ],
-    },
+    callingMessage(functionCall('r1', 'recall', '{"query":"spare key"}')),
     {
       role: 'tool',
       tool_call_id: 'r1',

@@ -2,6 +2,7 @@
  * The `recall` tool's name, description and argument schema: what every format's definition of
  * the tool says (src/formats/<format>/tools.ts).
  */
+import { type ToolShapes, toolShapes } from '../messages/tool-shapes.js';
 
 /** The tool's name. */
 export const RECALL_TOOL_NAME = 'recall';
@@ -66,3 +67,10 @@ export const RECALL_TOOL_PARAMETERS = {
   required: ['query'],
   additionalProperties: false,
 } as const;
+
+/** The tool in every provider's shape: what each format's `tools.ts` exports as its recall tool. */
+export const RECALL_TOOL_SHAPES: ToolShapes = toolShapes(
+  RECALL_TOOL_NAME,
+  RECALL_TOOL_DESCRIPTION,
+  RECALL_TOOL_PARAMETERS,
+);

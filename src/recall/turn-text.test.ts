@@ -1,17 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { HistoryEntry, Message } from '../messages/types.js';
+import { historyEntry } from '../../test/support/history-entries.js';
 import { MAX_SEARCH_CHARS, searchText, turnText } from './turn-text.js';
-
-const entry = (seq: number, message: Message): HistoryEntry => ({
-  seq,
-  message,
-  metadata: { timestamp: '2025-01-01T00:00:00.000Z' },
-});
 
 describe('turnText', () => {
   it('searches a transcript turn without its prefix and shows it under the speaker', () => {
     const t = turnText(
-      entry(0, {
+      historyEntry(0, {
         role: 'user',
         content: '[1:14 pm on 25 May, 2023] Caroline: Researching adoption agencies',
       }),
@@ -25,7 +19,7 @@ describe('turnText', () => {
   it('searches tool names, call arguments and results in both formats, labelled by tool', () => {
     const names = new Map<string, string>();
     const call = turnText(
-      entry(0, {
+      historyEntry(0, {
         role: 'assistant',
         content: null,
         tool_calls: [
@@ -37,12 +31,12 @@ describe('turnText', () => {
     expect(call.search).toContain('get_order');
     expect(call.search).toContain('W123');
     const result = turnText(
-      entry(1, { role: 'tool', tool_call_id: 'c1', content: 'status: shipped' }),
+      historyEntry(1, { role: 'tool', tool_call_id: 'c1', content: 'status: shipped' }),
       names,
     );
     expect(result.lines).toEqual([{ label: 'tool get_order', text: 'status: shipped' }]);
     const anthropic = turnText(
-      entry(2, {
+      historyEntry(2, {
         role: 'assistant',
         content: [{ type: 'tool_use', id: 't1', name: 'lookup', input: { city: 'Lisbon' } }],
       }),
@@ -50,14 +44,17 @@ describe('turnText', () => {
     );
     expect(anthropic.search).toContain('Lisbon');
     const answer = turnText(
-      entry(3, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'sunny' }] }),
+      historyEntry(3, {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: 't1', content: 'sunny' }],
+      }),
       names,
     );
     expect(answer.lines[0]).toEqual({ label: 'tool lookup', text: 'sunny' });
   });
 
   it('takes the speaker from an OpenAI name field', () => {
-    expect(turnText(entry(0, { role: 'user', name: 'bob', content: 'hi' })).speaker).toBe('bob');
+    expect(turnText(historyEntry(0, { role: 'user', name: 'bob', content: 'hi' })).speaker).toBe('bob');
   });
 });
 

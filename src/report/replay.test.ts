@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { longSessionMessages } from '../../test/support/arbitraries.js';
+import { callingMessage, functionCall } from '../../test/support/openai-calls.js';
 import type { Message } from '../messages/types.js';
 import { getModelInfo } from '../tokens/catalog.js';
 import { createTokenCounter } from '../tokens/counter.js';
@@ -9,17 +10,7 @@ import { type ReplayReport, replayConversation } from './replay.js';
 const SHORT: Message[] = [
   { role: 'system', content: 'You are a careful agent.' },
   { role: 'user', content: 'Fix src/date.ts please.' },
-  {
-    role: 'assistant',
-    content: null,
-    tool_calls: [
-      {
-        id: 'call_1',
-        type: 'function',
-        function: { name: 'read_file', arguments: '{"path":"src/date.ts"}' },
-      },
-    ],
-  },
+  callingMessage(functionCall('call_1', 'read_file', '{"path":"src/date.ts"}')),
   { role: 'tool', tool_call_id: 'call_1', content: 'export const x = 1;\n'.repeat(20) },
   { role: 'assistant', content: 'The file exports x. What next?' },
   { role: 'user', content: 'Run the tests.' },

@@ -68,12 +68,11 @@ import type {
   StoredEntry,
 } from './types.js';
 import {
+  checkAppendArguments,
+  checkReplaceArguments,
+  checkSetMetaArguments,
   newEpoch,
   readRange,
-  validateCount,
-  validateEpoch,
-  validateMetaValue,
-  validateNewEntries,
 } from './validate.js';
 
 /** `read` parses the bytes it read about this many at a time (see `Slices`). */
@@ -589,9 +588,7 @@ export class FileStore implements ConversationStore {
     options?: AppendOptions,
   ): Promise<number> {
     return this.#run('append', conversationId, async (where, name, paths) => {
-      validateNewEntries(conversationId, entries);
-      const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
-      const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
+      const { expected, epoch } = checkAppendArguments(conversationId, entries, options);
       const serialized = serializeEntries(conversationId, entries).map(([metadata, message]) => ({
         metadata,
         message,
@@ -715,8 +712,7 @@ export class FileStore implements ConversationStore {
     options?: { epoch?: string },
   ): Promise<void> {
     return this.#run('replace', conversationId, async (_where, name, paths) => {
-      validateNewEntries(conversationId, entries);
-      const epoch = validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
+      const epoch = checkReplaceArguments(conversationId, entries, options);
       const serialized = serializeEntries(conversationId, entries).map(([metadata, message]) => ({
         metadata,
         message,
@@ -829,8 +825,7 @@ export class FileStore implements ConversationStore {
     options?: { expectedVersion?: number },
   ): Promise<number> {
     return this.#run('setMeta', conversationId, async (where, name, paths) => {
-      validateMetaValue(conversationId, value);
-      const expected = validateCount(conversationId, 'expectedVersion', options?.expectedVersion);
+      const expected = checkSetMetaArguments(conversationId, value, options);
       const json = stringifyForStore(conversationId, 'metadata', value);
       await this.#ensureDir();
       return this.#locked(paths, conversationId, async () => {

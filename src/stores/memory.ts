@@ -16,13 +16,12 @@ import type {
   StoredEntry,
 } from './types.js';
 import {
+  checkAppendArguments,
   checkEntryValues,
+  checkReplaceArguments,
+  checkSetMetaArguments,
   newEpoch,
   readRange,
-  validateCount,
-  validateEpoch,
-  validateMetaValue,
-  validateNewEntries,
 } from './validate.js';
 
 function copy<T>(conversationId: string, value: T): T {
@@ -68,9 +67,7 @@ export class MemoryStore implements ConversationStore {
     options?: AppendOptions,
   ): Promise<number> {
     this.#open(conversationId);
-    validateNewEntries(conversationId, entries);
-    const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
-    const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
+    const { expected, epoch } = checkAppendArguments(conversationId, entries, options);
     const log = this.#logs.get(conversationId) ?? [];
     const head = log.length;
     const current = this.#epochs.get(conversationId) ?? null;
@@ -115,8 +112,7 @@ export class MemoryStore implements ConversationStore {
     options?: { epoch?: string },
   ): Promise<void> {
     this.#open(conversationId);
-    validateNewEntries(conversationId, entries);
-    const epoch = validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
+    const epoch = checkReplaceArguments(conversationId, entries, options);
     checkEntryValues(conversationId, entries, { depthOnly: true });
     const log = entries.map((entry, seq) => stored(conversationId, seq, entry));
     checkEntryValues(conversationId, log);
@@ -167,8 +163,7 @@ export class MemoryStore implements ConversationStore {
     options?: { expectedVersion?: number },
   ): Promise<number> {
     this.#open(conversationId);
-    validateMetaValue(conversationId, value);
-    const expected = validateCount(conversationId, 'expectedVersion', options?.expectedVersion);
+    const expected = checkSetMetaArguments(conversationId, value, options);
     const current = this.#meta.get(conversationId)?.version ?? 0;
     if (expected !== undefined && expected !== current) {
       throw new ConflictError(conversationId, expected, current, 'version');

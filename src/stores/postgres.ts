@@ -48,12 +48,11 @@ import type {
   StoredEntry,
 } from './types.js';
 import {
+  checkAppendArguments,
+  checkReplaceArguments,
+  checkSetMetaArguments,
   newEpoch,
   readRange,
-  validateCount,
-  validateEpoch,
-  validateMetaValue,
-  validateNewEntries,
 } from './validate.js';
 
 /** Where the driver keeps its tables, and how many connections it may hold. */
@@ -434,9 +433,7 @@ export class PostgresStore implements ConversationStore {
   ): Promise<number> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
-    validateNewEntries(conversationId, entries);
-    const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
-    const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
+    const { expected, epoch } = checkAppendArguments(conversationId, entries, options);
     const rows = serializeEntries(conversationId, entries);
     const counts = newCountsRecords(entries, rows);
     const texts = searchTexts(entries);
@@ -573,8 +570,7 @@ export class PostgresStore implements ConversationStore {
   ): Promise<void> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
-    validateNewEntries(conversationId, entries);
-    const epoch = validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
+    const epoch = checkReplaceArguments(conversationId, entries, options);
     const rows = serializeEntries(conversationId, entries);
     const counts = newCountsRecords(entries, rows);
     const texts = searchTexts(entries);
@@ -696,8 +692,7 @@ export class PostgresStore implements ConversationStore {
   ): Promise<number> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
-    validateMetaValue(conversationId, value);
-    const expected = validateCount(conversationId, 'expectedVersion', options?.expectedVersion);
+    const expected = checkSetMetaArguments(conversationId, value, options);
     const text = stringifyForStore(conversationId, 'metadata', value);
     const name = idBytes(conversationId);
     // One statement, atomic on its own: create-or-bump, guarded by the expected version.

@@ -47,12 +47,11 @@ import type {
   StoredEntry,
 } from './types.js';
 import {
+  checkAppendArguments,
+  checkReplaceArguments,
+  checkSetMetaArguments,
   newEpoch,
   readRange,
-  validateCount,
-  validateEpoch,
-  validateMetaValue,
-  validateNewEntries,
 } from './validate.js';
 
 /** Where the keys live. */
@@ -442,9 +441,7 @@ export class RedisStore implements ConversationStore {
   ): Promise<number> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
-    validateNewEntries(conversationId, entries);
-    const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
-    const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
+    const { expected, epoch } = checkAppendArguments(conversationId, entries, options);
     const elements = this.#serialize(conversationId, entries);
     const keys = this.#keys(conversationId);
     const [status, head] = await this.#eval(
@@ -506,8 +503,7 @@ export class RedisStore implements ConversationStore {
   ): Promise<void> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
-    validateNewEntries(conversationId, entries);
-    const epoch = validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
+    const epoch = checkReplaceArguments(conversationId, entries, options);
     const elements = this.#serialize(conversationId, entries);
     const keys = this.#keys(conversationId);
     await this.#eval(
@@ -662,8 +658,7 @@ export class RedisStore implements ConversationStore {
   ): Promise<number> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
-    validateMetaValue(conversationId, value);
-    const expected = validateCount(conversationId, 'expectedVersion', options?.expectedVersion);
+    const expected = checkSetMetaArguments(conversationId, value, options);
     const text = stringifyForStore(conversationId, 'metadata', value);
     const { meta } = this.#keys(conversationId);
     const [status, version] = await this.#eval(

@@ -49,12 +49,11 @@ import type {
   StoredEntry,
 } from './types.js';
 import {
+  checkAppendArguments,
+  checkReplaceArguments,
+  checkSetMetaArguments,
   newEpoch,
   readRange,
-  validateCount,
-  validateEpoch,
-  validateMetaValue,
-  validateNewEntries,
 } from './validate.js';
 
 /** How a SQLite store trades durability for speed, and how long it waits for other processes. */
@@ -431,9 +430,7 @@ export class SqliteStore implements ConversationStore {
   ): Promise<number> {
     return this.#run(conversationId, 'append', () => {
       validateConversationId(conversationId);
-      validateNewEntries(conversationId, entries);
-      const expected = validateCount(conversationId, 'expectedSeq', options?.expectedSeq);
-      const epoch = validateEpoch(conversationId, 'epoch', options?.epoch);
+      const { expected, epoch } = checkAppendArguments(conversationId, entries, options);
       const rows = serializeEntries(conversationId, entries);
       const counts = newCountsRecords(entries, rows);
       const texts = searchTexts(entries);
@@ -534,8 +531,7 @@ export class SqliteStore implements ConversationStore {
   ): Promise<void> {
     this.#run(conversationId, 'replace', () => {
       validateConversationId(conversationId);
-      validateNewEntries(conversationId, entries);
-      const epoch = validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
+      const epoch = checkReplaceArguments(conversationId, entries, options);
       const rows = serializeEntries(conversationId, entries);
       const counts = newCountsRecords(entries, rows);
       const texts = searchTexts(entries);
@@ -620,8 +616,7 @@ export class SqliteStore implements ConversationStore {
   ): Promise<number> {
     return this.#run(conversationId, 'setMeta', () => {
       validateConversationId(conversationId);
-      validateMetaValue(conversationId, value);
-      const expected = validateCount(conversationId, 'expectedVersion', options?.expectedVersion);
+      const expected = checkSetMetaArguments(conversationId, value, options);
       const text = stringifyForStore(conversationId, 'metadata', value);
       return this.#db
         .transaction(() => {

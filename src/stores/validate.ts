@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { StoreError } from '../errors.js';
 import { jsonValueIssues } from '../messages/json-limits.js';
 import { validateEntryCounts } from './entry-counts.js';
-import type { NewEntry } from './types.js';
+import type { AppendOptions, NewEntry } from './types.js';
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -143,4 +143,43 @@ export function validateEpoch(conversationId: string, name: string, value: unkno
     );
   }
   return value;
+}
+
+/**
+ * Checks `append` arguments: the batch, then `expectedSeq` and `epoch` (absent, or as
+ * {@link validateCount} and {@link validateEpoch} want them), which it returns.
+ */
+export function checkAppendArguments(
+  conversationId: string,
+  entries: readonly NewEntry[],
+  options: AppendOptions | undefined,
+): { expected: number | undefined; epoch: string | undefined } {
+  validateNewEntries(conversationId, entries);
+  return {
+    expected: validateCount(conversationId, 'expectedSeq', options?.expectedSeq),
+    epoch: validateEpoch(conversationId, 'epoch', options?.epoch),
+  };
+}
+
+/**
+ * Checks `replace` arguments: the batch, then the generation token given, which it returns, or a
+ * fresh one ({@link newEpoch}) when none was given.
+ */
+export function checkReplaceArguments(
+  conversationId: string,
+  entries: readonly NewEntry[],
+  options: { epoch?: string } | undefined,
+): string {
+  validateNewEntries(conversationId, entries);
+  return validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
+}
+
+/** Checks `setMeta` arguments: the value, then `expectedVersion` (absent, or a count), which it returns. */
+export function checkSetMetaArguments(
+  conversationId: string,
+  value: unknown,
+  options: { expectedVersion?: number } | undefined,
+): number | undefined {
+  validateMetaValue(conversationId, value);
+  return validateCount(conversationId, 'expectedVersion', options?.expectedVersion);
 }

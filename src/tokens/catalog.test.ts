@@ -49,32 +49,19 @@ describe('model catalog: built-in models', () => {
     expect(CLAUDE_TOKENIZER.kind).toBe('estimate');
   });
 
-  it('has the documented limits', () => {
-    expect(getModelInfo('gpt-4o')).toMatchObject({ contextWindow: 128_000, maxOutputTokens: 16_384 });
-    expect(getModelInfo('gpt-4.1')).toMatchObject({ contextWindow: 1_047_576, maxOutputTokens: 32_768 });
-    expect(getModelInfo('gpt-5')).toMatchObject({ contextWindow: 400_000, maxOutputTokens: 128_000 });
-    expect(getModelInfo('o3')).toMatchObject({ contextWindow: 200_000, maxOutputTokens: 100_000 });
-    expect(getModelInfo('gpt-4')).toMatchObject({ contextWindow: 8_192, maxOutputTokens: 8_192 });
-    expect(getModelInfo('claude-sonnet-4-5')).toMatchObject({
-      contextWindow: 200_000,
-      maxOutputTokens: 64_000,
-    });
-    expect(getModelInfo('claude-opus-4-1')).toMatchObject({
-      contextWindow: 200_000,
-      maxOutputTokens: 32_000,
-    });
-    expect(getModelInfo('claude-3-5-haiku')).toMatchObject({
-      contextWindow: 200_000,
-      maxOutputTokens: 8_192,
-    });
-    expect(getModelInfo('gemini-2.5-pro')).toMatchObject({
-      contextWindow: 1_048_576,
-      maxOutputTokens: 65_536,
-    });
-    expect(getModelInfo('gemini-2.0-flash')).toMatchObject({
-      contextWindow: 1_048_576,
-      maxOutputTokens: 8_192,
-    });
+  it.each([
+    ['gpt-4o', 128_000, 16_384],
+    ['gpt-4.1', 1_047_576, 32_768],
+    ['gpt-5', 400_000, 128_000],
+    ['o3', 200_000, 100_000],
+    ['gpt-4', 8_192, 8_192],
+    ['claude-sonnet-4-5', 200_000, 64_000],
+    ['claude-opus-4-1', 200_000, 32_000],
+    ['claude-3-5-haiku', 200_000, 8_192],
+    ['gemini-2.5-pro', 1_048_576, 65_536],
+    ['gemini-2.0-flash', 1_048_576, 8_192],
+  ])('has the documented limits of %s: %i in, %i out', (id, contextWindow, maxOutputTokens) => {
+    expect(getModelInfo(id)).toMatchObject({ contextWindow, maxOutputTokens });
   });
 
   it('has sane, frozen, unique entries', () => {
@@ -90,19 +77,21 @@ describe('model catalog: built-in models', () => {
 });
 
 describe('model catalog: lookup', () => {
-  it('matches dated snapshots to their model, longest id first', () => {
-    expect(getModelInfo('gpt-4o-2024-08-06')?.id).toBe('gpt-4o');
-    expect(getModelInfo('gpt-4o-mini-2024-07-18')?.id).toBe('gpt-4o-mini');
-    expect(getModelInfo('gpt-4.1-nano-2025-04-14')?.id).toBe('gpt-4.1-nano');
-    expect(getModelInfo('o3-mini-2025-01-31')?.id).toBe('o3-mini');
-    expect(getModelInfo('gpt-4-turbo-2024-04-09')?.id).toBe('gpt-4-turbo');
-    expect(getModelInfo('gpt-4-0613')?.id).toBe('gpt-4');
-    expect(getModelInfo('claude-sonnet-4-5-20250929')?.id).toBe('claude-sonnet-4-5');
-    expect(getModelInfo('claude-sonnet-4-20250514')?.id).toBe('claude-sonnet-4');
-    expect(getModelInfo('claude-opus-4-1-20250805')?.id).toBe('claude-opus-4-1');
-    expect(getModelInfo('claude-3-7-sonnet-latest')?.id).toBe('claude-3-7-sonnet');
-    expect(getModelInfo('gemini-2.5-flash-preview-05-20')?.id).toBe('gemini-2.5-flash');
-    expect(getModelInfo('gemini-1.5-pro-002')?.id).toBe('gemini-1.5-pro');
+  it.each([
+    ['gpt-4o-2024-08-06', 'gpt-4o'],
+    ['gpt-4o-mini-2024-07-18', 'gpt-4o-mini'],
+    ['gpt-4.1-nano-2025-04-14', 'gpt-4.1-nano'],
+    ['o3-mini-2025-01-31', 'o3-mini'],
+    ['gpt-4-turbo-2024-04-09', 'gpt-4-turbo'],
+    ['gpt-4-0613', 'gpt-4'],
+    ['claude-sonnet-4-5-20250929', 'claude-sonnet-4-5'],
+    ['claude-sonnet-4-20250514', 'claude-sonnet-4'],
+    ['claude-opus-4-1-20250805', 'claude-opus-4-1'],
+    ['claude-3-7-sonnet-latest', 'claude-3-7-sonnet'],
+    ['gemini-2.5-flash-preview-05-20', 'gemini-2.5-flash'],
+    ['gemini-1.5-pro-002', 'gemini-1.5-pro'],
+  ])('matches the dated snapshot %s to its model %s, longest id first', (given, id) => {
+    expect(getModelInfo(given)?.id).toBe(id);
   });
 
   it('does not let a shorter id claim a different model across a version dot', () => {
@@ -110,17 +99,19 @@ describe('model catalog: lookup', () => {
     expect(getModelInfo('gpt-4.7')).toBeUndefined();
   });
 
-  it('strips gateway and cloud prefixes', () => {
-    expect(getModelInfo('openai/gpt-4o')?.id).toBe('gpt-4o');
-    expect(getModelInfo('anthropic/claude-sonnet-4-5')?.id).toBe('claude-sonnet-4-5');
-    expect(getModelInfo('anthropic/claude-3.7-sonnet')?.id).toBe('claude-3-7-sonnet');
-    expect(getModelInfo('models/gemini-2.5-pro')?.id).toBe('gemini-2.5-pro');
-    expect(getModelInfo('google/gemini-2.0-flash-001')?.id).toBe('gemini-2.0-flash');
-    expect(getModelInfo('us.anthropic.claude-sonnet-4-5-20250929-v1:0')?.id).toBe('claude-sonnet-4-5');
-    expect(getModelInfo('anthropic.claude-3-5-haiku-20241022-v1:0')?.id).toBe('claude-3-5-haiku');
-    expect(getModelInfo('claude-opus-4-1@20250805')?.id).toBe('claude-opus-4-1');
-    expect(getModelInfo('ft:gpt-4o-mini-2024-07-18:acme::abc123')?.id).toBe('gpt-4o-mini');
-    expect(getModelInfo('  GPT-4o  ')?.id).toBe('gpt-4o');
+  it.each([
+    ['openai/gpt-4o', 'gpt-4o'],
+    ['anthropic/claude-sonnet-4-5', 'claude-sonnet-4-5'],
+    ['anthropic/claude-3.7-sonnet', 'claude-3-7-sonnet'],
+    ['models/gemini-2.5-pro', 'gemini-2.5-pro'],
+    ['google/gemini-2.0-flash-001', 'gemini-2.0-flash'],
+    ['us.anthropic.claude-sonnet-4-5-20250929-v1:0', 'claude-sonnet-4-5'],
+    ['anthropic.claude-3-5-haiku-20241022-v1:0', 'claude-3-5-haiku'],
+    ['claude-opus-4-1@20250805', 'claude-opus-4-1'],
+    ['ft:gpt-4o-mini-2024-07-18:acme::abc123', 'gpt-4o-mini'],
+    ['  GPT-4o  ', 'gpt-4o'],
+  ])('strips gateway and cloud prefixes: %j is %s', (given, id) => {
+    expect(getModelInfo(given)?.id).toBe(id);
   });
 
   it('returns undefined for unknown models', () => {

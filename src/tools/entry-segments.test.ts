@@ -1,19 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { HistoryEntry, Message } from '../messages/types.js';
+import { historyEntries } from '../../test/support/history-entries.js';
 import { entrySegments } from './entry-segments.js';
-
-function entries(messages: readonly Message[]): HistoryEntry[] {
-  return messages.map((message, seq) => ({
-    seq,
-    message,
-    metadata: { timestamp: '2024-01-01T00:00:00.000Z' },
-  }));
-}
 
 describe('entrySegments', () => {
   it('labels OpenAI calls and results by tool name, pairing reused ids with the latest call', () => {
     const segments = entrySegments(
-      entries([
+      historyEntries([
         {
           role: 'assistant',
           content: null,
@@ -40,7 +32,7 @@ describe('entrySegments', () => {
 
   it('splits an Anthropic user message into its tool results and its own text', () => {
     const segments = entrySegments(
-      entries([
+      historyEntries([
         { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'grep', input: { q: 'TODO' } }] },
         {
           role: 'user',

@@ -7,6 +7,7 @@ import {
   type FakeProvider,
   startFakeLLMServer,
 } from '../../test/support/fake-llm-server.js';
+import { callingMessage, functionCall } from '../../test/support/openai-calls.js';
 import type { HistoryEntry, Message } from '../messages/types.js';
 import {
   canPrepare,
@@ -26,17 +27,7 @@ const API_KEY = 'sk-test-not-a-real-key';
 const messages: Message[] = [
   { role: 'system', content: 'You are a careful airline agent.' },
   { role: 'user', content: 'Hi, my user id is mia_li_3668. I want to change reservation ZFA04Y to May 22.' },
-  {
-    role: 'assistant',
-    content: null,
-    tool_calls: [
-      {
-        id: 'c1',
-        type: 'function',
-        function: { name: 'get_reservation_details', arguments: '{"reservation_id":"ZFA04Y"}' },
-      },
-    ],
-  },
+  callingMessage(functionCall('c1', 'get_reservation_details', '{"reservation_id":"ZFA04Y"}')),
   {
     role: 'tool',
     tool_call_id: 'c1',

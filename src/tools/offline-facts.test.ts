@@ -2,18 +2,11 @@ import { existsSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { factSetArb, longSessionMessages } from '../../test/support/arbitraries.js';
+import { historyEntries } from '../../test/support/history-entries.js';
 import { hasTauBench, loadTauBench, TAU_BENCH_PATH } from '../../test/support/tau-bench.js';
-import type { HistoryEntry, Message } from '../messages/types.js';
+import type { Message } from '../messages/types.js';
 import { extractFactsOffline, MAX_NEW_FACTS_PER_ENTRY, OfflineFactExtractor } from './offline-facts.js';
 import type { ExtractedFact, FactCategory } from './types.js';
-
-function entries(messages: readonly Message[], first = 0): HistoryEntry[] {
-  return messages.map((message, i) => ({
-    seq: first + i,
-    message,
-    metadata: { timestamp: '2024-01-01T00:00:00.000Z' },
-  }));
-}
 
 function user(content: string): Message {
   return { role: 'user', content };
@@ -73,33 +66,35 @@ describe('extractFactsOffline: categories on hand-written text', () => {
     ['other', 'status: ok, order_state: shipped_late', 'shipped_late'],
   ];
   it.each(cases)('%s in %j', (category, text, value) => {
-    const facts = extractFactsOffline(entries([user(text)]));
+    const facts = extractFactsOffline(historyEntries([user(text)]));
     expect(facts.map((f) => `${f.category}=${f.value}`)).toContain(`${category}=${value}`);
   });
 
   it('leaves out tiny numbers, plain words and numbers with units', () => {
     const facts = extractFactsOffline(
-      entries([user('It took 3 tries, 10ms each, for the 2 of us and/or the team.')]),
+      historyEntries([user('It took 3 tries, 10ms each, for the 2 of us and/or the team.')]),
     );
     expect(facts.map((f) => f.value)).toEqual([]);
   });
 
   it('names a fact after the words before it', () => {
     const facts = extractFactsOffline(
-      entries([user('My user ID is sofia_kim_7287 and my email is s.kim@example.com')]),
+      historyEntries([user('My user ID is sofia_kim_7287 and my email is s.kim@example.com')]),
     );
     expect(find(facts, 'identifier', 'sofia_kim_7287')?.key).toBe('user_id');
     expect(find(facts, 'email', 's.kim@example.com')?.key).toBe('email');
   });
 
   it('numbers keys that are only a category: date, date_2, …', () => {
-    const facts = extractFactsOffline(entries([user('From 2024-05-20 to 2024-05-27, back 2024-06-01.')]));
+    const facts = extractFactsOffline(
+      historyEntries([user('From 2024-05-20 to 2024-05-27, back 2024-06-01.')]),
+    );
     expect(facts.map((f) => f.key)).toEqual(['date', 'date_2', 'date_3']);
   });
 
   it('gives each fact its source seq, the first occurrence, and some surrounding text', () => {
     const facts = extractFactsOffline(
-      entries([user('Nothing here.'), user('Look at src/a.ts please.'), user('Again src/a.ts.')], 40),
+      historyEntries([user('Nothing here.'), user('Look at src/a.ts please.'), user('Again src/a.ts.')], 40),
     );
     expect(facts).toHaveLength(1);
     expect(facts[0]).toMatchObject({ value: 'src/a.ts', seq: 41, category: 'path' });
@@ -108,13 +103,13 @@ describe('extractFactsOffline: categories on hand-written text', () => {
 
   it('skips system messages: they stay in every view', () => {
     const facts = extractFactsOffline(
-      entries([{ role: 'system', content: 'The time is 2024-05-15 15:00:00 EST.' }]),
+      historyEntries([{ role: 'system', content: 'The time is 2024-05-15 15:00:00 EST.' }]),
     );
     expect(facts).toEqual([]);
   });
 
   it('does not find a date or number inside a path, or a number inside an id', () => {
-    const facts = extractFactsOffline(entries([user('Logs in logs/2024-05-20.log mention HAT136.')]));
+    const facts = extractFactsOffline(historyEntries([user('Logs in logs/2024-05-20.log mention HAT136.')]));
     expect(facts.map((f) => `${f.category}=${f.value}`)).toEqual([
       'path=logs/2024-05-20.log',
       'identifier=HAT136',
@@ -152,7 +147,7 @@ describe('extractFactsOffline: JSON in tool calls and results', () => {
         'Passenger asked to move to seat 14C on 2024-05-21, see https://example.com/r/ZFA04Y for the change.',
     }),
   };
-  const facts = extractFactsOffline(entries([call, result]));
+  const facts = extractFactsOffline(historyEntries([call, result]));
 
   it('names each value after its JSON key and finds its category', () => {
     expect(find(facts, 'identifier', 'ZFA04Y')).toMatchObject({ key: 'reservation_id', seq: 0 });
@@ -181,7 +176,7 @@ describe('extractFactsOffline: JSON in tool calls and results', () => {
 
   it('reads Anthropic tool_use input and tool_result content the same way', () => {
     const anthropic = extractFactsOffline(
-      entries([
+      historyEntries([
         {
           role: 'assistant',
           content: [{ type: 'tool_use', id: 't1', name: 'get_user', input: { user_id: 'usr_8f3a' } }],
@@ -221,7 +216,7 @@ describe('extractFactsOffline: merging and limits', () => {
           const texts = sets.map((f) =>
             user(`Fix ${f.path} for ${f.id} (${f.email}) by ${f.date}, ${f.number} runs.`),
           );
-          const merged = extractFactsOffline(entries(texts, 10), { previousFacts: previous });
+          const merged = extractFactsOffline(historyEntries(texts, 10), { previousFacts: previous });
           for (const fact of previous) {
             expect(merged.some((m) => m.category === fact.category && m.value === fact.value)).toBe(true);
           }
@@ -239,7 +234,7 @@ describe('extractFactsOffline: merging and limits', () => {
 
   it('keeps the earliest seq when a new entry repeats a known fact', () => {
     const previous: ExtractedFact[] = [{ key: 'path', value: 'src/a.ts', category: 'path', seq: 3 }];
-    const merged = extractFactsOffline(entries([user('Again src/a.ts and src/b.ts.')], 9), {
+    const merged = extractFactsOffline(historyEntries([user('Again src/a.ts and src/b.ts.')], 9), {
       previousFacts: previous,
     });
     expect(merged).toEqual([
@@ -250,7 +245,7 @@ describe('extractFactsOffline: merging and limits', () => {
 
   it('keeps previous facts even when the categories filter leaves them out', () => {
     const previous: ExtractedFact[] = [{ key: 'email', value: 'a@b.io', category: 'email', seq: 0 }];
-    const facts = extractFactsOffline(entries([user('Fix src/a.ts by 2024-05-20.')], 1), {
+    const facts = extractFactsOffline(historyEntries([user('Fix src/a.ts by 2024-05-20.')], 1), {
       previousFacts: previous,
       categories: ['date'],
     });
@@ -264,12 +259,12 @@ describe('extractFactsOffline: merging and limits', () => {
       total: 10 + i,
     }));
     const facts = extractFactsOffline(
-      entries([{ role: 'tool', tool_call_id: 'x', content: JSON.stringify(rows) }]),
+      historyEntries([{ role: 'tool', tool_call_id: 'x', content: JSON.stringify(rows) }]),
     );
     expect(facts).toHaveLength(MAX_NEW_FACTS_PER_ENTRY);
     expect(facts.every((f) => f.category === 'identifier')).toBe(true);
     const log = Array.from({ length: 2000 }, (_, i) => `line ${i}: wrote out/file_${i}.json`).join('\n');
-    expect(extractFactsOffline(entries([user(log)]))).toHaveLength(MAX_NEW_FACTS_PER_ENTRY);
+    expect(extractFactsOffline(historyEntries([user(log)]))).toHaveLength(MAX_NEW_FACTS_PER_ENTRY);
   });
 
   it('is deterministic: the same entries give the same facts', () => {
@@ -278,7 +273,9 @@ describe('extractFactsOffline: merging and limits', () => {
         const texts = sets.map((f) =>
           user(`User ${f.id} (${f.email}) edited ${f.path} on ${f.date}: ${f.number}.`),
         );
-        expect(extractFactsOffline(entries(texts))).toEqual(extractFactsOffline(entries(texts)));
+        expect(extractFactsOffline(historyEntries(texts))).toEqual(
+          extractFactsOffline(historyEntries(texts)),
+        );
       }),
     );
   });
@@ -287,7 +284,7 @@ describe('extractFactsOffline: merging and limits', () => {
     fc.assert(
       fc.property(factSetArb, (f) => {
         const facts = extractFactsOffline(
-          entries([user(`User ${f.id} (${f.email}) edited ${f.path} on ${f.date}.`)]),
+          historyEntries([user(`User ${f.id} (${f.email}) edited ${f.path} on ${f.date}.`)]),
         );
         const values = facts.map((x) => x.value);
         for (const value of [f.id, f.email, f.path, f.date]) expect(values).toContain(value);
@@ -310,7 +307,7 @@ describe.skipIf(!hasTauBench())('extractFactsOffline on the tau-bench runs', () 
       const shares: number[] = [];
       for (const run of runs) {
         if (run.presentFacts.length === 0) continue;
-        const facts = extractFactsOffline(entries(run[format]));
+        const facts = extractFactsOffline(historyEntries(run[format]));
         const values = new Set(facts.map((f) => f.value));
         let runExact = 0;
         for (const fact of run.presentFacts) {
@@ -343,7 +340,7 @@ describe.skipIf(!hasTauBench())('extractFactsOffline on the tau-bench runs', () 
 
 describe('OfflineFactExtractor', () => {
   it('reads entries in batches to the same facts as one call over all of them', () => {
-    const history = entries(longSessionMessages(400, 'openai', 7));
+    const history = historyEntries(longSessionMessages(400, 'openai', 7));
     const previousFacts = extractFactsOffline(history.slice(0, 40));
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 1, max: 90 }), { minLength: 1, maxLength: 8 }), (sizes) => {
@@ -365,8 +362,8 @@ describe('OfflineFactExtractor', () => {
   });
 
   it('never finds again a fact it already holds, whichever batch it comes from', () => {
-    const said = entries([user('Ship order ORD-77120 to /srv/app/config.yaml today.')]);
-    const again = entries([user('Again: ORD-77120 and /srv/app/config.yaml.')], 1);
+    const said = historyEntries([user('Ship order ORD-77120 to /srv/app/config.yaml today.')]);
+    const again = historyEntries([user('Again: ORD-77120 and /srv/app/config.yaml.')], 1);
     const extractor = new OfflineFactExtractor().add(said);
     const before = extractor.size;
     extractor.add(again);

@@ -6,19 +6,13 @@ import {
   type FactText,
   userTextArb,
 } from '../../test/support/arbitraries.js';
-import type { HistoryEntry, Message } from '../messages/types.js';
+import { historyEntries } from '../../test/support/history-entries.js';
+import { functionCall } from '../../test/support/openai-calls.js';
+import type { Message } from '../messages/types.js';
 import { memoryStatements } from './dialogue-memory.js';
 import { entrySegments } from './entry-segments.js';
 import { estimateTokens, summarizeOffline } from './offline-summarizer.js';
 import { splitSentences } from './sentences.js';
-
-function entries(messages: readonly Message[], first = 0): HistoryEntry[] {
-  return messages.map((message, i) => ({
-    seq: first + i,
-    message,
-    metadata: { timestamp: '2024-01-01T00:00:00.000Z' },
-  }));
-}
 
 const LABEL = /^((?:user|assistant|system|tool|call)(?: [\w.:-]+)?): (.*)$/;
 
@@ -47,8 +41,8 @@ describe('summarizeOffline', () => {
   it('is deterministic: the same entries give the same summary', () => {
     fc.assert(
       fc.property(conversationArb(), fc.integer({ min: 20, max: 2000 }), (conversation, maxTokens) => {
-        const a = summarizeOffline(entries(conversation.messages), { maxTokens });
-        const b = summarizeOffline(entries(structuredClone(conversation.messages)), { maxTokens });
+        const a = summarizeOffline(historyEntries(conversation.messages), { maxTokens });
+        const b = summarizeOffline(historyEntries(structuredClone(conversation.messages)), { maxTokens });
         expect(a).toBe(b);
       }),
       { numRuns: 60 },
@@ -64,7 +58,7 @@ describe('summarizeOffline', () => {
         fc.boolean(),
         (conversation, maxTokens, byWords) => {
           const countText = byWords ? words : estimateTokens;
-          const summary = summarizeOffline(entries(conversation.messages), { maxTokens, countText });
+          const summary = summarizeOffline(historyEntries(conversation.messages), { maxTokens, countText });
           expect(countText(summary)).toBeLessThanOrEqual(maxTokens);
         },
       ),
@@ -76,7 +70,7 @@ describe('summarizeOffline', () => {
     fc.assert(
       fc.property(chatArb, fc.integer({ min: 10, max: 400 }), ({ messages }, maxTokens) => {
         const words = new Set(messages.flatMap((m) => String(m.content).split(/\s+/)));
-        const summary = summarizeOffline(entries(messages), { maxTokens });
+        const summary = summarizeOffline(historyEntries(messages), { maxTokens });
         for (const line of summary.split('\n').filter((l) => l !== '')) {
           for (const word of body(line).split(/\s+/))
             if (word !== '|' && word !== '…') expect(words).toContain(word);
@@ -88,7 +82,7 @@ describe('summarizeOffline', () => {
   it('keeps every path, id, number, date and email verbatim, all of them when the budget allows', () => {
     fc.assert(
       fc.property(chatArb, ({ messages, facts }) => {
-        const summary = summarizeOffline(entries(messages), { maxTokens: 100_000 });
+        const summary = summarizeOffline(historyEntries(messages), { maxTokens: 100_000 });
         for (const fact of facts) expect(summary).toContain(fact);
       }),
     );
@@ -106,7 +100,7 @@ describe('summarizeOffline', () => {
       { role: 'user', content: ask('2019-01-10') },
       { role: 'assistant', content: answer },
     ];
-    const summary = summarizeOffline(entries(messages), { maxTokens: 100_000 });
+    const summary = summarizeOffline(historyEntries(messages), { maxTokens: 100_000 });
     expect(summary).toContain('2019-01-10');
     expect(summary).toContain('2019-01-01');
   });
@@ -130,7 +124,7 @@ describe('summarizeOffline', () => {
       { role: 'user', content: 'Mail the report to ops@example.com when done.' },
       { role: 'assistant', content: 'I will mail the report to ops@example.org when done.' },
     ];
-    const summary = summarizeOffline(entries(messages), { maxTokens: 100_000 });
+    const summary = summarizeOffline(historyEntries(messages), { maxTokens: 100_000 });
     expect(summary).toContain('src/parse.tsx');
     expect(summary).toContain('src/parse.ts:');
     expect(summary).toContain('ops@example.org');
@@ -144,7 +138,7 @@ describe('summarizeOffline', () => {
           { role: 'assistant', content: 'Let me check.' },
           { role: 'assistant', content: 'Okay, thanks for waiting while I look into this for you today.' },
         ];
-        const all = entries([...filler, ...messages]);
+        const all = historyEntries([...filler, ...messages]);
         const summary = summarizeOffline(all, { maxTokens: 60 });
         expect(summary).not.toContain('Let me check.');
         const words = new Set(summary.split(/[\s,;()]+/).map((w) => w.replace(/[.?]$/, '')));
@@ -166,13 +160,7 @@ describe('summarizeOffline', () => {
       {
         role: 'assistant',
         content: 'Reading the file now.',
-        tool_calls: [
-          {
-            id: 'c1',
-            type: 'function',
-            function: { name: 'read_file', arguments: '{"path":"src/date.ts"}' },
-          },
-        ],
+        tool_calls: [functionCall('c1', 'read_file', '{"path":"src/date.ts"}')],
       },
       { role: 'tool', tool_call_id: 'c1', content: 'Error: expected 2024-05-20 but got 2024-05-19' },
       {
@@ -180,7 +168,7 @@ describe('summarizeOffline', () => {
         content: 'We decided to compare dates in UTC. The fix is in src/date.ts line 42.',
       },
     ];
-    const summary = summarizeOffline(entries(messages), { maxTokens: 1000 });
+    const summary = summarizeOffline(historyEntries(messages), { maxTokens: 1000 });
     expect(summary.split('\n')).toEqual([
       'user: Please fix the failing test in src/date.ts today.',
       'assistant: Reading the file now.',
@@ -205,7 +193,7 @@ describe('summarizeOffline', () => {
       { role: 'tool', tool_call_id: 'x', content: 'TypeError: cannot read property total of undefined' },
       { role: 'assistant', content: 'We agreed to retry the export tomorrow morning instead of now.' },
     ];
-    const summary = summarizeOffline(entries(messages), { maxTokens: 60 });
+    const summary = summarizeOffline(historyEntries(messages), { maxTokens: 60 });
     expect(summary).toContain('ord_1234');
     expect(summary).toContain('TypeError: cannot read property total of undefined');
     expect(summary).toContain('We agreed to retry the export tomorrow morning instead of now.');
@@ -217,10 +205,10 @@ describe('summarizeOffline', () => {
       { role: 'assistant', content: 'The parser rejects timezone offsets in the config loader module.' },
       { role: 'assistant', content: 'The cache layer keeps stale entries after the invoice export job.' },
     ];
-    const focused = summarizeOffline(entries(messages), { maxTokens: 26, focus: 'invoice export' });
+    const focused = summarizeOffline(historyEntries(messages), { maxTokens: 26, focus: 'invoice export' });
     expect(focused).toContain('invoice export');
     expect(focused).not.toContain('timezone');
-    const other = summarizeOffline(entries(messages), { maxTokens: 26, focus: 'timezone parser' });
+    const other = summarizeOffline(historyEntries(messages), { maxTokens: 26, focus: 'timezone parser' });
     expect(other).toContain('timezone offsets');
     expect(other).not.toContain('invoice');
   });
@@ -228,16 +216,16 @@ describe('summarizeOffline', () => {
   it('carries the previous summary forward, first', () => {
     fc.assert(
       fc.property(chatArb, chatArb, ({ messages: older }, { messages: newer }) => {
-        const previous = summarizeOffline(entries(older), { maxTokens: 150 });
+        const previous = summarizeOffline(historyEntries(older), { maxTokens: 150 });
         // With room for both, all of it comes first, unchanged.
-        const roomy = summarizeOffline(entries(newer, older.length), {
+        const roomy = summarizeOffline(historyEntries(newer, older.length), {
           maxTokens: 100_000,
           previousSummary: previous,
         });
         expect(roomy.startsWith(previous)).toBe(true);
         // With less room, a dialogue memory keeps the statements worth most, old or new (see
         // dialogue-memory.test.ts): what it keeps of the previous one still comes first.
-        const next = summarizeOffline(entries(newer, older.length), {
+        const next = summarizeOffline(historyEntries(newer, older.length), {
           maxTokens: 400,
           previousSummary: previous,
         });
@@ -263,10 +251,10 @@ describe('summarizeOffline', () => {
       },
     ];
     const budget = estimateTokens(previous) + 10;
-    expect(summarizeOffline(entries(newer, 5), { maxTokens: budget, previousSummary: previous })).toBe(
+    expect(summarizeOffline(historyEntries(newer, 5), { maxTokens: budget, previousSummary: previous })).toBe(
       previous,
     );
-    const smaller = summarizeOffline(entries(newer, 5), { maxTokens: 14, previousSummary: previous });
+    const smaller = summarizeOffline(historyEntries(newer, 5), { maxTokens: 14, previousSummary: previous });
     expect(smaller).not.toBe('');
     expect(smaller).not.toContain('7731');
     expect(previous).toContain(smaller.split(': ').slice(1).join(': '));
@@ -277,10 +265,10 @@ describe('summarizeOffline', () => {
       { role: 'assistant', content: 'Deployed build 4411 to staging.' },
       { role: 'assistant', content: 'Deployed build 4411 to staging.' },
     ];
-    expect(summarizeOffline(entries(messages), { maxTokens: 500 })).toBe(
+    expect(summarizeOffline(historyEntries(messages), { maxTokens: 500 })).toBe(
       'assistant: Deployed build 4411 to staging.',
     );
-    expect(summarizeOffline(entries(messages), { maxTokens: 0 })).toBe('');
+    expect(summarizeOffline(historyEntries(messages), { maxTokens: 0 })).toBe('');
     expect(summarizeOffline([], { maxTokens: 100 })).toBe('');
   });
 
@@ -288,14 +276,14 @@ describe('summarizeOffline', () => {
     const lines = Array.from({ length: 5000 }, (_, i) => `line ${i} ok`);
     lines[2500] = 'FATAL error: disk quota exceeded on /var/data/db.sqlite';
     const messages: Message[] = [{ role: 'tool', tool_call_id: 'x', content: lines.join('\n') }];
-    const summary = summarizeOffline(entries(messages), { maxTokens: 40 });
+    const summary = summarizeOffline(historyEntries(messages), { maxTokens: 40 });
     expect(summary).toContain('FATAL error: disk quota exceeded on /var/data/db.sqlite');
   });
 
   it('every sentence of the summary comes from a message of the range', () => {
     fc.assert(
       fc.property(conversationArb(), (conversation) => {
-        const list = entries(conversation.messages);
+        const list = historyEntries(conversation.messages);
         const corpus = entrySegments(list).map((s) => s.text);
         const summary = summarizeOffline(list, { maxTokens: 300 });
         for (const line of summary.split('\n').filter((l) => l !== '')) {

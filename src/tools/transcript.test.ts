@@ -1,19 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { HistoryEntry, Message } from '../messages/types.js';
+import { historyEntries } from '../../test/support/history-entries.js';
+import type { Message } from '../messages/types.js';
 import { cutMiddle, renderTranscript } from './transcript.js';
-
-function entries(messages: readonly Message[]): HistoryEntry[] {
-  return messages.map((message, seq) => ({
-    seq,
-    message,
-    metadata: { timestamp: '2024-01-01T00:00:00.000Z' },
-  }));
-}
 
 describe('renderTranscript', () => {
   it('tags each part with its message number and speaker, calls as name and arguments', () => {
     const transcript = renderTranscript(
-      entries([
+      historyEntries([
         { role: 'system', content: 'Secret system prompt.' },
         { role: 'user', content: 'Read src/a.ts' },
         {
@@ -37,7 +30,7 @@ describe('renderTranscript', () => {
 
   it('cuts long tool results in the middle and keeps the whole under maxChars', () => {
     const big = `HEAD ${'x'.repeat(50_000)} TAIL`;
-    const list = entries([
+    const list = historyEntries([
       { role: 'user', content: 'Run it.' },
       { role: 'tool', tool_call_id: 'a', content: big },
     ]);
@@ -46,7 +39,7 @@ describe('renderTranscript', () => {
     expect(transcript).toContain('TAIL');
     expect(transcript).toMatch(/\[… \d+ characters omitted …\]/);
     expect(transcript.length).toBeLessThan(1200);
-    const many = entries(
+    const many = historyEntries(
       Array.from(
         { length: 400 },
         (_, i): Message => ({ role: 'user', content: `message ${i} ${'y'.repeat(300)}` }),

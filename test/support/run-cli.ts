@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { expect } from 'vitest';
 
 /** The repository root (tests spawn the CLI from its sources, so no build is needed). */
 export const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -45,4 +46,14 @@ export function runCli(
     child.on('close', (code) => done({ code, stdout, stderr }));
     child.stdin.end(options.input ?? '');
   });
+}
+
+/** Expects a run that failed with `code` and said why in one line, `contextkit: …` matching `pattern`, never a stack trace. */
+export function expectOneLineError(run: CliRun, code: number, pattern: RegExp): void {
+  expect(run.code).toBe(code);
+  const lines = run.stderr.trimEnd().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(/^contextkit: /);
+  expect(lines[0]).toMatch(pattern);
+  expect(run.stderr).not.toMatch(/\n\s+at /);
 }

@@ -1,29 +1,22 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type CliRun, runCli } from '../../../test/support/run-cli.js';
+import { type CliRun, expectOneLineError, REPO_ROOT, runCli } from '../../../test/support/run-cli.js';
 import { hasTauBench, TAU_BENCH_PATH } from '../../../test/support/tau-bench.js';
 import type { ChatEvalResult } from '../../eval/chat-eval.js';
 import { type EvalResult, evaluateRuns } from '../../eval/tau-bench-eval.js';
 import { readTauBenchFile } from '../../eval/tau-bench-file.js';
 
-const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const _RUN = join(ROOT, 'src/cli/run.ts');
-const _TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-const FIXTURE = join(ROOT, 'test/fixtures/eval/three-runs.json');
+const FIXTURE = join(REPO_ROOT, 'test/fixtures/eval/three-runs.json');
 
 type Run = CliRun;
 
 const cli = (args: string[]): Promise<Run> => runCli(args);
 
+/** A usage error: one line on stderr (see `expectOneLineError`), nothing on stdout. */
 function expectUsageError(run: Run, code: number, pattern: RegExp): void {
-  expect(run.code).toBe(code);
-  const lines = run.stderr.trimEnd().split('\n');
-  expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(/^contextkit: /);
-  expect(lines[0]).toMatch(pattern);
+  expectOneLineError(run, code, pattern);
   expect(run.stdout).toBe('');
 }
 
@@ -112,7 +105,7 @@ describe('contextkit eval', () => {
 
   it('refuses input that is not a tau-bench file with one line naming the file and exit code 1', async () => {
     expectUsageError(
-      await cli(['eval', join(ROOT, 'nope.json'), '-r', '0.3']),
+      await cli(['eval', join(REPO_ROOT, 'nope.json'), '-r', '0.3']),
       1,
       /nope\.json: no such file$/,
     );
@@ -130,7 +123,7 @@ describe('contextkit eval', () => {
       await rm(dir, { recursive: true, force: true });
     }
     // An ordinary agent run is not refused: it is measured (see below).
-    const conversation = join(ROOT, 'test/fixtures/cli/openai-session.json');
+    const conversation = join(REPO_ROOT, 'test/fixtures/cli/openai-session.json');
     const measured = await cli(['eval', conversation, '-r', '0.5']);
     expect(measured.stderr).not.toMatch(/task_id/);
   });

@@ -1,15 +1,10 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { longSessionMessages } from '../../../test/support/arbitraries.js';
 import { type CliRun, runCli } from '../../../test/support/run-cli.js';
 import type { ReplayReport } from '../../report/replay.js';
-
-const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-const _RUN = join(ROOT, 'src/cli/run.ts');
-const _TSX = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 
 type Run = CliRun;
 

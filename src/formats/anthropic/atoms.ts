@@ -6,8 +6,9 @@
 
 import {
   type Atom,
+  BlockExchange,
   type BuildResult,
-  exchangeResults,
+  groupEntries,
   missingResultText,
   type Repair,
   ResultScan,
@@ -22,7 +23,6 @@ import type {
   AnthropicToolResultBlock,
   AnthropicToolUseBlock,
   HistoryEntry,
-  Message,
 } from '../../messages/types.js';
 import { isInlineCall, isInlineResult, isShortenableResult } from './blocks.js';
 
@@ -197,101 +197,62 @@ function withoutStrayInline(entries: readonly HistoryEntry[], repairs: Repair[])
 }
 
 export function buildAnthropic(all: readonly HistoryEntry[], from: number, seenIds: SeenIds): BuildResult {
-  const atoms: Atom[] = [];
-  const repairs: Repair[] = [];
-  const entries = withoutStrayInline(all, repairs);
-  let closedUntil = entries.length;
-  let i = from;
-  while (i < entries.length) {
+  const stray: Repair[] = [];
+  const entries = withoutStrayInline(all, stray);
+  const built = groupEntries(entries, from, (i, grouping) => {
+    const { atoms, repairs } = grouping;
     const entry = entries[i]!;
     const message = entry.message as AnthropicMessage;
     const uses = toolUses(message);
     if (uses.length > 0) {
       const viewIds = uses.map((use) => viewToolId(use.id, entry.seq, seenIds));
       const renamed = viewIds.some((id, n) => id !== uses[n]!.id);
-      const pending = uses.map((use, index) => ({ use, index }));
-      const found = new Map<number, { block: AnthropicToolResultBlock; seq: number }>();
-      const resultSeqs: number[] = [];
-      const extraBlocks: AnthropicContentBlock[] = [];
+      const exchange = new BlockExchange<
+        AnthropicToolUseBlock,
+        AnthropicToolResultBlock,
+        AnthropicContentBlock
+      >(entry, uses, viewIds);
       const scan = new ResultScan();
-      let clean = true;
       let j = i + 1;
-      while (j < entries.length && pending.length > 0) {
+      while (j < entries.length && exchange.pending.length > 0) {
         const next = entries[j]!;
         const nextMessage = next.message as AnthropicMessage;
         const blocks = blocksOf(nextMessage);
         const hasResults = nextMessage.role === 'user' && blocks?.some((b) => b.type === 'tool_result');
         if (hasResults && blocks) {
           scan.lastAnswer = j;
-          resultSeqs.push(next.seq);
-          if (j !== i + 1) clean = false;
-          let seenOther = false;
-          for (const block of blocks) {
-            if (block.type !== 'tool_result') {
-              seenOther = true;
-              if (isEmptyTextBlock(block)) clean = false;
-              else extraBlocks.push(block);
-              continue;
-            }
-            if (seenOther) clean = false;
-            const at = pending.findIndex((p) => p.use.id === block.tool_use_id);
-            if (at >= 0) {
-              found.set(pending[at]!.index, { block, seq: next.seq });
-              pending.splice(at, 1);
-            } else {
-              clean = false;
-              repairs.push({
-                kind: 'orphan_result',
-                seq: next.seq,
-                detail: `tool_result for ${block.tool_use_id} answers no pending tool_use; left out`,
-              });
-            }
-          }
+          if (j !== i + 1) exchange.clean = false;
+          exchange.take(blocks, next.seq, repairs, {
+            resultOf: (block) => (block.type === 'tool_result' ? block : undefined),
+            answers: (use, result) => use.id === result.tool_use_id,
+            isBlank: isEmptyTextBlock,
+            orphanDetail: (result) =>
+              `tool_result for ${result.tool_use_id} answers no pending tool_use; left out`,
+          });
           j++;
         } else {
           const byModel = nextMessage.role === 'assistant';
-          if (
-            !scan.pass(
-              next,
-              j,
-              byModel,
-              byModel && toolUses(nextMessage).length > 0,
-              nextMessage.role === 'user',
-            )
-          )
-            break;
+          const makesCalls = byModel && toolUses(nextMessage).length > 0;
+          if (!scan.pass(next, j, byModel, makesCalls, nextMessage.role === 'user')) break;
           j++;
         }
       }
       // Results may still come: regroup from here.
-      const settled = scan.settle(entries, i, j, pending.length > 0, closedUntil);
-      closedUntil = settled.closedUntil;
-      const { stop, open } = settled;
-      if (pending.length > 0 || scan.displaced.length > 0) clean = false;
+      const { stop, open } = exchange.settle(scan, grouping, i, j);
       // The results must all sit in the one user message right after the call, results first.
-      const answered = exchangeResults({
-        seq: entry.seq,
-        uses,
-        viewIds,
-        found,
-        pending,
-        repairs,
-        show: {
-          found: (hit, viewId) => {
-            const block = cleanResultBlock(hit.block, viewId);
-            return { block: block as AnthropicContentBlock, changed: block !== hit.block };
-          },
-          missing: (use, viewId): AnthropicContentBlock => ({
-            type: 'tool_result',
-            tool_use_id: viewId,
-            content: missingResultText(use.name),
-            is_error: true,
-          }),
-          missingDetail: (use) => `tool_use ${use.id} (${use.name}) has no result; a placeholder answers it`,
+      const answered = exchange.results(repairs, {
+        found: (hit, viewId) => {
+          const block = cleanResultBlock(hit.result, viewId);
+          return { block: block as AnthropicContentBlock, changed: block !== hit.result };
         },
+        missing: (use, viewId): AnthropicContentBlock => ({
+          type: 'tool_result',
+          tool_use_id: viewId,
+          content: missingResultText(use.name),
+          is_error: true,
+        }),
+        missingDetail: (use) => `tool_use ${use.id} (${use.name}) has no result; a placeholder answers it`,
       });
-      if (answered.changed) clean = false;
-      const { blocks: resultBlocks, slots } = answered;
       let callMessage = withoutEmptyText(message) ?? message;
       if (renamed) {
         let n = 0;
@@ -305,29 +266,19 @@ export function buildAnthropic(all: readonly HistoryEntry[], from: number, seenI
           detail: `tool_use ids ${uses.map((u) => u.id).join(', ')} shown as ${viewIds.join(', ')} (the API wants unique ids)`,
         });
       }
-      if (callMessage !== message) clean = false;
-      slots.unshift(...inlineSlots(callMessage, entry.seq));
-      const messages: Message[] = [callMessage];
-      if (clean && resultSeqs.length === 1) {
-        messages.push(entries[i + 1]!.message);
-      } else {
-        messages.push(freezeDeep({ role: 'user', content: [...resultBlocks, ...extraBlocks] }));
-      }
-      atoms.push({
-        id: entry.seq,
-        kind: 'exchange',
-        seqs: [entry.seq, ...resultSeqs],
-        messages,
-        results: slots,
-        repaired: !clean || resultSeqs.length !== 1,
-        open,
-        hasUserContent: extraBlocks.length > 0,
-      });
+      atoms.push(
+        exchange.atom({
+          callMessage,
+          answer: entries[i + 1]?.message,
+          resultBlocks: answered.blocks,
+          slots: [...inlineSlots(callMessage, entry.seq), ...answered.slots],
+          open,
+        }),
+      );
       scan.placeMoved(repairs, `tool_use ${entry.seq}`, (moved) =>
         pushAnthropicSingle(atoms, repairs, moved),
       );
-      i = stop;
-      continue;
+      return stop;
     }
     const blocks = blocksOf(message);
     if (message.role === 'user' && blocks?.some((b) => b.type === 'tool_result')) {
@@ -339,8 +290,7 @@ export function buildAnthropic(all: readonly HistoryEntry[], from: number, seenI
         detail: 'tool_result blocks with no tool_use before them; left out',
       });
       if (rest.length > 0) atoms.push(anthropicSingle(entry, freezeDeep({ role: 'user', content: rest })));
-      i++;
-      continue;
+      return i + 1;
     }
     const running = message.role === 'assistant' ? settleInline(new Set(), message) : undefined;
     if (running && running.size > 0) {
@@ -355,17 +305,16 @@ export function buildAnthropic(all: readonly HistoryEntry[], from: number, seenI
         j++;
       }
       const open = running.size > 0 && j >= entries.length;
-      if (open && closedUntil === entries.length) closedUntil = i;
+      if (open && grouping.closedUntil === entries.length) grouping.closedUntil = i;
       if (members.length > 1 || open) {
         atoms.push(pausedAtom(members, open));
-        i = j;
-        continue;
+        return j;
       }
     }
     pushAnthropicSingle(atoms, repairs, entry);
-    i++;
-  }
-  return { atoms, repairs, closedUntil };
+    return i + 1;
+  });
+  return { ...built, repairs: [...stray, ...built.repairs] };
 }
 
 function pushAnthropicSingle(atoms: Atom[], repairs: Repair[], entry: HistoryEntry): void {

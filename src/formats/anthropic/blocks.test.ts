@@ -16,11 +16,13 @@ import {
   signThinking,
   startFakeAnthropic,
 } from '../../../test/support/fake-anthropic-server.js';
-import { ContextOverflowError, InvalidMessageError } from '../../errors.js';
+import { historyEntries } from '../../../test/support/history-entries.js';
+import { viewAtShare } from '../../../test/support/view-at-share.js';
+import { InvalidMessageError } from '../../errors.js';
 import { ContextManager } from '../../manager.js';
 import { AtomIndex, buildAtoms } from '../../messages/atoms.js';
 import { convertMessages } from '../../messages/convert.js';
-import type { HistoryEntry, Message } from '../../messages/types.js';
+import type { Message } from '../../messages/types.js';
 import { validateMessage } from '../../messages/validate-message.js';
 import { validateRequest } from '../../messages/validate-request.js';
 import { getModelInfo } from '../../tokens/catalog.js';
@@ -63,14 +65,6 @@ const codeReply: Message = {
     { type: 'text', text: 'The answer is 1.' },
   ],
 } as unknown as Message;
-
-function entries(messages: readonly Message[]): HistoryEntry[] {
-  return messages.map((message, seq) => ({
-    seq,
-    message,
-    metadata: { timestamp: '2026-01-01T00:00:00.000Z' },
-  }));
-}
 
 describe('Anthropic blocks beyond the basic ones', () => {
   it('stores a web-search reply (the one the issue says threw) as it came', async () => {
@@ -213,7 +207,7 @@ describe('Anthropic blocks beyond the basic ones', () => {
           : b,
       ),
     } as unknown as Message;
-    const list = entries([
+    const list = historyEntries([
       { role: 'user', content: 'run it' },
       paused,
       rest,
@@ -232,7 +226,10 @@ describe('Anthropic blocks beyond the basic ones', () => {
   });
 
   it('clearing shortens a server tool’s output in its own shape, keeping the pair in one atom', async () => {
-    const { atoms } = buildAtoms(entries([{ role: 'user', content: 'compute' }, codeReply]), 'anthropic');
+    const { atoms } = buildAtoms(
+      historyEntries([{ role: 'user', content: 'compute' }, codeReply]),
+      'anthropic',
+    );
     expect(atoms[1]!.results.map((s) => [s.key, s.toolName, s.blockIndex])).toEqual([
       ['1:b2', 'code_execution', 2],
     ]);
@@ -458,17 +455,9 @@ async function checkBlocksView(
 ): Promise<void> {
   const ctx = new ContextManager({ model: MODEL, strategy, cacheBreakpoints: breakpoints });
   for (const m of conv.messages) await ctx.addMessage(m);
-  const counter = createTokenCounter(getModelInfo(MODEL)!);
-  const full = await counter.measure(conv.messages, { format: 'anthropic' });
-  const budget = Math.max(64, Math.floor(full * share));
-  let view: Message[];
-  try {
-    view = await ctx.getMessagesForRequest({ tokenBudget: budget });
-  } catch (err) {
-    expect(err).toBeInstanceOf(ContextOverflowError);
-    return;
-  }
-  expect(await counter.measure(view, { format: 'anthropic' })).toBeLessThanOrEqual(budget);
+  const fitted = await viewAtShare(ctx, conv.messages, MODEL, 'anthropic', share);
+  if (!fitted) return;
+  const { view } = fitted;
   expect(validateRequest(view, 'anthropic').problems).toEqual([]);
   if (JSON.stringify(view).includes('contextkit')) seen.compacted++;
   if (conv.thinkingLoop) seen.thinkingLoops++;

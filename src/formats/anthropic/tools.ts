@@ -5,18 +5,10 @@
 
 import { MEMORY_TOOL_NAME } from '../../memory/memory-spec.js';
 import type { AnthropicUserMessage, ToolDefinition } from '../../messages/types.js';
-import {
-  RECALL_TOOL_DESCRIPTION,
-  RECALL_TOOL_NAME,
-  RECALL_TOOL_PARAMETERS,
-} from '../../recall/recall-spec.js';
+import { RECALL_TOOL_SHAPES } from '../../recall/recall-spec.js';
 
 /** The tool as an Anthropic Messages tool (`tools: [anthropicRecallTool]`). */
-export const anthropicRecallTool: ToolDefinition = {
-  name: RECALL_TOOL_NAME,
-  description: RECALL_TOOL_DESCRIPTION,
-  input_schema: RECALL_TOOL_PARAMETERS,
-};
+export const anthropicRecallTool: ToolDefinition = RECALL_TOOL_SHAPES.anthropic;
 
 /** The tool as Anthropic defines it: the native memory tool (`tools: [anthropicMemoryTool]`). */
 export const anthropicMemoryTool = { type: 'memory_20250818', name: MEMORY_TOOL_NAME } as const;

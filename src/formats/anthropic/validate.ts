@@ -60,57 +60,64 @@ const RESULT_CONTENT = ['text', 'image', 'document', 'search_result', 'tool_refe
 
 const IMAGE_MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'];
 
-function imageSource(issues: Issues, source: unknown, path: string): void {
-  if (!record(issues, source, path)) return;
-  switch (source.type) {
-    case 'base64':
-      enumOf(issues, source.media_type, `${path}.media_type`, IMAGE_MEDIA_TYPES);
-      base64(issues, source.data, `${path}.data`);
-      return;
-    case 'url':
-      str(issues, source.url, `${path}.url`, true);
-      return;
-    case 'file':
-      str(issues, source.file_id, `${path}.file_id`, true);
-      return;
-    default:
-      issues.push({ path: `${path}.type`, message: oneOf(['base64', 'url', 'file']) });
-  }
-}
+/** Checks the fields of a source of one type; `source` is an object. */
+type SourceCheck = (issues: Issues, source: Record<string, unknown>, path: string) => void;
 
-function documentSource(issues: Issues, source: unknown, path: string): void {
+/** A file the request links to, images and documents alike. */
+const urlSource: SourceCheck = (issues, source, path) => str(issues, source.url, `${path}.url`, true);
+
+/** A file uploaded through the Files API, images and documents alike. */
+const fileSource: SourceCheck = (issues, source, path) =>
+  str(issues, source.file_id, `${path}.file_id`, true);
+
+/** An image's sources, by `type`. */
+const IMAGE_SOURCES: Record<string, SourceCheck> = {
+  base64: (issues, source, path) => {
+    enumOf(issues, source.media_type, `${path}.media_type`, IMAGE_MEDIA_TYPES);
+    base64(issues, source.data, `${path}.data`);
+  },
+  url: urlSource,
+  file: fileSource,
+};
+
+/** A document's sources, by `type`. */
+const DOCUMENT_SOURCES: Record<string, SourceCheck> = {
+  base64: (issues, source, path) => {
+    str(issues, source.media_type, `${path}.media_type`, true);
+    base64(issues, source.data, `${path}.data`);
+  },
+  text: (issues, source, path) => {
+    str(issues, source.media_type, `${path}.media_type`, true);
+    str(issues, source.data, `${path}.data`);
+  },
+  url: urlSource,
+  content: (issues, source, path) => {
+    const content = source.content;
+    if (typeof content === 'string') return;
+    blockList(
+      issues,
+      content,
+      `${path}.content`,
+      ['text', 'image'],
+      anthropicRules,
+      'expected a string or an array of text and image blocks',
+    );
+  },
+  file: fileSource,
+};
+
+/** Checks a block's `source`: an object whose `type` is one of `types`, with that type's fields. */
+function checkSource(
+  issues: Issues,
+  source: unknown,
+  path: string,
+  types: Record<string, SourceCheck>,
+): void {
   if (!record(issues, source, path)) return;
-  switch (source.type) {
-    case 'base64':
-      str(issues, source.media_type, `${path}.media_type`, true);
-      base64(issues, source.data, `${path}.data`);
-      return;
-    case 'text':
-      str(issues, source.media_type, `${path}.media_type`, true);
-      str(issues, source.data, `${path}.data`);
-      return;
-    case 'url':
-      str(issues, source.url, `${path}.url`, true);
-      return;
-    case 'file':
-      str(issues, source.file_id, `${path}.file_id`, true);
-      return;
-    case 'content': {
-      const content = source.content;
-      if (typeof content === 'string') return;
-      blockList(
-        issues,
-        content,
-        `${path}.content`,
-        ['text', 'image'],
-        anthropicRules,
-        'expected a string or an array of text and image blocks',
-      );
-      return;
-    }
-    default:
-      issues.push({ path: `${path}.type`, message: oneOf(['base64', 'text', 'url', 'content', 'file']) });
-  }
+  const check =
+    typeof source.type === 'string' && Object.hasOwn(types, source.type) ? types[source.type] : undefined;
+  if (check) check(issues, source, path);
+  else issues.push({ path: `${path}.type`, message: oneOf(Object.keys(types)) });
 }
 
 function anthropicBlock(issues: Issues, block: Record<string, unknown>, path: string): void {
@@ -120,10 +127,10 @@ function anthropicBlock(issues: Issues, block: Record<string, unknown>, path: st
       citations(issues, block.citations, `${path}.citations`);
       return;
     case 'image':
-      imageSource(issues, block.source, `${path}.source`);
+      checkSource(issues, block.source, `${path}.source`, IMAGE_SOURCES);
       return;
     case 'document':
-      documentSource(issues, block.source, `${path}.source`);
+      checkSource(issues, block.source, `${path}.source`, DOCUMENT_SOURCES);
       optStr(issues, block.title, `${path}.title`);
       optStr(issues, block.context, `${path}.context`);
       return;

@@ -11,8 +11,9 @@
  */
 import {
   type Atom,
+  BlockExchange,
   type BuildResult,
-  exchangeResults,
+  groupEntries,
   missingResultText,
   type Repair,
   ResultScan,
@@ -94,11 +95,8 @@ function cleanResult(result: BedrockToolResult, id: string): BedrockToolResult {
 
 /** Groups Bedrock messages from `from` on (see the module note). */
 export function buildBedrock(entries: readonly HistoryEntry[], from: number, seen: SeenIds): BuildResult {
-  const atoms: Atom[] = [];
-  const repairs: Repair[] = [];
-  let closedUntil = entries.length;
-  let i = from;
-  while (i < entries.length) {
+  return groupEntries(entries, from, (i, grouping) => {
+    const { atoms, repairs } = grouping;
     const entry = entries[i]!;
     const message = msg(entry);
     const uses = toolUsesOf(message);
@@ -113,18 +111,13 @@ export function buildBedrock(entries: readonly HistoryEntry[], from: number, see
         if (rest.length > 0)
           atoms.push(single(entry, freezeDeep({ role: 'user', content: rest }) as unknown as Message));
       } else pushSingle(atoms, repairs, entry);
-      i++;
-      continue;
+      return i + 1;
     }
     const viewIds = uses.map((use) => viewToolId(use.toolUseId, entry.seq, seen));
-    const pending = uses.map((use, index) => ({ use, index }));
-    const found = new Map<number, { result: BedrockToolResult; seq: number }>();
-    const resultSeqs: number[] = [];
-    const extraBlocks: Rec[] = [];
+    const exchange = new BlockExchange<BedrockToolUse, BedrockToolResult, Rec>(entry, uses, viewIds);
     const scan = new ResultScan();
-    let clean = true;
     let j = i + 1;
-    while (j < entries.length && pending.length > 0) {
+    while (j < entries.length && exchange.pending.length > 0) {
       const next = entries[j]!;
       const nextMessage = msg(next);
       if (toolResultsOf(nextMessage).length === 0) {
@@ -137,62 +130,32 @@ export function buildBedrock(entries: readonly HistoryEntry[], from: number, see
         continue;
       }
       scan.lastAnswer = j;
-      resultSeqs.push(next.seq);
-      if (j !== i + 1) clean = false;
-      let seenOther = false;
-      for (const block of nextMessage.content) {
-        if (!isRecord(block.toolResult)) {
-          seenOther = true;
-          if (isBlankText(block)) clean = false;
-          else extraBlocks.push(block);
-          continue;
-        }
-        if (seenOther) clean = false;
-        const result = block.toolResult as unknown as BedrockToolResult;
-        const at = pending.findIndex((p) => p.use.toolUseId === result.toolUseId);
-        if (at >= 0) {
-          found.set(pending[at]!.index, { result, seq: next.seq });
-          pending.splice(at, 1);
-        } else {
-          clean = false;
-          repairs.push({
-            kind: 'orphan_result',
-            seq: next.seq,
-            detail: `toolResult for ${result.toolUseId} answers no pending toolUse; left out`,
-          });
-        }
-      }
+      if (j !== i + 1) exchange.clean = false;
+      exchange.take(nextMessage.content, next.seq, repairs, {
+        resultOf: (block) =>
+          isRecord(block.toolResult) ? (block.toolResult as unknown as BedrockToolResult) : undefined,
+        answers: (use, result) => use.toolUseId === result.toolUseId,
+        isBlank: isBlankText,
+        orphanDetail: (result) => `toolResult for ${result.toolUseId} answers no pending toolUse; left out`,
+      });
       j++;
     }
-    const settled = scan.settle(entries, i, j, pending.length > 0, closedUntil);
-    closedUntil = settled.closedUntil;
-    const { stop, open } = settled;
-    if (pending.length > 0 || scan.displaced.length > 0) clean = false;
-    const answered = exchangeResults({
-      seq: entry.seq,
-      uses,
-      viewIds,
-      found,
-      pending,
-      repairs,
-      show: {
-        found: (hit, viewId) => {
-          const result = cleanResult(hit.result, viewId);
-          return { block: { toolResult: result } as Rec, changed: result !== hit.result };
-        },
-        missing: (use, viewId): Rec => ({
-          toolResult: {
-            toolUseId: viewId,
-            content: [{ text: missingResultText(use.name) }],
-            status: 'error',
-          },
-        }),
-        missingDetail: (use) =>
-          `toolUse ${use.toolUseId} (${use.name}) has no result; a placeholder answers it`,
+    const { stop, open } = exchange.settle(scan, grouping, i, j);
+    const answered = exchange.results(repairs, {
+      found: (hit, viewId) => {
+        const result = cleanResult(hit.result, viewId);
+        return { block: { toolResult: result } as Rec, changed: result !== hit.result };
       },
+      missing: (use, viewId): Rec => ({
+        toolResult: {
+          toolUseId: viewId,
+          content: [{ text: missingResultText(use.name) }],
+          status: 'error',
+        },
+      }),
+      missingDetail: (use) =>
+        `toolUse ${use.toolUseId} (${use.name}) has no result; a placeholder answers it`,
     });
-    if (answered.changed) clean = false;
-    const { blocks: resultBlocks, slots } = answered;
     let callMessage = withoutBlankText(entry.message as Message) ?? (entry.message as Message);
     const renamed = viewIds.some((id, n) => id !== uses[n]!.toolUseId);
     if (renamed) {
@@ -209,25 +172,16 @@ export function buildBedrock(entries: readonly HistoryEntry[], from: number, see
         detail: `toolUse ids ${uses.map((u) => u.toolUseId).join(', ')} shown as ${viewIds.join(', ')} (Bedrock wants unique ids of [a-zA-Z0-9_-], 64 at most)`,
       });
     }
-    if (callMessage !== entry.message) clean = false;
-    const messages: Message[] = [callMessage];
-    if (clean && resultSeqs.length === 1) messages.push(entries[i + 1]!.message as Message);
-    else
-      messages.push(
-        freezeDeep({ role: 'user', content: [...resultBlocks, ...extraBlocks] }) as unknown as Message,
-      );
-    atoms.push({
-      id: entry.seq,
-      kind: 'exchange',
-      seqs: [entry.seq, ...resultSeqs],
-      messages,
-      results: slots,
-      repaired: !clean || resultSeqs.length !== 1,
-      open,
-      hasUserContent: extraBlocks.length > 0,
-    });
+    atoms.push(
+      exchange.atom({
+        callMessage,
+        answer: entries[i + 1]?.message,
+        resultBlocks: answered.blocks,
+        slots: answered.slots,
+        open,
+      }),
+    );
     scan.placeMoved(repairs, `toolUse ${entry.seq}`, (moved) => pushSingle(atoms, repairs, moved));
-    i = stop;
-  }
-  return { atoms, repairs, closedUntil };
+    return stop;
+  });
 }

@@ -9,7 +9,7 @@
  */
 
 import type { Atom, BuildResult, Repair, ToolResultSlot } from '../../messages/atom-kit.js';
-import { interimEnd, missingResultText } from '../../messages/atom-kit.js';
+import { groupEntries, missingResultText, ResultScan } from '../../messages/atom-kit.js';
 import { freezeDeep } from '../../messages/freeze.js';
 import type { HistoryEntry, Message } from '../../messages/types.js';
 import {
@@ -51,19 +51,14 @@ function withoutResponses(entry: HistoryEntry): Message | undefined {
 
 /** Groups Gemini contents from `from` on (see the module note). */
 export function buildGemini(entries: readonly HistoryEntry[], from: number): BuildResult {
-  const atoms: Atom[] = [];
-  const repairs: Repair[] = [];
-  let closedUntil = entries.length;
-  let i = from;
-  while (i < entries.length) {
-    const start = i;
-    const head = entries[i]!;
+  return groupEntries(entries, from, (start, grouping) => {
+    const { atoms, repairs } = grouping;
+    const head = entries[start]!;
     const calls = geminiCalls(head.message);
     if (calls.length === 0) {
-      i++;
       if (geminiResponses(head.message).length === 0) {
         atoms.push(single(head));
-        continue;
+        return start + 1;
       }
       const rest = withoutResponses(head);
       repairs.push({
@@ -72,16 +67,13 @@ export function buildGemini(entries: readonly HistoryEntry[], from: number): Bui
         detail: 'function responses that answer no call before them left out',
       });
       if (rest) atoms.push(single(head, rest));
-      continue;
+      return start + 1;
     }
     // The calls' responses: the user contents after them, until every call is answered.
-    i++;
+    let i = start + 1;
     const answering: HistoryEntry[] = [];
-    let displaced: HistoryEntry[] = [];
     const found: Array<{ entry: HistoryEntry; ref: GeminiCallRef }> = [];
-    let ended = false;
-    let narration = -1;
-    let lastAnswer = -1;
+    const scan = new ResultScan();
     const answered = () =>
       pairGemini(
         calls,
@@ -94,36 +86,24 @@ export function buildGemini(entries: readonly HistoryEntry[], from: number): Bui
       if (responses.length > 0) {
         answering.push(next);
         for (const ref of responses) found.push({ entry: next, ref });
-        lastAnswer = i;
-      } else if (
-        role === 'system' ||
-        (role === 'model' && geminiCalls(next.message).length > 0) ||
-        (narration >= 0 && role === 'user')
-      ) {
-        // New calls, or the user speaking after the model did: these responses are not coming.
-        ended = true;
-        break;
+        scan.lastAnswer = i;
       } else {
-        // Model narration while the functions run moves after the responses, as a user content does.
-        if (role === 'model' && narration < 0) narration = i;
-        displaced.push(next);
+        // New calls (a system content too), or the user speaking after the model did: these
+        // responses are not coming. Model narration while the functions run moves after the
+        // responses, as a user content does.
+        const byModel = role === 'model' || role === 'system';
+        const newCalls = role === 'system' || (role === 'model' && geminiCalls(next.message).length > 0);
+        if (!scan.pass(next, i, byModel, newCalls, role === 'user')) break;
       }
       i++;
     }
     // Results may still come: regroup from here. Open (placeholders that go once the results come)
     // when nothing but what slipped in waits after the calls; narration after them stays put.
-    const waiting = !answered() && !ended && i >= entries.length;
-    if (waiting && closedUntil === entries.length) closedUntil = start;
-    const stop = interimEnd(narration, lastAnswer, i);
-    const open = waiting && stop === i;
-    if (stop < i) {
-      displaced = displaced.filter((d) => d.seq < entries[stop]!.seq);
-      i = stop;
-    }
+    const { stop, open } = scan.settle(grouping, start, i, !answered());
     // Model narration joins the calls' content (stored order kept): a model content between the
     // responses and the next calls would make those calls follow a model turn, which the API refuses.
-    const narrations = displaced.filter((d) => contentOf(d).role === 'model');
-    displaced = displaced.filter((d) => contentOf(d).role !== 'model');
+    const narrations = scan.displaced.filter((d) => contentOf(d).role === 'model');
+    const displaced = scan.displaced.filter((d) => contentOf(d).role !== 'model');
     atoms.push(exchange(head, narrations, calls, answering, found, open, repairs));
     for (const joined of narrations)
       repairs.push({
@@ -139,8 +119,8 @@ export function buildGemini(entries: readonly HistoryEntry[], from: number): Bui
       });
       atoms.push(single(moved));
     }
-  }
-  return { atoms, repairs, closedUntil };
+    return stop;
+  });
 }
 
 function exchange(

@@ -15,8 +15,9 @@ import {
 } from '../../../test/support/fake-gemini-server.js';
 import { geminiConversationArb } from '../../../test/support/gemini-arb.js';
 import { runCli } from '../../../test/support/run-cli.js';
+import { viewAtShare } from '../../../test/support/view-at-share.js';
 import { renderAtom } from '../../compaction/edit-atom.js';
-import { ContextOverflowError, FormatMismatchError, InvalidMessageError } from '../../errors.js';
+import { FormatMismatchError, InvalidMessageError } from '../../errors.js';
 import { createCountClient } from '../../guard/count-endpoints.js';
 import { addGeminiResponse } from '../../integrations/providers.js';
 import { ContextManager } from '../../manager.js';
@@ -512,18 +513,10 @@ describe('every Gemini part kind, every budget, every strategy', () => {
         async (conv, share, strategy) => {
           const ctx = new ContextManager({ model: MODEL, strategy });
           for (const m of conv) await ctx.addMessage(m);
-          const counter = createTokenCounter(getModelInfo(MODEL)!);
-          const full = await counter.measure(conv, { format: 'gemini' });
-          const budget = Math.max(64, Math.floor(full * share));
-          let view: Message[];
-          try {
-            view = await ctx.getMessagesForRequest({ tokenBudget: budget });
-          } catch (err) {
-            expect(err).toBeInstanceOf(ContextOverflowError);
-            return;
-          }
+          const fitted = await viewAtShare(ctx, conv, MODEL, 'gemini', share);
+          if (!fitted) return;
+          const { view, budget } = fitted;
           if (JSON.stringify(view).includes('contextkit')) compacted++;
-          expect(await counter.measure(view, { format: 'gemini' })).toBeLessThanOrEqual(budget);
           expect(validateRequest(view, 'gemini').problems).toEqual([]);
           expect(geminiRequestProblems(body(view), { requireSignatures: true })).toEqual([]);
           expect(await post(view)).toBe(200);

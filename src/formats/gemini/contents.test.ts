@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { conversationArb, pngBase64 } from '../../../test/support/arbitraries.js';
+import { callingMessage, functionCall } from '../../../test/support/openai-calls.js';
 import { toGeminiContents } from '../../guard/count-endpoints.js';
 import type { AnthropicMessage, OpenAIMessage } from '../../messages/types.js';
 import { type GeminiPart, toGeminiTools } from './contents.js';
@@ -12,18 +13,10 @@ describe('toGeminiContents', () => {
     const messages: OpenAIMessage[] = [
       { role: 'system', content: 'You are a booking agent.' },
       { role: 'user', content: 'Find flight BA117 on 2024-05-01' },
-      {
-        role: 'assistant',
-        content: null,
-        tool_calls: [
-          {
-            id: 'call_1',
-            type: 'function',
-            function: { name: 'search_flights', arguments: '{"flight":"BA117"}' },
-          },
-          { id: 'call_2', type: 'function', function: { name: 'get_user', arguments: '{"id":"u_42"}' } },
-        ],
-      },
+      callingMessage(
+        functionCall('call_1', 'search_flights', '{"flight":"BA117"}'),
+        functionCall('call_2', 'get_user', '{"id":"u_42"}'),
+      ),
       { role: 'tool', tool_call_id: 'call_1', content: '{"status":"on time"}' },
       { role: 'tool', tool_call_id: 'call_2', content: 'Ada Lovelace' },
       { role: 'assistant', content: 'BA117 is on time.' },

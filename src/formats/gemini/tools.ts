@@ -3,32 +3,16 @@
  * answers a call of one.
  */
 
-import {
-  MEMORY_TOOL_DESCRIPTION,
-  MEMORY_TOOL_NAME,
-  MEMORY_TOOL_PARAMETERS,
-} from '../../memory/memory-spec.js';
+import { MEMORY_TOOL_SHAPES } from '../../memory/memory-spec.js';
 import type { ToolDefinition } from '../../messages/types.js';
-import {
-  RECALL_TOOL_DESCRIPTION,
-  RECALL_TOOL_NAME,
-  RECALL_TOOL_PARAMETERS,
-} from '../../recall/recall-spec.js';
+import { RECALL_TOOL_SHAPES } from '../../recall/recall-spec.js';
 import type { GeminiContent } from './parts.js';
 
 /** The tool as a Gemini function declaration (`tools: [{ functionDeclarations: [geminiRecallTool] }]`). */
-export const geminiRecallTool: ToolDefinition = {
-  name: RECALL_TOOL_NAME,
-  description: RECALL_TOOL_DESCRIPTION,
-  parametersJsonSchema: RECALL_TOOL_PARAMETERS,
-};
+export const geminiRecallTool: ToolDefinition = RECALL_TOOL_SHAPES.gemini;
 
 /** The tool as a Gemini function declaration (`tools: [{ functionDeclarations: [geminiMemoryTool] }]`). */
-export const geminiMemoryTool: ToolDefinition = {
-  name: MEMORY_TOOL_NAME,
-  description: MEMORY_TOOL_DESCRIPTION,
-  parametersJsonSchema: MEMORY_TOOL_PARAMETERS,
-};
+export const geminiMemoryTool: ToolDefinition = MEMORY_TOOL_SHAPES.gemini;
 
 /** The user content of one `functionResponse` answering the call `id` of `name`. */
 export function geminiToolResult(name: string, id: string, text: string, isError: boolean): GeminiContent {

@@ -7,6 +7,7 @@ import {
   type Atom,
   type BuildResult,
   distinctCallIds,
+  groupEntries,
   missingResultText,
   type Repair,
   ResultScan,
@@ -36,18 +37,14 @@ function openAIHasContent(message: OpenAIMessage): boolean {
 }
 
 export function buildOpenAI(entries: readonly HistoryEntry[], from: number): BuildResult {
-  const atoms: Atom[] = [];
-  const repairs: Repair[] = [];
-  let closedUntil = entries.length;
-  let i = from;
-  while (i < entries.length) {
+  return groupEntries(entries, from, (i, grouping) => {
+    const { atoms, repairs } = grouping;
     const entry = entries[i]!;
     const message = entry.message as OpenAIMessage;
     const calls = openAICalls(message);
     if (!calls) {
       pushOpenAISingle(atoms, repairs, entry);
-      i++;
-      continue;
+      return i + 1;
     }
     const viewIds = distinctCallIds(
       calls.map((c) => c.id),
@@ -76,23 +73,13 @@ export function buildOpenAI(entries: readonly HistoryEntry[], from: number): Bui
         j++;
       } else {
         const byModel = nextMessage.role === 'assistant';
-        if (
-          !scan.pass(
-            next,
-            j,
-            byModel,
-            byModel && openAICalls(nextMessage) !== undefined,
-            nextMessage.role === 'user',
-          )
-        )
-          break;
+        const makesCalls = byModel && openAICalls(nextMessage) !== undefined;
+        if (!scan.pass(next, j, byModel, makesCalls, nextMessage.role === 'user')) break;
         j++;
       }
     }
     // Results may still come: regroup from here.
-    const settled = scan.settle(entries, i, j, pending.length > 0, closedUntil);
-    closedUntil = settled.closedUntil;
-    const { stop, open } = settled;
+    const { stop, open } = scan.settle(grouping, i, j, pending.length > 0);
     const resultBySlot = new Map(results.map((r) => [r.index, r.entry]));
     const renamed = viewIds.some((id, n) => id !== calls[n]!.id);
     const callMessage = renamed
@@ -156,9 +143,8 @@ export function buildOpenAI(entries: readonly HistoryEntry[], from: number): Bui
       hasUserContent: false,
     });
     scan.placeMoved(repairs, `call ${entry.seq}`, (moved) => pushOpenAISingle(atoms, repairs, moved));
-    i = stop;
-  }
-  return { atoms, repairs, closedUntil };
+    return stop;
+  });
 }
 
 /** A message outside any exchange: an orphan result and empty messages are left out. */

@@ -9,7 +9,7 @@
  */
 
 import type { Atom, BuildResult, Repair, SeenIds, ToolResultSlot } from '../../messages/atom-kit.js';
-import { interimEnd, missingResultText } from '../../messages/atom-kit.js';
+import { groupEntries, missingResultText, ResultScan } from '../../messages/atom-kit.js';
 import { freezeDeep } from '../../messages/freeze.js';
 import type { HistoryEntry, Message } from '../../messages/types.js';
 import { itemType, outputCallId, RESPONSES_CALLS, RESPONSES_OUTPUTS } from './items.js';
@@ -62,19 +62,16 @@ function isAssistantMessage(item: Item): boolean {
 
 /** Groups Responses items from `from` on (see the module note). */
 export function buildResponses(entries: readonly HistoryEntry[], from: number, seen: SeenIds): BuildResult {
-  const atoms: Atom[] = [];
-  const repairs: Repair[] = [];
-  let closedUntil = entries.length;
-  let i = from;
-  while (i < entries.length) {
-    const start = i;
+  return groupEntries(entries, from, (start, grouping) => {
+    const { atoms, repairs } = grouping;
+    let i = start;
     // Reasoning goes with what follows it.
     while (i < entries.length && itemType(entries[i]!.message) === 'reasoning') i++;
     if (i >= entries.length) {
       // Reasoning at the very end waits for its item, out of the view until it comes (the API
       // refuses reasoning "provided without its required following item"): an open tail.
-      if (closedUntil === entries.length) closedUntil = start;
-      break;
+      if (grouping.closedUntil === entries.length) grouping.closedUntil = start;
+      return entries.length;
     }
     const head = entries[i]!;
     const headType = itemType(head.message);
@@ -96,10 +93,10 @@ export function buildResponses(entries: readonly HistoryEntry[], from: number, s
           tail.closedUntil >= rest.length
             ? entries.length
             : tail.closedUntil + (tail.closedUntil >= i ? 1 : 0);
-        return { atoms, repairs, closedUntil: closedUntil === entries.length ? open : closedUntil };
+        if (grouping.closedUntil === entries.length) grouping.closedUntil = open;
+        return entries.length;
       }
-      i++;
-      continue;
+      return i + 1;
     }
     if (!isCall(headType) && start < i && isAssistantMessage(head.message)) {
       // Reasoning, then the model's message (an empty one, narration), then its call: one turn.
@@ -115,8 +112,7 @@ export function buildResponses(entries: readonly HistoryEntry[], from: number, s
     if (!isCall(itemType(entries[i]!.message))) {
       const members = entries.slice(start, i + 1);
       atoms.push(members.length === 1 ? single(head) : group(members, [], false));
-      i++;
-      continue;
+      return i + 1;
     }
     // Calls (parallel calls come one after another, reasoning may sit between them).
     const calls: HistoryEntry[] = [];
@@ -132,10 +128,7 @@ export function buildResponses(entries: readonly HistoryEntry[], from: number, s
     const answers = new Map<HistoryEntry, HistoryEntry>();
     const unanswered = (key: string | undefined) =>
       calls.find((c) => callKey(c.message as Item) === key && !answers.has(c));
-    let displaced: HistoryEntry[] = [];
-    let ended = false;
-    let narration = -1;
-    let lastAnswer = -1;
+    const scan = new ResultScan();
     while (i < entries.length && answers.size < calls.length) {
       const next = entries[i]!;
       const item = next.message as Item;
@@ -145,7 +138,7 @@ export function buildResponses(entries: readonly HistoryEntry[], from: number, s
         const call = unanswered(key);
         if (call) {
           answers.set(call, next);
-          lastAnswer = i;
+          scan.lastAnswer = i;
         } else
           repairs.push({
             kind: 'orphan_result',
@@ -160,26 +153,21 @@ export function buildResponses(entries: readonly HistoryEntry[], from: number, s
       const narrates = k < entries.length && isAssistantMessage(entries[k]!.message as Item);
       // Reasoning at the very end waits for its item, which may be another call: waiting too.
       if (t === 'reasoning' && k >= entries.length) break;
-      if (isCall(t) || (t === 'reasoning' && !narrates) || (narration >= 0 && item.role === 'user')) {
+      if (isCall(t) || (t === 'reasoning' && !narrates) || (scan.narration >= 0 && item.role === 'user')) {
         // New calls, or the user speaking after the assistant did: these outputs are not coming.
-        ended = true;
+        scan.ended = true;
         break;
       }
-      if (narrates && narration < 0) narration = i;
+      if (narrates && scan.narration < 0) scan.narration = i;
       const upTo = narrates ? k + 1 : i + 1;
-      displaced.push(...entries.slice(i, Math.min(upTo, entries.length)));
+      scan.displaced.push(...entries.slice(i, Math.min(upTo, entries.length)));
       i = upTo;
     }
     // Results may still come: regroup from here. Open (placeholders that go once the results come)
     // when nothing but what slipped in waits after the calls; narration after them stays put.
-    const waiting = answers.size < calls.length && !ended && afterReasoning(entries, i) >= entries.length;
-    if (waiting && closedUntil === entries.length) closedUntil = start;
-    const stop = interimEnd(narration, lastAnswer, i);
-    const open = waiting && stop === i;
-    if (stop < i) {
-      displaced = displaced.filter((d) => d.seq < entries[stop]!.seq);
-      i = stop;
-    }
+    const waitFrom = afterReasoning(entries, i);
+    const { stop, open } = scan.settle(grouping, start, i, answers.size < calls.length, waitFrom);
+    const { displaced } = scan;
     const atom = exchange([...leading], calls, answers, open, repairs, seen);
     if (displaced.length > 0) atom.repaired = true;
     atoms.push(atom);
@@ -197,8 +185,8 @@ export function buildResponses(entries: readonly HistoryEntry[], from: number, s
       atoms.push(members.length === 1 ? single(members[0]!) : group(members, [], false));
       d = e + 1;
     }
-  }
-  return { atoms, repairs, closedUntil };
+    return stop;
+  });
 }
 
 function group(members: readonly HistoryEntry[], results: ToolResultSlot[], open: boolean): Atom {

@@ -13,7 +13,8 @@ import {
 } from '../../../test/support/fake-responses-server.js';
 import { itemsConversationArb } from '../../../test/support/responses-items-arb.js';
 import { runCli } from '../../../test/support/run-cli.js';
-import { ContextOverflowError, InvalidMessageError } from '../../errors.js';
+import { viewAtShare } from '../../../test/support/view-at-share.js';
+import { InvalidMessageError } from '../../errors.js';
 import { addOpenAIResponse } from '../../integrations/providers.js';
 import { ContextManager } from '../../manager.js';
 import { buildAtoms } from '../../messages/atoms.js';
@@ -280,18 +281,10 @@ describe('every Responses item kind, every budget, every strategy', () => {
         async (conv, share, strategy) => {
           const ctx = new ContextManager({ model: 'gpt-4o', strategy });
           for (const m of conv) await ctx.addMessage(m);
-          const counter = createTokenCounter(getModelInfo('gpt-4o')!);
-          const full = await counter.measure(conv, { format: 'openai-responses' });
-          const budget = Math.max(64, Math.floor(full * share));
-          let view: Message[];
-          try {
-            view = await ctx.getMessagesForRequest({ tokenBudget: budget });
-          } catch (err) {
-            expect(err).toBeInstanceOf(ContextOverflowError);
-            return;
-          }
+          const fitted = await viewAtShare(ctx, conv, 'gpt-4o', 'openai-responses', share);
+          if (!fitted) return;
+          const { view } = fitted;
           if (JSON.stringify(view).includes('contextkit')) compacted++;
-          expect(await counter.measure(view, { format: 'openai-responses' })).toBeLessThanOrEqual(budget);
           expect(validateRequest(view, 'openai-responses').problems).toEqual([]);
           expect(responsesRequestProblems({ input: view })).toEqual([]);
           expect(await post(view)).toBe(200);

@@ -3,35 +3,16 @@
  * that answers a call of one.
  */
 
-import {
-  MEMORY_TOOL_DESCRIPTION,
-  MEMORY_TOOL_NAME,
-  MEMORY_TOOL_PARAMETERS,
-} from '../../memory/memory-spec.js';
-import { toolShapes } from '../../messages/tool-shapes.js';
+import { MEMORY_TOOL_SHAPES } from '../../memory/memory-spec.js';
 import type { ToolDefinition } from '../../messages/types.js';
-import {
-  RECALL_TOOL_DESCRIPTION,
-  RECALL_TOOL_NAME,
-  RECALL_TOOL_PARAMETERS,
-} from '../../recall/recall-spec.js';
+import { RECALL_TOOL_SHAPES } from '../../recall/recall-spec.js';
 import type { ResponsesItem } from './items.js';
 
 /** The tool as an OpenAI Responses function tool (`tools: [responsesMemoryTool]`). */
-export const responsesMemoryTool: ToolDefinition = {
-  type: 'function',
-  name: MEMORY_TOOL_NAME,
-  description: MEMORY_TOOL_DESCRIPTION,
-  parameters: MEMORY_TOOL_PARAMETERS,
-  strict: false,
-} as unknown as ToolDefinition;
+export const responsesMemoryTool: ToolDefinition = MEMORY_TOOL_SHAPES.responses;
 
 /** The tool as an OpenAI Responses function tool (`tools: [responsesRecallTool]`): flat, not nested. */
-export const responsesRecallTool: ToolDefinition = toolShapes(
-  RECALL_TOOL_NAME,
-  RECALL_TOOL_DESCRIPTION,
-  RECALL_TOOL_PARAMETERS,
-).responses;
+export const responsesRecallTool: ToolDefinition = RECALL_TOOL_SHAPES.responses;
 
 /** The `function_call_output` item answering the call `id`. */
 export function responsesToolResult(id: string, text: string): ResponsesItem {
