@@ -1,4 +1,4 @@
-import { inlineResultText, isInlineResult } from '../formats/anthropic/blocks.js';
+import type { WireFormat } from '../formats/wire-format.js';
 import type { Atom, ToolResultSlot } from '../messages/atoms.js';
 import type { Message } from '../messages/types.js';
 import { draftEdits, type PlanContext, type PlanDraft } from './draft.js';
@@ -142,17 +142,15 @@ function resultTokens(ctx: PlanContext, message: unknown, blockIndex: number): n
   // A Responses API output item keeps its text in `output`.
   const m = message as { content?: unknown; output?: unknown; parts?: unknown };
   if (Array.isArray(m.parts)) return geminiResultTokens(ctx, message as Message, m.parts, blockIndex);
+  const wire = ctx.wire;
   const whole = m.content ?? m.output;
   const block = blockIndex < 0 ? undefined : (m.content as Array<Record<string, unknown>>)[blockIndex];
-  // A Converse toolResult keeps its content one level down (`{ toolResult: { content } }`).
-  const converse = block?.toolResult as Record<string, unknown> | undefined;
-  const content = blockIndex < 0 ? whole : (converse ?? block)?.content;
-  const chars =
-    block !== undefined && block.type !== 'tool_result' && converse === undefined
-      ? inlineResultText(block).length
-      : textLength(content);
+  const content = blockIndex < 0 ? whole : block?.content;
+  // A result kept elsewhere than its block's `content` (a server tool's output, a Converse toolResult).
+  const own = block === undefined ? undefined : wire.resultContent?.(block);
+  const chars = textLength(own !== undefined ? own : content, wire);
   if (!ctx.messageTokens) return typeof content === 'string' ? ctx.countText(content) : Math.ceil(chars / 4);
-  const wholeChars = textLength(whole);
+  const wholeChars = textLength(whole, wire);
   const tokens = ctx.messageTokens(message as Message);
   return wholeChars > 0 ? Math.round((tokens * chars) / wholeChars) : 0;
 }
@@ -172,21 +170,16 @@ function geminiResultTokens(
   return wholeChars > 0 ? Math.round((tokens * chars) / wholeChars) : 0;
 }
 
-function textLength(content: unknown): number {
+/** Characters of text in `content`, blocks the format keeps its own way read through `resultContent`. */
+function textLength(content: unknown, wire: WireFormat<Message>): number {
   if (typeof content === 'string') return content.length;
   if (!Array.isArray(content)) return 0;
   let n = 0;
-  for (const part of content as Array<{
-    type?: unknown;
-    text?: unknown;
-    content?: unknown;
-    toolResult?: unknown;
-  }>) {
-    if (isInlineResult(part.type)) n += inlineResultText(part as Record<string, unknown>).length;
+  for (const part of content as Array<Record<string, unknown>>) {
+    const own = wire.resultContent?.(part);
+    if (own !== undefined) n += textLength(own, wire);
     else if (typeof part.text === 'string') n += part.text.length;
-    else if (part.content !== undefined) n += textLength(part.content);
-    else if (part.toolResult !== undefined)
-      n += textLength((part.toolResult as { content?: unknown }).content);
+    else if (part.content !== undefined) n += textLength(part.content, wire);
   }
   return n;
 }
