@@ -229,6 +229,7 @@ export class Planner {
     const { budget } = req;
     return planReceipt({
       atoms: req.atoms,
+      wire: wireFormat(req.format),
       previousPlan: req.previousPlan,
       previous: this.blocks.edits(req.previousPlan),
       plan,
