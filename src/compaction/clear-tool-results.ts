@@ -139,10 +139,16 @@ function clearAll(
  * message's memoized count shared out by characters, so clearing never re-tokenizes a result.
  */
 function resultTokens(ctx: PlanContext, message: unknown, blockIndex: number): number {
-  // A Responses API output item keeps its text in `output`.
-  const m = message as { content?: unknown; output?: unknown; parts?: unknown };
-  if (Array.isArray(m.parts)) return geminiResultTokens(ctx, message as Message, m.parts, blockIndex);
   const wire = ctx.wire;
+  const sized = wire.resultSize?.(message as Message, blockIndex);
+  if (sized) {
+    // A result the format sizes itself (Gemini's parts, by the length of their JSON).
+    if (!ctx.messageTokens) return Math.ceil(sized.part / 4);
+    const tokens = ctx.messageTokens(message as Message);
+    return sized.whole > 0 ? Math.round((tokens * sized.part) / sized.whole) : 0;
+  }
+  // A Responses API output item keeps its text in `output`.
+  const m = message as { content?: unknown; output?: unknown };
   const whole = m.content ?? m.output;
   const block = blockIndex < 0 ? undefined : (m.content as Array<Record<string, unknown>>)[blockIndex];
   const content = blockIndex < 0 ? whole : block?.content;
@@ -152,21 +158,6 @@ function resultTokens(ctx: PlanContext, message: unknown, blockIndex: number): n
   if (!ctx.messageTokens) return typeof content === 'string' ? ctx.countText(content) : Math.ceil(chars / 4);
   const wholeChars = textLength(whole, wire);
   const tokens = ctx.messageTokens(message as Message);
-  return wholeChars > 0 ? Math.round((tokens * chars) / wholeChars) : 0;
-}
-
-/** A Gemini functionResponse's share of its content's count, by the length of its JSON. */
-function geminiResultTokens(
-  ctx: PlanContext,
-  message: Message,
-  parts: unknown[],
-  blockIndex: number,
-): number {
-  const size = (part: unknown) => JSON.stringify(part ?? null)?.length ?? 0;
-  const chars = size(parts[blockIndex]);
-  if (!ctx.messageTokens) return Math.ceil(chars / 4);
-  const wholeChars = parts.reduce((n: number, p) => n + size(p), 0);
-  const tokens = ctx.messageTokens(message);
   return wholeChars > 0 ? Math.round((tokens * chars) / wholeChars) : 0;
 }
 

@@ -303,6 +303,12 @@ export interface WireFormat<M extends object = Message> {
    * clearing saves; undefined for any other block.
    */
   resultContent?(block: Record<string, unknown>): unknown;
+  /**
+   * For a message whose results the shared sizing cannot read (Gemini's parts): the size of the
+   * result at `blockIndex` and of the whole message, in the same unit, by which clearing shares out
+   * the message's token count; undefined for a message read the shared way.
+   */
+  resultSize?(message: Message, blockIndex: number): { part: number; whole: number } | undefined;
 
   // ------------------------------------------------------------------ view and memory
 

@@ -73,3 +73,14 @@ export function geminiClearedResult(message: Message, block: number, text: strin
   out[block] = { ...old, functionResponse: cleared };
   return withParts(message, out);
 }
+
+/** A `functionResponse`'s share of its content: the length of its JSON beside the whole content's parts. */
+export function geminiResultSize(
+  message: Message,
+  block: number,
+): { part: number; whole: number } | undefined {
+  const parts = geminiParts(message);
+  if (!parts) return undefined;
+  const size = (part: unknown) => JSON.stringify(part ?? null)?.length ?? 0;
+  return { part: size(parts[block]), whole: parts.reduce((n: number, p) => n + size(p), 0) };
+}

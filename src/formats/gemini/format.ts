@@ -12,7 +12,7 @@ import type { WireFormat } from '../wire-format.js';
 import { buildGemini } from './atoms.js';
 import { anthropicToGemini, geminiToAnthropic } from './convert.js';
 import { geminiCountEndpoint } from './count.js';
-import { geminiClearedResult, geminiEdits } from './edits.js';
+import { geminiClearedResult, geminiEdits, geminiResultSize } from './edits.js';
 import { type GeminiContent, type GeminiMessage, geminiMessageIssues, textMessageAsGemini } from './parts.js';
 import { geminiReader } from './reader.js';
 import { geminiProblems, toGeminiRequest } from './request.js';
@@ -52,6 +52,7 @@ export const gemini: WireFormat<GeminiMessage> = {
   messageTokens: geminiPartsTokens,
   edits: geminiEdits,
   clearResult: geminiClearedResult,
+  resultSize: geminiResultSize,
   userTurnFirst: true,
   textMessage: (role, content) => textMessageAsGemini({ role, content }) as unknown as GeminiMessage,
   callAlone: (call) => ({ role: 'model', parts: [call] }) as GeminiMessage,
