@@ -149,7 +149,9 @@ function isUserMessageAtom(atom: Atom): boolean {
 /** Whether an atom holds a provider's server compaction item (`isCompactionItem`: OpenAI Responses `compaction`). */
 export function holdsServerCompaction(atom: Atom, wire: WireFormat<Message>): boolean {
   const isItem = wire.isCompactionItem;
-  return isItem !== undefined && atom.messages.some((m) => isItem(m));
+  if (isItem === undefined) return false;
+  for (const message of atom.messages) if (isItem(message)) return true;
+  return false;
 }
 
 /** Groups a whole history into atoms at once (see `AtomIndex` for the incremental form). */
