@@ -3,11 +3,11 @@ import type { CompactionPlan } from './compaction/plan.js';
 import { decodePlan } from './compaction/plan.js';
 import type { Level } from './compaction/zones.js';
 import { type CompactionReceipt, ContextEmitter, type ContextEventName, type Listener } from './events.js';
-import { futureBlockTypes } from './formats/anthropic/blocks.js';
-import { type AnthropicRequestParts, toAnthropicRequest } from './formats/anthropic/request.js';
+import type { AnthropicRequestParts } from './formats/anthropic/request.js';
 import type { GeminiContent } from './formats/gemini/parts.js';
 import type { ResponsesItem } from './formats/openai-responses/items.js';
-import { wireFormat } from './formats/registry.js';
+import { WIRE_FORMATS, wireFormat } from './formats/registry.js';
+import type { WireFormat } from './formats/wire-format.js';
 import { appliedEditsOf } from './guard/applied-edits.js';
 import type { ContextGuard, GuardConversation } from './guard/guard.js';
 import type { ContextMeasurer, ResolvedRequest } from './guard/measurer.js';
@@ -58,6 +58,19 @@ export type {
   RequestOptions,
   Usage,
 } from './options.js';
+
+/** `getAnthropicRequest`'s body: the Anthropic Messages format's request builder (`toAnthropicRequest`). */
+function anthropicRequest(view: readonly Message[]): AnthropicRequestParts {
+  return wireFormat('anthropic').toRequest(view) as AnthropicRequestParts;
+}
+
+let futureBlocks: WireFormat<Message>['futureBlockTypes'] | null = null;
+
+/** The block types in a message no format documents, as the format that claims them reads them. */
+function unknownBlockReader(): WireFormat<Message>['futureBlockTypes'] {
+  if (futureBlocks === null) futureBlocks = WIRE_FORMATS.find((f) => f.claimsUnknownBlocks)?.futureBlockTypes;
+  return futureBlocks;
+}
 
 /**
  * Conversation memory for one agent conversation: stores every message, and before each model
@@ -239,6 +252,8 @@ export class ContextManager {
 
   /** One `context:warn` (`unknown_block`) per block type no format knows, the first time it is stored. */
   private warnFutureBlocks(messages: readonly Message[]): void {
+    const futureBlockTypes = unknownBlockReader();
+    if (futureBlockTypes === undefined) return;
     for (const message of messages) {
       for (const type of futureBlockTypes(message)) {
         if (this.warnedBlocks.has(type)) continue;
@@ -333,9 +348,7 @@ export class ContextManager {
     return this.enqueue(async () => {
       const view = await this.fitRequest({ provider: 'anthropic', ...request });
       const managed = this.conversation.provider?.request;
-      return managed
-        ? { ...toAnthropicRequest(view), ...structuredClone(managed) }
-        : toAnthropicRequest(view);
+      return managed ? { ...anthropicRequest(view), ...structuredClone(managed) } : anthropicRequest(view);
     });
   }
 

@@ -3,9 +3,9 @@
  * `count` and `inspect` print; it answers "what is eating my context window?".
  */
 
-import { geminiParts } from '../formats/gemini/parts.js';
 import { wireFormat } from '../formats/registry.js';
-import { messageText, roleOf } from '../messages/content.js';
+import type { CallRef } from '../formats/wire-format.js';
+import { messageText, ownReader, roleOf } from '../messages/content.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import type { ModelCounter } from '../tokens/model-counter.js';
 import type { TokenCounter } from '../tokens/types.js';
@@ -80,18 +80,11 @@ function oneLine(text: string, max: number): string {
 }
 
 /** The calls a message makes, as `name(args)`, in order. */
-function callsOf(message: Message): Array<{ id: string; name: string; args: string; block: unknown }> {
-  const out: Array<{ id: string; name: string; args: string; block: unknown }> = [];
-  if (message.role === 'model') {
-    // A Gemini functionCall: the part itself is what a content holding only that call carries.
-    for (const part of geminiParts(message) ?? []) {
-      const call = isRecord(part) ? part.functionCall : undefined;
-      if (!isRecord(call)) continue;
-      const name = String(call.name);
-      out.push({ id: String(call.id ?? name), name, args: JSON.stringify(call.args ?? {}), block: part });
-    }
-    return out;
-  }
+function callsOf(message: Message): CallRef[] {
+  // A shape only its format has (a Gemini functionCall part): read by that format.
+  const own = ownReader(message)?.calls;
+  if (own) return own(message);
+  const out: CallRef[] = [];
   if (message.role !== 'assistant') return out;
   if ('tool_calls' in message && Array.isArray(message.tool_calls)) {
     for (const call of message.tool_calls) {
@@ -195,12 +188,10 @@ export function conversationBreakdown(
           counter.countMessage({ role: 'user', content: [block] } as unknown as Message, format),
         );
       }
-      for (const part of geminiParts(message) ?? []) {
-        const fr = isRecord(part) ? part.functionResponse : undefined;
-        if (!isRecord(fr)) continue;
-        const name = answer(String(fr.id ?? fr.name));
+      for (const result of ownReader(message)?.results?.(message) ?? []) {
+        const name = answer(result.id);
         resultOf.push(name);
-        addResult(name, counter.countMessage({ role: 'user', parts: [part] } as unknown as Message, format));
+        addResult(name, counter.countMessage(result.alone, format));
       }
       if (resultOf.length === 0) pending = [];
     }

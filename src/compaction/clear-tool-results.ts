@@ -1,4 +1,4 @@
-import { inlineResultText, isInlineResult } from '../formats/anthropic/blocks.js';
+import type { WireFormat } from '../formats/wire-format.js';
 import type { Atom, ToolResultSlot } from '../messages/atoms.js';
 import type { Message } from '../messages/types.js';
 import { draftEdits, type PlanContext, type PlanDraft } from './draft.js';
@@ -139,54 +139,38 @@ function clearAll(
  * message's memoized count shared out by characters, so clearing never re-tokenizes a result.
  */
 function resultTokens(ctx: PlanContext, message: unknown, blockIndex: number): number {
+  const wire = ctx.wire;
+  const sized = wire.resultSize?.(message as Message, blockIndex);
+  if (sized) {
+    // A result the format sizes itself (Gemini's parts, by the length of their JSON).
+    if (!ctx.messageTokens) return Math.ceil(sized.part / 4);
+    const tokens = ctx.messageTokens(message as Message);
+    return sized.whole > 0 ? Math.round((tokens * sized.part) / sized.whole) : 0;
+  }
   // A Responses API output item keeps its text in `output`.
-  const m = message as { content?: unknown; output?: unknown; parts?: unknown };
-  if (Array.isArray(m.parts)) return geminiResultTokens(ctx, message as Message, m.parts, blockIndex);
+  const m = message as { content?: unknown; output?: unknown };
   const whole = m.content ?? m.output;
   const block = blockIndex < 0 ? undefined : (m.content as Array<Record<string, unknown>>)[blockIndex];
-  // A Converse toolResult keeps its content one level down (`{ toolResult: { content } }`).
-  const converse = block?.toolResult as Record<string, unknown> | undefined;
-  const content = blockIndex < 0 ? whole : (converse ?? block)?.content;
-  const chars =
-    block !== undefined && block.type !== 'tool_result' && converse === undefined
-      ? inlineResultText(block).length
-      : textLength(content);
+  const content = blockIndex < 0 ? whole : block?.content;
+  // A result kept elsewhere than its block's `content` (a server tool's output, a Converse toolResult).
+  const own = block === undefined ? undefined : wire.resultContent?.(block);
+  const chars = textLength(own !== undefined ? own : content, wire);
   if (!ctx.messageTokens) return typeof content === 'string' ? ctx.countText(content) : Math.ceil(chars / 4);
-  const wholeChars = textLength(whole);
+  const wholeChars = textLength(whole, wire);
   const tokens = ctx.messageTokens(message as Message);
   return wholeChars > 0 ? Math.round((tokens * chars) / wholeChars) : 0;
 }
 
-/** A Gemini functionResponse's share of its content's count, by the length of its JSON. */
-function geminiResultTokens(
-  ctx: PlanContext,
-  message: Message,
-  parts: unknown[],
-  blockIndex: number,
-): number {
-  const size = (part: unknown) => JSON.stringify(part ?? null)?.length ?? 0;
-  const chars = size(parts[blockIndex]);
-  if (!ctx.messageTokens) return Math.ceil(chars / 4);
-  const wholeChars = parts.reduce((n: number, p) => n + size(p), 0);
-  const tokens = ctx.messageTokens(message);
-  return wholeChars > 0 ? Math.round((tokens * chars) / wholeChars) : 0;
-}
-
-function textLength(content: unknown): number {
+/** Characters of text in `content`, blocks the format keeps its own way read through `resultContent`. */
+function textLength(content: unknown, wire: WireFormat<Message>): number {
   if (typeof content === 'string') return content.length;
   if (!Array.isArray(content)) return 0;
   let n = 0;
-  for (const part of content as Array<{
-    type?: unknown;
-    text?: unknown;
-    content?: unknown;
-    toolResult?: unknown;
-  }>) {
-    if (isInlineResult(part.type)) n += inlineResultText(part as Record<string, unknown>).length;
+  for (const part of content as Array<Record<string, unknown>>) {
+    const own = wire.resultContent?.(part);
+    if (own !== undefined) n += textLength(own, wire);
     else if (typeof part.text === 'string') n += part.text.length;
-    else if (part.content !== undefined) n += textLength(part.content);
-    else if (part.toolResult !== undefined)
-      n += textLength((part.toolResult as { content?: unknown }).content);
+    else if (part.content !== undefined) n += textLength(part.content, wire);
   }
   return n;
 }

@@ -1,3 +1,4 @@
+import type { WireFormat } from '../formats/wire-format.js';
 import type { Atom } from '../messages/atoms.js';
 import type { Message } from '../messages/types.js';
 import type { AtomEdits } from './edit-atom.js';
@@ -26,6 +27,8 @@ export type Protection =
 /** What a planning step reads: the atoms, how to cost them, and the numbers to reach. */
 export interface PlanContext {
   atoms: readonly Atom[];
+  /** The format of the conversation the atoms are of: how its results are cleared and texts cut. */
+  wire: WireFormat<Message>;
   protection: readonly Protection[];
   /** Tokens of one atom rendered under the given edits (memoized by the caller). */
   measure: (atom: Atom, edits: AtomEdits) => number;

@@ -1,21 +1,7 @@
-import { shortenedResult } from '../formats/anthropic/blocks.js';
-import {
-  bedrockClearedResult,
-  bedrockInputsCleared,
-  bedrockTextParts,
-  bedrockTruncated,
-  isConverseMessage,
-} from '../formats/bedrock/shorten.js';
-import { geminiParts } from '../formats/gemini/parts.js';
+import type { WireFormat } from '../formats/wire-format.js';
 import type { Atom, ToolResultSlot } from '../messages/atoms.js';
 import { freezeDeep } from '../messages/freeze.js';
-import type {
-  AnthropicContentBlock,
-  AnthropicMessage,
-  AnthropicToolResultBlock,
-  Message,
-  OpenAIMessage,
-} from '../messages/types.js';
+import type { AnthropicContentBlock, Message, OpenAIMessage } from '../messages/types.js';
 import { clearedResultText, truncationMarker } from './placeholders.js';
 
 /** What a plan does to the atoms it keeps: results cleared and texts cut, by stable key. */
@@ -85,31 +71,26 @@ function clearedToolMessage(message: Message, text: string): Message {
   return cleared;
 }
 
-/** Lists the texts of an atom that truncation may cut (never thinking blocks or tool inputs). */
-export function textParts(atom: Atom): TextPart[] {
+/**
+ * Lists the texts of an atom that truncation may cut (never thinking blocks or tool inputs).
+ * `wire` is the format of the conversation the atom is of.
+ */
+export function textParts(atom: Atom, wire: WireFormat<Message>): TextPart[] {
   const parts: TextPart[] = [];
   const slotAt = new Map<string, string>();
   for (const slot of atom.results) slotAt.set(`${slot.messageIndex}.${slot.blockIndex}`, slot.key);
+  const edits = wire.edits;
   atom.messages.forEach((message, mi) => {
-    if (isConverseMessage(message)) {
-      for (const p of bedrockTextParts(message))
+    if (edits?.owns(message)) {
+      for (const p of edits.textParts(message))
         parts.push({
           key: `${atom.id}@${mi}.${p.block}.${p.inner}`,
           text: p.text,
-          slotKey: slotAt.get(p.inner < 0 ? `${mi}.-1` : `${mi}.${p.block}`),
+          slotKey: slotAt.get(`${mi}.${p.slotBlock}`),
         });
       return;
     }
     if (message.role === 'assistant' && hasThinking(message)) return;
-    const gemini = geminiParts(message);
-    if (gemini) {
-      gemini.forEach((part, bi) => {
-        const text = geminiCuttableText(part);
-        if (text !== undefined && text.length > 0)
-          parts.push({ key: `${atom.id}@${mi}.${bi}.-1`, text, slotKey: slotAt.get(`${mi}.${bi}`) });
-      });
-      return;
-    }
     const content = message.content;
     const slotKey = slotAt.get(`${mi}.-1`);
     if (typeof content === 'string') {
@@ -138,20 +119,6 @@ export function textParts(atom: Atom): TextPart[] {
   return parts;
 }
 
-/**
- * The text of a Gemini part that truncation may cut: a text part that is neither a thought nor
- * signed, or a function response's `response.content` string. Undefined for anything else.
- */
-function geminiCuttableText(part: unknown): string | undefined {
-  if (typeof part !== 'object' || part === null) return undefined;
-  const p = part as Record<string, unknown>;
-  if (p.thoughtSignature !== undefined || p.thought === true) return undefined;
-  if (typeof p.text === 'string') return p.text;
-  const fr = p.functionResponse as Record<string, unknown> | undefined;
-  const response = fr?.response as Record<string, unknown> | undefined;
-  return typeof response?.content === 'string' ? response.content : undefined;
-}
-
 /** Text parts and blocks: Chat Completions and Anthropic `text`, Responses `input_text` / `output_text`. */
 function isTextType(type: unknown): boolean {
   return type === 'text' || type === 'input_text' || type === 'output_text';
@@ -167,10 +134,11 @@ function hasThinking(message: Message): boolean {
 }
 
 /**
- * Renders an atom under a plan's edits. Returns the atom's own message objects where nothing
- * applies, so unedited messages keep their identity (and their memoized token counts).
+ * Renders an atom under a plan's edits, in the shape of `wire`, the format of the conversation the
+ * atom is of. Returns the atom's own message objects where nothing applies, so unedited messages
+ * keep their identity (and their memoized token counts).
  */
-export function renderAtom(atom: Atom, edits: AtomEdits): readonly Message[] {
+export function renderAtom(atom: Atom, edits: AtomEdits, wire: WireFormat<Message>): readonly Message[] {
   if (edits.cleared.size === 0 && edits.truncated.size === 0) return atom.messages;
   let out: Message[] | undefined;
   const replace = (mi: number, message: Message) => {
@@ -189,46 +157,16 @@ export function renderAtom(atom: Atom, edits: AtomEdits): readonly Message[] {
     const text = clearedResultText(slot.toolName, edits.cleared.get(slot.key)!);
     if (slot.blockIndex < 0) {
       replace(slot.messageIndex, clearedToolMessage(current, text));
-    } else if (isConverseMessage(current)) {
-      const cleared = bedrockClearedResult(current, slot.blockIndex, text);
-      if (cleared) replace(slot.messageIndex, cleared);
-    } else if ('parts' in current && Array.isArray(current.parts)) {
-      // A Gemini functionResponse: its response becomes the placeholder; name and id stay.
-      const parts = (current.parts as unknown as Array<Record<string, unknown>>).slice();
-      const old = parts[slot.blockIndex]!;
-      const fr = old.functionResponse as Record<string, unknown>;
-      const cleared: Record<string, unknown> = { name: fr.name, response: { content: text } };
-      if (fr.id !== undefined) cleared.id = fr.id;
-      parts[slot.blockIndex] = { ...old, functionResponse: cleared };
-      replace(slot.messageIndex, freezeDeep({ ...current, parts } as unknown as Message));
     } else {
-      const blocks = (current as AnthropicMessage).content as AnthropicContentBlock[];
-      const next = blocks.slice();
-      const old = blocks[slot.blockIndex] as AnthropicToolResultBlock;
-      if (old.type === 'tool_result') {
-        const cleared: AnthropicToolResultBlock = {
-          type: 'tool_result',
-          tool_use_id: old.tool_use_id,
-          content: text,
-        };
-        if (old.is_error) cleared.is_error = true;
-        // A prompt-cache breakpoint stays where the caller put it.
-        if (old.cache_control !== undefined) cleared.cache_control = old.cache_control;
-        next[slot.blockIndex] = cleared;
-      } else {
-        // A server-tool or MCP result inside the assistant message: shortened in its own shape.
-        next[slot.blockIndex] = shortenedResult(
-          old as unknown as Record<string, unknown>,
-          text,
-        ) as unknown as AnthropicContentBlock;
-      }
-      replace(slot.messageIndex, freezeDeep({ ...(current as AnthropicMessage), content: next } as Message));
+      // A result that is a block or part of its message: cleared in the format's own shape.
+      const cleared = wire.clearResult?.(current, slot.blockIndex, text);
+      if (cleared) replace(slot.messageIndex, cleared);
     }
   }
   if (edits.clearInputs && clearedHere.length > 0) {
     const call = (out ?? atom.messages)[0]!;
     const indices = new Set(clearedHere.map((slot) => Number(slot.key.split(':')[1])));
-    replace(0, withInputsCleared(call, indices));
+    replace(0, withInputsCleared(call, indices, wire));
   }
   const prefix = `${atom.id}@`;
   for (const [key, keep] of edits.truncated) {
@@ -237,17 +175,21 @@ export function renderAtom(atom: Atom, edits: AtomEdits): readonly Message[] {
     if (clearedPositions.has(`${mi}.${bi}`)) continue;
     const current = (out ?? atom.messages)[mi];
     if (!current) continue;
-    const rewritten = truncatePart(current, bi, ii, keep.head, keep.tail);
+    const rewritten = truncatePart(current, bi, ii, keep.head, keep.tail, wire);
     if (rewritten) replace(mi, rewritten);
   }
   return out ?? atom.messages;
 }
 
 /** The call message with the inputs of the given calls replaced by an empty object. */
-function withInputsCleared(message: Message, indices: ReadonlySet<number>): Message {
-  // Gemini model parts are never edited: a functionCall may carry a thought signature.
+function withInputsCleared(
+  message: Message,
+  indices: ReadonlySet<number>,
+  wire: WireFormat<Message>,
+): Message {
+  // A model turn of another role (Gemini's `model`) is never edited: its calls may be signed.
   if (message.role !== 'assistant') return message;
-  if (isConverseMessage(message)) return bedrockInputsCleared(message, indices);
+  if (wire.edits?.owns(message)) return wire.edits.inputsCleared(message, indices);
   if ('tool_calls' in message && message.tool_calls) {
     const calls = message.tool_calls.map((c, i) =>
       indices.has(i) ? { ...c, function: { ...c.function, arguments: '{}' } } : c,
@@ -270,23 +212,10 @@ function truncatePart(
   ii: number,
   head: number,
   tail: number,
+  wire: WireFormat<Message>,
 ): Message | undefined {
-  if (isConverseMessage(message))
-    return bedrockTruncated(message, bi, ii, (text) => cutMiddle(text, head, tail));
-  const gemini = geminiParts(message);
-  if (gemini) {
-    const part = gemini[bi] as Record<string, unknown> | undefined;
-    const text = geminiCuttableText(part);
-    if (!part || text === undefined) return undefined;
-    const cut = cutMiddle(text, head, tail);
-    const fr = part.functionResponse as Record<string, unknown> | undefined;
-    const next = fr
-      ? { ...part, functionResponse: { ...fr, response: { ...(fr.response as object), content: cut } } }
-      : { ...part, text: cut };
-    const nextParts = gemini.slice();
-    nextParts[bi] = next;
-    return freezeDeep({ ...message, parts: nextParts } as unknown as Message);
-  }
+  if (wire.edits?.owns(message))
+    return wire.edits.truncated(message, bi, ii, (text) => cutMiddle(text, head, tail));
   const content = message.content;
   if (bi < 0) {
     if (typeof content !== 'string') return undefined;

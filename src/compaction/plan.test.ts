@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { wireFormat } from '../formats/registry.js';
 import { buildAtoms } from '../messages/atoms.js';
 import type { HistoryEntry, Message } from '../messages/types.js';
 import { clearToolResults } from './clear-tool-results.js';
@@ -22,10 +23,13 @@ function context(
     metadata: { timestamp: 't' },
   }));
   const { atoms } = buildAtoms(entries, 'openai');
+  const wire = wireFormat('openai');
   return {
     atoms,
+    wire,
     protection: atoms.map((_, i) => protect(i)),
-    measure: (atom, edits) => renderAtom(atom, edits).reduce((n, m) => n + countText(JSON.stringify(m)), 0),
+    measure: (atom, edits) =>
+      renderAtom(atom, edits, wire).reduce((n, m) => n + countText(JSON.stringify(m)), 0),
     countText,
     fixedTokens: 0,
     budget: target * 2,
@@ -106,7 +110,11 @@ describe('truncateOversized', () => {
     const ctx = context(messages, 600, (i) => (i === 0 ? 'verbatim' : 'none'));
     const draft = truncateOversized(ctx, initialDraft(ctx, NO_EDITS));
     expect(draft.total).toBeLessThanOrEqual(600);
-    const rendered = renderAtom(ctx.atoms[1]!, { cleared: draft.cleared, truncated: draft.truncated });
+    const rendered = renderAtom(
+      ctx.atoms[1]!,
+      { cleared: draft.cleared, truncated: draft.truncated },
+      ctx.wire,
+    );
     const text = String(rendered[1]!.content);
     expect(text.startsWith('HEAD')).toBe(true);
     expect(text.endsWith('TAIL')).toBe(true);

@@ -156,9 +156,10 @@ export class Planner {
     const { budget, previousPlan } = req;
     const { compactThreshold, targetUsage, clearing } = this.settings;
     const previous = this.blocks.edits(previousPlan);
+    const wire = wireFormat(req.format);
     const measure = (atom: Atom, edits: AtomEdits) => {
       let sum = 0;
-      for (const m of renderAtom(atom, edits)) sum += req.count(m);
+      for (const m of renderAtom(atom, edits, wire)) sum += req.count(m);
       return sum;
     };
     const scratch: Scratch = { slices: new Slices(), summaries: new Map(), factsOmitted: 0, refused: [] };
@@ -235,6 +236,7 @@ export class Planner {
     const { budget } = req;
     return planReceipt({
       atoms: req.atoms,
+      wire: wireFormat(req.format),
       previousPlan: req.previousPlan,
       previous: this.blocks.edits(req.previousPlan),
       plan,
@@ -260,14 +262,16 @@ export class Planner {
 
   private context(req: PlanRequest, measure: PlanContext['measure'], target: number): PlanContext {
     const { clearing } = this.settings;
+    const wire = wireFormat(req.format);
     return {
       atoms: req.atoms,
+      wire,
       protection: req.protection,
       measure,
       countText: (t) => req.counter.countText(t),
       messageTokens: req.count,
       // Room for the start notice a view opening with a user turn may need once older messages are gone.
-      fixedTokens: req.fixedTokens + (wireFormat(req.format).userTurnFirst ? NOTICE_RESERVE : 0),
+      fixedTokens: req.fixedTokens + (wire.userTurnFirst ? NOTICE_RESERVE : 0),
       budget: req.budget,
       target,
       keepToolResults: clearing.keep ?? this.settings.keepToolResults,

@@ -1,6 +1,6 @@
-import { hasCompactionBlock } from '../history/live-entries.js';
-import { type Atom, holdsServerCompaction } from '../messages/atoms.js';
-import type { HistoryEntry } from '../messages/types.js';
+import type { WireFormat } from '../formats/wire-format.js';
+import type { Atom } from '../messages/atoms.js';
+import type { HistoryEntry, Message } from '../messages/types.js';
 import type { Protection } from './draft.js';
 
 /** The index of the atom holding the conversation's first user message (the task), or -1. */
@@ -18,6 +18,7 @@ export function taskAtomIndex(atoms: readonly Atom[]): number {
 export function protectionsOf(
   atoms: readonly Atom[],
   entries: readonly HistoryEntry[],
+  wire: WireFormat<Message>,
   preserveSystem: boolean,
   protectTask = true,
 ): Protection[] {
@@ -41,11 +42,12 @@ export function protectionsOf(
       break;
     }
   }
+  const holdsCompaction = wire.holdsCompaction;
   return atoms.map((atom, i) => {
     if (atom.kind === 'system' && preserveSystem) return 'verbatim';
     // A server compaction item (OpenAI) or block (Anthropic) carries everything before it: never
     // edited, never left out.
-    const server = holdsServerCompaction(atom) || atom.messages.some(hasCompactionBlock);
+    const server = holdsCompaction !== undefined && atom.messages.some((m) => holdsCompaction(m));
     if (i === latestUser || i === task || verbatimSeqs(atom) || server) return 'verbatim';
     if (i === inProgress || atom.open) return 'keep';
     return 'none';

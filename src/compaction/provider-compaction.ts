@@ -9,8 +9,8 @@
  */
 
 import type { ResponsesItem } from '../formats/openai-responses/items.js';
-import { isCompactionItem } from '../formats/openai-responses/items.js';
-import { responsesItemIssues } from '../formats/openai-responses/validate.js';
+import { WIRE_FORMATS } from '../formats/registry.js';
+import type { WireFormat } from '../formats/wire-format.js';
 import type { Message } from '../messages/types.js';
 import { noteCompactionTokens } from '../tokens/compaction-tokens.js';
 import { type LLMToolsOptions, postJson } from '../tools/llm.js';
@@ -55,23 +55,33 @@ export function createResponsesCompact(
   };
 }
 
+/** The format whose provider compacts by an endpoint of its own (`serverCompaction: 'endpoint'`). */
+function endpointFormat(): WireFormat<Message> {
+  const wire = WIRE_FORMATS.find((f) => f.serverCompaction === 'endpoint');
+  if (wire === undefined) throw new Error('no registered format compacts by an endpoint');
+  return wire;
+}
+
 /**
  * The compactor the planner calls: the window goes to `compact` for `model`; what comes back must
- * be valid Responses items holding one compaction item (else it throws, and the summarizer runs).
+ * be valid items of the format that compacts by an endpoint (`serverCompaction: 'endpoint'`: the
+ * Responses API), holding one compaction item (else it throws, and the summarizer runs).
  * The compaction item's cost is noted from the reply's `usage.output_tokens` when it has one.
  */
 export function responsesCompactor(compact: ResponsesCompact, model: string): ProviderCompactor {
+  const wire = endpointFormat();
+  const isItem = (item: unknown) => wire.isCompactionItem?.(item as Message) === true;
   return async (window) => {
     const reply = await compact({ model, input: window as ResponsesItem[] });
     const output = Array.isArray(reply) ? reply : reply.output;
-    const issues = output.flatMap((item, i) => responsesItemIssues(item, `output[${i}]`));
+    const issues = output.flatMap((item, i) => wire.messageIssues(item, `output[${i}]`));
     if (issues.length > 0) throw new Error(`${issues[0]!.path}: ${issues[0]!.message}`);
-    const compactions = output.filter(isCompactionItem);
+    const compactions = output.filter(isItem);
     if (compactions.length !== 1)
       throw new Error(`expected one compaction item in the output, got ${compactions.length}`);
     const usage = Array.isArray(reply) ? undefined : reply.usage;
     if (isRecord(usage) && typeof usage.output_tokens === 'number')
-      noteCompactionTokens(compactions[0]!.encrypted_content, usage.output_tokens);
+      noteCompactionTokens(String(Reflect.get(compactions[0]!, 'encrypted_content')), usage.output_tokens);
     return structuredClone(output) as Message[];
   };
 }

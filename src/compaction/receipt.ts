@@ -1,6 +1,8 @@
 import type { CompactionReceipt } from '../events.js';
+import type { WireFormat } from '../formats/wire-format.js';
 import type { Atom } from '../messages/atoms.js';
 import type { Message } from '../messages/types.js';
+import { textParts } from './edit-atom.js';
 import type { CompactionPlan, PlanEdits } from './plan.js';
 
 /** The figures of a receipt that the planner does not decide. */
@@ -24,6 +26,8 @@ export type ReceiptBase = Omit<
  */
 export function planReceipt(input: {
   atoms: readonly Atom[];
+  /** The format of the conversation the atoms are of (how its texts are found by key). */
+  wire: WireFormat<Message>;
   previousPlan: CompactionPlan | null;
   previous: PlanEdits;
   plan: CompactionPlan;
@@ -62,12 +66,18 @@ export function planReceipt(input: {
   }
   const fresh = plan.truncated.filter(([key]) => !previous.truncated.has(key));
   const byId = fresh.length > 0 ? new Map(atoms.map((a) => [a.id, a])) : undefined;
+  // The texts a plan may cut, by key, of each atom it cut (read as the plan found them).
+  const texts = new Map<number, Map<string, string>>();
   for (const [key, keep] of fresh) {
     const [idPart, rest] = key.split('@') as [string, string];
     const atom = byId?.get(Number(idPart));
     const [mi] = rest.split('.').map(Number) as [number];
-    const message = atom?.messages[mi];
-    const length = message ? partLength(message, rest) : 0;
+    let byKey = atom ? texts.get(atom.id) : undefined;
+    if (atom && !byKey) {
+      byKey = new Map(textParts(atom, input.wire).map((p) => [p.key, p.text]));
+      texts.set(atom.id, byKey);
+    }
+    const length = byKey?.get(key)?.length ?? 0;
     truncated.push({
       seq: atom?.seqs[mi] ?? Number(idPart),
       removedChars: Math.max(0, length - keep.head - keep.tail),
@@ -106,30 +116,4 @@ export function planReceipt(input: {
     // Above the target by more than the facts block's slack: what must be kept does not fit in it.
     atFloor: plan.tokens > base.target + Math.floor((base.trigger - base.target) / 4),
   };
-}
-
-function partLength(message: Message, rest: string): number {
-  const [, bi, ii] = rest.split('.').map(Number) as [number, number, number];
-  const content = message.content as unknown;
-  const parts = (message as { parts?: unknown }).parts;
-  if (Array.isArray(parts)) {
-    const part = parts[bi] as
-      | { text?: unknown; functionResponse?: { response?: { content?: unknown } } }
-      | undefined;
-    const text = part?.text ?? part?.functionResponse?.response?.content;
-    return typeof text === 'string' ? text.length : 0;
-  }
-  if (bi < 0) return typeof content === 'string' ? content.length : 0;
-  if (!Array.isArray(content)) return 0;
-  const block = (content as Array<Record<string, unknown>>)[bi];
-  if (!block) return 0;
-  if (ii < 0) {
-    const text = block.type === 'tool_result' ? block.content : block.text;
-    return typeof text === 'string' ? text.length : 0;
-  }
-  // A Converse toolResult keeps its content one level down (`{ toolResult: { content } }`).
-  const holder = (block.toolResult ?? block) as { content?: unknown };
-  if (!Array.isArray(holder.content)) return 0;
-  const inner = (holder.content as Array<{ text?: string }>)[ii];
-  return inner?.text?.length ?? 0;
 }

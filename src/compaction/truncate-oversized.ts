@@ -40,7 +40,7 @@ function candidates(ctx: PlanContext, draft: PlanDraft, allowed: (p: Protection)
   for (let i = 0; i < ctx.atoms.length; i++) {
     const atom = ctx.atoms[i]!;
     if (!allowed(ctx.protection[i]!) || draft.dropped.has(atom.id)) continue;
-    for (const part of textParts(atom)) {
+    for (const part of textParts(atom, ctx.wire)) {
       if (part.slotKey && draft.cleared.has(part.slotKey)) continue;
       if (draft.truncated.has(part.key)) continue;
       found.push({ index: i, atom, key: part.key, text: part.text });

@@ -67,6 +67,111 @@ export interface CountEndpoint {
 }
 
 /**
+ * What the shared token counter lends a format to count what only its messages hold (a block
+ * keyed by its member, Gemini's parts): the counter's own tokenizer, media costs and framing.
+ */
+export interface BlockCounting {
+  /** The provider family whose image, document and framing costs apply. */
+  readonly provider: ProviderFamily;
+  /** Tokens of a text (exact or estimated, as the counter does). */
+  bpe(text: string): number;
+  /** Adds tokens that are not text (framing, media), which an estimate factor does not scale. */
+  fixed(n: number): void;
+  /** Tokens of an image from its base64 bytes (undefined: dimensions unknown). */
+  image(base64: string | undefined): number;
+  /** Tokens of a PDF from its base64 bytes (undefined: pages unknown). */
+  pdf(base64: string | undefined): number;
+  /** Tokens of encrypted content given as base64 (scaled by its size). */
+  encrypted(base64: string): number;
+  /** Tokens of every string a value holds, as the counter estimates a block it does not know. */
+  fields(value: unknown): number;
+  readonly perToolCall: number;
+  readonly perToolResult: number;
+}
+
+/**
+ * A text of a message that truncation may cut: block `block` (and `inner` inside it, -1 for none)
+ * of the message; `slotBlock` is the block index of the tool result it belongs to (-1: the whole
+ * message is the result, or it is no result's text).
+ */
+export interface EditableText {
+  block: number;
+  inner: number;
+  slotBlock: number;
+  text: string;
+}
+
+/**
+ * How a plan edits a message of a shape only this format has (Gemini parts, Converse blocks keyed
+ * by their member), which the shared editing (string content, typed content blocks) cannot read.
+ * Every function returns a new frozen message, or the message itself where nothing applies.
+ */
+export interface MessageEdits {
+  /** Whether `message` has this format's own shape (then the members below edit it). */
+  owns(message: Message): boolean;
+  /** The texts of `message` truncation may cut (never reasoning, signed parts or tool inputs). */
+  textParts(message: Message): EditableText[];
+  /** The message with the text at (`block`, `inner`) replaced by `cut(text)`; undefined when there is none. */
+  truncated(
+    message: Message,
+    block: number,
+    inner: number,
+    cut: (text: string) => string,
+  ): Message | undefined;
+  /** The model's message with the inputs of its `indices`-th tool calls emptied. */
+  inputsCleared(message: Message, indices: ReadonlySet<number>): Message;
+}
+
+/** A tool call as a reader lists it: id (or name when it has none), name, JSON arguments, its block. */
+export interface CallRef {
+  id: string;
+  name: string;
+  args: string;
+  /** The call's own block, part or entry (what `callAlone` takes). */
+  block: unknown;
+}
+
+/** One labelled piece of what a message says, for the context tools (see `entrySegments`). */
+export interface MessagePiece {
+  role: 'user' | 'assistant';
+  kind: 'text' | 'call' | 'result';
+  text: string;
+  /** The tool's name, for calls and results. */
+  name?: string;
+  isError?: boolean;
+}
+
+/**
+ * Reading a message of a shape only this format has, where the shared readers
+ * (`messages/content.ts`, for messages of any format: their callers hold none) do not know it:
+ * Gemini's `parts`, a Responses item without a role. A member left out is read the shared way.
+ */
+export interface MessageReader {
+  /** Whether `message` has this format's own shape (then the members below read it). */
+  owns(message: Message): boolean;
+  /** What a message without a role is, for listings (a Responses item's type). */
+  kind?(message: Message): string | undefined;
+  /** All the readable text, joined by newlines (see `messageText`). */
+  text?(message: Message): string;
+  /** Whether the message asks for tool calls. */
+  hasCalls?(message: Message): boolean;
+  /** Ids of the calls it makes, in order. */
+  callIds?(message: Message): string[];
+  /** The calls it makes, in order. */
+  calls?(message: Message): CallRef[];
+  /** Ids of the calls it answers, in order. */
+  resultIds?(message: Message): string[];
+  /** Whether it carries tool results. */
+  isResult?(message: Message): boolean;
+  /** Each result it carries: the call id (or name) it answers and a message holding it alone. */
+  results?(message: Message): Array<{ id: string; alone: Message }>;
+  /** For a user message: whether it says something of its own besides tool results. */
+  hasUserContent?(message: Message): boolean;
+  /** What it says, piece by piece, in order (not asked for system messages). */
+  pieces?(message: Message): MessagePiece[];
+}
+
+/**
  * One provider wire format. `M` is the message (or item, or content) type the format stores.
  * Every member is a pure function of its arguments (no state), so one object serves every
  * conversation; the core resolves it once per conversation, never per message in a hot loop.
@@ -157,6 +262,54 @@ export interface WireFormat<M extends object = Message> {
   /** Whether tool ids must be unique across a whole request (so closed atoms' ids are remembered). */
   readonly uniqueToolIds: boolean;
 
+  // ----------------------------------------------------------------- reading and counting
+
+  /** Reading messages of a shape only this format has (absent: the shared readers know them). */
+  readonly reader?: MessageReader;
+  /**
+   * BPE tokens of a content block the shared counter does not know (one keyed by its member, with
+   * no `type`), non-text costs through `c.fixed`; undefined: not a block of this format.
+   */
+  blockTokens?(block: Record<string, unknown>, c: BlockCounting): number | undefined;
+  /**
+   * BPE tokens of what a message holds beyond the fields the shared counter reads (`role`, `name`,
+   * `content`, `tool_calls`): Gemini's `parts`; 0 when it holds nothing more.
+   */
+  messageTokens?(message: Record<string, unknown>, c: BlockCounting): number;
+  /**
+   * Every problem of a message that shows no format's evidence (plain text), for the format plain
+   * messages are read as (`PLAIN_FORMAT`); absent: its `messageIssues`.
+   */
+  plainIssues?(message: Record<string, unknown>, path: string): MessageIssue[];
+  /**
+   * The content block types in `message` that no format documents (a block a future API adds), for
+   * a one-time warning; asked of the format that `claimsUnknownBlocks`.
+   */
+  futureBlockTypes?(message: Message): string[];
+
+  // ------------------------------------------------------------------------- editing
+
+  /** Editing messages of a shape only this format has (absent: the shared editing knows them). */
+  readonly edits?: MessageEdits;
+  /**
+   * The message with the tool result at block `blockIndex` (a block or part of the message, not
+   * the whole message) cleared to `text` in this format's own shape: ids, status and error flag
+   * kept, so the call is still answered as it was; undefined when there is no result there.
+   */
+  clearResult?(message: Message, blockIndex: number, text: string): Message | undefined;
+  /**
+   * For a content block whose result text is not kept in its `text` or `content` (a server tool's
+   * result, a Converse `toolResult`): what it carries, text or nested content, for sizing what
+   * clearing saves; undefined for any other block.
+   */
+  resultContent?(block: Record<string, unknown>): unknown;
+  /**
+   * For a message whose results the shared sizing cannot read (Gemini's parts): the size of the
+   * result at `blockIndex` and of the whole message, in the same unit, by which clearing shares out
+   * the message's token count; undefined for a message read the shared way.
+   */
+  resultSize?(message: Message, blockIndex: number): { part: number; whole: number } | undefined;
+
   // ------------------------------------------------------------------ view and memory
 
   /**
@@ -204,6 +357,17 @@ export interface WireFormat<M extends object = Message> {
    * provider (Anthropic's `compaction` block): the view reads from the latest one on.
    */
   isCompactionStart?(message: M): boolean;
+  /**
+   * Whether `message` is a compaction item standing in the conversation for the window before it
+   * (OpenAI's `compaction` item): a view sends the atoms from the latest one on (and the user
+   * messages right before it, which `/responses/compact` returns beside it).
+   */
+  isCompactionItem?(message: Message): boolean;
+  /**
+   * Whether `message` carries a compaction the provider made (a block or an item): a plan never
+   * edits or leaves it out.
+   */
+  holdsCompaction?(message: Message): boolean;
 
   // ------------------------------------------------------------------------ conversion
 

@@ -26,12 +26,11 @@
 
 import { createHash } from 'node:crypto';
 import { ConfigurationError, ContextkitError } from '../errors.js';
-import { type GeminiRequestParts, geminiContentsOf } from '../formats/gemini/contents.js';
 import { WIRE_FORMATS } from '../formats/registry.js';
 import type { CountEndpoint, CountRequest, ViewReader } from '../formats/wire-format.js';
 import { convertMessages } from '../messages/convert.js';
 import { detectConversationFormat } from '../messages/detect.js';
-import type { AnthropicTextBlock, Message, MessageFormat } from '../messages/types.js';
+import type { Message, MessageFormat } from '../messages/types.js';
 import { redactUrl } from '../redact-url.js';
 import type { Cache } from '../stores/cache.js';
 import { ReplyTooLargeError, readReplyText, scrubSecrets } from '../tools/reply-body.js';
@@ -124,8 +123,11 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** A view read through the core's detection and conversion, for a format's count body. */
-function readerOf(messages: readonly Message[]): ViewReader {
+/**
+ * A view read through the core's detection and conversion, for a format's count body (which
+ * cannot detect or convert itself: the formats are below the core).
+ */
+export function viewReaderOf(messages: readonly Message[]): ViewReader {
   return {
     format: detectConversationFormat(messages),
     as: (to) => convertMessages(messages, to as MessageFormat),
@@ -141,25 +143,13 @@ function endpointOf(provider: CountProvider): CountEndpoint | undefined {
 const COUNT_PROVIDERS = WIRE_FORMATS.flatMap((f) => (f.countEndpoint ? [f.countEndpoint.provider] : []));
 
 /**
- * The `systemInstruction` and `contents` of a Gemini request for a view in any format (see
- * src/formats/gemini/contents.ts for the mapping). `system`, when given, comes before the view's
- * own system messages. Throws `FormatMismatchError` when the view mixes formats.
- */
-export function toGeminiContents(
-  messages: readonly Message[],
-  system?: string | readonly AnthropicTextBlock[],
-): GeminiRequestParts {
-  return geminiContentsOf(readerOf(messages), system);
-}
-
-/**
  * The JSON body `count` sends for `request` (exported so callers and tests can see exactly what
  * is counted). Throws what message conversion throws for a view that mixes formats.
  */
 export function countRequestBody(provider: CountProvider, request: CountRequest): Record<string, unknown> {
   const endpoint = endpointOf(provider);
   if (endpoint === undefined) throw new TypeError(`no counting endpoint "${String(provider)}"`);
-  return endpoint.body(request, readerOf(request.messages));
+  return endpoint.body(request, viewReaderOf(request.messages));
 }
 
 /** A short excerpt of an error body: the provider's `error.message` when there is one. */

@@ -164,9 +164,10 @@ export function overflowBreakdown(
   protectTask: boolean,
 ): OverflowBreakdown {
   const format = c.format ?? 'openai';
-  const atoms = c.view.atoms(c.entries, format).visible();
+  const index = c.view.atoms(c.entries, format);
+  const atoms = index.visible();
   const bySeq = c.history ?? c.entries;
-  const protection = protectionsOf(atoms, bySeq, preserveSystem, protectTask);
+  const protection = protectionsOf(atoms, bySeq, index.wire, preserveSystem, protectTask);
   const task = protectTask ? taskAtomIndex(atoms) : -1;
   const plan = c.view.plan;
   const edits = c.view.blocks.edits(plan);
@@ -184,7 +185,7 @@ export function overflowBreakdown(
   atoms.forEach((atom, i) => {
     const p = protection[i];
     if (p === 'none' || edits.dropped.has(atom.id)) return;
-    const rendered = atom.id < planned ? renderAtom(atom, edits) : atom.messages;
+    const rendered = atom.id < planned ? renderAtom(atom, edits, index.wire) : atom.messages;
     // As the view sends them: without the fields the format does not document.
     const sent = rendered.map((m) => wireMessage(m, format));
     const tokens = measurer.countAll(r.counter, sent, format);

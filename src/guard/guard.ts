@@ -395,7 +395,7 @@ export class ContextGuard {
     const result = await this.planner.plan({
       entries: bySeq,
       atoms,
-      protection: protectionsOf(atoms, bySeq, this.preserveSystem, this.protectTask),
+      protection: protectionsOf(atoms, bySeq, wireFormat(format), this.preserveSystem, this.protectTask),
       budget: r.budget,
       fixedTokens,
       correction: r.correction,
@@ -635,7 +635,7 @@ export class ContextGuard {
     const request: PlanRequest = {
       entries: bySeq,
       atoms,
-      protection: protectionsOf(atoms, bySeq, this.preserveSystem, this.protectTask),
+      protection: protectionsOf(atoms, bySeq, wireFormat(format), this.preserveSystem, this.protectTask),
       budget: r.budget,
       fixedTokens: r.fixedTokens + pinnedReserve,
       correction: r.correction,

@@ -9,8 +9,6 @@
  * The stored history stays whole: recall, facts and replay read `History.entries`, not this.
  */
 
-export { hasCompactionBlock } from '../formats/anthropic/blocks.js';
-
 import { wireFormat } from '../formats/registry.js';
 import type { WireFormat } from '../formats/wire-format.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';

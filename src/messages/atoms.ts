@@ -1,4 +1,3 @@
-import { isCompactionItem } from '../formats/openai-responses/items.js';
 import { wireFormat } from '../formats/registry.js';
 import type { WireFormat } from '../formats/wire-format.js';
 import { type Atom, layeredIds, type Repair } from './atom-kit.js';
@@ -34,7 +33,8 @@ export {
  */
 export class AtomIndex {
   readonly format: MessageFormat;
-  private readonly wire: WireFormat<Message>;
+  /** The conversation's format, resolved once. */
+  readonly wire: WireFormat<Message>;
   private closed: Atom[] = [];
   /** Tool ids the closed atoms show (Anthropic, Responses), so a reused id further on gets a new one. */
   private closedIds = new Set<string>();
@@ -71,7 +71,7 @@ export class AtomIndex {
     }
     for (let k = 0; k < split; k++) {
       const atom = built.atoms[k]!;
-      if (holdsServerCompaction(atom)) this.closedCompaction = this.closed.length;
+      if (holdsServerCompaction(atom, this.wire)) this.closedCompaction = this.closed.length;
       this.closed.push(atom);
       if (this.wire.uniqueToolIds) for (const slot of atom.results) this.closedIds.add(slot.callId);
     }
@@ -115,7 +115,7 @@ export class AtomIndex {
   get compactedBefore(): number {
     let at = this.closedCompaction;
     for (let k = this.tail.length - 1; k >= 0; k--)
-      if (holdsServerCompaction(this.tail[k]!)) {
+      if (holdsServerCompaction(this.tail[k]!, this.wire)) {
         at = this.closed.length + k;
         break;
       }
@@ -158,9 +158,12 @@ function isUserMessageAtom(atom: Atom): boolean {
   return atom.kind === 'message' && atom.messages.length === 1 && atom.messages[0]!.role === 'user';
 }
 
-/** Whether an atom holds a provider's server compaction item (OpenAI Responses `compaction`). */
-export function holdsServerCompaction(atom: Atom): boolean {
-  return atom.messages.some(isCompactionItem);
+/** Whether an atom holds a provider's server compaction item (`isCompactionItem`: OpenAI Responses `compaction`). */
+export function holdsServerCompaction(atom: Atom, wire: WireFormat<Message>): boolean {
+  const isItem = wire.isCompactionItem;
+  if (isItem === undefined) return false;
+  for (const message of atom.messages) if (isItem(message)) return true;
+  return false;
 }
 
 /** Groups a whole history into atoms at once (see `AtomIndex` for the incremental form). */

@@ -6,14 +6,23 @@
  * validator runs them over messages that may have failed shape validation.
  */
 
-import { geminiCalls, geminiParts, geminiResponses, geminiText, partKind } from '../formats/gemini/parts.js';
-import {
-  itemType,
-  outputCallId,
-  RESPONSES_CALLS,
-  RESPONSES_OUTPUTS,
-} from '../formats/openai-responses/items.js';
+import { DETECTION_ORDER } from '../formats/registry.js';
+import type { MessageReader } from '../formats/wire-format.js';
 import type { Message } from './types.js';
+
+/** The formats' readers for shapes only they have, in detection order (gathered on first use). */
+let readers: readonly MessageReader[] | undefined;
+
+/**
+ * The reader of the format whose own shape `message` has (Gemini's `parts`, a Responses item
+ * without a role), or undefined for a message the shared readers below know (string content,
+ * typed parts and blocks). The callers of these readers hold no format: the shape tells.
+ */
+export function ownReader(message: Message): MessageReader | undefined {
+  readers ??= DETECTION_ORDER.flatMap((f) => (f.reader ? [f.reader] : []));
+  for (const reader of readers) if (reader.owns(message)) return reader;
+  return undefined;
+}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -57,7 +66,8 @@ function pushDocumentText(out: string[], block: Record<string, unknown>): void {
  * blocks (the model's private reasoning, never shown to the user).
  */
 export function messageText(message: Message): string {
-  if (geminiParts(message)) return geminiText(message);
+  const own = ownReader(message)?.text;
+  if (own) return own(message);
   const content: unknown = message.content;
   if (typeof content === 'string') return content;
   const out: string[] = [];
@@ -93,13 +103,13 @@ export function messageText(message: Message): string {
  * its item type, so listings and breakdowns can name every entry.
  */
 export function roleOf(message: Message): string {
-  return message.role ?? itemType(message) ?? 'item';
+  return message.role ?? ownReader(message)?.kind?.(message) ?? 'item';
 }
 
 /** Whether the message asks for tool calls, in either format: the start of a tool exchange. */
 export function hasToolCalls(message: Message): boolean {
-  if (message.role === 'model') return geminiCalls(message).length > 0;
-  if (message.role === undefined) return (itemType(message) ?? '') in RESPONSES_CALLS;
+  const own = ownReader(message)?.hasCalls;
+  if (own) return own(message);
   if (message.role !== 'assistant') return false;
   if ('tool_calls' in message && Array.isArray(message.tool_calls) && message.tool_calls.length > 0)
     return true;
@@ -114,12 +124,9 @@ export function hasToolCalls(message: Message): boolean {
  * `tool_use` ids). Duplicates are kept: real logs reuse ids, and pairing is positional.
  */
 export function toolCallIds(message: Message): string[] {
+  const own = ownReader(message)?.callIds;
+  if (own) return own(message);
   const ids: string[] = [];
-  if (message.role === 'model') return geminiCalls(message).map((c) => c.id ?? c.name);
-  if (message.role === undefined) {
-    if (hasToolCalls(message) && typeof message.call_id === 'string') ids.push(message.call_id);
-    return ids;
-  }
   if (message.role !== 'assistant') return ids;
   if ('tool_calls' in message && Array.isArray(message.tool_calls)) {
     for (const call of message.tool_calls as unknown[]) {
@@ -140,11 +147,8 @@ export function toolCallIds(message: Message): string[] {
  * or the `tool_use_id` of each Anthropic `tool_result` block.
  */
 export function toolResultIds(message: Message): string[] {
-  if (geminiParts(message)) return geminiResponses(message).map((r) => r.id ?? r.name);
-  if (message.role === undefined) {
-    const id = isToolResultMessage(message) ? outputCallId(message as Record<string, unknown>) : undefined;
-    return id === undefined ? [] : [id];
-  }
+  const own = ownReader(message)?.resultIds;
+  if (own) return own(message);
   if (message.role === 'tool') {
     const id: unknown = message.tool_call_id;
     return typeof id === 'string' ? [id] : [];
@@ -166,8 +170,8 @@ export function toolResultIds(message: Message): string[] {
  * message with at least one `tool_result` block. Such a message belongs to the exchange before it.
  */
 export function isToolResultMessage(message: Message): boolean {
-  if (geminiParts(message)) return geminiResponses(message).length > 0;
-  if (message.role === undefined) return (itemType(message) ?? '') in RESPONSES_OUTPUTS;
+  const own = ownReader(message)?.isResult;
+  if (own) return own(message);
   if (message.role === 'tool') return true;
   if (message.role !== 'user') return false;
   const blocks = blocksOf(message);
@@ -183,14 +187,8 @@ export function isToolResultMessage(message: Message): boolean {
  */
 export function hasNonToolResultContent(message: Message): boolean {
   if (message.role !== 'user') return false;
-  const parts = geminiParts(message);
-  if (parts) {
-    return parts.some((p) => {
-      const kind = partKind(p);
-      if (kind === 'text') return ((p as { text: string }).text ?? '').length > 0;
-      return kind !== undefined && kind !== 'functionResponse';
-    });
-  }
+  const own = ownReader(message)?.hasUserContent;
+  if (own) return own(message);
   const content: unknown = message.content;
   if (typeof content === 'string') return content.length > 0;
   if (!Array.isArray(content)) return false;

@@ -6,12 +6,11 @@
  */
 
 import { InvalidMessageError, type MessageIssue } from '../errors.js';
-import { plainRules } from '../formats/openai-chat/validate.js';
-import { wireFormat } from '../formats/registry.js';
+import { PLAIN_FORMAT, wireFormat } from '../formats/registry.js';
 import { formatEvidence } from './detect.js';
 import { jsonValueIssues } from './json-limits.js';
 import type { Message, MessageFormat } from './types.js';
-import { type Issues, isRecord, roleContentIssues } from './validate-kit.js';
+import { type Issues, isRecord } from './validate-kit.js';
 
 function messageIssues(message: unknown, path: string, format: MessageFormat | undefined): Issues {
   if (!isRecord(message)) return [{ path, message: 'expected a message object with "role" and "content"' }];
@@ -19,8 +18,9 @@ function messageIssues(message: unknown, path: string, format: MessageFormat | u
   const deep = jsonValueIssues(message, path, { depthOnly: true });
   if (deep.length > 0) return deep;
   const scope = format ?? (formatEvidence(message)?.format as MessageFormat | undefined);
-  if (scope === undefined) return roleContentIssues(message, path, plainRules);
-  return wireFormat(scope).messageIssues(message, path);
+  if (scope !== undefined) return wireFormat(scope).messageIssues(message, path);
+  const plain = wireFormat(PLAIN_FORMAT);
+  return plain.plainIssues ? plain.plainIssues(message, path) : plain.messageIssues(message, path);
 }
 
 /**

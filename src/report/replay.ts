@@ -8,7 +8,7 @@
 import type { StrategyOption } from '../compaction/strategy.js';
 import { ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt } from '../events.js';
-import { isCompactionItem } from '../formats/openai-responses/items.js';
+import { wireFormat } from '../formats/registry.js';
 import { ContextManager } from '../manager.js';
 import { messageText, roleOf } from '../messages/content.js';
 import { detectConversationFormat } from '../messages/detect.js';
@@ -428,7 +428,8 @@ export async function replayConversation(
         next++;
       }
       await manager.addMessage(messages[i]);
-      if (isCompactionItem(messages[i]))
+      // A compaction item (OpenAI's) stands in the history; the conversation is of its format once stored.
+      if (wireFormat(viewFormat()).isCompactionItem?.(messages[i]!))
         serverCompactions.push({ provider: 'openai', seq: i, turn: turnNumber });
       onProgress?.(i + 1, messages.length);
     }

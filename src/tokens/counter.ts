@@ -4,9 +4,9 @@
  * arguments, tool results, thinking, images (by dimensions) and documents (by pages).
  */
 import { ConfigurationError } from '../errors.js';
-import { type BlockCounting, bedrockBlockTokens } from '../formats/bedrock/tokens.js';
-import { geminiMediaTokens } from '../formats/gemini/media.js';
 import type { ResponsesContentPart, ResponsesOtherItem } from '../formats/openai-responses/items.js';
+import { WIRE_FORMATS } from '../formats/registry.js';
+import type { BlockCounting, WireFormat } from '../formats/wire-format.js';
 import type {
   AnthropicContentBlock,
   AnthropicDocumentBlock,
@@ -111,6 +111,21 @@ const COMPRESSED_AUDIO_BYTES_PER_SECOND = 16_000;
 
 /** Redacted thinking is encrypted: we can only scale by its size (≈4 decoded bytes per token). */
 const REDACTED_THINKING_BYTES_PER_TOKEN = 4;
+
+type BlockTokens = NonNullable<WireFormat['blockTokens']>;
+type MessageTokens = NonNullable<WireFormat['messageTokens']>;
+
+/** What the formats count that the shared walk does not know: blocks keyed by member, Gemini's parts. */
+let formatCounting: { blocks: readonly BlockTokens[]; messages: readonly MessageTokens[] } | undefined;
+
+/** The formats' own counting, gathered once (not at module load: the registry may still be loading). */
+function formatCounters(): { blocks: readonly BlockTokens[]; messages: readonly MessageTokens[] } {
+  formatCounting ??= {
+    blocks: WIRE_FORMATS.flatMap((f) => (f.blockTokens ? [f.blockTokens.bind(f)] : [])),
+    messages: WIRE_FORMATS.flatMap((f) => (f.messageTokens ? [f.messageTokens.bind(f)] : [])),
+  };
+  return formatCounting;
+}
 
 /** What a counter needs to know about a model: who bills it and how its text is tokenized. */
 export interface CounterTarget {
@@ -259,8 +274,10 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
   let fixed = 0;
   const flatLow = flatImageCost(provider, 'low');
 
-  // What a block without a `type` (a Bedrock Converse block, keyed by its member) is counted with.
+  // What the formats count their own blocks and parts with (a Converse block, keyed by its member).
+  const { blocks: blockCounters, messages: messageCounters } = formatCounters();
   const lend: BlockCounting = {
+    provider,
     bpe,
     fixed: (n) => {
       fixed += n;
@@ -268,6 +285,7 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
     image: (data) => imageTokens(provider, data === undefined ? undefined : imageInfoFromBase64(data)),
     pdf: (data) => pdfTokens(provider, data),
     encrypted: (data) => Math.ceil(base64Bytes(data) / REDACTED_THINKING_BYTES_PER_TOKEN),
+    fields: (value) => estimateFields(value),
     perToolCall: framing.perToolCall,
     perToolResult: framing.perToolResult,
   };
@@ -374,48 +392,15 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
       case 'search_result':
         return bpe(part.source ?? '') + bpe(part.title ?? '') + contentTokens(part.content);
       default:
-        if (part.type === undefined)
-          return bedrockBlockTokens(part as unknown as Record<string, unknown>, lend);
+        for (const count of blockCounters) {
+          const n = count(part as unknown as Record<string, unknown>, lend);
+          if (n !== undefined) return n;
+        }
         // Server-tool results (search hits, stdout, fetched pages) and blocks a newer API adds:
         // an estimate from their fields (Messages API: their content is billed as input).
         if ('tool_use_id' in part) fixed += framing.perToolResult;
         return estimateFields(part);
     }
-  }
-
-  /**
-   * A Gemini part: text and code tokenized, calls and responses framed like tool calls and
-   * results, media by `geminiMediaTokens`, a thought signature scaled by its size like encrypted
-   * reasoning.
-   */
-  function geminiPartTokens(part: Record<string, unknown>): number {
-    const text = 0;
-    if (typeof part.thoughtSignature === 'string')
-      fixed += Math.ceil(base64Bytes(part.thoughtSignature) / REDACTED_THINKING_BYTES_PER_TOKEN);
-    if (typeof part.text === 'string') return text + bpe(part.text);
-    const media = (part.inlineData ?? part.fileData) as Record<string, unknown> | undefined;
-    if (typeof media === 'object' && media !== null) {
-      const mimeType = typeof media.mimeType === 'string' ? media.mimeType : '';
-      const data = typeof media.data === 'string' ? media.data : undefined;
-      fixed += geminiMediaTokens(provider, mimeType, data, part.videoMetadata);
-      return text;
-    }
-    const call = part.functionCall as Record<string, unknown> | undefined;
-    if (typeof call === 'object' && call !== null) {
-      fixed += framing.perToolCall;
-      return text + bpe(String(call.name ?? '')) + bpe(jsonText(call.args ?? {}));
-    }
-    const response = part.functionResponse as Record<string, unknown> | undefined;
-    if (typeof response === 'object' && response !== null) {
-      fixed += framing.perToolResult;
-      return (
-        text +
-        bpe(String(response.name ?? '')) +
-        estimateFields(response.response) +
-        estimateFields(response.parts)
-      );
-    }
-    return text + estimateFields(part.executableCode) + estimateFields(part.codeExecutionResult);
   }
 
   /** BPE of every string a block holds; encrypted fields are scaled by their size instead. */
@@ -473,12 +458,7 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
       fixed += framing.perName;
     }
     text += contentTokens(message.content as Content);
-    if ('parts' in message && Array.isArray(message.parts)) {
-      for (const part of message.parts as unknown[]) {
-        if (typeof part === 'object' && part !== null)
-          text += geminiPartTokens(part as Record<string, unknown>);
-      }
-    }
+    for (const count of messageCounters) text += count(message as unknown as Record<string, unknown>, lend);
     if (message.role === 'assistant') {
       if ('tool_calls' in message && Array.isArray(message.tool_calls)) {
         for (const call of message.tool_calls) {

@@ -5,8 +5,7 @@
  * transcript all read entries through this, so they agree on what a message "says".
  */
 
-import { geminiParts, responseText } from '../formats/gemini/parts.js';
-import { messageText } from '../messages/content.js';
+import { messageText, ownReader } from '../messages/content.js';
 import type { HistoryEntry, Message } from '../messages/types.js';
 
 /** Whether a segment is prose, a tool call's arguments, or a tool's result. */
@@ -56,32 +55,16 @@ export function entrySegments(
   return out;
 }
 
-/** A Gemini content: model text and calls, or user text and function responses part by part. */
-function pushGemini(out: Segment[], seq: number, message: Message, parts: readonly unknown[]): void {
-  if (message.role === 'model') {
-    pushText(out, { seq, role: 'assistant', kind: 'text', label: 'assistant', text: messageText(message) });
-    for (const part of parts) {
-      const call = isRecord(part) ? part.functionCall : undefined;
-      if (isRecord(call)) pushCall(out, seq, String(call.name ?? 'tool'), argumentsText(call.args ?? {}));
-    }
-    return;
-  }
-  for (const part of parts) {
-    if (!isRecord(part) || part.thought === true) continue;
-    const fr = part.functionResponse;
-    if (isRecord(fr)) {
-      const error = isRecord(fr.response) && fr.response.error !== undefined;
-      pushResult(out, seq, typeof fr.name === 'string' ? fr.name : undefined, responseText(fr), error);
-    } else if (typeof part.text === 'string')
-      pushText(out, { seq, role: 'user', kind: 'text', label: 'user', text: part.text });
-  }
-}
-
 function pushEntry(out: Segment[], seq: number, message: Message, callNames: Map<string, string>): void {
   const role = message.role;
-  const parts = geminiParts(message);
-  if (parts && role !== 'system') {
-    pushGemini(out, seq, message, parts);
+  // A message of a shape only its format has (Gemini's parts), read piece by piece by it.
+  const pieces = role === 'system' ? undefined : ownReader(message)?.pieces;
+  if (pieces) {
+    for (const piece of pieces(message)) {
+      if (piece.kind === 'call') pushCall(out, seq, piece.name ?? 'tool', piece.text);
+      else if (piece.kind === 'result') pushResult(out, seq, piece.name, piece.text, piece.isError === true);
+      else pushText(out, { seq, role: piece.role, kind: 'text', label: piece.role, text: piece.text });
+    }
     return;
   }
   if (role === 'system' || role === 'developer') {

@@ -241,7 +241,7 @@ export class View {
         }
       }
       if (!edits.dropped.has(atom.id) && !superseded) {
-        const rendered = atom.id < planned ? renderAtom(atom, edits) : atom.messages;
+        const rendered = atom.id < planned ? renderAtom(atom, edits, atoms.wire) : atom.messages;
         for (const stored of rendered) {
           // Fields the format does not document stay in storage (see wire-fields.ts).
           const m = wireMessage(stored, f);

@@ -19,10 +19,18 @@
  *   same messages; anything else converts to messages the other format takes, or is refused with
  *   a `not_convertible` error naming each message that cannot go across;
  * - the real tau-bench runs (`../shared/data`) in the format at four budgets, each view accepted by
- *   the fake server (skipped with a message where the data is absent).
+ *   the fake server (skipped with a message where the data is absent);
+ * - the members of its `WireFormat` the core asks (the one part of the suite that reaches past the
+ *   public API, through the registry): every tool result cleared in the format's own shape, every
+ *   long text cut, and the view still accepted by the fake server with each call answered by the
+ *   same ids; each message counted the same whatever format the counter is told.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AtomEdits, NO_EDITS, renderAtom, textParts } from '../../src/compaction/edit-atom.js';
+import { clearedResultText } from '../../src/compaction/placeholders.js';
+import { wireFormat } from '../../src/formats/registry.js';
+import { LiveEntries } from '../../src/history/live-entries.js';
 import {
   type AddMessageOptions,
   ContextManager,
@@ -35,6 +43,9 @@ import {
   type MessageFormat,
   validateRequest,
 } from '../../src/index.js';
+import { type Atom, AtomIndex } from '../../src/messages/atoms.js';
+import { messageText, toolCallIds, toolResultIds } from '../../src/messages/content.js';
+import { wireMessage } from '../../src/messages/wire-fields.js';
 import { missingData, skipFor } from './requirements.js';
 import { loadTauBench, TAU_BENCH_PATH, type TauBenchRun } from './tau-bench.js';
 
@@ -116,6 +127,22 @@ const WHOLE = 10_000_000;
 const TAU_SHARES = [0.2, 0.4, 0.6, 0.9];
 
 const json = (value: unknown): string => JSON.stringify(value);
+
+/** Texts longer than this are cut by the editing property, to this many characters at each end. */
+const CUT_OVER = 200;
+const CUT_KEEP = 50;
+/** The share of a message's readable text its count is at least. */
+const TEXT_COUNTED = 0.9;
+/** The tokens a cleared result's placeholder says it had. */
+const CLEARED_TOKENS = 1234;
+
+/** The atoms a view of `messages` is made of, as the manager reads them (from a server compaction on). */
+function viewAtoms(messages: readonly Message[], name: MessageFormat): Atom[] {
+  const entries = messages.map((message, seq) => ({ seq, message, metadata: { timestamp: 't' } }));
+  const index = new AtomIndex(name);
+  index.update(new LiveEntries(() => undefined).of(entries, name));
+  return index.visible();
+}
 
 async function managerWith(
   format: FormatDescriptor,
@@ -332,6 +359,82 @@ export function testFormat(format: FormatDescriptor): void {
       },
       120_000,
     );
+
+    it('clears every result and cuts every long text in its own shape: the view is still accepted, ids kept, texts shorter', async () => {
+      const wire = wireFormat(format.name);
+      const render = (atoms: readonly Atom[], edits: AtomEdits) =>
+        atoms.map((atom) => renderAtom(atom, edits, wire));
+      const sent = (rendered: ReadonlyArray<readonly Message[]>) =>
+        rendered.flat().map((m) => wireMessage(m, format.name));
+      const ids = (messages: readonly Message[]) => messages.map((m) => [toolCallIds(m), toolResultIds(m)]);
+      let cleared = 0;
+      let cut = 0;
+      await fc.assert(
+        fc.asyncProperty(format.conversations, async (conv) => {
+          const atoms = viewAtoms(conv.messages, format.name);
+          const whole = sent(render(atoms, NO_EDITS));
+          // The atoms make the manager's own view when everything fits (so the edited ones stand in it).
+          const ctx = await managerWith(format, conv, 'smart');
+          fc.pre(json(await ctx.getMessagesForRequest({ tokenBudget: WHOLE })) === json(whole));
+          const slots = atoms.flatMap((a) => a.results.filter((s) => s.resultSeq !== null));
+          const clearing: AtomEdits = {
+            cleared: new Map(slots.map((s) => [s.key, CLEARED_TOKENS])),
+            truncated: new Map(),
+            clearInputs: true,
+          };
+          const afterClearing = render(atoms, clearing);
+          await expectAccepted(sent(afterClearing), conv.messages);
+          atoms.forEach((atom, k) => {
+            const shown = json(afterClearing[k]);
+            for (const slot of atom.results) {
+              if (slot.resultSeq === null) continue;
+              const placeholder = json(clearedResultText(slot.toolName, CLEARED_TOKENS)).slice(1, -1);
+              expect(shown.includes(placeholder), `result ${slot.key} is cleared`).toBe(true);
+              cleared++;
+            }
+            // Still the same calls answered by the same results.
+            expect(ids(afterClearing[k]!)).toEqual(ids(atom.messages));
+          });
+          const long = atoms.flatMap((atom) => textParts(atom, wire).filter((p) => p.text.length > CUT_OVER));
+          const cutting: AtomEdits = {
+            cleared: new Map(),
+            truncated: new Map(long.map((p) => [p.key, { head: CUT_KEEP, tail: CUT_KEEP }])),
+          };
+          const afterCutting = render(atoms, cutting);
+          await expectAccepted(sent(afterCutting), conv.messages);
+          const cutTexts = new Map(
+            atoms.flatMap((atom, k) =>
+              textParts({ ...atom, messages: afterCutting[k]! }, wire).map((p) => [p.key, p.text] as const),
+            ),
+          );
+          for (const part of long) {
+            expect(cutTexts.get(part.key)?.length ?? 0, `text ${part.key} is cut`).toBeLessThan(
+              part.text.length,
+            );
+            cut++;
+          }
+        }),
+        { numRuns: Math.ceil(runs / 2) },
+      );
+      // The runs did reach both.
+      expect(cleared).toBeGreaterThan(0);
+      expect(cut).toBeGreaterThan(0);
+    }, 300_000);
+
+    it('counts a message with its readable text, the same whatever format the counter is told', async () => {
+      await fc.assert(
+        fc.property(format.conversations, (conv) => {
+          for (const m of conv.messages) {
+            const own = counter.countMessage(m, format.name);
+            // Its readable text is in the count (a format's own parts, blocks and items included);
+            // the text read joined by newlines may tokenize a little longer than its pieces.
+            expect(own).toBeGreaterThanOrEqual(Math.floor(counter.countText(messageText(m)) * TEXT_COUNTED));
+            for (const other of WIRE_FORMATS) expect(counter.countMessage(m, other)).toBe(own);
+          }
+        }),
+        { numRuns: Math.ceil(runs / 2) },
+      );
+    });
 
     describe('the real tau-bench runs', skipFor(missingData(TAU_BENCH_PATH)), () => {
       it(`${TAU_RUNS} runs at ${TAU_SHARES.map((s) => `${s * 100}%`).join(', ')} of their size: every view accepted by the fake API, within budget, history unchanged`, async () => {

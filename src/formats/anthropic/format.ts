@@ -9,10 +9,11 @@ import { toolShapes } from '../../messages/tool-shapes.js';
 import type { AnthropicAssistantMessage, AnthropicMessage, OpenAIMessage } from '../../messages/types.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildAnthropic } from './atoms.js';
-import { hasCompactionBlock, KNOWN_ANTHROPIC_BLOCKS } from './blocks.js';
+import { futureBlockTypes, hasCompactionBlock, KNOWN_ANTHROPIC_BLOCKS } from './blocks.js';
 import { withCacheBreakpoints } from './cache-breakpoints.js';
 import { hasLateSystem, notConvertibleBlocks, toAnthropic, toOpenAI } from './convert-openai.js';
 import { anthropicCountEndpoint } from './count.js';
+import { anthropicClearedResult, anthropicResultContent } from './edits.js';
 import { toAnthropicRequest } from './request.js';
 import { anthropicRequestProblems } from './request-rules.js';
 import { anthropicMemoryTool, anthropicRecallTool, anthropicToolResult } from './tools.js';
@@ -38,11 +39,14 @@ export const anthropic: WireFormat<AnthropicMessage> = {
   messageEvidence: () => undefined,
   blockEvidence: (type) => (BLOCKS.has(type) ? `a "${type}" content block` : undefined),
   claimsUnknownBlocks: true,
+  futureBlockTypes,
   messageIssues: (message, path) => anthropicMessageIssues(message as Record<string, unknown>, path),
   requestProblems: anthropicRequestProblems,
   wireFields: () => FIELDS,
   buildAtoms: buildAnthropic,
   uniqueToolIds: true,
+  clearResult: anthropicClearedResult,
+  resultContent: anthropicResultContent,
   userTurnFirst: true,
   textMessage: (role, content) => ({ role, content }),
   callAlone: (call) => ({ role: 'assistant', content: [call] }) as AnthropicMessage,
@@ -53,6 +57,7 @@ export const anthropic: WireFormat<AnthropicMessage> = {
   withCacheBreakpoints,
   serverCompaction: 'in-request',
   isCompactionStart: (message) => message.role === 'assistant' && hasCompactionBlock(message),
+  holdsCompaction: hasCompactionBlock,
   pivot: 'openai',
   apiName: 'Messages API',
   toPivot(messages, options, to) {

@@ -8,10 +8,19 @@ import { toolShapes } from '../../messages/tool-shapes.js';
 import type { Message, ToolDefinition } from '../../messages/types.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildBedrock } from './atoms.js';
+import { isRecord } from './blocks.js';
 import { anthropicToBedrock, bedrockToAnthropic } from './convert.js';
 import { bedrockEvidence, bedrockShown, bedrockTextMessage, bedrockToolResultMessage } from './messages.js';
 import { bedrockReplyMessages, toBedrockRequest, usageFromBedrock } from './request.js';
 import { bedrockProblems } from './request-problems.js';
+import {
+  bedrockClearedResult,
+  bedrockInputsCleared,
+  bedrockTextParts,
+  bedrockTruncated,
+  isConverseMessage,
+} from './shorten.js';
+import { bedrockBlockTokens } from './tokens.js';
 import { bedrockMemoryTool, bedrockRecallTool } from './tools.js';
 import type { BedrockMessage } from './types.js';
 import { bedrockMessageIssues } from './validate.js';
@@ -33,6 +42,18 @@ export const bedrock: WireFormat<BedrockMessage> = {
   shownMessage: (message) => bedrockShown(message),
   buildAtoms: buildBedrock,
   uniqueToolIds: true,
+  // Converse blocks are keyed by their member and have no `type`.
+  blockTokens: (block, c) => (block.type === undefined ? bedrockBlockTokens(block, c) : undefined),
+  edits: {
+    owns: isConverseMessage,
+    textParts: (message) =>
+      bedrockTextParts(message).map((p) => ({ ...p, slotBlock: p.inner < 0 ? -1 : p.block })),
+    truncated: bedrockTruncated,
+    inputsCleared: bedrockInputsCleared,
+  },
+  clearResult: bedrockClearedResult,
+  // A toolResult keeps its content one level down (`{ toolResult: { content } }`).
+  resultContent: (block) => (isRecord(block.toolResult) ? block.toolResult.content : undefined),
   userTurnFirst: true,
   textMessage: (role, content) => bedrockTextMessage(role, content),
   toolResultMessage: (_name, id, text, isError) => bedrockToolResultMessage(id, text, isError),

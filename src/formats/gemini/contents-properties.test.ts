@@ -30,6 +30,7 @@ import { validateRequest } from '../../messages/validate-request.js';
 import { recallToolDefinition } from '../../recall/recall-tool.js';
 import { getModelInfo } from '../../tokens/catalog.js';
 import { createTokenCounter } from '../../tokens/counter.js';
+import { gemini } from './format.js';
 import { GEMINI_AUDIO_TOKENS_PER_SECOND } from './media.js';
 import type { GeminiMessage } from './parts.js';
 import { toGeminiRequest } from './request.js';
@@ -230,7 +231,7 @@ describe('Gemini contents', () => {
     const { atoms } = buildAtoms(entries(msgs(ask, calls, answers, reply)), 'gemini');
     const exchange = atoms[1]!;
     const key = exchange.results[1]!.key;
-    const rendered = renderAtom(exchange, { cleared: new Map([[key, 1234]]), truncated: new Map() });
+    const rendered = renderAtom(exchange, { cleared: new Map([[key, 1234]]), truncated: new Map() }, gemini);
     expect(rendered[0]).toBe(calls);
     const parts = (rendered[1] as { parts: Part[] }).parts;
     expect(parts[0]).toBe(answers.parts[0]);
@@ -240,11 +241,11 @@ describe('Gemini contents', () => {
     });
     const view = [ask, ...rendered, reply] as Message[];
     expect(geminiRequestProblems(body(view), { requireSignatures: true })).toEqual([]);
-    const inputs = renderAtom(exchange, {
-      cleared: new Map([[key, 1]]),
-      truncated: new Map(),
-      clearInputs: true,
-    });
+    const inputs = renderAtom(
+      exchange,
+      { cleared: new Map([[key, 1]]), truncated: new Map(), clearInputs: true },
+      gemini,
+    );
     expect(inputs[0]).toBe(calls);
   });
 

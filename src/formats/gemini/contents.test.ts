@@ -2,9 +2,17 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { conversationArb, pngBase64 } from '../../../test/support/arbitraries.js';
 import { callingMessage, functionCall } from '../../../test/support/openai-calls.js';
-import { toGeminiContents } from '../../guard/count-endpoints.js';
-import type { AnthropicMessage, OpenAIMessage } from '../../messages/types.js';
-import { type GeminiPart, toGeminiTools } from './contents.js';
+import { viewReaderOf } from '../../guard/count-endpoints.js';
+import type { AnthropicMessage, AnthropicTextBlock, Message, OpenAIMessage } from '../../messages/types.js';
+import { type GeminiPart, type GeminiRequestParts, geminiContentsOf, toGeminiTools } from './contents.js';
+
+/** A view of any format as Gemini's `systemInstruction` and `contents`, read as the count body reads it. */
+function toGeminiContents(
+  messages: readonly Message[],
+  system?: string | readonly AnthropicTextBlock[],
+): GeminiRequestParts {
+  return geminiContentsOf(viewReaderOf(messages), system);
+}
 
 const PART_FIELDS = ['text', 'inlineData', 'fileData', 'functionCall', 'functionResponse'];
 

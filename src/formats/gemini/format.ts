@@ -12,9 +12,12 @@ import type { WireFormat } from '../wire-format.js';
 import { buildGemini } from './atoms.js';
 import { anthropicToGemini, geminiToAnthropic } from './convert.js';
 import { geminiCountEndpoint } from './count.js';
+import { geminiClearedResult, geminiEdits, geminiResultSize } from './edits.js';
 import { type GeminiContent, type GeminiMessage, geminiMessageIssues, textMessageAsGemini } from './parts.js';
+import { geminiReader } from './reader.js';
 import { geminiProblems, toGeminiRequest } from './request.js';
 import { shownGemini } from './shown.js';
+import { geminiPartsTokens } from './tokens.js';
 import { geminiMemoryTool, geminiRecallTool, geminiToolResult } from './tools.js';
 
 /** A Content's fields (https://ai.google.dev/api/caching#Content). */
@@ -45,6 +48,11 @@ export const gemini: WireFormat<GeminiMessage> = {
   shownMessage: shownGemini,
   buildAtoms: (entries, from) => buildGemini(entries, from),
   uniqueToolIds: false,
+  reader: geminiReader,
+  messageTokens: geminiPartsTokens,
+  edits: geminiEdits,
+  clearResult: geminiClearedResult,
+  resultSize: geminiResultSize,
   userTurnFirst: true,
   textMessage: (role, content) => textMessageAsGemini({ role, content }) as unknown as GeminiMessage,
   callAlone: (call) => ({ role: 'model', parts: [call] }) as GeminiMessage,

@@ -7,12 +7,13 @@ import { InvalidMessageError } from '../../errors.js';
 import { usageFromOpenAI } from '../../guard/usage.js';
 import { toolShapes } from '../../messages/tool-shapes.js';
 import type { AnthropicMessage, OpenAIAssistantMessage, OpenAIMessage } from '../../messages/types.js';
+import { roleContentIssues } from '../../messages/validate-kit.js';
 import { notConvertibleBlocks, toAnthropic, toOpenAI } from '../anthropic/convert-openai.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildOpenAI } from './atoms.js';
 import { openaiProblems } from './request-rules.js';
 import { openAIMemoryTool, openAIRecallTool, openAIToolResult } from './tools.js';
-import { openaiMessageIssues } from './validate.js';
+import { openaiMessageIssues, plainRules } from './validate.js';
 
 const ROLES = new Set(['tool', 'developer']);
 const PARTS = new Set(['image_url', 'input_audio', 'file', 'refusal']);
@@ -52,6 +53,7 @@ export const openaiChat: WireFormat<OpenAIMessage> = {
   },
   blockEvidence: (type) => (PARTS.has(type) ? `a "${type}" content part` : undefined),
   messageIssues: (message, path) => openaiMessageIssues(message as Record<string, unknown>, path),
+  plainIssues: (message, path) => roleContentIssues(message, path, plainRules),
   requestProblems: openaiProblems,
   wireFields: (message) => (message.role === undefined ? undefined : FIELDS[message.role]),
   buildAtoms: (entries, from) => buildOpenAI(entries, from),

@@ -11,7 +11,8 @@ import type { Message, OpenAIMessage } from '../../messages/types.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildResponses } from './atoms.js';
 import { chatToResponses, responsesToChat } from './convert.js';
-import { RESPONSES_ITEM_TYPES, RESPONSES_PART_TYPES, type ResponsesItem } from './items.js';
+import { isCompactionItem, RESPONSES_ITEM_TYPES, RESPONSES_PART_TYPES, type ResponsesItem } from './items.js';
+import { responsesReader } from './reader.js';
 import { responsesProblems } from './request.js';
 import { shownResponses } from './shown.js';
 import { responsesMemoryTool, responsesRecallTool, responsesToolResult } from './tools.js';
@@ -56,9 +57,12 @@ export const openaiResponses: WireFormat<ResponsesItem> = {
   shownMessage: shownResponses,
   buildAtoms: buildResponses,
   uniqueToolIds: true,
+  reader: responsesReader,
   userTurnFirst: false,
   textMessage: (role, content) => ({ role, content }) as ResponsesItem,
   serverCompaction: 'endpoint',
+  isCompactionItem,
+  holdsCompaction: isCompactionItem,
   // A `function_call` item stands alone.
   callAlone: (call) => call as ResponsesItem,
   toolResultMessage: (_name, id, text) => responsesToolResult(id, text),
