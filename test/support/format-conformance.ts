@@ -23,7 +23,8 @@
  * - the members of its `WireFormat` the core asks (the one part of the suite that reaches past the
  *   public API, through the registry): every tool result cleared in the format's own shape, every
  *   long text cut, and the view still accepted by the fake server with each call answered by the
- *   same ids; each message counted the same whatever format the counter is told.
+ *   same ids; each message counted the same whatever format the counter is told; the shared
+ *   readers (recall, facts, summaries) read every text, call and result of its messages.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -431,6 +432,27 @@ export function testFormat(format: FormatDescriptor): void {
             expect(own).toBeGreaterThanOrEqual(Math.floor(counter.countText(messageText(m)) * TEXT_COUNTED));
             for (const other of WIRE_FORMATS) expect(counter.countMessage(m, other)).toBe(own);
           }
+        }),
+        { numRuns: Math.ceil(runs / 2) },
+      );
+    });
+
+    it('the shared readers read its messages: every text, call and result the neutral reading finds', () => {
+      // Recall, facts, the summaries and the replay's cost read messages through these readers.
+      fc.assert(
+        fc.property(format.convertible, (messages) => {
+          const neutral = format.read(messages);
+          // Word by word: formats join blocks and parts differently, and the neutral reading marks
+          // errors in its own words. Every word the conversation says is read.
+          const read = new Set(messages.flatMap((m) => messageText(m).split(/\s+/)));
+          for (const entry of neutral) {
+            if (!('text' in entry)) continue;
+            for (const word of entry.text.split(/\s+/)) if (/\d/.test(word)) expect(read).toContain(word);
+          }
+          const calls = messages.flatMap((m) => toolCallIds(m));
+          const results = messages.flatMap((m) => toolResultIds(m));
+          expect(calls).toHaveLength(neutral.filter((e) => 'call' in e).length);
+          expect(results).toHaveLength(neutral.filter((e) => 'result' in e).length);
         }),
         { numRuns: Math.ceil(runs / 2) },
       );

@@ -8,10 +8,13 @@ import {
   startFakeBedrock,
 } from '../../../test/support/fake-bedrock-server.js';
 import { InvalidMessageError } from '../../errors.js';
+import { ContextManager } from '../../manager.js';
 import { layeredIds } from '../../messages/atom-kit.js';
+import { messageText, toolCallIds, toolResultIds } from '../../messages/content.js';
 import { freezeDeep } from '../../messages/freeze.js';
 import type { HistoryEntry, Message } from '../../messages/types.js';
 import { validateRequest } from '../../messages/validate-request.js';
+import { extractFactsOffline } from '../../tools/offline-facts.js';
 import { buildBedrock } from './atoms.js';
 import { bedrockText } from './blocks.js';
 import { anthropicToBedrock, bedrockDocumentName, bedrockToAnthropic } from './convert.js';
@@ -406,5 +409,49 @@ describe('the fake Converse server over HTTP', () => {
     expect(long.status).toBe(400);
     const error = { name: 'ValidationException', ...((await long.json()) as object) };
     expect(bedrockOverflow(error)?.limit).toBe(5_000);
+  });
+});
+
+describe('Converse messages read by recall, facts and summaries', () => {
+  it('recall finds what a tool result and a text said; the offline facts read its ids', async () => {
+    // Before the Bedrock reader, every Converse message read as "": recall found nothing.
+    const ctx = new ContextManager({ model: 'claude-sonnet-4-5' });
+    const messages: BedrockMessage[] = [
+      { role: 'user', content: [{ text: 'Find order ORD-4411 for alice@example.com' }] },
+      {
+        role: 'assistant',
+        content: [
+          { text: 'Looking.' },
+          { toolUse: { toolUseId: 't1', name: 'get_order', input: { id: 'ORD-4411' } } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          {
+            toolResult: {
+              toolUseId: 't1',
+              content: [{ text: 'order ORD-4411 shipped to Paris on 2024-05-02' }],
+              status: 'success',
+            },
+          },
+        ],
+      },
+      { role: 'assistant', content: [{ text: 'It shipped.' }] },
+    ];
+    for (const m of messages) await ctx.addMessage(m as Message);
+    const hits = await ctx.recall('Paris');
+    expect(hits.map((h) => h.seq)).toContain(2);
+    expect(messageText(messages[2] as Message)).toBe('order ORD-4411 shipped to Paris on 2024-05-02');
+    expect(toolCallIds(messages[1] as Message)).toEqual(['t1']);
+    expect(toolResultIds(messages[2] as Message)).toEqual(['t1']);
+    const facts = extractFactsOffline(
+      messages.map((message, seq) => ({
+        seq,
+        message: message as Message,
+        metadata: { timestamp: '2024-05-02T00:00:00.000Z' },
+      })),
+    );
+    expect(facts.map((f) => f.value)).toContain('alice@example.com');
   });
 });

@@ -11,6 +11,7 @@ import { buildBedrock } from './atoms.js';
 import { isRecord } from './blocks.js';
 import { anthropicToBedrock, bedrockToAnthropic } from './convert.js';
 import { bedrockEvidence, bedrockShown, bedrockTextMessage, bedrockToolResultMessage } from './messages.js';
+import { bedrockReader } from './reader.js';
 import { bedrockReplyMessages, toBedrockRequest, usageFromBedrock } from './request.js';
 import { bedrockProblems } from './request-problems.js';
 import {
@@ -51,6 +52,7 @@ export const bedrock: WireFormat<BedrockMessage> = {
     truncated: bedrockTruncated,
     inputsCleared: bedrockInputsCleared,
   },
+  reader: bedrockReader,
   clearResult: bedrockClearedResult,
   // A toolResult keeps its content one level down (`{ toolResult: { content } }`).
   resultContent: (block) => (isRecord(block.toolResult) ? block.toolResult.content : undefined),
