@@ -84,12 +84,16 @@ function buildRevision(rev: string): { label: string; entry: string } {
   return { label: short, entry };
 }
 
+/** What a bundle is made from. */
+const BUNDLED = ['src', 'package.json', 'tsconfig.json', 'tsup.config.ts'];
+
 /** This tree, as it is on disk (uncommitted changes included), bundled the same way. */
 function buildWorkingTree(): { label: string; entry: string; home: string } {
   progress('bundling this tree…');
   const home = join(tmpdir(), `contextkit-bench-tree-${process.pid}`);
   const entry = bundle(ROOT, home);
-  const dirty = git(['status', '--porcelain', '--untracked-files=no']) !== '';
+  // Only what goes into the bundle makes it differ from HEAD (not, say, a report just written).
+  const dirty = git(['status', '--porcelain', '--untracked-files=no', '--', ...BUNDLED]) !== '';
   return { label: `${git(['rev-parse', '--short=10', 'HEAD'])}${dirty ? '+changes' : ''}`, entry, home };
 }
 
