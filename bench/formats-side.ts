@@ -5,19 +5,9 @@
  * (ms, compaction turns left out). A process per side, so neither build pays for being loaded
  * second; blocks on request, so the two sides' turns interleave and share the machine's load.
  */
-import { realpathSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
 import type { Message } from '../src/messages/types.js';
-import {
-  BUDGET,
-  type FormatsBuild,
-  formatSession,
-  SIZE,
-  type SideReply,
-  type SideRequest,
-  TURNS,
-} from './formats-session.js';
+import { importBuild } from './formats-build.js';
+import { BUDGET, formatSession, SIZE, type SideReply, type SideRequest, TURNS } from './formats-session.js';
 
 function reply(message: SideReply): void {
   process.send!(message);
@@ -26,14 +16,7 @@ function reply(message: SideReply): void {
 async function main(): Promise<void> {
   const [entry, format] = process.argv.slice(2);
   if (process.send === undefined) throw new Error('bench formats: a side runs with an IPC channel');
-  const build = (await import(pathToFileURL(entry!).href)) as FormatsBuild;
-  // A bundle taken for CommonJS is rewritten by the loader, and its turns are slower for that
-  // alone: both sides must run as ES modules (see `bundle` in formats.ts).
-  if (createRequire(import.meta.url).cache[realpathSync(entry!)] !== undefined) {
-    throw new Error(
-      `bench formats: ${entry} was loaded as CommonJS; its folder must declare "type": "module"`,
-    );
-  }
+  const build = await importBuild(entry!);
   const { session, model } = formatSession(build.convertMessages, format!);
   const manager = new build.ContextManager({ model });
   let compacted = false;

@@ -6,10 +6,11 @@
  * the machine's load.
  */
 import { execFileSync, fork } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { declareModules } from './formats-build.js';
 import {
   BUDGET,
   FORMATS,
@@ -40,11 +41,8 @@ function git(args: string[], cwd = ROOT): string {
  * Bundles the tree at `dir` with the project's tsup config, quietly, into `<home>/dist`, where
  * `home` also holds a link to the dependencies (the bundle imports them by name; never inside
  * `dist`: tsup empties its output folder, and would follow the link). Both sides go through here,
- * so their bundles differ in nothing but their code: `dist` gets a package.json of its own that
- * declares it ES modules. Without it, a bundle outside any package (this tree's, in the temporary
- * folder) is taken for CommonJS: the side process's loader (tsx) rewrites it to CommonJS, every
- * call between its chunks then goes through an export getter, and that side's turn ran 7–24%
- * slower than the same code loaded as ES modules (the bias of the earlier `--against HEAD` runs).
+ * so their bundles differ in nothing but their code, and `dist` is declared ES modules (see
+ * formats-build.ts: a bundle taken for CommonJS runs slower for that alone).
  */
 function bundle(dir: string, home: string): string {
   const outDir = join(home, 'dist');
@@ -55,7 +53,7 @@ function bundle(dir: string, home: string): string {
     cwd: dir,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  writeFileSync(join(outDir, 'package.json'), `${JSON.stringify({ type: 'module' })}\n`);
+  declareModules(outDir);
   return join(outDir, 'index.js');
 }
 
