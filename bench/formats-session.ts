@@ -5,9 +5,17 @@ import { longSessionMessages } from '../test/support/arbitraries.js';
 export const SEED = 20_240_601;
 /** Messages added before the turns are timed. */
 export const SIZE = 10_000;
-/** Turns timed, over all processes of one side. */
+/** Turns timed, by every process of either side. */
 export const TURNS = 1_000;
 export const BUDGET = 100_000;
+
+/** From the parent to a side process: run its next `turns` turns. */
+export interface SideRequest {
+  turns: number;
+}
+
+/** From a side process: set up and waiting, or one block's turn times (ms). */
+export type SideReply = { ready: true } | { times: number[] };
 
 /** What the benchmark needs of a build's public API. */
 export interface FormatsBuild {

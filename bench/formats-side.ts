@@ -1,15 +1,22 @@
 /**
- * One side of `bench formats` in a process of its own: loads one build, fills a manager with the
- * session's first messages, runs the turns and prints their times (ms, compaction turns left out)
- * as JSON. A process per side, so neither build pays for being loaded second.
+ * One side of `bench formats` in a process of its own (started by formats.ts with an IPC
+ * channel): loads one build, fills a manager with the session's first messages, says it is ready,
+ * then runs the turns a block at a time when asked, answering each block with its turns' times
+ * (ms, compaction turns left out). A process per side, so neither build pays for being loaded
+ * second; blocks on request, so the two sides' turns interleave and share the machine's load.
  */
-import { pathToFileURL } from 'node:url';
 import type { Message } from '../src/messages/types.js';
-import { BUDGET, type FormatsBuild, formatSession, SIZE } from './formats-session.js';
+import { importBuild } from './formats-build.js';
+import { BUDGET, formatSession, SIZE, type SideReply, type SideRequest, TURNS } from './formats-session.js';
+
+function reply(message: SideReply): void {
+  process.send!(message);
+}
 
 async function main(): Promise<void> {
-  const [entry, format, first, count] = process.argv.slice(2);
-  const build = (await import(pathToFileURL(entry!).href)) as FormatsBuild;
+  const [entry, format] = process.argv.slice(2);
+  if (process.send === undefined) throw new Error('bench formats: a side runs with an IPC channel');
+  const build = await importBuild(entry!);
   const { session, model } = formatSession(build.convertMessages, format!);
   const manager = new build.ContextManager({ model });
   let compacted = false;
@@ -18,17 +25,26 @@ async function main(): Promise<void> {
   });
   for (const message of session.slice(0, SIZE)) await manager.addMessage(message);
   await manager.getMessagesForRequest({ tokenBudget: BUDGET });
-  const turns: number[] = [];
-  const from = SIZE + Number(first);
-  for (const message of session.slice(from, from + Number(count)) as Message[]) {
-    compacted = false;
-    const t0 = performance.now();
-    await manager.addMessage(message);
-    await manager.getMessagesForRequest({ tokenBudget: BUDGET });
-    const ms = performance.now() - t0;
-    if (!compacted) turns.push(ms);
-  }
-  process.stdout.write(JSON.stringify(turns));
+  const turns = session.slice(SIZE, SIZE + TURNS) as Message[];
+  let next = 0;
+  // Requests come one at a time (the parent waits for each reply), so blocks never overlap.
+  process.on('message', (request: SideRequest) => {
+    void (async () => {
+      const times: number[] = [];
+      for (const message of turns.slice(next, next + request.turns)) {
+        compacted = false;
+        const t0 = performance.now();
+        await manager.addMessage(message);
+        await manager.getMessagesForRequest({ tokenBudget: BUDGET });
+        const ms = performance.now() - t0;
+        if (!compacted) times.push(ms);
+      }
+      next += request.turns;
+      reply({ times });
+      if (next >= turns.length) process.disconnect();
+    })();
+  });
+  reply({ ready: true });
 }
 
 await main();
