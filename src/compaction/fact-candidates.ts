@@ -75,20 +75,9 @@ function factLineEstimate(fact: ExtractedFact): number {
   return Math.ceil((fact.key.length + fact.value.length) / 3) + 3;
 }
 
-/**
- * The facts of what this plan takes out of the view (cleared results, dropped, summarized and
- * cut messages), merged with the facts kept so far. The opening requests are always read; then
- * what the user said, what the agent said and passed to tools, and tool results (up to
- * `FACT_RESULT_CHARS` of them), each newest first, until the candidates would fill the block
- * about three times over. The offline extractor decides how far to read (it keeps what it found
- * between chunks, so each entry is read once); tools of another kind then extract from what it
- * read, in one call.
- */
-export async function factCandidates(input: {
+/** What reading facts out of leaving entries takes, whichever way the entries are chosen. */
+export interface FactReading {
   entries: readonly HistoryEntry[];
-  atoms: readonly Atom[];
-  previous: PlanEdits;
-  draft: PlanDraft;
   oldFacts: readonly ExtractedFact[];
   room: number;
   tools: ContextTools;
@@ -100,7 +89,20 @@ export async function factCandidates(input: {
   modelFacts?: (read: readonly HistoryEntry[]) => readonly ExtractedFact[];
   /** Lets the event loop run between chunks when the slice is spent (see src/slices.ts). */
   pause?: () => Promise<void> | undefined;
-}): Promise<ExtractedFact[]> {
+}
+
+/**
+ * The facts of what this plan takes out of the view (cleared results, dropped, summarized and
+ * cut messages), merged with the facts kept so far. The opening requests are always read; then
+ * what the user said, what the agent said and passed to tools, and tool results (up to
+ * `FACT_RESULT_CHARS` of them), each newest first, until the candidates would fill the block
+ * about three times over. The offline extractor decides how far to read (it keeps what it found
+ * between chunks, so each entry is read once); tools of another kind then extract from what it
+ * read, in one call.
+ */
+export async function factCandidates(
+  input: FactReading & { atoms: readonly Atom[]; previous: PlanEdits; draft: PlanDraft },
+): Promise<ExtractedFact[]> {
   return factsOfSeqs({ ...input, seqs: leavingSeqs(input.atoms, input.previous, input.draft) });
 }
 
@@ -108,18 +110,9 @@ export async function factCandidates(input: {
  * The facts of the entries at `seqs` (ascending; indexes of `entries`), read as `factCandidates`
  * reads what leaves a view, merged with `oldFacts`.
  */
-export async function factsOfSeqs(input: {
-  entries: readonly HistoryEntry[];
-  seqs: readonly number[];
-  oldFacts: readonly ExtractedFact[];
-  room: number;
-  tools: ContextTools;
-  offlineTools: boolean;
-  /** As `factCandidates`' `modelFacts`. */
-  modelFacts?: (read: readonly HistoryEntry[]) => readonly ExtractedFact[];
-  /** As `factCandidates`' `pause`. */
-  pause?: () => Promise<void> | undefined;
-}): Promise<ExtractedFact[]> {
+export async function factsOfSeqs(
+  input: FactReading & { seqs: readonly number[] },
+): Promise<ExtractedFact[]> {
   const { entries, oldFacts, room, seqs: leaving } = input;
   if (leaving.length === 0) return [...oldFacts];
   const said: HistoryEntry[] = [];
