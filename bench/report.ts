@@ -2,7 +2,7 @@
  * A benchmark's report: headings, notes and tables, printed to the terminal as aligned text and
  * written as markdown to `bench/results/NAME.md`, so the console and the file always say the same.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -72,14 +72,20 @@ export class Report {
     return out.join('\n');
   }
 
-  /** Writes the markdown to `bench/results/<name>.md` (and its charts beside it), replacing the previous run's. */
-  write(name: string): string {
+  /**
+   * Writes the markdown to `bench/results/<name>.md` (and its charts beside it), replacing the
+   * previous run's; with `keepOtherSections`, a run of some sections only replaces those and keeps
+   * the previous run's other `## ` sections (in their place), so a partial run does not erase them.
+   */
+  write(name: string, options: { keepOtherSections?: boolean } = {}): string {
     mkdirSync(RESULTS_DIR, { recursive: true });
     const path = join(RESULTS_DIR, `${name}.md`);
     for (const block of this.blocks) {
       if (block.kind === 'chart') writeFileSync(join(RESULTS_DIR, block.file), block.svg);
     }
-    writeFileSync(path, this.toMarkdown());
+    const fresh = this.toMarkdown();
+    const previous = options.keepOtherSections && existsSync(path) ? readFileSync(path, 'utf8') : undefined;
+    writeFileSync(path, previous === undefined ? fresh : mergeSections(previous, fresh));
     return path;
   }
 }
@@ -135,4 +141,28 @@ export function formatCount(n: number): string {
 /** `PASS` or `MISS`, so a missed goal stands out in the table. */
 export function verdict(pass: boolean): string {
   return pass ? 'PASS' : 'MISS';
+}
+
+/** Splits markdown into its text before the first `## ` heading and its `## ` sections, in order. */
+function sections(markdown: string): { head: string; parts: { heading: string; text: string }[] } {
+  const chunks = markdown.split(/^(?=## )/m);
+  const head = chunks[0]?.startsWith('## ') ? '' : (chunks.shift() ?? '');
+  return {
+    head,
+    parts: chunks.map((text) => ({ heading: text.slice(0, text.indexOf('\n') >>> 0).trim(), text })),
+  };
+}
+
+/** The previous report with the sections the fresh one has replaced by its own (new ones at the end). */
+function mergeSections(previous: string, fresh: string): string {
+  const old = sections(previous);
+  const next = sections(fresh);
+  const byHeading = new Map(next.parts.map((p) => [p.heading, p.text]));
+  const out = old.parts.map((p) => {
+    const replaced = byHeading.get(p.heading);
+    byHeading.delete(p.heading);
+    return replaced ?? p.text;
+  });
+  const tail = (t: string) => (t.endsWith('\n\n') ? t : `${t.replace(/\n*$/, '')}\n\n`);
+  return [next.head, ...out, ...byHeading.values()].map(tail).join('').replace(/\n+$/, '\n');
 }

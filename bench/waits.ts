@@ -137,6 +137,7 @@ function countingSection(report: Report, dataDir: string): void {
   const direct = (text: string) => gptCountTokens(text, ORDINARY);
   const { tau, locomo } = ordinaryTexts(dataDir);
   report.heading('Counting: any text, whatever came before');
+  report.note(`Load average when this section started: ${(loadavg()[0] ?? 0).toFixed(1)} on ${availableParallelism()} cores.`);
   if (tau.length === 0 || locomo.length === 0) {
     report.note(`skipped: tau-bench or locomo-dev not found under ${dataDir} (pass --data DIR)`);
     return;
@@ -444,5 +445,5 @@ export async function runWaitsBenchmark(args: readonly string[]): Promise<void> 
   if (parts.has('stores')) await storesSection(report, longSessionMessages(200, 'openai', SEED));
   if (parts.has('summaries')) await summariesSection(report, progress);
   process.stdout.write(report.toText());
-  progress(`written to ${report.write('waits')}`);
+  progress(`written to ${report.write('waits', { keepOtherSections: parts.size < PARTS.length })}`);
 }
