@@ -137,7 +137,9 @@ function countingSection(report: Report, dataDir: string): void {
   const direct = (text: string) => gptCountTokens(text, ORDINARY);
   const { tau, locomo } = ordinaryTexts(dataDir);
   report.heading('Counting: any text, whatever came before');
-  report.note(`Load average when this section started: ${(loadavg()[0] ?? 0).toFixed(1)} on ${availableParallelism()} cores.`);
+  report.note(
+    `Load average when this section started: ${(loadavg()[0] ?? 0).toFixed(1)} on ${availableParallelism()} cores.`,
+  );
   if (tau.length === 0 || locomo.length === 0) {
     report.note(`skipped: tau-bench or locomo-dev not found under ${dataDir} (pass --data DIR)`);
     return;

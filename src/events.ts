@@ -60,7 +60,11 @@ export interface CompactionReceipt {
    * texts kept, their tokens (within `tokensAfter`), and texts trimmed or refused for room.
    */
   pinned?: { texts: number; tokens: number; trimmed: number; refused: number };
-  /** Counter id and whether counts are exact or estimates. */
+  /**
+   * Counter id and whether counts are exact or estimates. `exact` is also false when
+   * `tokensBefore` holds upper bounds of older messages a cold start of a long history had not
+   * counted yet (they are counted right after that request); `tokensAfter` is counted exactly.
+   */
   counter: string;
   exact: boolean;
   durationMs: number;

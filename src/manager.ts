@@ -224,6 +224,9 @@ export class ContextManager {
       }
       this.warnFutureBlocks(messages as Message[]);
       this.resetDerived();
+      // The first request counts: its tokenizer (a rank table of ~170 ms to load, once per
+      // process) is loaded now, with the history, rather than inside that request.
+      if (messages.length > 0) this.measurer.defaultCounter(this.history.format).countText('.');
     });
   }
 
@@ -241,13 +244,53 @@ export class ContextManager {
     const from = this.counted.key === key ? Math.min(this.counted.upTo, entries.length) : 0;
     this.counts.use(r.counter, r.format);
     const stored = this.counts.lookup(r.counter);
-    const done = this.measurer.countAhead(r.counter, entries, from, r.format, stored);
+    const done = this.measurer.countAhead(r.counter, entries, from, r.format, stored, {
+      budget: r.budget,
+      exact: this.keptEverywhere(entries),
+    });
     const finish = (upTo: number) => {
       this.counted = { key, upTo };
       this.counts.keep(entries, from, r.counter);
     };
     if (typeof done === 'number') return finish(done);
     return done.then(finish);
+  }
+
+  /**
+   * Whether the entry at an index stays in every view whatever a plan does, so a cold start counts
+   * it exactly even among the older messages it bounds (see `ContextMeasurer.countAhead`):
+   * system and developer messages, critical and pinned ones, a server compaction item, and the
+   * entries up to the first user message (the task).
+   */
+  private keptEverywhere(entries: readonly HistoryEntry[]): (index: number) => boolean {
+    const wire = wireFormat(this.conversation.format ?? this.history.format ?? 'openai');
+    let task = entries.findIndex((e) => roleOf(e.message) === 'user');
+    if (task < 0) task = entries.length;
+    return (index) => {
+      if (index <= task) return true;
+      const { message, metadata } = entries[index]!;
+      const role = roleOf(message);
+      if (role === 'system' || role === 'developer' || metadata.critical || metadata.pinned) return true;
+      return wire.holdsCompaction?.(message) ?? false;
+    };
+  }
+
+  /**
+   * What a cold start left bounded (see `ContextMeasurer.countAhead`) is counted after the
+   * request, in the background (never in the queue: no request waits for it), and the counts are
+   * kept in the store as those of any request.
+   */
+  private countBounded(r: ResolvedRequest): void {
+    if (!this.measurer.hasBounds(r.counter)) return;
+    const entries = this.conversation.entries;
+    void this.measurer
+      .countBounded(r.counter, r.format)
+      .then(() => {
+        if (!this.measurer.hasBounds(r.counter)) this.counts.keep(entries, 0, r.counter);
+      })
+      .catch((err: unknown) =>
+        this.measurer.warn('count_failed', `counting in the background failed: ${String(err)}`),
+      );
   }
 
   /** One `context:warn` (`unknown_block`) per block type no format knows, the first time it is stored. */
@@ -268,6 +311,7 @@ export class ContextManager {
 
   /** Forgets what was derived from entries that were replaced or cleared. */
   private resetDerived(): void {
+    this.measurer.forgetBounds();
     this.live.reset();
     this.conversation.view.reset();
     this.conversation.state.usageWarning = resetUsageWarning();
@@ -285,15 +329,24 @@ export class ContextManager {
 
   /** Tokens of the whole stored history with the configured model's counter. */
   getTokenCount(): Promise<number> {
-    return this.enqueue(() => this.storedTokens());
+    return this.enqueue(async () => {
+      // What a cold start left bounded is counted first, in slices (it may be most of the history).
+      const counter = this.measurer.defaultCounter(this.history.format);
+      if (this.measurer.hasBounds(counter))
+        await this.measurer.countBounded(counter, this.history.format ?? 'openai');
+      return this.storedTokens();
+    });
   }
 
+  /** Exact tokens of the stored history (never the bounds a cold start left, see `countAhead`). */
   private storedTokens(): number {
     const format = this.history.format;
     const counter = this.measurer.defaultCounter(format);
     const messages = this.history.messages();
     this.counts.seed(counter, messages);
-    return this.measurer.countAll(counter, messages, format ?? 'openai');
+    let sum = 0;
+    for (const m of messages) sum += this.measurer.countExact(counter, m, format ?? 'openai');
+    return sum;
   }
 
   /**
@@ -318,6 +371,7 @@ export class ContextManager {
     const building = c.view.buildAhead(c.entries, c.format ?? r.format, r.counter);
     if (building) await building;
     const decision = await this.guard.fit(this.conversation, r, request);
+    this.countBounded(r);
     this.prepareAhead();
     if (decision.action === 'decline') throw decision.error;
     return decision.messages!;
@@ -517,6 +571,7 @@ export class ContextManager {
   async close(): Promise<void> {
     // Not through enqueue: closing needs no loaded history (it may be what cannot load).
     await this.queue;
+    await this.measurer.stopCounting();
     await this.counts.settled();
     this.history.unwatch();
     await this.history.store?.close();

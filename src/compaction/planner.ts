@@ -81,8 +81,11 @@ export interface PlanRequest {
   level: Level | undefined;
   /** Renders `plan` as the view and measures it (fixed tokens included). */
   render: (plan: CompactionPlan) => { tokens: number; messages: number };
-  /** The view before this compaction. */
-  before: { tokens: number; messages: number };
+  /**
+   * The view before this compaction; `bounded` when its tokens hold upper bounds of messages a
+   * cold start has not counted yet (the receipt then says `exact: false`).
+   */
+  before: { tokens: number; messages: number; bounded?: boolean };
   repairs: () => CompactionReceipt['repairs'];
   /** The provider's compaction, in place of the summarizer (`providerCompaction`). */
   compact?: ProviderCompactor;
@@ -254,7 +257,7 @@ export class Planner {
         messagesBefore: req.before.messages,
         messagesAfter: rendered.messages,
         counter: req.counter.id,
-        exact: req.counter.exact,
+        exact: req.counter.exact && req.before.bounded !== true,
         durationMs: performance.now() - started,
       } satisfies ReceiptBase,
     });

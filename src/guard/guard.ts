@@ -652,7 +652,11 @@ export class ContextGuard {
         const built = view.build(entries, format, r.counter);
         return { tokens: built.tokens + r.fixedTokens, messages: built.messages.length };
       },
-      before: { tokens: tokensBefore, messages: before.messages.length },
+      before: {
+        tokens: tokensBefore,
+        messages: before.messages.length,
+        bounded: this.measurer.hasBounds(r.counter),
+      },
       repairs: () => view.repairs(),
       // Anthropic's server compaction is driven from `check` (and warns there when it cannot).
       ...(this.providerCompact && wireFormat(r.format).serverCompaction !== 'in-request'

@@ -30,6 +30,22 @@ import {
 
 /** `countAhead` counts up to this many new messages at once (a steady turn adds one or two). */
 const COUNT_AT_ONCE = 64;
+/**
+ * A cold start counts the newest messages exactly until they hold this many budgets of tokens;
+ * the older ones are bounded instead (see `countAhead`) when there are at least
+ * {@link BOUND_AT_LEAST} of them.
+ */
+export const EXACT_TAIL_BUDGETS = 2;
+/** Fewer older messages than this are counted exactly at once: bounding them would save little. */
+export const BOUND_AT_LEAST = 5_000;
+
+/** What a cold start may leave bounded (see `ContextMeasurer.countAhead`). */
+export interface BoundOlder {
+  /** The request's budget: the newest messages are counted exactly up to `EXACT_TAIL_BUDGETS` of it. */
+  budget: number;
+  /** Whether the entry at this index must be counted exactly wherever it is (it stays in every view). */
+  exact: (index: number) => boolean;
+}
 
 /** Options of {@link ContextMeasurer}. */
 export interface ContextMeasurerOptions {
@@ -139,6 +155,13 @@ export class ContextMeasurer {
   private readonly safetyMargin: number;
   private readonly counters = new Map<string, TokenCounter>();
   private readonly memo = new Map<string, WeakMap<object, number>>();
+  /**
+   * Upper bounds of stored messages a cold start has not counted yet, per counter (see
+   * `countAhead`): `count` answers with them until `countBounded` has counted those messages.
+   */
+  private readonly bounds = new Map<string, { bounds: Map<object, number>; messages: Message[] }>();
+  private boundedCounting: Promise<void> | undefined;
+  private stopBoundedCounting = false;
   /** Tool definitions are usually the same array every request: counted once per counter. */
   private readonly toolsMemo = new WeakMap<object, Map<string, number>>();
   private readonly calibrated = new Set<string>();
@@ -191,8 +214,24 @@ export class ContextMeasurer {
     return memo;
   }
 
-  /** Tokens of one message, memoized per message object and counter. */
+  /**
+   * Tokens of one message, memoized per message object and counter; for a message a cold start
+   * left bounded (see `countAhead`), its upper bound until it is counted.
+   */
   count(counter: TokenCounter, message: Message, format: MessageFormat): number {
+    const memo = this.memoFor(counter);
+    let n = memo.get(message);
+    if (n === undefined) {
+      const bound = this.bounds.get(counter.id)?.bounds.get(message);
+      if (bound !== undefined) return bound;
+      n = counter.countMessage(message, format);
+      memo.set(message, n);
+    }
+    return n;
+  }
+
+  /** Tokens of one message, memoized, never a bound (what is stored with a message). */
+  countExact(counter: TokenCounter, message: Message, format: MessageFormat): number {
     const memo = this.memoFor(counter);
     let n = memo.get(message);
     if (n === undefined) {
@@ -200,6 +239,11 @@ export class ContextMeasurer {
       memo.set(message, n);
     }
     return n;
+  }
+
+  /** Whether some messages' counts under `counter` are still bounds (see `countAhead`). */
+  hasBounds(counter: TokenCounter): boolean {
+    return (this.bounds.get(counter.id)?.messages.length ?? 0) > 0;
   }
 
   /**
@@ -211,6 +255,18 @@ export class ContextMeasurer {
    * messages (a steady turn) are counted at once, without an await. `stored`, when given, is
    * asked first for a count kept with a message (by this counter and format), which is taken
    * instead of counting.
+   *
+   * With `older` (a counter that can bound, and more than {@link BOUND_AT_LEAST} messages to
+   * count), the newest messages are counted first, exactly, until they hold
+   * {@link EXACT_TAIL_BUDGETS} budgets of tokens: no view holds more of the history verbatim than
+   * one budget, so the older ones only leave it (summarized, dropped). Of those, what must stay in
+   * every view (`older.exact`: system and pinned messages, the task) is counted exactly, and the
+   * rest gets an upper bound (`TokenCounter.boundMessage`, linear, no tokenizer), which `count`
+   * answers until `countBounded` (after the request, in the background) counts them exactly. A
+   * view is then never over its budget, and what it sends is counted exactly; what a plan
+   * reports of the messages it took out (`tokensBefore`) is an upper bound (receipt `exact:
+   * false`), and it may summarize or clear a little more of the older messages than exact counts
+   * would have made it.
    */
   countAhead(
     counter: TokenCounter,
@@ -218,8 +274,12 @@ export class ContextMeasurer {
     from: number,
     format: MessageFormat,
     stored?: (message: Message) => number | undefined,
+    older?: BoundOlder,
   ): number | Promise<number> {
     const memo = this.memoFor(counter);
+    if (older !== undefined && counter.boundMessage !== undefined && entries.length - from > BOUND_AT_LEAST) {
+      return this.countNewestFirst(counter, entries, from, format, stored, older);
+    }
     if (entries.length - from <= COUNT_AT_ONCE) {
       for (let i = from; i < entries.length; i++) {
         const message = entries[i]!.message as Message;
@@ -238,6 +298,102 @@ export class ContextMeasurer {
       }
       return entries.length;
     })();
+  }
+
+  private async countNewestFirst(
+    counter: TokenCounter,
+    entries: ReadonlyArray<Pick<HistoryEntry, 'message'>>,
+    from: number,
+    format: MessageFormat,
+    stored: ((message: Message) => number | undefined) | undefined,
+    older: BoundOlder,
+  ): Promise<number> {
+    const memo = this.memoFor(counter);
+    const slices = new Slices();
+    const exactly = (message: Message) => {
+      let n = memo.get(message);
+      if (n === undefined) {
+        n = stored?.(message) ?? counter.countMessage(message, format);
+        memo.set(message, n);
+      }
+      return n;
+    };
+    const tail = EXACT_TAIL_BUDGETS * older.budget;
+    let sum = 0;
+    let i = entries.length - 1;
+    for (; i >= from && sum <= tail; i--) {
+      sum += exactly(entries[i]!.message as Message);
+      const pause = slices.step();
+      if (pause) await pause;
+    }
+    const end = i + 1;
+    const few = end - from < BOUND_AT_LEAST;
+    let bounded = this.bounds.get(counter.id);
+    for (let k = from; k < end; k++) {
+      const message = entries[k]!.message as Message;
+      if (memo.has(message)) continue;
+      const kept = stored?.(message);
+      if (kept !== undefined) memo.set(message, kept);
+      else if (few || older.exact(k)) exactly(message);
+      else {
+        if (!bounded) {
+          bounded = { bounds: new Map(), messages: [] };
+          this.bounds.set(counter.id, bounded);
+        }
+        if (!bounded.bounds.has(message)) {
+          bounded.bounds.set(message, counter.boundMessage!(message, format));
+          bounded.messages.push(message);
+        }
+      }
+      const pause = slices.step();
+      if (pause) await pause;
+    }
+    return entries.length;
+  }
+
+  /**
+   * Counts exactly, in slices that yield, the messages a cold start left bounded under `counter`
+   * (see `countAhead`), newest first; resolves when none is left (or `stopCounting` was called).
+   * Not a request's work: run it after one, outside any queue (a count is a pure function of its
+   * message, so it never races a request: `count` answers the bound or the count).
+   */
+  countBounded(counter: TokenCounter, format: MessageFormat): Promise<void> {
+    this.boundedCounting ??= (async () => {
+      try {
+        const memo = this.memoFor(counter);
+        const slices = new Slices();
+        const bounded = this.bounds.get(counter.id);
+        while (bounded && bounded.messages.length > 0 && !this.stopBoundedCounting) {
+          const message = bounded.messages.pop()!;
+          if (!memo.has(message)) memo.set(message, counter.countMessage(message, format));
+          bounded.bounds.delete(message);
+          const pause = slices.step();
+          if (pause) await pause;
+        }
+        if (bounded && bounded.messages.length === 0 && this.bounds.get(counter.id) === bounded) {
+          this.bounds.delete(counter.id);
+        }
+      } finally {
+        this.boundedCounting = undefined;
+      }
+    })();
+    return this.boundedCounting;
+  }
+
+  /** Stops `countBounded` at its next slice (closing); resolves when it has stopped. */
+  async stopCounting(): Promise<void> {
+    this.stopBoundedCounting = true;
+    await this.boundedCounting;
+  }
+
+  /** Forgets the bounds of every counter (the history they were made for was replaced). */
+  forgetBounds(): void {
+    // A `countBounded` under way stops at its next slice: its messages are no longer the history's.
+    for (const bounded of this.bounds.values()) {
+      bounded.messages.length = 0;
+      bounded.bounds.clear();
+    }
+    this.bounds.clear();
   }
 
   /** Tokens of messages, each memoized. */

@@ -229,6 +229,20 @@ function checkTarget(target: CounterTarget): void {
   }
 }
 
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** UTF-8 bytes of `text` (a surrogate pair is 4: 2 for each half), without encoding it. */
+export function utf8Bytes(text: string): number {
+  // Most text is ASCII: one regular-expression scan (native, ~10x a loop) tells.
+  if (!NON_ASCII.test(text)) return text.length;
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) n += c < 0x800 || (c >= 0xd800 && c <= 0xdfff) ? 1 : 2;
+  }
+  return n;
+}
+
 /**
  * A counter for one model (or one provider + tokenizer). Exact for OpenAI models (their own BPE
  * encoding, the cookbook's framing); an estimate for Claude and Gemini (a BPE count times the
@@ -252,7 +266,11 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
 
   let encoder: TextTokenCounter | undefined;
   const shortTexts = new Map<string, number>();
+  // While `boundMessage` runs, text is counted by its UTF-8 bytes: never fewer than its BPE tokens
+  // (every token stands for at least one byte), and linear without the tokenizer.
+  let bounding = false;
   const bpe = (text: string): number => {
+    if (bounding) return utf8Bytes(text);
     encoder ??= getTextTokenCounter(tokenizer.encoding);
     if (text.length > SHORT_TEXT_CHARS) return encoder(text);
     // Short texts recur with only their numbers changed (placeholders, fact lines, "step 12 of
@@ -448,7 +466,11 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
     if (framing.countsRole) {
       let r = roleTokens[role];
       if (r === undefined) {
+        // Cached: counted exactly even while bounding.
+        const was = bounding;
+        bounding = false;
         r = bpe(role);
+        bounding = was;
         roleTokens[role] = r;
       }
       text += r;
@@ -531,6 +553,15 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
     requestOverhead: framing.perRequest,
     countText: (text: string): number => scale(bpe(text), factor),
     countMessage,
+    boundMessage(message: Message, format: MessageFormat): number {
+      bounding = true;
+      try {
+        return countMessage(message, format);
+      } finally {
+        bounding = false;
+        fixed = 0;
+      }
+    },
     countTools,
     async measure(messages, options) {
       const format: MessageFormat = options?.format ?? 'openai';

@@ -37,6 +37,12 @@ export interface TokenCounter {
   countText(text: string): number;
   /** Tokens one message costs in a request, framing included. Synchronous and pure. */
   countMessage(message: Message, format: MessageFormat): number;
+  /**
+   * An upper bound of `countMessage`, in time linear in the message's size without tokenizing it
+   * (text counted as its UTF-8 bytes): never under the count. Optional: without it, a cold start
+   * of a long history counts all of it before the first view (see `ContextMeasurer.countAhead`).
+   */
+  boundMessage?(message: Message, format: MessageFormat): number;
   /** Tokens the tool definitions cost in a request (zero for none). */
   countTools(tools: readonly ToolDefinition[] | undefined): number;
   /** Fixed tokens every request costs on top of its messages (reply priming and the like). */
