@@ -45,34 +45,18 @@ export class StoredCounts implements EntryCounter {
     return { [countKey(counter)]: this.measurer.countExact(counter, message, f) };
   }
 
-  /**
-   * The counts of a whole history being stored (`setMessages`, an import). A long one is counted
-   * as a cold start counts it (`ContextMeasurer.countAhead`): the newest messages exactly, up to a
-   * few budgets of the configured model; the older ones go to the store without a count, and the
-   * first request bounds them and counts them after it, in the background, keeping those counts.
-   */
-  async all(
-    messages: readonly Message[],
-    format: MessageFormat | undefined,
-  ): Promise<Array<EntryCounts | undefined>> {
+  /** The counts of a whole history being stored (`setMessages`, an import), counted in slices. */
+  async all(messages: readonly Message[], format: MessageFormat | undefined): Promise<EntryCounts[]> {
     const { counter, format: f } = this.targetFor(format);
     const done = this.measurer.countAhead(
       counter,
       messages.map((message) => ({ message })),
       0,
       f,
-      undefined,
-      { budget: this.measurer.defaultBudget(), exact: () => false },
     );
     if (typeof done !== 'number') await done;
-    // Nothing of this history is a request's yet: the bounds are the first request's to make.
-    this.measurer.forgetBounds();
     const key = countKey(counter);
-    const memo = this.measurer.memoFor(counter);
-    return messages.map((message) => {
-      const n = memo.get(message);
-      return n === undefined ? undefined : { [key]: n };
-    });
+    return messages.map((message) => ({ [key]: this.measurer.countExact(counter, message, f) }));
   }
 
   /**
