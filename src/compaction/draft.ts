@@ -74,8 +74,11 @@ export function initialDraft(
   edits: AtomEdits,
   dropped: ReadonlySet<number> = new Set(),
   summarized: ReadonlySet<number> = new Set(),
+  /** Each atom's tokens under `edits`, when measured already (in slices, by the planner). */
+  measured?: number[],
 ): PlanDraft {
-  const atomTokens = ctx.atoms.map((atom) => (dropped.has(atom.id) ? 0 : ctx.measure(atom, edits)));
+  const atomTokens =
+    measured ?? ctx.atoms.map((atom) => (dropped.has(atom.id) ? 0 : ctx.measure(atom, edits)));
   const total = atomTokens.reduce((a, b) => a + b, ctx.fixedTokens);
   return {
     dropped: new Set(dropped),

@@ -103,8 +103,14 @@ export interface FactReading {
 export async function factCandidates(
   input: FactReading & { atoms: readonly Atom[]; previous: PlanEdits; draft: PlanDraft },
 ): Promise<ExtractedFact[]> {
-  return factsOfSeqs({ ...input, seqs: leavingSeqs(input.atoms, input.previous, input.draft) });
+  const seqs = leavingSeqs(input.atoms, input.previous, input.draft);
+  const pause = input.pause?.();
+  if (pause) await pause;
+  return factsOfSeqs({ ...input, seqs });
 }
+
+/** Items a loop handles between two looks at the slice's clock (`pause`). */
+const PAUSE_EVERY = 512;
 
 /**
  * The facts of the entries at `seqs` (ascending; indexes of `entries`), read as `factCandidates`
@@ -118,11 +124,15 @@ export async function factsOfSeqs(
   const said: HistoryEntry[] = [];
   const agent: HistoryEntry[] = [];
   const results: HistoryEntry[] = [];
-  for (const seq of leaving) {
-    const entry = entries[seq]!;
+  for (let i = 0; i < leaving.length; i++) {
+    const entry = entries[leaving[i]!]!;
     if (!isStated(entry.message)) results.push(entry);
     else if (entry.message.role === 'user') said.push(entry);
     else agent.push(entry);
+    if (i % PAUSE_EVERY === PAUSE_EVERY - 1) {
+      const pause = input.pause?.();
+      if (pause) await pause;
+    }
   }
   const extractor = new OfflineFactExtractor({ previousFacts: oldFacts });
   let estimated = 0;

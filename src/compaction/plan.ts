@@ -61,8 +61,8 @@ export interface PlanEdits extends AtomEdits {
 }
 
 /** The draft a new plan starts from: the previous plan's decisions, measured afresh. */
-export function startDraft(ctx: PlanContext, previous: PlanEdits): PlanDraft {
-  return initialDraft(ctx, previous, previous.dropped, previous.summarized);
+export function startDraft(ctx: PlanContext, previous: PlanEdits, measured?: number[]): PlanDraft {
+  return initialDraft(ctx, previous, previous.dropped, previous.summarized, measured);
 }
 
 /** A plan as kept in a store's metadata (plain JSON). */

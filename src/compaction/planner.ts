@@ -8,7 +8,7 @@ import type { CompactionReceipt } from '../events.js';
 import { wireFormat } from '../formats/registry.js';
 import type { Atom } from '../messages/atoms.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
-import { Slices } from '../slices.js';
+import { mapInSlices, Slices } from '../slices.js';
 import type { TokenCounter } from '../tokens/types.js';
 import type { ContextTools, ExtractedFact } from '../tools/types.js';
 import type { PlanBlocks } from '../view/plan-blocks.js';
@@ -193,6 +193,7 @@ export class Planner {
       factsOmitted: scratch.factsOmitted,
       noSummary: scratch.noSummary,
     });
+    await pause();
     const result: PlanResult = { plan, receipt, refused: scratch.refused };
     if (scratch.warn !== undefined) result.warn = scratch.warn;
     if (scratch.decline !== undefined) result.decline = scratch.decline;
@@ -326,7 +327,13 @@ export class Planner {
     const share = Math.min(this.settings.memoryShare, this.settings.targetUsage);
     const factsLimit = factsCap(budget, share);
     const pause = () => scratch.slices.step();
-    let draft = startDraft(ctx, previous);
+    // Every atom measured under the previous plan's edits, in slices (a first plan reads them all).
+    const measured = await mapInSlices(
+      ctx.atoms,
+      (atom) => (previous.dropped.has(atom.id) ? 0 : ctx.measure(atom, previous)),
+      scratch.slices,
+    );
+    let draft = startDraft(ctx, previous, measured);
     await pause();
     draft.total += factsTokensBefore;
     // The summary in the view now; selection adds a reserve only when there is none yet.

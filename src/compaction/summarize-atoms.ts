@@ -78,7 +78,7 @@ export async function summarizeAtoms(input: {
   const key = `${previousPlan?.summary?.text.length ?? 0}|${fresh.length}:${hash}|${input.maxTokens}`;
   let text = input.memo.get(key) as string | undefined;
   if (text === undefined) {
-    const read = summaryInput(input.entries, fresh);
+    const read = await summaryInput(input.entries, fresh, input.pause);
     const pause = input.pause?.();
     if (pause) await pause;
     text = await input.tools.summarize(read, {
@@ -113,24 +113,54 @@ function compactWindow(previousPlan: CompactionPlan | null, fresh: readonly Atom
  * everything, and as many of the user's other requests, newest first, as make up
  * `SUMMARY_INPUT_ENTRIES`.
  */
-function summaryInput(all: readonly HistoryEntry[], fresh: readonly Atom[]): HistoryEntry[] {
-  let entries: HistoryEntry[] = [];
-  for (const atom of fresh) for (const seq of atom.seqs) entries.push(all[seq]!);
-  entries.sort((x, y) => x.seq - y.seq);
+async function summaryInput(
+  all: readonly HistoryEntry[],
+  fresh: readonly Atom[],
+  pause: (() => Promise<void> | undefined) | undefined,
+): Promise<HistoryEntry[]> {
+  const step = async () => {
+    const p = pause?.();
+    if (p) await p;
+  };
+  await step();
+  const entries: HistoryEntry[] = [];
+  let ordered = true;
+  for (const atom of fresh) {
+    for (const seq of atom.seqs) {
+      const entry = all[seq]!;
+      if (ordered && entries.length > 0 && entry.seq < entries[entries.length - 1]!.seq) ordered = false;
+      entries.push(entry);
+    }
+  }
+  // Atoms hold their seqs in order but for a repaired one (a hook message moved after results).
+  if (!ordered) entries.sort((x, y) => x.seq - y.seq);
+  await step();
   // A dialogue's memory reads every statement (it is linear in them, and its turns are short).
   if (entries.length <= SUMMARY_INPUT_ENTRIES || isDialogue(entries)) return entries;
   const tail = entries.slice(-SUMMARY_INPUT_ENTRIES / 2);
-  const from = tail[0]!.seq;
-  const requests = entries.filter((e) => e.seq < from && e.message.role === 'user' && isStated(e.message));
+  const end = entries.length - tail.length;
   const room = SUMMARY_INPUT_ENTRIES - tail.length;
-  entries = [
-    ...(requests.length > room
-      ? [
-          ...requests.slice(0, OPENING_REQUESTS),
-          ...requests.slice(requests.length - (room - OPENING_REQUESTS)),
-        ]
-      : requests),
-    ...tail,
-  ];
-  return entries;
+  await step();
+  return [...requestsAround(entries, end, room), ...tail];
+}
+
+/**
+ * The user's requests (`isStated`) among `entries[0, end)` a summary reads: all of them when
+ * they are at most `room`, else the first `OPENING_REQUESTS` and the newest `room -
+ * OPENING_REQUESTS`. Found from both ends, without reading the requests in between.
+ */
+function requestsAround(entries: readonly HistoryEntry[], end: number, room: number): HistoryEntry[] {
+  const isRequest = (e: HistoryEntry) => e.message.role === 'user' && isStated(e.message);
+  const front: number[] = [];
+  for (let i = 0; i < end && front.length < OPENING_REQUESTS; i++) if (isRequest(entries[i]!)) front.push(i);
+  const stop = front.length > 0 ? front[front.length - 1]! : end;
+  const back: number[] = [];
+  const newest = Math.max(0, room - OPENING_REQUESTS);
+  // Fewer than OPENING_REQUESTS requests in all: the front scan read them all.
+  if (front.length === OPENING_REQUESTS) {
+    for (let i = end - 1; i > stop && back.length < newest; i--) if (isRequest(entries[i]!)) back.push(i);
+  }
+  // Whether there are more requests than `room` or not, these are the ones read: all of them when
+  // the two scans met, else the opening ones and the newest.
+  return [...front, ...back.reverse()].map((i) => entries[i]!);
 }

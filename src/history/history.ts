@@ -240,12 +240,17 @@ export class History {
       kept.map((k) => ({ message: k.message, metadata: k.entry.metadata })),
       slices,
     );
+    // The new messages are no entries of this history yet: what is kept of them may go first.
+    await forEachInSlices(
+      next.list,
+      (e, i) => {
+        const stored = kept[i]!.entry;
+        this.remember(e.message, stored.seq, stored.counts);
+      },
+      slices,
+    );
     this.reset();
     this.take(next);
-    next.list.forEach((e, i) => {
-      const stored = kept[i]!.entry;
-      this.remember(e.message, stored.seq, stored.counts);
-    });
     this.storeHead = entries.length;
     this.epoch = epoch;
     this.resumed = entries.length > 0;

@@ -7,6 +7,7 @@
  * holds another entry, finds no count. Lines of one seq merge in file order.
  */
 
+import { forEachInSlices, Slices } from '../slices.js';
 import {
   type CountsRecord,
   countsDigest,
@@ -48,24 +49,45 @@ export function splitLines(data: Buffer): Buffer[] {
  * not a record (torn by a crash, edited by hand) is no count.
  */
 export function parseCountsFile(text: string, from: number, to: number): Map<number, CountsRecord[]> {
+  const parser = countsParser(from, to);
+  for (const line of text.split('\n')) parser.line(line);
+  return parser.bySeq;
+}
+
+/** `parseCountsFile` a slice at a time, yielding between slices (a long conversation's counts). */
+export async function parseCountsFileInSlices(
+  text: string,
+  from: number,
+  to: number,
+  slices: Slices = new Slices(),
+): Promise<Map<number, CountsRecord[]>> {
+  const parser = countsParser(from, to);
+  await forEachInSlices(text.split('\n'), parser.line, slices);
+  return parser.bySeq;
+}
+
+function countsParser(
+  from: number,
+  to: number,
+): { line: (line: string) => void; bySeq: Map<number, CountsRecord[]> } {
   const bySeq = new Map<number, CountsRecord[]>();
-  for (const line of text.split('\n')) {
-    if (line.length === 0) continue;
+  const line = (text: string): void => {
+    if (text.length === 0) return;
     let value: unknown;
     try {
-      value = JSON.parse(line);
+      value = JSON.parse(text);
     } catch {
-      continue;
+      return;
     }
     const seq = (value as { seq?: unknown } | null)?.seq;
-    if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < from || seq >= to) continue;
+    if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < from || seq >= to) return;
     const record = parseCountsRecord(value);
-    if (!record) continue;
+    if (!record) return;
     const list = bySeq.get(seq);
     if (list) list.push(record);
     else bySeq.set(seq, [record]);
-  }
-  return bySeq;
+  };
+  return { line, bySeq };
 }
 
 /**

@@ -52,9 +52,16 @@ import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
 import { Slices } from '../slices.js';
 import { makeDirectory, syncDirectory, writeAll, writeFileAtomic } from './atomic-write.js';
 import { checkSaveCounts } from './entry-counts.js';
-import { attachCounts, countsLine, parseCountsFile, splitLines } from './file-counts.js';
+import { attachCounts, countsLine, parseCountsFileInSlices, splitLines } from './file-counts.js';
 import { type FileLockOptions, withFileLock } from './file-lock.js';
-import { formatBatch, indexLog, type LogIndex, type LogLocation, parseEntries } from './jsonl-log.js';
+import {
+  formatBatch,
+  indexLog,
+  indexLogInSlices,
+  type LogIndex,
+  type LogLocation,
+  parseEntries,
+} from './jsonl-log.js';
 import { decodeId, encodeId, isHashedName, validateConversationId } from './keys.js';
 import { listOptions, pageIds } from './page.js';
 import { serializeEntries, stringifyForStore } from './stored-json.js';
@@ -398,7 +405,7 @@ export class FileStore implements ConversationStore {
   /** Indexes the whole file, as it is now. */
   async #fullIndex(where: LogLocation, handle: FileHandle, info: FileStamp): Promise<CachedIndex> {
     const bytes = await readBytes(handle, 0, info.size);
-    const index = indexLog(bytes, 0, 0, where);
+    const index = await indexLogInSlices(bytes, 0, 0, where);
     return { ...index, ...info, anchor: anchorOf(index, bytes, 0) };
   }
 
@@ -667,11 +674,12 @@ export class FileStore implements ConversationStore {
         const end = endSeq < count ? (index.offsets[endSeq] as number) : index.validEnd;
         const bytes = await readBytes(handle, start, end);
         const counts = await readFile(paths.counts, 'utf8').catch(() => '');
-        const records = counts.length > 0 ? parseCountsFile(counts, fromSeq, endSeq) : null;
+        const slices = new Slices();
+        const records =
+          counts.length > 0 ? await parseCountsFileInSlices(counts, fromSeq, endSeq, slices) : null;
         // Parsed (and their counts checked) a part of the bytes read at a time, yielding between
         // parts when the slice is spent: a long conversation (a resume) never holds the process.
         const entries: StoredEntry[] = [];
-        const slices = new Slices();
         for (let from = fromSeq; from < endSeq; ) {
           const offset = index.offsets[from] as number;
           let to = from + 1;

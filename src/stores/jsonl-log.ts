@@ -14,6 +14,7 @@
 
 import { StoreError } from '../errors.js';
 import type { Message, MessageMetadata } from '../messages/types.js';
+import { Slices } from '../slices.js';
 import type { StoredEntry } from './types.js';
 
 /** Where a log lives, for error messages. */
@@ -132,6 +133,40 @@ function corrupt(where: LogLocation, line: number, found: string): StoreError {
  * before the end; reports damage at the end as `torn`.
  */
 export function indexLog(buf: Buffer, base: number, firstSeq: number, where: LogLocation): LogIndex {
+  const steps = indexSteps(buf, base, firstSeq, where);
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+  }
+}
+
+/** `indexLog` a slice at a time, yielding between slices (a long log read whole on a cold start). */
+export async function indexLogInSlices(
+  buf: Buffer,
+  base: number,
+  firstSeq: number,
+  where: LogLocation,
+  slices: Slices = new Slices(),
+): Promise<LogIndex> {
+  const steps = indexSteps(buf, base, firstSeq, where);
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+    const pause = slices.step();
+    if (pause) await pause;
+  }
+}
+
+/** Lines `indexSteps` indexes between two yields. */
+const INDEX_STEP_LINES = 256;
+
+/** `indexLog`'s work, yielding every `INDEX_STEP_LINES` lines. */
+function* indexSteps(
+  buf: Buffer,
+  base: number,
+  firstSeq: number,
+  where: LogLocation,
+): Generator<void, LogIndex> {
   const offsets: number[] = [];
   let committed = 0;
   let validEnd = 0;
@@ -174,6 +209,7 @@ export function indexLog(buf: Buffer, base: number, firstSeq: number, where: Log
       committed = offsets.length;
       validEnd = pos;
     }
+    if (offsets.length % INDEX_STEP_LINES === 0) yield;
   }
   if (problem) {
     const line = firstSeq + offsets.length + 1;
