@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { StoreError } from '../errors.js';
-import { formatBatch, indexLog, parseEntries } from './jsonl-log.js';
+import { useSliceClock } from '../slices.js';
+import { formatBatch, indexLog, indexLogInSlices, parseEntries } from './jsonl-log.js';
 
 const where = { conversationId: 'c', file: '/tmp/c.jsonl' };
 
@@ -74,6 +75,46 @@ describe('the JSONL log format', () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it('indexes in slices (pausing between any two steps) exactly as in place, torn and corrupt logs too', async () => {
+    let t = 0;
+    const restore = useSliceClock({ now: () => (t += 1_000) });
+    try {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.integer({ min: 1, max: 300 }), { minLength: 1, maxLength: 5 }),
+          fc.double({ min: 0, max: 1, noNaN: true }),
+          fc.constantFrom('cut', 'garbage', 'whole'),
+          async (sizes, at, damage) => {
+            const { buf } = build(sizes, (seq) => `m${seq}`);
+            const cut = Math.floor(at * buf.length);
+            const log =
+              damage === 'cut'
+                ? buf.subarray(0, cut)
+                : damage === 'garbage'
+                  ? Buffer.concat([buf.subarray(0, cut), Buffer.from('zz\n'), build([1]).buf])
+                  : buf;
+            let inPlace: unknown;
+            try {
+              inPlace = indexLog(log, 0, 0, where);
+            } catch (err) {
+              inPlace = err;
+            }
+            let sliced: unknown;
+            try {
+              sliced = await indexLogInSlices(log, 0, 0, where);
+            } catch (err) {
+              sliced = err;
+            }
+            expect(sliced).toEqual(inPlace);
+          },
+        ),
+        { numRuns: 100 },
+      );
+    } finally {
+      restore();
+    }
   });
 
   it('treats trailing garbage as torn but garbage followed by entries as corrupt', () => {
