@@ -1,4 +1,5 @@
 import { COMPACT_TOOL_NAME, compactReceiptText, readCompactCall } from './compaction/compact-tool.js';
+import { isStated } from './compaction/fact-candidates.js';
 import type { CompactionPlan } from './compaction/plan.js';
 import { decodePlan } from './compaction/plan.js';
 import type { Level } from './compaction/zones.js';
@@ -259,15 +260,22 @@ export class ContextManager {
   /**
    * Whether the entry at an index stays in every view whatever a plan does, so a cold start counts
    * it exactly even among the older messages it bounds (see `ContextMeasurer.countAhead`):
-   * system and developer messages, critical and pinned ones, a server compaction item, and the
-   * entries up to the first user message (the task).
+   * system and developer messages, critical and pinned ones, a server compaction item, the
+   * entries up to the first user message (the task), and the latest request of the user.
    */
   private keptEverywhere(entries: readonly HistoryEntry[]): (index: number) => boolean {
     const wire = wireFormat(this.conversation.format ?? this.history.format ?? 'openai');
     let task = entries.findIndex((e) => roleOf(e.message) === 'user');
     if (task < 0) task = entries.length;
+    let latest = entries.length - 1;
+    while (
+      latest > task &&
+      !(roleOf(entries[latest]!.message) === 'user' && isStated(entries[latest]!.message))
+    ) {
+      latest--;
+    }
     return (index) => {
-      if (index <= task) return true;
+      if (index <= task || index === latest) return true;
       const { message, metadata } = entries[index]!;
       const role = roleOf(message);
       if (role === 'system' || role === 'developer' || metadata.critical || metadata.pinned) return true;

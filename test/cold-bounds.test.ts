@@ -18,7 +18,7 @@ import { openSqliteStore } from '../src/stores/sqlite.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { countKey } from '../src/tokens/count-key.js';
 import { createTokenCounter, utf8Bytes } from '../src/tokens/counter.js';
-import { conversationArb, longSessionMessages } from './support/arbitraries.js';
+import { conversationArb, hugeText, longSessionMessages } from './support/arbitraries.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 25);
 const MODELS: Record<MessageFormat, string> = {
@@ -139,6 +139,33 @@ describe('a cold start of a long history bounds what no view can hold', () => {
     expect(ctx.usage().tokens).toBe(exact.usage().tokens);
     expect(a[0]).toEqual(history[0]);
     await Promise.all([ctx.close(), exact.close()]);
+  });
+
+  it('counts the latest request exactly when a long tool exchange follows it', async () => {
+    const long = history.slice();
+    long.push({
+      role: 'user',
+      content: 'Now rebuild the index under /srv/index-42 and report the row count.',
+    });
+    for (let i = 0; i < 24; i++) {
+      long.push({
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: `call_x${i}`, type: 'function', function: { name: 'read_log', arguments: `{"part":${i}}` } },
+        ],
+      } as Message);
+      long.push({ role: 'tool', tool_call_id: `call_x${i}`, content: hugeText(8_000, i) } as Message);
+    }
+    const bounded = await coldRequest(long, BUDGET, false);
+    const exact = await coldRequest(long, BUDGET, true);
+    expect(bounded.receipts[0]!.exact).toBe(false);
+    expect(bounded.view).toEqual(exact.view);
+    expect(bounded.ctx.usage().tokens).toBe(exact.ctx.usage().tokens);
+    expect(bounded.view.some((m) => m.role === 'user' && String(m.content).includes('/srv/index-42'))).toBe(
+      true,
+    );
+    await Promise.all([bounded.ctx.close(), exact.ctx.close()]);
   });
 
   it('a budget that holds the tail counts all of it exactly (nothing bounded)', async () => {
