@@ -1,12 +1,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeLLMServer, type FakePrompt, startFakeLLMServer } from '../test/support/fake-llm-server.js';
 import { VirtualClock } from '../test/support/virtual-clock.js';
 import type { CompactionReceipt } from './events.js';
 import { ContextManager } from './manager.js';
 import type { Message } from './messages/types.js';
+import { useSliceClock } from './slices.js';
 import type { PreparingTools } from './tools/llm.js';
 
 const filler = (n: number, seed = 0) =>
@@ -302,7 +303,13 @@ it('your own tools with prepareMemory are prepared ahead too, and never asked on
 });
 
 describe('summaries prepared ahead, on a model answering in 2 s of a virtual clock', () => {
-  const settle = () => idle(2);
+  // Time is the virtual clock's: work in slices runs in place (a loaded machine would otherwise
+  // spread it over more turns of the event loop than `settle` lets run).
+  let restoreSlices: (() => void) | undefined;
+  beforeEach(() => {
+    restoreSlices = useSliceClock({ now: () => 0 });
+  });
+  afterEach(() => restoreSlices?.());
   const LATENCY = 2_000;
   /** The agent's own model call between two requests. */
   const AGENT_CALL = 1_000;
@@ -331,6 +338,12 @@ describe('summaries prepared ahead, on a model answering in 2 s of a virtual clo
     const receipts: CompactionReceipt[] = [];
     ctx.on('context:post_compact', (e) => receipts.push(e.receipt));
     const views: Message[][] = [];
+    // What was started runs: the work queued behind a request (the preparation, in slices that
+    // yield for as long as a loaded machine makes them) is done once the queue is.
+    const settle = async () => {
+      await idle(2);
+      await ctx.getEntries();
+    };
     /** One request (counted as on the request path while it runs), then the agent's call. */
     const request = async () => {
       requesting = true;
@@ -338,7 +351,7 @@ describe('summaries prepared ahead, on a model answering in 2 s of a virtual clo
       requesting = false;
       await clock.advance(AGENT_CALL, settle);
     };
-    return { ctx, clock, asked, onRequestPath, receipts, views, request };
+    return { ctx, clock, asked, onRequestPath, receipts, views, request, settle };
   }
 
   /** A user message, the request, the reply. */
@@ -360,7 +373,7 @@ describe('summaries prepared ahead, on a model answering in 2 s of a virtual clo
     expect(s.receipts).toEqual([]);
     expect(s.asked.length).toBeGreaterThan(0);
     expect(Math.max(...s.asked.map((a) => a.at))).toBeLessThan(0.76);
-    await s.clock.advance(LATENCY, settle);
+    await s.clock.advance(LATENCY, s.settle);
     // A tool result of about a third of the budget: past the budget in one turn.
     await s.ctx.addMessage({ role: 'user', content: `Show me the log of run ${t}.` });
     await s.ctx.addMessage({
