@@ -219,15 +219,11 @@ export class ContextMeasurer {
    * left bounded (see `countAhead`), its upper bound until it is counted.
    */
   count(counter: TokenCounter, message: Message, format: MessageFormat): number {
-    const memo = this.memoFor(counter);
-    let n = memo.get(message);
-    if (n === undefined) {
-      const bound = this.bounds.get(counter.id)?.bounds.get(message);
-      if (bound !== undefined) return bound;
-      n = counter.countMessage(message, format);
-      memo.set(message, n);
-    }
-    return n;
+    return (
+      this.memoFor(counter).get(message) ??
+      this.bounds.get(counter.id)?.bounds.get(message) ??
+      this.countExact(counter, message, format)
+    );
   }
 
   /** Tokens of one message, memoized, never a bound (what is stored with a message). */
@@ -260,7 +256,7 @@ export class ContextMeasurer {
    * count), the newest messages are counted first, exactly, until they hold
    * {@link EXACT_TAIL_BUDGETS} budgets of tokens: no view holds more of the history verbatim than
    * one budget, so the older ones only leave it (summarized, dropped). Of those, what must stay in
-   * every view (`older.exact`: system and pinned messages, the task) is counted exactly, and the
+   * every view (`older.exact`: system and pinned messages, the task, the latest request) is counted exactly, and the
    * rest gets an upper bound (`TokenCounter.boundMessage`, linear, no tokenizer), which `count`
    * answers until `countBounded` (after the request, in the background) counts them exactly. A
    * view is then never over its budget, and what it sends is counted exactly; what a plan
@@ -333,8 +329,8 @@ export class ContextMeasurer {
       const message = entries[k]!.message as Message;
       if (memo.has(message)) continue;
       const kept = stored?.(message);
-      if (kept !== undefined) memo.set(message, kept);
-      else if (few || older.exact(k)) exactly(message);
+      if (kept !== undefined || few || older.exact(k))
+        memo.set(message, kept ?? counter.countMessage(message, format));
       else {
         if (!bounded) {
           bounded = { bounds: new Map(), messages: [] };

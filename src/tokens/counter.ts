@@ -466,12 +466,9 @@ export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounte
     if (framing.countsRole) {
       let r = roleTokens[role];
       if (r === undefined) {
-        // Cached: counted exactly even while bounding.
-        const was = bounding;
-        bounding = false;
         r = bpe(role);
-        bounding = was;
-        roleTokens[role] = r;
+        // Only the exact count is kept (a bound made while bounding is not one).
+        if (!bounding) roleTokens[role] = r;
       }
       text += r;
     }
