@@ -278,3 +278,46 @@ describe('createCalibration', () => {
     expect(() => createCalibration({ outlierRatio: 1 })).toThrow(ConfigurationError);
   });
 });
+
+describe('calibration: a tokenizer change (issue 34, item 6)', () => {
+  const noise = [1.02, 0.98, 1.01];
+
+  it('is caught within three replies, from nothing known', async () => {
+    const calibration = createCalibration();
+    for (let i = 0; i < 3; i++) {
+      if (i === 2) expect(calibration.correction(MODEL)).toBeLessThan(1.15);
+      await calibration.record({ model: MODEL, estimated: 10_000, actual: 10_000 * 1.3 * (noise[i] ?? 1) });
+    }
+    expect(Math.abs(Math.log(calibration.correction(MODEL) / 1.3))).toBeLessThan(Math.log(1.05));
+  });
+
+  it('is caught within three replies after an established correction', async () => {
+    const calibration = createCalibration();
+    for (let i = 0; i < 30; i++) await calibration.record({ model: MODEL, estimated: 1000, actual: 1000 });
+    for (let i = 0; i < 3; i++) {
+      await calibration.record({ model: MODEL, estimated: 1000, actual: 1000 * 1.3 * (noise[i] ?? 1) });
+    }
+    expect(Math.abs(Math.log(calibration.correction(MODEL) / 1.3))).toBeLessThan(Math.log(1.05));
+  });
+
+  it('is not set off by samples that disagree with one another, nor by discounted ones', async () => {
+    const scattered = createCalibration();
+    for (const r of [1.3, 0.9, 1.3]) await scattered.record({ model: MODEL, estimated: 1000, actual: 1000 * r });
+    expect(scattered.correction(MODEL)).toBeLessThan(1.15);
+    const discounted = createCalibration();
+    for (let i = 0; i < 3; i++) {
+      await discounted.record({ model: MODEL, estimated: 1000, actual: 1300, weight: 0.5 });
+    }
+    expect(discounted.correction(MODEL)).toBeLessThan(1.15);
+  });
+
+  it('keeps the run across a restart (persisted with the correction)', async () => {
+    const persistence = new MemoryPersistence();
+    const first = createCalibration({ persistence });
+    for (let i = 0; i < 2; i++) await first.record({ model: MODEL, estimated: 1000, actual: 1300 });
+    const second = createCalibration({ persistence });
+    await second.load(MODEL);
+    await second.record({ model: MODEL, estimated: 1000, actual: 1300 });
+    expect(Math.abs(Math.log(second.correction(MODEL) / 1.3))).toBeLessThan(Math.log(1.05));
+  });
+});

@@ -19,11 +19,14 @@
  *   step scaled by `(ln outlierRatio / distance)²`, so one sample moves an established
  *   correction by at most `alpha · ln outlierRatio` in log (about 8% by default), and a wild
  *   one (×4 off) by under 3%. A caller that knows a sample is odd can pass `weight` < 1.
+ * - A tokenizer change (a model whose tokenizer is not the one its estimate assumes, as Claude
+ *   Sonnet 5's ~30% more tokens) is caught within three replies: three full-weight samples in a
+ *   row that agree within 10% and differ from the correction by over 5% set it to their mean.
  * - `correction()` is synchronous and reads memory, so the fast path uses a sample the moment
  *   `record` resolves; records for one model are applied one after another, none lost.
  *
  * Persistence: under `calibration:{model}` as `{ v: 1, model, logFactor, samples, updatedAt,
- * writes }`. `Persistence` has no compare-and-set, so each record reads the stored state,
+ * writes, recent }`. `Persistence` has no compare-and-set, so each record reads the stored state,
  * applies its sample on top (taking in what other processes learned), writes, and reads back:
  * `writes` keeps the ids of the last 32 writes, and a writer whose id is not in what it reads
  * back was overwritten by a writer that had not seen it, so it applies its sample again on the
@@ -104,6 +107,8 @@ interface CalibrationState {
   updatedAt: string;
   /** Ids of the last writes this state includes, for lost-update detection across processes. */
   writes: string[];
+  /** The last full-weight samples' log ratios (clamped), newest last: at most {@link SHIFT_SAMPLES}. */
+  recent?: number[];
 }
 
 /** The persistence key of a model's correction. */
@@ -115,6 +120,16 @@ const LINEAGE = 32;
 const WRITE_ATTEMPTS = 5;
 /** Outlier weighting starts once this many samples set the correction. */
 const ESTABLISHED = 3;
+/**
+ * A tokenizer change (a new model behind the same name, Claude Sonnet 5's ~30% more tokens for the
+ * same text) shows as every sample disagreeing with the correction the same way. This many
+ * full-weight samples in a row that agree with one another within {@link SHIFT_SPREAD} and differ
+ * from the correction by more than {@link SHIFT_MIN} move it to their mean at once, instead of over
+ * the ten or so samples the smoothing would take; one outlier never does.
+ */
+const SHIFT_SAMPLES = 3;
+const SHIFT_SPREAD = Math.log(1.1);
+const SHIFT_MIN = Math.log(1.05);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -195,7 +210,7 @@ export function createCalibration(options: CalibrationOptions = {}): Calibration
 
   function fromStore(model: string, value: unknown): CalibrationState | undefined {
     if (!isRecord(value) || value.v !== 1) return undefined;
-    const { logFactor, samples, updatedAt, writes } = value;
+    const { logFactor, samples, updatedAt, writes, recent } = value;
     if (typeof logFactor !== 'number' || !Number.isFinite(logFactor)) return undefined;
     if (typeof samples !== 'number' || !Number.isInteger(samples) || samples < 0) return undefined;
     const lineage = Array.isArray(writes) ? writes.filter((w): w is string => typeof w === 'string') : [];
@@ -206,6 +221,12 @@ export function createCalibration(options: CalibrationOptions = {}): Calibration
       samples,
       updatedAt: typeof updatedAt === 'string' ? updatedAt : new Date(0).toISOString(),
       writes: lineage.slice(-LINEAGE),
+      recent: Array.isArray(recent)
+        ? recent
+            .filter((r): r is number => typeof r === 'number' && Number.isFinite(r))
+            .map((r) => clampTo(r, logLo, logHi))
+            .slice(-SHIFT_SAMPLES)
+        : [],
     };
   }
 
@@ -228,14 +249,24 @@ export function createCalibration(options: CalibrationOptions = {}): Calibration
     // Judged on the unclamped ratio: an actual of 0, or 40× the estimate, is plainly not this view.
     const distance = Math.abs(raw - current);
     if (n >= ESTABLISHED && distance > outlierLog) step *= (outlierLog / distance) ** 2;
-    step *= sample.weight ?? 1;
+    const weight = sample.weight ?? 1;
+    step *= weight;
+    let logFactor = clampTo(current + step * (target - current), logLo, logHi);
+    // Only full-weight samples count towards a shift; a discounted one leaves the run as it was.
+    const recent = weight >= 1 ? [...(base?.recent ?? []), target].slice(-SHIFT_SAMPLES) : (base?.recent ?? []);
+    if (recent.length === SHIFT_SAMPLES) {
+      const spread = Math.max(...recent) - Math.min(...recent);
+      const mean = recent.reduce((a, b) => a + b, 0) / recent.length;
+      if (spread <= SHIFT_SPREAD && Math.abs(mean - logFactor) > SHIFT_MIN) logFactor = mean;
+    }
     return {
       v: 1,
       model: sample.model,
-      logFactor: clampTo(current + step * (target - current), logLo, logHi),
+      logFactor,
       samples: n + 1,
       updatedAt: new Date(now()).toISOString(),
       writes: [...(base?.writes ?? []), writeId].slice(-LINEAGE),
+      recent,
     };
   }
 

@@ -13,9 +13,9 @@ import type { HistoryEntry, Message, MessageFormat, ToolDefinition } from '../me
 import { DEFAULTS, type ProviderInfo, type RequestOptions, requestedFormat } from '../options.js';
 import { Slices } from '../slices.js';
 import type { ModelInfoInput } from '../tokens/catalog.js';
-import { createModelCatalog, didYouMeanModel, type ModelCatalog } from '../tokens/catalog.js';
+import { createModelCatalog, didYouMeanModel, familyCounter, type ModelCatalog } from '../tokens/catalog.js';
 import { createTokenCounter } from '../tokens/counter.js';
-import { defaultModel } from '../tokens/model-counter.js';
+import { counterLabel, defaultModel } from '../tokens/model-counter.js';
 import type { TokenCounter } from '../tokens/types.js';
 import type { Calibration } from './calibration.js';
 import { createCalibration } from './calibration.js';
@@ -192,8 +192,8 @@ export class ContextMeasurer {
     let counter = this.counters.get(key);
     if (!counter) {
       const info = model ? this.catalog.get(model) : undefined;
-      const fallback = this.catalog.get(defaultModel(format))!;
-      counter = createTokenCounter(info ?? fallback);
+      const family = model && !info ? familyCounter(model) : undefined;
+      counter = createTokenCounter(info ?? family ?? this.catalog.get(defaultModel(format))!);
       this.counters.set(key, counter);
     }
     return counter;
@@ -438,10 +438,14 @@ export class ContextMeasurer {
     // no model the view is made valid for both (Anthropic's rules are the stricter).
     const format: MessageFormat = requested ?? conversationFormat ?? plainFormatFor(info?.provider);
     if (model && !info && !this.fixedCounter) {
+      const family = familyCounter(model);
+      const counting = family
+        ? `counting with the ${family.family} family's tokenizer (${counterLabel(family)})`
+        : 'counting with the default tokenizer';
       this.warnOnce(
         `unknown_model:${model}`,
         'unknown_model',
-        `model ${JSON.stringify(model)} is not in the catalog${didYouMeanModel(model, this.catalog)}: counting with the default tokenizer and budgeting with maxTokens (${this.maxTokens}); add it with the \`models\` option`,
+        `model ${JSON.stringify(model)} is not in the catalog${didYouMeanModel(model, this.catalog)}: ${counting} and budgeting with maxTokens (${this.maxTokens}); add it with the \`models\` option`,
       );
     }
     let budget: number;
@@ -484,7 +488,7 @@ export class ContextMeasurer {
       this.lastBudget = { budget, source };
       this.events.emit('context:budget', { budget, source });
     }
-    const counter = this.counterFor(info ? info.id : undefined, format);
+    const counter = this.counterFor(info ? info.id : model, format);
     const toolsTokens = this.countTools(counter, request.tools);
     const modelKey = info?.id ?? model ?? counter.id;
     const correction = this.calibration?.correction(modelKey) ?? 1;

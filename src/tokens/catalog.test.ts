@@ -6,6 +6,7 @@ import {
   CLAUDE_TOKENIZER,
   createModelCatalog,
   didYouMeanModel,
+  familyCounter,
   GEMINI_TOKENIZER,
   getModelInfo,
 } from './catalog.js';
@@ -233,5 +234,55 @@ describe('names the catalog does not hold (issue 23, item 8)', () => {
     await ctx.addMessage({ role: 'user', content: 'hi' });
     await ctx.getMessagesForRequest();
     expect(warnings[0]).toMatch(/"claude-sonet-4-5" is not in the catalog; did you mean claude-sonnet-4-5\?/);
+  });
+});
+
+describe('models of 2026 and names of a known family (issue 34, item 6)', () => {
+  it('knows Claude Sonnet 5 and Gemini 3 Pro, with their windows, prices and tokenizers', () => {
+    expect(getModelInfo('claude-sonnet-5')).toMatchObject({
+      provider: 'anthropic',
+      contextWindow: 1_000_000,
+      maxOutputTokens: 128_000,
+      tokenizer: { kind: 'estimate', encoding: 'cl100k_base', factor: 1.56 },
+      pricing: { input: 2, output: 10, cacheRead: 0.2, cacheWrite: 2.5, cacheWrite1h: 4 },
+    });
+    expect(getModelInfo('us.anthropic.claude-sonnet-5-v1:0')?.id).toBe('claude-sonnet-5');
+    expect(getModelInfo('gemini-3-pro')).toMatchObject({
+      provider: 'google',
+      contextWindow: 1_048_576,
+      maxOutputTokens: 65_536,
+    });
+    expect(getModelInfo('models/gemini-3-pro')?.id).toBe('gemini-3-pro');
+  });
+
+  it("gives a name it does not know its family's counter, by prefix", () => {
+    expect(familyCounter('claude-opus-5')).toMatchObject({ family: 'Claude 5', tokenizer: { factor: 1.56 } });
+    expect(familyCounter('claude-sonnet-5-5-20261001')).toMatchObject({ family: 'Claude 5' });
+    expect(familyCounter('eu.anthropic.claude-fable-5-1-v1:0')).toMatchObject({ family: 'Claude 5' });
+    expect(familyCounter('claude-sonnet-4-7')).toMatchObject({ family: 'Claude', tokenizer: { factor: 1.2 } });
+    expect(familyCounter('openrouter/openai/gpt-6')).toMatchObject({
+      provider: 'openai',
+      tokenizer: { kind: 'exact', encoding: 'o200k_base' },
+    });
+    expect(familyCounter('o5-mini')).toMatchObject({ provider: 'openai' });
+    expect(familyCounter('gemini-4-ultra')).toMatchObject({ provider: 'google', tokenizer: { factor: 1.1 } });
+    expect(familyCounter('llama-3-70b')).toBeUndefined();
+    expect(familyCounter('mystery-model-9000')).toBeUndefined();
+  });
+
+  it('counts an unknown Claude 5 name with the new tokenizer and warns once, naming the family', async () => {
+    const ctx = new ContextManager({ model: 'claude-opus-5', maxTokens: 50_000 });
+    const sonnet5 = new ContextManager({ model: 'claude-sonnet-5', maxTokens: 50_000 });
+    const warnings: string[] = [];
+    ctx.on('context:warn', (w) => warnings.push(w.message));
+    const text = 'The quick brown fox jumps over the lazy dog. '.repeat(200);
+    for (const m of [ctx, sonnet5]) await m.addMessage({ role: 'user', content: text });
+    await ctx.getMessagesForRequest();
+    await ctx.getMessagesForRequest();
+    await sonnet5.getMessagesForRequest();
+    expect(ctx.usage().tokens).toBe(sonnet5.usage().tokens);
+    expect(ctx.usage().budget).toBe(50_000);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/"claude-opus-5" is not in the catalog.*Claude 5 family's tokenizer \(estimate \(cl100k_base × 1\.56\)\)/);
   });
 });

@@ -40,6 +40,18 @@ export const GEMINI_TOKENIZER: TokenizerSpec = Object.freeze({
   factor: 1.1,
 });
 
+/**
+ * Claude Sonnet 5's new tokenizer: Anthropic's migration guide (platform.claude.com/docs/en/models/
+ * sonnet-5/migration-guide, read 2026-11-28) says the same text gives about 30% more tokens than on
+ * Sonnet 4.6, the exact increase depending on the content; so Claude's estimate × 1.3 (cl100k_base
+ * × 1.56). Calibration from reported usage corrects the rest within a few replies.
+ */
+export const CLAUDE_5_TOKENIZER: TokenizerSpec = Object.freeze({
+  kind: 'estimate',
+  encoding: 'cl100k_base',
+  factor: 1.56,
+});
+
 const O200K: TokenizerSpec = Object.freeze({ kind: 'exact', encoding: 'o200k_base' });
 const CL100K: TokenizerSpec = Object.freeze({ kind: 'exact', encoding: 'cl100k_base' });
 
@@ -87,6 +99,9 @@ const OPENAI: Entry[] = [
 ];
 
 const ANTHROPIC: Entry[] = [
+  // Read 2026-11-28: the Claude Sonnet 5 model page (platform.claude.com/docs/en/models/sonnet-5/overview:
+  // 1M context, 128K output, $2 / $10) and its migration guide (the new tokenizer, ~30% more tokens).
+  ['claude-sonnet-5', 1_000_000, 128_000, CLAUDE_5_TOKENIZER],
   // Read 2026-11-26: the Opus 4.7 and 4.8 model pages (platform.claude.com/docs/en/models/opus-4-8/overview,
   // Google Cloud's Opus 4.7 model card: 1M input, 128K output, GA) and, for the Mythos Preview
   // (Project Glasswing only; deprecated 2026-06-09, retired 2026-06-30), its model card's figures.
@@ -110,6 +125,10 @@ const ANTHROPIC: Entry[] = [
 ];
 
 const GOOGLE: Entry[] = [
+  // Read 2026-11-28: ai.google.dev/gemini-api/docs/models (Gemini 3 Pro: 1,048,576 input tokens,
+  // 65,536 output tokens; Gemini 3.1 Pro Preview the same limits).
+  ['gemini-3-pro', 1_048_576, 65_536],
+  ['gemini-3.1-pro-preview', 1_048_576, 65_536],
   ['gemini-3-pro-preview', 1_048_576, 65_536],
   ['gemini-2.5-pro', 1_048_576, 65_536],
   ['gemini-2.5-flash', 1_048_576, 65_536],
@@ -371,6 +390,40 @@ export function getModelInfo(
   overrides?: Readonly<Record<string, ModelInfoInput>>,
 ): ModelInfo | undefined {
   return createModelCatalog(overrides).get(model);
+}
+
+/** How an unknown model of a known family is counted (see {@link familyCounter}). */
+export interface FamilyCounter {
+  provider: ProviderFamily;
+  tokenizer: TokenizerSpec;
+  /** `Claude 5` — for the warning. */
+  family: string;
+  /** The catalog model of that family a command counts and budgets as when it needs one. */
+  representative: string;
+}
+
+/**
+ * The counter a model the catalog does not know gets from its name's family, or undefined when the
+ * name names none: `gpt-`, `chatgpt-` and `o<digit>` (OpenAI, o200k_base, exact), `claude-` (Claude's
+ * estimate; from Claude 5 on the new tokenizer's, since Sonnet 5 introduced it), `gemini-` / `gemma-`
+ * (Gemini's estimate), through any gateway prefix or Bedrock / Vertex id the catalog reads. Budgets
+ * still come from `maxTokens`: the family says how to count, not how large the window is.
+ */
+export function familyCounter(model: string): FamilyCounter | undefined {
+  const name = canonicalName(model);
+  const provider = providerFromName(name);
+  if (provider === undefined) return undefined;
+  if (provider === 'openai') {
+    return { provider, tokenizer: DEFAULT_TOKENIZERS.openai, family: 'OpenAI', representative: 'gpt-4o' };
+  }
+  if (provider === 'google') {
+    return { provider, tokenizer: DEFAULT_TOKENIZERS.google, family: 'Gemini', representative: 'gemini-2.5-pro' };
+  }
+  // `claude-sonnet-5-5`, `claude-opus-5`, `claude-5-haiku`: the first version number in the name.
+  const major = Number(/(?:^|-)(\d+)(?:-|$)/.exec(name.slice('claude'.length))?.[1] ?? '0');
+  return major >= 5
+    ? { provider, tokenizer: CLAUDE_5_TOKENIZER, family: 'Claude 5', representative: 'claude-sonnet-5' }
+    : { provider, tokenizer: CLAUDE_TOKENIZER, family: 'Claude', representative: 'claude-sonnet-4-5' };
 }
 
 /** `; did you mean X?` for a model name the catalog does not know, when it can tell which was meant. */

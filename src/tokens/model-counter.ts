@@ -6,7 +6,7 @@
 
 import { PLAIN_FORMAT, wireFormat } from '../formats/registry.js';
 import type { MessageFormat } from '../messages/types.js';
-import { didYouMeanModel, getModelInfo } from './catalog.js';
+import { didYouMeanModel, familyCounter, getModelInfo } from './catalog.js';
 import { createTokenCounter } from './counter.js';
 import type { ModelInfo, TokenCounter } from './types.js';
 
@@ -27,23 +27,29 @@ export function defaultModel(format: MessageFormat | undefined): string {
 }
 
 /** How a counter's figures should be read: exact, or an estimate and from what. */
-export function counterLabel(info: ModelInfo): string {
+export function counterLabel(info: Pick<ModelInfo, 'tokenizer'>): string {
   const t = info.tokenizer;
   return t.kind === 'exact' ? `exact (${t.encoding})` : `estimate (${t.encoding} × ${t.factor})`;
 }
 
 /**
- * The counter for `model` (or the format's default). An unknown model falls back to the default
- * with a warning rather than failing: the counts are still useful, and the warning says whose.
+ * The counter for `model` (or the format's default). An unknown model falls back rather than
+ * failing, with a warning that says whose counts they are: its family's tokenizer where the name
+ * names a family (`claude-…`, `gpt-…`, `gemini-…`, `o3…`, through gateway and Bedrock ids), the
+ * format's default model's otherwise.
  */
 export function modelCounter(model: string | undefined, format: MessageFormat | undefined): ModelCounter {
   const fallback = defaultModel(format);
   const asked = model ?? fallback;
   const known = getModelInfo(asked);
-  const info = known ?? (getModelInfo(fallback) as ModelInfo);
-  const result: ModelCounter = { info, counter: createTokenCounter(info), label: counterLabel(info) };
-  if (!known) {
-    result.warning = `model ${JSON.stringify(asked)} is not in the catalog${didYouMeanModel(asked)}; counting with ${info.id}'s tokenizer`;
-  }
-  return result;
+  if (known) return { info: known, counter: createTokenCounter(known), label: counterLabel(known) };
+  const family = familyCounter(asked);
+  const info = getModelInfo(family?.representative ?? fallback) as ModelInfo;
+  const whose = family ? `${info.id}'s tokenizer (the ${family.family} family)` : `${info.id}'s tokenizer`;
+  return {
+    info,
+    counter: createTokenCounter(info),
+    label: counterLabel(info),
+    warning: `model ${JSON.stringify(asked)} is not in the catalog${didYouMeanModel(asked)}; counting with ${whose}`,
+  };
 }

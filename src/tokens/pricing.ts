@@ -84,6 +84,10 @@ export const BUILTIN_PRICING: Readonly<Record<string, ModelPricing>> = Object.fr
   // Read 2026-11-26 on platform.claude.com/docs/en/about-claude/pricing (Opus 4.8 and 4.7: $5 in,
   // $6.25 5m write, $10 1h write, $0.50 hit, $25 out); the Mythos Preview's $25/$125 from its
   // Project Glasswing announcement. Their cache minimum is taken from Opus 4.6 (not listed yet).
+  // Read 2026-11-28 on platform.claude.com/docs/en/models/sonnet-5/overview: $2 in, $2.50 5m write,
+  // $4 1h write, $0.20 hit, $10 out (Anthropic's usual 1.25× / 2× / 0.1×). Its cache minimum is not
+  // listed there: taken from Sonnet 4.6, of which the guide calls it a drop-in upgrade.
+  'claude-sonnet-5': anthropic(2, 10, 1024),
   'claude-opus-4-8': anthropic(5, 25, 4096),
   'claude-opus-4-7': anthropic(5, 25, 4096),
   'claude-mythos-preview': anthropic(25, 125, 4096),
