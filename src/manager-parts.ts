@@ -15,7 +15,7 @@ import { createCalibration } from './guard/calibration.js';
 import type { CacheComparison } from './guard/cost-meter.js';
 import { ContextGuard, type GuardConversation } from './guard/guard.js';
 import { ContextMeasurer } from './guard/measurer.js';
-import type { UsageSample } from './guard/usage.js';
+import { cacheUnreported, type UsageSample } from './guard/usage.js';
 import { resetUsageWarning } from './guard/usage-warning.js';
 import { History } from './history/history.js';
 import { LiveEntries } from './history/live-entries.js';
@@ -255,22 +255,36 @@ export function llmTools(
 /**
  * Sets the provider's cache figures for the last request beside the meter's prediction in
  * `usage().cost.reported`, and warns (`cache_mismatch`) when they differ by more than 5% of the
- * input.
+ * input: once per conversation and cause (more read than predicted, less read, no cache figures in
+ * the reply at all), since a cause that holds for one reply holds for the next ones too.
  */
 export function compareCache(
   conversation: GuardConversation,
   sample: UsageSample,
-  measurer: Pick<ContextMeasurer, 'warn'>,
+  measurer: Pick<ContextMeasurer, 'warnOnce'>,
 ): CacheComparison | undefined {
   const cost = conversation.lastUsage?.cost;
   const meter = cost ? conversation.meters?.get(cost.model) : undefined;
+  meter?.learnBreakpoints(sample);
+  if (cacheUnreported(sample)) {
+    if (meter?.last && meter.last.cachedTokens > 0) {
+      measurer.warnOnce(
+        'cache_mismatch:unreported',
+        'cache_mismatch',
+        `the provider's usage carries no cache figures, where ${meter.last.cachedTokens} input tokens were expected from its cache: the cost meter's cache predictions cannot be checked`,
+      );
+    }
+    return undefined;
+  }
   const comparison = meter?.compare(sample);
   if (!cost || !comparison) return undefined;
   cost.reported = comparison;
   if (comparison.relative > 0.05) {
-    measurer.warn(
+    const cause = comparison.difference > 0 ? 'more' : 'less';
+    measurer.warnOnce(
+      `cache_mismatch:${cause}`,
       'cache_mismatch',
-      `the provider read ${comparison.reportedCached} input tokens from its cache where ${comparison.predictedCached} were expected`,
+      `the provider read ${comparison.reportedCached} input tokens from its cache where ${comparison.predictedCached} were expected (${cause} than predicted; said once per conversation)`,
     );
   }
   return comparison;

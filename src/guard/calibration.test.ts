@@ -302,7 +302,8 @@ describe('calibration: a tokenizer change (issue 34, item 6)', () => {
 
   it('is not set off by samples that disagree with one another, nor by discounted ones', async () => {
     const scattered = createCalibration();
-    for (const r of [1.3, 0.9, 1.3]) await scattered.record({ model: MODEL, estimated: 1000, actual: 1000 * r });
+    for (const r of [1.3, 0.9, 1.3])
+      await scattered.record({ model: MODEL, estimated: 1000, actual: 1000 * r });
     expect(scattered.correction(MODEL)).toBeLessThan(1.15);
     const discounted = createCalibration();
     for (let i = 0; i < 3; i++) {

@@ -253,7 +253,8 @@ export function createCalibration(options: CalibrationOptions = {}): Calibration
     step *= weight;
     let logFactor = clampTo(current + step * (target - current), logLo, logHi);
     // Only full-weight samples count towards a shift; a discounted one leaves the run as it was.
-    const recent = weight >= 1 ? [...(base?.recent ?? []), target].slice(-SHIFT_SAMPLES) : (base?.recent ?? []);
+    const recent =
+      weight >= 1 ? [...(base?.recent ?? []), target].slice(-SHIFT_SAMPLES) : (base?.recent ?? []);
     if (recent.length === SHIFT_SAMPLES) {
       const spread = Math.max(...recent) - Math.min(...recent);
       const mean = recent.reduce((a, b) => a + b, 0) / recent.length;

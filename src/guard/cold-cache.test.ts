@@ -14,6 +14,8 @@ async function nearTrigger(idleMinutes: number, compactWhenCacheExpired = true) 
     model: 'claude-sonnet-4-5',
     now: () => new Date(clock),
     compactWhenCacheExpired,
+    // Marks sent, so the prompt cache is used at all (issue 34: no breakpoint, no cache).
+    cacheBreakpoints: 'auto',
   });
   const receipts: CompactionReceipt[] = [];
   ctx.on('context:post_compact', (e) => receipts.push(e.receipt));

@@ -311,13 +311,26 @@ describe('CostMeter, sources', () => {
 /** A session of turns: user messages of 40–400 words, a reply each, sometimes an idle hour. */
 async function session(
   provider: 'openai' | 'anthropic',
-): Promise<{ predicted: number; reported: number; mismatches: number; turns: number }> {
+  /** Anthropic: `top-level` sends the request's automatic `cache_control`, `auto` contextkit's marks, `off` neither. */
+  caching: 'top-level' | 'auto' | 'off' = 'top-level',
+): Promise<{
+  predicted: number;
+  reported: number;
+  mismatches: number;
+  turns: number;
+  /** USD the server's usage bills for the input, and what the meter says. */
+  billed: number;
+  metered: number;
+}> {
   let clock = Date.parse('2026-01-01T00:00:00Z');
   const server = await startFakeCachingServer({ now: () => clock });
   const model = provider === 'openai' ? 'gpt-4o' : 'claude-sonnet-4-5';
+  const price = BUILTIN_PRICING[model]!;
+  let billed = 0;
   const ctx = new ContextManager({
     model,
     now: () => new Date(clock),
+    ...(caching === 'auto' ? { cacheBreakpoints: 'auto' as const } : {}),
     // The fake counts raw cl100k tokens for Claude; count the same so the totals compare.
     ...(provider === 'anthropic'
       ? { models: { 'claude-sonnet-4-5': { tokenizer: { kind: 'exact', encoding: 'cl100k_base' } } } }
@@ -351,8 +364,23 @@ async function session(
       const body =
         provider === 'openai'
           ? { model, messages: view }
-          : { model, max_tokens: 100, cache_control: { type: 'ephemeral' }, messages: view };
+          : {
+              model,
+              max_tokens: 100,
+              ...(caching === 'top-level' ? { cache_control: { type: 'ephemeral' } } : {}),
+              messages: view,
+            };
       const response = await (await fetch(url, { method: 'POST', body: JSON.stringify(body) })).json();
+      const u = response.usage;
+      billed +=
+        provider === 'openai'
+          ? ((u.prompt_tokens - u.prompt_tokens_details.cached_tokens) * price.input +
+              u.prompt_tokens_details.cached_tokens * price.cacheRead) /
+            1e6
+          : (u.input_tokens * price.input +
+              u.cache_read_input_tokens * price.cacheRead +
+              u.cache_creation_input_tokens * price.cacheWrite) /
+            1e6;
       if (provider === 'openai') await ctx.recordOpenAIUsage(response);
       else await ctx.recordAnthropicUsage(response);
       const cost = ctx.usage().cost!;
@@ -364,7 +392,14 @@ async function session(
   } finally {
     await server.close();
   }
-  return { predicted, reported, mismatches: warnings.filter((w) => w === 'cache_mismatch').length, turns };
+  return {
+    predicted,
+    reported,
+    mismatches: warnings.filter((w) => w === 'cache_mismatch').length,
+    turns,
+    billed,
+    metered: ctx.usage().cost!.totals.price!,
+  };
 }
 
 describe('the meter beside a provider that follows the documented caching rules', () => {
@@ -383,9 +418,49 @@ describe('the meter beside a provider that follows the documented caching rules'
   });
 });
 
+describe('an honest meter: Anthropic caches only where a breakpoint is sent (issue 34, item 4)', () => {
+  // Before: with the default cacheBreakpoints 'off' no request carried cache_control, yet the meter
+  // predicted most input read from the cache (the server billed all of it fresh).
+  for (const caching of ['off', 'auto', 'top-level'] as const) {
+    it(`bills within 1% of the fake server's billing, breakpoints ${caching}`, async () => {
+      const s = await session('anthropic', caching);
+      console.info(`anthropic ${caching}: server $${s.billed.toFixed(4)}, meter $${s.metered.toFixed(4)}`);
+      expect(Math.abs(s.metered - s.billed) / s.billed).toBeLessThan(0.01);
+      if (caching === 'off') expect(s.predicted).toBe(0);
+      else expect(s.predicted).toBeGreaterThan(0);
+      // A cause is warned once per conversation at most (there are two: more or less than predicted).
+      expect(s.mismatches).toBeLessThanOrEqual(2);
+    });
+  }
+
+  it('warns once, not every call, when replies carry no cache figures', async () => {
+    const ctx = new ContextManager({ model: 'claude-sonnet-4-5', cacheBreakpoints: 'auto' });
+    const warnings: string[] = [];
+    ctx.on('context:warn', (w) => warnings.push(w.code));
+    for (let turn = 0; turn < 30; turn++) {
+      await ctx.addMessage({ role: 'user', content: `turn ${turn}: ${'the order was late '.repeat(120)}` });
+      await ctx.getMessagesForRequest();
+      // A gateway that strips the cache fields from Anthropic's usage.
+      await ctx.recordAnthropicUsage({ usage: { input_tokens: 500 * (turn + 1), output_tokens: 5 } });
+      await ctx.addMessage({ role: 'assistant', content: `noted ${turn}` });
+    }
+    expect(warnings.filter((w) => w === 'cache_mismatch')).toHaveLength(1);
+  });
+});
+
 describe('usage() and context:measure carry the cost', () => {
   it('prices the request and sums the session', async () => {
-    const ctx = new ContextManager({ model: 'claude-sonnet-4-5' });
+    // With the default cacheBreakpoints 'off' no breakpoint is sent: Anthropic caches nothing.
+    const off = new ContextManager({ model: 'claude-sonnet-4-5' });
+    await off.addMessage({ role: 'user', content: 'hello '.repeat(2000) });
+    await off.getMessagesForRequest();
+    await off.addMessage({ role: 'assistant', content: 'hi' });
+    await off.addMessage({ role: 'user', content: 'more' });
+    await off.getMessagesForRequest();
+    expect(off.usage().cost!.last.cachedTokens).toBe(0);
+    expect(off.usage().cost!.last.freshTokens).toBe(off.usage().cost!.last.inputTokens);
+
+    const ctx = new ContextManager({ model: 'claude-sonnet-4-5', cacheBreakpoints: 'auto' });
     const seen: number[] = [];
     ctx.on('context:measure', (m) => seen.push(m.cost?.inputTokens ?? -1));
     await ctx.addMessage({ role: 'user', content: 'hello '.repeat(2000) });
@@ -442,7 +517,7 @@ describe('usage() and context:measure carry the cost', () => {
   });
 
   it('a view converted to another wire format every request still reads its prefix from the cache', async () => {
-    const ctx = new ContextManager({ model: 'claude-sonnet-4-5' });
+    const ctx = new ContextManager({ model: 'claude-sonnet-4-5', cacheBreakpoints: 'auto' });
     await ctx.addMessage({ role: 'system', content: 'You look things up. '.repeat(300) });
     for (let i = 0; i < 5; i++) {
       await ctx.addMessage({ role: 'user', content: `find ${i}` });
@@ -462,9 +537,9 @@ describe('usage() and context:measure carry the cost', () => {
     expect(last.cachedTokens / last.inputTokens).toBeGreaterThan(0.8);
   });
 
-  it('Anthropic cache marks (copies of the marked messages) do not change what is billed', async () => {
-    // The provider caches content, and a mark is not content: with marks and without, the same
-    // session is billed the same.
+  it('Anthropic cache marks (copies of the marked messages) do not change what is counted', async () => {
+    // A mark is not content: with marks and without, the same input is counted. Without any mark
+    // nothing is cached (no breakpoint is sent), with them the cache is read.
     const totals = [];
     for (const cacheBreakpoints of ['auto', 'off'] as const) {
       const ctx = new ContextManager({ model: 'claude-sonnet-4-5', cacheBreakpoints });
@@ -479,8 +554,10 @@ describe('usage() and context:measure carry the cost', () => {
       expect(marked > 0).toBe(cacheBreakpoints === 'auto');
       totals.push(ctx.usage().cost!.totals);
     }
-    expect(totals[0]).toEqual(totals[1]);
+    expect(totals[0]!.inputTokens).toBe(totals[1]!.inputTokens);
     expect(totals[0]!.cachedTokens).toBeGreaterThan(0);
+    expect(totals[1]!.cachedTokens).toBe(0);
+    expect(totals[1]!.freshTokens).toBe(totals[1]!.inputTokens);
   });
 
   it('catalog prices can be overridden, and bad ones are refused with the field named', () => {

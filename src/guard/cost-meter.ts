@@ -241,6 +241,19 @@ export class CostMeter {
   /** The last request's bill. */
   last: RequestCost | null = null;
   readonly totals: CostTotals;
+  /**
+   * Whether the requests carry a cache breakpoint. With `breakpoints` caching (Anthropic, Claude
+   * on Bedrock) nothing is cached unless one is sent: "Prompt caching … caches the prefix up to a
+   * block marked `cache_control`" (platform.claude.com/docs/en/build-with-claude/prompt-caching).
+   * While false such a meter bills every input token fresh. `automatic` caching ignores it.
+   */
+  breakpointsSent = true;
+  /**
+   * A reply reported cache reads or writes: the requests carry a breakpoint the meter cannot see
+   * in the messages (Anthropic's automatic caching, a top-level `cache_control` on the request,
+   * which "applies the cache breakpoint to the last cacheable block"; prompt-caching page above).
+   */
+  breakpointsSeen = false;
 
   constructor(pricing: ModelPricing | undefined) {
     this.pricing = pricing;
@@ -279,8 +292,9 @@ export class CostMeter {
     knownShared = 0,
   ): RequestCost {
     const caching = this.pricing?.caching ?? DEFAULT_CACHING;
-    const min = caching.minPrefixTokens;
     const automatic = caching.mode === 'automatic';
+    // No breakpoint sent: no prefix is ever long enough to be written, so none is read either.
+    const min = automatic || this.breakpointsSent ? caching.minPrefixTokens : Number.POSITIVE_INFINITY;
     const chain = this.chain;
     const ttl = this.ttl;
     const byIdentity = source.identity !== undefined;
@@ -458,6 +472,32 @@ export class CostMeter {
   }
 
   /** The last request's prediction beside the provider's report of it; null before any request. */
+  /**
+   * Learns from a reply that the requests carry a breakpoint: when the provider reported cache
+   * reads or writes for a request the meter billed uncached, that request wrote its prefix (what
+   * the provider does at a breakpoint on its last block), so it is billed as written, and later
+   * requests read it. Called before {@link compare}.
+   */
+  learnBreakpoints(reported: UsageSample): void {
+    if (this.breakpointsSeen || reported.cacheReadTokens + reported.cacheWriteTokens === 0) return;
+    this.breakpointsSeen = true;
+    const last = this.last;
+    const caching = this.pricing?.caching;
+    if (!last || this.breakpointsSent || caching?.mode !== 'breakpoints' || this.lastAt === undefined) return;
+    const n = this.chain.items.length;
+    if (n === 0 || this.chain.cum[n - 1]! < caching.minPrefixTokens) return;
+    this.chain.expires[n - 1] = this.lastAt + this.ttl;
+    const written = last.freshTokens;
+    last.writtenTokens += written;
+    last.freshTokens = 0;
+    this.totals.writtenTokens += written;
+    this.totals.freshTokens -= written;
+    const p = this.pricing!;
+    const extra = (written * (p.cacheWrite - p.input)) / 1e6;
+    if (last.price !== undefined) last.price += extra;
+    if (this.totals.price !== undefined) this.totals.price += extra;
+  }
+
   compare(reported: UsageSample): CacheComparison | null {
     const last = this.last;
     if (!last) return null;

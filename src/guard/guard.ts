@@ -251,7 +251,15 @@ export class ContextGuard {
         messages: out.messages.length,
       };
       if (this.costMeter) {
-        const cost = billRequest(this.measurer, c, r, out.unmarked, request.tools, out.noticeTokens);
+        const cost = billRequest(
+          this.measurer,
+          c,
+          r,
+          out.unmarked,
+          request.tools,
+          out.noticeTokens,
+          this.cacheBreakpoints === 'auto',
+        );
         c.lastUsage.cost = cost;
         measured.cost = cost.last;
       }

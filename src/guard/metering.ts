@@ -13,7 +13,9 @@ import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
 
 /**
  * Bills the view about to be sent with the conversation's meter for the model, at the time of
- * its newest message (now when messages carry no time).
+ * its newest message (now when messages carry no time). `breakpoints`: contextkit marks the view
+ * for the prompt cache (`cacheBreakpoints: 'auto'`); without them a provider that caches only at
+ * breakpoints caches only where the messages carry marks of their own.
  */
 export function billRequest(
   measurer: ContextMeasurer,
@@ -22,6 +24,7 @@ export function billRequest(
   messages: readonly Message[],
   tools: RequestOptions['tools'],
   noticeTokens: number,
+  breakpoints: boolean,
 ): UsageCost {
   c.meters ??= new Map();
   let meter = c.meters.get(r.modelKey);
@@ -40,6 +43,9 @@ export function billRequest(
   c.meterMark = mark ? { model: r.modelKey, build: mark, closed: mark.closedMessages, plain } : undefined;
   c.meterSource ??= new MessageSource(measurer);
   const source = c.meterSource.reading(r);
+  if (meter.pricing?.caching.mode === 'breakpoints') {
+    meter.breakpointsSent = breakpoints || meter.breakpointsSeen || carriesMarks(messages);
+  }
   const last = meter.billView(
     conversationTime(c),
     tools && tools.length > 0 ? messageFingerprint(tools) : 0,
@@ -53,6 +59,35 @@ export function billRequest(
   const out: UsageCost = { model: r.modelKey, currency: 'USD', last, totals: meter.totals };
   if (meter.pricing) out.pricing = meter.pricing.source;
   return out;
+}
+
+const marked = new WeakMap<object, boolean>();
+
+/**
+ * Whether a message carries a prompt-cache mark of its own: an Anthropic block with
+ * `cache_control`, or a Bedrock Converse `cachePoint` block. Memoized by message object, so a
+ * steady turn looks at its new messages only.
+ */
+function hasMark(message: Message): boolean {
+  let known = marked.get(message);
+  if (known === undefined) {
+    const content: unknown = message.content;
+    known =
+      Array.isArray(content) &&
+      content.some(
+        (b) =>
+          typeof b === 'object' &&
+          b !== null &&
+          ((b as Record<string, unknown>).cache_control != null || 'cachePoint' in b),
+      );
+    marked.set(message, known);
+  }
+  return known;
+}
+
+function carriesMarks(messages: readonly Message[]): boolean {
+  for (const m of messages) if (hasMark(m)) return true;
+  return false;
 }
 
 /** View messages as the meter reads them: keyed by object, counted by the measurer (memoized). */

@@ -131,6 +131,22 @@ function sample(
   return out;
 }
 
+const UNREPORTED = new WeakSet<UsageSample>();
+
+/** Marks a sample whose usage had no cache figures (see {@link cacheUnreported}). */
+function unreported(out: UsageSample, none: boolean): UsageSample {
+  if (none) UNREPORTED.add(out);
+  return out;
+}
+
+/**
+ * Whether a sample's usage carried no cache figures at all (a gateway that strips them, counts
+ * given by hand without them): its cache counts are then 0 by default, not the provider's word.
+ */
+export function cacheUnreported(sample: UsageSample): boolean {
+  return UNREPORTED.has(sample);
+}
+
 /**
  * Reads an OpenAI Chat Completions or Responses API response (or its `usage`). Cached tokens
  * are part of `prompt_tokens`/`input_tokens` there, so they are taken out of `inputTokens`.
@@ -153,7 +169,7 @@ export function usageFromOpenAI(response: unknown): UsageSample {
   if (cached > total) {
     throw new InvalidUsageError(cachedField, `${cached} cached tokens exceed the ${total} input tokens`);
   }
-  return sample(model, total - cached, cached, 0);
+  return unreported(sample(model, total - cached, cached, 0), details?.cached_tokens == null);
 }
 
 /**
@@ -165,7 +181,10 @@ export function usageFromAnthropic(response: unknown): UsageSample {
   const input = count(usage.input_tokens, `${path}.input_tokens`);
   const read = optionalCount(usage.cache_read_input_tokens, `${path}.cache_read_input_tokens`);
   const write = optionalCount(usage.cache_creation_input_tokens, `${path}.cache_creation_input_tokens`);
-  const out = sample(model, input, read, write);
+  const out = unreported(
+    sample(model, input, read, write),
+    usage.cache_read_input_tokens == null && usage.cache_creation_input_tokens == null,
+  );
   const iterations = usage.iterations;
   if (iterations === undefined || iterations === null) return out;
   if (!Array.isArray(iterations))
@@ -258,11 +277,14 @@ export function usageFromCounts(counts: UsageCounts): UsageSample {
   if (model !== undefined && typeof model !== 'string') {
     throw new InvalidUsageError('usage.model', `expected a string, got ${describe(model)}`);
   }
-  const out = sample(
-    model,
-    count(counts.inputTokens, 'usage.inputTokens'),
-    optionalCount(counts.cacheReadTokens, 'usage.cacheReadTokens'),
-    optionalCount(counts.cacheWriteTokens, 'usage.cacheWriteTokens'),
+  const out = unreported(
+    sample(
+      model,
+      count(counts.inputTokens, 'usage.inputTokens'),
+      optionalCount(counts.cacheReadTokens, 'usage.cacheReadTokens'),
+      optionalCount(counts.cacheWriteTokens, 'usage.cacheWriteTokens'),
+    ),
+    counts.cacheReadTokens === undefined && counts.cacheWriteTokens === undefined,
   );
   const iterations = counts.iterations;
   if (iterations === undefined) return out;

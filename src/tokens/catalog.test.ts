@@ -259,7 +259,10 @@ describe('models of 2026 and names of a known family (issue 34, item 6)', () => 
     expect(familyCounter('claude-opus-5')).toMatchObject({ family: 'Claude 5', tokenizer: { factor: 1.56 } });
     expect(familyCounter('claude-sonnet-5-5-20261001')).toMatchObject({ family: 'Claude 5' });
     expect(familyCounter('eu.anthropic.claude-fable-5-1-v1:0')).toMatchObject({ family: 'Claude 5' });
-    expect(familyCounter('claude-sonnet-4-7')).toMatchObject({ family: 'Claude', tokenizer: { factor: 1.2 } });
+    expect(familyCounter('claude-sonnet-4-7')).toMatchObject({
+      family: 'Claude',
+      tokenizer: { factor: 1.2 },
+    });
     expect(familyCounter('openrouter/openai/gpt-6')).toMatchObject({
       provider: 'openai',
       tokenizer: { kind: 'exact', encoding: 'o200k_base' },
@@ -283,6 +286,8 @@ describe('models of 2026 and names of a known family (issue 34, item 6)', () => 
     expect(ctx.usage().tokens).toBe(sonnet5.usage().tokens);
     expect(ctx.usage().budget).toBe(50_000);
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/"claude-opus-5" is not in the catalog.*Claude 5 family's tokenizer \(estimate \(cl100k_base × 1\.56\)\)/);
+    expect(warnings[0]).toMatch(
+      /"claude-opus-5" is not in the catalog.*Claude 5 family's tokenizer \(estimate \(cl100k_base × 1\.56\)\)/,
+    );
   });
 });

@@ -417,7 +417,12 @@ export function familyCounter(model: string): FamilyCounter | undefined {
     return { provider, tokenizer: DEFAULT_TOKENIZERS.openai, family: 'OpenAI', representative: 'gpt-4o' };
   }
   if (provider === 'google') {
-    return { provider, tokenizer: DEFAULT_TOKENIZERS.google, family: 'Gemini', representative: 'gemini-2.5-pro' };
+    return {
+      provider,
+      tokenizer: DEFAULT_TOKENIZERS.google,
+      family: 'Gemini',
+      representative: 'gemini-2.5-pro',
+    };
   }
   // `claude-sonnet-5-5`, `claude-opus-5`, `claude-5-haiku`: the first version number in the name.
   const major = Number(/(?:^|-)(\d+)(?:-|$)/.exec(name.slice('claude'.length))?.[1] ?? '0');

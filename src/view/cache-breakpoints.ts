@@ -16,9 +16,13 @@ export function unchangedPrefix(messages: readonly Message[], previous: readonly
 }
 
 /**
- * Where the stable prefix ends in a request: the last leading system message, the facts and
- * summary blocks, and the last message of the prefix shared with the previous request, in that
- * order of preference from last to first (the longest cached prefix saves the most).
+ * Where a request marks breakpoints, in order of preference: its last message (Anthropic writes the
+ * whole prompt there for the next request to read, as its automatic caching does: "applies the
+ * cache breakpoint to the last cacheable block and moves it forward as conversations grow",
+ * platform.claude.com/docs/en/build-with-claude/prompt-caching), the last message of the prefix
+ * shared with the previous request (where that request wrote: a hit even when more than the
+ * documented 20-block lookback was added since), then the facts and summary blocks and the last
+ * leading system message (what survives a compaction).
  */
 export function stablePrefixEnds(
   messages: readonly Message[],
@@ -26,6 +30,7 @@ export function stablePrefixEnds(
   unchanged: number,
 ): number[] {
   const wanted: number[] = [];
+  if (messages.length > 0) wanted.push(messages.length - 1);
   if (unchanged > 0) wanted.push(unchanged - 1);
   for (const block of blocks) {
     if (!block) continue;

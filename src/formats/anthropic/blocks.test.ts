@@ -399,7 +399,7 @@ describe('the fake Messages API refuses what the documentation says the API refu
 });
 
 describe('cacheBreakpoints: auto', () => {
-  it('marks the system prompt and the last unchanged message on copies, at most 4 marks', async () => {
+  it('marks the last message, the last unchanged one and the system prompt on copies, at most 4 marks', async () => {
     const ctx = new ContextManager({ model: MODEL, cacheBreakpoints: 'auto' });
     await ctx.addMessage({ role: 'system', content: 'You are helpful.' });
     await ctx.addMessage({ role: 'user', content: 'one' });
@@ -408,7 +408,11 @@ describe('cacheBreakpoints: auto', () => {
       role: 'system',
       content: [{ type: 'text', text: 'You are helpful.', cache_control: { type: 'ephemeral' } }],
     });
-    expect(first[1]).toEqual({ role: 'user', content: 'one' });
+    // The last message: the whole prompt is written for the next request (issue 34, item 4).
+    expect(first[1]).toEqual({
+      role: 'user',
+      content: [{ type: 'text', text: 'one', cache_control: { type: 'ephemeral' } }],
+    });
     await ctx.addMessage({ role: 'assistant', content: 'two' });
     await ctx.addMessage({ role: 'user', content: 'three' });
     const second = await ctx.getMessagesForRequest({ tokenBudget: 10_000 });
@@ -417,7 +421,11 @@ describe('cacheBreakpoints: auto', () => {
       role: 'user',
       content: [{ type: 'text', text: 'one', cache_control: { type: 'ephemeral' } }],
     });
-    expect(second[3]).toEqual({ role: 'user', content: 'three' });
+    expect(second[3]).toEqual({
+      role: 'user',
+      content: [{ type: 'text', text: 'three', cache_control: { type: 'ephemeral' } }],
+    });
+    expect(second[2]).toEqual({ role: 'assistant', content: 'two' });
     // Never stored.
     expect((await ctx.getMessages())[0]).toEqual({ role: 'system', content: 'You are helpful.' });
     expect((await post(second, false)).status).toBe(200);
