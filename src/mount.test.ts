@@ -122,4 +122,42 @@ describe("the reference modules' own keys (issue 23, item 6)", () => {
     expect(warnings[2]!.message).toMatch(/pinned: true/);
     expect(warnings[3]!.message).toMatch(/nearest option is store/);
   });
+
+  it("takes every key of the reference modules' configs, as they ship them (issue 34, item 5)", async () => {
+    // context-simple's mount() with every key at its default, and context-persistent's own key.
+    const simple = {
+      max_tokens: 200_000,
+      compact_threshold: 0.92,
+      target_usage: 0.5,
+      protected_recent: 0.3,
+      protected_tool_results: 5,
+      truncate_chars: 250,
+      compaction_notice_enabled: true,
+      compaction_notice_token_reserve: 800,
+      compaction_notice_verbosity: 'normal',
+      compaction_notice_min_level: 1,
+      output_reserve_fraction: 0.5,
+      max_tool_result_bytes: 131_072,
+      token_meter: 'estimate',
+    };
+    const manager = await mount(coordinator, simple);
+    const warnings: Array<{ code: string; message: string }> = [];
+    manager.on('context:warn', (w) => warnings.push(w));
+    expect(manager.options.keepToolResults).toBe(5);
+    expect(optionsFromConfig(simple).compactionNotice).toBe(true);
+    expect(warnings.map((w) => w.message.split(':')[0])).toEqual([
+      'protected_recent is not applied',
+      'truncate_chars is not applied',
+      'compaction_notice_token_reserve is not applied',
+      'compaction_notice_verbosity is not applied',
+      'compaction_notice_min_level is not applied',
+      'output_reserve_fraction is not applied',
+      'max_tool_result_bytes is not applied',
+      'token_meter is not applied',
+    ]);
+    const persistent = await mount(coordinator, { truncate_boundary: 10, memory_files: [] });
+    const more: string[] = [];
+    persistent.on('context:warn', (w) => more.push(w.message));
+    expect(more.some((m) => m.startsWith('truncate_boundary is not applied'))).toBe(true);
+  });
 });

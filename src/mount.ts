@@ -48,6 +48,13 @@ export type MountConfig = ContextManagerOptions & {
   truncate_chars?: unknown;
   memory_files?: unknown;
   transcript_path?: unknown;
+  compaction_notice_token_reserve?: unknown;
+  compaction_notice_verbosity?: unknown;
+  compaction_notice_min_level?: unknown;
+  output_reserve_fraction?: unknown;
+  max_tool_result_bytes?: unknown;
+  token_meter?: unknown;
+  truncate_boundary?: unknown;
   warn_at?: number;
   decline_at?: number;
   jump_escalation?: number;
@@ -92,6 +99,20 @@ const NOT_APPLIED: Record<string, string> = {
     'contextkit reads no files into the context: add their text as a system message or with addMessage(message, { pinned: true }), which compaction never touches',
   transcript_path:
     'the whole history is always in the store, never rewritten; the nearest option is store (`file:DIR`, or storage_path), and `contextkit conversations export` writes a transcript',
+  compaction_notice_token_reserve:
+    'the compaction notice is counted exactly and its room kept inside the budget, whatever its length; nothing to reserve by hand',
+  compaction_notice_verbosity:
+    'the notice is one line saying what left the view and how to recall it; the nearest option is compactionNotice (on or off)',
+  compaction_notice_min_level:
+    'every compaction that changes the view may carry the notice; the nearest option is compactionNotice (on or off)',
+  output_reserve_fraction:
+    "the budget keeps the model's whole output limit aside (window − max output − safetyMargin); to send more, give tokenBudget per request or a larger maxTokens",
+  max_tool_result_bytes:
+    'a tool result is stored whole, never clipped on the way in; in the view it is shortened by tokens (head and tail kept) only when it could never fit, and cleared results keep their facts',
+  token_meter:
+    'reported usage always calibrates the counts (recordUsage, add*Response), on top of the exact or estimated tokenizer: there is no estimate-only mode',
+  truncate_boundary:
+    'older tool results are cleared (with their facts kept) from the oldest on, never the newest keepToolResults; the nearest option is keepToolResults',
 };
 const GUARD_RENAMED: Record<string, 'warnAt' | 'declineAt' | 'jumpEscalation'> = {
   warn_at: 'warnAt',
