@@ -58,7 +58,7 @@ export function parseChat(root: unknown, source: string): ChatConversation {
     throw new ChatFileError(`${source}: ${at}: expected ${expected}`);
   };
   if (!isRecord(root) || !Array.isArray(root.qa)) {
-    fail('the top level', `a chat { "messages", "qa" } (a folder given to eval holds chats; ${EVAL_READS})`);
+    fail('the top level', `a chat { "messages", "qa" } (${EVAL_READS})`);
   }
   const top = root as Record<string, unknown>;
   if (!Array.isArray(top.messages)) fail('messages', 'an array');
@@ -99,17 +99,20 @@ function parseJson(
   }
 }
 
-/** What an eval input is: a folder of chats, one chat, or a tau-bench file (its text, parsed). */
+/** What an eval input is: chats with questions, a tau-bench file, one conversation, or a folder of runs. */
 export type EvalInput =
   | { kind: 'chats'; chats: ChatConversation[] }
   | { kind: 'tau-bench'; text: string }
   /** Any other conversation: a list of messages, JSONL, or `{ messages }` (one run). */
-  | { kind: 'run'; text: string };
+  | { kind: 'run'; text: string }
+  /** A folder of tau-bench files and conversations, each file read as it would be alone. */
+  | { kind: 'runs'; files: Array<{ path: string; kind: 'tau-bench' | 'run'; text: string }> };
 
 /** What `contextkit eval` reads, for the errors about what it was given instead. */
 export const EVAL_READS =
   'eval reads tau-bench runs (a JSON array of { task_id, traj, info }), a chat with questions ({ messages, qa }), ' +
-  'a folder of such chats, or any conversation (a JSON array of messages, JSONL, or { messages }) for the facts-kept measure';
+  'or any conversation (a JSON array of messages, JSONL, or { messages }: agent runs, SWE-agent trajectories, transcripts) for the facts-kept measure; ' +
+  'a folder holds chats, or runs and conversations';
 
 async function readText(path: string): Promise<string> {
   try {
@@ -121,25 +124,8 @@ async function readText(path: string): Promise<string> {
   }
 }
 
-/**
- * Reads what `contextkit eval` was given and tells its shape: a folder is a chat set (its
- * `*.json` files in name order, each a chat); a file holding `{ messages, qa }` is one chat;
- * anything else is left to the tau-bench reader.
- */
-export async function readEvalInput(path: string): Promise<EvalInput> {
-  const info = await stat(path).catch(() => undefined);
-  if (info?.isDirectory()) {
-    const files = (await readdir(path)).filter((f) => f.toLowerCase().endsWith('.json')).sort();
-    if (files.length === 0) throw new ChatFileError(`${path}: no .json chat files in this folder`);
-    const chats: ChatConversation[] = [];
-    for (const file of files) {
-      const source = join(path, file);
-      const root = parseJson(await readText(source), source, (m, cause) => new ChatFileError(m, { cause }));
-      chats.push(parseChat(root, source));
-    }
-    return { kind: 'chats', chats };
-  }
-  const text = await readText(path);
+/** How one file reads: a chat with questions, a conversation, or tau-bench runs. */
+function fileInput(text: string, path: string): EvalInput {
   let root: unknown;
   try {
     root = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
@@ -152,4 +138,36 @@ export async function readEvalInput(path: string): Promise<EvalInput> {
   const conversation =
     (isRecord(root) && Array.isArray(root.messages)) || (isRecord(first) && typeof first.role === 'string');
   return conversation ? { kind: 'run', text } : { kind: 'tau-bench', text };
+}
+
+/**
+ * Reads what `contextkit eval` was given and tells its shape: a file holding `{ messages, qa }` is
+ * one chat; a list of messages, JSONL or `{ messages }` one run; anything else is left to the
+ * tau-bench reader. A folder's `*.json` and `*.jsonl` files (in name order) are read the same way
+ * and must be all chats or all runs (agent runs and transcripts: tau-bench files, SWE-agent
+ * trajectories as messages, any conversation).
+ */
+export async function readEvalInput(path: string): Promise<EvalInput> {
+  const info = await stat(path).catch(() => undefined);
+  if (!info?.isDirectory()) return fileInput(await readText(path), path);
+  const names = (await readdir(path)).filter((f) => /\.jsonl?$/i.test(f)).sort();
+  if (names.length === 0)
+    throw new ChatFileError(`${path}: no .json or .jsonl files in this folder; ${EVAL_READS}`);
+  const chats: ChatConversation[] = [];
+  let firstChat = '';
+  const files: Array<{ path: string; kind: 'tau-bench' | 'run'; text: string }> = [];
+  for (const name of names) {
+    const source = join(path, name);
+    const input = fileInput(await readText(source), source);
+    if (input.kind === 'chats') {
+      firstChat ||= source;
+      chats.push(...input.chats);
+    } else if (input.kind === 'run' || input.kind === 'tau-bench') files.push({ path: source, ...input });
+    if (chats.length > 0 && files.length > 0) {
+      throw new ChatFileError(
+        `${path}: a folder given to eval holds chats or runs, not both (${firstChat} is a chat, ${files[0]!.path} a run); ${EVAL_READS}`,
+      );
+    }
+  }
+  return chats.length > 0 ? { kind: 'chats', chats } : { kind: 'runs', files };
 }

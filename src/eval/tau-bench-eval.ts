@@ -172,7 +172,13 @@ function requestTokens(messages: readonly Message[], counter: TokenCounter, form
   return sum;
 }
 
-/** System messages, the latest user message (not a tool result) and everything after it. */
+/**
+ * What no view can do without: system messages, the latest user message (not a tool result), and
+ * the last exchange after it (the newest assistant message and what answers it). The rest of the
+ * turn in progress may have its older results cleared when it does not fit (DESIGN invariant 3),
+ * so an agent run that is one long turn (a SWE-agent trajectory: one task, then only calls and
+ * results) is not an overflow at every budget below its whole size.
+ */
 function floorMessages(messages: readonly Message[]): Message[] {
   const isRequest = (m: Message) =>
     m.role === 'user' &&
@@ -187,7 +193,14 @@ function floorMessages(messages: readonly Message[]): Message[] {
     }
   }
   const system = messages.slice(0, latest).filter((m) => m.role === 'system' || m.role === 'developer');
-  return [...system, ...messages.slice(latest)];
+  let lastReply = messages.length;
+  for (let i = messages.length - 1; i > latest; i--) {
+    if (messages[i]!.role === 'assistant') {
+      lastReply = i;
+      break;
+    }
+  }
+  return [...system, ...messages.slice(latest, latest + 1), ...messages.slice(lastReply)];
 }
 
 function measureView(

@@ -370,7 +370,15 @@ async function session(
               ...(caching === 'top-level' ? { cache_control: { type: 'ephemeral' } } : {}),
               messages: view,
             };
-      const response = await (await fetch(url, { method: 'POST', body: JSON.stringify(body) })).json();
+      const response = (await (await fetch(url, { method: 'POST', body: JSON.stringify(body) })).json()) as {
+        usage: {
+          prompt_tokens: number;
+          prompt_tokens_details: { cached_tokens: number };
+          input_tokens: number;
+          cache_read_input_tokens: number;
+          cache_creation_input_tokens: number;
+        };
+      };
       const u = response.usage;
       billed +=
         provider === 'openai'

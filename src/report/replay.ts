@@ -13,6 +13,7 @@ import { ContextManager } from '../manager.js';
 import { messageText, roleOf } from '../messages/content.js';
 import { detectConversationFormat } from '../messages/detect.js';
 import type { Message, MessageFormat } from '../messages/types.js';
+import type { Economy } from '../options.js';
 import { modelCounter } from '../tokens/model-counter.js';
 import {
   REPLAY_TURN_SECONDS,
@@ -36,6 +37,8 @@ export interface ReplayOptions {
   budget?: number;
   /** Default `summarize`, as the manager's. */
   strategy?: ReplayStrategy;
+  /** The manager's `economy` (default `balanced`). */
+  economy?: Economy;
   /** Where the conversation came from (a file name), shown in the report. */
   source?: string;
   /** Keep a short text preview of every message in the report (default true). */
@@ -328,6 +331,7 @@ export async function replayConversation(
   const manager = new ContextManager({
     model: model.info.id,
     strategy,
+    ...(options.economy !== undefined ? { economy: options.economy } : {}),
     now: () => new Date(clock),
     compactWhenCacheExpired: options.compactWhenCacheExpired ?? true,
   });

@@ -4,10 +4,11 @@ import { formatInt } from '../../format-number.js';
 import { wireFormat } from '../../formats/registry.js';
 import { ContextManager } from '../../manager.js';
 import type { Message, MessageFormat } from '../../messages/types.js';
+import type { Economy } from '../../options.js';
 import { REQUEST_FORMATS } from '../../options.js';
 import { modelCounter } from '../../tokens/model-counter.js';
 import { loadConversation } from '../input.js';
-import { positiveInteger } from '../number-option.js';
+import { economyArgument, positiveInteger } from '../number-option.js';
 import { receiptLines } from '../receipt-text.js';
 import { writeOut } from '../terminal-safe.js';
 import { printWarning } from '../warn.js';
@@ -18,6 +19,7 @@ interface CompactOptions {
   format?: MessageFormat;
   json?: boolean;
   messagesPath?: string;
+  economy?: Economy;
 }
 
 /**
@@ -55,6 +57,11 @@ export function registerCompact(program: Command): void {
       'where the messages are in another shape, as dot-separated keys (e.g. 0.traj)',
     )
     .option(
+      '--economy <e>',
+      'billed input against what is kept: rich, balanced (default), lean, minimal, or the share of the budget views aim at (e.g. 0.3)',
+      economyArgument,
+    )
+    .option(
       '--json',
       'print { messages, receipt, usage } instead of the messages alone (no report on stderr)',
     )
@@ -62,7 +69,10 @@ export function registerCompact(program: Command): void {
       const conversation = await loadConversation(file, { messagesPath: options.messagesPath });
       const model = modelCounter(options.model, conversation.format);
       if (model.warning) printWarning(model.warning);
-      const manager = new ContextManager({ model: model.info.id });
+      const manager = new ContextManager({
+        model: model.info.id,
+        ...(options.economy !== undefined ? { economy: options.economy } : {}),
+      });
       manager.on('context:warn', (e) => printWarning(e.message));
       const receipts: CompactionReceipt[] = [];
       manager.on('context:post_compact', (e) => receipts.push(e.receipt));

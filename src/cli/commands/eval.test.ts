@@ -247,17 +247,79 @@ describe('eval on what it was not written for (issue 23, item 13)', () => {
     }
   });
 
-  it('says what it reads when a folder holds no chats', async () => {
+  it('evaluates a folder of runs, and refuses a folder that mixes chats and runs (issue 34, item 3)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'ck-eval-dir-'));
     try {
       await writeFile(join(dir, 'a.json'), JSON.stringify({ messages: session }));
-      const run = await cli(['eval', dir, '--budget-ratio', '0.4']);
-      expect(run.code).toBe(1);
-      expect(run.stderr).toMatch(
-        /a folder given to eval holds chats; eval reads tau-bench runs .*any conversation/,
-      );
+      await writeFile(join(dir, 'b.json'), JSON.stringify(sweAgentRun(30)));
+      const run = await cli(['eval', dir, '--budget-ratio', '0.4', '--json']);
+      expect(run.code).toBe(0);
+      const result = JSON.parse(run.stdout) as EvalResult;
+      expect(result.runs).toHaveLength(2);
+      expect(result.summary.compared).toBe(2);
+      await writeFile(join(dir, 'c.json'), JSON.stringify({ messages: session.slice(0, 2), qa: [] }));
+      const mixed = await cli(['eval', dir, '--budget-ratio', '0.4']);
+      expect(mixed.code).toBe(1);
+      expect(mixed.stderr).toMatch(/holds chats or runs, not both .*c\.json is a chat/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('evaluates an agent run that is one long turn (a SWE-agent trajectory) below its whole size', async () => {
+    // Before: every ratio below 1 answered "system prompt and latest request alone exceed it".
+    const dir = await mkdtemp(join(tmpdir(), 'ck-eval-swe-'));
+    try {
+      const file = join(dir, 'swe.json');
+      await writeFile(file, JSON.stringify(sweAgentRun(40)));
+      for (const ratio of ['0.3', '0.6']) {
+        const run = await cli(['eval', file, '--budget-ratio', ratio, '--json']);
+        expect(run.code).toBe(0);
+        const result = JSON.parse(run.stdout) as EvalResult;
+        expect(result.summary.compared).toBe(1);
+        expect(result.runs[0]!.contextkit!.valid).toBe(true);
+        expect(result.runs[0]!.contextkit!.withinBudget).toBe(true);
+      }
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   });
 });
+
+/**
+ * A SWE-agent-shaped trajectory as messages: a system prompt, one task, then only the agent's
+ * commands (as tool calls) and their observations, each a file listing or a test log.
+ */
+function sweAgentRun(steps: number): unknown[] {
+  const messages: unknown[] = [
+    {
+      role: 'system',
+      content: 'You are an autonomous programmer working in a repository. Use one command per step.',
+    },
+    {
+      role: 'user',
+      content: 'Fix the failing test tests/test_dates.py::test_parse_iso in the astropy repository.',
+    },
+  ];
+  for (let i = 0; i < steps; i++) {
+    const id = `call_${i}`;
+    const command =
+      i % 3 === 0
+        ? `open astropy/time/formats.py ${100 + i * 20}`
+        : `python -m pytest tests/test_dates.py -k iso_${i}`;
+    messages.push({
+      role: 'assistant',
+      content: `Step ${i}: let me look at this next.`,
+      tool_calls: [
+        { id, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command }) } },
+      ],
+    });
+    const lines = Array.from({ length: 40 }, (_, k) =>
+      i % 3 === 0
+        ? `${100 + i * 20 + k}:    value_${i}_${k} = parse_field(raw[${k}], fmt="iso_${k}")`
+        : `tests/test_dates.py::test_case_${i}_${k} ${k === 7 ? 'FAILED AssertionError: expected 2024-03-0' + (i % 9) : 'PASSED'}`,
+    );
+    messages.push({ role: 'tool', tool_call_id: id, content: lines.join('\n') });
+  }
+  return messages;
+}

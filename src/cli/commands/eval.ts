@@ -11,9 +11,11 @@ import {
 import { parseTauBench, TauBenchFileError, type TauBenchRun } from '../../eval/tau-bench-file.js';
 import { formatInt } from '../../format-number.js';
 import type { MessageFormat } from '../../messages/types.js';
+import type { Economy } from '../../options.js';
 import { modelCounter } from '../../tokens/model-counter.js';
 import { CliError } from '../cli-error.js';
 import { checkConversation, parseInput } from '../input.js';
+import { economyArgument } from '../number-option.js';
 import { ProgressBar } from '../progress.js';
 import { writeOut } from '../terminal-safe.js';
 import { textTable } from '../text-table.js';
@@ -24,6 +26,7 @@ interface EvalCommandOptions {
   format: MessageFormat;
   model?: string;
   strategy: 'summarize' | 'truncate';
+  economy?: Economy;
   json?: boolean;
 }
 
@@ -227,6 +230,11 @@ export function registerEval(program: Command): void {
         .choices(['summarize', 'truncate'])
         .default('summarize'),
     )
+    .option(
+      '--economy <e>',
+      'billed input against what is kept: rich, balanced (default), lean, minimal, or the share of the budget views aim at (e.g. 0.3)',
+      economyArgument,
+    )
     .option('--json', 'print { summary, runs } as JSON instead of the report')
     .action(async (file: string, options: EvalCommandOptions) => {
       const model = modelCounter(options.model, options.format);
@@ -239,6 +247,7 @@ export function registerEval(program: Command): void {
           format: options.format,
           model: model.info.id,
           strategy: options.strategy,
+          ...(options.economy !== undefined ? { manager: { economy: options.economy } } : {}),
           onChat: (done) => progress.update(done),
         }).catch((error: unknown) => {
           progress.stop();
@@ -259,13 +268,21 @@ export function registerEval(program: Command): void {
         writeOut(`${lines.join('\n')}\n`);
         return;
       }
-      const runs = input.kind === 'run' ? [plainRunOf(input.text, file)] : tauBenchRuns(input.text, file);
+      const runs =
+        input.kind === 'runs'
+          ? input.files.flatMap((f) =>
+              f.kind === 'run' ? [plainRunOf(f.text, f.path)] : tauBenchRuns(f.text, f.path),
+            )
+          : input.kind === 'run'
+            ? [plainRunOf(input.text, file)]
+            : tauBenchRuns(input.text, file);
       const progress = new ProgressBar({ total: runs.length, unit: 'runs', label: 'eval' });
       const result = await evaluateRuns(runs, {
         budgetRatio: options.budgetRatio,
         format: options.format,
         model: model.info.id,
         strategy: options.strategy,
+        ...(options.economy !== undefined ? { manager: { economy: options.economy } } : {}),
         onRun: (done) => progress.update(done),
       }).catch((error: unknown) => {
         progress.stop();

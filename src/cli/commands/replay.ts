@@ -2,6 +2,7 @@ import { stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { type Command, Option } from 'commander';
 import { formatInt } from '../../format-number.js';
+import type { Economy } from '../../options.js';
 import { renderReportHtml } from '../../report/html.js';
 import {
   REPLAY_STRATEGIES,
@@ -11,7 +12,7 @@ import {
 } from '../../report/replay.js';
 import { CliError } from '../cli-error.js';
 import { loadConversation } from '../input.js';
-import { positiveInteger } from '../number-option.js';
+import { economyArgument, positiveInteger } from '../number-option.js';
 import { ProgressBar } from '../progress.js';
 import { writeOut } from '../terminal-safe.js';
 import { printWarning } from '../warn.js';
@@ -20,6 +21,7 @@ interface ReplayCommandOptions {
   model?: string;
   budget?: number;
   strategy?: ReplayStrategy;
+  economy?: Economy;
   report?: string;
   json?: string;
   messagesPath?: string;
@@ -134,6 +136,11 @@ export function registerReplay(program: Command): void {
         ...REPLAY_STRATEGIES,
       ]),
     )
+    .option(
+      '--economy <e>',
+      'billed input against what is kept: rich, balanced (default), lean, minimal, or the share of the budget views aim at (e.g. 0.3)',
+      economyArgument,
+    )
     .option('-r, --report <file>', 'write the HTML report here (one self-contained file)')
     .option('--json <file>', 'write the same data as JSON here (- for standard output)')
     .option(
@@ -158,6 +165,7 @@ export function registerReplay(program: Command): void {
             model: options.model,
             budget: options.budget,
             strategy: options.strategy,
+            ...(options.economy !== undefined ? { economy: options.economy } : {}),
             source: conversation.source,
             previews: options.previews,
           },
