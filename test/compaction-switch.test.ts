@@ -218,6 +218,26 @@ function thinkingBlocks(messages: readonly Message[]): string[] {
   );
 }
 
+describe("contextkit's summary in place of an opaque item", () => {
+  it.each([
+    [600, 'anthropic'],
+    [900, 'openai'],
+    [1_400, 'gemini'],
+  ] as Array<[number, MessageFormat]>)(
+    'takes only the room the view leaves (budget %i, %s)',
+    async (budget, provider) => {
+      const ctx = await responsesSession();
+      try {
+        const view = await ctx.getMessagesForRequest({ provider, tokenBudget: budget });
+        expect(ctx.usage().tokens).toBeLessThanOrEqual(budget);
+        expect(JSON.stringify(view)).not.toContain('"compaction"');
+      } catch (error) {
+        expect((error as Error).name).toMatch(/ContextOverflowError/);
+      }
+    },
+  );
+});
+
 describe('property: a server compaction in a generated Anthropic conversation with thinking', () => {
   it('every view keeps the protected messages after the block, its thinking as stored, and converts without error', async () => {
     await fc.assert(

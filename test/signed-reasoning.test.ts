@@ -29,7 +29,13 @@ import type { Message, MessageFormat } from '../src/messages/types.js';
 import type { ContextManagerOptions } from '../src/options.js';
 import { blocksConversationArb } from './support/anthropic-blocks-arb.js';
 import { bedrockConversationArb } from './support/bedrock-arb.js';
-import { anthropicRequestProblems, messagesBody } from './support/fake-anthropic-server.js';
+import {
+  anthropicRequestProblems,
+  type IssuedThinking,
+  issueThinking,
+  messagesBody,
+  signThinking,
+} from './support/fake-anthropic-server.js';
 import { bedrockRequestProblems } from './support/fake-bedrock-server.js';
 import { geminiRequestProblems } from './support/fake-gemini-server.js';
 import { responsesRequestProblems } from './support/fake-responses-server.js';
@@ -71,13 +77,24 @@ function isSubsequence(sub: readonly string[], all: readonly string[]): boolean 
   return true;
 }
 
-/** What the fake API of `format` refuses in `messages`, with signatures checked and thinking on. */
-function strictProblems(messages: readonly Message[], format: MessageFormat): string[] {
+/**
+ * What the fake API of `format` refuses in `messages`, with signatures checked and thinking on;
+ * Anthropic thinking held to the runs the model output in `stored`.
+ */
+function strictProblems(
+  messages: readonly Message[],
+  format: MessageFormat,
+  stored: readonly Message[],
+): string[] {
   switch (format) {
-    case 'anthropic':
+    case 'anthropic': {
+      const issued: IssuedThinking = new Map();
+      issueThinking(issued, stored);
       return anthropicRequestProblems(
         messagesBody(messages, { thinking: { type: 'enabled', budget_tokens: 1024 } }),
+        { issued },
       );
+    }
     case 'openai-responses':
       return responsesRequestProblems({ input: messages });
     case 'gemini': {
@@ -154,7 +171,8 @@ async function checkConversation(
     expect(isSubsequence(shown, all), `${format}/${strategy}: ${JSON.stringify(shown)}`).toBe(true);
     // What the stored history gives the provider (its latest turn's reasoning, every signature),
     // the view gives too.
-    if (strictProblems(stored, format).length === 0) expect(strictProblems(view, format)).toEqual([]);
+    if (strictProblems(stored, format, stored).length === 0)
+      expect(strictProblems(view, format, stored)).toEqual([]);
     // Another provider gets none of it.
     let other: Message[];
     try {
@@ -182,6 +200,36 @@ const settingsArb = fc.record({
   strategy: fc.constantFrom(...STRATEGIES),
   share: shareArb,
   keepToolResults: fc.constantFrom(0, 1, 3),
+});
+
+describe('the fake Messages API holds thinking to what the model output', () => {
+  const think = (text: string) => ({ type: 'thinking', thinking: text, signature: signThinking(text) });
+  const a = think('First I read the file.');
+  const b = think('Then I check the tests.');
+  const r = { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3pzix/LafPsn4a' };
+  const call = { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'a.ts' } };
+  const output = [{ role: 'assistant', content: [a, r, b, call] }];
+  const request = (content: unknown[]) =>
+    messagesBody([
+      { role: 'user', content: 'Fix a.ts' },
+      { role: 'assistant', content },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok' }] },
+    ]);
+  const issued: IssuedThinking = new Map();
+  issueThinking(issued, output);
+
+  it('accepts the run as it came', () => {
+    expect(anthropicRequestProblems(request([a, r, b, call]), { issued })).toEqual([]);
+  });
+
+  it.each([
+    ['rearranged', [b, r, a, call]],
+    ['cut', [a, b, call]],
+    ['a redacted block with other data', [a, { ...r, data: 'EmwKAhgBEgy3va3pzix/LafPsn4b' }, b, call]],
+    ['an edited thinking text', [{ ...a, thinking: 'First I read the files.' }, r, b, call]],
+  ])('refuses a run %s', (_what, content) => {
+    expect(anthropicRequestProblems(request(content as unknown[]), { issued })).not.toEqual([]);
+  });
 });
 
 describe('property: signed reasoning in a view is the stored reasoning, whole, in order, or absent', () => {

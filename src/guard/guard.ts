@@ -547,7 +547,7 @@ export class ContextGuard {
       budget: r.budget,
       notice,
       cacheBreakpoints: this.cacheBreakpoints,
-      coveredSummary: (fromSeq, toSeq) => this.coveredSummary(c, r, fromSeq, toSeq),
+      coveredSummary: (fromSeq, toSeq, maxTokens) => this.coveredSummary(c, r, fromSeq, toSeq, maxTokens),
       ...(this.budgetLevels
         ? { budgetNotice: { levels: this.budgetLevels, state: c.state.budgetNoticed } }
         : {}),
@@ -558,12 +558,20 @@ export class ContextGuard {
 
   /**
    * contextkit's offline summary of the stored messages `fromSeq`–`toSeq` (system and developer
-   * messages aside: they are in the view), within the room a plan's summary has: what another
-   * provider is sent in place of an opaque compaction item that covered them. Made once per range
-   * and budget, so the view stays the same from turn to turn.
+   * messages aside: they are in the view), within the room a plan's summary has and the room the
+   * view leaves (`room`): what another provider is sent in place of an opaque compaction item that
+   * covered them. Made once per range and size, so the view stays the same from turn to turn while
+   * the view leaves the summary its whole share.
    */
-  private coveredSummary(c: GuardConversation, r: ResolvedRequest, fromSeq: number, toSeq: number): string {
-    const key = `${fromSeq}-${toSeq}-${r.budget}-${r.counter.id}`;
+  private coveredSummary(
+    c: GuardConversation,
+    r: ResolvedRequest,
+    fromSeq: number,
+    toSeq: number,
+    room: number,
+  ): string {
+    const maxTokens = Math.min(summaryReserve(r.budget, this.memoryShare), room);
+    const key = `${fromSeq}-${toSeq}-${maxTokens}-${r.counter.id}`;
     if (c.coveredSummary?.key === key) return c.coveredSummary.text;
     const all = c.history ?? c.entries;
     const covered = all.filter((e) => {
@@ -571,7 +579,7 @@ export class ContextGuard {
       return e.seq >= fromSeq && e.seq <= toSeq && role !== 'system' && role !== 'developer';
     });
     const text = summarizeOffline(covered, {
-      maxTokens: summaryReserve(r.budget, this.memoryShare),
+      maxTokens,
       countText: (t) => r.counter.countText(t),
     });
     c.coveredSummary = { key, text };

@@ -141,7 +141,9 @@ export class LiveEntries {
 /**
  * The entries before the compaction block at `start` that every view keeps (see the module note):
  * whole atoms (a call with its results), in conversation order, never a system message (it goes
- * as `system`) nor another compaction block (the API would read from that one instead).
+ * as `system`) nor another compaction block (the API would read from that one instead). Only the
+ * few candidates are grouped, each in a window of its neighbours (a call and its results are
+ * adjacent in a format with server compaction): a long history costs a scan of its metadata.
  */
 function carriedEntries(
   entries: readonly HistoryEntry[],
@@ -150,10 +152,19 @@ function carriedEntries(
   protectTask: boolean,
 ): HistoryEntry[] {
   const wire = wireFormat(format);
-  const before = entries.slice(0, start);
-  const { atoms } = buildAtoms(before, format);
-  const bySeq = new Map(before.map((e) => [e.seq, e]));
-  const task = protectTask ? atoms.findIndex((a) => a.hasUserContent) : -1;
+  const atomAt = (i: number) => {
+    const lo = Math.max(0, i - 1);
+    const { atoms } = buildAtoms(entries.slice(lo, Math.min(start, i + 2)), format);
+    return atoms.find((a) => a.seqs.includes(entries[i]!.seq));
+  };
+  const candidates: number[] = [];
+  if (protectTask) {
+    for (let i = 0; i < start; i++)
+      if (entries[i]!.message.role === 'user' && atomAt(i)?.hasUserContent) {
+        candidates.push(i);
+        break;
+      }
+  }
   // The user's request the block came in the middle of: the reply goes on (tool calls) or holds
   // nothing but the block (`pause_after_compaction`). A reply that answered it leaves it out.
   const block = entries[start]!.message;
@@ -162,18 +173,28 @@ function carriedEntries(
     (block.content as unknown[]).every(
       (b) => wire.isCompactionStart?.({ role: 'assistant', content: [b] } as Message) === true,
     );
-  const goesOn = onlyBlock || hasCalls(entries, start, format);
-  const latest = goesOn ? atoms.findLastIndex((a) => a.hasUserContent) : -1;
-  const out: HistoryEntry[] = [];
-  atoms.forEach((atom, k) => {
-    if (atom.kind === 'system' || atom.open) return;
-    const members = atom.seqs.map((s) => bySeq.get(s)).filter((e) => e !== undefined);
+  if (onlyBlock || hasCalls(entries, start, format)) {
+    for (let i = start - 1; i >= 0; i--)
+      if (entries[i]!.message.role === 'user' && atomAt(i)?.hasUserContent) {
+        candidates.push(i);
+        break;
+      }
+  }
+  for (let i = 0; i < start; i++) {
+    const { metadata } = entries[i]!;
+    if (metadata.critical || metadata.pinned) candidates.push(i);
+  }
+  const bySeq = new Map<number, HistoryEntry>();
+  for (const i of candidates) {
+    const atom = atomAt(i);
+    if (atom === undefined || atom.kind === 'system' || atom.open) continue;
+    const lo = Math.max(0, i - 1);
+    const members = atom.seqs.flatMap((s) => entries.slice(lo, i + 2).filter((e) => e.seq === s));
     if (members.some((e) => wire.holdsCompaction?.(e.message) === true || e.message.role === 'system'))
-      return;
-    const marked = members.some((e) => e.metadata.critical || e.metadata.pinned);
-    if (k === task || k === latest || marked) out.push(...members);
-  });
-  return out;
+      continue;
+    for (const e of members) bySeq.set(e.seq, e);
+  }
+  return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
 }
 
 /** Whether the reply at `start` calls tools (its atom waits for or holds results). */

@@ -23,6 +23,9 @@ import type { PlanBlocks } from './plan-blocks.js';
 /** Tokens kept aside for the Anthropic start notice, which a view may need. */
 export const NOTICE_RESERVE = 24;
 
+/** Tokens a summary message takes besides its text (its heading line and framing). */
+const SUMMARY_FRAMING = 48;
+
 /** `buildAhead` leaves this many new entries or atoms to `build` (a steady turn adds one or two). */
 const AHEAD_AT_ONCE = 64;
 /** `buildAhead` groups the entries into atoms this many at a time. */
@@ -284,17 +287,36 @@ export class View {
        * contextkit's own summary of the stored messages `fromSeq`–`toSeq`, which a provider's
        * opaque compaction item covered: what another provider is sent in the item's place.
        */
-      coveredSummary?: (fromSeq: number, toSeq: number) => string;
+      coveredSummary?: (fromSeq: number, toSeq: number, maxTokens: number) => string;
     },
   ): SentView {
     const { format, counter } = options;
     let messages = built.messages.slice();
     let total = built.tokens + options.fixedTokens;
     if (format !== options.conversationFormat) {
-      messages = this.withoutCompactions(messages, options.conversationFormat, options.coveredSummary);
       // Earlier turns' thinking cannot go to another provider (and Anthropic ignores it there).
-      messages = convertMessages(messages, format, { dropThinking: true });
-      total = this.counting.countFresh(counter, messages, format) + options.fixedTokens;
+      const convert = (maxTokens: number) => {
+        const plain = this.withoutCompactions(messages, options.conversationFormat, (from, to) =>
+          maxTokens > 0 && options.coveredSummary ? options.coveredSummary(from, to, maxTokens) : '',
+        );
+        const converted = convertMessages(plain, format, { dropThinking: true });
+        return {
+          converted,
+          tokens: this.counting.countFresh(counter, converted, format) + options.fixedTokens,
+        };
+      };
+      // A summary standing for an opaque compaction item takes at most the room the view leaves.
+      let sent = convert(0);
+      const isItem = wireFormat(options.conversationFormat).isCompactionItem;
+      if (options.coveredSummary && isItem && messages.some((m) => isItem(m))) {
+        const room = options.budget - NOTICE_RESERVE - sent.tokens - SUMMARY_FRAMING;
+        if (room > 0) {
+          const withSummary = convert(room);
+          if (withSummary.tokens <= options.budget - NOTICE_RESERVE) sent = withSummary;
+        }
+      }
+      messages = sent.converted;
+      total = sent.tokens;
     }
     // The note goes at the very end, after any tool results (never between a call and its result),
     // and not after an assistant message (that would turn a prefill into a new turn).
@@ -388,7 +410,7 @@ export class View {
   private withoutCompactions(
     messages: Message[],
     conversationFormat: MessageFormat,
-    coveredSummary: ((fromSeq: number, toSeq: number) => string) | undefined,
+    coveredSummary: (fromSeq: number, toSeq: number) => string,
   ): Message[] {
     const wire = wireFormat(conversationFormat);
     if (wire.holdsCompaction === undefined || !messages.some((m) => wire.holdsCompaction!(m)))
@@ -410,7 +432,7 @@ export class View {
         planSummary && planItems.has(m)
           ? { from: planSummary.fromSeq, to: planSummary.toSeq }
           : this.storedItemRange();
-      const text = range && coveredSummary ? coveredSummary(range.from, range.to) : '';
+      const text = range ? coveredSummary(range.from, range.to) : '';
       if (text.trim() === '') continue;
       out.push(
         this.blocks.summaryMessage(
