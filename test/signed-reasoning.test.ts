@@ -120,12 +120,7 @@ const STRATEGIES: NonNullable<ContextManagerOptions['strategy']>[] = [
   'truncate',
   'smart',
 ];
-const OTHER: Record<string, MessageFormat> = {
-  anthropic: 'openai',
-  gemini: 'anthropic',
-  'openai-responses': 'anthropic',
-  bedrock: 'openai-responses',
-};
+const FORMATS: MessageFormat[] = ['openai', 'openai-responses', 'anthropic', 'gemini', 'bedrock'];
 
 function models(format: MessageFormat): string {
   return format === 'anthropic' || format === 'bedrock'
@@ -136,7 +131,7 @@ function models(format: MessageFormat): string {
 }
 
 /** What the runs exercised: views made by a compaction, and those that still carried signed reasoning. */
-const tally = { compacted: 0, signedShown: 0, signedLeft: 0 };
+const tally = { compacted: 0, signedShown: 0, signedLeft: 0, cleared: 0, truncated: 0, summarized: 0 };
 
 async function checkConversation(
   messages: readonly Message[],
@@ -144,7 +139,10 @@ async function checkConversation(
   strategy: NonNullable<ContextManagerOptions['strategy']>,
   share: number,
   keepToolResults: number,
+  pick = 0,
 ): Promise<void> {
+  const others = FORMATS.filter((f) => f !== format);
+  const target = others[pick % others.length]!;
   const ctx = new ContextManager({ model: models(format), strategy, keepToolResults });
   const stored: Message[] = [];
   for (const m of messages) {
@@ -162,8 +160,12 @@ async function checkConversation(
     }
     const all = signedUnits(await ctx.getMessages());
     const shown = signedUnits(view);
-    if (ctx.currentPlan() !== null) {
+    const plan = ctx.currentPlan();
+    if (plan !== null) {
       tally.compacted++;
+      if (plan.cleared.length > 0) tally.cleared++;
+      if (plan.truncated.length > 0) tally.truncated++;
+      if (plan.summary !== undefined) tally.summarized++;
       if (shown.length > 0) tally.signedShown++;
       if (shown.length < all.length) tally.signedLeft++;
     }
@@ -176,7 +178,7 @@ async function checkConversation(
     // Another provider gets none of it.
     let other: Message[];
     try {
-      other = await ctx.getMessagesForRequest({ tokenBudget: budget, provider: OTHER[format]! });
+      other = await ctx.getMessagesForRequest({ tokenBudget: budget, provider: target });
     } catch (error) {
       if (error instanceof Error && /Context(Overflow|Declined)Error/.test(error.name)) continue;
       // Content with no counterpart in the other format (server tools, audio, guard content) is
@@ -200,6 +202,7 @@ const settingsArb = fc.record({
   strategy: fc.constantFrom(...STRATEGIES),
   share: shareArb,
   keepToolResults: fc.constantFrom(0, 1, 3),
+  pick: fc.nat(),
 });
 
 describe('the fake Messages API holds thinking to what the model output', () => {
@@ -236,7 +239,7 @@ describe('property: signed reasoning in a view is the stored reasoning, whole, i
   it('Anthropic thinking and redacted_thinking', async () => {
     await fc.assert(
       fc.asyncProperty(blocksConversationArb, settingsArb, async (conv, s) => {
-        await checkConversation(conv.messages, 'anthropic', s.strategy, s.share, s.keepToolResults);
+        await checkConversation(conv.messages, 'anthropic', s.strategy, s.share, s.keepToolResults, s.pick);
       }),
       { numRuns: RUNS },
     );
@@ -245,7 +248,7 @@ describe('property: signed reasoning in a view is the stored reasoning, whole, i
   it('Gemini thought parts and thought signatures', async () => {
     await fc.assert(
       fc.asyncProperty(geminiConversationArb(), settingsArb, async (messages, s) => {
-        await checkConversation(messages, 'gemini', s.strategy, s.share, s.keepToolResults);
+        await checkConversation(messages, 'gemini', s.strategy, s.share, s.keepToolResults, s.pick);
       }),
       { numRuns: RUNS },
     );
@@ -257,7 +260,14 @@ describe('property: signed reasoning in a view is the stored reasoning, whole, i
         responsesItemsArb({ kinds: ['chat', 'reasoning-call', 'parallel', 'media', 'refusal'] }),
         settingsArb,
         async (messages, s) => {
-          await checkConversation(messages, 'openai-responses', s.strategy, s.share, s.keepToolResults);
+          await checkConversation(
+            messages,
+            'openai-responses',
+            s.strategy,
+            s.share,
+            s.keepToolResults,
+            s.pick,
+          );
         },
       ),
       { numRuns: RUNS },
@@ -267,15 +277,41 @@ describe('property: signed reasoning in a view is the stored reasoning, whole, i
   it('Bedrock reasoningContent', async () => {
     await fc.assert(
       fc.asyncProperty(bedrockConversationArb({ maxTurns: 6 }), settingsArb, async (messages, s) => {
-        await checkConversation(messages, 'bedrock', s.strategy, s.share, s.keepToolResults);
+        await checkConversation(messages, 'bedrock', s.strategy, s.share, s.keepToolResults, s.pick);
       }),
       { numRuns: RUNS },
     );
   }, 300_000);
 
+  it('huge tool results (truncated in their own shape), Gemini and Responses', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          geminiConversationArb({ huge: true, kinds: ['call', 'parallel', 'steps'] }).map((m) => ({
+            messages: m,
+            format: 'gemini' as MessageFormat,
+          })),
+          responsesItemsArb({ huge: true, kinds: ['reasoning-call', 'parallel'] }).map((m) => ({
+            messages: m,
+            format: 'openai-responses' as MessageFormat,
+          })),
+        ),
+        settingsArb,
+        async (conv, s) => {
+          await checkConversation(conv.messages, conv.format, s.strategy, s.share, s.keepToolResults, s.pick);
+        },
+      ),
+      { numRuns: Math.max(2, Math.floor(RUNS / 3)) },
+    );
+  }, 600_000);
+
   it('the runs compacted views that kept some signed reasoning and left some out', () => {
     expect(tally.compacted).toBeGreaterThan(0);
     expect(tally.signedShown).toBeGreaterThan(0);
     expect(tally.signedLeft).toBeGreaterThan(0);
+    // Every kind of edit ran beside signed reasoning.
+    expect(tally.cleared).toBeGreaterThan(0);
+    expect(tally.truncated).toBeGreaterThan(0);
+    expect(tally.summarized).toBeGreaterThan(0);
   });
 });
