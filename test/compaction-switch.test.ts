@@ -219,6 +219,55 @@ function thinkingBlocks(messages: readonly Message[]): string[] {
 }
 
 describe("contextkit's summary in place of an opaque item", () => {
+  it('stands for the window `/responses/compact` returned for a plan, viewed elsewhere', async () => {
+    // The endpoint returns "all user messages, followed by a single compaction item"
+    // (developers.openai.com/api/docs/guides/compaction).
+    const ctx = new ContextManager({
+      model: 'gpt-5',
+      strategy: 'summarize',
+      providerCompaction: {
+        compact: async ({ input }) => [
+          ...input.filter((i) => (i as { role?: unknown }).role === 'user'),
+          { type: 'compaction', id: 'cmp_w', encrypted_content: sealCompaction(40, `w${input.length}`) },
+        ],
+      },
+    });
+    await ctx.addMessage({ type: 'message', role: 'developer', content: 'You track orders.' });
+    for (let i = 0; i < 30; i++) {
+      await ctx.addMessage({
+        type: 'message',
+        role: 'user',
+        content: `Order ORD-${7100 + i} ships to bay ${i}.`,
+      });
+      await ctx.getMessagesForRequest({ tokenBudget: 900 });
+      await ctx.addMessage({
+        type: 'message',
+        role: 'assistant',
+        content: [
+          {
+            type: 'output_text',
+            text: `Noted ORD-${7100 + i}: it goes out from bay ${i} on the ${i + 1}th.`,
+          },
+        ],
+      });
+    }
+    await ctx.addMessage({ type: 'message', role: 'user', content: 'Which bay has ORD-7103?' });
+    const warnings: string[] = [];
+    ctx.on('context:warn', (w) => warnings.push(`${w.code}: ${w.message}`));
+    const own = await ctx.getMessagesForRequest({ tokenBudget: 900 });
+    expect(warnings).toEqual([]);
+    expect(ctx.currentPlan()?.summary?.tools).toBe('provider');
+    expect(JSON.stringify(own)).toContain('"compaction"');
+    for (const provider of ['openai', 'anthropic', 'gemini', 'bedrock'] as MessageFormat[]) {
+      const view = await ctx.getMessagesForRequest({ tokenBudget: 900, provider });
+      const s = text(view);
+      expect(s).not.toContain('"compaction"');
+      expect(s).toContain('contextkit: summary of earlier messages');
+      expect(ctx.usage().tokens).toBeLessThanOrEqual(900);
+      expect(providerProblems(view, provider)).toEqual([]);
+    }
+  });
+
   it.each([
     [600, 'anthropic'],
     [900, 'openai'],
