@@ -21,6 +21,7 @@ import { blocksConversationArb } from './support/anthropic-blocks-arb.js';
 import { anthropicRequestProblems, messagesBody } from './support/fake-anthropic-server.js';
 import { sealCompaction, sealReasoning } from './support/fake-responses-server.js';
 import { providerProblems } from './support/provider-checks.js';
+import { hasTauBench, loadTauBench } from './support/tau-bench.js';
 
 const MODEL = 'claude-sonnet-4-6';
 const TASK =
@@ -366,5 +367,54 @@ describe('property: a server compaction in a generated Anthropic conversation wi
       ),
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 30) },
     );
+  }, 300_000);
+});
+
+describe.skipIf(!hasTauBench())('on the tau-bench runs, a server compaction half-way', () => {
+  it('every Anthropic view holds the task after the block, and every other provider gets a view it accepts', async () => {
+    let runs = 0;
+    let withTask = 0;
+    let switched = 0;
+    const others: MessageFormat[] = ['openai', 'openai-responses', 'gemini', 'bedrock'];
+    for (const run of loadTauBench().slice(0, 40)) {
+      const messages = run.anthropic as Message[];
+      const at = messages.findIndex(
+        (m, i) =>
+          i >= messages.length / 2 &&
+          m.role === 'user' &&
+          typeof m.content === 'string' &&
+          messages[i - 1]?.role === 'assistant' &&
+          !JSON.stringify(messages[i - 1]!.content).includes('"tool_use"'),
+      );
+      if (at < 0) continue;
+      const reply = {
+        role: 'assistant',
+        content: [
+          { type: 'compaction', content: 'Summary: the earlier part of the call.' },
+          { type: 'text', text: 'Go on.' },
+        ],
+      } as Message;
+      const ctx = new ContextManager({ model: MODEL, protectTask: true });
+      for (const m of [...messages.slice(0, at + 1), reply, ...messages.slice(at + 1)])
+        await ctx.addMessage(m);
+      const view = await ctx.getMessagesForRequest({ tokenBudget: 30_000 });
+      expect(providerProblems(view, 'anthropic')).toEqual([]);
+      const sent = view.map((m) => JSON.stringify(m));
+      const task = JSON.stringify(messages.find((m) => m.role === 'user'));
+      if (sent.lastIndexOf(task) > sent.indexOf(JSON.stringify(reply))) withTask++;
+      for (const provider of others) {
+        const other = await ctx.getMessagesForRequest({ tokenBudget: 30_000, provider });
+        expect(providerProblems(other, provider)).toEqual([]);
+        expect(JSON.stringify(other)).toContain('Summary: the earlier part of the call.');
+        switched++;
+      }
+      runs++;
+    }
+    console.log(
+      `tau-bench: ${runs} runs compacted by the server; the task after the block in ${withTask}; ${switched} of ${runs * others.length} views for another provider accepted`,
+    );
+    expect(runs).toBeGreaterThan(10);
+    expect(withTask).toBe(runs);
+    expect(switched).toBe(runs * others.length);
   }, 300_000);
 });
