@@ -33,7 +33,10 @@ async function anthropicSession(options: { protectTask?: boolean } = {}): Promis
   const ctx = new ContextManager({ model: MODEL, protectTask: options.protectTask ?? true });
   await ctx.addMessage({ role: 'system', content: 'You are a careful coding agent.' });
   await ctx.addMessage({ role: 'user', content: TASK });
-  await ctx.addMessage({ role: 'assistant', content: 'I will start with src/date.ts.' });
+  await ctx.addMessage(
+    { role: 'assistant', content: 'Plan: src/ first, then test/, then run the tests once.' },
+    { pinned: true },
+  );
   await ctx.addMessage(
     { role: 'user', content: 'Never touch files under vendor/: they are generated.' },
     { critical: true },
@@ -73,6 +76,7 @@ describe('protected messages after an Anthropic server compaction', () => {
     const s = text(view);
     expect(s).toContain(TASK);
     expect(s).toContain('Never touch files under vendor/');
+    expect(s).toContain('Plan: src/ first, then test/');
     expect(s).toContain('Now do the same in test/ too.');
     // After the block (the API drops what precedes it), after the results of its call.
     const block = view.findIndex((m) => JSON.stringify(m.content).includes('"type":"compaction"'));
