@@ -160,12 +160,15 @@ export function composeParts(
       : {}),
   });
   // A new server compaction starts a new view: the atoms and plan of the old one no longer apply.
-  const live = new LiveEntries(() => {
-    // The facts kept so far stay for the facts block of the view that follows (covered-facts.ts).
-    const facts = conversation.view.plan?.facts;
-    conversation.view.reset();
-    if (facts?.length) conversation.carriedFacts = facts;
-  });
+  const live = new LiveEntries(
+    () => {
+      // The facts kept so far stay for the facts block of the view that follows (covered-facts.ts).
+      const facts = conversation.view.plan?.facts;
+      conversation.view.reset();
+      if (facts?.length) conversation.carriedFacts = facts;
+    },
+    { protectTask: settings.protectTask },
+  );
   const conversation: GuardConversation = {
     get entries() {
       return live.of(history.entries, history.format);

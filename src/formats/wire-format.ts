@@ -368,6 +368,14 @@ export interface WireFormat<M extends object = Message> {
    * edits or leaves it out.
    */
   holdsCompaction?(message: Message): boolean;
+  /**
+   * `message` with the provider's compaction in it made readable for another provider: the
+   * summary the provider wrote, as text of the same role, where the provider gives one (Anthropic's
+   * `compaction` block carries it in `content`); null when nothing is left of the message. Undefined
+   * where the message holds no readable compaction (OpenAI's item is encrypted: the view puts
+   * contextkit's own summary of what it covered in its place).
+   */
+  readableCompaction?(message: M): M | null | undefined;
 
   // ------------------------------------------------------------------------ conversion
 

@@ -83,6 +83,8 @@ export interface GuardConversation {
   meterSource?: MessageSource;
   /** Seqs under this were read for the facts of what a provider's compaction covered (see `ContextGuard`). */
   coveredFactsTo?: number;
+  /** contextkit's summary of what a provider's opaque compaction covered, for a view sent elsewhere. */
+  coveredSummary?: { key: string; text: string };
   /** Facts of the plan a new server compaction reset, for the facts block of the view that follows it. */
   carriedFacts?: readonly ExtractedFact[];
   /** Seq of the stored message with the provider's last compaction block (see `LiveEntries`). */

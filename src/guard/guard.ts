@@ -16,7 +16,7 @@ import { Planner, type PlanRequest, type PlanResult } from '../compaction/planne
 import { protectionsOf } from '../compaction/protections.js';
 import type { ProviderCompactor } from '../compaction/provider-compaction.js';
 import type { StrategyOption } from '../compaction/strategy.js';
-import { pinnedMessage } from '../compaction/summary-message.js';
+import { pinnedMessage, summaryReserve } from '../compaction/summary-message.js';
 import { escalate, type Level, levelOf } from '../compaction/zones.js';
 import { ContextDeclinedError, ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt, ContextEvents } from '../events.js';
@@ -28,6 +28,7 @@ import { checkStrategy, DEFAULTS, type RequestOptions, resolveShares } from '../
 import { guardedTools } from '../tools/guarded-tools.js';
 import { canPrepare } from '../tools/llm.js';
 import { createOfflineTools } from '../tools/offline.js';
+import { summarizeOffline } from '../tools/offline-summarizer.js';
 import type { ContextTools } from '../tools/types.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
 import { type SentView, View } from '../view/view.js';
@@ -68,6 +69,8 @@ export class ContextGuard {
   private readonly costMeter: boolean;
   private readonly preserveSystem: boolean;
   private readonly protectTask: boolean;
+  /** Share of the budget the memory of what left the view may take (summary and facts). */
+  private readonly memoryShare: number | undefined;
   private readonly clearAt: number | undefined;
   private readonly notice: boolean;
   private readonly hooks: CompactionHooks;
@@ -90,6 +93,7 @@ export class ContextGuard {
     this.declineAt = options.levels?.declineAt;
     this.jumpEscalation = options.levels?.jumpEscalation ?? DEFAULTS.jumpEscalation;
     const shares = resolveShares(options);
+    this.memoryShare = shares.memoryShare;
     this.compactThreshold = shares.compactThreshold;
     this.targetUsage = shares.targetUsage;
     this.autoCompact = options.autoCompact ?? true;
@@ -157,7 +161,7 @@ export class ContextGuard {
 
   /** A new view for a conversation, counting with this guard's measurer. */
   createView(): View {
-    return new View(this.blocks, this.measurer);
+    return new View(this.blocks, this.measurer, this.protectTask);
   }
 
   /**
@@ -551,12 +555,43 @@ export class ContextGuard {
       budget: r.budget,
       notice,
       cacheBreakpoints: this.cacheBreakpoints,
+      coveredSummary: (fromSeq, toSeq, maxTokens) => this.coveredSummary(c, r, fromSeq, toSeq, maxTokens),
       ...(this.budgetLevels
         ? { budgetNotice: { levels: this.budgetLevels, state: c.state.budgetNoticed } }
         : {}),
     });
     if (this.budgetLevels) c.state.budgetNoticed = sent.budgetNoticed;
     return sent;
+  }
+
+  /**
+   * contextkit's offline summary of the stored messages `fromSeq`–`toSeq` (system and developer
+   * messages aside: they are in the view), within the room a plan's summary has and the room the
+   * view leaves (`room`): what another provider is sent in place of an opaque compaction item that
+   * covered them. Made once per range and size, so the view stays the same from turn to turn while
+   * the view leaves the summary its whole share.
+   */
+  private coveredSummary(
+    c: GuardConversation,
+    r: ResolvedRequest,
+    fromSeq: number,
+    toSeq: number,
+    room: number,
+  ): string {
+    const maxTokens = Math.min(summaryReserve(r.budget, this.memoryShare), room);
+    const key = `${fromSeq}-${toSeq}-${maxTokens}-${r.counter.id}`;
+    if (c.coveredSummary?.key === key) return c.coveredSummary.text;
+    const all = c.history ?? c.entries;
+    const covered = all.filter((e) => {
+      const role = e.message.role;
+      return e.seq >= fromSeq && e.seq <= toSeq && role !== 'system' && role !== 'developer';
+    });
+    const text = summarizeOffline(covered, {
+      maxTokens,
+      countText: (t) => r.counter.countText(t),
+    });
+    c.coveredSummary = { key, text };
+    return text;
   }
 
   /**

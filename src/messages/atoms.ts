@@ -46,8 +46,16 @@ export class AtomIndex {
   private seen = 0;
   /** Index of the latest closed atom holding a server compaction item (0: none). */
   private closedCompaction = 0;
+  /** The entries last grouped (they only grow), for the metadata of the atoms kept before a compaction item. */
+  private entries: readonly HistoryEntry[] = [];
+  /** The atoms before the latest compaction item that stay in view, for the `compactedBefore` they were found at. */
+  private keptMemo: { before: number; kept: ReadonlySet<number> } | null = null;
 
-  constructor(format: MessageFormat) {
+  constructor(
+    format: MessageFormat,
+    /** Keep the first user message (the task) before a compaction item, as `protectTask` does. */
+    private readonly protectTask = false,
+  ) {
     this.format = format;
     this.wire = wireFormat(format);
   }
@@ -59,6 +67,7 @@ export class AtomIndex {
   update(entries: readonly HistoryEntry[], upTo = entries.length): void {
     if (upTo === this.seen) return;
     if (upTo < this.seen) throw new Error('AtomIndex.update: history shrank; call reset() first');
+    this.entries = entries;
     const shown = shownEntries(entries, this.closedUntil, this.wire, upTo);
     const built = this.wire.buildAtoms(shown.entries, 0, layeredIds(this.closedIds));
     const closedUntil = built.closedUntil < shown.entries.length ? shown.at[built.closedUntil]! : upTo;
@@ -105,6 +114,8 @@ export class AtomIndex {
     this.closedUntil = 0;
     this.seen = 0;
     this.closedCompaction = 0;
+    this.entries = [];
+    this.keptMemo = null;
   }
 
   /**
@@ -125,11 +136,61 @@ export class AtomIndex {
     return at;
   }
 
-  /** The atoms a view may send: from the latest server compaction on, and the system ones before it. */
+  /**
+   * Indexes of the atoms before the latest compaction item that every view still sends, in place:
+   * what contextkit keeps whoever compacted (DESIGN.md invariant 3): system messages, `critical`
+   * and `pinned` ones, the task (with `protectTask`) and the user's latest request before the item
+   * (the turn the server compacted in). OpenAI's guide lets a client drop the items before the
+   * latest compaction item, it does not require it
+   * (developers.openai.com/api/docs/guides/compaction: "you can drop items that came before the
+   * most recent compaction item"); a view keeps these and leaves the rest to the item. Decided once
+   * per item, so every view until the next one sends the same.
+   */
+  keptBeforeCompaction(): ReadonlySet<number> {
+    const before = this.compactedBefore;
+    if (this.keptMemo?.before === before) return this.keptMemo.kept;
+    const kept = new Set<number>();
+    if (before > 0) {
+      const bySeq = new Map<number, HistoryEntry>();
+      const end = Math.max(...this.at(before - 1).seqs);
+      for (const e of this.entries) {
+        bySeq.set(e.seq, e);
+        if (e.seq >= end) break;
+      }
+      let task = -1;
+      let latest = -1;
+      for (let k = 0; k < before; k++) {
+        const atom = this.at(k);
+        if (atom.kind === 'system') kept.add(k);
+        if (!atom.hasUserContent) continue;
+        if (task < 0) task = k;
+        latest = k;
+      }
+      if (this.protectTask && task >= 0) kept.add(task);
+      // The latest request before the item, unless one between the two is shown already (the user
+      // messages `/responses/compact` returns beside the item).
+      if (latest >= 0 && !this.at(before).hasUserContent) kept.add(latest);
+      for (let k = 0; k < before; k++) {
+        const atom = this.at(k);
+        if (atom.open) continue;
+        if (atom.seqs.some((s) => bySeq.get(s)?.metadata.critical || bySeq.get(s)?.metadata.pinned))
+          kept.add(k);
+      }
+    }
+    this.keptMemo = { before, kept };
+    return kept;
+  }
+
+  /**
+   * The atoms a view may send: from the latest server compaction on, and before it those every
+   * view keeps (`keptBeforeCompaction`).
+   */
   visible(): Atom[] {
     const from = this.compactedBefore;
     const all = this.all();
-    return from === 0 ? all : all.filter((atom, k) => k >= from || atom.kind === 'system');
+    if (from === 0) return all;
+    const kept = this.keptBeforeCompaction();
+    return all.filter((_atom, k) => k >= from || kept.has(k));
   }
 
   /** Number of atoms that will never change again. */

@@ -8,7 +8,7 @@ import { renderAtom } from '../compaction/edit-atom.js';
 import type { CompactionPlan, PlanEdits } from '../compaction/plan.js';
 import type { CompactionReceipt } from '../events.js';
 import { wireFormat } from '../formats/registry.js';
-import { AtomIndex } from '../messages/atoms.js';
+import { AtomIndex, holdsServerCompaction } from '../messages/atoms.js';
 import { messageText } from '../messages/content.js';
 import { convertMessages } from '../messages/convert.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
@@ -22,6 +22,9 @@ import type { PlanBlocks } from './plan-blocks.js';
 
 /** Tokens kept aside for the Anthropic start notice, which a view may need. */
 export const NOTICE_RESERVE = 24;
+
+/** Tokens a summary message takes besides its text (its heading line and framing). */
+const SUMMARY_FRAMING = 48;
 
 /** `buildAhead` leaves this many new entries or atoms to `build` (a steady turn adds one or two). */
 const AHEAD_AT_ONCE = 64;
@@ -98,6 +101,8 @@ export class View {
   constructor(
     readonly blocks: PlanBlocks,
     private readonly counting: ViewCounting,
+    /** Keep the task before a provider's compaction item too (`protectTask`). */
+    private readonly protectTask = false,
   ) {}
 
   /** The plan the view applies (null before the first compaction). */
@@ -132,7 +137,7 @@ export class View {
   /** The atoms of `entries`, grouped incrementally: only the open tail is regrouped. */
   atoms(entries: readonly HistoryEntry[], format: MessageFormat): AtomIndex {
     if (!this.atomIndex || this.atomIndex.format !== format) {
-      this.atomIndex = new AtomIndex(format);
+      this.atomIndex = new AtomIndex(format, this.protectTask);
       this.cache = null;
     }
     this.atomIndex.update(entries);
@@ -157,7 +162,7 @@ export class View {
     counter: TokenCounter,
   ): Promise<void> | undefined {
     if (!this.atomIndex || this.atomIndex.format !== format) {
-      this.atomIndex = new AtomIndex(format);
+      this.atomIndex = new AtomIndex(format, this.protectTask);
       this.cache = null;
     }
     const index = this.atomIndex;
@@ -196,6 +201,7 @@ export class View {
     const atoms = this.atoms(entries, format);
     // A server compaction item carries what came before it: the view restarts from the latest one.
     const compactedBefore = atoms.compactedBefore;
+    const keptBefore = compactedBefore > 0 ? atoms.keptBeforeCompaction() : undefined;
     const key = `${counter.id}|${atoms.format}|${this.planVersion}|${compactedBefore}`;
     let view = this.cache;
     if (!view || view.key !== key) {
@@ -233,7 +239,7 @@ export class View {
         view.messages.push(view.pinned);
         view.tokens += this.counting.count(counter, view.pinned, f);
       }
-      const superseded = k < compactedBefore && atom.kind !== 'system';
+      const superseded = k < compactedBefore && !keptBefore?.has(k);
       if (view.summary && atom.id === plan?.summary?.at && !superseded) {
         for (const m of view.summary) {
           view.messages.push(m);
@@ -277,6 +283,11 @@ export class View {
       cacheBreakpoints?: 'auto' | 'off';
       /** Usage levels at which the model is told how much room is left, and the levels told so far. */
       budgetNotice?: { levels: readonly number[]; state: BudgetNoticeState };
+      /**
+       * contextkit's own summary of the stored messages `fromSeq`–`toSeq`, which a provider's
+       * opaque compaction item covered: what another provider is sent in the item's place.
+       */
+      coveredSummary?: (fromSeq: number, toSeq: number, maxTokens: number) => string;
     },
   ): SentView {
     const { format, counter } = options;
@@ -284,8 +295,28 @@ export class View {
     let total = built.tokens + options.fixedTokens;
     if (format !== options.conversationFormat) {
       // Earlier turns' thinking cannot go to another provider (and Anthropic ignores it there).
-      messages = convertMessages(messages, format, { dropThinking: true });
-      total = this.counting.countFresh(counter, messages, format) + options.fixedTokens;
+      const convert = (maxTokens: number) => {
+        const plain = this.withoutCompactions(messages, options.conversationFormat, (from, to) =>
+          maxTokens > 0 && options.coveredSummary ? options.coveredSummary(from, to, maxTokens) : '',
+        );
+        const converted = convertMessages(plain, format, { dropThinking: true });
+        return {
+          converted,
+          tokens: this.counting.countFresh(counter, converted, format) + options.fixedTokens,
+        };
+      };
+      // A summary standing for an opaque compaction item takes at most the room the view leaves.
+      let sent = convert(0);
+      const isItem = wireFormat(options.conversationFormat).isCompactionItem;
+      if (options.coveredSummary && isItem && messages.some((m) => isItem(m))) {
+        const room = options.budget - NOTICE_RESERVE - sent.tokens - SUMMARY_FRAMING;
+        if (room > 0) {
+          const withSummary = convert(room);
+          if (withSummary.tokens <= options.budget - NOTICE_RESERVE) sent = withSummary;
+        }
+      }
+      messages = sent.converted;
+      total = sent.tokens;
     }
     // The note goes at the very end, after any tool results (never between a call and its result),
     // and not after an assistant message (that would turn a prefill into a new turn).
@@ -366,6 +397,63 @@ export class View {
       included: this.newlyIncluded(put),
       ...(options.budgetNotice ? { budgetNoticed } : {}),
     };
+  }
+
+  /**
+   * The view with the provider's compaction artifacts made readable for another provider, which
+   * cannot read them (issue 30): a block with a summary of its own gives its text (see
+   * `WireFormat.readableCompaction`); an opaque item (OpenAI's `compaction`, encrypted) gives way
+   * to contextkit's summary of the stored messages it covered: the range of the plan's summary when
+   * it is the window a `/responses/compact` returned, else everything stored before the item. No
+   * summarizer at hand: the item goes without one (the covered facts stay in the facts block).
+   */
+  private withoutCompactions(
+    messages: Message[],
+    conversationFormat: MessageFormat,
+    coveredSummary: (fromSeq: number, toSeq: number) => string,
+  ): Message[] {
+    const wire = wireFormat(conversationFormat);
+    if (wire.holdsCompaction === undefined || !messages.some((m) => wire.holdsCompaction!(m)))
+      return messages;
+    const planSummary = this.cache?.plan?.summary;
+    const planItems = new Set(this.cache?.summary ?? []);
+    const out: Message[] = [];
+    for (const m of messages) {
+      if (!wire.holdsCompaction(m)) {
+        out.push(m);
+        continue;
+      }
+      const readable = wire.readableCompaction?.(m);
+      if (readable !== undefined) {
+        if (readable !== null) out.push(readable);
+        continue;
+      }
+      const range =
+        planSummary && planItems.has(m)
+          ? { from: planSummary.fromSeq, to: planSummary.toSeq }
+          : this.storedItemRange();
+      const text = range ? coveredSummary(range.from, range.to) : '';
+      if (text.trim() === '') continue;
+      out.push(
+        this.blocks.summaryMessage(
+          { text, at: -1, fromSeq: range!.from, toSeq: range!.to, tools: 'offline' },
+          conversationFormat,
+        ),
+      );
+    }
+    return out;
+  }
+
+  /** The stored seqs the latest stored compaction item covers: everything stored before it. */
+  private storedItemRange(): { from: number; to: number } | undefined {
+    const atoms = this.atomIndex;
+    if (!atoms) return undefined;
+    for (let k = atoms.compactedBefore; k < atoms.length; k++) {
+      const atom = atoms.at(k);
+      if (holdsServerCompaction(atom, atoms.wire))
+        return atom.id > 0 ? { from: 0, to: atom.id - 1 } : undefined;
+    }
+    return undefined;
   }
 
   /** Those of contextkit's own messages whose text the last view sent did not carry. */

@@ -183,3 +183,28 @@ export function hasCompactionBlock(message: { content?: unknown }): boolean {
   }
   return false;
 }
+
+/** The line a provider's compaction summary opens with when another provider is sent it. */
+export const COMPACTION_SUMMARY_LABEL =
+  '[summary of the earlier conversation, written by the previous provider when it compacted the context]';
+
+/**
+ * A message holding `compaction` blocks, for another provider: each block's summary (its
+ * `content`, which the compaction page shows as the text of the summary) as a text block in its
+ * place, labelled; a block whose `content` is empty goes. Null when nothing is left; undefined when
+ * the message holds no compaction block.
+ */
+export function readableCompactionBlock<M extends { content?: unknown }>(message: M): M | null | undefined {
+  if (!hasCompactionBlock(message)) return undefined;
+  const blocks: unknown[] = [];
+  for (const block of message.content as unknown[]) {
+    const b = block as { type?: unknown; content?: unknown };
+    if (b?.type !== COMPACTION_BLOCK) {
+      blocks.push(block);
+      continue;
+    }
+    if (typeof b.content === 'string' && b.content.trim() !== '')
+      blocks.push({ type: 'text', text: `${COMPACTION_SUMMARY_LABEL}\n${b.content}` });
+  }
+  return blocks.length === 0 ? null : { ...message, content: blocks };
+}

@@ -9,7 +9,12 @@ import { toolShapes } from '../../messages/tool-shapes.js';
 import type { AnthropicAssistantMessage, AnthropicMessage, OpenAIMessage } from '../../messages/types.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildAnthropic } from './atoms.js';
-import { futureBlockTypes, hasCompactionBlock, KNOWN_ANTHROPIC_BLOCKS } from './blocks.js';
+import {
+  futureBlockTypes,
+  hasCompactionBlock,
+  KNOWN_ANTHROPIC_BLOCKS,
+  readableCompactionBlock,
+} from './blocks.js';
 import { withCacheBreakpoints } from './cache-breakpoints.js';
 import { hasLateSystem, notConvertibleBlocks, toAnthropic, toOpenAI } from './convert-openai.js';
 import { anthropicCountEndpoint } from './count.js';
@@ -58,6 +63,7 @@ export const anthropic: WireFormat<AnthropicMessage> = {
   serverCompaction: 'in-request',
   isCompactionStart: (message) => message.role === 'assistant' && hasCompactionBlock(message),
   holdsCompaction: hasCompactionBlock,
+  readableCompaction: readableCompactionBlock,
   pivot: 'openai',
   apiName: 'Messages API',
   toPivot(messages, options, to) {

@@ -8,6 +8,7 @@
  */
 
 import { InvalidMessageError, type MessageIssue } from '../../errors.js';
+import type { ConvertOptions } from '../../messages/convert-options.js';
 import type {
   Message,
   OpenAIAssistantMessage,
@@ -88,8 +89,12 @@ function chatContent(parts: OpenAIContentPart[]): string | OpenAIContentPart[] {
   return parts.length === 1 && parts[0]!.type === 'text' ? parts[0]!.text : parts;
 }
 
-/** Responses input items as Chat Completions messages; throws listing what cannot go across. */
-export function responsesToChat(items: readonly Message[]): OpenAIMessage[] {
+/**
+ * Responses input items as Chat Completions messages; throws listing what cannot go across. With
+ * `dropThinking`, reasoning items (their `encrypted_content` is readable by OpenAI only, and only
+ * whole) are left out instead, as the view does for another provider.
+ */
+export function responsesToChat(items: readonly Message[], options: ConvertOptions = {}): OpenAIMessage[] {
   const out: OpenAIMessage[] = [];
   const issues: MessageIssue[] = [];
   let open: OpenAIAssistantMessage | undefined; // the assistant message calls are added to
@@ -129,6 +134,7 @@ export function responsesToChat(items: readonly Message[]): OpenAIMessage[] {
       open.tool_calls = [...(open.tool_calls ?? []), call];
       return;
     }
+    if (type === 'reasoning' && options.dropThinking === true) return;
     open = undefined;
     if (type === 'function_call_output') {
       const output = item.output;

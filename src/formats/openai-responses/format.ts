@@ -71,7 +71,7 @@ export const openaiResponses: WireFormat<ResponsesItem> = {
   memoryTool: responsesMemoryTool,
   pivot: 'openai',
   apiName: 'Responses API',
-  toPivot: (messages) => responsesToChat(messages as Message[]),
+  toPivot: (messages, options) => responsesToChat(messages as Message[], options),
   fromPivot: (messages) => chatToResponses(messages as OpenAIMessage[]) as ResponsesItem[],
   fromPlain: (messages) => chatToResponses(messages as OpenAIMessage[]) as ResponsesItem[],
   toRequest: (view) => view,
