@@ -169,49 +169,46 @@ function longChat(): NewEntry[] {
 }
 
 describe.each(drivers)('recall with a narrow filter past 20,000 turns on the $name store', (driver) => {
-  it(
-    'finds the turns inside the filter however many turns outrank them',
-    skipFor(driver.skip),
-    async () => {
-      const store = await driver.open();
-      const conversationId = `narrow-${randomBytes(4).toString('hex')}`;
-      try {
-        const turns = longChat();
-        for (let i = 0; i < turns.length; i += 2_000)
-          await store.append(conversationId, turns.slice(i, i + 2_000));
-        const reader = new ContextManager({ model: 'gpt-4o', store, conversationId, recall: true });
-        const at = (i: number) => turns[i]!.metadata.timestamp;
-        const cases: Array<{ options: RecallOptions; inside: (seq: number) => boolean }> = [
-          { options: { fromSeq: LONG_TURNS - 10 }, inside: (s) => s >= LONG_TURNS - 10 },
-          { options: { toSeq: 9 }, inside: (s) => s <= 9 },
-          {
-            options: { fromSeq: LONG_TURNS - 10, role: 'user' },
-            inside: (s) => s >= LONG_TURNS - 10 && s % 2 === 0,
-          },
-          { options: { startDate: at(0), endDate: at(9) }, inside: (s) => s <= 9 },
-          {
-            options: { startDate: at(LONG_TURNS - 10), role: 'assistant' },
-            inside: (s) => s >= LONG_TURNS - 10 && s % 2 === 1,
-          },
-        ];
-        // The first call reads the history in (slices that yield); the calls measured are the next ones.
-        await reader.recall('garden', { limit: 1 });
-        for (const { options, inside } of cases) {
-          const started = process.cpuUsage();
-          const hits = await reader.recall('garden', { ...options, limit: 5, maxTokens: 20_000 });
-          const used = process.cpuUsage(started);
-          // No long synchronous stretch (SQLite's query runs on this thread): the whole call's CPU time bounds it.
-          expect((used.user + used.system) / 1000, JSON.stringify(options)).toBeLessThan(50);
-          expect(hits.length, JSON.stringify(options)).toBeGreaterThan(0);
-          for (const hit of hits)
-            expect(inside(hit.seq), `${JSON.stringify(options)} #${hit.seq}`).toBe(true);
-        }
-      } finally {
-        await store.delete(conversationId);
-        await store.close();
-        await driver.cleanup?.();
+  it('finds the turns inside the filter however many turns outrank them', {
+    ...skipFor(driver.skip),
+    timeout: 300_000,
+  }, async () => {
+    const store = await driver.open();
+    const conversationId = `narrow-${randomBytes(4).toString('hex')}`;
+    try {
+      const turns = longChat();
+      for (let i = 0; i < turns.length; i += 2_000)
+        await store.append(conversationId, turns.slice(i, i + 2_000));
+      const reader = new ContextManager({ model: 'gpt-4o', store, conversationId, recall: true });
+      const at = (i: number) => turns[i]!.metadata.timestamp;
+      const cases: Array<{ options: RecallOptions; inside: (seq: number) => boolean }> = [
+        { options: { fromSeq: LONG_TURNS - 10 }, inside: (s) => s >= LONG_TURNS - 10 },
+        { options: { toSeq: 9 }, inside: (s) => s <= 9 },
+        {
+          options: { fromSeq: LONG_TURNS - 10, role: 'user' },
+          inside: (s) => s >= LONG_TURNS - 10 && s % 2 === 0,
+        },
+        { options: { startDate: at(0), endDate: at(9) }, inside: (s) => s <= 9 },
+        {
+          options: { startDate: at(LONG_TURNS - 10), role: 'assistant' },
+          inside: (s) => s >= LONG_TURNS - 10 && s % 2 === 1,
+        },
+      ];
+      // The first call reads the history in (slices that yield); the calls measured are the next ones.
+      await reader.recall('garden', { limit: 1 });
+      for (const { options, inside } of cases) {
+        const started = process.cpuUsage();
+        const hits = await reader.recall('garden', { ...options, limit: 5, maxTokens: 20_000 });
+        const used = process.cpuUsage(started);
+        // No long synchronous stretch (SQLite's query runs on this thread): the whole call's CPU time bounds it.
+        expect((used.user + used.system) / 1000, JSON.stringify(options)).toBeLessThan(50);
+        expect(hits.length, JSON.stringify(options)).toBeGreaterThan(0);
+        for (const hit of hits) expect(inside(hit.seq), `${JSON.stringify(options)} #${hit.seq}`).toBe(true);
       }
-    },
-    300_000,
-  );
+    } finally {
+      await store.delete(conversationId);
+      await store.close();
+      await driver.cleanup?.();
+    }
+  });
 });
