@@ -3,6 +3,7 @@ import { isStated } from './compaction/fact-candidates.js';
 import type { CompactionPlan } from './compaction/plan.js';
 import { decodePlan } from './compaction/plan.js';
 import type { Level } from './compaction/zones.js';
+import { InvalidMessageError } from './errors.js';
 import { type CompactionReceipt, ContextEmitter, type ContextEventName, type Listener } from './events.js';
 import type { AnthropicRequestParts } from './formats/anthropic/request.js';
 import type { GeminiContent } from './formats/gemini/parts.js';
@@ -163,25 +164,46 @@ export class ContextManager {
    * store that cannot take it rejects with a `StoreError`, and the message is in neither.
    */
   addMessage(message: unknown, options: AddMessageOptions = {}): Promise<void> {
-    return this.enqueue(async () => {
-      const entry = await this.history.add(message, options);
-      this.warnFutureBlocks([entry.message]);
-      this.recallIndex.update();
-      const stored = this.history.format;
+    return this.enqueue(() => this.added([message], options));
+  }
+
+  /**
+   * `addMessage` for several messages that stand or fall together (the items of one provider
+   * reply): every one is validated before any is stored, and they are appended in one batch, so
+   * when one is refused (`InvalidMessageError` naming it) or the store fails, none is stored and
+   * a retry stores each once.
+   */
+  addMessages(messages: readonly unknown[], options: AddMessageOptions = {}): Promise<void> {
+    if (!Array.isArray(messages)) {
+      return Promise.reject(
+        new InvalidMessageError([{ path: 'messages', message: 'expected an array of messages' }]),
+      );
+    }
+    return this.enqueue(() => this.added(messages, options));
+  }
+
+  private async added(messages: readonly unknown[], options: AddMessageOptions): Promise<void> {
+    const entries = await this.history.addAll(messages, options);
+    this.warnFutureBlocks(entries.map((e) => e.message));
+    this.recallIndex.update();
+    const stored = this.history.format;
+    for (const entry of entries) {
       if (stored !== undefined && wireFormat(stored).isCompactionStart?.(entry.message)) {
         // The server compacted: a plan kept beside the history was made on the view it replaced.
         await this.conversation.save?.({ plan: null });
         this.emitter.emit('context:provider_context', { provider: 'anthropic', compactionSeq: entry.seq });
       }
-      if (!this.emitter.has('context:message_added')) return;
-      const format = this.history.format ?? 'openai';
+    }
+    if (!this.emitter.has('context:message_added')) return;
+    const format = this.history.format ?? 'openai';
+    for (const entry of entries) {
       this.emitter.emit('context:message_added', {
         seq: entry.seq,
         role: roleOf(entry.message),
         ephemeral: !!options.ephemeral,
         tokens: this.measurer.count(this.measurer.defaultCounter(this.history.format), entry.message, format),
       });
-    });
+    }
   }
 
   /**

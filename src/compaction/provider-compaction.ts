@@ -11,6 +11,7 @@
 import type { ResponsesItem } from '../formats/openai-responses/items.js';
 import { WIRE_FORMATS } from '../formats/registry.js';
 import type { WireFormat } from '../formats/wire-format.js';
+import { messageText, roleOf } from '../messages/content.js';
 import type { Message } from '../messages/types.js';
 import { noteCompactionTokens } from '../tokens/compaction-tokens.js';
 import { type LLMToolsOptions, postJson } from '../tools/llm.js';
@@ -63,25 +64,75 @@ function endpointFormat(): WireFormat<Message> {
 }
 
 /**
+ * What is wrong with a `/responses/compact` reply taken as a whole, for the window it compacted
+ * (empty when nothing). The compaction guide says the endpoint returns the window compacted as "a
+ * list of all user messages, followed by a single compaction item"
+ * (developers.openai.com/api/docs/guides/compaction; the reference's `output`, "the compacted list
+ * of output items", of a `response.compaction`): so every item before the last is a user message
+ * the window held (the same text), the last is the one compaction item, and nothing else is there.
+ * Anything more (a call without its output, an assistant, system or developer message, a second
+ * compaction item, a user message the window never held: issue 31 item 8) is what the provider
+ * would not return, and none of it reaches a view.
+ */
+export function compactReplyProblems(
+  output: readonly unknown[],
+  window: readonly Message[],
+  wire: WireFormat<Message> = endpointFormat(),
+): string[] {
+  const problems: string[] = [];
+  const isItem = (item: unknown) => wire.isCompactionItem?.(item as Message) === true;
+  output.forEach((item, i) => {
+    for (const issue of wire.messageIssues(item, `output[${i}]`))
+      problems.push(`${issue.path}: ${issue.message}`);
+  });
+  if (problems.length > 0) return problems;
+  if (output.length === 0 || !isItem(output[output.length - 1]))
+    problems.push(`output: expected the user messages followed by one compaction item, last`);
+  const held = new Set(window.filter((m) => roleOf(m) === 'user').map((m) => messageText(m)));
+  output.forEach((item, i) => {
+    if (i === output.length - 1 && isItem(item)) return;
+    const message = item as Message;
+    if (isItem(item)) {
+      problems.push(`output[${i}]: a second compaction item (the reply holds one, last)`);
+      return;
+    }
+    const role = roleOf(message);
+    if (role !== 'user') {
+      problems.push(
+        `output[${i}]: a ${role} item (the reply holds only user messages and the compaction item)`,
+      );
+      return;
+    }
+    if (!held.has(messageText(message)))
+      problems.push(`output[${i}]: a user message the compacted window did not hold`);
+  });
+  return problems;
+}
+
+/**
  * The compactor the planner calls: the window goes to `compact` for `model`; what comes back must
- * be valid items of the format that compacts by an endpoint (`serverCompaction: 'endpoint'`: the
- * Responses API), holding one compaction item (else it throws, and the summarizer runs).
- * The compaction item's cost is noted from the reply's `usage.output_tokens` when it has one.
+ * be a reply the endpoint would give for it (`compactReplyProblems`: valid items of the format that
+ * compacts by an endpoint, `serverCompaction: 'endpoint'`, the window's user messages then one
+ * compaction item), else it throws saying what is wrong and nothing of it is used (contextkit
+ * compacts on its own). The compaction item's cost is noted from the reply's
+ * `usage.output_tokens` when it has one.
  */
 export function responsesCompactor(compact: ResponsesCompact, model: string): ProviderCompactor {
   const wire = endpointFormat();
   const isItem = (item: unknown) => wire.isCompactionItem?.(item as Message) === true;
   return async (window) => {
     const reply = await compact({ model, input: window as ResponsesItem[] });
-    const output = Array.isArray(reply) ? reply : reply.output;
-    const issues = output.flatMap((item, i) => wire.messageIssues(item, `output[${i}]`));
-    if (issues.length > 0) throw new Error(`${issues[0]!.path}: ${issues[0]!.message}`);
-    const compactions = output.filter(isItem);
-    if (compactions.length !== 1)
-      throw new Error(`expected one compaction item in the output, got ${compactions.length}`);
+    const output: unknown = Array.isArray(reply) ? reply : isRecord(reply) ? reply.output : undefined;
+    if (!Array.isArray(output)) throw new Error('the reply is not a compacted response (no output list)');
+    const problems = compactReplyProblems(output, window, wire);
+    if (problems.length > 0) {
+      const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
+      throw new Error(`the compacted reply was refused: ${problems[0]}${more}`);
+    }
+    const compaction = output.find(isItem) as ResponsesItem;
     const usage = Array.isArray(reply) ? undefined : reply.usage;
     if (isRecord(usage) && typeof usage.output_tokens === 'number')
-      noteCompactionTokens(String(Reflect.get(compactions[0]!, 'encrypted_content')), usage.output_tokens);
+      noteCompactionTokens(String(Reflect.get(compaction, 'encrypted_content')), usage.output_tokens);
     return structuredClone(output) as Message[];
   };
 }

@@ -96,7 +96,7 @@ export async function summarizeAtoms(input: {
  * What the provider compacts: what the previous summary stood for (the items its compaction
  * returned, or the summary text as a user message), then the fresh atoms as the view shows them.
  */
-function compactWindow(previousPlan: CompactionPlan | null, fresh: readonly Atom[]): Message[] {
+export function compactWindow(previousPlan: CompactionPlan | null, fresh: readonly Atom[]): Message[] {
   const previous = previousPlan?.summary;
   const window: Message[] = previous?.items
     ? [...previous.items]

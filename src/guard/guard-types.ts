@@ -18,6 +18,7 @@ import { wireMessage } from '../messages/wire-fields.js';
 import type { GuardLevels, ProviderCompactionOptions, Usage } from '../options.js';
 import type { ContextTools, ExtractedFact } from '../tools/types.js';
 import type { View } from '../view/view.js';
+import type { CompactAheadState } from './compact-ahead.js';
 import type { CostMeter } from './cost-meter.js';
 import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
 import type { MessageSource } from './metering.js';
@@ -95,6 +96,8 @@ export interface GuardConversation {
   generation?: () => number;
   /** Summaries prepared ahead: the range and the model's answer (see `SummaryAhead`). */
   ahead?: AheadState;
+  /** The provider's compaction prepared ahead (see `CompactAhead`). */
+  compactAhead?: CompactAheadState;
   /** The request after which a range should be prepared (taken by `ContextGuard.preparation`). */
   aheadDue?: ResolvedRequest | undefined;
   /** Keeps the plan and guard state beside the history (in its store), where there is one. */

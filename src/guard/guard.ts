@@ -32,6 +32,7 @@ import { summarizeOffline } from '../tools/offline-summarizer.js';
 import type { ContextTools } from '../tools/types.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
 import { type SentView, View } from '../view/view.js';
+import { CompactAhead, emptyCompactAheadState } from './compact-ahead.js';
 import { showCoveredFacts } from './covered-facts.js';
 import {
   type ContextGuardOptions,
@@ -81,6 +82,8 @@ export class ContextGuard {
   private readonly offline: ContextTools;
   /** Summaries prepared ahead, with tools that can (the `llm` tools); null otherwise. */
   private readonly ahead: SummaryAhead | null;
+  /** The provider's compaction prepared ahead (`providerCompact`); null without one. */
+  private readonly compactAhead: CompactAhead | null;
   /** The conversation `check` works on, kept while each call's messages extend the last call's. */
   private standalone: { source: unknown[]; conversation: GuardConversation; history: History } | null = null;
 
@@ -129,8 +132,10 @@ export class ContextGuard {
     const at =
       (typeof ahead === 'object' ? ahead.at : undefined) ??
       this.targetUsage + (this.compactThreshold - this.targetUsage) / 2;
+    // With the provider's compaction too: the summary is what a compaction takes when the
+    // provider's compacted window is not ready, and no request waits on a model for it.
     this.ahead =
-      ahead !== false && canPrepare(options.tools) && !this.providerCompact
+      ahead !== false && canPrepare(options.tools)
         ? new SummaryAhead(
             options.tools,
             offline,
@@ -140,6 +145,14 @@ export class ContextGuard {
             (code, m) => this.measurer.warn(code, m),
           )
         : null;
+    this.compactAhead = this.providerCompact
+      ? new CompactAhead(
+          this.providerCompact,
+          Math.min(at, this.compactThreshold - this.targetUsage),
+          at,
+          (code, m) => this.measurer.warn(code, m),
+        )
+      : null;
     this.planner = new Planner(
       {
         strategy: this.strategy,
@@ -372,7 +385,7 @@ export class ContextGuard {
    */
   preparation(c: GuardConversation): (() => Promise<unknown>) | undefined {
     const r = c.aheadDue;
-    if (!this.ahead || !r) return undefined;
+    if ((!this.ahead && !this.compactAhead) || !r) return undefined;
     c.aheadDue = undefined;
     // Never rejects: a preparation that fails leaves the compaction to the offline tools.
     return () =>
@@ -384,11 +397,35 @@ export class ContextGuard {
       );
   }
 
+  /** Whether a summary or the provider's compaction should be prepared after a request that left the view at `usage`. */
+  private aheadIsDue(c: GuardConversation, plan: CompactionPlan | null, usage: number): boolean {
+    const generation = c.generation?.() ?? 0;
+    if (this.ahead) {
+      c.ahead ??= emptyAheadState();
+      if (this.ahead.due(c.ahead, plan, usage, generation)) return true;
+    }
+    if (this.compactAhead && wireFormat(c.format ?? 'openai').serverCompaction === 'endpoint') {
+      c.compactAhead ??= emptyCompactAheadState();
+      if (this.compactAhead.due(c.compactAhead, plan, usage, generation)) return true;
+    }
+    return false;
+  }
+
   private async prepareAhead(c: GuardConversation, r: ResolvedRequest): Promise<void> {
-    const ahead = this.ahead!;
-    c.ahead ??= emptyAheadState();
     const plan = c.view.plan;
-    if (!ahead.due(c.ahead, plan, c.state.usage ?? 0, c.generation?.() ?? 0)) return;
+    const usage = c.state.usage ?? 0;
+    const generation = c.generation?.() ?? 0;
+    const ahead = this.ahead;
+    if (ahead) c.ahead ??= emptyAheadState();
+    const summaryDue = ahead?.due(c.ahead!, plan, usage, generation) === true;
+    const endpoint =
+      wireFormat(c.format ?? r.format).serverCompaction === 'endpoint' && c.format === r.format;
+    if (this.compactAhead) c.compactAhead ??= emptyCompactAheadState();
+    const compactDue =
+      this.compactAhead !== null &&
+      endpoint &&
+      this.compactAhead.due(c.compactAhead!, plan, usage, generation);
+    if (!summaryDue && !compactDue) return;
     const entries = c.entries.slice();
     // Seqs index the whole history: after a server compaction `entries` is a slice of it.
     const bySeq = c.history ? c.history.slice() : entries;
@@ -431,19 +468,25 @@ export class ContextGuard {
     const seqs = new Set<number>();
     for (const atom of atoms) if (summarized.has(atom.id)) for (const seq of atom.seqs) seqs.add(seq);
     const spec = result.decline === undefined && seqs.size > 0 ? result.plan : null;
-    ahead.prepare(c.ahead, plan, {
+    // Reaching the target, the plan frees what a compaction at the trigger frees: the turns to
+    // come are newer than anything it takes, so the trigger takes this range whatever they hold.
+    const settled = spec !== null && spec.tokens <= target + Math.floor((trigger - target) / 4);
+    if (compactDue) {
+      // The endpoint is asked in the background; no operation waits for its answer.
+      this.compactAhead!.prepare(c.compactAhead!, plan, { spec, atoms, settled, usage, generation });
+    }
+    if (!summaryDue || !ahead) return;
+    ahead.prepare(c.ahead!, plan, {
       seqs,
       calls: recorded.calls,
       spec,
-      // Reaching the target, the plan frees what a compaction at the trigger frees: the turns to
-      // come are newer than anything it takes, so the trigger takes this range whatever they hold.
-      settled: spec !== null && spec.tokens <= target + Math.floor((trigger - target) / 4),
-      generation: c.generation?.() ?? 0,
-      usage: c.state.usage ?? 0,
+      settled,
+      generation,
+      usage,
     });
     // The fallback summary after the queue moved on (it reads only the entries recorded): the
     // model's call is under way meanwhile, and the next operation does not wait for it.
-    const state = c.ahead;
+    const state = c.ahead!;
     setImmediate(() => {
       ahead
         .writeFallback(state)
@@ -538,10 +581,8 @@ export class ContextGuard {
     }
     c.state.usage = total / r.budget;
     // After a compaction too: the next one's range is planned from the plan just made.
-    if (this.ahead && this.autoCompact) {
-      c.ahead ??= emptyAheadState();
-      const generation = c.generation?.() ?? 0;
-      c.aheadDue = this.ahead.due(c.ahead, c.view.plan, total / r.budget, generation) ? r : undefined;
+    if ((this.ahead || this.compactAhead) && this.autoCompact) {
+      c.aheadDue = this.aheadIsDue(c, c.view.plan, total / r.budget) ? r : undefined;
     }
     const notice = this.notice ? c.noticeDue : null;
     c.noticeDue = null;
@@ -701,10 +742,8 @@ export class ContextGuard {
         bounded: this.measurer.hasBounds(r.counter),
       },
       repairs: () => view.repairs(),
-      // Anthropic's server compaction is driven from `check` (and warns there when it cannot).
-      ...(this.providerCompact && wireFormat(r.format).serverCompaction !== 'in-request'
-        ? { compact: this.compactorFor(format, r.format) }
-        : {}),
+      // The provider's compaction is never asked here, on the request path: what was prepared
+      // ahead is adopted below (`CompactAhead`).
       warn: (code, message) => this.measurer.warn(code, message),
       ...(ahead ? { tools: ahead.tools, modelFacts: ahead.modelFacts } : {}),
       ...(prepared ? { prepared } : {}),
@@ -712,8 +751,16 @@ export class ContextGuard {
     };
     // The plan made ahead, where it still brings the view near the target: no planning now.
     let result: PlanResult | undefined;
+    // The provider's compacted window of the range, prepared ahead: taken first where it is ready.
+    if (
+      this.providerCompact &&
+      wireFormat(r.format).serverCompaction !== 'in-request' &&
+      asked.target === undefined
+    ) {
+      result = this.providerAdoption(c, request, previousPlan, format, r.format, slack);
+    }
     // A compaction the model asked for (the compact tool) plans to its own target.
-    if (adoption && asked.target === undefined) {
+    if (!result && adoption && asked.target === undefined) {
       const { spec, summary } = adoption;
       result =
         (adoption.withModelFacts &&
@@ -864,11 +911,39 @@ export class ContextGuard {
     };
   }
 
-  /** The provider's compaction where the conversation and the request are in a format that has one. */
-  private compactorFor(format: MessageFormat, wire: MessageFormat): ProviderCompactor {
-    if (format === wire && wireFormat(format).serverCompaction === 'endpoint') return this.providerCompact!;
-    return () =>
-      Promise.reject(new Error(`contextkit can drive no provider compaction for ${wire} requests`));
+  /**
+   * The compaction replacing `previousPlan` taken from the provider's compacted window prepared
+   * ahead (`CompactAhead`): the plan made ahead with that window as its summary, where it still
+   * brings the view near the target. Undefined otherwise, with a `context:warn` saying why
+   * (contextkit then compacts on its own; no request waits on the endpoint).
+   */
+  private providerAdoption(
+    c: GuardConversation,
+    request: PlanRequest,
+    previousPlan: CompactionPlan | null,
+    format: MessageFormat,
+    wire: MessageFormat,
+    slack: number,
+  ): PlanResult | undefined {
+    const fallback = (why: string) => {
+      this.measurer.warn(
+        'provider_compaction_fallback',
+        `the provider's compaction was not used (${why}); contextkit compacted on its own`,
+      );
+      return undefined;
+    };
+    if (format !== wire || wireFormat(format).serverCompaction !== 'endpoint')
+      return fallback(`contextkit can drive no provider compaction for ${wire} requests`);
+    c.compactAhead ??= emptyCompactAheadState();
+    const ready = this.compactAhead!.adoption(c.compactAhead, previousPlan, c.generation?.() ?? 0);
+    if ('reason' in ready) return fallback(ready.reason);
+    const result = this.planner.adopt(request, ready.spec, ready.summary, ready.spec.facts, slack);
+    if (!result) {
+      c.view.setPlan(previousPlan);
+      return fallback('the range it compacted no longer brings the view near the target');
+    }
+    this.compactAhead!.taken(c.compactAhead);
+    return result;
   }
 
   private async standaloneConversation(messages: readonly unknown[]): Promise<GuardConversation> {

@@ -365,34 +365,60 @@ export class History {
    * replaced as the message was stored (the history was then reloaded from the store).
    */
   async add(message: unknown, options: AddMessageOptions = {}): Promise<HistoryEntry> {
+    const [entry] = await this.addAll([message], options);
+    return entry!;
+  }
+
+  /**
+   * `add` for several messages at once, all or nothing (a provider's reply of several items):
+   * every message is validated before any is stored, then they are appended to the store in one
+   * batch, so a refused message leaves none of them stored and a retry stores each once. The
+   * entries resolved have seq -1 when the conversation was replaced as they were stored.
+   */
+  async addAll(messages: readonly unknown[], options: AddMessageOptions = {}): Promise<HistoryEntry[]> {
     if (this.invalid && !options.ephemeral) throw this.invalid;
-    const seq = this.list.length;
-    const copy = plainCopy(message, `messages[${seq}]`);
-    const format = resolveConversationFormat(this.conversationFormat, copy, seq, () =>
-      this.list.map((e) => e.message),
-    );
-    const valid = validateMessage(copy, `messages[${seq}]`, format);
-    const given =
-      options.metadata === undefined ? {} : plainCopy(options.metadata, `messages[${seq}].metadata`);
-    const metadata: MessageMetadata = {
-      ...(given as Partial<MessageMetadata>),
-      timestamp: typeof given.timestamp === 'string' ? given.timestamp : this.now().toISOString(),
-    };
-    if (options.critical) metadata.critical = true;
-    if (options.pinned) metadata.pinned = true;
-    if (options.ephemeral) metadata.ephemeral = true;
-    if (!this.store || options.ephemeral) return this.push(valid, metadata);
-    const counts = this.counter?.one(valid, format);
-    const stored = await this.persist([
-      counts ? { message: valid, metadata, counts } : { message: valid, metadata },
-    ]);
+    if (messages.length === 0) return [];
+    const base = this.list.length;
+    let format = this.conversationFormat;
+    const valid: Message[] = [];
+    const metadatas: MessageMetadata[] = [];
+    for (let i = 0; i < messages.length; i++) {
+      const seq = base + i;
+      const copy = plainCopy(messages[i], `messages[${seq}]`);
+      format = resolveConversationFormat(format, copy, seq, () => [
+        ...this.list.map((e) => e.message),
+        ...valid,
+      ]);
+      valid.push(validateMessage(copy, `messages[${seq}]`, format));
+      const given =
+        options.metadata === undefined ? {} : plainCopy(options.metadata, `messages[${seq}].metadata`);
+      const metadata: MessageMetadata = {
+        ...(given as Partial<MessageMetadata>),
+        timestamp: typeof given.timestamp === 'string' ? given.timestamp : this.now().toISOString(),
+      };
+      if (options.critical) metadata.critical = true;
+      if (options.pinned) metadata.pinned = true;
+      if (options.ephemeral) metadata.ephemeral = true;
+      metadatas.push(metadata);
+    }
+    if (!this.store || options.ephemeral) return valid.map((m, i) => this.push(m, metadatas[i]!));
+    const counts = valid.map((m) => this.counter?.one(m, format));
+    const batch: NewEntry[] = valid.map((message, i) => {
+      const c = counts[i];
+      return c ? { message, metadata: metadatas[i]!, counts: c } : { message, metadata: metadatas[i]! };
+    });
+    const stored = await this.persist(batch);
     if (stored === null) {
       // Stored, but another writer replaced the conversation at once: the history is theirs now.
-      return Object.freeze({ seq: -1, message: freezeDeep(valid), metadata: freezeDeep(metadata) });
+      return valid.map((m, i) =>
+        Object.freeze({ seq: -1, message: freezeDeep(m), metadata: freezeDeep(metadatas[i]!) }),
+      );
     }
-    const entry = this.push(valid, metadata);
-    this.remember(entry.message, stored, counts);
-    return entry;
+    return valid.map((m, i) => {
+      const entry = this.push(m, metadatas[i]!);
+      this.remember(entry.message, stored + i, counts[i]);
+      return entry;
+    });
   }
 
   /**

@@ -7,7 +7,7 @@
 import type { GeminiContent } from '../formats/gemini/parts.js';
 import { isCompactionItem, itemType, type ResponsesItem } from '../formats/openai-responses/items.js';
 import { FORMATS } from '../formats/registry.js';
-import { usageFromGemini } from '../guard/usage.js';
+import { usageFromAnthropic, usageFromGemini, usageFromOpenAI } from '../guard/usage.js';
 import type { AddMessageOptions, ContextManager } from '../manager.js';
 import type { AnthropicAssistantMessage, Message, OpenAIAssistantMessage } from '../messages/types.js';
 import { noteCompactionTokens } from '../tokens/compaction-tokens.js';
@@ -45,20 +45,22 @@ export async function addOpenAIResponse(
   if (isRecord(response) && Array.isArray(response.output)) {
     // Refuses a response without output items before anything is recorded.
     FORMATS['openai-responses'].replyMessages(response);
-    if (response.usage !== undefined && response.usage !== null) await manager.recordOpenAIUsage(response);
+    const hasUsage = response.usage !== undefined && response.usage !== null;
+    // All or nothing: the usage is read (an unreadable one refused) and every item validated
+    // before any is stored; the items are appended in one batch, and what the usage teaches is
+    // recorded only once they are stored, so a refused reply leaves nothing and a retry adds once.
+    if (hasUsage) usageFromOpenAI(response);
+    const added = response.output.slice() as ResponsesItem[];
+    await manager.addMessages(added, options);
+    if (hasUsage) await manager.recordOpenAIUsage(response);
     noteCompactions(manager, response.output, response.usage);
-    const added: ResponsesItem[] = [];
-    for (const item of response.output as unknown[]) {
-      await manager.addMessage(item, options);
-      added.push(item as ResponsesItem);
-    }
     return added;
   }
   const reply = FORMATS.openai.replyMessages(response)[0] as OpenAIAssistantMessage;
-  if (isRecord(response) && response.usage !== undefined && response.usage !== null) {
-    await manager.recordOpenAIUsage(response);
-  }
+  const hasUsage = isRecord(response) && response.usage !== undefined && response.usage !== null;
+  if (hasUsage) usageFromOpenAI(response);
   await manager.addMessage(reply, options);
+  if (hasUsage) await manager.recordOpenAIUsage(response);
   return reply;
 }
 
@@ -94,10 +96,12 @@ export async function addAnthropicResponse(
   options?: AddMessageOptions,
 ): Promise<AnthropicAssistantMessage> {
   const reply = FORMATS.anthropic.replyMessages(response)[0] as AnthropicAssistantMessage;
-  if (isRecord(response) && response.usage !== undefined && response.usage !== null) {
-    await manager.recordAnthropicUsage(response);
-  }
+  const hasUsage = isRecord(response) && response.usage !== undefined && response.usage !== null;
+  // All or nothing: an unreadable usage is refused before the reply is stored, and the usage is
+  // recorded only once the reply is.
+  if (hasUsage) usageFromAnthropic(response);
   await manager.addMessage(reply, options);
+  if (hasUsage) await manager.recordAnthropicUsage(response);
   return reply;
 }
 
@@ -113,14 +117,16 @@ export async function addGeminiResponse(
   options?: AddMessageOptions,
 ): Promise<GeminiContent> {
   const reply = FORMATS.gemini.replyMessages(response)[0] as GeminiContent;
-  if (isRecord(response) && isRecord(response.usageMetadata)) {
-    const usage = usageFromGemini(response);
+  // All or nothing: an unreadable usage is refused before the reply is stored, and the usage is
+  // recorded only once the reply is.
+  const usage = isRecord(response) && isRecord(response.usageMetadata) ? usageFromGemini(response) : null;
+  await manager.addMessage(reply, options);
+  if (usage) {
     await manager.recordUsage({
       model: usage.model,
       inputTokens: usage.inputTokens,
       cacheReadTokens: usage.cacheReadTokens,
     });
   }
-  await manager.addMessage(reply, options);
   return reply;
 }

@@ -7,7 +7,7 @@
 import { InvalidArgumentError } from '../errors.js';
 import { toolResultIds } from '../messages/content.js';
 import type { HistoryEntry, Message, Role } from '../messages/types.js';
-import type { ConversationStore, StoreSearch, StoreSearchResult } from '../stores/types.js';
+import type { ConversationStore, SearchWithin, StoreSearch, StoreSearchResult } from '../stores/types.js';
 import { fitHits } from './fit-hits.js';
 import { PostingsIndex } from './postings-index.js';
 import { type RecallQuery, readQuery } from './query.js';
@@ -106,6 +106,11 @@ interface ReadFilters {
 interface Acceptor {
   test: (seq: number) => boolean;
   allowed: number;
+  /**
+   * Under a filter, the entry seqs it allows: from `from` to `to`, and only `seqs` of them when
+   * not every one between is allowed (what a store's search is told, see `SearchWithin`).
+   */
+  within?: { from: number; to: number; seqs?: number[] };
 }
 
 const ROLES: readonly RecallRole[] = ['system', 'user', 'assistant', 'tool'];
@@ -412,9 +417,14 @@ export class RecallIndex {
       // Only recall's own turns are left out: the count stays within a few of the whole.
       return { test, allowed: recallOnly.size === 0 ? count : count - recallOnly.size };
     }
-    let allowed = 0;
-    for (let seq = from; seq <= to; seq++) if (test(seq)) allowed++;
-    return { test, allowed };
+    const seqs: number[] = [];
+    for (let seq = from; seq <= to; seq++) if (test(seq)) seqs.push(seq);
+    const allowed = seqs.length;
+    if (allowed === 0) return { test, allowed };
+    const first = seqs[0] as number;
+    const last = seqs[allowed - 1] as number;
+    const within = last - first + 1 === allowed ? { from: first, to: last } : { from: first, to: last, seqs };
+    return { test, allowed, within };
   }
 
   /** Candidates from the store's index when it has one (catching it up or rebuilding it as needed), else in process. */
@@ -422,16 +432,20 @@ export class RecallIndex {
     const search = this.#search;
     if (search !== undefined && !this.#storeFailed) {
       const id = this.#options.conversationId ?? 'default';
-      // The store ranks every turn: under a filter it is asked for as many more candidates as the
-      // filter leaves out, so about `k` of them pass it.
+      // Under a filter the store is told which entries it allows, and ranks only those (asked
+      // for a capped list of every match and filtered afterwards, a narrow filter's matches
+      // ranked out of the list: issue 31 item 4). Without one, only recall's own turns are left
+      // out, and it is asked for as many more candidates.
+      const within = accept.within === undefined ? undefined : this.#storeWithin(accept.within);
       const storeK =
-        accept.allowed >= count
+        accept.allowed >= count || within !== undefined
           ? k
           : Math.min(MAX_FILTERED_CANDIDATES, Math.max(k, Math.ceil((k * count) / accept.allowed)));
       const pick = (hits: ScoredSeq[]) =>
         accept.allowed >= count ? hits : hits.filter((h) => accept.test(h.seq)).slice(0, k);
+      if (accept.within !== undefined && within === undefined) return [];
       try {
-        return pick(this.#fromStore(await this.#storeFind(search, id, q, storeK), count));
+        return pick(this.#fromStore(await this.#storeFind(search, id, q, storeK, within), count));
       } catch (error) {
         this.#options.onWarn?.(
           'recall_index_rebuilt',
@@ -439,7 +453,7 @@ export class RecallIndex {
         );
         try {
           await search.rebuild(id);
-          return pick(this.#fromStore(await search.find(id, q.words, storeK), count));
+          return pick(this.#fromStore(await search.find(id, q.words, storeK, within), count));
         } catch (again) {
           this.#storeFailed = true;
           this.#options.onWarn?.(
@@ -462,11 +476,45 @@ export class RecallIndex {
     }
   }
 
-  async #storeFind(search: StoreSearch, id: string, q: RecallQuery, k: number): Promise<StoreSearchResult> {
-    const found = await search.find(id, q.words, k);
+  async #storeFind(
+    search: StoreSearch,
+    id: string,
+    q: RecallQuery,
+    k: number,
+    within: SearchWithin | undefined,
+  ): Promise<StoreSearchResult> {
+    const found = await search.find(id, q.words, k, within);
     if (found.indexed >= found.head) return found;
     await search.catchUp(id);
-    return search.find(id, q.words, k);
+    return search.find(id, q.words, k, within);
+  }
+
+  /**
+   * Entry seqs a filter allows as store seqs (they differ when some entries are ephemeral: those
+   * are not stored, so never a store's hit); undefined when it allows no stored entry.
+   */
+  #storeWithin(within: NonNullable<Acceptor['within']>): SearchWithin | undefined {
+    const map = this.#entryOfStoreSeq;
+    if (map === null) {
+      return within.seqs === undefined
+        ? { fromSeq: within.from, toSeq: within.to }
+        : { fromSeq: within.from, toSeq: within.to, seqs: within.seqs };
+    }
+    // `map` is ascending: the store seq of an entry seq is where it stands in it.
+    const storeSeqs: number[] = [];
+    const entrySeqs =
+      within.seqs ?? Array.from({ length: within.to - within.from + 1 }, (_, i) => within.from + i);
+    let at = lowerBound(map, within.from);
+    for (const seq of entrySeqs) {
+      while (at < map.length && (map[at] as number) < seq) at++;
+      if (at < map.length && map[at] === seq) storeSeqs.push(at);
+    }
+    if (storeSeqs.length === 0) return undefined;
+    const fromSeq = storeSeqs[0] as number;
+    const toSeq = storeSeqs[storeSeqs.length - 1] as number;
+    return toSeq - fromSeq + 1 === storeSeqs.length
+      ? { fromSeq, toSeq }
+      : { fromSeq, toSeq, seqs: storeSeqs };
   }
 
   /** Store seqs to entry seqs (they differ when some entries are ephemeral), within the entries read. */
@@ -479,4 +527,16 @@ export class RecallIndex {
     }
     return out;
   }
+}
+
+/** The first index of ascending `values` holding at least `value`. */
+function lowerBound(values: readonly number[], value: number): number {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((values[mid] as number) < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

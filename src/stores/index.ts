@@ -23,6 +23,7 @@ export type {
   ConversationStore,
   MetaRecord,
   NewEntry,
+  SearchWithin,
   StoredEntry,
   StoreSearch,
   StoreSearchHit,

@@ -15,7 +15,7 @@
 import type pg from 'pg';
 import type { Message } from '../messages/types.js';
 import { searchText } from '../recall/turn-text.js';
-import type { StoreSearch, StoreSearchResult } from './types.js';
+import type { SearchWithin, StoreSearch, StoreSearchResult } from './types.js';
 
 /** The tables the index lives in, as the driver names them (quoted, schema-qualified). */
 export interface SearchTables {
@@ -84,7 +84,12 @@ export class PostgresSearch implements StoreSearch {
     private readonly nameOf: (conversationId: string) => Buffer,
   ) {}
 
-  async find(conversationId: string, words: readonly string[], limit: number): Promise<StoreSearchResult> {
+  async find(
+    conversationId: string,
+    words: readonly string[],
+    limit: number,
+    within?: SearchWithin,
+  ): Promise<StoreSearchResult> {
     const name = this.nameOf(conversationId);
     const heads = await this.query<{ head: string; search_head: string }>(
       conversationId,
@@ -100,16 +105,28 @@ export class PostgresSearch implements StoreSearch {
     };
     const any = anyOf(words);
     if (!row || any === '' || limit <= 0) return result;
+    // A filter is applied in the query, before the ranking is cut to `limit` (issue 31 item 4:
+    // applied afterwards, a narrow filter's matches ranked out of the capped list).
+    const values: unknown[] = [name, any, limit];
+    let where = '';
+    if (within !== undefined) {
+      values.push(within.fromSeq, within.toSeq);
+      where = ' AND e.seq BETWEEN $4 AND $5';
+      if (within.seqs !== undefined) {
+        values.push(within.seqs);
+        where += ' AND e.seq = ANY($6::bigint[])';
+      }
+    }
     const rows = await this.query<{ seq: string; score: number }>(
       conversationId,
       'search',
       `SELECT e.seq, ts_rank(e.search, q, 1) AS score
        FROM ${this.t.entries} e JOIN ${this.t.conversations} c ON c.id = e.conversation_id,
             to_tsquery('english', $2) q
-       WHERE c.name_hash = sha256($1) AND e.search @@ q
+       WHERE c.name_hash = sha256($1) AND e.search @@ q${where}
        ORDER BY score DESC, e.seq DESC
        LIMIT $3`,
-      [name, any, limit],
+      values,
     );
     result.hits = rows.map((r) => ({ seq: toCount(r.seq), score: r.score }));
     return result;

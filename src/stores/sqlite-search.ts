@@ -24,7 +24,7 @@ import type { Message } from '../messages/types.js';
 import { searchText } from '../recall/turn-text.js';
 import { validateConversationId } from './keys.js';
 import { parseStoredEntry } from './stored-json.js';
-import type { StoreSearch, StoreSearchResult } from './types.js';
+import type { SearchWithin, StoreSearch, StoreSearchResult } from './types.js';
 
 /** The migration that adds the index (schema version 2). */
 export const SQLITE_SEARCH_MIGRATION = `
@@ -226,7 +226,12 @@ export class SqliteSearch implements StoreSearch {
     }
   }
 
-  async find(conversationId: string, words: readonly string[], limit: number): Promise<StoreSearchResult> {
+  async find(
+    conversationId: string,
+    words: readonly string[],
+    limit: number,
+    within?: SearchWithin,
+  ): Promise<StoreSearchResult> {
     return this.#run(conversationId, 'search', () => {
       validateConversationId(conversationId);
       this.flush(conversationId);
@@ -235,17 +240,62 @@ export class SqliteSearch implements StoreSearch {
         const result: StoreSearchResult = { hits: [], indexed: heads.search_head, head: heads.head };
         const match = matchExpression(conversationId, words);
         if (match === undefined || heads.head === 0 || limit <= 0) return result;
-        const rows = this.#statement(
-          `SELECT e.seq AS seq, f.score AS score
-           FROM (SELECT rowid, -bm25(entries_fts, 0.0, 1.0) AS score FROM entries_fts
-                 WHERE entries_fts MATCH ? ORDER BY bm25(entries_fts, 0.0, 1.0) LIMIT ?) AS f
-           JOIN entries AS e ON e.rowid = f.rowid
-           ORDER BY f.score DESC`,
-        ).all(match, limit) as Array<{ seq: number; score: number }>;
+        const rows =
+          within === undefined
+            ? (this.#statement(
+                `SELECT e.seq AS seq, f.score AS score
+                 FROM (SELECT rowid, -bm25(entries_fts, 0.0, 1.0) AS score FROM entries_fts
+                       WHERE entries_fts MATCH ? ORDER BY bm25(entries_fts, 0.0, 1.0) LIMIT ?) AS f
+                 JOIN entries AS e ON e.rowid = f.rowid
+                 ORDER BY f.score DESC`,
+              ).all(match, limit) as Array<{ seq: number; score: number }>)
+            : this.#findWithin(conversationId, match, limit, within);
         result.hits = rows.map((r) => ({ seq: r.seq, score: r.score }));
         return result;
       })();
     });
+  }
+
+  /**
+   * The best `limit` matches among the entries `within` allows, filtered in the query before it
+   * ranks and cuts (issue 31 item 4: filtered afterwards, a narrow filter's matches ranked out of
+   * the capped list). The seq range becomes a rowid range FTS5 applies as it reads its postings
+   * (an entry's rowid grows with its seq: entries are inserted in seq order and SQLite gives a new
+   * row a rowid above every row the table holds), so a narrow range reads only its own rows.
+   */
+  #findWithin(
+    conversationId: string,
+    match: string,
+    limit: number,
+    within: SearchWithin,
+  ): Array<{ seq: number; score: number }> {
+    const low = this.#statement(
+      'SELECT rowid FROM entries WHERE conversation_id = ? AND seq >= ? ORDER BY seq LIMIT 1',
+    ).get(conversationId, within.fromSeq) as { rowid: number } | undefined;
+    const high = this.#statement(
+      'SELECT rowid FROM entries WHERE conversation_id = ? AND seq <= ? ORDER BY seq DESC LIMIT 1',
+    ).get(conversationId, within.toSeq) as { rowid: number } | undefined;
+    if (low === undefined || high === undefined || low.rowid > high.rowid) return [];
+    // FTS5 reads the postings within the rowid range once (CROSS JOIN keeps it the outer loop:
+    // driven from the entries, the MATCH would be evaluated again for every entry).
+    const ranked = `SELECT e.seq AS seq, -f.rank AS score
+       FROM (SELECT rowid, bm25(entries_fts, 0.0, 1.0) AS rank FROM entries_fts
+             WHERE entries_fts MATCH ? AND rowid BETWEEN ? AND ?) AS f
+       CROSS JOIN entries AS e ON e.rowid = f.rowid
+       WHERE e.conversation_id = ? AND e.seq BETWEEN ? AND ?`;
+    const order = 'ORDER BY f.rank LIMIT ?';
+    const args = [match, low.rowid, high.rowid, conversationId, within.fromSeq, within.toSeq];
+    if (within.seqs === undefined) {
+      return this.#statement(`${ranked} ${order}`).all(...args, limit) as Array<{
+        seq: number;
+        score: number;
+      }>;
+    }
+    return this.#statement(`${ranked} AND e.seq IN (SELECT value FROM json_each(?)) ${order}`).all(
+      ...args,
+      JSON.stringify(within.seqs),
+      limit,
+    ) as Array<{ seq: number; score: number }>;
   }
 
   async catchUp(conversationId: string): Promise<number> {

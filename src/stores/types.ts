@@ -61,6 +61,17 @@ export interface StoreSearchHit {
   score: number;
 }
 
+/**
+ * Which entries a search may answer with, by store seq: those from `fromSeq` to `toSeq`
+ * (inclusive) and, when `seqs` is given (ascending), only those of them. Recall turns its filters
+ * (roles, dates, tools, seq range) into this.
+ */
+export interface SearchWithin {
+  fromSeq: number;
+  toSeq: number;
+  seqs?: readonly number[];
+}
+
 /** What a store's search found, and how far its index reaches. */
 export interface StoreSearchResult {
   /** Best first. */
@@ -80,9 +91,15 @@ export interface StoreSearchResult {
 export interface StoreSearch {
   /**
    * The conversation's entries holding any of `words` (lowercased, not stemmed: the store stems
-   * them its own way), best first, at most `limit`.
+   * them its own way), best first, at most `limit`; with `within`, only entries it allows, chosen
+   * in the query itself (a narrow filter's matches never rank out of a capped list).
    */
-  find(conversationId: string, words: readonly string[], limit: number): Promise<StoreSearchResult>;
+  find(
+    conversationId: string,
+    words: readonly string[],
+    limit: number,
+    within?: SearchWithin,
+  ): Promise<StoreSearchResult>;
   /** Indexes the entries the index lacks; resolves with how many entries it then covers. */
   catchUp(conversationId: string): Promise<number>;
   /** Drops the conversation's index and builds it again from the log; resolves as `catchUp`. */

@@ -15,7 +15,7 @@ import type { RecallOptions } from '../../src/recall/recall-hit.js';
 import { FileStore } from '../../src/stores/file.js';
 import { MemoryStore } from '../../src/stores/memory.js';
 import { openSqliteStore } from '../../src/stores/sqlite.js';
-import type { ConversationStore } from '../../src/stores/types.js';
+import type { ConversationStore, NewEntry } from '../../src/stores/types.js';
 import { DATABASE_URL, missing, REDIS_URL, skipFor } from '../support/requirements.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ck-recall-filters-'));
@@ -138,6 +138,76 @@ describe.each(drivers)('recall with filters on the $name store', (driver) => {
     } finally {
       await ctx.clear();
       await ctx.close();
+      await driver.cleanup?.();
+    }
+  });
+});
+
+/**
+ * Issue 31 item 4: 30,000 turns that all mention the word, the ones inside a narrow filter the
+ * weakest matches (longest texts): a store's index asked for a capped list of candidates and
+ * filtered afterwards found none of them (SQLite for the last ten turns, Postgres for the first
+ * ten). The filter goes into the store's query, so each finds what the in-process index finds.
+ */
+const LONG_TURNS = 30_000;
+
+function longChat(): NewEntry[] {
+  const out: NewEntry[] = [];
+  const filler = Array.from({ length: 60 }, (_, i) => `filler${i % 17}`).join(' ');
+  for (let i = 0; i < LONG_TURNS; i++) {
+    const edge = i < 10 || i >= LONG_TURNS - 10;
+    const timestamp = new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString();
+    out.push({
+      message: {
+        role: i % 2 === 0 ? 'user' : 'assistant',
+        content: edge ? `garden note ${i}: ${filler}` : `garden ${i}`,
+      },
+      metadata: { timestamp },
+    });
+  }
+  return out;
+}
+
+describe.each(drivers)('recall with a narrow filter past 20,000 turns on the $name store', (driver) => {
+  it('finds the turns inside the filter however many turns outrank them', {
+    ...skipFor(driver.skip),
+    timeout: 300_000,
+  }, async () => {
+    const store = await driver.open();
+    const conversationId = `narrow-${randomBytes(4).toString('hex')}`;
+    try {
+      const turns = longChat();
+      for (let i = 0; i < turns.length; i += 2_000)
+        await store.append(conversationId, turns.slice(i, i + 2_000));
+      const reader = new ContextManager({ model: 'gpt-4o', store, conversationId, recall: true });
+      const at = (i: number) => turns[i]!.metadata.timestamp;
+      const cases: Array<{ options: RecallOptions; inside: (seq: number) => boolean }> = [
+        { options: { fromSeq: LONG_TURNS - 10 }, inside: (s) => s >= LONG_TURNS - 10 },
+        { options: { toSeq: 9 }, inside: (s) => s <= 9 },
+        {
+          options: { fromSeq: LONG_TURNS - 10, role: 'user' },
+          inside: (s) => s >= LONG_TURNS - 10 && s % 2 === 0,
+        },
+        { options: { startDate: at(0), endDate: at(9) }, inside: (s) => s <= 9 },
+        {
+          options: { startDate: at(LONG_TURNS - 10), role: 'assistant' },
+          inside: (s) => s >= LONG_TURNS - 10 && s % 2 === 1,
+        },
+      ];
+      // The first call reads the history in (slices that yield); the calls measured are the next ones.
+      await reader.recall('garden', { limit: 1 });
+      for (const { options, inside } of cases) {
+        const started = process.cpuUsage();
+        const hits = await reader.recall('garden', { ...options, limit: 5, maxTokens: 20_000 });
+        const used = process.cpuUsage(started);
+        // No long synchronous stretch (SQLite's query runs on this thread): the whole call's CPU time bounds it.
+        expect((used.user + used.system) / 1000, JSON.stringify(options)).toBeLessThan(50);
+        expect(hits.length, JSON.stringify(options)).toBeGreaterThan(0);
+        for (const hit of hits) expect(inside(hit.seq), `${JSON.stringify(options)} #${hit.seq}`).toBe(true);
+      }
+    } finally {
+      await store.delete(conversationId);
+      await store.close();
       await driver.cleanup?.();
     }
   });

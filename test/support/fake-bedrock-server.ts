@@ -26,7 +26,9 @@
  *   `document` has a `name` (1–200 characters: alphanumerics, single whitespace, hyphens,
  *   parentheses, square brackets), an optional `format` (pdf | csv | doc | docx | xls | xlsx |
  *   html | txt | md) and a source of `bytes`, `s3Location`, `text` or `content`; a user message
- *   with a document also has a text block; `video.format` is mkv | mov | mp4 | webm | flv |
+ *   with a document also has a text block; a message holds at most five documents and 20
+ *   images, and only a user message holds images and documents (the Message reference,
+ *   docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Message.html); `video.format` is mkv | mov | mp4 | webm | flv |
  *   mpeg | mpg | wmv | three_gp;
  * - `toolUse` has `toolUseId` and `name` of 1–64 characters in `[a-zA-Z0-9_-]` and an `input`;
  *   `toolResult` has `toolUseId`, a `content` array of `json` / `text` / `image` / `document` /
@@ -339,6 +341,8 @@ export function bedrockRequestProblems(body: Rec, options: { signatures?: boolea
     const answered = new Set<string>();
     let documents = false;
     let texts = false;
+    let documentCount = 0;
+    let imageCount = 0;
     content.forEach((block: unknown, k: number) => {
       const where = `${at}.content.${k}`;
       const member = unionMember(block, BLOCK_MEMBERS, where, problems);
@@ -353,10 +357,14 @@ export function bedrockRequestProblems(body: Rec, options: { signatures?: boolea
             );
           break;
         case 'image':
+          imageCount++;
+          if (role !== 'user') problems.push(`${where}: images are only accepted in user messages`);
           imageProblems(v, `${where}.image`, problems);
           break;
         case 'document':
           documents = true;
+          documentCount++;
+          if (role !== 'user') problems.push(`${where}: documents are only accepted in user messages`);
           documentProblems(v, `${where}.document`, problems);
           break;
         case 'video':
@@ -409,6 +417,9 @@ export function bedrockRequestProblems(body: Rec, options: { signatures?: boolea
     });
     if (role === 'user' && documents && !texts)
       problems.push(`${at}: A text block must be included when using documents.`);
+    // Message.content (API_runtime_Message.html): "up to 20 images", "up to five documents".
+    if (documentCount > 5) problems.push(`${at}: too many documents (${documentCount}); the maximum is 5`);
+    if (imageCount > 20) problems.push(`${at}: too many images (${imageCount}); the maximum is 20`);
     const missing = previousUses.filter((id) => !answered.has(id));
     if (missing.length > 0)
       problems.push(

@@ -37,6 +37,7 @@ import {
   ContextManager,
   ContextOverflowError,
   convertMessages,
+  createCalibration,
   createTokenCounter,
   getModelInfo,
   InvalidMessageError,
@@ -47,6 +48,7 @@ import {
 import { type Atom, AtomIndex } from '../../src/messages/atoms.js';
 import { messageText, toolCallIds, toolResultIds } from '../../src/messages/content.js';
 import { wireMessage } from '../../src/messages/wire-fields.js';
+import { MemoryStore } from '../../src/stores/memory.js';
 import { missingData, skipFor } from './requirements.js';
 import { loadTauBench, TAU_BENCH_PATH, type TauBenchRun } from './tau-bench.js';
 
@@ -120,6 +122,16 @@ export interface FormatDescriptor {
   fromTauBench(run: TauBenchRun): Message[];
   /** Property runs of the view property (default `PROPERTY_RUNS` or 100; the others run half as many). */
   runs?: number;
+  /**
+   * The format's response adder (`add*Response`) and two replies of the provider's shape with
+   * usage: `accepted`, which it adds, and `refused`, the same with its last message, item or part
+   * one `addMessage` refuses (issue 31 item 6: all or nothing).
+   */
+  reply: {
+    add(manager: ContextManager, response: unknown): Promise<unknown>;
+    accepted: unknown;
+    refused: unknown;
+  };
 }
 
 const TAU_RUNS = 60;
@@ -456,6 +468,39 @@ export function testFormat(format: FormatDescriptor): void {
         }),
         { numRuns: Math.ceil(runs / 2) },
       );
+    });
+
+    it('adds a provider reply all or nothing: a refused reply stores nothing and learns no usage, a retry adds it once', async () => {
+      for (const store of [null, new MemoryStore()]) {
+        const calibration = createCalibration();
+        const ctx = new ContextManager({
+          model: format.model,
+          calibration,
+          ...(store ? { store, conversationId: `reply-${format.name}` } : {}),
+        });
+        const task =
+          format.name === 'gemini'
+            ? { role: 'user', parts: [{ text: 'Look up order 42.' }] }
+            : format.name === 'openai-responses'
+              ? { role: 'user', content: 'Look up order 42.' }
+              : format.name === 'bedrock'
+                ? { role: 'user', content: [{ text: 'Look up order 42.' }] }
+                : { role: 'user', content: 'Look up order 42.' };
+        await ctx.addMessage(task);
+        await ctx.getMessagesForRequest({ tokenBudget: 50_000 });
+        const before = await ctx.getMessages();
+        const samples = () => Object.values(calibration.snapshot()).reduce((n, e) => n + e.samples, 0);
+        await expect(format.reply.add(ctx, format.reply.refused)).rejects.toBeInstanceOf(InvalidMessageError);
+        expect(await ctx.getMessages()).toEqual(before);
+        expect(samples()).toBe(0);
+        if (store) expect(await store.read(`reply-${format.name}`)).toHaveLength(before.length);
+        // The caller retries with the reply fixed: every message of it is stored once.
+        const returned = await format.reply.add(ctx, format.reply.accepted);
+        const after = await ctx.getMessages();
+        expect(after.slice(before.length)).toEqual(Array.isArray(returned) ? returned : [returned]);
+        expect(samples()).toBe(1);
+        if (store) expect(await store.read(`reply-${format.name}`)).toHaveLength(after.length);
+      }
     });
 
     describe('the real tau-bench runs', skipFor(missingData(TAU_BENCH_PATH)), () => {

@@ -7,6 +7,10 @@
 import fc from 'fast-check';
 import {
   type AddMessageOptions,
+  addAnthropicResponse,
+  addBedrockResponse,
+  addGeminiResponse,
+  addOpenAIResponse,
   convertMessages,
   type GeminiMessage,
   type Message,
@@ -218,6 +222,17 @@ export const OPENAI_CHAT: FormatDescriptor = {
   startServer: () => startChatServer('gpt-4o'),
   problems: (view) => referenceProblems(view, 'openai'),
   fromTauBench: (run) => run.openai,
+  reply: {
+    add: addOpenAIResponse,
+    accepted: {
+      choices: [{ message: { role: 'assistant', content: 'Order 42 shipped.' } }],
+      usage: { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25 },
+    },
+    refused: {
+      choices: [{ message: { role: 'assistant', content: 42 } }],
+      usage: { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25 },
+    },
+  },
 };
 
 // ------------------------------------------------------------------ OpenAI Responses API items
@@ -273,6 +288,31 @@ export const OPENAI_RESPONSES: FormatDescriptor = {
   resultsInCallOrder: true,
   startServer: () => startResponsesServer('gpt-4o'),
   fromTauBench: (run) => convertMessages(run.openai, 'openai-responses'),
+  reply: {
+    add: addOpenAIResponse,
+    accepted: {
+      output: [
+        {
+          type: 'message',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'Looking.', annotations: [] }],
+        },
+        { type: 'function_call', call_id: 'call_1', name: 'get_order', arguments: '{"id":42}' },
+      ],
+      usage: { input_tokens: 20, output_tokens: 9, total_tokens: 29 },
+    },
+    refused: {
+      output: [
+        {
+          type: 'message',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'Looking.', annotations: [] }],
+        },
+        { type: 'function_call', call_id: '', name: 'get_order', arguments: '{"id":42}' },
+      ],
+      usage: { input_tokens: 20, output_tokens: 9, total_tokens: 29 },
+    },
+  },
 };
 
 // ------------------------------------------------------------------ Anthropic Messages
@@ -383,6 +423,25 @@ export const ANTHROPIC: FormatDescriptor = {
   startServer: () => startAnthropicServer('claude-sonnet-4-5'),
   problems: (view) => referenceProblems(view, 'anthropic'),
   fromTauBench: (run) => run.anthropic,
+  reply: {
+    add: addAnthropicResponse,
+    accepted: {
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'Looking.' },
+        { type: 'tool_use', id: 'toolu_1', name: 'get_order', input: { id: 42 } },
+      ],
+      usage: { input_tokens: 20, output_tokens: 9 },
+    },
+    refused: {
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'Looking.' },
+        { type: 'tool_use', id: '', name: 'get_order', input: { id: 42 } },
+      ],
+      usage: { input_tokens: 20, output_tokens: 9 },
+    },
+  },
 };
 
 // ------------------------------------------------------------------ Gemini contents
@@ -453,6 +512,31 @@ export const GEMINI: FormatDescriptor = {
   hasResults: (m) => recs((m as unknown as Rec).parts).some((p) => p.functionResponse !== undefined),
   startServer: () => startGeminiServers('gemini-2.5-flash'),
   fromTauBench: (run) => convertMessages(run.openai, 'gemini'),
+  reply: {
+    add: addGeminiResponse,
+    accepted: {
+      candidates: [
+        {
+          content: {
+            role: 'model',
+            parts: [{ text: 'Looking.' }, { functionCall: { name: 'get_order', args: { id: 42 } } }],
+          },
+        },
+      ],
+      usageMetadata: { promptTokenCount: 20, candidatesTokenCount: 9, totalTokenCount: 29 },
+    },
+    refused: {
+      candidates: [
+        {
+          content: {
+            role: 'model',
+            parts: [{ text: 'Looking.' }, { functionCall: { name: '', args: { id: 42 } } }],
+          },
+        },
+      ],
+      usageMetadata: { promptTokenCount: 20, candidatesTokenCount: 9, totalTokenCount: 29 },
+    },
+  },
 };
 
 // ------------------------------------------------------------------ AWS Bedrock Converse
@@ -538,4 +622,31 @@ export const BEDROCK: FormatDescriptor = {
   startServer: () => startBedrockServers('us.anthropic.claude-sonnet-4-5-20250929-v1:0'),
   problems: (view) => bedrockRequestProblems({ ...toBedrockRequest(view) }, { signatures: false }),
   fromTauBench: (run) => convertMessages(run.openai, 'bedrock'),
+  reply: {
+    add: addBedrockResponse,
+    accepted: {
+      output: {
+        message: {
+          role: 'assistant',
+          content: [
+            { text: 'Looking.' },
+            { toolUse: { toolUseId: 'tooluse_1', name: 'get_order', input: { id: 42 } } },
+          ],
+        },
+      },
+      usage: { inputTokens: 20, outputTokens: 9, totalTokens: 29 },
+    },
+    refused: {
+      output: {
+        message: {
+          role: 'assistant',
+          content: [
+            { text: 'Looking.' },
+            { toolUse: { toolUseId: '', name: 'get_order', input: { id: 42 } } },
+          ],
+        },
+      },
+      usage: { inputTokens: 20, outputTokens: 9, totalTokens: 29 },
+    },
+  },
 };

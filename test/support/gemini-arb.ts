@@ -20,6 +20,7 @@ export const GEMINI_TURNS = [
   'media',
   'interrupted',
   'split',
+  'narrated',
 ] as const;
 
 type Part = Record<string, unknown>;
@@ -193,6 +194,20 @@ function turn(kind: GeminiTurn, t: number, shape: TurnShape): Part[] {
         s,
         { role: 'user', parts: [response(calls[0]!, long(1))] },
         { role: 'user', parts: [response(calls[1]!, long(2))] },
+        answer(t, size),
+      ];
+    }
+    case 'narrated': {
+      // Narration stored as its own model content before the call's (issue 31 item 10): the
+      // user's text follows the function response in a content of its own.
+      const s = step(t, 0, 1, shape, false);
+      const c = (s.parts as Part[]).find((p) => p.functionCall)!;
+      return [
+        user,
+        { role: 'model', parts: [{ text: `let me look up ${t}` }] },
+        s,
+        { role: 'user', parts: [response(c, long(1))] },
+        { role: 'user', parts: [{ text: `and then ${t}?` }] },
         answer(t, size),
       ];
     }

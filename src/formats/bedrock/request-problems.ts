@@ -8,6 +8,7 @@
  * one turn (`toBedrockRequest` joins them), so they are no problem.
  */
 import { blocksOf, isBlankText, isRecord, memberOf } from './blocks.js';
+import { MAX_DOCUMENTS, MAX_IMAGES, TOOL_NAME } from './validate.js';
 
 /** One problem, at message `index` (structurally `RequestProblem`). */
 export interface BedrockRequestProblem {
@@ -17,6 +18,20 @@ export interface BedrockRequestProblem {
 }
 
 const TOOL_ID = /^[a-zA-Z0-9_-]{1,64}$/;
+/** DocumentBlock.name (API_runtime_DocumentBlock.html): alphanumerics, single whitespace, hyphens, parentheses, brackets. */
+const DOCUMENT_NAME = /^(?:[a-zA-Z0-9\-()[\]]|\s(?!\s))+$/;
+
+/**
+ * What one Converse message (a turn: consecutive messages of one role joined) holds, for the
+ * Message reference's rules (API_runtime_Message.html): at most 20 images and five documents, a
+ * text block beside documents, images and documents only from the user.
+ */
+interface TurnMedia {
+  first: number;
+  images: number;
+  documents: number;
+  text: boolean;
+}
 
 /** Adds Converse's order and pairing problems of `messages` to `problems`. */
 export function bedrockProblems(messages: readonly unknown[], problems: BedrockRequestProblem[]): void {
@@ -35,6 +50,30 @@ export function bedrockProblems(messages: readonly unknown[], problems: BedrockR
         message: `toolUse ${id} is not answered by a toolResult in the next turn (Expected toolResult blocks … for the following Ids)`,
       });
     pending = new Map();
+  };
+  let turn: TurnMedia | null = null;
+  const closeMedia = () => {
+    if (turn === null) return;
+    const at = `messages[${turn.first}].content`;
+    if (turn.documents > MAX_DOCUMENTS)
+      problems.push({
+        index: turn.first,
+        path: at,
+        message: `a turn holds ${turn.documents} documents (Converse takes at most ${MAX_DOCUMENTS})`,
+      });
+    if (turn.images > MAX_IMAGES)
+      problems.push({
+        index: turn.first,
+        path: at,
+        message: `a turn holds ${turn.images} images (Converse takes at most ${MAX_IMAGES})`,
+      });
+    if (turn.documents > 0 && !turn.text)
+      problems.push({
+        index: turn.first,
+        path: at,
+        message: 'A text block must be included when using documents.',
+      });
+    turn = null;
   };
   messages.forEach((message, i) => {
     if (!isRecord(message)) return;
@@ -59,6 +98,8 @@ export function bedrockProblems(messages: readonly unknown[], problems: BedrockR
     if (blocks.length === 0)
       problems.push({ index: i, path: `${at}.content`, message: 'the content field is empty' });
     if (message.role !== role) {
+      closeMedia();
+      turn = { first: i, images: 0, documents: 0, text: false };
       // A new turn: the calls of an assistant turn must be answered in this one.
       if (message.role === 'user') {
         pending = asked;
@@ -72,6 +113,34 @@ export function bedrockProblems(messages: readonly unknown[], problems: BedrockR
       if (isBlankText(b))
         problems.push({ index: i, path: `${where}.text`, message: 'the text field is blank' });
       const member = memberOf(b);
+      const media = turn as TurnMedia | null;
+      if (member === 'text' && !isBlankText(b) && media) media.text = true;
+      if ((member === 'image' || member === 'document') && media) {
+        if (member === 'image') media.images++;
+        else media.documents++;
+        if (message.role !== 'user')
+          problems.push({
+            index: i,
+            path: `${where}.${member}`,
+            message: `Converse takes an ${member} only in a user message`,
+          });
+      }
+      if (member === 'document' && isRecord(b.document)) {
+        const name = b.document.name;
+        if (typeof name !== 'string' || name.length > 200 || !DOCUMENT_NAME.test(name))
+          problems.push({
+            index: i,
+            path: `${where}.document.name`,
+            message:
+              'expected 1 to 200 of alphanumerics, single whitespace, hyphens, parentheses and square brackets',
+          });
+      }
+      if (member === 'toolUse' && isRecord(b.toolUse) && !TOOL_NAME.test(String(b.toolUse.name)))
+        problems.push({
+          index: i,
+          path: `${where}.toolUse.name`,
+          message: 'expected 1 to 64 of [a-zA-Z0-9_-]',
+        });
       if (member === 'toolUse' && isRecord(b.toolUse)) {
         const id = String(b.toolUse.toolUseId);
         if (!TOOL_ID.test(id))
@@ -101,5 +170,6 @@ export function bedrockProblems(messages: readonly unknown[], problems: BedrockR
       }
     });
   });
+  closeMedia();
   closeTurn();
 }

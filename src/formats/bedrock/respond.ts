@@ -21,14 +21,19 @@ export async function addBedrockResponse(
   options?: AddMessageOptions,
 ): Promise<BedrockConversationMessage> {
   const [reply] = bedrockReplyMessages(response);
-  if (isRecord(response) && response.usage !== undefined && response.usage !== null) {
-    const usage = usageFromBedrock(response);
+  // All or nothing: an unreadable usage is refused before the reply is stored, and the usage is
+  // recorded only once the reply is.
+  const usage =
+    isRecord(response) && response.usage !== undefined && response.usage !== null
+      ? usageFromBedrock(response)
+      : null;
+  await manager.addMessage(reply!, options);
+  if (usage) {
     await manager.recordUsage({
       inputTokens: usage.inputTokens,
       cacheReadTokens: usage.cacheReadTokens,
       cacheWriteTokens: usage.cacheWriteTokens,
     });
   }
-  await manager.addMessage(reply!, options);
   return reply!;
 }

@@ -10,6 +10,15 @@ import { BEDROCK_BLOCK_MEMBERS } from './types.js';
 
 type Rec = Record<string, unknown>;
 
+/**
+ * The Converse API reference's limits on one message (docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Message.html):
+ * "up to 20 images", "up to five documents", "you can only include images and documents if the
+ * role is user". ToolUseBlock.name (API_runtime_ToolUseBlock.html): 1 to 64 of `[a-zA-Z0-9_-]`.
+ */
+export const MAX_IMAGES = 20;
+export const MAX_DOCUMENTS = 5;
+export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
 const IMAGE_FORMATS = ['png', 'jpeg', 'gif', 'webp'];
 const DOCUMENT_FORMATS = ['pdf', 'csv', 'doc', 'docx', 'xls', 'xlsx', 'html', 'txt', 'md'];
 const VIDEO_FORMATS = ['mkv', 'mov', 'mp4', 'webm', 'flv', 'mpeg', 'mpg', 'wmv', 'three_gp'];
@@ -110,6 +119,8 @@ function block(raw: unknown, role: string, path: string, issues: MessageIssue[])
     case 'image':
     case 'document':
     case 'video':
+      if (member !== 'video' && role !== 'user')
+        issues.push({ path: at, message: `Converse takes an ${member} only in a user message` });
       media(member, value, at, issues);
       break;
     case 'toolUse':
@@ -120,8 +131,11 @@ function block(raw: unknown, role: string, path: string, issues: MessageIssue[])
       }
       if (typeof value.toolUseId !== 'string' || value.toolUseId.length === 0)
         issues.push({ path: `${at}.toolUseId`, message: 'expected a non-empty string' });
-      if (typeof value.name !== 'string' || value.name.length === 0)
-        issues.push({ path: `${at}.name`, message: 'expected a non-empty string' });
+      if (typeof value.name !== 'string' || !TOOL_NAME.test(value.name))
+        issues.push({
+          path: `${at}.name`,
+          message: 'expected 1 to 64 characters of [a-zA-Z0-9_-] (Converse refuses other tool names)',
+        });
       if (value.input === undefined) issues.push({ path: `${at}.input`, message: 'expected a JSON value' });
       break;
     case 'toolResult':
@@ -183,5 +197,19 @@ export function bedrockMessageIssues(message: unknown, path: string): MessageIss
     }
     block(b, role, at, issues);
   });
+  if (role !== 'system') {
+    const count = (member: string) =>
+      (message.content as unknown[]).filter((b: unknown) => isRecord(b) && memberOf(b) === member).length;
+    if (count('document') > MAX_DOCUMENTS)
+      issues.push({
+        path: `${path}.content`,
+        message: `Converse takes at most ${MAX_DOCUMENTS} documents in a message`,
+      });
+    if (count('image') > MAX_IMAGES)
+      issues.push({
+        path: `${path}.content`,
+        message: `Converse takes at most ${MAX_IMAGES} images in a message`,
+      });
+  }
   return issues;
 }

@@ -53,7 +53,21 @@ function withoutResponses(entry: HistoryEntry): Message | undefined {
 export function buildGemini(entries: readonly HistoryEntry[], from: number): BuildResult {
   return groupEntries(entries, from, (start, grouping) => {
     const { atoms, repairs } = grouping;
-    const head = entries[start]!;
+    // Model narration stored as contents of its own right before a call's content ("let me
+    // look that up", then the call) joins the call's content: the API refuses a function call
+    // turn that does not come right after a user turn or a function response turn.
+    let callAt = start;
+    while (callAt < entries.length && isNarration(entries[callAt]!)) callAt++;
+    if (callAt > start && !(callAt < entries.length && isCallContent(entries[callAt]!))) {
+      // Narration no call follows: each content is an atom of its own. At the open tail, the
+      // call it announces may come next: regroup from here then.
+      if (callAt === entries.length && grouping.closedUntil === entries.length) grouping.closedUntil = start;
+      for (let k = start; k < callAt; k++) atoms.push(single(entries[k]!));
+      return callAt;
+    }
+    const before = callAt - start;
+    const leading = entries.slice(start, callAt);
+    const head = entries[start + before]!;
     const calls = geminiCalls(head.message);
     if (calls.length === 0) {
       if (geminiResponses(head.message).length === 0) {
@@ -70,7 +84,7 @@ export function buildGemini(entries: readonly HistoryEntry[], from: number): Bui
       return start + 1;
     }
     // The calls' responses: the user contents after them, until every call is answered.
-    let i = start + 1;
+    let i = start + before + 1;
     const answering: HistoryEntry[] = [];
     const found: Array<{ entry: HistoryEntry; ref: GeminiCallRef }> = [];
     const scan = new ResultScan();
@@ -104,7 +118,13 @@ export function buildGemini(entries: readonly HistoryEntry[], from: number): Bui
     // responses and the next calls would make those calls follow a model turn, which the API refuses.
     const narrations = scan.displaced.filter((d) => contentOf(d).role === 'model');
     const displaced = scan.displaced.filter((d) => contentOf(d).role !== 'model');
-    atoms.push(exchange(head, narrations, calls, answering, found, open, repairs));
+    atoms.push(exchange(head, leading, narrations, calls, answering, found, open, repairs));
+    for (const joined of leading)
+      repairs.push({
+        kind: 'moved',
+        seq: joined.seq,
+        detail: `model content before the calls of ${head.seq} joined to the calls' content`,
+      });
     for (const joined of narrations)
       repairs.push({
         kind: 'moved',
@@ -123,8 +143,23 @@ export function buildGemini(entries: readonly HistoryEntry[], from: number): Bui
   });
 }
 
+/** A model content that is only words (no function call or response): narration. */
+function isNarration(entry: HistoryEntry): boolean {
+  const content = contentOf(entry);
+  return (
+    content.role === 'model' &&
+    geminiCalls(entry.message).length === 0 &&
+    geminiResponses(entry.message).length === 0
+  );
+}
+
+function isCallContent(entry: HistoryEntry): boolean {
+  return contentOf(entry).role === 'model' && geminiCalls(entry.message).length > 0;
+}
+
 function exchange(
   head: HistoryEntry,
+  leading: readonly HistoryEntry[],
   narrations: readonly HistoryEntry[],
   calls: readonly GeminiCallRef[],
   answering: readonly HistoryEntry[],
@@ -145,16 +180,20 @@ function exchange(
       detail: `function response ${found[k]!.ref.name} answers no call of ${head.seq}; left out`,
     });
   }
-  const callContent =
-    narrations.length === 0
-      ? head.message
-      : (freezeDeep({
-          ...contentOf(head),
-          parts: [contentOf(head), ...narrations.map(contentOf)].flatMap((c) => c.parts),
-        }) as unknown as Message);
-  const callSeqs = [head.seq, ...narrations.map((n) => n.seq)];
+  const joined = leading.length > 0 || narrations.length > 0;
+  // Stored order kept: narration before the calls, the calls' content, narration after them. Each
+  // part is kept as it came (thought signatures stay on the parts that carried them).
+  const callContent = !joined
+    ? head.message
+    : (freezeDeep({
+        ...contentOf(head),
+        parts: [...leading.map(contentOf), contentOf(head), ...narrations.map(contentOf)].flatMap(
+          (c) => c.parts,
+        ),
+      }) as unknown as Message);
+  const callSeqs = [...leading.map((n) => n.seq), head.seq, ...narrations.map((n) => n.seq)];
   const clean =
-    narrations.length === 0 &&
+    !joined &&
     answering.length === 1 &&
     found.length === calls.length &&
     pairing.every((k, n) => k === n) &&
@@ -208,7 +247,7 @@ function exchange(
   }
   const answer = freezeDeep({ role: 'user', parts }) as unknown as Message;
   return {
-    id: head.seq,
+    id: callSeqs[0]!,
     kind: 'exchange',
     seqs: [...callSeqs, ...answering.map((e) => e.seq)],
     messages: [callContent, answer],
