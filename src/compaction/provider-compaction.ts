@@ -12,7 +12,6 @@ import type { ResponsesItem } from '../formats/openai-responses/items.js';
 import { WIRE_FORMATS } from '../formats/registry.js';
 import type { WireFormat } from '../formats/wire-format.js';
 import type { Message } from '../messages/types.js';
-import { noteCompactionTokens } from '../tokens/compaction-tokens.js';
 import { type LLMToolsOptions, postJson } from '../tools/llm.js';
 
 /** What a Responses compaction is asked for: the model that will read the result, and the window. */
@@ -68,7 +67,17 @@ function endpointFormat(): WireFormat<Message> {
  * Responses API), holding one compaction item (else it throws, and the summarizer runs).
  * The compaction item's cost is noted from the reply's `usage.output_tokens` when it has one.
  */
-export function responsesCompactor(compact: ResponsesCompact, model: string): ProviderCompactor {
+/**
+ * Where a compactor notes what the compaction item it returns costs (the manager's
+ * `measurer.noteCompaction`): `tokens` as the reply's `field` gave it.
+ */
+export type NoteCompaction = (encryptedContent: string, tokens: number, field: string) => void;
+
+export function responsesCompactor(
+  compact: ResponsesCompact,
+  model: string,
+  note: NoteCompaction,
+): ProviderCompactor {
   const wire = endpointFormat();
   const isItem = (item: unknown) => wire.isCompactionItem?.(item as Message) === true;
   return async (window) => {
@@ -81,7 +90,11 @@ export function responsesCompactor(compact: ResponsesCompact, model: string): Pr
       throw new Error(`expected one compaction item in the output, got ${compactions.length}`);
     const usage = Array.isArray(reply) ? undefined : reply.usage;
     if (isRecord(usage) && typeof usage.output_tokens === 'number')
-      noteCompactionTokens(String(Reflect.get(compactions[0]!, 'encrypted_content')), usage.output_tokens);
+      note(
+        String(Reflect.get(compactions[0]!, 'encrypted_content')),
+        usage.output_tokens,
+        'usage.output_tokens',
+      );
     return structuredClone(output) as Message[];
   };
 }

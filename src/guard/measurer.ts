@@ -14,6 +14,7 @@ import { DEFAULTS, type ProviderInfo, type RequestOptions, requestedFormat } fro
 import { Slices } from '../slices.js';
 import type { ModelInfoInput } from '../tokens/catalog.js';
 import { createModelCatalog, didYouMeanModel, type ModelCatalog } from '../tokens/catalog.js';
+import { CompactionNotes } from '../tokens/compaction-tokens.js';
 import { createTokenCounter } from '../tokens/counter.js';
 import { defaultModel } from '../tokens/model-counter.js';
 import type { TokenCounter } from '../tokens/types.js';
@@ -22,6 +23,7 @@ import { createCalibration } from './calibration.js';
 import type { CountClient } from './count-endpoints.js';
 import {
   carriedInputTokens,
+  MAX_USAGE_TOKENS,
   type UsageCounts,
   usageFromAnthropic,
   usageFromCounts,
@@ -154,6 +156,8 @@ export class ContextMeasurer {
   private readonly maxTokensCap: number | undefined;
   private readonly safetyMargin: number;
   private readonly counters = new Map<string, TokenCounter>();
+  /** What the provider reported the compaction items of this conversation cost (see `noteCompaction`). */
+  private readonly compactionNotes = new CompactionNotes();
   private readonly memo = new Map<string, WeakMap<object, number>>();
   /**
    * Upper bounds of stored messages a cold start has not counted yet, per counter (see
@@ -193,7 +197,9 @@ export class ContextMeasurer {
     if (!counter) {
       const info = model ? this.catalog.get(model) : undefined;
       const fallback = this.catalog.get(defaultModel(format))!;
-      counter = createTokenCounter(info ?? fallback);
+      counter = createTokenCounter(info ?? fallback, {
+        compactionTokens: (ciphertext) => this.compactionNotes.get(ciphertext),
+      });
       this.counters.set(key, counter);
     }
     return counter;
@@ -202,6 +208,26 @@ export class ContextMeasurer {
   /** The configured model's counter. */
   defaultCounter(format: MessageFormat | undefined): TokenCounter {
     return this.counterFor(this.model, format);
+  }
+
+  /**
+   * Notes what a compaction item (by its `encrypted_content`) costs when sent back, from the
+   * provider's figure `field` said: this manager's counters count it so from now on. A figure no
+   * item can cost (not a positive number, or more than the model's whole context window, or
+   * {@link MAX_USAGE_TOKENS} when the window is unknown) is not noted: the item keeps being
+   * counted by its size, and a `usage_ignored` warning names the field.
+   */
+  noteCompaction(encryptedContent: string, tokens: number, field: string): void {
+    const window = this.model ? this.catalog.get(this.model)?.contextWindow : undefined;
+    const most = window ?? MAX_USAGE_TOKENS;
+    if (!Number.isFinite(tokens) || tokens <= 0 || tokens > most) {
+      this.warn(
+        'usage_ignored',
+        `${field}: ${tokens} tokens is not what a compaction item can cost (1 to ${most}${window ? `, the context window of ${this.model}` : ''}); the item is counted by its size`,
+      );
+      return;
+    }
+    this.compactionNotes.note(encryptedContent, tokens);
   }
 
   /** The memo of a counter's message counts (what `count` reads first). */
