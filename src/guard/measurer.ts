@@ -41,6 +41,14 @@ export const EXACT_TAIL_BUDGETS = 2;
 /** Fewer older messages than this are counted exactly at once: bounding them would save little. */
 export const BOUND_AT_LEAST = 5_000;
 
+/**
+ * A count kept in the store is taken when it lies between its message's upper bound
+ * (`TokenCounter.boundMessage`: text as its UTF-8 bytes, never under the count) and that bound
+ * over this ratio: no text the tokenizers read averages more than 8 bytes a token (English runs
+ * about 4, code and JSON 3, other scripts fewer). A count outside is counted again (issue 31).
+ */
+export const STORED_COUNT_RATIO = 8;
+
 /** What a cold start may leave bounded (see `ContextMeasurer.countAhead`). */
 export interface BoundOlder {
   /** The request's budget: the newest messages are counted exactly up to `EXACT_TAIL_BUDGETS` of it. */
@@ -170,6 +178,8 @@ export class ContextMeasurer {
   private readonly toolsMemo = new WeakMap<object, Map<string, number>>();
   private readonly calibrated = new Set<string>();
   private readonly warned = new Set<string>();
+  /** Stored counts found wrong and counted again (see `checkedStoredCount`). */
+  storedMismatches = 0;
   private lastBudget: { budget: number; source: string } | null = null;
   /** The last request sent, for `recordUsage` and `recoverFromOverflow`. */
   last: SentRequest | null = null;
@@ -250,6 +260,28 @@ export class ContextMeasurer {
       this.bounds.get(counter.id)?.bounds.get(message) ??
       this.countExact(counter, message, format)
     );
+  }
+
+  /**
+   * The count to take for `message` where the store kept `stored` under `counter`: `stored` when
+   * what is cheap to check agrees with it (at most the message's upper bound, at least that bound
+   * over {@link STORED_COUNT_RATIO}), else the message counted again, with a
+   * `stored_count_mismatch` warning (once per manager) where the two differ. A stored count is a
+   * cache written by another process or by hand: one set too low would let a view past its budget.
+   */
+  checkedStoredCount(counter: TokenCounter, message: Message, format: MessageFormat, stored: number): number {
+    const bound = counter.boundMessage?.(message, format);
+    if (bound === undefined || (stored <= bound && stored * STORED_COUNT_RATIO >= bound)) return stored;
+    const exact = counter.countMessage(message, format);
+    if (exact !== stored) {
+      this.storedMismatches++;
+      this.warnOnce(
+        'stored_count_mismatch',
+        'stored_count_mismatch',
+        `a token count kept in the store (${stored}) does not fit its message (${exact} tokens, at most ${bound}); counts the store holds that disagree with what the message can hold are counted again and the right ones kept in their place`,
+      );
+    }
+    return exact;
   }
 
   /** Tokens of one message, memoized, never a bound (what is stored with a message). */
