@@ -48,6 +48,12 @@ export const BOUND_AT_LEAST = 5_000;
  * about 4, code and JSON 3, other scripts fewer). A count outside is counted again (issue 31).
  */
 export const STORED_COUNT_RATIO = 8;
+/**
+ * A view whose stored counts add up to less than their messages' bounds over this ratio is
+ * counted again before it is sent: a whole view of honest text averages 3–5 bytes a token, so one
+ * that claims more than 6 holds counts set too low within what each message alone allows.
+ */
+export const VIEW_COUNT_RATIO = 6;
 
 /** What a cold start may leave bounded (see `ContextMeasurer.countAhead`). */
 export interface BoundOlder {
@@ -180,6 +186,10 @@ export class ContextMeasurer {
   private readonly warned = new Set<string>();
   /** Stored counts found wrong and counted again (see `checkedStoredCount`). */
   storedMismatches = 0;
+  /** Messages whose memoized count is one the store kept, taken after the per-message check. */
+  private readonly storedTaken = new WeakSet<object>();
+  /** Counts taken from the store since `recheckStoredCounts` last looked. */
+  private storedTakenSince = 0;
   private lastBudget: { budget: number; source: string } | null = null;
   /** The last request sent, for `recordUsage` and `recoverFromOverflow`. */
   last: SentRequest | null = null;
@@ -271,17 +281,68 @@ export class ContextMeasurer {
    */
   checkedStoredCount(counter: TokenCounter, message: Message, format: MessageFormat, stored: number): number {
     const bound = counter.boundMessage?.(message, format);
-    if (bound === undefined || (stored <= bound && stored * STORED_COUNT_RATIO >= bound)) return stored;
-    const exact = counter.countMessage(message, format);
-    if (exact !== stored) {
-      this.storedMismatches++;
-      this.warnOnce(
-        'stored_count_mismatch',
-        'stored_count_mismatch',
-        `a token count kept in the store (${stored}) does not fit its message (${exact} tokens, at most ${bound}); counts the store holds that disagree with what the message can hold are counted again and the right ones kept in their place`,
-      );
+    if (bound === undefined || (stored <= bound && stored * STORED_COUNT_RATIO >= bound)) {
+      this.storedTaken.add(message);
+      this.storedTakenSince++;
+      return stored;
     }
+    const exact = counter.countMessage(message, format);
+    if (exact !== stored) this.storedMismatch(stored, exact, bound);
     return exact;
+  }
+
+  /**
+   * The counts taken from the store for the newest messages (those a view can hold: up to
+   * {@link EXACT_TAIL_BUDGETS} budgets of them), checked together (issue 31): where they add up
+   * to less than their bounds over {@link VIEW_COUNT_RATIO}, each is counted again, in slices, and
+   * the memo corrected, before the view is planned. Only after new counts were taken from the store.
+   */
+  async recheckStoredCounts(
+    counter: TokenCounter,
+    entries: ReadonlyArray<Pick<HistoryEntry, 'message'>>,
+    format: MessageFormat,
+    budget: number,
+  ): Promise<void> {
+    if (this.storedTakenSince === 0 || counter.boundMessage === undefined) return;
+    this.storedTakenSince = 0;
+    const memo = this.memoFor(counter);
+    const slices = new Slices();
+    const taken: Message[] = [];
+    let counted = 0;
+    let bound = 0;
+    let walked = 0;
+    for (let i = entries.length - 1; i >= 0 && walked <= EXACT_TAIL_BUDGETS * budget; i--) {
+      const message = entries[i]!.message as Message;
+      const n = memo.get(message) ?? this.bounds.get(counter.id)?.bounds.get(message) ?? 0;
+      walked += n;
+      if (!this.storedTaken.has(message) || !memo.has(message)) continue;
+      taken.push(message);
+      counted += n;
+      bound += counter.boundMessage(message, format);
+      const pause = slices.step();
+      if (pause) await pause;
+    }
+    if (counted * VIEW_COUNT_RATIO >= bound) return;
+    for (const message of taken) {
+      this.storedTaken.delete(message);
+      const stored = memo.get(message)!;
+      const exact = counter.countMessage(message, format);
+      if (exact !== stored) {
+        memo.set(message, exact);
+        this.storedMismatch(stored, exact, counter.boundMessage(message, format));
+      }
+      const pause = slices.step();
+      if (pause) await pause;
+    }
+  }
+
+  private storedMismatch(stored: number, exact: number, bound: number): void {
+    this.storedMismatches++;
+    this.warnOnce(
+      'stored_count_mismatch',
+      'stored_count_mismatch',
+      `a token count kept in the store (${stored}) does not fit its message (${exact} tokens, at most ${bound}); counts the store holds that disagree with what the message can hold are counted again and the right ones kept in their place`,
+    );
   }
 
   /** Tokens of one message, memoized, never a bound (what is stored with a message). */
