@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { economyAt } from './economy.js';
-import { DEFAULTS, ECONOMY, ECONOMY_PRESETS, economyFor } from './options.js';
+import { ContextManager } from './manager.js';
+import { checkOptions, DEFAULTS, ECONOMY, ECONOMY_PRESETS, economyFor, economySettings } from './options.js';
 
 const PRESETS = ECONOMY_PRESETS.map((name) => ECONOMY[name]);
 
@@ -59,5 +60,35 @@ describe('economyAt: a number between the presets', () => {
       keepToolResults: 5,
     });
     expect(economyAt(PRESETS, 0.78).compactThreshold).toBe(0.98);
+  });
+});
+
+describe('economy: every number in the documented range (0, 1) gives valid options', () => {
+  // Issue 31, item 12: `economy: 1e-9` was refused with an error about a targetUsage and a
+  // compactThreshold of 0 the caller never set (the trigger was rounded to 0.001 below the target).
+  const anyShare = fc.oneof(
+    fc.double({ min: Number.MIN_VALUE, max: 1, maxExcluded: true, noNaN: true }),
+    fc.double({ min: Number.MIN_VALUE, max: 1e-3, noNaN: true }),
+    fc.constantFrom(Number.MIN_VALUE, 1e-300, 1e-9, 1e-4, 0.0005, 0.999, 1 - Number.EPSILON / 2),
+  );
+
+  it('is accepted by the option checks, with the trigger above the target and the memory inside it', () => {
+    fc.assert(
+      fc.property(anyShare, fc.boolean(), (x, ahead) => {
+        const options = { model: 'gpt-4o', economy: x, ...(ahead ? { summaryAhead: true } : {}) };
+        expect(() => checkOptions(options)).not.toThrow();
+        const s = economySettings(options);
+        expect(s.targetUsage).toBe(x);
+        expect(s.compactThreshold).toBeGreaterThan(s.targetUsage);
+        expect(s.compactThreshold).toBeLessThanOrEqual(1);
+        expect(s.memoryShare).toBeGreaterThan(0);
+        expect(s.memoryShare).toBeLessThanOrEqual(s.targetUsage);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('builds a manager at economy 1e-9', () => {
+    expect(() => new ContextManager({ model: 'gpt-4o', economy: 1e-9 })).not.toThrow();
   });
 });

@@ -19,6 +19,12 @@ export interface EconomySettings {
 }
 
 const round3 = (n: number): number => Math.round(n * 1000) / 1000;
+/**
+ * Three significant digits: below the leanest preset the shares get as small as the number
+ * given (1e-9 is in range), where three decimals would round the trigger to 0, under the target.
+ * For shares of 0.1 and more it is the same as `round3`.
+ */
+const round3sig = (n: number): number => Number(n.toPrecision(3));
 
 /**
  * The settings of a number `x` in (0, 1): views aim at `x` of the budget (`targetUsage`), and the
@@ -34,9 +40,9 @@ export function economyAt(points: readonly Readonly<EconomySettings>[], x: numbe
   if (x <= leanest.targetUsage) {
     const gap = (leanest.compactThreshold - leanest.targetUsage) * Math.sqrt(x / leanest.targetUsage);
     return {
-      compactThreshold: round3(x + gap),
+      compactThreshold: round3sig(x + gap),
       targetUsage: x,
-      memoryShare: round3((x * leanest.memoryShare) / leanest.targetUsage),
+      memoryShare: round3sig(x * (leanest.memoryShare / leanest.targetUsage)),
       keepToolResults: leanest.keepToolResults,
       recall: leanest.recall,
     };

@@ -73,11 +73,21 @@ export class StoredCounts implements EntryCounter {
     }
   }
 
-  /** The stored count of a message under `counter`, for `countAhead`. */
+  /**
+   * The stored count of a message under `counter`, for `countAhead`, checked against what the
+   * message can hold (`ContextMeasurer.checkedStoredCount`): one that disagrees is counted again,
+   * and `keep` then writes the right count in its place.
+   */
   lookup(counter: TokenCounter): (message: Message) => number | undefined {
     const key = countKey(counter);
     const history = this.history();
-    return (message) => history.countsOf(message)?.[key];
+    const format = history.format ?? 'openai';
+    return (message) => {
+      const stored = history.countsOf(message)?.[key];
+      return stored === undefined
+        ? undefined
+        : this.measurer.checkedStoredCount(counter, message, format, stored);
+    };
   }
 
   /**
@@ -93,9 +103,11 @@ export class StoredCounts implements EntryCounter {
     const counted: Array<{ message: object; counts: EntryCounts }> = [];
     for (let i = from; i < entries.length; i++) {
       const message = entries[i]!.message;
-      if (history.countsOf(message)?.[key] !== undefined || !history.isStored(message)) continue;
+      if (!history.isStored(message)) continue;
       const n = memo.get(message);
-      if (n !== undefined) counted.push({ message, counts: { [key]: n } });
+      // None kept yet, or a wrong one counted again (`lookup`): the count made goes in its place.
+      if (n !== undefined && history.countsOf(message)?.[key] !== n)
+        counted.push({ message, counts: { [key]: n } });
     }
     if (counted.length === 0) return;
     const saving = history.saveCounts(counted).catch((err: unknown) => {

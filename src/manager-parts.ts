@@ -6,6 +6,7 @@
 
 import {
   createResponsesCompact,
+  type NoteCompaction,
   type ProviderCompactor,
   responsesCompactor,
 } from './compaction/provider-compaction.js';
@@ -120,7 +121,9 @@ export function composeParts(
     counter: counts,
   });
   const tools = options.tools ?? llmTools(options.llm, warn);
-  const providerCompact = providerCompactor(options);
+  const providerCompact = providerCompactor(options, (ciphertext, tokens, field) =>
+    measurer.noteCompaction(ciphertext, tokens, field),
+  );
   const guard = new ContextGuard({
     measurer,
     strategy: settings.strategy,
@@ -206,7 +209,10 @@ export function composeParts(
  * The provider's compaction the `providerCompaction` option asks for: its `compact` function, or
  * `/responses/compact` through the `llm` settings; one that cannot be called says why when asked.
  */
-function providerCompactor(options: ContextManagerOptions): ProviderCompactor | undefined {
+function providerCompactor(
+  options: ContextManagerOptions,
+  note: NoteCompaction,
+): ProviderCompactor | undefined {
   const asked = options.providerCompaction;
   if (!asked) return undefined;
   const llm = options.llm;
@@ -224,7 +230,7 @@ function providerCompactor(options: ContextManagerOptions): ProviderCompactor | 
         ),
       );
   }
-  return responsesCompactor(compact, model);
+  return responsesCompactor(compact, model, note);
 }
 
 /**

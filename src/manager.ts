@@ -396,6 +396,13 @@ export class ContextManager {
     const r = prepared instanceof Promise ? await prepared : prepared;
     const counting = this.countAhead(r);
     if (counting) await counting;
+    // Counts taken from the store for what a view can hold, checked together: ones that add up
+    // to too little are counted again before the view is planned (issue 31: a view is never over
+    // its budget because a stored figure was wrong), and the right ones kept in their place.
+    const mismatches = this.measurer.storedMismatches;
+    await this.measurer.recheckStoredCounts(r.counter, this.conversation.entries, r.format, r.budget);
+    if (this.measurer.storedMismatches !== mismatches)
+      this.counts.keep(this.conversation.entries, 0, r.counter);
     // The atoms and the view built ahead in slices too (a cold start): the guard finds them built.
     const c = this.conversation;
     const building = c.view.buildAhead(c.entries, c.format ?? r.format, r.counter);

@@ -648,8 +648,13 @@ export function resolveShares(options: Partial<Shares>, d: Readonly<Shares> = DE
     (options.compactThreshold === undefined
       ? d.targetUsage
       : Math.min(d.targetUsage, round3((compactThreshold * d.targetUsage) / d.compactThreshold)));
+  // At the defaults' own target the share is the defaults' (an `economy` number below 0.001 has
+  // a memory share rounding would make 0).
   const memoryShare =
-    options.memoryShare ?? Math.min(d.memoryShare, round3((targetUsage * d.memoryShare) / d.targetUsage));
+    options.memoryShare ??
+    (targetUsage === d.targetUsage
+      ? d.memoryShare
+      : Math.min(d.memoryShare, round3((targetUsage * d.memoryShare) / d.targetUsage)));
   return { compactThreshold, targetUsage, memoryShare };
 }
 

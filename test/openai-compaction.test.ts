@@ -9,12 +9,14 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ContextOverflowError, InvalidMessageError } from '../src/errors.js';
 import type { ResponsesItem } from '../src/formats/openai-responses/items.js';
+import { InvalidUsageError } from '../src/guard/usage.js';
 import { addOpenAIResponse } from '../src/integrations/providers.js';
 import { ContextManager } from '../src/manager.js';
 import type { Message } from '../src/messages/types.js';
 import { validateRequest } from '../src/messages/validate-request.js';
 import { renderReportHtml } from '../src/report/html.js';
 import { replayConversation } from '../src/report/replay.js';
+import { MemoryStore } from '../src/stores/memory.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { seededRandom } from './support/arbitraries.js';
@@ -119,6 +121,93 @@ describe('OpenAI compaction items', () => {
     // A same-size item whose usage was never reported is counted by its size instead.
     const unknown = { type: 'compaction', encrypted_content: sealCompaction(rendered, 'never-reported') };
     expect(ctx.measurer.count(counter, unknown as unknown as Message, 'openai-responses')).not.toBe(counted);
+  });
+
+  // Issue 31, item 11: usage.output_tokens of 1e300 or MAX_SAFE_INTEGER reached the compaction
+  // item's stored count (the append then failed with a StoreError naming neither), and the figure
+  // sat in a process-wide map keyed by ciphertext, where another conversation found it.
+  describe('implausible usage figures', () => {
+    const reply = (nonce: string, outputTokens: number) => ({
+      output: [
+        { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Compacted.' }] },
+        { type: 'compaction', encrypted_content: sealCompaction(400, nonce) },
+      ],
+      usage: { input_tokens: 900, output_tokens: outputTokens },
+    });
+
+    it.each([
+      ['1e300', 1e300],
+      ['MAX_SAFE_INTEGER', Number.MAX_SAFE_INTEGER],
+    ])(
+      'usage.output_tokens of %s is refused by name, nothing is stored, and the conversation goes on',
+      async (_, figure) => {
+        const store = new MemoryStore();
+        const ctx = new ContextManager({ model: MODEL, store, conversationId: 'usage-1e300' });
+        await ctx.addMessage({ role: 'user', content: 'Summarize the ticket history.' });
+        const error = await addOpenAIResponse(ctx, reply('huge', figure)).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(InvalidUsageError);
+        expect((error as InvalidUsageError).field).toBe('usage.output_tokens');
+        expect(await ctx.getMessages()).toHaveLength(1);
+        await addOpenAIResponse(ctx, reply('fine', 420));
+        await ctx.addMessage({ role: 'user', content: 'Thanks.' });
+        expect(await ctx.getMessages()).toHaveLength(4);
+        const view = await ctx.getMessagesForRequest({ tokenBudget: 20_000 });
+        await create({ input: view });
+      },
+    );
+
+    it('a figure no compaction item can cost (past the model window) is ignored with a warning naming the field', async () => {
+      const store = new MemoryStore();
+      const ctx = new ContextManager({ model: MODEL, store, conversationId: 'usage-window' });
+      const warnings: string[] = [];
+      ctx.on('context:warn', (w) => warnings.push(`${w.code}: ${w.message}`));
+      await ctx.addMessage({ role: 'user', content: 'Summarize the ticket history.' });
+      await addOpenAIResponse(ctx, reply('window', 50_000_000));
+      expect(warnings.some((w) => w.startsWith('usage_ignored: usage.output_tokens: '))).toBe(true);
+      const stored = await ctx.getMessages();
+      const counter = ctx.measurer.defaultCounter('openai-responses');
+      // Counted by its size: a few hundred tokens of ciphertext, not fifty million.
+      expect(ctx.measurer.count(counter, stored[2]!, 'openai-responses')).toBeLessThan(10_000);
+      await ctx.addMessage({ role: 'user', content: 'Thanks.' });
+      expect(await ctx.getMessages()).toHaveLength(4);
+    });
+
+    it("a figure one conversation was told never prices another conversation's item with the same ciphertext", async () => {
+      const first = new ContextManager({ model: MODEL, conversationId: 'told' });
+      await first.addMessage({ role: 'user', content: 'Summarize the ticket history.' });
+      const told = reply('shared', 90_000);
+      await addOpenAIResponse(first, told);
+      const item = told.output[1] as unknown as Message;
+      const firstCounter = first.measurer.defaultCounter('openai-responses');
+      expect(first.measurer.count(firstCounter, item, 'openai-responses')).toBeGreaterThan(80_000);
+      const second = new ContextManager({ model: MODEL, conversationId: 'not-told' });
+      await second.addMessage({ role: 'user', content: 'Go on.' });
+      const copy = structuredClone(item);
+      await second.addMessage(copy);
+      const secondCounter = second.measurer.defaultCounter('openai-responses');
+      expect(second.measurer.count(secondCounter, copy, 'openai-responses')).toBeLessThan(10_000);
+    });
+
+    it('a /responses/compact reply with an implausible usage.output_tokens is ignored with a warning', async () => {
+      const ctx = new ContextManager({
+        model: MODEL,
+        providerCompaction: {
+          compact: async (input) => {
+            const answer = (await create({ ...input }, '/v1/responses/compact')) as {
+              output: ResponsesItem[];
+              usage?: Record<string, unknown>;
+            };
+            return { ...answer, usage: { ...answer.usage, output_tokens: 1e300 } };
+          },
+        },
+      });
+      const warnings: string[] = [];
+      ctx.on('context:warn', (w) => warnings.push(`${w.code}: ${w.message}`));
+      const { views } = await drivenChat(ctx, 60);
+      expect(views.at(-1)!.some(isCompaction)).toBe(true);
+      expect(warnings.some((w) => w.startsWith('usage_ignored: usage.output_tokens: 1e+300'))).toBe(true);
+      for (const view of views) await create({ input: view });
+    });
   });
 
   it('the replay report shows the server compactions beside its own', async () => {

@@ -13,7 +13,6 @@ import { WIRE_FORMATS } from '../formats/registry.js';
 import type { WireFormat } from '../formats/wire-format.js';
 import { messageText, roleOf } from '../messages/content.js';
 import type { Message } from '../messages/types.js';
-import { noteCompactionTokens } from '../tokens/compaction-tokens.js';
 import { type LLMToolsOptions, postJson } from '../tools/llm.js';
 
 /** What a Responses compaction is asked for: the model that will read the result, and the window. */
@@ -117,7 +116,17 @@ export function compactReplyProblems(
  * compacts on its own). The compaction item's cost is noted from the reply's
  * `usage.output_tokens` when it has one.
  */
-export function responsesCompactor(compact: ResponsesCompact, model: string): ProviderCompactor {
+/**
+ * Where a compactor notes what the compaction item it returns costs (the manager's
+ * `measurer.noteCompaction`): `tokens` as the reply's `field` gave it.
+ */
+export type NoteCompaction = (encryptedContent: string, tokens: number, field: string) => void;
+
+export function responsesCompactor(
+  compact: ResponsesCompact,
+  model: string,
+  note: NoteCompaction,
+): ProviderCompactor {
   const wire = endpointFormat();
   const isItem = (item: unknown) => wire.isCompactionItem?.(item as Message) === true;
   return async (window) => {
@@ -132,7 +141,7 @@ export function responsesCompactor(compact: ResponsesCompact, model: string): Pr
     const compaction = output.find(isItem) as ResponsesItem;
     const usage = Array.isArray(reply) ? undefined : reply.usage;
     if (isRecord(usage) && typeof usage.output_tokens === 'number')
-      noteCompactionTokens(String(Reflect.get(compaction, 'encrypted_content')), usage.output_tokens);
+      note(String(Reflect.get(compaction, 'encrypted_content')), usage.output_tokens, 'usage.output_tokens');
     return structuredClone(output) as Message[];
   };
 }

@@ -14,6 +14,7 @@ import { DEFAULTS, type ProviderInfo, type RequestOptions, requestedFormat } fro
 import { Slices } from '../slices.js';
 import type { ModelInfoInput } from '../tokens/catalog.js';
 import { createModelCatalog, didYouMeanModel, familyCounter, type ModelCatalog } from '../tokens/catalog.js';
+import { CompactionNotes } from '../tokens/compaction-tokens.js';
 import { createTokenCounter } from '../tokens/counter.js';
 import { counterLabel, defaultModel } from '../tokens/model-counter.js';
 import type { TokenCounter } from '../tokens/types.js';
@@ -22,6 +23,7 @@ import { createCalibration } from './calibration.js';
 import type { CountClient } from './count-endpoints.js';
 import {
   carriedInputTokens,
+  MAX_USAGE_TOKENS,
   type UsageCounts,
   usageFromAnthropic,
   usageFromCounts,
@@ -38,6 +40,20 @@ const COUNT_AT_ONCE = 64;
 export const EXACT_TAIL_BUDGETS = 2;
 /** Fewer older messages than this are counted exactly at once: bounding them would save little. */
 export const BOUND_AT_LEAST = 5_000;
+
+/**
+ * A count kept in the store is taken when it lies between its message's upper bound
+ * (`TokenCounter.boundMessage`: text as its UTF-8 bytes, never under the count) and that bound
+ * over this ratio: no text the tokenizers read averages more than 8 bytes a token (English runs
+ * about 4, code and JSON 3, other scripts fewer). A count outside is counted again (issue 31).
+ */
+export const STORED_COUNT_RATIO = 8;
+/**
+ * A view whose stored counts add up to less than their messages' bounds over this ratio is
+ * counted again before it is sent: a whole view of honest text averages 3–5 bytes a token, so one
+ * that claims more than 6 holds counts set too low within what each message alone allows.
+ */
+export const VIEW_COUNT_RATIO = 6;
 
 /** What a cold start may leave bounded (see `ContextMeasurer.countAhead`). */
 export interface BoundOlder {
@@ -154,6 +170,8 @@ export class ContextMeasurer {
   private readonly maxTokensCap: number | undefined;
   private readonly safetyMargin: number;
   private readonly counters = new Map<string, TokenCounter>();
+  /** What the provider reported the compaction items of this conversation cost (see `noteCompaction`). */
+  private readonly compactionNotes = new CompactionNotes();
   private readonly memo = new Map<string, WeakMap<object, number>>();
   /**
    * Upper bounds of stored messages a cold start has not counted yet, per counter (see
@@ -166,6 +184,12 @@ export class ContextMeasurer {
   private readonly toolsMemo = new WeakMap<object, Map<string, number>>();
   private readonly calibrated = new Set<string>();
   private readonly warned = new Set<string>();
+  /** Stored counts found wrong and counted again (see `checkedStoredCount`). */
+  storedMismatches = 0;
+  /** Messages whose memoized count is one the store kept, taken after the per-message check. */
+  private readonly storedTaken = new WeakSet<object>();
+  /** Counts taken from the store since `recheckStoredCounts` last looked. */
+  private storedTakenSince = 0;
   private lastBudget: { budget: number; source: string } | null = null;
   /** The last request sent, for `recordUsage` and `recoverFromOverflow`. */
   last: SentRequest | null = null;
@@ -193,7 +217,9 @@ export class ContextMeasurer {
     if (!counter) {
       const info = model ? this.catalog.get(model) : undefined;
       const family = model && !info ? familyCounter(model) : undefined;
-      counter = createTokenCounter(info ?? family ?? this.catalog.get(defaultModel(format))!);
+      counter = createTokenCounter(info ?? family ?? this.catalog.get(defaultModel(format))!, {
+        compactionTokens: (ciphertext) => this.compactionNotes.get(ciphertext),
+      });
       this.counters.set(key, counter);
     }
     return counter;
@@ -202,6 +228,26 @@ export class ContextMeasurer {
   /** The configured model's counter. */
   defaultCounter(format: MessageFormat | undefined): TokenCounter {
     return this.counterFor(this.model, format);
+  }
+
+  /**
+   * Notes what a compaction item (by its `encrypted_content`) costs when sent back, from the
+   * provider's figure `field` said: this manager's counters count it so from now on. A figure no
+   * item can cost (not a positive number, or more than the model's whole context window, or
+   * {@link MAX_USAGE_TOKENS} when the window is unknown) is not noted: the item keeps being
+   * counted by its size, and a `usage_ignored` warning names the field.
+   */
+  noteCompaction(encryptedContent: string, tokens: number, field: string): void {
+    const window = this.model ? this.catalog.get(this.model)?.contextWindow : undefined;
+    const most = window ?? MAX_USAGE_TOKENS;
+    if (!Number.isFinite(tokens) || tokens <= 0 || tokens > most) {
+      this.warn(
+        'usage_ignored',
+        `${field}: ${tokens} tokens is not what a compaction item can cost (1 to ${most}${window ? `, the context window of ${this.model}` : ''}); the item is counted by its size`,
+      );
+      return;
+    }
+    this.compactionNotes.note(encryptedContent, tokens);
   }
 
   /** The memo of a counter's message counts (what `count` reads first). */
@@ -223,6 +269,79 @@ export class ContextMeasurer {
       this.memoFor(counter).get(message) ??
       this.bounds.get(counter.id)?.bounds.get(message) ??
       this.countExact(counter, message, format)
+    );
+  }
+
+  /**
+   * The count to take for `message` where the store kept `stored` under `counter`: `stored` when
+   * what is cheap to check agrees with it (at most the message's upper bound, at least that bound
+   * over {@link STORED_COUNT_RATIO}), else the message counted again, with a
+   * `stored_count_mismatch` warning (once per manager) where the two differ. A stored count is a
+   * cache written by another process or by hand: one set too low would let a view past its budget.
+   */
+  checkedStoredCount(counter: TokenCounter, message: Message, format: MessageFormat, stored: number): number {
+    const bound = counter.boundMessage?.(message, format);
+    if (bound === undefined || (stored <= bound && stored * STORED_COUNT_RATIO >= bound)) {
+      this.storedTaken.add(message);
+      this.storedTakenSince++;
+      return stored;
+    }
+    const exact = counter.countMessage(message, format);
+    if (exact !== stored) this.storedMismatch(stored, exact, bound);
+    return exact;
+  }
+
+  /**
+   * The counts taken from the store for the newest messages (those a view can hold: up to
+   * {@link EXACT_TAIL_BUDGETS} budgets of them), checked together (issue 31): where they add up
+   * to less than their bounds over {@link VIEW_COUNT_RATIO}, each is counted again, in slices, and
+   * the memo corrected, before the view is planned. Only after new counts were taken from the store.
+   */
+  async recheckStoredCounts(
+    counter: TokenCounter,
+    entries: ReadonlyArray<Pick<HistoryEntry, 'message'>>,
+    format: MessageFormat,
+    budget: number,
+  ): Promise<void> {
+    if (this.storedTakenSince === 0 || counter.boundMessage === undefined) return;
+    this.storedTakenSince = 0;
+    const memo = this.memoFor(counter);
+    const slices = new Slices();
+    const taken: Message[] = [];
+    let counted = 0;
+    let bound = 0;
+    let walked = 0;
+    for (let i = entries.length - 1; i >= 0 && walked <= EXACT_TAIL_BUDGETS * budget; i--) {
+      const message = entries[i]!.message as Message;
+      const n = memo.get(message) ?? this.bounds.get(counter.id)?.bounds.get(message) ?? 0;
+      walked += n;
+      if (!this.storedTaken.has(message) || !memo.has(message)) continue;
+      taken.push(message);
+      counted += n;
+      bound += counter.boundMessage(message, format);
+      const pause = slices.step();
+      if (pause) await pause;
+    }
+    if (counted * VIEW_COUNT_RATIO >= bound) return;
+    for (const message of taken) {
+      this.storedTaken.delete(message);
+      const stored = memo.get(message)!;
+      const exact = counter.countMessage(message, format);
+      if (exact !== stored) {
+        memo.set(message, exact);
+        this.storedMismatch(stored, exact, counter.boundMessage(message, format));
+      }
+      const pause = slices.step();
+      if (pause) await pause;
+    }
+  }
+
+  private storedMismatch(stored: number, exact: number, bound: number): void {
+    this.storedMismatches++;
+    this.warnOnce(
+      'stored_count_mismatch',
+      'stored_count_mismatch',
+      `a token count kept in the store (${stored}) does not fit its message (${exact} tokens, at most ${bound}); counts the store holds that disagree with what the message can hold are counted again and the right ones kept in their place`,
     );
   }
 

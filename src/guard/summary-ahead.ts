@@ -32,7 +32,7 @@ import type { CompactionReceipt } from '../events.js';
 import type { Atom } from '../messages/atoms.js';
 import type { HistoryEntry } from '../messages/types.js';
 import type { PreparedMemory, PreparingTools } from '../tools/llm.js';
-import { validateFacts } from '../tools/llm-prompts.js';
+import { type CheckedFacts, checkedFactsIn, checkFactsInSlices } from '../tools/llm-prompts.js';
 import { mergeFacts } from '../tools/merge-facts.js';
 import type { ContextTools, ExtractedFact, SummarizeOptions } from '../tools/types.js';
 
@@ -49,6 +49,11 @@ interface ModelPart {
   /** Entries read for facts, over the whole chain. */
   factEntries: readonly HistoryEntry[];
   memory?: PreparedMemory;
+  /**
+   * The model's fact items checked against the entries each call was asked of, in slices as they
+   * came back (one per call of the chain): a compaction only looks them up.
+   */
+  checked?: readonly CheckedFacts[];
   failed?: string;
   /** Settles (never rejects) when the model answered or failed. */
   settled: Promise<PreparedMemory | undefined>;
@@ -453,8 +458,10 @@ export class SummaryAhead {
 
   /** The model's facts back for `job`, those `read` bears out. */
   private modelFacts(job: Job, read: readonly HistoryEntry[]): ExtractedFact[] {
-    const items = job.model?.memory?.facts;
-    return items && items.length > 0 ? validateFacts(items, read) : [];
+    const checks = job.model?.memory ? job.model.checked : undefined;
+    if (!checks) return [];
+    const sorted = [...read].sort((a, b) => a.seq - b.seq);
+    return checks.flatMap((checked) => checkedFactsIn(checked, sorted));
   }
 
   /**
@@ -612,11 +619,17 @@ export class SummaryAhead {
           ...(options.countText ? { countText: options.countText } : {}),
         }),
       )
+      .then(async (answer) => {
+        // Checked here, in slices, so that a reply of many items never holds the process.
+        const checked = await checkFactsInSlices(answer.facts, factEntries);
+        return { answer, checked };
+      })
       .then(
-        (answer) => {
+        ({ answer, checked }) => {
           const memory = before?.memory
             ? { summary: answer.summary, facts: [...before.memory.facts, ...answer.facts] }
             : answer;
+          part.checked = [...(before?.checked ?? []), checked];
           part.memory = memory;
           return memory;
         },

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ContextkitError } from '../errors.js';
 import {
   InvalidUsageError,
+  MAX_USAGE_TOKENS,
   usageFromAnthropic,
   usageFromCounts,
   usageFromGemini,
@@ -192,20 +193,30 @@ describe('usageFromCounts', () => {
     expect(invalid(() => usageFromCounts({ model: 3 as never, inputTokens: 1 })).field).toBe('usage.model');
   });
 
-  it('refuses counts past Number.MAX_SAFE_INTEGER (1e300, 2^53) and a total past it, from every reader', () => {
+  // Issue 31, item 11: MAX_SAFE_INTEGER was accepted and reached stored counts; the bound is now
+  // MAX_USAGE_TOKENS (no request reads or writes more), so this test's expectations moved with it.
+  it('refuses implausible counts (1e300, 2^53, MAX_SAFE_INTEGER, past MAX_USAGE_TOKENS) and a total past it, from every reader', () => {
     const big = Number.MAX_SAFE_INTEGER;
     expect(invalid(() => usageFromCounts({ inputTokens: 1e300 })).message).toMatch(
-      /^usage\.inputTokens: 1e\+300 is past Number\.MAX_SAFE_INTEGER/,
+      /^usage\.inputTokens: 1e\+300 tokens is not a plausible figure/,
     );
     expect(invalid(() => usageFromCounts({ inputTokens: 1, cacheReadTokens: 2 ** 53 })).field).toBe(
       'usage.cacheReadTokens',
     );
-    expect(invalid(() => usageFromCounts({ inputTokens: big, cacheWriteTokens: big })).field).toBe(
-      'total input tokens',
-    );
+    expect(invalid(() => usageFromCounts({ inputTokens: big })).field).toBe('usage.inputTokens');
+    expect(
+      invalid(() => usageFromCounts({ inputTokens: MAX_USAGE_TOKENS, cacheWriteTokens: MAX_USAGE_TOKENS }))
+        .field,
+    ).toBe('total input tokens');
     expect(invalid(() => usageFromAnthropic({ input_tokens: 1e300 })).field).toBe('usage.input_tokens');
+    expect(invalid(() => usageFromAnthropic({ input_tokens: 1, output_tokens: big })).field).toBe(
+      'usage.output_tokens',
+    );
     expect(invalid(() => usageFromOpenAI({ prompt_tokens: 2 ** 60 })).field).toBe('usage.prompt_tokens');
-    expect(usageFromCounts({ inputTokens: big }).totalInputTokens).toBe(big);
+    expect(invalid(() => usageFromOpenAI({ input_tokens: 10, output_tokens: 1e300 })).field).toBe(
+      'usage.output_tokens',
+    );
+    expect(usageFromCounts({ inputTokens: MAX_USAGE_TOKENS }).totalInputTokens).toBe(MAX_USAGE_TOKENS);
   });
 
   it('always has total = input + cache reads + cache writes, whichever provider reported it', () => {

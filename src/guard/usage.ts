@@ -76,22 +76,31 @@ function describe(value: unknown): string {
 }
 
 /**
- * Counts are refused, not clamped, past `Number.MAX_SAFE_INTEGER` (and a total past it): no
- * model reads that many tokens, so such a figure is a bug upstream, and learning from it would
- * turn every later estimate and cost into Infinity or garbage.
+ * The most tokens a usage figure may report: a hundred times the largest context window a
+ * model offers (1M–2M tokens), and far past any model's output. No request reads or writes more,
+ * so a larger figure (1e300, `Number.MAX_SAFE_INTEGER`) is a bug or a forgery upstream.
  */
-function count(value: unknown, field: string): number {
+export const MAX_USAGE_TOKENS = 100_000_000;
+
+/**
+ * A usage figure, checked where it enters: refused, not clamped, when it is not a whole number
+ * of tokens or past {@link MAX_USAGE_TOKENS} (and a total past it), since learning from it would
+ * turn every later estimate, stored count and cost into garbage. The error names the field.
+ */
+export function usageCount(value: unknown, field: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
     throw new InvalidUsageError(field, `expected a non-negative integer, got ${describe(value)}`);
   }
-  if (!Number.isSafeInteger(value)) {
+  if (value > MAX_USAGE_TOKENS) {
     throw new InvalidUsageError(
       field,
-      `${describe(value)} is past Number.MAX_SAFE_INTEGER (${Number.MAX_SAFE_INTEGER}); no request has that many tokens, refused`,
+      `${describe(value)} tokens is not a plausible figure (at most ${MAX_USAGE_TOKENS}: no request reads or writes that many); refused`,
     );
   }
   return value;
 }
+
+const count = usageCount;
 
 /** An optional count: absent or `null` is 0. */
 function optionalCount(value: unknown, field: string): number {
@@ -166,6 +175,16 @@ export function usageFromOpenAI(response: unknown): UsageSample {
   const details = optionalRecord(usage[detailsField], `${path}.${detailsField}`);
   const cachedField = `${path}.${detailsField}.cached_tokens`;
   const cached = details ? optionalCount(details.cached_tokens, cachedField) : 0;
+  // The output figures are not learned from here, but they enter with the rest (a compaction
+  // item's cost is read from them): checked alike.
+  const outputField = chat ? 'completion_tokens' : 'output_tokens';
+  optionalCount(usage[outputField], `${path}.${outputField}`);
+  optionalCount(usage.total_tokens, `${path}.total_tokens`);
+  const outputDetailsField = chat ? 'completion_tokens_details' : 'output_tokens_details';
+  const outputDetails = optionalRecord(usage[outputDetailsField], `${path}.${outputDetailsField}`);
+  if (outputDetails) {
+    optionalCount(outputDetails.reasoning_tokens, `${path}.${outputDetailsField}.reasoning_tokens`);
+  }
   if (cached > total) {
     throw new InvalidUsageError(cachedField, `${cached} cached tokens exceed the ${total} input tokens`);
   }
@@ -181,6 +200,7 @@ export function usageFromAnthropic(response: unknown): UsageSample {
   const input = count(usage.input_tokens, `${path}.input_tokens`);
   const read = optionalCount(usage.cache_read_input_tokens, `${path}.cache_read_input_tokens`);
   const write = optionalCount(usage.cache_creation_input_tokens, `${path}.cache_creation_input_tokens`);
+  optionalCount(usage.output_tokens, `${path}.output_tokens`);
   const out = unreported(
     sample(model, input, read, write),
     usage.cache_read_input_tokens == null && usage.cache_creation_input_tokens == null,
@@ -219,6 +239,14 @@ export function usageFromGemini(response: unknown): UsageSample {
   const { usage, path, model } = usageOf(response, 'usageMetadata', 'modelVersion');
   const total = count(usage.promptTokenCount, `${path}.promptTokenCount`);
   const cached = optionalCount(usage.cachedContentTokenCount, `${path}.cachedContentTokenCount`);
+  for (const field of [
+    'candidatesTokenCount',
+    'thoughtsTokenCount',
+    'totalTokenCount',
+    'toolUsePromptTokenCount',
+  ]) {
+    optionalCount(usage[field], `${path}.${field}`);
+  }
   if (cached > total) {
     throw new InvalidUsageError(
       `${path}.cachedContentTokenCount`,

@@ -10,7 +10,6 @@ import { FORMATS } from '../formats/registry.js';
 import { usageFromAnthropic, usageFromGemini, usageFromOpenAI } from '../guard/usage.js';
 import type { AddMessageOptions, ContextManager } from '../manager.js';
 import type { AnthropicAssistantMessage, Message, OpenAIAssistantMessage } from '../messages/types.js';
-import { noteCompactionTokens } from '../tokens/compaction-tokens.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -82,7 +81,8 @@ function noteCompactions(manager: ContextManager, output: readonly unknown[], us
     others += manager.measurer.count(counter, item as unknown as Message, 'openai-responses');
   }
   const each = (usage.output_tokens - reasoning - others) / compactions.length;
-  for (const item of compactions) noteCompactionTokens(item.encrypted_content, each);
+  for (const item of compactions)
+    manager.measurer.noteCompaction(item.encrypted_content, each, 'usage.output_tokens');
 }
 
 /**

@@ -1,6 +1,6 @@
 /** The memory tool (`memory_20250818`) on contextkit's stores. */
 export type { MemoryCommand, MemoryFiles, MemoryLimits } from './memory-commands.js';
-export { MEMORY_ROOT } from './memory-path.js';
+export { MEMORY_ROOT, type MemoryPath, type MemoryPathCode, readMemoryPath } from './memory-path.js';
 export {
   anthropicMemoryTool,
   bedrockMemoryTool,

@@ -5,7 +5,7 @@
  * (https://platform.claude.com/docs/en/agents-and-tools/tool-use/memory-tool), so the model reads
  * what it was trained on; storing, sharing and retrying are memory-tool.ts's business.
  */
-import { isWithin, MEMORY_ROOT, readMemoryPath } from './memory-path.js';
+import { isWithin, MEMORY_ROOT, readMemoryPath, visiblePath } from './memory-path.js';
 
 /** A memory directory's files: normal path (`/memories/…`) → text. Directories are implied. */
 export type MemoryFiles = Readonly<Record<string, string>>;
@@ -47,11 +47,21 @@ function bytes(text: string): number {
   return Buffer.byteLength(text, 'utf8');
 }
 
-/** The path argument `key` in normal form, or the outcome refusing it. */
-function pathArg(input: Rec, key: string): string | MemoryOutcome {
-  const read = readMemoryPath(input[key]);
+/**
+ * The path argument `key` in normal form, or the outcome refusing it. With `stored`, a name
+ * holding an invisible character that is already in the directory (written before such names
+ * were refused) is accepted as it is, so it can still be deleted or renamed, never stranded.
+ */
+function pathArg(input: Rec, key: string, stored?: MemoryFiles): string | MemoryOutcome {
+  const raw = input[key];
+  const read = readMemoryPath(raw);
   if (read.ok) return read.path;
-  const shown = typeof input[key] === 'string' ? JSON.stringify((input[key] as string).slice(0, 200)) : key;
+  if (stored !== undefined && read.code === 'invisible_character' && typeof raw === 'string') {
+    const bare = raw.length > 1 && raw.endsWith('/') ? raw.slice(0, -1) : raw;
+    if (Object.hasOwn(stored, bare) || isDirectory(stored, bare)) return bare;
+  }
+  // Escaped, so the model sees the character it cannot see (JSON keeps U+200B as it is).
+  const shown = typeof raw === 'string' ? JSON.stringify(visiblePath(raw.slice(0, 200))) : key;
   return fail(`The path ${shown} is not allowed: ${read.reason}.`);
 }
 
@@ -91,7 +101,12 @@ function linesOf(text: string): { lines: string[]; trailing: boolean } {
 }
 
 function numbered(lines: readonly string[], first: number): string {
-  return lines.map((line, i) => `${String(first + i).padStart(6)}\t${line}`).join('\n');
+  let text = '';
+  for (let i = 0; i < lines.length; i++) {
+    const n = String(first + i);
+    text += `${i === 0 ? '' : '\n'}${n.length < 6 ? '      '.slice(n.length) : ''}${n}\t${lines[i]}`;
+  }
+  return text;
 }
 
 function sizeText(n: number): string {
@@ -138,9 +153,12 @@ function listing(files: MemoryFiles, dir: string): string {
       if (at === -1) break;
     }
   }
-  const rows = [...sizes.keys()].sort().map((p) => `${sizeText(sizes.get(p) ?? 0)}\t${p}`);
+  const rows = [...sizes.keys()].sort().map((p) => `${sizeText(sizes.get(p) ?? 0)}\t${visiblePath(p)}`);
   return `Here're the files and directories up to 2 levels deep in ${dir}, excluding hidden items and node_modules:\n${rows.join('\n')}`;
 }
+
+/** The most lines one view shows; a longer file or range is read with `view_range`. */
+const VIEW_LINES = 2000;
 
 function view(files: MemoryFiles, input: Rec): MemoryOutcome {
   const path = pathArg(input, 'path');
@@ -167,8 +185,15 @@ function view(files: MemoryFiles, input: Rec): MemoryOutcome {
     first = range[0];
     last = range[1] === -1 ? lines.length : range[1];
   }
+  // A file of many short lines answers with more line numbers than text; past VIEW_LINES the
+  // answer says where it stopped and how to read on, so one view stays small and quick.
+  const shown = Math.min(last, first + VIEW_LINES - 1);
+  const rest =
+    shown < last
+      ? `\n(lines ${first}-${shown} of ${lines.length} shown; view with "view_range": [${shown + 1}, ${Math.min(last, shown + VIEW_LINES)}] to read on)`
+      : '';
   return {
-    text: `Here's the content of ${path} with line numbers:\n${numbered(lines.slice(first - 1, last), first)}`,
+    text: `Here's the content of ${path} with line numbers:\n${numbered(lines.slice(first - 1, shown), first)}${rest}`,
     isError: false,
   };
 }
@@ -187,17 +212,43 @@ function create(files: MemoryFiles, input: Rec, limits: MemoryLimits): MemoryOut
   return { text: `File created successfully at: ${path}`, isError: false, files: { ...files, [path]: text } };
 }
 
-function occurrences(text: string, needle: string): number[] {
-  const found: number[] = [];
-  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length))
-    found.push(at);
-  return found;
+/** How many occurrences' line numbers an ambiguous `str_replace` lists; the rest are counted. */
+const LISTED_LINES = 10;
+/** How much of the model's own `old_str` an error quotes back (it already holds the whole). */
+const QUOTED_CHARS = 200;
+
+/** Where `needle` occurs (non-overlapping), up to `most` offsets, and how often in all. */
+function occurrences(text: string, needle: string, most: number): { first: number[]; count: number } {
+  const first: number[] = [];
+  let count = 0;
+  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) {
+    if (count < most) first.push(at);
+    count++;
+  }
+  return { first, count };
+}
+
+/** The 1-based line of each offset in `sorted` (ascending), in one pass over the text. */
+function linesAt(text: string, sorted: readonly number[]): number[] {
+  const lines: number[] = [];
+  let line = 1;
+  let from = 0;
+  for (const index of sorted) {
+    for (let nl = text.indexOf('\n', from); nl !== -1 && nl < index; nl = text.indexOf('\n', nl + 1)) {
+      line++;
+      from = nl + 1;
+    }
+    lines.push(line);
+  }
+  return lines;
 }
 
 function lineAt(text: string, index: number): number {
-  let line = 1;
-  for (let i = text.indexOf('\n'); i !== -1 && i < index; i = text.indexOf('\n', i + 1)) line++;
-  return line;
+  return linesAt(text, [index])[0] as number;
+}
+
+function quoted(text: string): string {
+  return text.length <= QUOTED_CHARS ? text : `${text.slice(0, QUOTED_CHARS)}… (${text.length} characters)`;
 }
 
 function strReplace(files: MemoryFiles, input: Rec, limits: MemoryLimits): MemoryOutcome {
@@ -210,17 +261,23 @@ function strReplace(files: MemoryFiles, input: Rec, limits: MemoryLimits): Memor
   const content = files[path];
   if (content === undefined || !Object.hasOwn(files, path)) return missing(path);
   if (oldStr === '') return fail('str_replace needs a non-empty "old_str" that appears once in the file.');
-  const found = occurrences(content, oldStr);
-  if (found.length === 0) {
-    return fail(`No replacement was performed, old_str \`${oldStr}\` did not appear verbatim in ${path}.`);
-  }
-  if (found.length > 1) {
-    const lines = found.map((at) => lineAt(content, at));
+  const found = occurrences(content, oldStr, LISTED_LINES);
+  if (found.count === 0) {
     return fail(
-      `No replacement was performed. Multiple occurrences of old_str \`${oldStr}\` in lines: ${lines.join(', ')}. Please ensure it is unique`,
+      `No replacement was performed, old_str \`${quoted(oldStr)}\` did not appear verbatim in ${path}.`,
     );
   }
-  const at = found[0] as number;
+  if (found.count > 1) {
+    // The documented answer lists the lines; a string found thousands of times would fill the
+    // conversation with numbers, so the first few are listed and the rest counted.
+    const lines = linesAt(content, found.first).join(', ');
+    const more =
+      found.count > LISTED_LINES ? ` and ${found.count - LISTED_LINES} more (${found.count} in all)` : '';
+    return fail(
+      `No replacement was performed. Multiple occurrences of old_str \`${quoted(oldStr)}\` in lines: ${lines}${more}. Please ensure it is unique`,
+    );
+  }
+  const at = found.first[0] as number;
   const next = content.slice(0, at) + newStr + content.slice(at + oldStr.length);
   const refused = within(limits, files, path, next);
   if (refused) return refused;
@@ -258,7 +315,7 @@ function insert(files: MemoryFiles, input: Rec, limits: MemoryLimits): MemoryOut
 }
 
 function remove(files: MemoryFiles, input: Rec): MemoryOutcome {
-  const path = pathArg(input, 'path');
+  const path = pathArg(input, 'path', files);
   if (typeof path !== 'string') return path;
   if (path === MEMORY_ROOT) return fail(`${MEMORY_ROOT} itself cannot be deleted; delete the files in it.`);
   if (!exists(files, path)) return missing(path);
@@ -267,7 +324,7 @@ function remove(files: MemoryFiles, input: Rec): MemoryOutcome {
 }
 
 function rename(files: MemoryFiles, input: Rec): MemoryOutcome {
-  const from = pathArg(input, 'old_path');
+  const from = pathArg(input, 'old_path', files);
   if (typeof from !== 'string') return from;
   const to = pathArg(input, 'new_path');
   if (typeof to !== 'string') return to;

@@ -15,7 +15,6 @@ import type {
   OpenAIContentPart,
   ToolDefinition,
 } from '../messages/types.js';
-import { compactionTokens } from './compaction-tokens.js';
 import { getTextTokenCounter, type TextTokenCounter } from './encodings.js';
 import {
   flatImageCost,
@@ -243,6 +242,15 @@ export function utf8Bytes(text: string): number {
   return n;
 }
 
+/** What a counter may be told beyond its model. */
+export interface TokenCounterOptions {
+  /**
+   * The tokens a compaction item's `encrypted_content` renders as, where the API reported them to
+   * this counter's owner (a manager's `CompactionNotes`); undefined counts the item by its size.
+   */
+  compactionTokens?: (encryptedContent: string) => number | undefined;
+}
+
 /**
  * A counter for one model (or one provider + tokenizer). Exact for OpenAI models (their own BPE
  * encoding, the cookbook's framing); an estimate for Claude and Gemini (a BPE count times the
@@ -254,8 +262,12 @@ export function utf8Bytes(text: string): number {
  * `id`, which differs whenever counts can; the counter itself only remembers short texts by their
  * shape (see `digitShape`), so a plan that writes a thousand placeholders tokenizes a handful.
  */
-export function createTokenCounter(info: ModelInfo | CounterTarget): TokenCounter {
+export function createTokenCounter(
+  info: ModelInfo | CounterTarget,
+  options: TokenCounterOptions = {},
+): TokenCounter {
   checkTarget(info);
+  const compactionTokens = options.compactionTokens ?? (() => undefined);
   const { provider, tokenizer } = info;
   const factor = tokenizer.kind === 'estimate' ? tokenizer.factor : 1;
   const framing = PROVIDER_FRAMING[provider];

@@ -4,6 +4,7 @@
  * validated against the messages, so a fact the model made up never reaches the view.
  */
 import type { HistoryEntry } from '../messages/types.js';
+import { Slices } from '../slices.js';
 import { entrySegments } from './entry-segments.js';
 import { renderFactsBlock } from './facts-block.js';
 import { factKey } from './text-facts.js';
@@ -122,7 +123,10 @@ export function parseMemoryReply(reply: string): { summary: string; facts: unkno
     throw new Error('the reply has no "summary" string');
   }
   if (parsed.summary.trim() === '') throw new Error('the summary is empty');
-  return { summary: parsed.summary.trim(), facts: Array.isArray(parsed.facts) ? parsed.facts : [] };
+  return {
+    summary: parsed.summary.trim(),
+    facts: Array.isArray(parsed.facts) ? parsed.facts.slice(0, MAX_FACT_ITEMS) : [],
+  };
 }
 
 /**
@@ -132,7 +136,7 @@ export function parseMemoryReply(reply: string): { summary: string; facts: unkno
 export function parseFactsReply(reply: string): unknown[] {
   const parsed = jsonSpan(reply, '[', ']', 'JSON array');
   if (!Array.isArray(parsed)) throw new Error('the reply is not a JSON array');
-  return parsed;
+  return parsed.slice(0, MAX_FACT_ITEMS);
 }
 
 const CATEGORIES = new Set<string>(FACT_CATEGORIES);
@@ -142,43 +146,156 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
+ * The most fact items read from one reply: a model asked for `factsMaxTokens` (4,096 by default)
+ * of facts writes a few hundred at most; the rest of a longer list is dropped unread, so a reply
+ * of 200,000 items costs no more to check than one of this many.
+ */
+export const MAX_FACT_ITEMS = 1000;
+/** The longest fact value kept, in characters: a fact is a path, an id, a number, a name. */
+const MAX_FACT_VALUE_CHARS = 1000;
+
+/** A fact item's fact, before it is found in the entries; undefined for an item that cannot be one. */
+function factOf(
+  item: unknown,
+  allowed: ReadonlySet<string> | undefined,
+): { key: string; value: string; category: FactCategory } | undefined {
+  if (!isRecord(item)) return undefined;
+  const raw = item.value;
+  const value = typeof raw === 'string' ? raw.trim() : typeof raw === 'number' ? String(raw) : '';
+  if (value === '' || value.length > MAX_FACT_VALUE_CHARS) return undefined;
+  const category = (
+    typeof item.category === 'string' && CATEGORIES.has(item.category) ? item.category : 'other'
+  ) as FactCategory;
+  if (allowed && !allowed.has(category)) return undefined;
+  const key = typeof item.key === 'string' ? factKey(item.key.slice(0, MAX_FACT_VALUE_CHARS)) : '';
+  return { key: key || category, value, category };
+}
+
+/** Each entry's text as the fact check reads it, by seq (what `entrySegments` gives, joined). */
+function entryTexts(entries: readonly HistoryEntry[]): Map<number, string> {
+  const texts = new Map<number, string>();
+  for (const segment of entrySegments(entries)) {
+    texts.set(segment.seq, `${texts.get(segment.seq) ?? ''}\n${segment.text}`);
+  }
+  return texts;
+}
+
+/** Whether `text` holds `value`, raw or as written inside JSON (`escaped`). */
+function holds(text: string | undefined, value: string, escaped: string): boolean {
+  if (text === undefined) return false;
+  return text.includes(value) || (escaped !== value && text.includes(escaped));
+}
+
+function escapedOf(value: string): string {
+  return JSON.stringify(value).slice(1, -1);
+}
+
+function allowedOf(categories: readonly FactCategory[] | undefined): ReadonlySet<string> | undefined {
+  return categories && categories.length > 0 ? new Set<string>(categories) : undefined;
+}
+
+/**
  * The items of a fact reply that hold up: an object with a string (or number) value that occurs
  * word for word in the entries (raw, or as written inside JSON). The category falls back to
  * `other` when unknown; `seq` is the first entry that holds the value (the model's own `seq` is
  * not trusted); the key is made snake_case. Everything else is dropped, silently: a model that
- * invents a fact only loses that fact.
+ * invents a fact only loses that fact. Only the first {@link MAX_FACT_ITEMS} items are read.
+ * One synchronous pass: for a reply still unchecked off the request path, prefer
+ * {@link checkFactsInSlices}.
  */
 export function validateFacts(
   items: readonly unknown[],
   entries: readonly HistoryEntry[],
   categories?: readonly FactCategory[],
 ): ExtractedFact[] {
-  const texts = new Map<number, string>();
-  for (const segment of entrySegments(entries)) {
-    texts.set(segment.seq, `${texts.get(segment.seq) ?? ''}\n${segment.text}`);
-  }
+  const texts = entryTexts(entries);
   const seqs = [...texts.keys()];
-  const allowed = categories && categories.length > 0 ? new Set<string>(categories) : undefined;
+  const allowed = allowedOf(categories);
   const out: ExtractedFact[] = [];
-  for (const item of items) {
-    if (!isRecord(item)) continue;
-    const raw = item.value;
-    const value = typeof raw === 'string' ? raw.trim() : typeof raw === 'number' ? String(raw) : '';
-    if (value === '') continue;
-    const category = (
-      typeof item.category === 'string' && CATEGORIES.has(item.category) ? item.category : 'other'
-    ) as FactCategory;
-    if (allowed && !allowed.has(category)) continue;
-    const escaped = JSON.stringify(value).slice(1, -1);
-    const holds = (seq: number): boolean => {
-      const text = texts.get(seq);
-      return text !== undefined && (text.includes(value) || text.includes(escaped));
-    };
+  for (const item of items.slice(0, MAX_FACT_ITEMS)) {
+    const fact = factOf(item, allowed);
+    if (fact === undefined) continue;
     // The first entry that holds the value, whatever `seq` the model claimed: first occurrence is the rule.
-    const seq = seqs.find(holds);
-    if (seq === undefined) continue;
-    const key = typeof item.key === 'string' ? factKey(item.key) : '';
-    out.push({ key: key || category, value, category, seq });
+    const escaped = escapedOf(fact.value);
+    const seq = seqs.find((s) => holds(texts.get(s), fact.value, escaped));
+    if (seq !== undefined) out.push({ ...fact, seq });
   }
   return out;
+}
+
+/**
+ * Fact items checked against the entries they were asked of: each item that can be a fact, and
+ * the entries (the very objects, in the order given) whose text holds its value. Built in slices
+ * off the request path ({@link checkFactsInSlices}); read at a compaction with {@link checkedFactsIn}.
+ */
+export interface CheckedFacts {
+  entries: ReadonlySet<HistoryEntry>;
+  facts: ReadonlyArray<{
+    key: string;
+    value: string;
+    category: FactCategory;
+    holders: readonly HistoryEntry[];
+  }>;
+}
+
+/**
+ * {@link validateFacts}'s checks of a model's fact `items` against `entries`, done in slices that
+ * yield to the event loop (a reply of many items against a long range would otherwise hold the
+ * process for as long as it takes): for each of the first {@link MAX_FACT_ITEMS} items that can
+ * be a fact, every entry that holds its value.
+ */
+export async function checkFactsInSlices(
+  items: readonly unknown[],
+  entries: readonly HistoryEntry[],
+  categories?: readonly FactCategory[],
+  slices: Slices = new Slices(),
+): Promise<CheckedFacts> {
+  const texts = entryTexts(entries);
+  const allowed = allowedOf(categories);
+  const facts: Array<CheckedFacts['facts'][number]> = [];
+  for (const item of items.slice(0, MAX_FACT_ITEMS)) {
+    const fact = factOf(item, allowed);
+    if (fact !== undefined) {
+      const escaped = escapedOf(fact.value);
+      const holders = entries.filter((e) => holds(texts.get(e.seq), fact.value, escaped));
+      if (holders.length > 0) facts.push({ ...fact, holders });
+    }
+    const pause = slices.step();
+    if (pause) await pause;
+  }
+  return { entries: new Set(entries), facts };
+}
+
+/**
+ * What {@link validateFacts} gives for the checked items against `read` (sorted by seq), without
+ * reading again what was checked: each fact at the first entry of `read` that holds it, among
+ * those it was found in and those of `read` the check did not see (read now).
+ */
+export function checkedFactsIn(checked: CheckedFacts, read: readonly HistoryEntry[]): ExtractedFact[] {
+  const inRead = new Set(read);
+  const unseen = entryTexts(read.filter((e) => !checked.entries.has(e)));
+  const out: ExtractedFact[] = [];
+  for (const { holders, ...fact } of checked.facts) {
+    let seq = holders.find((e) => inRead.has(e))?.seq;
+    const escaped = escapedOf(fact.value);
+    for (const [s, text] of unseen) {
+      if (seq !== undefined && s >= seq) break;
+      if (holds(text, fact.value, escaped)) {
+        seq = s;
+        break;
+      }
+    }
+    if (seq !== undefined) out.push({ ...fact, seq });
+  }
+  return out;
+}
+
+/** {@link validateFacts} in slices that yield: the same facts, for a reply checked off the request path. */
+export async function validateFactsInSlices(
+  items: readonly unknown[],
+  entries: readonly HistoryEntry[],
+  categories?: readonly FactCategory[],
+): Promise<ExtractedFact[]> {
+  const sorted = [...entries].sort((a, b) => a.seq - b.seq);
+  return checkedFactsIn(await checkFactsInSlices(items, sorted, categories), sorted);
 }

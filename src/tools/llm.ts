@@ -16,7 +16,7 @@ import {
   parseFactsReply,
   parseMemoryReply,
   summaryPrompt,
-  validateFacts,
+  validateFactsInSlices,
 } from './llm-prompts.js';
 import { mergeFacts } from './merge-facts.js';
 import { createOfflineTools } from './offline.js';
@@ -109,6 +109,24 @@ interface Provider {
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
+/**
+ * The most characters of reply text one output token may stand for, generously (a token of an
+ * English text is about 4 characters; the longest in the OpenAI and Anthropic vocabularies are
+ * runs of a few dozen spaces or dashes). A reply longer than `max_tokens` × this is not what
+ * the model was asked for: it is refused before it is parsed, so a reply that fills
+ * `maxReplyBytes` with fact items is never read item by item.
+ */
+const MAX_CHARS_PER_TOKEN = 32;
+
+/** Refuses a reply text longer than `maxTokens` output tokens can hold. */
+function checkReplyLength(text: string, maxTokens: number): void {
+  const most = Math.max(64 * 1024, maxTokens * MAX_CHARS_PER_TOKEN);
+  if (text.length > most) {
+    throw new Error(
+      `the reply has ${text.length} characters, more than ${maxTokens} output tokens can hold (${most} at most)`,
+    );
+  }
+}
 const DEFAULT_FACTS_MAX_TOKENS = 4_096;
 const ANTHROPIC_VERSION = '2023-06-01';
 
@@ -204,15 +222,38 @@ async function errorDetail(response: Response, apiKey: string, maxBytes: number)
   }
 }
 
+/**
+ * The most bytes a reply of `maxTokens` output tokens takes: its text at
+ * {@link MAX_CHARS_PER_TOKEN} characters a token, each at most 4 bytes of UTF-8 or JSON escape,
+ * and the envelope around it. A longer reply is abandoned as it arrives, before it is parsed.
+ */
+function replyBytesFor(maxTokens: number): number {
+  return Math.max(64 * 1024, maxTokens * MAX_CHARS_PER_TOKEN) * 4 + 64 * 1024;
+}
+
 async function complete(
   provider: Provider,
   options: LLMToolsOptions,
   prompt: PromptPair,
   maxTokens: number,
 ): Promise<Completion> {
-  return provider.read(
-    await postJson(provider.url, provider.headers, provider.body(prompt, maxTokens), options),
-  );
+  const cap = replyCap(options.maxReplyBytes, DEFAULT_MAX_REPLY_BYTES);
+  const bound = replyBytesFor(maxTokens);
+  try {
+    return provider.read(
+      await postJson(provider.url, provider.headers, provider.body(prompt, maxTokens), {
+        ...options,
+        maxReplyBytes: Math.min(cap, bound),
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ReplyTooLargeError && bound < cap) {
+      throw new Error(
+        `the reply is over the ${bound}-byte cap of a reply of ${maxTokens} output tokens (more than they can hold; maxReplyBytes is ${cap})`,
+      );
+    }
+    throw error;
+  }
 }
 
 /**
@@ -351,14 +392,11 @@ function createLLMTools(provider: Provider, options: LLMToolsOptions): Preparing
         ...(request.focus !== undefined ? { focus: request.focus } : {}),
       });
       try {
-        const reply = await completeOrBackOff(
-          backoff,
-          provider,
-          options,
-          prompt,
-          Math.max(1, Math.floor(request.maxTokens)) + (options.factsMaxTokens ?? DEFAULT_FACTS_MAX_TOKENS),
-        );
+        const maxTokens =
+          Math.max(1, Math.floor(request.maxTokens)) + (options.factsMaxTokens ?? DEFAULT_FACTS_MAX_TOKENS);
+        const reply = await completeOrBackOff(backoff, provider, options, prompt, maxTokens);
         if (reply.truncated) throw new Error('the reply was cut off at max_tokens');
+        checkReplyLength(reply.text, maxTokens);
         const memory = parseMemoryReply(reply.text);
         const tokens = count(memory.summary);
         if (tokens > request.maxTokens) {
@@ -385,13 +423,9 @@ function createLLMTools(provider: Provider, options: LLMToolsOptions): Preparing
             : {}),
           ...(summarizeOptions.focus !== undefined ? { focus: summarizeOptions.focus } : {}),
         });
-        const reply = await completeOrBackOff(
-          backoff,
-          provider,
-          options,
-          prompt,
-          Math.max(1, Math.floor(summarizeOptions.maxTokens)),
-        );
+        const maxTokens = Math.max(1, Math.floor(summarizeOptions.maxTokens));
+        const reply = await completeOrBackOff(backoff, provider, options, prompt, maxTokens);
+        checkReplyLength(reply.text, maxTokens);
         const text = reply.text.trim();
         if (text === '') throw new Error('the summary is empty');
         if (reply.truncated) throw new Error('the summary was cut off at max_tokens');
@@ -417,16 +451,12 @@ function createLLMTools(provider: Provider, options: LLMToolsOptions): Preparing
           transcript: renderTranscript(entries, transcriptOptions),
           ...(factOptions.categories !== undefined ? { categories: factOptions.categories } : {}),
         });
-        const reply = await completeOrBackOff(
-          backoff,
-          provider,
-          options,
-          prompt,
-          options.factsMaxTokens ?? DEFAULT_FACTS_MAX_TOKENS,
-        );
+        const maxTokens = options.factsMaxTokens ?? DEFAULT_FACTS_MAX_TOKENS;
+        const reply = await completeOrBackOff(backoff, provider, options, prompt, maxTokens);
         if (reply.text.trim() === '') throw new Error('the reply is empty');
+        checkReplyLength(reply.text, maxTokens);
         const items = parseFactsReply(reply.text);
-        return mergeFacts(offline, validateFacts(items, entries, factOptions.categories));
+        return mergeFacts(offline, await validateFactsInSlices(items, entries, factOptions.categories));
       } catch (error) {
         warn('extractFacts', error);
         return offline;

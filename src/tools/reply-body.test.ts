@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withCpuTime } from '../../test/support/cpu-time.js';
 import { ConfigurationError } from '../errors.js';
 import { CountFailedError, createCountClient } from '../guard/count-endpoints.js';
 import { ContextManager } from '../manager.js';
@@ -99,13 +101,14 @@ describe('reading replies with a cap', () => {
         baseURL: base,
         apiKey: KEY,
         model: 'm',
-        maxReplyBytes: 1024 * 1024,
+        // Below what 200 output tokens may take (issue 31: a reply is also capped by its max_tokens).
+        maxReplyBytes: 256 * 1024,
         onWarn: (w) => warnings.push(w),
       });
       const summary = await tools.summarize(entries, { maxTokens: 200 });
       expect(summary).toContain('ZFA04Y');
       expect(warnings).toHaveLength(1);
-      expect(warnings[0]!.message).toMatch(/over the 1048576-byte cap/);
+      expect(warnings[0]!.message).toMatch(/over the 262144-byte cap/);
       const facts = await tools.extractFacts(entries);
       expect(facts.length).toBeGreaterThan(0);
       expect(warnings).toHaveLength(2);
@@ -249,5 +252,77 @@ describe('no secret in warnings', () => {
     expect(scrubSecrets('the request was rejected: quota exceeded for project alpha', [key])).toBe(
       'the request was rejected: quota exceeded for project alpha',
     );
+  });
+
+  // Issue 31, item 14: the tail of a key split across two strings (21 of its 41 characters)
+  // still appeared when a character a token may hold ('.', '-', '=', '/') stood next to it.
+  describe('every run of 8 or more of the key, wherever it was split (property over keys and split points)', () => {
+    const KEY_CHARS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_';
+    const keyArb = fc
+      .array(fc.constantFrom(...KEY_CHARS), { minLength: 16, maxLength: 120 })
+      .map((chars) => chars.join(''));
+    // What an error body puts around and between the pieces: quotes, JSON, a line break, and
+    // characters a token may hold (so the piece is not a token of its own).
+    const around = fc.constantFrom(
+      '',
+      '"',
+      '.',
+      '-',
+      '=',
+      '/',
+      'x',
+      'key=',
+      '","b":"',
+      '\n',
+      '...',
+      ' + ',
+      'Z9',
+    );
+    const grams = (key: string) => Array.from({ length: key.length - 7 }, (_, i) => key.slice(i, i + 8));
+
+    it('leaves no 8 characters of the key together, in plain text', () => {
+      fc.assert(
+        fc.property(keyArb, fc.nat(), around, around, around, (key, at, before, between, after) => {
+          const cut = at % (key.length + 1);
+          const text = `error: ${before}${key.slice(0, cut)}${between}${key.slice(cut)}${after} rejected`;
+          const out = scrubSecrets(text, [key]);
+          for (const gram of grams(key)) expect(out).not.toContain(gram);
+          expect(out).toContain('error: ');
+          expect(out).toContain(' rejected');
+        }),
+        { numRuns: 1000 },
+      );
+    });
+
+    it('leaves no base64 of 12 or more of its characters, at any alignment', () => {
+      fc.assert(
+        fc.property(keyArb, fc.nat(), fc.nat(), fc.constantFrom('', 'u:', 'ab:', 'x'), (key, a, b, lead) => {
+          const from = a % (key.length - 11);
+          const to = from + 12 + (b % (key.length - from - 11));
+          const piece = key.slice(from, to);
+          for (const encoding of ['base64', 'base64url'] as const) {
+            const echoed = Buffer.from(lead + piece).toString(encoding);
+            const out = scrubSecrets(`seen ${echoed} here`, [key]);
+            // What encodes the piece's bytes alone, at this alignment (the first group may mix
+            // in the lead's bytes, the last the padding).
+            const core = echoed.slice(
+              Math.ceil(lead.length / 3) * 4,
+              Math.floor((lead.length + piece.length) / 3) * 4,
+            );
+            for (let i = 0; i + 8 <= core.length; i++) expect(out).not.toContain(core.slice(i, i + 8));
+          }
+        }),
+        { numRuns: 500 },
+      );
+    });
+
+    it('scrubs a 64 KiB body full of key pieces in well under 50 ms of CPU', () => {
+      const key = 'ck-live-7f3a9c1e2d4b6a8f0e1c3d5b7a9f2e4c0';
+      const body = `"${key.slice(0, 20)}"."${key.slice(20)}". `.repeat(Math.floor(65536 / 50));
+      scrubSecrets(body, [key]);
+      const { result, cpuMs } = withCpuTime(() => scrubSecrets(body, [key]));
+      expect(result).not.toContain(key.slice(20));
+      expect(cpuMs).toBeLessThan(50);
+    });
   });
 });

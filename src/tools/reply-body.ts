@@ -79,13 +79,10 @@ const SECRET_PATTERNS: readonly RegExp[] = [
 /** The shortest piece of a configured key that is taken for the key when found on its own. */
 const KEY_FRAGMENT_CHARS = 8;
 
-/** Runs of characters a key or its base64 form is made of. */
-const TOKEN = /[A-Za-z0-9._~+/=-]+/g;
-
 /**
  * What every base64 (and base64url) encoding of a text holding `key` contains, whatever the
  * bytes before it: for each of the three alignments, the characters that encode the key's bytes
- * alone. Empty for a key too short to leave a telling run.
+ * alone. A piece of the key encoded at the same alignment is a run inside one of these.
  */
 function base64Cores(key: string): string[] {
   const bytes = Buffer.from(key, 'utf8');
@@ -94,28 +91,58 @@ function base64Cores(key: string): string[] {
     const encoded = Buffer.concat([Buffer.alloc(before), bytes]).toString('base64');
     const whole = Math.floor((before + bytes.length) / 3) * 4;
     const core = encoded.slice(before > 0 ? 4 : 0, whole);
-    if (core.length >= KEY_FRAGMENT_CHARS) {
-      cores.push(core, core.replace(/\+/g, '-').replace(/\//g, '_'));
-    }
+    cores.push(core, core.replace(/\+/g, '-').replace(/\//g, '_'));
   }
   return cores;
 }
 
+/** Every run of {@link KEY_FRAGMENT_CHARS} characters of `key` and of its base64 cores. */
+function keyGrams(key: string): Set<string> {
+  const grams = new Set<string>();
+  for (const source of [key, ...base64Cores(key)]) {
+    for (let i = 0; i + KEY_FRAGMENT_CHARS <= source.length; i++) {
+      grams.add(source.slice(i, i + KEY_FRAGMENT_CHARS));
+    }
+  }
+  return grams;
+}
+
 /**
- * `text` with every trace of `key` redacted: the key itself, a piece of it that stands alone
- * (what is left of it after a line break, a cut or a quote split it: a run of at least
- * {@link KEY_FRAGMENT_CHARS} key characters found inside the key), and a base64 run that encodes
- * it (a `Basic` credential or a token quoted in base64).
+ * `text` with every trace of `key` redacted: the key itself, and every run of at least
+ * {@link KEY_FRAGMENT_CHARS} characters found in the key or in its base64 form, wherever it
+ * stands (what is left of the key after a line break, a cut or a quote split it, beside any
+ * other character; a `Basic` credential or a token quoted in base64, or a piece of one). Each
+ * stretch of the text covered by such runs becomes one `[redacted]`. One pass over the text.
  */
 function scrubKey(text: string, key: string): string {
-  const cores = base64Cores(key);
-  return text
-    .split(key)
-    .join(REDACTED)
-    .replace(TOKEN, (token) => {
-      if (token.length >= KEY_FRAGMENT_CHARS && key.includes(token)) return REDACTED;
-      return cores.some((core) => token.includes(core)) ? REDACTED : token;
-    });
+  const whole = text.split(key).join(REDACTED);
+  const grams = keyGrams(key);
+  if (grams.size === 0) return whole;
+  // covered[i] > 0: character i is inside a run found in the key (a difference array of runs).
+  const covered = new Int32Array(whole.length + 1);
+  let any = false;
+  for (let i = 0; i + KEY_FRAGMENT_CHARS <= whole.length; i++) {
+    if (grams.has(whole.slice(i, i + KEY_FRAGMENT_CHARS))) {
+      covered[i] = (covered[i] as number) + 1;
+      covered[i + KEY_FRAGMENT_CHARS] = (covered[i + KEY_FRAGMENT_CHARS] as number) - 1;
+      any = true;
+    }
+  }
+  if (!any) return whole;
+  let out = '';
+  let depth = 0;
+  let from = 0;
+  for (let i = 0; i <= whole.length; i++) {
+    const was = depth;
+    depth += covered[i] as number;
+    if (was === 0 && depth > 0) {
+      out += whole.slice(from, i);
+    } else if (was > 0 && depth === 0) {
+      out += REDACTED;
+      from = i;
+    }
+  }
+  return out + whole.slice(from);
 }
 
 /**

@@ -169,6 +169,68 @@ describe.each(cases)('$name: counts that persist', ({ missing: reason, opener })
     },
   );
 
+  // Issue 31, item 7: with every stored count set to 1 (the message digest intact), a new manager
+  // sent a 108,243-token view against a 20,000 budget, on every store.
+  it.each([
+    ['set to 1', () => 1],
+    // Within what each message alone allows (an eighth of its bound), too little for the view.
+    ['just over an eighth of its bound', (bound: number) => Math.ceil(bound / 7.9)],
+  ])(
+    'a stored count %s is not trusted: the view fits, the count is redone, kept, and a warning says so',
+    async (_, wrong) => {
+      if (reason) return;
+      const open = await opener();
+      const writer = new ContextManager({ store: await open(), conversationId: ID, model: MODEL });
+      const words = ['invoice', 'parcel', 'refund', 'route', 'ticket', 'window', 'agent', 'ledger'];
+      const long = (i: number) =>
+        Array.from(
+          { length: 220 },
+          (_, j) => `${words[(i * 5 + j * 3) % words.length]}-${(i * 31 + j) % 997}`,
+        ).join(' ');
+      await writer.addMessage({ role: 'system', content: 'You are a careful agent.' });
+      for (let i = 0; i < 60; i++) await writer.addMessage(i % 2 === 0 ? user(long(i)) : reply(long(i)));
+      await writer.addMessage(user('What is the total of the refunds?'));
+      await writer.close();
+
+      const store = await open();
+      const real = createTokenCounter(getModelInfo(MODEL)!);
+      const key = countKey(real);
+      const entries = await store.read(ID);
+      expect(entries.every((e) => (e.counts?.[key] ?? 0) > 1)).toBe(true);
+      await store.saveCounts(
+        ID,
+        entries.map((e) => ({
+          seq: e.seq,
+          counts: { [key]: wrong(real.boundMessage!(e.message, 'openai')) },
+        })),
+        { epoch: await store.epoch(ID) },
+      );
+      expect(
+        (await store.read(ID)).every((e) => e.counts?.[key] !== real.countMessage(e.message, 'openai')),
+      ).toBe(true);
+
+      // Views aimed at three quarters of the budget: a count half the real one sends it over.
+      const reader = new ContextManager({ store, conversationId: ID, model: MODEL, economy: 'rich' });
+      const warnings: string[] = [];
+      reader.on('context:warn', (w) => warnings.push(`${w.code}: ${w.message}`));
+      const view = await reader.getMessagesForRequest({ tokenBudget: 20_000 });
+      expect(await real.measure(view, { format: 'openai' }), 'the view sent').toBeLessThanOrEqual(20_000);
+      expect(
+        warnings.some((w) => w.startsWith('stored_count_mismatch: ')),
+        'the warning',
+      ).toBe(true);
+      await reader.close();
+      // The counts redone are kept in place of the wrong ones (those of the view at least).
+      const kept = new Map(
+        (await (await open()).read(ID)).map((e) => [JSON.stringify(e.message), e.counts?.[key]]),
+      );
+      for (const m of view) {
+        const n = kept.get(JSON.stringify(m));
+        if (n !== undefined) expect(n).toBe(real.countMessage(m, 'openai'));
+      }
+    },
+  );
+
   it('history stored without counts opens, is counted once, and then is not', skipFor(reason), async () => {
     const open = await opener();
     const store = await open();

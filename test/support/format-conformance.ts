@@ -31,6 +31,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AtomEdits, NO_EDITS, renderAtom, textParts } from '../../src/compaction/edit-atom.js';
 import { clearedResultText } from '../../src/compaction/placeholders.js';
 import { wireFormat } from '../../src/formats/registry.js';
+import { MAX_USAGE_TOKENS } from '../../src/guard/usage.js';
 import { LiveEntries } from '../../src/history/live-entries.js';
 import {
   type AddMessageOptions,
@@ -41,6 +42,7 @@ import {
   createTokenCounter,
   getModelInfo,
   InvalidMessageError,
+  InvalidUsageError,
   type Message,
   type MessageFormat,
   validateRequest,
@@ -133,6 +135,111 @@ export interface FormatDescriptor {
     refused: unknown;
   };
 }
+
+/**
+ * Each format's usage as its provider documents it (see src/guard/usage.ts and
+ * src/formats/bedrock/request.ts for the sources), built with figures overridden by path, and
+ * every count field its reader takes in: each must refuse an implausible figure by its path.
+ */
+const USAGE_SHAPES: Record<
+  MessageFormat,
+  { response(over: Record<string, number>): unknown; fields: readonly string[] }
+> = {
+  openai: {
+    response: (o) => ({
+      model: 'gpt-4o',
+      usage: {
+        prompt_tokens: o['usage.prompt_tokens'] ?? 5000,
+        completion_tokens: o['usage.completion_tokens'] ?? 200,
+        total_tokens: o['usage.total_tokens'] ?? 5200,
+        prompt_tokens_details: { cached_tokens: o['usage.prompt_tokens_details.cached_tokens'] ?? 100 },
+        completion_tokens_details: {
+          reasoning_tokens: o['usage.completion_tokens_details.reasoning_tokens'] ?? 0,
+        },
+      },
+    }),
+    fields: [
+      'usage.prompt_tokens',
+      'usage.completion_tokens',
+      'usage.total_tokens',
+      'usage.prompt_tokens_details.cached_tokens',
+      'usage.completion_tokens_details.reasoning_tokens',
+    ],
+  },
+  'openai-responses': {
+    response: (o) => ({
+      model: 'gpt-5',
+      usage: {
+        input_tokens: o['usage.input_tokens'] ?? 5000,
+        output_tokens: o['usage.output_tokens'] ?? 200,
+        total_tokens: o['usage.total_tokens'] ?? 5200,
+        input_tokens_details: { cached_tokens: o['usage.input_tokens_details.cached_tokens'] ?? 100 },
+        output_tokens_details: { reasoning_tokens: o['usage.output_tokens_details.reasoning_tokens'] ?? 0 },
+      },
+    }),
+    fields: [
+      'usage.input_tokens',
+      'usage.output_tokens',
+      'usage.total_tokens',
+      'usage.input_tokens_details.cached_tokens',
+      'usage.output_tokens_details.reasoning_tokens',
+    ],
+  },
+  anthropic: {
+    response: (o) => ({
+      model: 'claude-sonnet-4-5',
+      usage: {
+        input_tokens: o['usage.input_tokens'] ?? 5000,
+        output_tokens: o['usage.output_tokens'] ?? 200,
+        cache_read_input_tokens: o['usage.cache_read_input_tokens'] ?? 100,
+        cache_creation_input_tokens: o['usage.cache_creation_input_tokens'] ?? 0,
+      },
+    }),
+    fields: [
+      'usage.input_tokens',
+      'usage.output_tokens',
+      'usage.cache_read_input_tokens',
+      'usage.cache_creation_input_tokens',
+    ],
+  },
+  gemini: {
+    response: (o) => ({
+      modelVersion: 'gemini-2.5-pro',
+      usageMetadata: {
+        promptTokenCount: o['usageMetadata.promptTokenCount'] ?? 5000,
+        candidatesTokenCount: o['usageMetadata.candidatesTokenCount'] ?? 200,
+        totalTokenCount: o['usageMetadata.totalTokenCount'] ?? 5200,
+        cachedContentTokenCount: o['usageMetadata.cachedContentTokenCount'] ?? 100,
+        thoughtsTokenCount: o['usageMetadata.thoughtsTokenCount'] ?? 0,
+      },
+    }),
+    fields: [
+      'usageMetadata.promptTokenCount',
+      'usageMetadata.candidatesTokenCount',
+      'usageMetadata.totalTokenCount',
+      'usageMetadata.cachedContentTokenCount',
+      'usageMetadata.thoughtsTokenCount',
+    ],
+  },
+  bedrock: {
+    response: (o) => ({
+      usage: {
+        inputTokens: o['usage.inputTokens'] ?? 5000,
+        outputTokens: o['usage.outputTokens'] ?? 200,
+        totalTokens: o['usage.totalTokens'] ?? 5300,
+        cacheReadInputTokens: o['usage.cacheReadInputTokens'] ?? 100,
+        cacheWriteInputTokens: o['usage.cacheWriteInputTokens'] ?? 0,
+      },
+    }),
+    fields: [
+      'usage.inputTokens',
+      'usage.outputTokens',
+      'usage.totalTokens',
+      'usage.cacheReadInputTokens',
+      'usage.cacheWriteInputTokens',
+    ],
+  },
+};
 
 const TAU_RUNS = 60;
 /** A budget every generated conversation fits in whole (huge results included). */
@@ -447,6 +554,31 @@ export function testFormat(format: FormatDescriptor): void {
         }),
         { numRuns: Math.ceil(runs / 2) },
       );
+    });
+
+    it('reads its usage, refusing an implausible figure in any field with an InvalidUsageError naming the field', () => {
+      // Issue 31, item 11: usage.output_tokens of 1e300 or MAX_SAFE_INTEGER reached a stored count.
+      const { response, fields } = USAGE_SHAPES[format.name];
+      const read = wireFormat(format.name).usage;
+      const plain = read(response({}));
+      expect(plain.totalInputTokens).toBeGreaterThan(0);
+      for (const field of fields) {
+        for (const figure of [1e300, Number.MAX_SAFE_INTEGER, 2 ** 40, MAX_USAGE_TOKENS + 1]) {
+          const error = (() => {
+            try {
+              read(response({ [field]: figure }));
+              return undefined;
+            } catch (e) {
+              return e;
+            }
+          })();
+          expect(error, `${field} = ${figure}`).toBeInstanceOf(InvalidUsageError);
+          expect((error as InvalidUsageError).field).toBe(field);
+          expect((error as Error).message).toContain(String(figure));
+        }
+        // The largest plausible figure is read (where a cached part must stay within its total, both move).
+        expect(() => read(response({ [field]: 1_000 }))).not.toThrow();
+      }
     });
 
     it('the shared readers read its messages: every text, call and result the neutral reading finds', () => {

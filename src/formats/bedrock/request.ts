@@ -9,7 +9,7 @@ import {
   type OverflowNumbers,
   overflowNumbers,
 } from '../../guard/overflow-errors.js';
-import { InvalidUsageError, type UsageSample } from '../../guard/usage.js';
+import { InvalidUsageError, type UsageSample, usageCount } from '../../guard/usage.js';
 import type { Message } from '../../messages/types.js';
 import { blocksOf, isRecord, memberOf, toolResultsOf, toolUsesOf } from './blocks.js';
 import type {
@@ -157,9 +157,7 @@ function tokenCount(value: unknown, path: string, optional: boolean): number {
     if (optional) return 0;
     throw new InvalidUsageError(path, 'expected a token count, got nothing');
   }
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
-    throw new InvalidUsageError(path, `expected a non-negative integer, got ${JSON.stringify(value)}`);
-  return value;
+  return usageCount(value, path);
 }
 
 /**
@@ -175,6 +173,8 @@ export function usageFromBedrock(response: unknown): UsageSample {
   const input = tokenCount(usage.inputTokens, `${path}.inputTokens`, false);
   const read = tokenCount(usage.cacheReadInputTokens, `${path}.cacheReadInputTokens`, true);
   const write = tokenCount(usage.cacheWriteInputTokens, `${path}.cacheWriteInputTokens`, true);
+  tokenCount(usage.outputTokens, `${path}.outputTokens`, true);
+  tokenCount(usage.totalTokens, `${path}.totalTokens`, true);
   return {
     inputTokens: input,
     cacheReadTokens: read,
