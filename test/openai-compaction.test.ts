@@ -204,8 +204,15 @@ describe('OpenAI compaction items', () => {
       const warnings: string[] = [];
       ctx.on('context:warn', (w) => warnings.push(`${w.code}: ${w.message}`));
       const { views } = await drivenChat(ctx, 60);
-      expect(views.at(-1)!.some(isCompaction)).toBe(true);
+      // The item is then counted by its size (the figure is ignored), and since issue 31 item 3 a
+      // prepared window is adopted only where it still brings the view near the target: by its
+      // size this one does not at a 6,000 budget, so contextkit compacts on its own and says why.
       expect(warnings.some((w) => w.startsWith('usage_ignored: usage.output_tokens: 1e+300'))).toBe(true);
+      expect(
+        views.at(-1)!.some(isCompaction) ||
+          warnings.some((w) => w.startsWith('provider_compaction_fallback') && w.includes('near the target')),
+      ).toBe(true);
+      expect(ctx.usage().tokens).toBeLessThanOrEqual(6000);
       for (const view of views) await create({ input: view });
     });
   });
