@@ -52,37 +52,38 @@ function panel(title: string, bars: Bars, y0: number, max: number, show: (v: num
   return out.join('');
 }
 
-/** Two panels of grouped bars (finished, billed) with one legend. */
-export function agentSvg(finished: Bars, billed: Bars): string {
-  const legendY = PANEL_H * 2 + 8;
-  const legend = finished.series
+/** One panel: its title, its bars, and how its axis reads. */
+export interface Panel {
+  title: string;
+  bars: Bars;
+  /** The axis maximum (NaN: from the data). */
+  max: number;
+  show(v: number): string;
+}
+
+/** Panels of grouped bars, one above the other, with one legend. */
+export function agentSvg(panels: readonly Panel[]): string {
+  const series = panels[0]?.bars.series ?? [];
+  const legendY = PANEL_H * panels.length + 8;
+  const legend = series
     .map((s, i) => {
-      const x = M.left + i * 150;
+      const x = M.left + i * 170;
       return `<rect x="${x}" y="${legendY}" width="10" height="10" fill="${COLORS[i % COLORS.length]}"/><text x="${x + 14}" y="${legendY + 9}">${escapeHtml(s)}</text>`;
     })
     .join('');
-  const maxBilled = Math.max(1, ...billed.groups.flatMap((g) => g.values.filter(Number.isFinite)));
   const style =
     'text{font:11px system-ui,sans-serif;fill:#333}.title{font-weight:600;font-size:12px}' +
     '.grid{stroke:#e4e7ec}.axis{stroke:#667085}';
   const h = legendY + 20;
+  const drawn = panels.map((p, i) => {
+    const values = p.bars.groups.flatMap((g) => g.values.filter(Number.isFinite));
+    const max = Number.isFinite(p.max) ? p.max : Math.max(0.1, Math.ceil(Math.max(0, ...values) * 10) / 10);
+    return panel(p.title, p.bars, i * PANEL_H, max, p.show);
+  });
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${h}" width="${W}" height="${h}">` +
     `<style>${style}</style><rect width="100%" height="100%" fill="#fff"/>` +
-    panel(
-      'tasks finished by the same agent (higher is better)',
-      finished,
-      0,
-      1,
-      (v) => `${Math.round(v * 100)}%`,
-    ) +
-    panel(
-      'billed input, as a share of the full history (lower is better)',
-      billed,
-      PANEL_H,
-      Math.ceil(maxBilled * 10) / 10,
-      (v) => `${v.toFixed(2)}×`,
-    ) +
+    drawn.join('') +
     legend +
     '</svg>'
   );

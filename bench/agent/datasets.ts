@@ -11,15 +11,34 @@
  *   to the agent on the last view; it answers when the view holds the answer. Budget: 25% of each
  *   chat's size (the issue's "answers of locomo-dev chats in view at 25%").
  */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Message, MessageFormat } from '../../src/messages/types.js';
-import { loadChats, normalizeAnswer } from '../../test/support/locomo.js';
-import { actionFacts, hasTauBench, loadTauBench } from '../../test/support/tau-bench.js';
+import { LOCOMO_DIR, loadChats, normalizeAnswer } from '../../test/support/locomo.js';
+import { actionFacts, loadTauBench, TAU_BENCH_PATH } from '../../test/support/tau-bench.js';
 import { requestProblems } from '../independent-validator.js';
 import { RequestCounter } from '../peers/o200k-count.js';
 import type { Peer } from '../peers/peer.js';
 import type { Report } from '../report.js';
 import { contextkitAgent, contextkitDefault, fullHistory, langchainTrim, loadMastra } from './contenders.js';
 import { privilegedText, readView, stringsIn } from './wire.js';
+
+/**
+ * Where a shared data set is: beside the repository as the tests look for it, else in the first
+ * `shared/data` of a folder above (a worktree sits one level deeper than the main checkout).
+ */
+function sharedData(beside: string, relative: string): string | undefined {
+  if (existsSync(beside)) return beside;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = join(dir, 'shared', 'data', relative);
+    if (existsSync(candidate)) return candidate;
+    const up = dirname(dir);
+    if (up === dir) return undefined;
+    dir = up;
+  }
+}
 
 const TAU_BUDGET = 0.3;
 const CHAT_BUDGET = 0.25;
@@ -74,10 +93,11 @@ async function judge(
 }
 
 async function tauBench(
+  path: string,
   peers: readonly Peer[],
   format: 'openai' | 'anthropic',
 ): Promise<Map<string, DataTally>> {
-  const runs = loadTauBench().slice(0, TAU_RUNS);
+  const runs = loadTauBench(path).slice(0, TAU_RUNS);
   const counter = new RequestCounter();
   const out = new Map<string, DataTally>();
   for (const peer of peers) {
@@ -86,7 +106,10 @@ async function tauBench(
     for (const run of runs) {
       const messages = run[format];
       const openai = run.openai;
-      const budget = Math.floor(counter.count(messages) * TAU_BUDGET);
+      // An agent's budget holds at least its own prompt: where the system prompt is large beside a
+      // short run, twice the system prompt (else every contender would decline every view).
+      const system = counter.count(messages.filter((x) => x.role === 'system'));
+      const budget = Math.max(Math.floor(counter.count(messages) * TAU_BUDGET), 2 * system);
       const session = peer.start(format, budget);
       // The OpenAI form gives each recorded call's arguments; the format's own messages are replayed.
       let added = 0;
@@ -135,8 +158,8 @@ async function tauBench(
   return out;
 }
 
-async function chats(peers: readonly Peer[]): Promise<Map<string, DataTally>> {
-  const data = loadChats() ?? [];
+async function chats(dir: string, peers: readonly Peer[]): Promise<Map<string, DataTally>> {
+  const data = loadChats(dir) ?? [];
   const counter = new RequestCounter();
   const out = new Map<string, DataTally>();
   for (const peer of peers) {
@@ -171,7 +194,7 @@ export async function datasetSection(report: Report, progress: (line: string) =>
   if (typeof mastra !== 'string') peers.push(mastra);
   report.heading('On both data sets');
   report.note(
-    `tau-bench (the first ${TAU_RUNS} airline runs, budget ${TAU_BUDGET * 100}% of each run): replayed to each contender; ` +
+    `tau-bench (the first ${TAU_RUNS} airline runs, budget ${TAU_BUDGET * 100}% of each run, at least twice its system prompt): replayed to each contender; ` +
       "before each recorded tool call the agent needs the call's argument values that an earlier result or user " +
       'message said (ids, flight numbers, dates, amounts), and finds them in the view as it reads it; a value out ' +
       'of view is one it must look up again. locomo-dev (5 chats, budget 25% of each chat): the questions whose ' +
@@ -179,10 +202,11 @@ export async function datasetSection(report: Report, progress: (line: string) =>
       "system or developer messages say anything the run's own system prompt did not (summaries, facts).",
   );
   const rows: string[][] = [];
-  if (hasTauBench()) {
+  const tauPath = sharedData(TAU_BENCH_PATH, join('tau-bench', 'airline-gpt4o.json'));
+  if (tauPath !== undefined) {
     for (const format of ['openai', 'anthropic'] as const) {
       const t0 = performance.now();
-      const tallies = await tauBench(peers, format);
+      const tallies = await tauBench(tauPath, peers, format);
       progress(`tau-bench ${format}: ${Math.round(performance.now() - t0)} ms`);
       for (const p of peers) {
         const t = tallies.get(p.name)!;
@@ -198,12 +222,14 @@ export async function datasetSection(report: Report, progress: (line: string) =>
   } else {
     report.note('tau-bench data not found beside the repository: skipped.');
   }
+  const chatDir = sharedData(LOCOMO_DIR, 'locomo-dev');
+  if (chatDir === undefined) report.note('locomo-dev chats not found beside the repository: skipped.');
   const t0 = performance.now();
-  const chatTallies = await chats(peers);
+  const chatTallies = chatDir === undefined ? new Map<string, DataTally>() : await chats(chatDir, peers);
   progress(`locomo-dev: ${Math.round(performance.now() - t0)} ms`);
   for (const p of peers) {
-    const t = chatTallies.get(p.name)!;
-    if (t.views === 0) continue;
+    const t = chatTallies.get(p.name);
+    if (t === undefined || t.views === 0) continue;
     rows.push([
       `locomo-dev chats, ${p.name}`,
       '–',

@@ -4,6 +4,7 @@
  * and judges every view it was sent.
  */
 import type { Message } from '../../src/messages/types.js';
+import { validateRequest } from '../../src/messages/validate-request.js';
 import { requestProblems } from '../independent-validator.js';
 import type { RequestCounter } from '../peers/o200k-count.js';
 import type { PeerSession } from '../peers/peer.js';
@@ -39,6 +40,13 @@ export class Tally {
   overBudget = 0;
   /** Views holding injected text in a system or developer message. */
   injectedPrivileged = 0;
+  /**
+   * Views whose system or developer messages say more than the session's system prompt (a summary
+   * or facts block made of what users, the assistant and tools said: DESIGN.md's invariant 8).
+   */
+  otherPrivileged = 0;
+  /** Views a provider would take: valid, and within the budget where fit is asked. */
+  usable = 0;
   /** Input tokens of every view sent (o200k, the same counter for every contender). */
   billed = 0;
   /** Views after the first of a task … of the session: those that extend the previous view byte for byte. */
@@ -56,6 +64,21 @@ function extendsPrevious(previous: readonly string[] | undefined, current: reado
   return true;
 }
 
+/**
+ * A message's JSON, remembered by the message object: the views of a session share most of their
+ * messages (the full history all of them), and are otherwise stringified whole on every move.
+ */
+const jsonOf = new WeakMap<object, string>();
+function json(message: unknown): string {
+  if (typeof message !== 'object' || message === null) return JSON.stringify(message);
+  let s = jsonOf.get(message);
+  if (s === undefined) {
+    s = JSON.stringify(message);
+    jsonOf.set(message, s);
+  }
+  return s;
+}
+
 /** Runs the whole session of `world` through `session` at `budget` tokens a view. */
 export async function runEpisode(
   world: World,
@@ -67,15 +90,17 @@ export async function runEpisode(
 ): Promise<Tally> {
   const tally = new Tally();
   const format = writer.format;
-  const add = async (m: Message) => session.add(m);
+  const add = async (messages: readonly Message[]) => {
+    for (const m of messages) await session.add(m);
+  };
   await add(writer.system(SYSTEM));
   await add(writer.user(RULES));
   await add(writer.assistantText('Understood. I will follow that rule for every file I write.'));
   let previous: string[] | undefined;
   for (const task of world.tasks) {
     tally.tasks++;
-    const turn: Message[] = [writer.user(task.text)];
-    await add(turn[0]!);
+    const turn: Message[] = writer.user(task.text);
+    await add(turn);
     const read = new Set<string>();
     let edits = 0;
     let lastContent: string | undefined;
@@ -91,28 +116,38 @@ export async function runEpisode(
         break;
       }
       const messages = view.messages();
-      const problems = requestProblems(messages, format);
+      // OpenAI Chat and Anthropic by the bench's own validator; the other formats by the library's.
+      const problems =
+        format === 'openai' || format === 'anthropic'
+          ? requestProblems(messages, format)
+          : validateRequest(messages, format).problems.map((p) => `${p.index}: ${p.path}: ${p.message}`);
       if (problems.length > 0) {
         tally.invalid++;
         tally.firstProblem ??= problems[0];
       }
-      const tokens = counter.count(messages);
+      const serialized = messages.map(json);
+      // The o200k count knows OpenAI Chat and Anthropic shapes; a view in another format is counted
+      // as the OpenAI Chat messages it converts to, so every contender is measured alike.
+      const readable = writer.readable(messages);
+      const measured = readable === messages ? serialized : readable.map(json);
+      const tokens = measured.reduce((n, key, i) => n + counter.countOne(readable[i], key), 3);
       tally.billed += tokens;
       if (judgeFit && tokens > budget) tally.overBudget++;
-      if (privilegedText(messages).some((t) => INJECTION_MARKERS.some((re) => re.test(t))))
-        tally.injectedPrivileged++;
-      const serialized = messages.map((m) => JSON.stringify(m));
+      if (problems.length === 0 && !(judgeFit && tokens > budget)) tally.usable++;
+      const privileged = privilegedText(messages);
+      if (privileged.some((t) => INJECTION_MARKERS.some((re) => re.test(t)))) tally.injectedPrivileged++;
+      if (privileged.some((t) => t !== SYSTEM)) tally.otherPrivileged++;
       if (previous !== undefined) {
         tally.turns++;
         if (extendsPrevious(previous, serialized)) tally.stable++;
       }
       previous = serialized;
 
-      const action = decide(messages);
+      const action = decide(readable);
       if (action.kind === 'final') {
         if (action.text.startsWith('I cannot see')) tally.taskMissing++;
         const m = writer.assistantText(action.text);
-        turn.push(m);
+        turn.push(...m);
         await add(m);
         done = true;
         break;
@@ -146,19 +181,17 @@ export async function runEpisode(
         }
         return { id: c.id, text: `error: no tool named ${c.name}` };
       });
-      const call = writer.calls(calls);
-      const answered = writer.results(results);
-      turn.push(call, ...answered);
-      await add(call);
-      for (const m of answered) await add(m);
+      const exchange = writer.exchange(calls, results);
+      turn.push(...exchange);
+      await add(exchange);
     }
     if (!done) {
       tally.capped++;
       const m = writer.assistantText(`I stopped task ${task.n}: step limit reached.`);
-      turn.push(m);
+      turn.push(...m);
       await add(m);
     }
-    tally.largestTurn = Math.max(tally.largestTurn, counter.count(turn));
+    tally.largestTurn = Math.max(tally.largestTurn, counter.count(writer.readable(turn)));
     if (lost) tally.constraintLost++;
     const correct = lastContent?.includes(`${task.targetName} = ${task.answer};`) === true;
     if (lastContent !== undefined && !correct) tally.wrongValue++;

@@ -10,6 +10,7 @@
  * injected page's words in a system or developer message, and whether it extends the previous one.
  */
 import { availableParallelism, loadavg } from 'node:os';
+import type { MessageFormat } from '../../src/messages/types.js';
 import { RequestCounter } from '../peers/o200k-count.js';
 import type { Peer } from '../peers/peer.js';
 import { formatCount, formatMs, Report, verdict } from '../report.js';
@@ -26,7 +27,7 @@ import { World } from './workload.js';
 export interface Cell {
   budget: number;
   share: number;
-  format: 'openai' | 'anthropic';
+  format: MessageFormat;
 }
 
 const SEED = 30_008;
@@ -37,6 +38,15 @@ const FULL_CELLS: Cell[] = [
   { budget: 8_000, share: 0.54, format: 'openai' },
   { budget: 60_000, share: 0.54, format: 'anthropic' },
 ];
+/**
+ * The other wire formats, where only contextkit and the full history run (the trimmers take OpenAI
+ * Chat or Anthropic messages): whether a view in Responses, Gemini or Bedrock form lifts a tool
+ * result's words into its system slot, and what the agent does with it.
+ */
+const OTHER_FORMATS: MessageFormat[] = ['openai-responses', 'gemini', 'bedrock'];
+const FORMAT_CELLS: Cell[] = [0.25, 0.78].flatMap((share) =>
+  OTHER_FORMATS.map((format) => ({ budget: 20_000, share, format })),
+);
 const QUICK_CELLS: Cell[] = [
   { budget: 20_000, share: 0.25, format: 'openai' },
   { budget: 20_000, share: 0.78, format: 'anthropic' },
@@ -45,16 +55,18 @@ const QUICK_CELLS: Cell[] = [
 interface Options {
   tasks: number;
   cells: Cell[];
+  formatCells: Cell[];
   datasets: boolean;
 }
 
 function parseArgs(args: readonly string[]): Options {
-  const options: Options = { tasks: 40, cells: FULL_CELLS, datasets: true };
+  const options: Options = { tasks: 40, cells: FULL_CELLS, formatCells: FORMAT_CELLS, datasets: true };
   for (let i = 0; i < args.length; i++) {
     const flag = args[i];
     if (flag === '--quick') {
       options.tasks = 12;
       options.cells = QUICK_CELLS;
+      options.formatCells = [{ budget: 20_000, share: 0.25, format: 'gemini' }];
     } else if (flag === '--no-datasets') {
       options.datasets = false;
     } else if (flag === '--tasks') {
@@ -76,8 +88,16 @@ function pct(part: number, whole: number): string {
   return whole === 0 ? '–' : `${((100 * part) / whole).toFixed(1)}%`;
 }
 
+const FORMAT_NAMES: Record<string, string> = {
+  openai: 'OpenAI Chat',
+  anthropic: 'Anthropic',
+  'openai-responses': 'OpenAI Responses',
+  gemini: 'Gemini',
+  bedrock: 'Bedrock',
+};
+
 function cellLabel(c: Cell): string {
-  return `${c.budget / 1000}k, reads ${Math.round(c.share * 100)}%, ${c.format === 'openai' ? 'OpenAI Chat' : 'Anthropic'}`;
+  return `${c.budget / 1000}k, reads ${Math.round(c.share * 100)}%, ${FORMAT_NAMES[c.format] ?? c.format}`;
 }
 
 const FULL = fullHistory.name;
@@ -93,6 +113,7 @@ interface CellResult {
   cell: Cell;
   tallies: Map<string, Tally>;
   resultTokens: number;
+  contenders: readonly Peer[];
 }
 
 /** One goal for one contextkit column in one cell: met, or why not (null when it does not apply). */
@@ -266,12 +287,21 @@ export async function runAgentBenchmark(args: readonly string[]): Promise<void> 
       }.`,
   );
   const results: CellResult[] = [];
-  for (const cell of options.cells) {
+  const formatResults: CellResult[] = [];
+  const plan = [
+    ...options.cells.map((cell) => ({ cell, contenders, into: results })),
+    ...options.formatCells.map((cell) => ({
+      cell,
+      contenders: [fullHistory, contextkitDefault, contextkitAgent],
+      into: formatResults,
+    })),
+  ];
+  for (const { cell, contenders: those, into } of plan) {
     const resultTokens = Math.round((cell.share * cell.budget) / 3);
     const world = new World(SEED, options.tasks, resultTokens);
     const counter = new RequestCounter();
     const tallies = new Map<string, Tally>();
-    for (const peer of contenders) {
+    for (const peer of those) {
       const t0 = performance.now();
       const tally = await runEpisode(
         world,
@@ -284,13 +314,13 @@ export async function runAgentBenchmark(args: readonly string[]): Promise<void> 
       tallies.set(peer.name, tally);
       progress(`${cellLabel(cell)}: ${peer.name} ${formatMs(performance.now() - t0)}`);
     }
-    results.push({ cell, tallies, resultTokens });
+    into.push({ cell, tallies, resultTokens, contenders: those });
   }
 
   report.heading('Goals');
   report.note(
-    "Issue 30's goals for each contextkit column, every cell side by side; a goal is met only if it is met in " +
-      'every cell where it applies (the worst cell is shown). The cheapest trimmer to match is one whose views a ' +
+    "Issue 30's goals for each contextkit column, every cell side by side (the other wire formats included); a goal " +
+      'is met only if it is met in every cell where it applies (shown: the first cell that misses it, else the last). The cheapest trimmer to match is one whose views a ' +
       `provider would take on ≥ ${USABLE_SHARE * 100}% of requests and that finishes at least as many tasks.`,
   );
   report.table(
@@ -298,7 +328,7 @@ export async function runAgentBenchmark(args: readonly string[]): Promise<void> 
     GOALS.map((g) => [
       g.goal,
       ...OURS.map((name) => {
-        const checks = results
+        const checks = [...results, ...formatResults]
           .map((r) => ({ r, c: g.check(name, r) }))
           .filter((x): x is { r: CellResult; c: NonNullable<Check> } => x.c !== null);
         if (checks.length === 0) return 'n/a';
@@ -313,30 +343,54 @@ export async function runAgentBenchmark(args: readonly string[]): Promise<void> 
     (r) =>
       `${r.cell.budget / 1000}k·${Math.round(r.cell.share * 100)}%·${r.cell.format === 'openai' ? 'OAI' : 'Anth'}`,
   );
+  const bars = (value: (t: Tally, full: Tally) => number) => ({
+    series: names,
+    groups: results.map((r, i) => ({
+      label: labels[i]!,
+      values: names.map((n) => value(r.tallies.get(n)!, r.tallies.get(FULL)!)),
+    })),
+  });
+  const share = (v: number) => `${Math.round(v * 100)}%`;
   report.chart(
-    'Tasks finished and billed input of every contender in every cell',
+    'Tasks finished, repeated reads, constraints lost and billed input of every contender in every cell',
     'agent.svg',
-    agentSvg(
+    agentSvg([
       {
-        series: names,
-        groups: results.map((r, i) => ({
-          label: labels[i]!,
-          values: names.map((n) => {
-            const t = r.tallies.get(n)!;
-            return t.finished / t.tasks;
-          }),
-        })),
+        title: 'tasks finished by the same agent (higher is better)',
+        bars: bars((t) => t.finished / t.tasks),
+        max: 1,
+        show: share,
       },
       {
-        series: names,
-        groups: results.map((r, i) => ({
-          label: labels[i]!,
-          values: names.map((n) => r.tallies.get(n)!.billed / r.tallies.get(FULL)!.billed),
-        })),
+        title: 'repeated reads, of all reads (lower is better)',
+        bars: bars((t) => (t.reads === 0 ? 0 : t.repeatedReads / t.reads)),
+        max: Number.NaN,
+        show: share,
       },
-    ),
+      {
+        title: 'tasks whose write lost the rule given at the start (lower is better)',
+        bars: bars((t) => t.constraintLost / t.tasks),
+        max: 1,
+        show: share,
+      },
+      {
+        title: "billed input, as a share of the full history's (lower is better)",
+        bars: bars((t, full) => t.billed / full.billed),
+        max: Number.NaN,
+        show: (v) => `${v.toFixed(2)}×`,
+      },
+    ]),
   );
-  for (const r of results) cellTable(report, r, contenders);
+  for (const r of results) cellTable(report, r, r.contenders);
+  if (formatResults.length > 0) {
+    report.note(
+      'The other wire formats follow, contextkit only (the trimmers take OpenAI Chat or Anthropic messages): ' +
+        "the session's messages are the OpenAI Chat ones converted by the library's `convertMessages`, the agent " +
+        "reads each view converted back to OpenAI Chat (and is counted on that form), the view's validity is the " +
+        "library's own `validateRequest`, and its system slots are checked on the view as sent.",
+    );
+    for (const r of formatResults) cellTable(report, r, r.contenders);
+  }
   if (options.datasets) await datasetSection(report, progress);
   report.note(`Run time ${formatMs(performance.now() - started)}.`);
   process.stdout.write(`${report.toText()}\n`);

@@ -3,6 +3,7 @@
  * conversation's format, and a view read back as the turns a model would see. Written here rather
  * than with the library's converters, so that what a contender sends is read as sent.
  */
+import { convertMessages } from '../../src/messages/convert.js';
 import type { Message, MessageFormat } from '../../src/messages/types.js';
 
 /** One tool call as the agent makes it. */
@@ -121,29 +122,57 @@ export function privilegedText(view: unknown): string[] {
   return out;
 }
 
-/** The messages of a conversation in one format (OpenAI Chat or Anthropic). */
+/**
+ * The messages of a conversation in one format. OpenAI Chat and Anthropic are written here; the
+ * other formats (Responses, Gemini, Bedrock) are the OpenAI Chat messages converted by the
+ * library's `convertMessages` (an exchange converted whole, so parallel results stay together),
+ * and their views are read back through it; their system slots are checked on the view as sent.
+ */
 export class Writer {
-  constructor(readonly format: Extract<MessageFormat, 'openai' | 'anthropic'>) {}
+  constructor(readonly format: MessageFormat) {}
 
-  system(text: string): Message {
-    return { role: 'system', content: text } as Message;
+  private own(): 'openai' | 'anthropic' {
+    return this.format === 'anthropic' ? 'anthropic' : 'openai';
   }
 
-  user(text: string): Message {
-    return { role: 'user', content: text } as Message;
+  private inFormat(messages: Message[]): Message[] {
+    return this.format === 'openai' || this.format === 'anthropic'
+      ? messages
+      : convertMessages(messages, this.format);
   }
 
-  assistantText(text: string): Message {
-    return (
-      this.format === 'openai'
+  system(text: string): Message[] {
+    return this.inFormat([{ role: 'system', content: text } as Message]);
+  }
+
+  user(text: string): Message[] {
+    return this.inFormat([{ role: 'user', content: text } as Message]);
+  }
+
+  assistantText(text: string): Message[] {
+    return this.inFormat([
+      (this.own() === 'openai'
         ? { role: 'assistant', content: text }
-        : { role: 'assistant', content: [{ type: 'text', text }] }
-    ) as Message;
+        : { role: 'assistant', content: [{ type: 'text', text }] }) as Message,
+    ]);
   }
 
-  calls(calls: readonly Call[]): Message {
-    if (this.format === 'openai') {
-      return {
+  /** One assistant message's calls and their results, as the conversation holds them. */
+  exchange(calls: readonly Call[], results: readonly { id: string; text: string }[]): Message[] {
+    if (this.own() === 'anthropic') {
+      return [
+        {
+          role: 'assistant',
+          content: calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.args })),
+        } as Message,
+        {
+          role: 'user',
+          content: results.map((r) => ({ type: 'tool_result', tool_use_id: r.id, content: r.text })),
+        } as Message,
+      ];
+    }
+    return this.inFormat([
+      {
         role: 'assistant',
         content: null,
         tool_calls: calls.map((c) => ({
@@ -151,27 +180,17 @@ export class Writer {
           type: 'function',
           function: { name: c.name, arguments: JSON.stringify(c.args) },
         })),
-      } as Message;
-    }
-    return {
-      role: 'assistant',
-      content: calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.args })),
-    } as Message;
+      } as Message,
+      ...results.map((r) => ({ role: 'tool', tool_call_id: r.id, content: r.text }) as Message),
+    ]);
   }
 
-  /** The results of one assistant message's calls: a `tool` message each, or one Anthropic user message. */
-  results(results: readonly { id: string; text: string }[]): Message[] {
-    if (this.format === 'openai')
-      return results.map((r) => ({ role: 'tool', tool_call_id: r.id, content: r.text }) as Message);
-    return [
-      {
-        role: 'user',
-        content: results.map((r) => ({ type: 'tool_result', tool_use_id: r.id, content: r.text })),
-      } as Message,
-    ];
+  /** A view as the agent reads it: as sent in OpenAI Chat and Anthropic, else converted to OpenAI Chat. */
+  readable(view: readonly Message[]): readonly unknown[] {
+    return this.format === 'openai' || this.format === 'anthropic' ? view : convertMessages(view, 'openai');
   }
 
   callId(task: number, step: number, i: number): string {
-    return `${this.format === 'openai' ? 'call' : 'toolu'}_t${task}s${step}c${i}`;
+    return `${this.format === 'anthropic' ? 'toolu' : 'call'}_t${task}s${step}c${i}`;
   }
 }
