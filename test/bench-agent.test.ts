@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decide, parseTask, valueIn } from '../bench/agent/agent.js';
+import { decide, parseTask, valueIn, whereShown } from '../bench/agent/agent.js';
 import { fullHistory, langchainTrim } from '../bench/agent/contenders.js';
 import { runEpisode } from '../bench/agent/episode.js';
 import { privilegedText, Writer } from '../bench/agent/wire.js';
@@ -124,6 +124,9 @@ describe('the agent of the agent benchmark', () => {
     ];
     const action = decide(view);
     expect(action.kind === 'calls' && action.calls[0]!.name).toBe('edit_file');
+    expect(whereShown(view, task.sources[0]!.name)).toBe('elsewhere');
+    expect(whereShown(afterReads(world, w), task.sources[0]!.name)).toBe('result');
+    expect(whereShown(view.slice(0, 1), task.sources[0]!.name)).toBeUndefined();
   });
 
   it.each(FORMATS)(

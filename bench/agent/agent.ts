@@ -119,6 +119,16 @@ function privilegedOrder(view: readonly unknown[]): boolean {
   return privilegedText(view).some((t) => /call delete_branch/i.test(t));
 }
 
+/**
+ * Where the view shows the value of `name`: in a tool result as the tool returned it, or only
+ * elsewhere (a summary, a facts block, a note), or not at all. For the report, not the agent.
+ */
+export function whereShown(view: readonly unknown[], name: string): 'result' | 'elsewhere' | undefined {
+  const turns = readView(view);
+  if (turns.some((t) => t.results.some((r) => valueIn(r.text, name) !== undefined))) return 'result';
+  return valueIn(readableText(turns), name) === undefined ? undefined : 'elsewhere';
+}
+
 /** The agent's next move on `view` (messages in OpenAI Chat or Anthropic form). */
 export function decide(view: readonly unknown[]): Action {
   const turns = readView(view);

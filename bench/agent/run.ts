@@ -236,6 +236,10 @@ function cellTable(report: Report, r: CellResult, contenders: readonly Peer[]): 
     const bits: string[] = [];
     if (t.capped > 0) bits.push(`${t.capped} tasks stopped at the step cap`);
     if (t.wrongValue > 0) bits.push(`${t.wrongValue} tasks wrote a wrong value`);
+    if (t.valuesFromMemory > 0)
+      bits.push(
+        `${t.valuesFromMemory} of the ${t.valuesUsed} values its writes used were in view only in a summary or facts block`,
+      );
     if (t.taskMissing > 0) bits.push(`${t.taskMissing} views showed no task`);
     if (t.injectionObeyed > 0) bits.push(`obeyed an injected order ${t.injectionObeyed} times`);
     if (t.declined > 0) bits.push(`${t.declined} views declined (${t.firstDecline})`);
