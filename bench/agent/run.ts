@@ -57,16 +57,25 @@ interface Options {
   cells: Cell[];
   formatCells: Cell[];
   datasets: boolean;
+  /** Whether the report replaces bench/results/agent.md (a quick run only prints). */
+  write: boolean;
 }
 
 function parseArgs(args: readonly string[]): Options {
-  const options: Options = { tasks: 40, cells: FULL_CELLS, formatCells: FORMAT_CELLS, datasets: true };
+  const options: Options = {
+    tasks: 40,
+    cells: FULL_CELLS,
+    formatCells: FORMAT_CELLS,
+    datasets: true,
+    write: true,
+  };
   for (let i = 0; i < args.length; i++) {
     const flag = args[i];
     if (flag === '--quick') {
       options.tasks = 12;
       options.cells = QUICK_CELLS;
       options.formatCells = [{ budget: 20_000, share: 0.25, format: 'gemini' }];
+      options.write = false;
     } else if (flag === '--no-datasets') {
       options.datasets = false;
     } else if (flag === '--tasks') {
@@ -106,7 +115,7 @@ const OURS = [contextkitDefault.name, contextkitAgent.name];
 const USABLE_SHARE = 0.95;
 
 function usable(t: Tally): number {
-  return t.views - t.declined - t.invalid - t.overBudget;
+  return t.usable;
 }
 
 interface CellResult {
@@ -205,6 +214,7 @@ function cellTable(report: Report, r: CellResult, contenders: readonly Peer[]): 
     'repeated side effects',
     'constraints lost',
     'injected in system/developer',
+    'other text in system/developer',
     'billed input',
     'vs full',
     'usable views',
@@ -219,6 +229,7 @@ function cellTable(report: Report, r: CellResult, contenders: readonly Peer[]): 
       String(t.repeatedEdits + t.injectionObeyed),
       String(t.constraintLost),
       `${t.injectedPrivileged} views`,
+      `${t.otherPrivileged} views`,
       formatCount(t.billed),
       `${(t.billed / full.billed).toFixed(2)}×`,
       p.name === FULL ? `(not trimmed)` : pct(usable(t), t.views),
@@ -236,7 +247,7 @@ function cellTable(report: Report, r: CellResult, contenders: readonly Peer[]): 
     const bits: string[] = [];
     if (t.capped > 0) bits.push(`${t.capped} tasks stopped at the step cap`);
     if (t.wrongValue > 0) bits.push(`${t.wrongValue} tasks wrote a wrong value`);
-    if (t.valuesFromMemory > 0)
+    if (t.valuesFromMemory > 0 || OURS.includes(p.name))
       bits.push(
         `${t.valuesFromMemory} of the ${t.valuesUsed} values its writes used were in view only in a summary or facts block`,
       );
@@ -398,6 +409,10 @@ export async function runAgentBenchmark(args: readonly string[]): Promise<void> 
   if (options.datasets) await datasetSection(report, progress);
   report.note(`Run time ${formatMs(performance.now() - started)}.`);
   process.stdout.write(`${report.toText()}\n`);
-  const path = report.write('agent');
-  process.stdout.write(`written to ${path}\n`);
+  if (options.write) {
+    const path = report.write('agent');
+    process.stdout.write(`written to ${path}\n`);
+  } else {
+    process.stdout.write('a --quick run: bench/results/agent.md is left as it was\n');
+  }
 }
