@@ -14,14 +14,18 @@ import { UsageError } from './usage-error.js';
  * root `npm install` stays quiet. Its module is loaded by a computed path, so the root typecheck
  * does not need Mastra (`npm run typecheck --prefix bench/peers` checks it).
  */
-async function runPeers(args: readonly string[]): Promise<void> {
+function installPeers(name: string): void {
   const dir = join(dirname(fileURLToPath(import.meta.url)), 'peers');
   if (!existsSync(join(dir, 'node_modules', '@mastra', 'memory'))) {
-    process.stderr.write('bench peers: installing its own dependencies in bench/peers (once)\n');
+    process.stderr.write(`bench ${name}: installing its own dependencies in bench/peers (once)\n`);
     const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
     const done = spawnSync(npm, ['install', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'inherit' });
     if (done.status !== 0) throw new Error(`npm install in ${dir} failed (exit ${done.status})`);
   }
+}
+
+async function runPeers(args: readonly string[]): Promise<void> {
+  installPeers('peers');
   const entry = './peers/run.js';
   const module = (await import(entry)) as { runPeersBenchmark(args: readonly string[]): Promise<void> };
   await module.runPeersBenchmark(args);
@@ -60,6 +64,21 @@ const BENCHMARKS: Record<string, Benchmark> = {
     summary:
       'contextkit vs LangChain trimMessages, Mastra TokenLimiter, AI SDK pruneMessages, seed baselines',
     run: runPeers,
+  },
+  agent: {
+    summary:
+      'a deterministic agent acting on the views: tasks finished, repeated reads and side effects, constraints lost, injection, billed input',
+    run: async (args) => {
+      // Mastra's TokenLimiter is one of the contenders; without its package the rest still run.
+      try {
+        installPeers('agent');
+      } catch (err) {
+        process.stderr.write(
+          `bench agent: ${err instanceof Error ? err.message : String(err)}; Mastra is left out\n`,
+        );
+      }
+      await (await import('./agent/run.js')).runAgentBenchmark(args);
+    },
   },
   cost: {
     summary:
