@@ -227,6 +227,9 @@ describe("contextkit's summary in place of an opaque item", () => {
   it('stands for the window `/responses/compact` returned for a plan, viewed elsewhere', async () => {
     // The endpoint returns "all user messages, followed by a single compaction item"
     // (developers.openai.com/api/docs/guides/compaction).
+    // The endpoint's window holds every user message: a budget where that window fits near the
+    // target (at 900 tokens it never does, and the prepared window gives way to contextkit's own).
+    const BUDGET = 3000;
     const ctx = new ContextManager({
       model: 'gpt-5',
       strategy: 'summarize',
@@ -238,13 +241,18 @@ describe("contextkit's summary in place of an opaque item", () => {
       },
     });
     await ctx.addMessage({ type: 'message', role: 'developer', content: 'You track orders.' });
-    for (let i = 0; i < 30; i++) {
+    // Since issue 31 item 3 the endpoint is asked ahead, off the request path: a compaction takes its
+    // window once one was prepared for its range (the first compactions are contextkit's own, with a
+    // warning). Turns go on until a compaction stood on the provider's window.
+    let i = 0;
+    for (; i < 80 && ctx.currentPlan()?.summary?.tools !== 'provider'; i++) {
       await ctx.addMessage({
         type: 'message',
         role: 'user',
         content: `Order ORD-${7100 + i} ships to bay ${i}.`,
       });
-      await ctx.getMessagesForRequest({ tokenBudget: 900 });
+      await ctx.getMessagesForRequest({ tokenBudget: BUDGET });
+      await new Promise((resolve) => setTimeout(resolve, 0));
       await ctx.addMessage({
         type: 'message',
         role: 'assistant',
@@ -256,19 +264,14 @@ describe("contextkit's summary in place of an opaque item", () => {
         ],
       });
     }
-    await ctx.addMessage({ type: 'message', role: 'user', content: 'Which bay has ORD-7103?' });
-    const warnings: string[] = [];
-    ctx.on('context:warn', (w) => warnings.push(`${w.code}: ${w.message}`));
-    const own = await ctx.getMessagesForRequest({ tokenBudget: 900 });
-    expect(warnings).toEqual([]);
     expect(ctx.currentPlan()?.summary?.tools).toBe('provider');
-    expect(JSON.stringify(own)).toContain('"compaction"');
+    expect(JSON.stringify(await ctx.getEntries())).not.toContain('"compaction"');
     for (const provider of ['openai', 'anthropic', 'gemini', 'bedrock'] as MessageFormat[]) {
-      const view = await ctx.getMessagesForRequest({ tokenBudget: 900, provider });
+      const view = await ctx.getMessagesForRequest({ tokenBudget: BUDGET, provider });
       const s = text(view);
       expect(s).not.toContain('"compaction"');
       expect(s).toContain('contextkit: summary of earlier messages');
-      expect(ctx.usage().tokens).toBeLessThanOrEqual(900);
+      expect(ctx.usage().tokens).toBeLessThanOrEqual(BUDGET);
       expect(providerProblems(view, provider)).toEqual([]);
     }
   });
