@@ -538,12 +538,17 @@ export class History {
     return true;
   }
 
-  /** Removes every entry, and the stored conversation with its metadata. */
+  /**
+   * Removes every entry, and the stored conversation with its metadata. The conversation takes a
+   * new generation, which this history holds: a writer still holding the old one is refused and
+   * reloads (it never writes the cleared history's generation back).
+   */
   async clear(): Promise<void> {
-    if (this.store) await this.store.delete(this.conversationId);
+    const epoch = newEpoch();
+    if (this.store) await this.store.delete(this.conversationId, { epoch });
     this.reset();
     this.storeHead = 0;
-    this.epoch = null;
+    this.epoch = this.store ? epoch : null;
   }
 
   /**

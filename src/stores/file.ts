@@ -76,6 +76,7 @@ import type {
 } from './types.js';
 import {
   checkAppendArguments,
+  checkDeleteArguments,
   checkReplaceArguments,
   checkSetMetaArguments,
   newEpoch,
@@ -893,18 +894,22 @@ export class FileStore implements ConversationStore {
     );
   }
 
-  async delete(conversationId: string): Promise<void> {
+  async delete(conversationId: string, options?: { epoch?: string }): Promise<void> {
     return this.#run('delete', conversationId, async (_where, name, paths) => {
+      const epoch = checkDeleteArguments(conversationId, options);
       const exists = await stat(this.dir).then(
         () => true,
         () => false,
       );
       if (!exists) return;
       await this.#locked(paths, conversationId, async () => {
+        // The new generation first (as on `replace`): an append waiting for the lock with the old
+        // one is refused, and a crash before the log goes only makes writers reload. The `.id`
+        // sidecar stays with it, so the tombstone's name still says whose it is.
+        await this.#checkIdFile(conversationId, name, paths, true);
+        await writeFileAtomic(paths.epoch, `${epoch}\n`);
         await unlinkIfExists(paths.log);
         await unlinkIfExists(paths.meta);
-        await unlinkIfExists(paths.id);
-        await unlinkIfExists(paths.epoch);
         await unlinkIfExists(paths.counts);
         this.#cache.delete(name);
         this.#verifiedIds.delete(name);

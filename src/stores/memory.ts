@@ -17,6 +17,7 @@ import type {
 } from './types.js';
 import {
   checkAppendArguments,
+  checkDeleteArguments,
   checkEntryValues,
   checkReplaceArguments,
   checkSetMetaArguments,
@@ -179,11 +180,13 @@ export class MemoryStore implements ConversationStore {
     return pageIds(new Set([...this.#logs.keys(), ...this.#meta.keys()]), checked);
   }
 
-  async delete(conversationId: string): Promise<void> {
+  async delete(conversationId: string, options?: { epoch?: string }): Promise<void> {
     this.#open(conversationId);
+    const epoch = checkDeleteArguments(conversationId, options);
     this.#logs.delete(conversationId);
     this.#meta.delete(conversationId);
-    this.#epochs.delete(conversationId);
+    // The generation is renewed, not removed: see `ConversationStore.epoch`.
+    this.#epochs.set(conversationId, epoch);
   }
 
   /** Marks the store closed; later calls reject. The data is dropped with the instance. */

@@ -49,6 +49,7 @@ import type {
 } from './types.js';
 import {
   checkAppendArguments,
+  checkDeleteArguments,
   checkReplaceArguments,
   checkSetMetaArguments,
   newEpoch,
@@ -576,15 +577,10 @@ export class PostgresStore implements ConversationStore {
     const texts = searchTexts(entries);
     const name = idBytes(conversationId);
     await this.#transaction(conversationId, 'replace', async (client) => {
-      const locked = await this.#lock(client, name, rows.length > 0);
-      if (locked === undefined) return;
+      // The row is kept (or made) even when nothing is left in it: it holds the new generation,
+      // which must never go back (ConversationStore.epoch); `list` leaves empty rows out.
+      const locked = (await this.#lock(client, name, true)) as LockedConversation;
       await client.query(`DELETE FROM ${this.#t.entries} WHERE conversation_id = $1`, [locked.id]);
-      if (rows.length === 0 && locked.metaVersion === 0) {
-        // Nothing left to list: drop the row, as if the conversation had been deleted.
-        await client.query(`DELETE FROM ${this.#t.conversations} WHERE id = $1`, [locked.id]);
-        await this.#notify(client, name);
-        return;
-      }
       if (rows.length > 0) await this.#insertEntries(client, locked.id, 0, rows, texts, counts);
       await client.query(
         `UPDATE ${this.#t.conversations} SET head = $2, search_head = $2, epoch = $3 WHERE id = $1`,
@@ -615,15 +611,11 @@ export class PostgresStore implements ConversationStore {
       }
       const entry = parseStoredEntry(conversationId, seq, row.metadata, row.message);
       await this.#notify(client, idBytes(conversationId));
-      if (seq === 0 && locked.metaVersion === 0) {
-        // Nothing left to list: drop the row, as replace does.
-        await client.query(`DELETE FROM ${this.#t.conversations} WHERE id = $1`, [locked.id]);
-      } else {
-        await client.query(
-          `UPDATE ${this.#t.conversations} SET head = $2, search_head = LEAST(search_head, $2), epoch = $3 WHERE id = $1`,
-          [locked.id, seq, epoch],
-        );
-      }
+      // Kept when emptied, with its new generation (see replace).
+      await client.query(
+        `UPDATE ${this.#t.conversations} SET head = $2, search_head = LEAST(search_head, $2), epoch = $3 WHERE id = $1`,
+        [locked.id, seq, epoch],
+      );
       return entry;
     });
   }
@@ -732,7 +724,8 @@ export class PostgresStore implements ConversationStore {
       undefined,
       'list',
       `SELECT name FROM ${this.#t.conversations}
-       WHERE substring(name FROM 1 FOR ${INDEXED_ID_BYTES}) >= substring($1::bytea FROM 1 FOR ${INDEXED_ID_BYTES})
+       WHERE (head > 0 OR meta_version > 0)
+         AND substring(name FROM 1 FOR ${INDEXED_ID_BYTES}) >= substring($1::bytea FROM 1 FOR ${INDEXED_ID_BYTES})
          AND ($2::bytea IS NULL OR substring(name FROM 1 FOR ${INDEXED_ID_BYTES}) <= substring($2::bytea FROM 1 FOR ${INDEXED_ID_BYTES}))
          AND (CASE WHEN $3 THEN name > $1::bytea ELSE name >= $1::bytea END)
          AND ($2::bytea IS NULL OR name < $2::bytea)
@@ -751,18 +744,25 @@ export class PostgresStore implements ConversationStore {
     return { ids: page, cursor: page[page.length - 1] as string };
   }
 
-  async delete(conversationId: string): Promise<void> {
+  async delete(conversationId: string, options?: { epoch?: string }): Promise<void> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
-    // Entries go with the row (ON DELETE CASCADE), in the same statement, which also tells
-    // watchers (delivered when it commits).
-    await this.#query(
-      conversationId,
-      'delete',
-      `WITH gone AS (DELETE FROM ${this.#t.conversations} WHERE name_hash = sha256($1) RETURNING 1)
-       SELECT pg_notify($2, encode(sha256($1), 'hex'))`,
-      [idBytes(conversationId), unquote(this.#t.channel)],
-    );
+    const epoch = checkDeleteArguments(conversationId, options);
+    const name = idBytes(conversationId);
+    // The row stays, emptied, with a new generation (a tombstone: see ConversationStore.epoch), so
+    // an append in flight that names the old one is refused. The entries are deleted after the
+    // row is locked, in a statement of their own, so one committed by an append that held the
+    // lock before this is seen and goes too.
+    await this.#transaction(conversationId, 'delete', async (client) => {
+      const locked = (await this.#lock(client, name, true)) as LockedConversation;
+      await client.query(`DELETE FROM ${this.#t.entries} WHERE conversation_id = $1`, [locked.id]);
+      await client.query(
+        `UPDATE ${this.#t.conversations}
+         SET head = 0, search_head = 0, meta_value = NULL, meta_version = 0, epoch = $2 WHERE id = $1`,
+        [locked.id, epoch],
+      );
+      await this.#notify(client, name);
+    });
   }
 
   /** Tells watchers (when the transaction commits) that the conversation's generation changed. */

@@ -48,6 +48,7 @@ import type {
 } from './types.js';
 import {
   checkAppendArguments,
+  checkDeleteArguments,
   checkReplaceArguments,
   checkSetMetaArguments,
   newEpoch,
@@ -153,12 +154,16 @@ redis.call('ZADD', KEYS[2], 0, ARGV[2])
 return {'ok', current + 1}
 `;
 
-/** KEYS: log, meta, index, epoch, counts. ARGV: id. */
+/**
+ * KEYS: log, meta, index, epoch, counts. ARGV: id, epoch. The generation is renewed, not removed
+ * (see \`ConversationStore.epoch\`): an append naming the old one is then refused.
+ */
 const DELETE = `
 local it = redis.call('TYPE', KEYS[3]).ok
 if it ~= 'zset' and it ~= 'none' then return {'wrongtype', KEYS[3], it} end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[4], KEYS[5])
-redis.call('PUBLISH', KEYS[4] .. ':changed', '')
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[5])
+redis.call('SET', KEYS[4], ARGV[2])
+redis.call('PUBLISH', KEYS[4] .. ':changed', ARGV[2])
 redis.call('ZREM', KEYS[3], ARGV[1])
 return {'ok', 0}
 `;
@@ -690,16 +695,17 @@ export class RedisStore implements ConversationStore {
     return { ids: page, cursor: page[page.length - 1] as string };
   }
 
-  async delete(conversationId: string): Promise<void> {
+  async delete(conversationId: string, options?: { epoch?: string }): Promise<void> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
+    const generation = checkDeleteArguments(conversationId, options);
     const { log, meta, epoch, counts } = this.#keys(conversationId);
     await this.#eval(
       conversationId,
       'delete',
       SCRIPTS.delete,
       [log, meta, this.#index, epoch, counts],
-      [conversationId],
+      [conversationId, generation],
     );
   }
 

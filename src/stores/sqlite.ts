@@ -50,6 +50,7 @@ import type {
 } from './types.js';
 import {
   checkAppendArguments,
+  checkDeleteArguments,
   checkReplaceArguments,
   checkSetMetaArguments,
   newEpoch,
@@ -81,7 +82,7 @@ const SQLITE_HEADER = 'SQLite format 3\u0000';
 /**
  * Ordered migrations; entry `i` takes the schema from version `i` to `i + 1`.
  *
- * One `conversations` row per conversation that has entries or metadata holds its head (so
+ * One `conversations` row per conversation that has entries, metadata or a generation holds its head (so
  * the append transaction reads one row) and its metadata with the CAS version; listing pages
  * through its primary key. `entries` is a rowid table (not WITHOUT ROWID) because a message
  * may be megabytes.
@@ -256,8 +257,7 @@ export class SqliteStore implements ConversationStore {
   readonly #upsertHead: Database.Statement<[string, number]>;
   readonly #setEpoch: Database.Statement<[string, string]>;
   readonly #deleteEntries: Database.Statement<[string]>;
-  readonly #deleteConversation: Database.Statement<[string]>;
-  readonly #deleteIfEmpty: Database.Statement<[string]>;
+  readonly #tombstone: Database.Statement<[string, string]>;
   readonly #selectEntries: Database.Statement<[string, number, number], EntryRow>;
   readonly #selectMeta: Database.Statement<[string], MetaRow>;
   readonly #selectLast: Database.Statement<[string, number], EntryRow & { rowid: number }>;
@@ -333,9 +333,12 @@ export class SqliteStore implements ConversationStore {
          ON CONFLICT (conversation_id) DO UPDATE SET epoch = excluded.epoch`,
       );
       this.#deleteEntries = db.prepare<[string]>('DELETE FROM entries WHERE conversation_id = ?');
-      this.#deleteConversation = db.prepare<[string]>('DELETE FROM conversations WHERE conversation_id = ?');
-      this.#deleteIfEmpty = db.prepare<[string]>(
-        'DELETE FROM conversations WHERE conversation_id = ? AND head = 0 AND meta_version = 0',
+      // A deleted conversation keeps its row, empty, with a new generation (ConversationStore.epoch):
+      // an emptied row is never deleted, or an append naming the old generation would be taken.
+      this.#tombstone = db.prepare<[string, string]>(
+        `INSERT INTO conversations (conversation_id, epoch) VALUES (?, ?)
+         ON CONFLICT (conversation_id) DO UPDATE
+         SET head = 0, search_head = 0, meta_value = NULL, meta_version = 0, epoch = excluded.epoch`,
       );
       this.#selectEntries = db.prepare<[string, number, number], EntryRow>(
         'SELECT seq, metadata, message, counts FROM entries WHERE conversation_id = ? AND seq >= ? ORDER BY seq LIMIT ?',
@@ -547,7 +550,6 @@ export class SqliteStore implements ConversationStore {
           this.#upsertHead.run(conversationId, rows.length);
           this.#setEpoch.run(conversationId, epoch);
           this.search.afterReplace(conversationId, rowids, texts);
-          this.#deleteIfEmpty.run(conversationId);
         })
         .immediate();
     });
@@ -567,7 +569,6 @@ export class SqliteStore implements ConversationStore {
           this.#deleteEntry.run(conversationId, row.seq);
           this.#upsertHead.run(conversationId, row.seq);
           this.#setEpoch.run(conversationId, epoch);
-          this.#deleteIfEmpty.run(conversationId);
           return entry;
         })
         .immediate();
@@ -636,7 +637,11 @@ export class SqliteStore implements ConversationStore {
       const { prefix, cursor, limit } = listOptions(options);
       const start = pageStart(prefix, cursor);
       const upper = prefixUpperBound(prefix);
-      const clauses = [start.exclusive ? 'conversation_id > ?' : 'conversation_id >= ?'];
+      // Emptied and deleted conversations keep their row (their generation) but are not listed.
+      const clauses = [
+        start.exclusive ? 'conversation_id > ?' : 'conversation_id >= ?',
+        '(head > 0 OR meta_version > 0)',
+      ];
       const params: Array<string | number> = [start.from];
       if (upper !== undefined) {
         clauses.push('conversation_id < ?');
@@ -656,14 +661,15 @@ export class SqliteStore implements ConversationStore {
     });
   }
 
-  async delete(conversationId: string): Promise<void> {
+  async delete(conversationId: string, options?: { epoch?: string }): Promise<void> {
     this.#run(conversationId, 'delete', () => {
       validateConversationId(conversationId);
+      const epoch = checkDeleteArguments(conversationId, options);
       this.#db
         .transaction(() => {
           this.search.beforeRemove(conversationId);
           this.#deleteEntries.run(conversationId);
-          this.#deleteConversation.run(conversationId);
+          this.#tombstone.run(conversationId, epoch);
         })
         .immediate();
     });

@@ -120,9 +120,12 @@ export interface ConversationStore {
    */
   append(conversationId: string, entries: readonly NewEntry[], options?: AppendOptions): Promise<number>;
   /**
-   * The conversation's generation: a token `replace` renews and `delete` removes, so a writer
+   * The conversation's generation: a token `replace`, `pop` and `delete` renew, so a writer
    * that holds an old one knows the log it read was replaced, whatever its length. `null` when
-   * the conversation has none. Tokens are never reused.
+   * the conversation has none (never written, or written before generations existed). A
+   * generation never goes back: tokens are never reused, and a deleted conversation keeps a new
+   * one (a tombstone holding no entry), so an append already in flight that names the generation
+   * it read before the delete is refused instead of bringing that generation back.
    */
   epoch(conversationId: string): Promise<string | null>;
   /**
@@ -170,7 +173,12 @@ export interface ConversationStore {
     updates: readonly EntryCountsUpdate[],
     options: { epoch: string | null },
   ): Promise<boolean>;
-  /** Removes a conversation's log, metadata and generation; no error when absent. */
-  delete(conversationId: string): Promise<void>;
+  /**
+   * Removes a conversation's log and metadata, atomically, and gives it a new generation
+   * (`options.epoch`, or a random one): the conversation is then empty and not listed, but an
+   * append naming the generation it had is refused with `EpochConflictError` (see {@link epoch}).
+   * No error when absent.
+   */
+  delete(conversationId: string, options?: { epoch?: string }): Promise<void>;
   close(): Promise<void>;
 }

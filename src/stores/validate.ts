@@ -174,6 +174,14 @@ export function checkReplaceArguments(
   return validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
 }
 
+/** Checks `delete` options; resolves with the generation the deleted conversation takes. */
+export function checkDeleteArguments(
+  conversationId: string,
+  options: { epoch?: string } | undefined,
+): string {
+  return validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
+}
+
 /** Checks `setMeta` arguments: the value, then `expectedVersion` (absent, or a count), which it returns. */
 export function checkSetMetaArguments(
   conversationId: string,

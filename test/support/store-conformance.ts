@@ -798,15 +798,52 @@ export function testStore(name: string, factory: () => Promise<StoreFixture>): v
         expect(random).not.toBe('new');
       });
 
-      it('forgets the generation on delete; the next writer starts one', async () => {
+      // Issue 31 item 1: delete used to remove the generation, so an append naming the old one was
+      // taken and brought it back (and any manager still holding it never noticed the clear).
+      it('renews the generation on delete: an append naming the old one is refused, the new one continues', async () => {
         await store.append('c', [entry('a')], { epoch: 'g1' });
-        await store.delete('c');
-        expect(await store.epoch('c')).toBeNull();
-        expect(await store.append('c', [entry('b')], { epoch: 'g2' })).toBe(0);
+        await store.delete('c', { epoch: 'g2' });
         expect(await store.epoch('c')).toBe('g2');
         expect(await rejection(store.append('c', [entry('x')], { epoch: 'g1' }))).toBeInstanceOf(
           EpochConflictError,
         );
+        expect(await store.head('c')).toBe(0);
+        expect(await store.append('c', [entry('b')], { epoch: 'g2' })).toBe(0);
+        expect(texts(await store.read('c'))).toEqual(['b']);
+        await store.delete('c');
+        const random = await store.epoch('c');
+        expect(typeof random).toBe('string');
+        expect(['g1', 'g2']).not.toContain(random);
+        expect((await store.list()).ids).toEqual([]);
+        expect(await rejection(store.delete('c', { epoch: '' }))).toBeInstanceOf(StoreError);
+      });
+
+      it('an append in flight across a delete never brings the old generation back (issue 31 item 1)', async () => {
+        // A writer reads the generation, then its append is delayed past another writer's delete.
+        await store.append('c', [entry('card 4111 1111 1111 1111'), entry('b')], { epoch: 'g1' });
+        const held = await store.epoch('c');
+        expect(held).toBe('g1');
+        await store.delete('c');
+        const error = await rejection(store.append('c', [entry('late')], { epoch: held as string }));
+        expect(error).toBeInstanceOf(EpochConflictError);
+        expect(error).toMatchObject({ expected: 'g1', code: 'stale_epoch' });
+        expect(await store.head('c')).toBe(0);
+        expect(await store.read('c')).toEqual([]);
+        const renewed = await store.epoch('c');
+        expect(renewed).not.toBeNull();
+        expect(renewed).not.toBe('g1');
+        // Emptying by replace or pop keeps a generation as well.
+        await store.append('d', [entry('only')], { epoch: 'd1' });
+        await store.pop('d');
+        expect(await rejection(store.append('d', [entry('late')], { epoch: 'd1' }))).toBeInstanceOf(
+          EpochConflictError,
+        );
+        await store.append('e', [entry('only')], { epoch: 'e1' });
+        await store.replace('e', []);
+        expect(await rejection(store.append('e', [entry('late')], { epoch: 'e1' }))).toBeInstanceOf(
+          EpochConflictError,
+        );
+        expect((await store.list()).ids).toEqual([]);
       });
 
       it('keeps generations per conversation and refuses a bad token', async () => {
