@@ -42,8 +42,10 @@ import type {
   OpenAIToolMessage,
 } from './messages/types.js';
 import {
+  type AddedMessage,
   type AddMessageOptions,
   type ContextManagerOptions,
+  checkAddMessageOptions,
   checkOptions,
   type RequestOptions,
   type Usage,
@@ -53,6 +55,7 @@ import type { RecallIndex } from './recall/recall-index.js';
 import { readRecallCall, recallAnswer, recallResultMessage } from './recall/recall-tool.js';
 
 export type {
+  AddedMessage,
   AddMessageOptions,
   ContextManagerOptions,
   ProviderInfo,
@@ -161,19 +164,34 @@ export class ContextManager {
    * (checked like a loaded history), so concurrent managers never lose a race; a conversation
    * another writer replaced or cleared is reloaded first (`context:warn` `history_replaced`). A
    * store that cannot take it rejects with a `StoreError`, and the message is in neither.
+   *
+   * With `{ id }`, a message whose id the conversation already holds is not stored again
+   * (whichever process added it first; the store decides atomically with the append): the call
+   * resolves with `duplicate: true` and the first add's seq. The same id with another message
+   * rejects with `MessageIdConflictError`; a bad id or an unknown option with
+   * `InvalidArgumentError`, before anything is stored.
    */
-  addMessage(message: unknown, options: AddMessageOptions = {}): Promise<void> {
+  addMessage(message: unknown, options: AddMessageOptions = {}): Promise<AddedMessage> {
+    try {
+      checkAddMessageOptions(options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return this.enqueue(async () => {
-      const entry = await this.history.add(message, options);
-      this.warnFutureBlocks([entry.message]);
+      const { entry, duplicate } = await this.history.add(message, options);
+      const added: AddedMessage = { seq: entry.seq, duplicate };
+      if (options.id !== undefined) added.id = options.id;
+      // A duplicate stored nothing, but what other writers appended before it was taken in.
       this.recallIndex.update();
+      if (duplicate) return added;
+      this.warnFutureBlocks([entry.message]);
       const stored = this.history.format;
       if (stored !== undefined && wireFormat(stored).isCompactionStart?.(entry.message)) {
         // The server compacted: a plan kept beside the history was made on the view it replaced.
         await this.conversation.save?.({ plan: null });
         this.emitter.emit('context:provider_context', { provider: 'anthropic', compactionSeq: entry.seq });
       }
-      if (!this.emitter.has('context:message_added')) return;
+      if (!this.emitter.has('context:message_added')) return added;
       const format = this.history.format ?? 'openai';
       this.emitter.emit('context:message_added', {
         seq: entry.seq,
@@ -181,6 +199,7 @@ export class ContextManager {
         ephemeral: !!options.ephemeral,
         tokens: this.measurer.count(this.measurer.defaultCounter(this.history.format), entry.message, format),
       });
+      return added;
     });
   }
 

@@ -11,6 +11,8 @@ export interface StoredEntry {
   seq: number;
   message: Message;
   metadata: MessageMetadata;
+  /** The id the message was added with (`NewEntry.id`), when it had one. */
+  id?: string;
   /**
    * The message's stored token counts, by tokenizer, when the store keeps counts and they were
    * made from the message as it reads now (a count whose message changed since is left out):
@@ -23,6 +25,11 @@ export interface StoredEntry {
 export interface NewEntry {
   message: Message;
   metadata: MessageMetadata;
+  /**
+   * The caller's id for the message (see `messageIdProblem` for what an id may be): the store keeps
+   * at most one entry per id in a conversation's generation, decided atomically with the append.
+   */
+  id?: string;
   /** Token counts of the message to keep with it (see {@link StoredEntry.counts}). */
   counts?: EntryCounts;
 }
@@ -117,6 +124,11 @@ export interface ConversationStore {
    * a conversation without a generation (new, deleted, or written before generations existed)
    * takes this one. Without `expectedSeq` the store gives the next free sequence numbers, so
    * concurrent writers never lose a race: they read back what others appended before them.
+   * Entries with an `id` the conversation already holds (in its generation) append nothing: the
+   * call rejects with `DuplicateMessageIdError` saying where each is stored, checked in the same
+   * atomic step as the append (so of two writers adding the same id at once, one appends and the
+   * other is told), after the generation and before `expectedSeq`. Finding an id costs one index
+   * lookup. Ids repeated within a batch are refused (`StoreError`, `invalid_argument`).
    */
   append(conversationId: string, entries: readonly NewEntry[], options?: AppendOptions): Promise<number>;
   /**
