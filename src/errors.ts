@@ -174,6 +174,46 @@ export class EpochConflictError extends StoreError {
   }
 }
 
+/**
+ * An append carried message ids (`NewEntry.id`) the conversation already holds: nothing of the
+ * batch was appended. `held` says where each is stored. `History` turns this into "already there"
+ * (same message) or a {@link MessageIdConflictError} (another message).
+ */
+export class DuplicateMessageIdError extends StoreError {
+  readonly held: ReadonlyArray<{ id: string; seq: number }>;
+  constructor(conversationId: string, held: ReadonlyArray<{ id: string; seq: number }>) {
+    const first = held[0];
+    super(
+      conversationId,
+      `message id ${first ? JSON.stringify(first.id) : '?'} is already stored (entry ${first?.seq ?? '?'})${held.length > 1 ? ` with ${held.length - 1} more of the batch` : ''}; nothing of the batch was appended`,
+      { code: 'duplicate_id' },
+    );
+    this.held = held;
+  }
+}
+
+/**
+ * `addMessage(message, { id })` with an id the conversation already holds for another message:
+ * nothing was stored. Names the id, the stored entry and the first place the two differ.
+ */
+export class MessageIdConflictError extends ContextkitError {
+  /** The id given. */
+  readonly id: string;
+  /** Where the message stored under that id is (the history's seq). */
+  readonly seq: number;
+  /** The first path where the message added differs from the stored one (`''`: the whole message). */
+  readonly path: string;
+  constructor(id: string, seq: number, path: string, stored: string, added: string) {
+    super(
+      'message_id_conflict',
+      `message id ${JSON.stringify(id)} already names entry ${seq}, a different message: at ${path === '' ? 'the message' : path} it holds ${stored} where the message added has ${added}; nothing was stored (give the new message an id of its own)`,
+    );
+    this.id = id;
+    this.seq = seq;
+    this.path = path;
+  }
+}
+
 /** A message a store returned that is not a valid message: which one (by seq) and why. */
 export class InvalidStoredMessageError extends StoreError {
   readonly seq: number;

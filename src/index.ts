@@ -59,11 +59,13 @@ export {
   ContextDeclinedError,
   ContextkitError,
   ContextOverflowError,
+  DuplicateMessageIdError,
   EpochConflictError,
   FormatMismatchError,
   InvalidArgumentError,
   InvalidMessageError,
   InvalidStoredMessageError,
+  MessageIdConflictError,
   type MessageIssue,
   type OverflowBreakdown,
   StoreError,
@@ -192,6 +194,7 @@ export {
 } from './messages/validate-request.js';
 export { type Coordinator, type MountConfig, type MountContract, mount, optionsFromConfig } from './mount.js';
 export {
+  type AddedMessage,
   type AddMessageOptions,
   type ContextManagerOptions,
   DEFAULTS,

@@ -3,7 +3,7 @@ import { isStated } from './compaction/fact-candidates.js';
 import type { CompactionPlan } from './compaction/plan.js';
 import { decodePlan } from './compaction/plan.js';
 import type { Level } from './compaction/zones.js';
-import { InvalidMessageError } from './errors.js';
+import { InvalidArgumentError, InvalidMessageError } from './errors.js';
 import { type CompactionReceipt, ContextEmitter, type ContextEventName, type Listener } from './events.js';
 import type { AnthropicRequestParts } from './formats/anthropic/request.js';
 import type { GeminiContent } from './formats/gemini/parts.js';
@@ -43,8 +43,10 @@ import type {
   OpenAIToolMessage,
 } from './messages/types.js';
 import {
+  type AddedMessage,
   type AddMessageOptions,
   type ContextManagerOptions,
+  checkAddMessageOptions,
   checkOptions,
   type RequestOptions,
   type Usage,
@@ -54,6 +56,7 @@ import type { RecallIndex } from './recall/recall-index.js';
 import { readRecallCall, recallAnswer, recallResultMessage } from './recall/recall-tool.js';
 
 export type {
+  AddedMessage,
   AddMessageOptions,
   ContextManagerOptions,
   ProviderInfo,
@@ -162,16 +165,35 @@ export class ContextManager {
    * (checked like a loaded history), so concurrent managers never lose a race; a conversation
    * another writer replaced or cleared is reloaded first (`context:warn` `history_replaced`). A
    * store that cannot take it rejects with a `StoreError`, and the message is in neither.
+   *
+   * With `{ id }`, a message whose id the conversation already holds is not stored again
+   * (whichever process added it first; the store decides atomically with the append): the call
+   * resolves with `duplicate: true` and the first add's seq. The same id with another message
+   * rejects with `MessageIdConflictError`; a bad id or an unknown option with
+   * `InvalidArgumentError`, before anything is stored.
    */
-  addMessage(message: unknown, options: AddMessageOptions = {}): Promise<void> {
-    return this.enqueue(() => this.added([message], options));
+  addMessage(message: unknown, options: AddMessageOptions = {}): Promise<AddedMessage> {
+    try {
+      checkAddMessageOptions(options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.enqueue(async () => {
+      const { entry, duplicate } = await this.history.add(message, options);
+      const added: AddedMessage = { seq: entry.seq, duplicate };
+      if (options.id !== undefined) added.id = options.id;
+      // A duplicate stored nothing, but what other writers appended before it was taken in.
+      this.recallIndex.update();
+      if (!duplicate) await this.afterAdded([entry], options);
+      return added;
+    });
   }
 
   /**
    * `addMessage` for several messages that stand or fall together (the items of one provider
    * reply): every one is validated before any is stored, and they are appended in one batch, so
    * when one is refused (`InvalidMessageError` naming it) or the store fails, none is stored and
-   * a retry stores each once.
+   * a retry stores each once. Takes no `id` (one id names one message: add them one by one).
    */
   addMessages(messages: readonly unknown[], options: AddMessageOptions = {}): Promise<void> {
     if (!Array.isArray(messages)) {
@@ -179,13 +201,27 @@ export class ContextManager {
         new InvalidMessageError([{ path: 'messages', message: 'expected an array of messages' }]),
       );
     }
-    return this.enqueue(() => this.added(messages, options));
+    try {
+      checkAddMessageOptions(options);
+      if (options.id !== undefined) {
+        throw new InvalidArgumentError(
+          'options.id',
+          'addMessages takes no id; add identified messages with addMessage',
+        );
+      }
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.enqueue(async () => {
+      const entries = await this.history.addAll(messages, options);
+      this.recallIndex.update();
+      await this.afterAdded(entries, options);
+    });
   }
 
-  private async added(messages: readonly unknown[], options: AddMessageOptions): Promise<void> {
-    const entries = await this.history.addAll(messages, options);
+  /** What follows a store of new entries: warnings, a server compaction's reset, the events. */
+  private async afterAdded(entries: readonly HistoryEntry[], options: AddMessageOptions): Promise<void> {
     this.warnFutureBlocks(entries.map((e) => e.message));
-    this.recallIndex.update();
     const stored = this.history.format;
     for (const entry of entries) {
       if (stored !== undefined && wireFormat(stored).isCompactionStart?.(entry.message)) {

@@ -8,13 +8,14 @@ import type { ResponsesCompact } from './compaction/provider-compaction.js';
 import type { StrategyOption } from './compaction/strategy.js';
 import type { FactsSite } from './compaction/summary-message.js';
 import { type EconomySettings, economyAt } from './economy.js';
-import { ConfigurationError } from './errors.js';
+import { ConfigurationError, InvalidArgumentError } from './errors.js';
 import { FORMAT_NAMES } from './formats/registry.js';
 import type { Calibration } from './guard/calibration.js';
 import type { UsageCost } from './guard/cost-meter.js';
 import type { CountClient } from './guard/count-endpoints.js';
 import type { MessageFormat, MessageMetadata, ToolDefinition } from './messages/types.js';
 import { nearestName } from './nearest-name.js';
+import { messageIdProblem } from './stores/message-id.js';
 import type { ConversationStore } from './stores/types.js';
 import type { ModelInfoInput } from './tokens/catalog.js';
 import type { TokenCounter } from './tokens/types.js';
@@ -261,6 +262,55 @@ export interface AddMessageOptions {
   ephemeral?: boolean;
   pinned?: boolean;
   metadata?: Partial<MessageMetadata> & Record<string, unknown>;
+  /**
+   * The caller's id for the message (a non-empty string of at most 256 characters): a message
+   * whose id the conversation already holds is not stored again, whichever process added it
+   * first, decided by the store atomically with the append; the add then resolves with
+   * `duplicate: true` and the stored entry's seq. The same id with a different message rejects
+   * with `MessageIdConflictError`, storing nothing. For retried steps of durable engines and the
+   * ids integrations carry (AI SDK message ids, Agents item ids). An ephemeral message's id is
+   * checked against this manager's history only (it is never stored).
+   */
+  id?: string;
+}
+
+/** What `addMessage` resolves with. */
+export interface AddedMessage {
+  /**
+   * The message's place in this manager's history (`getEntries()`): where it was stored, or for a
+   * duplicate where the first add stored it; -1 when another writer replaced the conversation as
+   * it was stored (the history was then reloaded).
+   */
+  seq: number;
+  /** The id given, if any. */
+  id?: string;
+  /** True when the id was already held and nothing was stored (the first add's message stands). */
+  duplicate: boolean;
+}
+
+const ADD_MESSAGE_OPTIONS = ['critical', 'ephemeral', 'pinned', 'metadata', 'id'] as const;
+
+/**
+ * Refuses what `addMessage` would otherwise ignore or store wrongly: options that are not an
+ * object, an unknown option (a typo would silently lose its meaning), and an id that is not a
+ * non-empty string within the stores' limits (`InvalidArgumentError` naming it).
+ */
+export function checkAddMessageOptions(options: unknown): asserts options is AddMessageOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new InvalidArgumentError('addMessage options', 'expected an object');
+  }
+  for (const key of Object.keys(options)) {
+    if ((ADD_MESSAGE_OPTIONS as readonly string[]).includes(key)) continue;
+    const best = nearestName(key, ADD_MESSAGE_OPTIONS);
+    throw new InvalidArgumentError(
+      `addMessage options.${key}`,
+      `unknown option${best ? ` (did you mean ${JSON.stringify(best)}?)` : ''}; known: ${ADD_MESSAGE_OPTIONS.join(', ')}`,
+    );
+  }
+  const { id } = options as { id?: unknown };
+  if (id === undefined) return;
+  const problem = messageIdProblem(id);
+  if (problem !== undefined) throw new InvalidArgumentError('addMessage options.id', problem);
 }
 
 /** Options of `getMessagesForRequest`: the budget (or what to derive it from), the wire format, the tools sent. */

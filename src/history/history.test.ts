@@ -10,7 +10,7 @@ describe('History', () => {
     const history = new History({ store: null, conversationId: 'c', now: clock });
     const metadata = { tags: ['a'], nested: { n: 1 } };
     const message = { role: 'user', content: [{ type: 'text', text: 'hi' }] };
-    const entry = await history.add(message, { metadata, pinned: true });
+    const { entry } = await history.add(message, { metadata, pinned: true });
     metadata.tags.push('b');
     metadata.nested.n = 2;
     (message.content[0] as { text: string }).text = 'changed';

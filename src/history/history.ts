@@ -7,9 +7,11 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import {
   ConflictError,
+  DuplicateMessageIdError,
   EpochConflictError,
   InvalidMessageError,
   InvalidStoredMessageError,
+  MessageIdConflictError,
   StoreError,
 } from '../errors.js';
 import { resolveConversationFormat } from '../messages/detect.js';
@@ -29,6 +31,7 @@ import type {
   StoredEntry,
 } from '../stores/types.js';
 import { newEpoch } from '../stores/validate.js';
+import { firstDifference } from './message-diff.js';
 
 /**
  * How many times an append retries after finding the conversation replaced under it (each retry
@@ -39,6 +42,18 @@ const EPOCH_ATTEMPTS = 5;
 const READ_ATTEMPTS = 5;
 /** `saveCounts` writes the counts of this many entries per call to the store. */
 const SAVE_COUNTS_AT_ONCE = 1_024;
+
+/**
+ * How many times an identified add retries when the store said the id was held but the entry
+ * holding it was gone by the time it was read (popped or replaced in between).
+ */
+const ID_ATTEMPTS = 5;
+
+/** What `History.add` did: the entry, and whether it was already there (an id held). */
+export interface AddResult {
+  entry: HistoryEntry;
+  duplicate: boolean;
+}
 
 /** What to do with a stored entry that is not a valid message. */
 export type InvalidStoredPolicy = 'error' | 'skip';
@@ -103,6 +118,8 @@ export class History {
   private watch: GenerationWatch | null = null;
   /** Set when the watch reported a change (or may have missed one) not yet checked. */
   private generationReported = true;
+  /** The entries added with an id, by id (the first, should the store hold an id twice). */
+  private ids = new Map<string, HistoryEntry>();
   /** Each stored message's seq in the store and the counts the store holds for it, by message. */
   private readonly stored = new WeakMap<object, { seq: number; counts: EntryCounts | undefined }>();
 
@@ -237,7 +254,7 @@ export class History {
       if (message) kept.push({ message, entry });
     });
     const next = await entryList(
-      kept.map((k) => ({ message: k.message, metadata: k.entry.metadata })),
+      kept.map((k) => ({ message: k.message, metadata: k.entry.metadata, id: k.entry.id })),
       slices,
     );
     // The new messages are no entries of this history yet: what is kept of them may go first.
@@ -296,7 +313,7 @@ export class History {
     );
     entries.forEach((e, i) => {
       const message = checked[i];
-      if (message) this.remember(this.push(message, e.metadata).message, e.seq, e.counts);
+      if (message) this.remember(this.push(message, e.metadata, e.id).message, e.seq, e.counts);
     });
   }
 
@@ -363,14 +380,69 @@ export class History {
    * `InvalidStoredMessageError`, and later calls reject with it before storing anything, until
    * `takeTail` can take the entry in. The entry resolved has seq -1 when the conversation was
    * replaced as the message was stored (the history was then reloaded from the store).
+   *
+   * With `options.id` (checked by the caller), an id the conversation already holds stores
+   * nothing: the store refuses it atomically with the append, what other writers appended is taken
+   * in, and the entry holding the id is resolved with `duplicate: true` when its message is the
+   * same (metadata, timestamps included, are not compared: a retry stamps a new time), else
+   * `MessageIdConflictError`. Without a store, or for an ephemeral message, the id is checked
+   * against this history only.
    */
-  async add(message: unknown, options: AddMessageOptions = {}): Promise<HistoryEntry> {
-    const [entry] = await this.addAll([message], options);
-    return entry!;
+  async add(message: unknown, options: AddMessageOptions = {}): Promise<AddResult> {
+    if (this.invalid && !options.ephemeral) throw this.invalid;
+    const seq = this.list.length;
+    const copy = plainCopy(message, `messages[${seq}]`);
+    const format = resolveConversationFormat(this.conversationFormat, copy, seq, () =>
+      this.list.map((e) => e.message),
+    );
+    const valid = validateMessage(copy, `messages[${seq}]`, format);
+    const given =
+      options.metadata === undefined ? {} : plainCopy(options.metadata, `messages[${seq}].metadata`);
+    const metadata: MessageMetadata = {
+      ...(given as Partial<MessageMetadata>),
+      timestamp: typeof given.timestamp === 'string' ? given.timestamp : this.now().toISOString(),
+    };
+    if (options.critical) metadata.critical = true;
+    if (options.pinned) metadata.pinned = true;
+    if (options.ephemeral) metadata.ephemeral = true;
+    const id = options.id;
+    if (!this.store || options.ephemeral) {
+      const held = id === undefined ? undefined : this.ids.get(id);
+      if (held) return { entry: sameMessage(held, id as string, valid), duplicate: true };
+      return { entry: this.push(valid, metadata, id), duplicate: false };
+    }
+    const counts = this.counter?.one(valid, format);
+    const entry: NewEntry = counts ? { message: valid, metadata, counts } : { message: valid, metadata };
+    if (id !== undefined) entry.id = id;
+    for (let attempt = 1; ; attempt++) {
+      let stored: number | null;
+      try {
+        stored = await this.persist([entry]);
+      } catch (err) {
+        if (!(err instanceof DuplicateMessageIdError) || id === undefined) throw err;
+        // Held by the store: take in what others appended (the entry holding it among them).
+        await this.takeTail();
+        const held = this.ids.get(id);
+        if (held) return { entry: sameMessage(held, id, valid), duplicate: true };
+        // Gone since the store answered (popped, replaced) or left out as invalid: add it again.
+        if (attempt >= ID_ATTEMPTS) throw err;
+        continue;
+      }
+      if (stored === null) {
+        // Stored, but another writer replaced the conversation at once: the history is theirs now.
+        return {
+          entry: Object.freeze({ seq: -1, message: freezeDeep(valid), metadata: freezeDeep(metadata) }),
+          duplicate: false,
+        };
+      }
+      const added = this.push(valid, metadata, id);
+      this.remember(added.message, stored, counts);
+      return { entry: added, duplicate: false };
+    }
   }
 
   /**
-   * `add` for several messages at once, all or nothing (a provider's reply of several items):
+   * `add` for several messages at once (no ids), all or nothing (a provider's reply of several items):
    * every message is validated before any is stored, then they are appended to the store in one
    * batch, so a refused message leaves none of them stored and a retry stores each once. The
    * entries resolved have seq -1 when the conversation was replaced as they were stored.
@@ -564,12 +636,17 @@ export class History {
     return true;
   }
 
-  /** Removes every entry, and the stored conversation with its metadata. */
+  /**
+   * Removes every entry, and the stored conversation with its metadata. The conversation takes a
+   * new generation, which this history holds: a writer still holding the old one is refused and
+   * reloads (it never writes the cleared history's generation back).
+   */
   async clear(): Promise<void> {
-    if (this.store) await this.store.delete(this.conversationId);
+    const epoch = newEpoch();
+    if (this.store) await this.store.delete(this.conversationId, { epoch });
     this.reset();
     this.storeHead = 0;
-    this.epoch = null;
+    this.epoch = this.store ? epoch : null;
   }
 
   /**
@@ -593,11 +670,13 @@ export class History {
   /** Takes a list `entryList` built as this history's entries (after `reset`). */
   private take(next: EntryList): void {
     this.list = next.list;
+    for (const entry of next.list)
+      if (entry.id !== undefined && !this.ids.has(entry.id)) this.ids.set(entry.id, entry);
     this.conversationFormat = next.format;
     this.ephemeral = next.ephemeral;
   }
 
-  private push(message: Message, metadata: MessageMetadata): HistoryEntry {
+  private push(message: Message, metadata: MessageMetadata, id?: string): HistoryEntry {
     const seq = this.list.length;
     this.conversationFormat = resolveConversationFormat(this.conversationFormat, message, seq, () =>
       this.list.map((e) => e.message),
@@ -606,14 +685,17 @@ export class History {
       seq,
       message: freezeDeep(message),
       metadata: freezeDeep(metadata),
+      ...(id === undefined ? {} : { id }),
     });
     this.list.push(entry);
+    if (id !== undefined && !this.ids.has(id)) this.ids.set(id, entry);
     if (metadata.ephemeral) this.ephemeral = true;
     return entry;
   }
 
   private reset(): void {
     this.list = [];
+    this.ids = new Map();
     this.conversationFormat = undefined;
     this.ephemeral = false;
     this.resumed = false;
@@ -633,17 +715,24 @@ interface EntryList {
  * from 0, the format resolved as they go), built in slices that yield.
  */
 async function entryList(
-  items: ReadonlyArray<{ message: Message; metadata: MessageMetadata }>,
+  items: ReadonlyArray<{ message: Message; metadata: MessageMetadata; id?: string | undefined }>,
   slices: Slices,
 ): Promise<EntryList> {
   const next: EntryList = { list: [], format: undefined, ephemeral: false };
   const messages = () => next.list.map((e) => e.message);
   await forEachInSlices(
     items,
-    ({ message, metadata }, seq) => {
+    ({ message, metadata, id }, seq) => {
       // `messages` reads the entries before this one, as `push` reads the list so far.
       next.format = resolveConversationFormat(next.format, message, seq, messages);
-      next.list.push(Object.freeze({ seq, message: freezeDeep(message), metadata: freezeDeep(metadata) }));
+      next.list.push(
+        Object.freeze({
+          seq,
+          message: freezeDeep(message),
+          metadata: freezeDeep(metadata),
+          ...(id === undefined ? {} : { id }),
+        }),
+      );
       if (metadata.ephemeral) next.ephemeral = true;
     },
     slices,
@@ -664,4 +753,14 @@ function plainCopy<T>(value: T, path: string): T {
   } catch {
     throw new InvalidMessageError([{ path, message: 'expected a plain JSON object' }]);
   }
+}
+
+/**
+ * `held` when it holds the same message as `added` (compared as JSON values: key order aside),
+ * else a `MessageIdConflictError` naming the id, the entry and where the two differ.
+ */
+function sameMessage(held: HistoryEntry, id: string, added: Message): HistoryEntry {
+  const difference = firstDifference(held.message, added);
+  if (difference === undefined) return held;
+  throw new MessageIdConflictError(id, held.seq, difference.path, difference.stored, difference.added);
 }

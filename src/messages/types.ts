@@ -308,6 +308,8 @@ export interface HistoryEntry {
   readonly seq: number;
   readonly message: Readonly<Message>;
   readonly metadata: Readonly<MessageMetadata>;
+  /** The id the message was added with (`addMessage(message, { id })`), when it had one. */
+  readonly id?: string;
 }
 
 /** A tool definition as passed to a provider; counted in the budget. */

@@ -48,7 +48,7 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
+import { ConflictError, DuplicateMessageIdError, EpochConflictError, StoreError } from '../errors.js';
 import { Slices } from '../slices.js';
 import { makeDirectory, syncDirectory, writeAll, writeFileAtomic } from './atomic-write.js';
 import { checkSaveCounts } from './entry-counts.js';
@@ -75,7 +75,9 @@ import type {
   StoredEntry,
 } from './types.js';
 import {
+  batchIds,
   checkAppendArguments,
+  checkDeleteArguments,
   checkReplaceArguments,
   checkSetMetaArguments,
   newEpoch,
@@ -431,7 +433,12 @@ export class FileStore implements ConversationStore {
     const offsets = cached.offsets;
     for (const offset of more.offsets) offsets.push(offset);
     const anchor = more.offsets.length > 0 ? anchorOf(more, bytes, cached.size) : cached.anchor;
-    return { offsets, validEnd: more.validEnd, ...info, anchor };
+    let ids = cached.ids;
+    if (more.ids) {
+      ids ??= new Map();
+      for (const [id, seq] of more.ids) if (!ids.has(id)) ids.set(id, seq);
+    }
+    return { offsets, validEnd: more.validEnd, ...info, anchor, ...(ids ? { ids } : {}) };
   }
 
   /** The log's index, from the cache when the file is unchanged, else by reading it. */
@@ -549,6 +556,7 @@ export class FileStore implements ConversationStore {
       validEnd: fresh.validEnd,
       ...fileStamp(await handle.stat()),
       anchor: fresh.anchor,
+      ...(fresh.ids ? { ids: fresh.ids } : {}),
     };
     this.#cache.set(name, repaired);
     return repaired;
@@ -596,9 +604,10 @@ export class FileStore implements ConversationStore {
   ): Promise<number> {
     return this.#run('append', conversationId, async (where, name, paths) => {
       const { expected, epoch } = checkAppendArguments(conversationId, entries, options);
-      const serialized = serializeEntries(conversationId, entries).map(([metadata, message]) => ({
+      const serialized = serializeEntries(conversationId, entries).map(([metadata, message], i) => ({
         metadata,
         message,
+        id: entries[i]?.id,
       }));
       if (serialized.length === 0) {
         await this.#checkIdFile(conversationId, name, paths, false);
@@ -620,6 +629,15 @@ export class FileStore implements ConversationStore {
           let index = await this.#index(where, name, handle, true);
           if (index.torn) index = await this.#setTornAside(where, name, handle, index);
           const head = index.offsets.length;
+          // The ids are looked up in the index, made from the log under the lock: one map lookup each.
+          const held = batchIds(entries).flatMap(({ id }) => {
+            const seq = index.ids?.get(id);
+            return seq === undefined ? [] : [{ id, seq }];
+          });
+          if (held.length > 0) {
+            removeEmpty = head === 0 && index.validEnd === 0;
+            throw new DuplicateMessageIdError(conversationId, held);
+          }
           if (expected !== undefined && expected !== head) {
             removeEmpty = head === 0 && index.validEnd === 0;
             throw new ConflictError(conversationId, expected, head);
@@ -641,11 +659,17 @@ export class FileStore implements ConversationStore {
             }
             const end = start + data.length;
             const last = index.offsets[index.offsets.length - 1] as number;
+            let ids = index.ids;
+            for (const { id, index: i } of batchIds(entries)) {
+              ids ??= new Map();
+              ids.set(id, head + i);
+            }
             this.#cache.set(name, {
               offsets: index.offsets,
               validEnd: end,
               ...fileStamp(info),
               anchor: digest(data.subarray(last - start)),
+              ...(ids ? { ids } : {}),
             });
           } else {
             this.#cache.delete(name);
@@ -721,9 +745,10 @@ export class FileStore implements ConversationStore {
   ): Promise<void> {
     return this.#run('replace', conversationId, async (_where, name, paths) => {
       const epoch = checkReplaceArguments(conversationId, entries, options);
-      const serialized = serializeEntries(conversationId, entries).map(([metadata, message]) => ({
+      const serialized = serializeEntries(conversationId, entries).map(([metadata, message], i) => ({
         metadata,
         message,
+        id: entries[i]?.id,
       }));
       await this.#ensureDir();
       await this.#locked(paths, conversationId, async () => {
@@ -776,6 +801,7 @@ export class FileStore implements ConversationStore {
               entries.map((entry) => ({
                 metadata: JSON.stringify(entry.metadata),
                 message: JSON.stringify(entry.message),
+                id: entry.id,
               })),
             ),
           );
@@ -893,18 +919,22 @@ export class FileStore implements ConversationStore {
     );
   }
 
-  async delete(conversationId: string): Promise<void> {
+  async delete(conversationId: string, options?: { epoch?: string }): Promise<void> {
     return this.#run('delete', conversationId, async (_where, name, paths) => {
+      const epoch = checkDeleteArguments(conversationId, options);
       const exists = await stat(this.dir).then(
         () => true,
         () => false,
       );
       if (!exists) return;
       await this.#locked(paths, conversationId, async () => {
+        // The new generation first (as on `replace`): an append waiting for the lock with the old
+        // one is refused, and a crash before the log goes only makes writers reload. The `.id`
+        // sidecar stays with it, so the tombstone's name still says whose it is.
+        await this.#checkIdFile(conversationId, name, paths, true);
+        await writeFileAtomic(paths.epoch, `${epoch}\n`);
         await unlinkIfExists(paths.log);
         await unlinkIfExists(paths.meta);
-        await unlinkIfExists(paths.id);
-        await unlinkIfExists(paths.epoch);
         await unlinkIfExists(paths.counts);
         this.#cache.delete(name);
         this.#verifiedIds.delete(name);

@@ -1,7 +1,8 @@
 /**
  * The file store's on-disk log format, kept apart from the I/O so it can be tested on bytes.
  *
- * One JSON object a line: `{"seq":N,"metadata":{…},"message":{…}}`. The first line of a batch
+ * One JSON object a line: `{"seq":N,"metadata":{…},"message":{…}}`, with `"id":"…"` after the
+ * seq (and batch) when the message was added with an id. The first line of a batch
  * of more than one entry also carries `"batch":K` (K lines written by one `write`), so a
  * reader can tell a whole batch from one cut short by a crash or still being written, and a
  * batch stays all-or-nothing on disk too. JSON never contains a raw newline, so lines split on
@@ -42,10 +43,12 @@ export interface LogIndex {
   /** Byte offset just after the valid prefix (after its last whole batch). */
   validEnd: number;
   torn?: TornTail;
+  /** Each message id of the valid prefix and its entry's seq (the first, should one repeat); absent when none. */
+  ids?: Map<string, number>;
 }
 
 const NEWLINE = 0x0a;
-const FAST_LINE = /^\{"seq":(\d+)(?:,"batch":(\d+))?,"(?:metadata|message)":/;
+const FAST_LINE = /^\{"seq":(\d+)(?:,"batch":(\d+))?,"(metadata|message|id)":/;
 
 /** A short, escaped excerpt of what a line holds. */
 function excerpt(text: string): string {
@@ -57,7 +60,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 type LineCheck =
-  | { ok: true; batch: number | undefined; entry?: StoredEntry }
+  | { ok: true; batch: number | undefined; entry?: StoredEntry; id?: string }
   | { ok: false; kind: 'json' | 'shape' | 'seq'; found: string };
 
 /** Judges one line fully: JSON, shape, and the sequence number it must carry. */
@@ -70,7 +73,7 @@ function checkParsed(text: string, seq: number): LineCheck {
   }
   if (!isPlainObject(value))
     return { ok: false, kind: 'shape', found: `${excerpt(text)}, which is not an entry` };
-  const { seq: lineSeq, batch, message, metadata } = value;
+  const { seq: lineSeq, batch, message, metadata, id } = value;
   if (typeof lineSeq !== 'number' || !isPlainObject(message) || !isPlainObject(metadata)) {
     return {
       ok: false,
@@ -82,11 +85,37 @@ function checkParsed(text: string, seq: number): LineCheck {
   if (batch !== undefined && (typeof batch !== 'number' || !Number.isSafeInteger(batch) || batch < 2)) {
     return { ok: false, kind: 'shape', found: `a bad "batch" value ${JSON.stringify(batch)}` };
   }
-  return {
-    ok: true,
-    batch: batch as number | undefined,
-    entry: { seq, message: message as unknown as Message, metadata: metadata as MessageMetadata },
+  if (id !== undefined && (typeof id !== 'string' || id.length === 0)) {
+    return { ok: false, kind: 'shape', found: `a bad "id" value ${excerpt(JSON.stringify(id) ?? '')}` };
+  }
+  const entry: StoredEntry = {
+    seq,
+    message: message as unknown as Message,
+    metadata: metadata as MessageMetadata,
   };
+  if (id !== undefined) entry.id = id;
+  return { ok: true, batch: batch as number | undefined, entry, ...(id === undefined ? {} : { id }) };
+}
+
+/**
+ * The JSON string starting at byte `from` (its opening quote) of a line ending before `end`,
+ * decoded, or undefined when it is not one.
+ */
+function jsonStringAt(buf: Buffer, from: number, end: number): string | undefined {
+  if (buf[from] !== 0x22) return undefined;
+  for (let i = from + 1; i < end; i++) {
+    const byte = buf[i];
+    if (byte === 0x5c) i++;
+    else if (byte === 0x22) {
+      try {
+        const value: unknown = JSON.parse(buf.toString('utf8', from, i + 1));
+        return typeof value === 'string' ? value : undefined;
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
 }
 
 /** The fast path for lines this module wrote; anything else gets the full check. */
@@ -96,7 +125,12 @@ function checkLine(buf: Buffer, start: number, end: number, seq: number): LineCh
     if (Number(head[1]) !== seq)
       return { ok: false, kind: 'seq', found: `seq ${head[1]} where ${seq} was expected` };
     const batch = head[2] === undefined ? undefined : Number(head[2]);
-    if (batch === undefined || batch >= 2) return { ok: true, batch };
+    if (batch === undefined || batch >= 2) {
+      if (head[3] !== 'id') return { ok: true, batch };
+      // The id is read here (the index looks ids up); the line's other fields only by `read`.
+      const id = jsonStringAt(buf, start + Buffer.byteLength(head[0]), end);
+      if (id !== undefined && id.length > 0) return { ok: true, batch, id };
+    }
   }
   return checkParsed(buf.toString('utf8', start, end), seq);
 }
@@ -168,6 +202,7 @@ function* indexSteps(
   where: LogLocation,
 ): Generator<void, LogIndex> {
   const offsets: number[] = [];
+  const lineIds: Array<[string, number]> = [];
   let committed = 0;
   let validEnd = 0;
   let remaining = 0;
@@ -202,6 +237,8 @@ function* indexSteps(
       }
       remaining = check.batch;
     }
+    const id = check.id ?? check.entry?.id;
+    if (id !== undefined) lineIds.push([id, seq]);
     offsets.push(base + pos);
     if (remaining > 0) remaining--;
     pos = nl + 1;
@@ -217,16 +254,22 @@ function* indexSteps(
     const nl = buf.indexOf(NEWLINE, problem.start);
     if (!tornKind || (nl !== -1 && hasEntryAfter(buf, nl + 1))) throw corrupt(where, line, problem.found);
   }
-  if (!problem && remaining === 0) return { offsets, validEnd: base + validEnd };
+  const withIds = (index: LogIndex): LogIndex => {
+    const ids = new Map<string, number>();
+    for (const [id, seq] of lineIds) if (seq < firstSeq + offsets.length && !ids.has(id)) ids.set(id, seq);
+    if (ids.size > 0) index.ids = ids;
+    return index;
+  };
+  if (!problem && remaining === 0) return withIds({ offsets, validEnd: base + validEnd });
   offsets.length = committed;
   const found = problem
     ? problem.found
     : `a batch with ${remaining} of its line(s) missing (starting at line ${firstSeq + committed + 1})`;
-  return {
+  return withIds({
     offsets,
     validEnd: base + validEnd,
     torn: { fromByte: base + validEnd, bytes: buf.length - validEnd, line: firstSeq + committed + 1, found },
-  };
+  });
 }
 
 /**
@@ -255,12 +298,13 @@ export function parseEntries(buf: Buffer, firstSeq: number, where: LogLocation):
  */
 export function formatBatch(
   firstSeq: number,
-  batch: ReadonlyArray<{ metadata: string; message: string }>,
+  batch: ReadonlyArray<{ metadata: string; message: string; id?: string | undefined }>,
 ): Buffer {
   let text = '';
   batch.forEach((entry, i) => {
     const marker = i === 0 && batch.length > 1 ? `,"batch":${batch.length}` : '';
-    text += `{"seq":${firstSeq + i}${marker},"metadata":${entry.metadata},"message":${entry.message}}\n`;
+    const id = entry.id === undefined ? '' : `,"id":${JSON.stringify(entry.id)}`;
+    text += `{"seq":${firstSeq + i}${marker}${id},"metadata":${entry.metadata},"message":${entry.message}}\n`;
   });
   return Buffer.from(text, 'utf8');
 }

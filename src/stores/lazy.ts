@@ -147,8 +147,8 @@ export class LazyStore implements ConversationStore {
     return (await this.#store()).list(options);
   }
 
-  async delete(conversationId: string): Promise<void> {
-    return (await this.#store()).delete(conversationId);
+  async delete(conversationId: string, options?: { epoch?: string }): Promise<void> {
+    return (await this.#store()).delete(conversationId, options);
   }
 
   /** Closes the store if it was opened (waiting for an open in progress); later calls reject. */

@@ -2,7 +2,7 @@
  * The default store: conversation logs in this process's memory, gone when it exits.
  */
 
-import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
+import { ConflictError, DuplicateMessageIdError, EpochConflictError, StoreError } from '../errors.js';
 import { checkSaveCounts, mergeCounts, withCounts } from './entry-counts.js';
 import { validateConversationId } from './keys.js';
 import { listOptions, pageIds } from './page.js';
@@ -16,7 +16,9 @@ import type {
   StoredEntry,
 } from './types.js';
 import {
+  batchIds,
   checkAppendArguments,
+  checkDeleteArguments,
   checkEntryValues,
   checkReplaceArguments,
   checkSetMetaArguments,
@@ -37,10 +39,20 @@ function copy<T>(conversationId: string, value: T): T {
 
 /** A stored copy of a new entry, with its counts when it has any. */
 function stored(conversationId: string, seq: number, entry: NewEntry): StoredEntry {
-  return withCounts(
-    { seq, message: copy(conversationId, entry.message), metadata: copy(conversationId, entry.metadata) },
-    entry.counts === undefined ? undefined : { ...entry.counts },
-  );
+  const base: StoredEntry = {
+    seq,
+    message: copy(conversationId, entry.message),
+    metadata: copy(conversationId, entry.metadata),
+  };
+  if (entry.id !== undefined) base.id = entry.id;
+  return withCounts(base, entry.counts === undefined ? undefined : { ...entry.counts });
+}
+
+/** Each id's seq in a log. */
+function idIndex(log: readonly StoredEntry[]): Map<string, number> {
+  const ids = new Map<string, number>();
+  for (const entry of log) if (entry.id !== undefined && !ids.has(entry.id)) ids.set(entry.id, entry.seq);
+  return ids;
 }
 
 /**
@@ -54,6 +66,8 @@ export class MemoryStore implements ConversationStore {
   readonly #logs = new Map<string, StoredEntry[]>();
   readonly #meta = new Map<string, MetaRecord>();
   readonly #epochs = new Map<string, string>();
+  /** Per conversation, each message id's seq (the index `append` looks ids up in). */
+  readonly #ids = new Map<string, Map<string, number>>();
   #closed = false;
 
   #open(...conversationId: [unknown] | []): void {
@@ -74,6 +88,12 @@ export class MemoryStore implements ConversationStore {
     if (epoch !== undefined && current !== null && current !== epoch) {
       throw new EpochConflictError(conversationId, epoch, current);
     }
+    const ids = this.#ids.get(conversationId);
+    const held = batchIds(entries).flatMap(({ id }) => {
+      const seq = ids?.get(id);
+      return seq === undefined ? [] : [{ id, seq }];
+    });
+    if (held.length > 0) throw new DuplicateMessageIdError(conversationId, held);
     if (expected !== undefined && expected !== head) throw new ConflictError(conversationId, expected, head);
     // Copy the whole batch before touching the log, so a value that cannot be copied leaves
     // nothing half-appended.
@@ -83,6 +103,12 @@ export class MemoryStore implements ConversationStore {
     if (copies.length > 0) {
       log.push(...copies);
       this.#logs.set(conversationId, log);
+      for (const entry of copies) {
+        if (entry.id === undefined) continue;
+        const index = this.#ids.get(conversationId) ?? new Map<string, number>();
+        index.set(entry.id, entry.seq);
+        this.#ids.set(conversationId, index);
+      }
       if (epoch !== undefined && current === null) this.#epochs.set(conversationId, epoch);
     }
     return head;
@@ -118,6 +144,7 @@ export class MemoryStore implements ConversationStore {
     checkEntryValues(conversationId, log);
     if (log.length === 0) this.#logs.delete(conversationId);
     else this.#logs.set(conversationId, log);
+    this.#ids.set(conversationId, idIndex(log));
     this.#epochs.set(conversationId, epoch);
   }
 
@@ -126,6 +153,7 @@ export class MemoryStore implements ConversationStore {
     const log = this.#logs.get(conversationId);
     const last = log?.pop();
     if (!log || !last) return undefined;
+    if (last.id !== undefined) this.#ids.get(conversationId)?.delete(last.id);
     if (log.length === 0) this.#logs.delete(conversationId);
     this.#epochs.set(conversationId, newEpoch());
     return last;
@@ -179,11 +207,14 @@ export class MemoryStore implements ConversationStore {
     return pageIds(new Set([...this.#logs.keys(), ...this.#meta.keys()]), checked);
   }
 
-  async delete(conversationId: string): Promise<void> {
+  async delete(conversationId: string, options?: { epoch?: string }): Promise<void> {
     this.#open(conversationId);
+    const epoch = checkDeleteArguments(conversationId, options);
     this.#logs.delete(conversationId);
     this.#meta.delete(conversationId);
-    this.#epochs.delete(conversationId);
+    this.#ids.delete(conversationId);
+    // The generation is renewed, not removed: see `ConversationStore.epoch`.
+    this.#epochs.set(conversationId, epoch);
   }
 
   /** Marks the store closed; later calls reject. The data is dropped with the instance. */

@@ -22,7 +22,7 @@
 
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
+import { ConflictError, DuplicateMessageIdError, EpochConflictError, StoreError } from '../errors.js';
 import { redactUrl, redactUrlsIn } from '../redact-url.js';
 import {
   checkSaveCounts,
@@ -48,7 +48,9 @@ import type {
   StoredEntry,
 } from './types.js';
 import {
+  batchIds,
   checkAppendArguments,
+  checkDeleteArguments,
   checkReplaceArguments,
   checkSetMetaArguments,
   newEpoch,
@@ -72,7 +74,7 @@ export interface PostgresStoreOptions {
 }
 
 /** The schema version this code writes; a newer database is refused rather than misread. */
-export const POSTGRES_SCHEMA_VERSION = 4;
+export const POSTGRES_SCHEMA_VERSION = 5;
 
 /** Bytes of an id that the listing index covers: a btree entry must stay under ~2.7 kB. */
 const INDEXED_ID_BYTES = 1024;
@@ -118,6 +120,12 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string[]> = [
   (t) => [`ALTER TABLE ${t.conversations} ADD COLUMN IF NOT EXISTS epoch text`],
   // Each entry's token counts by tokenizer, tied to its message text (entry-counts.ts).
   (t) => [`ALTER TABLE ${t.entries} ADD COLUMN IF NOT EXISTS counts text`],
+  // The caller's message ids (NewEntry.id): one entry per id in a conversation, looked up by append.
+  (t) => [
+    `ALTER TABLE ${t.entries} ADD COLUMN IF NOT EXISTS message_id text`,
+    `CREATE UNIQUE INDEX IF NOT EXISTS ${quote(`${t.indexPrefix}entries_message_id`)}
+       ON ${t.entries} (conversation_id, message_id) WHERE message_id IS NOT NULL`,
+  ],
 ];
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
@@ -172,6 +180,11 @@ function statementName(text: string): string {
 /** Postgres returns bigint as a string; every count here fits a double. */
 function toCount(value: unknown): number {
   return typeof value === 'number' ? value : Number(value);
+}
+
+/** The SQLSTATE of a `pg` error (`23505`: a unique index refused a row), if it has one. */
+function pgCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
 }
 
 interface LockedConversation {
@@ -415,14 +428,15 @@ export class PostgresStore implements ConversationStore {
     rows: Array<[string, string]>,
     texts: readonly string[],
     counts: ReadonlyArray<string | null>,
+    messageIds: ReadonlyArray<string | null>,
   ) {
     // One statement per batch: unnest keeps it one round trip whatever the batch size.
     await client.query(
-      `INSERT INTO ${this.#t.entries} (conversation_id, seq, metadata, message, search, counts)
-       SELECT $1, $2::bigint + t.ord - 1, t.metadata, t.message, to_tsvector('english', t.body), t.counts
-       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[])
-         WITH ORDINALITY AS t(metadata, message, body, counts, ord)`,
-      [id, firstSeq, rows.map((r) => r[0]), rows.map((r) => r[1]), texts, counts],
+      `INSERT INTO ${this.#t.entries} (conversation_id, seq, metadata, message, search, counts, message_id)
+       SELECT $1, $2::bigint + t.ord - 1, t.metadata, t.message, to_tsvector('english', t.body), t.counts, t.message_id
+       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+         WITH ORDINALITY AS t(metadata, message, body, counts, message_id, ord)`,
+      [id, firstSeq, rows.map((r) => r[0]), rows.map((r) => r[1]), texts, counts, messageIds],
     );
   }
 
@@ -445,49 +459,82 @@ export class PostgresStore implements ConversationStore {
       return head;
     }
     const name = idBytes(conversationId);
+    const ids = batchIds(entries).map(({ id }) => id);
     for (;;) {
       // One statement, so the row lock is held only while the server runs it, never across a
       // round trip. The lock is taken only on a row whose head matches `expectedSeq` (re-checked
       // on the latest version after waiting), so a writer that lost the race neither queues for
       // the lock nor writes WAL: it learns the current head and goes. The entries are indexed
       // for search when the index is level with the log (postgres-search.ts).
-      const result = await this.#query<{ current: string | null; taken: string | null }>(
-        conversationId,
-        'append',
-        `WITH current AS (
-           SELECT head FROM ${this.#t.conversations} WHERE name_hash = sha256($1)
-         ), locked AS (
-           SELECT id, head, search_head = head AS level FROM ${this.#t.conversations}
-           WHERE name_hash = sha256($1) AND ($2::bigint IS NULL OR head = $2::bigint)
-             AND ($7::text IS NULL OR epoch IS NULL OR epoch = $7::text)
-           FOR UPDATE
-         ), inserted AS (
-           INSERT INTO ${this.#t.entries} (conversation_id, seq, metadata, message, search, counts)
-           SELECT locked.id, locked.head + t.ord - 1, t.metadata, t.message,
-                  CASE WHEN locked.level THEN to_tsvector('english', t.body) END, t.counts
-           FROM locked, unnest($3::text[], $4::text[], $6::text[], $8::text[])
-             WITH ORDINALITY AS t(metadata, message, body, counts, ord)
-         ), moved AS (
-           UPDATE ${this.#t.conversations} AS c SET head = locked.head + $5, epoch = COALESCE(c.epoch, $7::text),
-             search_head = CASE WHEN locked.level THEN locked.head + $5 ELSE c.search_head END
-           FROM locked WHERE c.id = locked.id
-         )
-         SELECT (SELECT head FROM current) AS current, (SELECT head FROM locked) AS taken`,
-        [
-          name,
-          expected ?? null,
-          rows.map((r) => r[0]),
-          rows.map((r) => r[1]),
-          rows.length,
-          texts,
-          epoch ?? null,
-          counts,
-        ],
-      );
+      // Ids: the row is locked only when none of the batch's ids is stored (one lookup each in
+      // the (conversation_id, message_id) index, $9 empty when the batch has none). The unique
+      // index backs this when two writers add one id at once: the second insert fails, and the
+      // next round sees the first one's entry.
+      let result: Array<{ current: string | null; taken: string | null; held: string | null }>;
+      try {
+        result = await this.#query<{ current: string | null; taken: string | null; held: string | null }>(
+          conversationId,
+          'append',
+          `WITH current AS (
+             SELECT id, head FROM ${this.#t.conversations} WHERE name_hash = sha256($1)
+           ), locked AS (
+             SELECT id, head, search_head = head AS level FROM ${this.#t.conversations} AS c
+             WHERE name_hash = sha256($1) AND ($2::bigint IS NULL OR head = $2::bigint)
+               AND ($7::text IS NULL OR epoch IS NULL OR epoch = $7::text)
+               AND (cardinality($9::text[]) = 0 OR NOT EXISTS (
+                 SELECT 1 FROM ${this.#t.entries} e WHERE e.conversation_id = c.id AND e.message_id = ANY($9::text[])))
+             FOR UPDATE
+           ), inserted AS (
+             INSERT INTO ${this.#t.entries} (conversation_id, seq, metadata, message, search, counts, message_id)
+             SELECT locked.id, locked.head + t.ord - 1, t.metadata, t.message,
+                    CASE WHEN locked.level THEN to_tsvector('english', t.body) END, t.counts, t.message_id
+             FROM locked, unnest($3::text[], $4::text[], $6::text[], $8::text[], $10::text[])
+               WITH ORDINALITY AS t(metadata, message, body, counts, message_id, ord)
+           ), moved AS (
+             UPDATE ${this.#t.conversations} AS c SET head = locked.head + $5, epoch = COALESCE(c.epoch, $7::text),
+               search_head = CASE WHEN locked.level THEN locked.head + $5 ELSE c.search_head END
+             FROM locked WHERE c.id = locked.id
+           )
+           SELECT (SELECT head FROM current) AS current, (SELECT head FROM locked) AS taken,
+             CASE WHEN cardinality($9::text[]) > 0 AND NOT EXISTS (SELECT 1 FROM locked) THEN (
+               SELECT json_agg(json_build_array(e.message_id, e.seq))::text
+               FROM ${this.#t.entries} e, current
+               WHERE e.conversation_id = current.id AND e.message_id = ANY($9::text[])
+             ) END AS held`,
+          [
+            name,
+            expected ?? null,
+            rows.map((r) => r[0]),
+            rows.map((r) => r[1]),
+            rows.length,
+            texts,
+            epoch ?? null,
+            counts,
+            ids,
+            entries.map((entry) => entry.id ?? null),
+          ],
+        );
+      } catch (error) {
+        if (
+          ids.length > 0 &&
+          (error as StoreError).cause &&
+          pgCode((error as StoreError).cause) === '23505'
+        ) {
+          continue;
+        }
+        throw error;
+      }
       const row = result[0];
       if (row?.taken !== null && row?.taken !== undefined) return toCount(row.taken);
       if (row?.current !== null && row?.current !== undefined) {
         await this.#checkEpoch(conversationId, epoch);
+        if (row.held !== null && row.held !== undefined) {
+          const pairs = JSON.parse(row.held) as Array<[string, number | string]>;
+          throw new DuplicateMessageIdError(
+            conversationId,
+            pairs.map(([id, seq]) => ({ id, seq: Number(seq) })),
+          );
+        }
         const seen = toCount(row.current);
         // Not locked although the row was there: the head moved, or the row went away
         // (a concurrent delete) while this waited. The snapshot may predate that commit, so
@@ -533,22 +580,30 @@ export class PostgresStore implements ConversationStore {
     validateConversationId(conversationId);
     const { fromSeq, limit } = readRange(conversationId, options);
     if (limit === 0) return [];
-    const rows = await this.#query<{ seq: string; metadata: unknown; message: unknown; counts: unknown }>(
+    const rows = await this.#query<{
+      seq: string;
+      metadata: unknown;
+      message: unknown;
+      counts: unknown;
+      message_id: string | null;
+    }>(
       conversationId,
       'read',
-      `SELECT e.seq, e.metadata, e.message, e.counts
+      `SELECT e.seq, e.metadata, e.message, e.counts, e.message_id
        FROM ${this.#t.entries} e JOIN ${this.#t.conversations} c ON c.id = e.conversation_id
        WHERE c.name_hash = sha256($1) AND e.seq >= $2
        ORDER BY e.seq
        LIMIT $3`,
       [idBytes(conversationId), fromSeq, Number.isFinite(limit) ? limit : null],
     );
-    return rows.map((row) =>
-      withCounts(
-        parseStoredEntry(conversationId, toCount(row.seq), row.metadata, row.message),
+    return rows.map((row) => {
+      const entry = parseStoredEntry(conversationId, toCount(row.seq), row.metadata, row.message);
+      if (typeof row.message_id === 'string') entry.id = row.message_id;
+      return withCounts(
+        entry,
         typeof row.message === 'string' ? decodeCounts(row.counts, row.message) : undefined,
-      ),
-    );
+      );
+    });
   }
 
   async head(conversationId: string): Promise<number> {
@@ -576,16 +631,20 @@ export class PostgresStore implements ConversationStore {
     const texts = searchTexts(entries);
     const name = idBytes(conversationId);
     await this.#transaction(conversationId, 'replace', async (client) => {
-      const locked = await this.#lock(client, name, rows.length > 0);
-      if (locked === undefined) return;
+      // The row is kept (or made) even when nothing is left in it: it holds the new generation,
+      // which must never go back (ConversationStore.epoch); `list` leaves empty rows out.
+      const locked = (await this.#lock(client, name, true)) as LockedConversation;
       await client.query(`DELETE FROM ${this.#t.entries} WHERE conversation_id = $1`, [locked.id]);
-      if (rows.length === 0 && locked.metaVersion === 0) {
-        // Nothing left to list: drop the row, as if the conversation had been deleted.
-        await client.query(`DELETE FROM ${this.#t.conversations} WHERE id = $1`, [locked.id]);
-        await this.#notify(client, name);
-        return;
-      }
-      if (rows.length > 0) await this.#insertEntries(client, locked.id, 0, rows, texts, counts);
+      if (rows.length > 0)
+        await this.#insertEntries(
+          client,
+          locked.id,
+          0,
+          rows,
+          texts,
+          counts,
+          entries.map((entry) => entry.id ?? null),
+        );
       await client.query(
         `UPDATE ${this.#t.conversations} SET head = $2, search_head = $2, epoch = $3 WHERE id = $1`,
         [locked.id, rows.length, epoch],
@@ -603,8 +662,8 @@ export class PostgresStore implements ConversationStore {
       if (locked === undefined || locked.head === 0) return undefined;
       const seq = locked.head - 1;
       // The entry's search vector is in its row: it leaves the index with it.
-      const removed = await client.query<{ metadata: unknown; message: unknown }>(
-        `DELETE FROM ${this.#t.entries} WHERE conversation_id = $1 AND seq = $2 RETURNING metadata, message`,
+      const removed = await client.query<{ metadata: unknown; message: unknown; message_id: string | null }>(
+        `DELETE FROM ${this.#t.entries} WHERE conversation_id = $1 AND seq = $2 RETURNING metadata, message, message_id`,
         [locked.id, seq],
       );
       const row = removed.rows[0];
@@ -614,16 +673,13 @@ export class PostgresStore implements ConversationStore {
         });
       }
       const entry = parseStoredEntry(conversationId, seq, row.metadata, row.message);
+      if (typeof row.message_id === 'string') entry.id = row.message_id;
       await this.#notify(client, idBytes(conversationId));
-      if (seq === 0 && locked.metaVersion === 0) {
-        // Nothing left to list: drop the row, as replace does.
-        await client.query(`DELETE FROM ${this.#t.conversations} WHERE id = $1`, [locked.id]);
-      } else {
-        await client.query(
-          `UPDATE ${this.#t.conversations} SET head = $2, search_head = LEAST(search_head, $2), epoch = $3 WHERE id = $1`,
-          [locked.id, seq, epoch],
-        );
-      }
+      // Kept when emptied, with its new generation (see replace).
+      await client.query(
+        `UPDATE ${this.#t.conversations} SET head = $2, search_head = LEAST(search_head, $2), epoch = $3 WHERE id = $1`,
+        [locked.id, seq, epoch],
+      );
       return entry;
     });
   }
@@ -732,7 +788,8 @@ export class PostgresStore implements ConversationStore {
       undefined,
       'list',
       `SELECT name FROM ${this.#t.conversations}
-       WHERE substring(name FROM 1 FOR ${INDEXED_ID_BYTES}) >= substring($1::bytea FROM 1 FOR ${INDEXED_ID_BYTES})
+       WHERE (head > 0 OR meta_version > 0)
+         AND substring(name FROM 1 FOR ${INDEXED_ID_BYTES}) >= substring($1::bytea FROM 1 FOR ${INDEXED_ID_BYTES})
          AND ($2::bytea IS NULL OR substring(name FROM 1 FOR ${INDEXED_ID_BYTES}) <= substring($2::bytea FROM 1 FOR ${INDEXED_ID_BYTES}))
          AND (CASE WHEN $3 THEN name > $1::bytea ELSE name >= $1::bytea END)
          AND ($2::bytea IS NULL OR name < $2::bytea)
@@ -751,18 +808,25 @@ export class PostgresStore implements ConversationStore {
     return { ids: page, cursor: page[page.length - 1] as string };
   }
 
-  async delete(conversationId: string): Promise<void> {
+  async delete(conversationId: string, options?: { epoch?: string }): Promise<void> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
-    // Entries go with the row (ON DELETE CASCADE), in the same statement, which also tells
-    // watchers (delivered when it commits).
-    await this.#query(
-      conversationId,
-      'delete',
-      `WITH gone AS (DELETE FROM ${this.#t.conversations} WHERE name_hash = sha256($1) RETURNING 1)
-       SELECT pg_notify($2, encode(sha256($1), 'hex'))`,
-      [idBytes(conversationId), unquote(this.#t.channel)],
-    );
+    const epoch = checkDeleteArguments(conversationId, options);
+    const name = idBytes(conversationId);
+    // The row stays, emptied, with a new generation (a tombstone: see ConversationStore.epoch), so
+    // an append in flight that names the old one is refused. The entries are deleted after the
+    // row is locked, in a statement of their own, so one committed by an append that held the
+    // lock before this is seen and goes too.
+    await this.#transaction(conversationId, 'delete', async (client) => {
+      const locked = (await this.#lock(client, name, true)) as LockedConversation;
+      await client.query(`DELETE FROM ${this.#t.entries} WHERE conversation_id = $1`, [locked.id]);
+      await client.query(
+        `UPDATE ${this.#t.conversations}
+         SET head = 0, search_head = 0, meta_value = NULL, meta_version = 0, epoch = $2 WHERE id = $1`,
+        [locked.id, epoch],
+      );
+      await this.#notify(client, name);
+    });
   }
 
   /** Tells watchers (when the transaction commits) that the conversation's generation changed. */

@@ -6,6 +6,8 @@
  * - `{prefix}conv:{encoded id}:log` — a LIST, one JSON element per entry (`{"metadata":…,
  *   "message":…}`); the index in the list is the sequence number.
  * - `{prefix}conv:{encoded id}:meta` — a HASH with `value` (JSON) and `version`.
+ * - `{prefix}conv:{encoded id}:ids` — a HASH, message id → seq, for the entries added with an id
+ *   (`NewEntry.id`, also kept in the list element as `"id"`): the index `append` looks ids up in.
  * - `{prefix}conv:{encoded id}:counts` — a HASH, seq → the entry's token counts with the digest
  *   of its list element (entry-counts.ts), written with the entry or later by `saveCounts`.
  * - `{prefix}conversations` — a sorted set of the ids (all score 0, so `ZRANGEBYLEX` pages
@@ -27,7 +29,7 @@
 
 import { createHash } from 'node:crypto';
 import { createClient } from 'redis';
-import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
+import { ConflictError, DuplicateMessageIdError, EpochConflictError, StoreError } from '../errors.js';
 import type { Message, MessageMetadata } from '../messages/types.js';
 import { redactUrl, redactUrlsIn } from '../redact-url.js';
 import { checkSaveCounts, decodeCounts, encodeCounts, withCounts, withUpdates } from './entry-counts.js';
@@ -48,6 +50,7 @@ import type {
 } from './types.js';
 import {
   checkAppendArguments,
+  checkDeleteArguments,
   checkReplaceArguments,
   checkSetMetaArguments,
   newEpoch,
@@ -82,9 +85,10 @@ end
 `;
 
 /**
- * KEYS: log, meta, index, epoch, counts. ARGV: expectedSeq (-1 for none), id, epoch ('' for
- * none), n, n entries, n counts records.
- * Returns {'ok', head} | {'conflict', head} | {'stale', epoch} | {'wrongtype', key, type}.
+ * KEYS: log, meta, index, epoch, counts, ids. ARGV: expectedSeq (-1 for none), id, epoch ('' for
+ * none), n, n entries, n counts records, n message ids ('' for none).
+ * Returns {'ok', head} | {'conflict', head} | {'stale', epoch} | {'duplicate', id, seq, …} |
+ * {'wrongtype', key, type}.
  */
 const APPEND = `${PUSH_SLICE}
 local t = kind(KEYS[1])
@@ -94,10 +98,28 @@ if et ~= 'string' and et ~= 'none' then return {'wrongtype', KEYS[4], et} end
 local current = redis.call('GET', KEYS[4])
 if ARGV[3] ~= '' and current and current ~= ARGV[3] then return {'stale', current} end
 local head = redis.call('LLEN', KEYS[1])
+local n = tonumber(ARGV[4])
+local dt = kind(KEYS[6])
+if dt ~= 'hash' and dt ~= 'none' then return {'wrongtype', KEYS[6], dt} end
+local held = {'duplicate'}
+for i = 1, n do
+  local mid = ARGV[4 + 2 * n + i]
+  if mid ~= '' then
+    local seq = redis.call('HGET', KEYS[6], mid)
+    if seq then
+      held[#held + 1] = mid
+      held[#held + 1] = seq
+    end
+  end
+end
+if #held > 1 then return held end
 local expected = tonumber(ARGV[1])
 if expected >= 0 and expected ~= head then return {'conflict', head} end
-local n = tonumber(ARGV[4])
 if n > 0 then
+  for i = 1, n do
+    local mid = ARGV[4 + 2 * n + i]
+    if mid ~= '' then redis.call('HSET', KEYS[6], mid, head + i - 1) end
+  end
   local it = kind(KEYS[3])
   if it ~= 'zset' and it ~= 'none' then return {'wrongtype', KEYS[3], it} end
   local ct = kind(KEYS[5])
@@ -111,21 +133,26 @@ return {'ok', head}
 `;
 
 /**
- * KEYS: log, meta, index, epoch, counts. ARGV: id, epoch, n, n entries, n counts records.
+ * KEYS: log, meta, index, epoch, counts, ids. ARGV: id, epoch, n, n entries, n counts records,
+ * n message ids ('' for none).
  * Returns {'ok', 0} | {'wrongtype', key, type}.
  */
 const REPLACE = `${PUSH_SLICE}
-for _, key in ipairs({KEYS[1], KEYS[2], KEYS[5]}) do
+for _, key in ipairs({KEYS[1], KEYS[2], KEYS[5], KEYS[6]}) do
   local t = kind(key)
   local want = key == KEYS[1] and 'list' or 'hash'
   if t ~= want and t ~= 'none' then return {'wrongtype', key, t} end
 end
 local it = kind(KEYS[3])
 if it ~= 'zset' and it ~= 'none' then return {'wrongtype', KEYS[3], it} end
-redis.call('DEL', KEYS[1], KEYS[5])
+redis.call('DEL', KEYS[1], KEYS[5], KEYS[6])
 redis.call('SET', KEYS[4], ARGV[2])
 redis.call('PUBLISH', KEYS[4] .. ':changed', ARGV[2])
 local n = tonumber(ARGV[3])
+for i = 1, n do
+  local mid = ARGV[3 + 2 * n + i]
+  if mid ~= '' then redis.call('HSET', KEYS[6], mid, i - 1) end
+end
 if n > 0 then
   push(KEYS[1], 4, 3 + n)
   setCounts(KEYS[5], 4, n, 0)
@@ -153,18 +180,22 @@ redis.call('ZADD', KEYS[2], 0, ARGV[2])
 return {'ok', current + 1}
 `;
 
-/** KEYS: log, meta, index, epoch, counts. ARGV: id. */
+/**
+ * KEYS: log, meta, index, epoch, counts, ids. ARGV: id, epoch. The generation is renewed, not
+ * removed (see \`ConversationStore.epoch\`): an append naming the old one is then refused.
+ */
 const DELETE = `
 local it = redis.call('TYPE', KEYS[3]).ok
 if it ~= 'zset' and it ~= 'none' then return {'wrongtype', KEYS[3], it} end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[4], KEYS[5])
-redis.call('PUBLISH', KEYS[4] .. ':changed', '')
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[5], KEYS[6])
+redis.call('SET', KEYS[4], ARGV[2])
+redis.call('PUBLISH', KEYS[4] .. ':changed', ARGV[2])
 redis.call('ZREM', KEYS[3], ARGV[1])
 return {'ok', 0}
 `;
 
 /**
- * KEYS: log, meta, index, epoch, counts. ARGV: id, epoch.
+ * KEYS: log, meta, index, epoch, counts, ids. ARGV: id, epoch.
  * Returns {'ok', element, seq} | {'empty', 0} | {'wrongtype', key, type}.
  */
 const POP = `
@@ -178,6 +209,13 @@ redis.call('SET', KEYS[4], ARGV[2])
 redis.call('PUBLISH', KEYS[4] .. ':changed', ARGV[2])
 local seq = redis.call('LLEN', KEYS[1])
 if redis.call('TYPE', KEYS[5]).ok == 'hash' then redis.call('HDEL', KEYS[5], tostring(seq)) end
+-- An element added with an id starts with it (see #serialize): the id leaves the index with it.
+if string.sub(last, 1, 7) == '{"id":"' and redis.call('TYPE', KEYS[6]).ok == 'hash' then
+  local ok, decoded = pcall(cjson.decode, last)
+  if ok and type(decoded) == 'table' and type(decoded.id) == 'string' then
+    redis.call('HDEL', KEYS[6], decoded.id)
+  end
+end
 if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('ZREM', KEYS[3], ARGV[1])
 end
@@ -217,7 +255,7 @@ const SCRIPTS = {
 /** An entry from its list element, `{"metadata":{…},"message":{…}}`. */
 function parseElement(conversationId: string, seq: number, element: unknown): StoredEntry {
   const record = parseStoredObject(conversationId, `entry ${seq}`, element);
-  const { metadata, message } = record;
+  const { metadata, message, id } = record;
   if (typeof metadata !== 'object' || metadata === null || typeof message !== 'object' || message === null) {
     throw new StoreError(
       conversationId,
@@ -225,7 +263,9 @@ function parseElement(conversationId: string, seq: number, element: unknown): St
       { code: 'corrupt' },
     );
   }
-  return { seq, message: message as Message, metadata: metadata as MessageMetadata };
+  const entry: StoredEntry = { seq, message: message as Message, metadata: metadata as MessageMetadata };
+  if (typeof id === 'string') entry.id = id;
+  return entry;
 }
 
 /**
@@ -344,9 +384,15 @@ export class RedisStore implements ConversationStore {
     return new RedisStore(client, where, prefix);
   }
 
-  #keys(conversationId: string): { log: string; meta: string; epoch: string; counts: string } {
+  #keys(conversationId: string): { log: string; meta: string; epoch: string; counts: string; ids: string } {
     const base = `${this.#prefix}conv:${encodeId(conversationId)}`;
-    return { log: `${base}:log`, meta: `${base}:meta`, epoch: `${base}:epoch`, counts: `${base}:counts` };
+    return {
+      log: `${base}:log`,
+      meta: `${base}:meta`,
+      epoch: `${base}:epoch`,
+      counts: `${base}:counts`,
+      ids: `${base}:ids`,
+    };
   }
 
   #checkOpen(conversationId: string | undefined): void {
@@ -379,7 +425,7 @@ export class RedisStore implements ConversationStore {
             ? 'hash'
             : key.endsWith(':epoch')
               ? 'string'
-              : key.endsWith(':counts')
+              : key.endsWith(':counts') || key.endsWith(':ids')
                 ? 'hash'
                 : 'zset';
         if (type !== expected && type !== 'none') return this.#wrongType(conversationId, key, String(type));
@@ -425,13 +471,18 @@ export class RedisStore implements ConversationStore {
     return parsed;
   }
 
-  /** The script arguments of a batch: its size, its list elements, then their counts records. */
+  /**
+   * The script arguments of a batch: its size, its list elements, their counts records, then
+   * their message ids ('' for none).
+   */
   #serialize(conversationId: string, entries: readonly NewEntry[]): string[] {
-    const elements = serializeEntries(conversationId, entries).map(
-      ([metadata, message]) => `{"metadata":${metadata},"message":${message}}`,
-    );
+    const elements = serializeEntries(conversationId, entries).map(([metadata, message], i) => {
+      const id = entries[i]?.id;
+      const head = id === undefined ? '' : `"id":${JSON.stringify(id)},`;
+      return `{${head}"metadata":${metadata},"message":${message}}`;
+    });
     const counts = entries.map((entry, i) => encodeCounts(elements[i] as string, entry.counts) ?? '');
-    return [String(elements.length), ...elements, ...counts];
+    return [String(elements.length), ...elements, ...counts, ...entries.map((entry) => entry.id ?? '')];
   }
 
   async append(
@@ -444,14 +495,21 @@ export class RedisStore implements ConversationStore {
     const { expected, epoch } = checkAppendArguments(conversationId, entries, options);
     const elements = this.#serialize(conversationId, entries);
     const keys = this.#keys(conversationId);
-    const [status, head] = await this.#eval(
+    const reply = await this.#eval(
       conversationId,
       'append',
       SCRIPTS.append,
-      [keys.log, keys.meta, this.#index, keys.epoch, keys.counts],
+      [keys.log, keys.meta, this.#index, keys.epoch, keys.counts, keys.ids],
       [String(expected ?? -1), conversationId, epoch ?? '', ...elements],
     );
+    const [status, head] = reply;
     if (status === 'stale') throw new EpochConflictError(conversationId, epoch ?? '', String(head));
+    if (status === 'duplicate') {
+      const held: Array<{ id: string; seq: number }> = [];
+      for (let i = 1; i + 1 < reply.length; i += 2)
+        held.push({ id: String(reply[i]), seq: Number(reply[i + 1]) });
+      throw new DuplicateMessageIdError(conversationId, held);
+    }
     if (status === 'conflict') throw new ConflictError(conversationId, expected ?? 0, Number(head));
     return Number(head);
   }
@@ -510,7 +568,7 @@ export class RedisStore implements ConversationStore {
       conversationId,
       'replace',
       SCRIPTS.replace,
-      [keys.log, keys.meta, this.#index, keys.epoch, keys.counts],
+      [keys.log, keys.meta, this.#index, keys.epoch, keys.counts, keys.ids],
       [conversationId, epoch, ...elements],
     );
   }
@@ -523,7 +581,7 @@ export class RedisStore implements ConversationStore {
       conversationId,
       'pop',
       SCRIPTS.pop,
-      [keys.log, keys.meta, this.#index, keys.epoch, keys.counts],
+      [keys.log, keys.meta, this.#index, keys.epoch, keys.counts, keys.ids],
       [conversationId, newEpoch()],
     );
     if (status === 'empty') return undefined;
@@ -690,16 +748,17 @@ export class RedisStore implements ConversationStore {
     return { ids: page, cursor: page[page.length - 1] as string };
   }
 
-  async delete(conversationId: string): Promise<void> {
+  async delete(conversationId: string, options?: { epoch?: string }): Promise<void> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
-    const { log, meta, epoch, counts } = this.#keys(conversationId);
+    const generation = checkDeleteArguments(conversationId, options);
+    const { log, meta, epoch, counts, ids } = this.#keys(conversationId);
     await this.#eval(
       conversationId,
       'delete',
       SCRIPTS.delete,
-      [log, meta, this.#index, epoch, counts],
-      [conversationId],
+      [log, meta, this.#index, epoch, counts, ids],
+      [conversationId, generation],
     );
   }
 

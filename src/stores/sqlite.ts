@@ -18,7 +18,7 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { ConflictError, EpochConflictError, StoreError } from '../errors.js';
+import { ConflictError, DuplicateMessageIdError, EpochConflictError, StoreError } from '../errors.js';
 import { SLICE_MS, Slices } from '../slices.js';
 import {
   checkSaveCounts,
@@ -49,7 +49,9 @@ import type {
   StoredEntry,
 } from './types.js';
 import {
+  batchIds,
   checkAppendArguments,
+  checkDeleteArguments,
   checkReplaceArguments,
   checkSetMetaArguments,
   newEpoch,
@@ -74,14 +76,14 @@ export interface SqliteStoreOptions {
 }
 
 /** The schema version this code writes; a newer file is refused rather than misread. */
-export const SQLITE_SCHEMA_VERSION = 4;
+export const SQLITE_SCHEMA_VERSION = 5;
 
 const SQLITE_HEADER = 'SQLite format 3\u0000';
 
 /**
  * Ordered migrations; entry `i` takes the schema from version `i` to `i + 1`.
  *
- * One `conversations` row per conversation that has entries or metadata holds its head (so
+ * One `conversations` row per conversation that has entries, metadata or a generation holds its head (so
  * the append transaction reads one row) and its metadata with the CAS version; listing pages
  * through its primary key. `entries` is a rowid table (not WITHOUT ROWID) because a message
  * may be megabytes.
@@ -106,6 +108,9 @@ const MIGRATIONS: readonly string[] = [
   'ALTER TABLE conversations ADD COLUMN epoch TEXT;',
   // Each entry's token counts by tokenizer, tied to its message text (entry-counts.ts).
   'ALTER TABLE entries ADD COLUMN counts TEXT;',
+  // The caller's message ids (NewEntry.id), one entry per id in a conversation, looked up by append.
+  `ALTER TABLE entries ADD COLUMN message_id TEXT;
+   CREATE UNIQUE INDEX entries_message_id ON entries (conversation_id, message_id) WHERE message_id IS NOT NULL;`,
 ];
 
 interface HeadRow {
@@ -119,6 +124,7 @@ interface EntryRow {
   metadata: unknown;
   message: unknown;
   counts: unknown;
+  message_id: unknown;
 }
 
 interface MetaRow {
@@ -229,6 +235,7 @@ function nextPageRows(rows: number, ms: number): number {
 
 function storedRow(conversationId: string, row: EntryRow): StoredEntry {
   const entry = parseStoredEntry(conversationId, row.seq, row.metadata, row.message);
+  if (typeof row.message_id === 'string') entry.id = row.message_id;
   return withCounts(
     entry,
     typeof row.message === 'string' ? decodeCounts(row.counts, row.message) : undefined,
@@ -250,14 +257,14 @@ export class SqliteStore implements ConversationStore {
   readonly search: SqliteSearch;
 
   readonly #selectHead: Database.Statement<[string], HeadRow>;
-  readonly #insertEntry: Database.Statement<[string, number, string, string, string | null]>;
+  readonly #insertEntry: Database.Statement<[string, number, string, string, string | null, string | null]>;
+  readonly #selectId: Database.Statement<[string, string], { seq: number }>;
   readonly #selectCounts: Database.Statement<[string, number], { message: unknown; counts: unknown }>;
   readonly #updateCounts: Database.Statement<[string, string, number]>;
   readonly #upsertHead: Database.Statement<[string, number]>;
   readonly #setEpoch: Database.Statement<[string, string]>;
   readonly #deleteEntries: Database.Statement<[string]>;
-  readonly #deleteConversation: Database.Statement<[string]>;
-  readonly #deleteIfEmpty: Database.Statement<[string]>;
+  readonly #tombstone: Database.Statement<[string, string]>;
   readonly #selectEntries: Database.Statement<[string, number, number], EntryRow>;
   readonly #selectMeta: Database.Statement<[string], MetaRow>;
   readonly #selectLast: Database.Statement<[string, number], EntryRow & { rowid: number }>;
@@ -315,8 +322,11 @@ export class SqliteStore implements ConversationStore {
       this.#selectHead = db.prepare<[string], HeadRow>(
         'SELECT head, meta_version, epoch FROM conversations WHERE conversation_id = ?',
       );
-      this.#insertEntry = db.prepare<[string, number, string, string, string | null]>(
-        'INSERT INTO entries (conversation_id, seq, metadata, message, counts) VALUES (?, ?, ?, ?, ?)',
+      this.#insertEntry = db.prepare<[string, number, string, string, string | null, string | null]>(
+        'INSERT INTO entries (conversation_id, seq, metadata, message, counts, message_id) VALUES (?, ?, ?, ?, ?, ?)',
+      );
+      this.#selectId = db.prepare<[string, string], { seq: number }>(
+        'SELECT seq FROM entries WHERE conversation_id = ? AND message_id = ?',
       );
       this.#selectCounts = db.prepare<[string, number], { message: unknown; counts: unknown }>(
         'SELECT message, counts FROM entries WHERE conversation_id = ? AND seq = ?',
@@ -333,15 +343,18 @@ export class SqliteStore implements ConversationStore {
          ON CONFLICT (conversation_id) DO UPDATE SET epoch = excluded.epoch`,
       );
       this.#deleteEntries = db.prepare<[string]>('DELETE FROM entries WHERE conversation_id = ?');
-      this.#deleteConversation = db.prepare<[string]>('DELETE FROM conversations WHERE conversation_id = ?');
-      this.#deleteIfEmpty = db.prepare<[string]>(
-        'DELETE FROM conversations WHERE conversation_id = ? AND head = 0 AND meta_version = 0',
+      // A deleted conversation keeps its row, empty, with a new generation (ConversationStore.epoch):
+      // an emptied row is never deleted, or an append naming the old generation would be taken.
+      this.#tombstone = db.prepare<[string, string]>(
+        `INSERT INTO conversations (conversation_id, epoch) VALUES (?, ?)
+         ON CONFLICT (conversation_id) DO UPDATE
+         SET head = 0, search_head = 0, meta_value = NULL, meta_version = 0, epoch = excluded.epoch`,
       );
       this.#selectEntries = db.prepare<[string, number, number], EntryRow>(
-        'SELECT seq, metadata, message, counts FROM entries WHERE conversation_id = ? AND seq >= ? ORDER BY seq LIMIT ?',
+        'SELECT seq, metadata, message, counts, message_id FROM entries WHERE conversation_id = ? AND seq >= ? ORDER BY seq LIMIT ?',
       );
       this.#selectLast = db.prepare<[string, number], EntryRow & { rowid: number }>(
-        'SELECT rowid, seq, metadata, message, counts FROM entries WHERE conversation_id = ? AND seq = ?',
+        'SELECT rowid, seq, metadata, message, counts, message_id FROM entries WHERE conversation_id = ? AND seq = ?',
       );
       this.#deleteEntry = db.prepare<[string, number]>(
         'DELETE FROM entries WHERE conversation_id = ? AND seq = ?',
@@ -442,14 +455,26 @@ export class SqliteStore implements ConversationStore {
           const current = row?.epoch ?? null;
           if (epoch !== undefined && current !== null && current !== epoch)
             throw new EpochConflictError(conversationId, epoch, current);
+          // One lookup in the (conversation_id, message_id) index per id, inside the transaction.
+          const held = batchIds(entries).flatMap(({ id }) => {
+            const found = this.#selectId.get(conversationId, id);
+            return found === undefined ? [] : [{ id, seq: found.seq }];
+          });
+          if (held.length > 0) throw new DuplicateMessageIdError(conversationId, held);
           if (expected !== undefined && expected !== head)
             throw new ConflictError(conversationId, expected, head);
           if (rows.length === 0) return head;
           if (epoch !== undefined && current === null) this.#setEpoch.run(conversationId, epoch);
           rowids = rows.map(
             ([metadata, message], i) =>
-              this.#insertEntry.run(conversationId, head + i, metadata, message, counts[i] ?? null)
-                .lastInsertRowid as number,
+              this.#insertEntry.run(
+                conversationId,
+                head + i,
+                metadata,
+                message,
+                counts[i] ?? null,
+                entries[i]?.id ?? null,
+              ).lastInsertRowid as number,
           );
           this.#upsertHead.run(conversationId, head + rows.length);
           return head;
@@ -541,13 +566,18 @@ export class SqliteStore implements ConversationStore {
           this.#deleteEntries.run(conversationId);
           const rowids = rows.map(
             ([metadata, message], seq) =>
-              this.#insertEntry.run(conversationId, seq, metadata, message, counts[seq] ?? null)
-                .lastInsertRowid as number,
+              this.#insertEntry.run(
+                conversationId,
+                seq,
+                metadata,
+                message,
+                counts[seq] ?? null,
+                entries[seq]?.id ?? null,
+              ).lastInsertRowid as number,
           );
           this.#upsertHead.run(conversationId, rows.length);
           this.#setEpoch.run(conversationId, epoch);
           this.search.afterReplace(conversationId, rowids, texts);
-          this.#deleteIfEmpty.run(conversationId);
         })
         .immediate();
     });
@@ -567,7 +597,6 @@ export class SqliteStore implements ConversationStore {
           this.#deleteEntry.run(conversationId, row.seq);
           this.#upsertHead.run(conversationId, row.seq);
           this.#setEpoch.run(conversationId, epoch);
-          this.#deleteIfEmpty.run(conversationId);
           return entry;
         })
         .immediate();
@@ -636,7 +665,11 @@ export class SqliteStore implements ConversationStore {
       const { prefix, cursor, limit } = listOptions(options);
       const start = pageStart(prefix, cursor);
       const upper = prefixUpperBound(prefix);
-      const clauses = [start.exclusive ? 'conversation_id > ?' : 'conversation_id >= ?'];
+      // Emptied and deleted conversations keep their row (their generation) but are not listed.
+      const clauses = [
+        start.exclusive ? 'conversation_id > ?' : 'conversation_id >= ?',
+        '(head > 0 OR meta_version > 0)',
+      ];
       const params: Array<string | number> = [start.from];
       if (upper !== undefined) {
         clauses.push('conversation_id < ?');
@@ -656,14 +689,15 @@ export class SqliteStore implements ConversationStore {
     });
   }
 
-  async delete(conversationId: string): Promise<void> {
+  async delete(conversationId: string, options?: { epoch?: string }): Promise<void> {
     this.#run(conversationId, 'delete', () => {
       validateConversationId(conversationId);
+      const epoch = checkDeleteArguments(conversationId, options);
       this.#db
         .transaction(() => {
           this.search.beforeRemove(conversationId);
           this.#deleteEntries.run(conversationId);
-          this.#deleteConversation.run(conversationId);
+          this.#tombstone.run(conversationId, epoch);
         })
         .immediate();
     });

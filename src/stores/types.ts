@@ -11,6 +11,8 @@ export interface StoredEntry {
   seq: number;
   message: Message;
   metadata: MessageMetadata;
+  /** The id the message was added with (`NewEntry.id`), when it had one. */
+  id?: string;
   /**
    * The message's stored token counts, by tokenizer, when the store keeps counts and they were
    * made from the message as it reads now (a count whose message changed since is left out):
@@ -23,6 +25,11 @@ export interface StoredEntry {
 export interface NewEntry {
   message: Message;
   metadata: MessageMetadata;
+  /**
+   * The caller's id for the message (see `messageIdProblem` for what an id may be): the store keeps
+   * at most one entry per id in a conversation's generation, decided atomically with the append.
+   */
+  id?: string;
   /** Token counts of the message to keep with it (see {@link StoredEntry.counts}). */
   counts?: EntryCounts;
 }
@@ -134,12 +141,20 @@ export interface ConversationStore {
    * a conversation without a generation (new, deleted, or written before generations existed)
    * takes this one. Without `expectedSeq` the store gives the next free sequence numbers, so
    * concurrent writers never lose a race: they read back what others appended before them.
+   * Entries with an `id` the conversation already holds (in its generation) append nothing: the
+   * call rejects with `DuplicateMessageIdError` saying where each is stored, checked in the same
+   * atomic step as the append (so of two writers adding the same id at once, one appends and the
+   * other is told), after the generation and before `expectedSeq`. Finding an id costs one index
+   * lookup. Ids repeated within a batch are refused (`StoreError`, `invalid_argument`).
    */
   append(conversationId: string, entries: readonly NewEntry[], options?: AppendOptions): Promise<number>;
   /**
-   * The conversation's generation: a token `replace` renews and `delete` removes, so a writer
+   * The conversation's generation: a token `replace`, `pop` and `delete` renew, so a writer
    * that holds an old one knows the log it read was replaced, whatever its length. `null` when
-   * the conversation has none. Tokens are never reused.
+   * the conversation has none (never written, or written before generations existed). A
+   * generation never goes back: tokens are never reused, and a deleted conversation keeps a new
+   * one (a tombstone holding no entry), so an append already in flight that names the generation
+   * it read before the delete is refused instead of bringing that generation back.
    */
   epoch(conversationId: string): Promise<string | null>;
   /**
@@ -187,7 +202,12 @@ export interface ConversationStore {
     updates: readonly EntryCountsUpdate[],
     options: { epoch: string | null },
   ): Promise<boolean>;
-  /** Removes a conversation's log, metadata and generation; no error when absent. */
-  delete(conversationId: string): Promise<void>;
+  /**
+   * Removes a conversation's log and metadata, atomically, and gives it a new generation
+   * (`options.epoch`, or a random one): the conversation is then empty and not listed, but an
+   * append naming the generation it had is refused with `EpochConflictError` (see {@link epoch}).
+   * No error when absent.
+   */
+  delete(conversationId: string, options?: { epoch?: string }): Promise<void>;
   close(): Promise<void>;
 }

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { StoreError } from '../errors.js';
 import { jsonValueIssues } from '../messages/json-limits.js';
 import { validateEntryCounts } from './entry-counts.js';
+import { messageIdProblem, quoteId } from './message-id.js';
 import type { AppendOptions, NewEntry } from './types.js';
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -55,7 +56,35 @@ export function validateNewEntries(
       );
     }
     validateEntryCounts(conversationId, `entries[${i}].counts`, entry.counts);
+    if (entry.id !== undefined) {
+      const problem = messageIdProblem(entry.id);
+      if (problem !== undefined) {
+        throw new StoreError(conversationId, `entries[${i}].id: ${problem}`, { code: 'invalid_argument' });
+      }
+    }
   });
+  const seen = new Map<string, number>();
+  entries.forEach((entry: { id?: unknown }, i) => {
+    if (typeof entry.id !== 'string') return;
+    const first = seen.get(entry.id);
+    if (first !== undefined) {
+      throw new StoreError(
+        conversationId,
+        `entries[${i}].id: ${quoteId(entry.id)} is also the id of entries[${first}]; a batch holds each id once`,
+        { code: 'invalid_argument' },
+      );
+    }
+    seen.set(entry.id, i);
+  });
+}
+
+/** The ids a batch carries, with the index of each entry in the batch. */
+export function batchIds(entries: readonly NewEntry[]): Array<{ id: string; index: number }> {
+  const ids: Array<{ id: string; index: number }> = [];
+  entries.forEach((entry, index) => {
+    if (entry.id !== undefined) ids.push({ id: entry.id, index });
+  });
+  return ids;
 }
 
 /**
@@ -171,6 +200,14 @@ export function checkReplaceArguments(
   options: { epoch?: string } | undefined,
 ): string {
   validateNewEntries(conversationId, entries);
+  return validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
+}
+
+/** Checks `delete` options; resolves with the generation the deleted conversation takes. */
+export function checkDeleteArguments(
+  conversationId: string,
+  options: { epoch?: string } | undefined,
+): string {
   return validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
 }
 

@@ -9,7 +9,7 @@
  */
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConflictError, EpochConflictError, StoreError } from '../../src/errors.js';
+import { ConflictError, DuplicateMessageIdError, EpochConflictError, StoreError } from '../../src/errors.js';
 import type { Message, MessageMetadata } from '../../src/messages/types.js';
 import type { ConversationStore, NewEntry, StoredEntry, StoreSearch } from '../../src/stores/types.js';
 
@@ -798,15 +798,52 @@ export function testStore(name: string, factory: () => Promise<StoreFixture>): v
         expect(random).not.toBe('new');
       });
 
-      it('forgets the generation on delete; the next writer starts one', async () => {
+      // Issue 31 item 1: delete used to remove the generation, so an append naming the old one was
+      // taken and brought it back (and any manager still holding it never noticed the clear).
+      it('renews the generation on delete: an append naming the old one is refused, the new one continues', async () => {
         await store.append('c', [entry('a')], { epoch: 'g1' });
-        await store.delete('c');
-        expect(await store.epoch('c')).toBeNull();
-        expect(await store.append('c', [entry('b')], { epoch: 'g2' })).toBe(0);
+        await store.delete('c', { epoch: 'g2' });
         expect(await store.epoch('c')).toBe('g2');
         expect(await rejection(store.append('c', [entry('x')], { epoch: 'g1' }))).toBeInstanceOf(
           EpochConflictError,
         );
+        expect(await store.head('c')).toBe(0);
+        expect(await store.append('c', [entry('b')], { epoch: 'g2' })).toBe(0);
+        expect(texts(await store.read('c'))).toEqual(['b']);
+        await store.delete('c');
+        const random = await store.epoch('c');
+        expect(typeof random).toBe('string');
+        expect(['g1', 'g2']).not.toContain(random);
+        expect((await store.list()).ids).toEqual([]);
+        expect(await rejection(store.delete('c', { epoch: '' }))).toBeInstanceOf(StoreError);
+      });
+
+      it('an append in flight across a delete never brings the old generation back (issue 31 item 1)', async () => {
+        // A writer reads the generation, then its append is delayed past another writer's delete.
+        await store.append('c', [entry('card 4111 1111 1111 1111'), entry('b')], { epoch: 'g1' });
+        const held = await store.epoch('c');
+        expect(held).toBe('g1');
+        await store.delete('c');
+        const error = await rejection(store.append('c', [entry('late')], { epoch: held as string }));
+        expect(error).toBeInstanceOf(EpochConflictError);
+        expect(error).toMatchObject({ expected: 'g1', code: 'stale_epoch' });
+        expect(await store.head('c')).toBe(0);
+        expect(await store.read('c')).toEqual([]);
+        const renewed = await store.epoch('c');
+        expect(renewed).not.toBeNull();
+        expect(renewed).not.toBe('g1');
+        // Emptying by replace or pop keeps a generation as well.
+        await store.append('d', [entry('only')], { epoch: 'd1' });
+        await store.pop('d');
+        expect(await rejection(store.append('d', [entry('late')], { epoch: 'd1' }))).toBeInstanceOf(
+          EpochConflictError,
+        );
+        await store.append('e', [entry('only')], { epoch: 'e1' });
+        await store.replace('e', []);
+        expect(await rejection(store.append('e', [entry('late')], { epoch: 'e1' }))).toBeInstanceOf(
+          EpochConflictError,
+        );
+        expect((await store.list()).ids).toEqual([]);
       });
 
       it('keeps generations per conversation and refuses a bad token', async () => {
@@ -929,6 +966,135 @@ export function testStore(name: string, factory: () => Promise<StoreFixture>): v
         await store.close();
         store = await reopen();
         expect(countsOf(await store.read('c'))).toEqual([{ k: 1 }, { k: 2 }]);
+      });
+    });
+
+    describe('message ids (issue 33 item 1)', () => {
+      const withId = (text: string, id: string): NewEntry => ({ ...entry(text), id });
+      const heldOf = async (promise: Promise<unknown>) => {
+        const error = await rejection(promise);
+        expect(error).toBeInstanceOf(DuplicateMessageIdError);
+        return (error as DuplicateMessageIdError).held;
+      };
+
+      it('keeps an id with its entry and appends nothing of a batch holding an id already stored', async () => {
+        expect(await store.append('c', [withId('a', 'x'), entry('plain')])).toBe(0);
+        const [first, plain] = await store.read('c');
+        expect(first).toMatchObject({ seq: 0, id: 'x' });
+        expect(plain && 'id' in plain).toBe(false);
+        expect(await heldOf(store.append('c', [withId('b', 'y'), withId('c', 'x')]))).toEqual([
+          { id: 'x', seq: 0 },
+        ]);
+        expect(await store.head('c')).toBe(2);
+        expect(await store.append('c', [withId('b', 'y')])).toBe(2);
+        expect(await heldOf(store.append('c', [withId('b', 'y'), withId('a', 'x')]))).toEqual(
+          expect.arrayContaining([
+            { id: 'y', seq: 2 },
+            { id: 'x', seq: 0 },
+          ]),
+        );
+        // Ids are per conversation.
+        expect(await store.append('other', [withId('a', 'x')])).toBe(0);
+        expect(texts(await store.read('c'))).toEqual(['a', 'plain', 'b']);
+      });
+
+      it('checks ids after the generation and before expectedSeq', async () => {
+        await store.append('c', [withId('a', 'x')], { epoch: 'g1' });
+        expect(await rejection(store.append('c', [withId('a', 'x')], { epoch: 'g0' }))).toBeInstanceOf(
+          EpochConflictError,
+        );
+        expect(await heldOf(store.append('c', [withId('a', 'x')], { epoch: 'g1', expectedSeq: 5 }))).toEqual([
+          { id: 'x', seq: 0 },
+        ]);
+        expect(await rejection(store.append('c', [withId('z', 'z')], { expectedSeq: 5 }))).toBeInstanceOf(
+          ConflictError,
+        );
+        expect(await store.head('c')).toBe(1);
+      });
+
+      it('refuses a bad id and an id twice in one batch, writing nothing', async () => {
+        for (const bad of ['', 'x'.repeat(257), 'a\u0000b', 'lone \ud800', 42, null]) {
+          const error = await rejection(store.append('c', [{ ...entry('a'), id: bad as string }]));
+          expect(error).toBeInstanceOf(StoreError);
+          expect(error).toMatchObject({
+            code: 'invalid_argument',
+            message: expect.stringMatching(/entries\[0\]\.id/),
+          });
+        }
+        const twice = await rejection(store.append('c', [withId('a', 'x'), withId('b', 'x')]));
+        expect(twice).toMatchObject({
+          code: 'invalid_argument',
+          message: expect.stringMatching(/entries\[1\]\.id/),
+        });
+        expect(await rejection(store.replace('c', [withId('a', 'x'), withId('b', 'x')]))).toBeInstanceOf(
+          StoreError,
+        );
+        expect(await store.head('c')).toBe(0);
+      });
+
+      it('keeps hostile ids exactly', async () => {
+        const ids = [
+          '"id":"x"',
+          'back\\slash',
+          'quote"',
+          'Ünïcödé 🚀',
+          'line\nbreak',
+          ' ',
+          'i'.repeat(256),
+          '{"id":"',
+        ];
+        await store.append(
+          'c',
+          ids.map((id, i) => withId(`m${i}`, id)),
+        );
+        expect((await store.read('c')).map((e) => e.id)).toEqual(ids);
+        for (const [i, id] of ids.entries()) {
+          expect(await heldOf(store.append('c', [withId('again', id)]))).toEqual([{ id, seq: i }]);
+        }
+        const other = (await fixture.reopen?.()) ?? store;
+        try {
+          expect(await heldOf(other.append('c', [withId('again', ids[3] as string)]))).toEqual([
+            { id: ids[3], seq: 3 },
+          ]);
+          expect((await other.read('c')).map((e) => e.id)).toEqual(ids);
+        } finally {
+          if (other !== store) await other.close();
+        }
+      });
+
+      it('lets an id go with its entry: pop, replace and delete', async () => {
+        await store.append('c', [withId('a', 'x'), withId('b', 'y')]);
+        expect((await store.pop('c'))?.id).toBe('y');
+        expect(await store.append('c', [withId('b2', 'y')])).toBe(1);
+        await store.replace('c', [withId('r', 'y'), entry('s')]);
+        expect(await store.append('c', [withId('a', 'x')])).toBe(2);
+        expect(await heldOf(store.append('c', [withId('r', 'y')]))).toEqual([{ id: 'y', seq: 0 }]);
+        await store.delete('c');
+        expect(await store.append('c', [withId('r', 'y')])).toBe(0);
+        await store.replace('c', []);
+        expect(await store.append('c', [withId('r', 'y')])).toBe(0);
+      });
+
+      it('of many writers adding one id at once, exactly one stores it', async () => {
+        const others = await Promise.all(
+          Array.from({ length: 3 }, async () => (await fixture.reopen?.()) ?? store),
+        );
+        try {
+          const writers = [store, ...others, store, ...others];
+          const results = await Promise.allSettled(
+            writers.map((w, i) => w.append('c', [withId(`same ${i}`, 'once'), entry(`plain ${i}`)])),
+          );
+          const stored = results.filter((r) => r.status === 'fulfilled');
+          expect(stored).toHaveLength(1);
+          for (const r of results) {
+            if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(DuplicateMessageIdError);
+          }
+          const all = await store.read('c');
+          expect(all).toHaveLength(2);
+          expect(all.filter((e) => e.id === 'once')).toHaveLength(1);
+        } finally {
+          for (const other of new Set(others)) if (other !== store) await other.close();
+        }
       });
     });
 
