@@ -46,7 +46,16 @@ const LIMITS = {
 
 type Limit = (typeof LIMITS)[keyof typeof LIMITS];
 
+/** Pairs of appends (one plain, one identified) in the with-and-without-ids comparison. */
+const ID_PAIRS: { capMs: number; maxOps: number; minOps: number } = {
+  capMs: 2_500,
+  maxOps: 2_000,
+  minOps: 20,
+};
+
 const GOALS = {
+  /** An identified append's median over a plain one's, one at a time at a 10k history: at most. */
+  idsOverPlain: 1.5,
   /** File and SQLite one-at-a-time appends/s over the baseline's at a 10k history: at least. */
   appendsVsBaseline: 100,
   /** Resume of 100k messages from SQLite and the file store: under this many ms. */
@@ -96,10 +105,18 @@ interface WriterFigures {
   perSecond: number;
 }
 
+/** One-at-a-time appends with and without an id, alternated in one loop (issue 33 item 1). */
+interface IdFigures {
+  plain: Summary;
+  identified: Summary;
+  pairs: number;
+}
+
 interface DriverResult {
   name: string;
   durability: string;
   single: AppendFigures;
+  ids: IdFigures;
   batched: AppendFigures;
   resume: ResumeFigures[];
   /** Empty for drivers no other process can open (memory). */
@@ -119,7 +136,11 @@ function sizeLabel(n: number): string {
   return n >= 1000 && n % 1000 === 0 ? `${n / 1000}k` : String(n);
 }
 
-function keepGoing(limit: Limit, done: number, elapsedMs: number): boolean {
+function keepGoing(
+  limit: { capMs: number; maxOps: number; minOps: number },
+  done: number,
+  elapsedMs: number,
+): boolean {
   if (done >= limit.maxOps) return false;
   return done < limit.minOps || elapsedMs < limit.capMs;
 }
@@ -391,6 +412,36 @@ async function appendLoop(
   };
 }
 
+/**
+ * The cost of an id: appends one at a time, alternately without and with an id (\`NewEntry.id\`,
+ * which the store looks up in its index atomically with the append), so both see the same
+ * history length, disk and load. Continues the conversation from \`start\`.
+ */
+async function idLoop(
+  store: ConversationStore,
+  id: string,
+  source: readonly NewEntry[],
+  start: number,
+): Promise<IdFigures & { end: number }> {
+  const plain: number[] = [];
+  const identified: number[] = [];
+  let seq = start;
+  const epoch = (await store.epoch(id)) ?? `bench-${randomBytes(4).toString('hex')}`;
+  const loopStart = performance.now();
+  for (let i = 0; keepGoing(ID_PAIRS, i, performance.now() - loopStart); i++) {
+    for (const withId of [false, true]) {
+      const entry = source[seq];
+      if (!entry) return { plain: summarize(plain), identified: summarize(identified), pairs: i, end: seq };
+      const t0 = performance.now();
+      const given = await store.append(id, [withId ? { ...entry, id: `msg-${seq}` } : entry], { epoch });
+      (withId ? identified : plain).push(performance.now() - t0);
+      if (given !== seq) throw new Error(`${id}: the store gave seq ${given}, expected ${seq}`);
+      seq++;
+    }
+  }
+  return { plain: summarize(plain), identified: summarize(identified), pairs: plain.length, end: seq };
+}
+
 async function measureResume(
   driver: Driver,
   shared: ConversationStore,
@@ -483,8 +534,12 @@ async function measureDriver(
   progress(`${driver.name}: prefill ${sizeLabel(HISTORY)}, appends one at a time…`);
   await prefill(store, ids.appends, entries.slice(0, HISTORY));
   const single = await appendLoop(store, ids.appends, entries, HISTORY, 1, LIMITS.single);
-  progress(`  ${formatCount(single.perSecond)} appends/s (${single.ops}); batched…`);
-  const batched = await appendLoop(store, ids.appends, entries, single.end, BATCH, LIMITS.batched);
+  progress(`  ${formatCount(single.perSecond)} appends/s (${single.ops}); with and without ids…`);
+  const idFigures = await idLoop(store, ids.appends, entries, single.end);
+  progress(
+    `  plain ${formatMs(idFigures.plain.median)}, with an id ${formatMs(idFigures.identified.median)} (${formatRatio(idFigures.identified.median / idFigures.plain.median)}); batched…`,
+  );
+  const batched = await appendLoop(store, ids.appends, entries, idFigures.end, BATCH, LIMITS.batched);
   progress(`  ${formatCount(batched.perSecond)} messages/s in batches of ${BATCH}`);
   const resume: ResumeFigures[] = [];
   const prefills: number[] = [];
@@ -511,7 +566,15 @@ async function measureDriver(
       writers.push(figures);
     }
   }
-  return { name: driver.name, durability: driver.durability, single, batched, resume, writers };
+  return {
+    name: driver.name,
+    durability: driver.durability,
+    single,
+    ids: { plain: idFigures.plain, identified: idFigures.identified, pairs: idFigures.pairs },
+    batched,
+    resume,
+    writers,
+  };
 }
 
 interface RunIds {
@@ -716,6 +779,23 @@ function buildReport(
     ],
   );
 
+  report.heading('Identified appends (issue 33 item 1)');
+  report.note(
+    `One at a time at the same ${sizeLabel(HISTORY)}-message history, alternately without and with an id (the store checks the id in its index atomically with the append: a map lookup on memory and file, the unique (conversation, id) index on SQLite and Postgres, a hash field on Redis), up to ${formatCount(ID_PAIRS.maxOps)} pairs or ${ID_PAIRS.capMs / 1000} s. The ratio is the medians'.`,
+  );
+  report.table(
+    ['store', 'plain: median', 'p95', 'with an id: median', 'p95', 'pairs', 'with ÷ without'],
+    results.map((r) => [
+      r.name,
+      formatMs(r.ids.plain.median),
+      formatMs(r.ids.plain.p95),
+      formatMs(r.ids.identified.median),
+      formatMs(r.ids.identified.p95),
+      formatCount(r.ids.pairs),
+      formatRatio(r.ids.identified.median / r.ids.plain.median),
+    ]),
+  );
+
   report.heading('Resume');
   const headers = ['store'];
   for (const size of RESUME_SIZES) {
@@ -750,6 +830,14 @@ function buildReport(
 
   report.heading('Goals');
   const rows: string[][] = [];
+  for (const r of results) {
+    const idRatio = r.ids.identified.median / r.ids.plain.median;
+    rows.push([
+      `${r.name}: an append with an id costs at most ${GOALS.idsOverPlain}× one without (median, one at a time)`,
+      `${formatMs(r.ids.identified.median)} vs ${formatMs(r.ids.plain.median)} (${formatRatio(idRatio)})`,
+      verdict(idRatio <= GOALS.idsOverPlain),
+    ]);
+  }
   for (const r of results) {
     if (r.name === 'file' || r.name.startsWith('sqlite')) {
       const ratio = r.single.perSecond / base;

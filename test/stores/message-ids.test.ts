@@ -230,3 +230,23 @@ for (const driver of drivers) {
     }, 300_000);
   });
 }
+
+describe('identified messages without a store, and ephemeral ones', () => {
+  it('are checked against the manager’s own history', async () => {
+    const ctx = new ContextManager({});
+    expect(await ctx.addMessage(user('a'), { id: 'a' })).toEqual({ seq: 0, id: 'a', duplicate: false });
+    expect(await ctx.addMessage(user('a'), { id: 'a' })).toEqual({ seq: 0, id: 'a', duplicate: true });
+    expect(await ctx.addMessage(user('note'), { id: 'n', ephemeral: true })).toEqual({
+      seq: 1,
+      id: 'n',
+      duplicate: false,
+    });
+    expect(await ctx.addMessage(user('note'), { id: 'n', ephemeral: true })).toMatchObject({
+      duplicate: true,
+    });
+    expect(await ctx.addMessage(user('b'), { id: 'a' }).catch((e: unknown) => e)).toBeInstanceOf(
+      MessageIdConflictError,
+    );
+    expect((await ctx.getMessages()).map((m) => m.content)).toEqual(['a', 'note']);
+  });
+});
