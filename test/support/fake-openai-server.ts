@@ -28,7 +28,8 @@ export interface FakeRequest {
 /** What the fake model answers: tool calls, or a final text. */
 export interface FakeTurn {
   text?: string;
-  toolCalls?: Array<{ name: string; arguments: unknown }>;
+  /** `id`: the call's id (default `call_N`, counted by this server), e.g. one derived from the request, so that a repeated request gets the same reply. */
+  toolCalls?: Array<{ name: string; arguments: unknown; id?: string }>;
 }
 
 export interface FakeOpenAIOptions {
@@ -228,7 +229,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       const inputTokens = Math.ceil(raw.length / 4);
       const outputTokens = Math.ceil(JSON.stringify(turn).length / 4);
       const calls = (turn.toolCalls ?? []).map((c) => ({
-        id: nextId('call'),
+        id: c.id ?? nextId('call'),
         name: c.name,
         arguments: JSON.stringify(c.arguments),
       }));
