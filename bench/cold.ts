@@ -38,7 +38,7 @@ function progress(text: string): void {
  * Runs `work` while a 10 ms interval timer runs; resolves with its result, how long it took and
  * the longest the timer waited between firings (a synchronous stretch shows as a long wait).
  */
-async function withTimer<T>(
+export async function withTimer<T>(
   work: () => Promise<T>,
 ): Promise<{ value: T; ms: number; cpuMs: number; longestWait: number }> {
   let previous = performance.now();

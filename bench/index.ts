@@ -2,30 +2,12 @@
  * `npm run bench [NAME] [options]`: runs one benchmark (default `core`). Each benchmark is one
  * module, loaded only when asked for, so a new one is one entry in `BENCHMARKS`.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ensurePeersInstalled } from './peers-install.js';
 import { UsageError } from './usage-error.js';
 
-/**
- * The peers benchmark is its own package (bench/peers/package.json): Mastra's line pins peers
- * (zod 3, ai 4) that conflict with the library's, so it is installed there, on first run, and the
- * root `npm install` stays quiet. Its module is loaded by a computed path, so the root typecheck
- * does not need Mastra (`npm run typecheck --prefix bench/peers` checks it).
- */
-function installPeers(name: string): void {
-  const dir = join(dirname(fileURLToPath(import.meta.url)), 'peers');
-  if (!existsSync(join(dir, 'node_modules', '@mastra', 'memory'))) {
-    process.stderr.write(`bench ${name}: installing its own dependencies in bench/peers (once)\n`);
-    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-    const done = spawnSync(npm, ['install', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'inherit' });
-    if (done.status !== 0) throw new Error(`npm install in ${dir} failed (exit ${done.status})`);
-  }
-}
-
+/** The peers benchmark, in its own package (see `ensurePeersInstalled`), loaded by a computed path. */
 async function runPeers(args: readonly string[]): Promise<void> {
-  installPeers('peers');
+  ensurePeersInstalled('peers');
   const entry = './peers/run.js';
   const module = (await import(entry)) as { runPeersBenchmark(args: readonly string[]): Promise<void> };
   await module.runPeersBenchmark(args);
@@ -71,7 +53,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
     run: async (args) => {
       // Mastra's TokenLimiter is one of the contenders; without its package the rest still run.
       try {
-        installPeers('agent');
+        ensurePeersInstalled('agent');
       } catch (err) {
         process.stderr.write(
           `bench agent: ${err instanceof Error ? err.message : String(err)}; Mastra is left out\n`,
@@ -79,6 +61,11 @@ const BENCHMARKS: Record<string, Benchmark> = {
       }
       await (await import('./agent/run.js')).runAgentBenchmark(args);
     },
+  },
+  stateless: {
+    summary:
+      "a worker's first turn of a stored conversation it never saw (2k/20k/100k, every store) vs reading the view's rows, Mastra and LangChain; heap held",
+    run: async (args) => (await import('./stateless.js')).runStatelessBenchmark(args),
   },
   cost: {
     summary:

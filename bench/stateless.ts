@@ -1,0 +1,514 @@
+/**
+ * `npm run bench stateless` (issue 32 item 5): a worker's first turn of a stored agent
+ * conversation it has never seen, per store, at 2k, 10k, 20k and 100k messages. The worker is
+ * one "already serving other conversations": the store is connected and the tokenizer loaded (a
+ * turn of another conversation ran on the same store first); the turn is a new `ContextManager`
+ * on the conversation and its `getMessagesForRequest()`. Beside it, in the same run: reading just
+ * the rows the view holds through the same driver (the floor the issue names), and Mastra's
+ * `TokenLimiter` and LangChain's `trimMessages` stateless calls on the same messages at 10k. Also
+ * the heap held per conversation after the turn, and the longest event-loop stall in it.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { ContextManager } from '../src/manager.js';
+import type { Message } from '../src/messages/types.js';
+import { FileStore } from '../src/stores/file.js';
+import { openSqliteStore } from '../src/stores/sqlite.js';
+import type { ConversationStore } from '../src/stores/types.js';
+import { longSessionMessages } from '../test/support/arbitraries.js';
+import { withTimer } from './cold.js';
+import { ensurePeersInstalled } from './peers-install.js';
+import { formatBytes, formatCount, formatMs, formatRatio, Report, verdict } from './report.js';
+import { collectGarbage, summarize } from './stats.js';
+import { UsageError } from './usage-error.js';
+
+const SEED = 32;
+const MODEL = 'gpt-4o';
+/** The peers benchmark's budget (a 128k window less output and margin), for every contender here. */
+const BUDGET = 100_000;
+const PEER_SIZE = 10_000;
+const WARM_SIZE = 200;
+const POSTGRES_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** The issue's goals. */
+export const GOALS = {
+  /** First turn at 20k and 100k within this many times the turn at 2k. */
+  growth: 1.5,
+  /** First turn within this many times reading the view's rows through the same driver. */
+  overRows: 2,
+  /** First turn at 100k under this (on a quiet machine). */
+  at100kMs: 50,
+  /** Peers' stateless calls at 10k at least this many times slower than the first turn. */
+  peerFactor: 10,
+  /** Heap held per conversation at most this many times its view's JSON, plus `heapSlackBytes`. */
+  heapFactor: 2,
+  heapSlackBytes: 1024 * 1024,
+  /** No event-loop stall over this in a first turn. */
+  stallMs: 50,
+} as const;
+
+function progress(text: string): void {
+  process.stderr.write(`bench stateless: ${text}\n`);
+}
+
+/** One store at one size. */
+export interface SizeRow {
+  store: string;
+  size: number;
+  /** Median first turn over the repeats (a new manager each time). */
+  firstMs: number;
+  firstCpuMs: number;
+  /** The longest event-loop stall in any of the repeats. */
+  stallMs: number;
+  /** Median time to read the rows the view holds, through the same driver. */
+  rowsMs: number;
+  rows: number;
+  viewMessages: number;
+  viewJsonBytes: number;
+  /** Live heap held after the turn, with the manager and its view still referenced. */
+  heapBytes: number;
+}
+
+export interface PeerRow {
+  name: string;
+  ms: number;
+}
+
+export interface Goal {
+  goal: string;
+  measured: string;
+  met: boolean;
+}
+
+/** The issue's goals judged on one run's rows: one line per goal and store. */
+export function judgeGoals(rows: readonly SizeRow[], peers: readonly PeerRow[]): Goal[] {
+  const goals: Goal[] = [];
+  const stores = [...new Set(rows.map((r) => r.store))];
+  const at = (store: string, size: number) => rows.find((r) => r.store === store && r.size === size);
+  for (const store of stores) {
+    const base = at(store, 2_000);
+    for (const size of [20_000, 100_000]) {
+      const row = at(store, size);
+      if (!base || !row) continue;
+      const ratio = row.firstMs / base.firstMs;
+      goals.push({
+        goal: `${store}: first turn at ${formatCount(size)} ≤ ${GOALS.growth}× the turn at 2,000`,
+        measured: `${formatMs(row.firstMs)} / ${formatMs(base.firstMs)} = ${formatRatio(ratio)} (cpu ${formatRatio(row.firstCpuMs / base.firstCpuMs)})`,
+        met: ratio <= GOALS.growth,
+      });
+    }
+    const storeRows = rows.filter((r) => r.store === store);
+    const worst = storeRows.reduce<SizeRow | undefined>(
+      (w, r) => (!w || r.firstMs / r.rowsMs > w.firstMs / w.rowsMs ? r : w),
+      undefined,
+    );
+    if (worst) {
+      const ratio = worst.firstMs / worst.rowsMs;
+      goals.push({
+        goal: `${store}: first turn ≤ ${GOALS.overRows}× reading the view's rows (worst size)`,
+        measured: `${formatRatio(ratio)} at ${formatCount(worst.size)} (${formatMs(worst.firstMs)} vs ${formatMs(worst.rowsMs)})`,
+        met: ratio <= GOALS.overRows,
+      });
+    }
+    const big = at(store, 100_000);
+    if (big) {
+      goals.push({
+        goal: `${store}: first turn at 100,000 < ${GOALS.at100kMs} ms (quiet machine)`,
+        measured: formatMs(big.firstMs),
+        met: big.firstMs < GOALS.at100kMs,
+      });
+    }
+    const mid = at(store, PEER_SIZE);
+    if (mid) {
+      for (const peer of peers) {
+        const ratio = peer.ms / mid.firstMs;
+        goals.push({
+          goal: `${store}: ≥ ${GOALS.peerFactor}× faster than ${peer.name} at ${formatCount(PEER_SIZE)}`,
+          measured: `${formatMs(peer.ms)} / ${formatMs(mid.firstMs)} = ${formatRatio(ratio)}`,
+          met: ratio >= GOALS.peerFactor,
+        });
+      }
+    }
+    const heavy = storeRows.reduce<SizeRow | undefined>(
+      (w, r) => (!w || heapExcess(r) > heapExcess(w) ? r : w),
+      undefined,
+    );
+    if (heavy) {
+      goals.push({
+        goal: `${store}: heap held ≤ ${GOALS.heapFactor}× view JSON + 1 MiB (worst size)`,
+        measured: `${formatBytes(heavy.heapBytes)} vs ${formatBytes(heapAllowance(heavy))} at ${formatCount(heavy.size)}`,
+        met: heavy.heapBytes <= heapAllowance(heavy),
+      });
+    }
+    const stall = Math.max(...storeRows.map((r) => r.stallMs));
+    if (storeRows.length > 0) {
+      goals.push({
+        goal: `${store}: no event-loop stall over ${GOALS.stallMs} ms in a first turn`,
+        measured: `longest ${formatMs(stall)}`,
+        met: stall <= GOALS.stallMs,
+      });
+    }
+  }
+  return goals;
+}
+
+function heapAllowance(row: SizeRow): number {
+  return GOALS.heapFactor * row.viewJsonBytes + GOALS.heapSlackBytes;
+}
+
+function heapExcess(row: SizeRow): number {
+  return row.heapBytes / heapAllowance(row);
+}
+
+/**
+ * The store as a worker shares it between conversations: a manager's `close()` closes its store,
+ * so each manager gets this view of the one connected store, whose `close` does nothing.
+ */
+function shared(store: ConversationStore): ConversationStore {
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === 'close') return async () => {};
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/**
+ * Which stored rows (seq ranges) a view holds: its leading messages equal to the history's first
+ * ones (the system prompt), and the history from the oldest other message it holds verbatim to
+ * the end (a tool result cleared in that stretch is still a row read). The view's messages are
+ * matched from the newest back, each to the latest equal history message before the previous
+ * match, so a message repeated in the history is not taken for a later copy.
+ */
+export function viewRows(
+  history: readonly Message[],
+  view: readonly Message[],
+): { prefix: number; fromSeq: number } {
+  const text = (m: Message) => JSON.stringify(m);
+  let prefix = 0;
+  while (prefix < view.length && prefix < history.length && text(view[prefix]!) === text(history[prefix]!))
+    prefix++;
+  const positions = new Map<string, number[]>();
+  for (let i = prefix; i < history.length; i++) {
+    const key = text(history[i]!);
+    const list = positions.get(key);
+    if (list) list.push(i);
+    else positions.set(key, [i]);
+  }
+  let fromSeq = history.length;
+  for (let v = view.length - 1; v >= prefix; v--) {
+    const list = positions.get(text(view[v]!));
+    if (!list) continue;
+    // The latest position below fromSeq (binary search on the ascending list).
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid]! < fromSeq) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > 0) fromSeq = list[lo - 1]!;
+  }
+  return { prefix, fromSeq };
+}
+
+interface StoreUnderTest {
+  name: string;
+  open(): Promise<ConversationStore>;
+  cleanup(): Promise<void>;
+}
+
+function storesUnderTest(dir: string, tag: string): StoreUnderTest[] {
+  const schema = `stateless_${tag}`;
+  return [
+    {
+      name: 'file',
+      open: async () => new FileStore(join(dir, 'file')),
+      cleanup: async () => {},
+    },
+    {
+      name: 'sqlite',
+      open: () => openSqliteStore(join(dir, 'store.db')),
+      cleanup: async () => {},
+    },
+    {
+      name: 'postgres',
+      open: async () =>
+        (await import('../src/stores/postgres.js')).openPostgresStore(POSTGRES_URL, { schema }),
+      cleanup: async () => {
+        const client = new pg.Client({ connectionString: POSTGRES_URL });
+        await client.connect();
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await client.end();
+      },
+    },
+    {
+      name: 'redis',
+      open: async () =>
+        (await import('../src/stores/redis.js')).openRedisStore(REDIS_URL, {
+          keyPrefix: `stateless-${tag}:`,
+        }),
+      cleanup: async () => {},
+    },
+  ];
+}
+
+async function measureStore(
+  spec: StoreUnderTest,
+  histories: ReadonlyMap<number, readonly Message[]>,
+  repeats: number,
+  failures: string[],
+): Promise<SizeRow[]> {
+  const store = await spec.open();
+  const worker = shared(store);
+  const out: SizeRow[] = [];
+  try {
+    // The worker already serves another conversation: the store is connected, the tokenizer loaded.
+    const warm = new ContextManager({ model: MODEL, store: worker, conversationId: 'warm' });
+    await warm.setMessages(longSessionMessages(WARM_SIZE, 'openai', SEED + 1), { replace: true });
+    await warm.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
+    await warm.close();
+    for (const [size, history] of histories) {
+      const id = `conversation-${size}`;
+      try {
+        out.push(await measureSize(spec.name, store, worker, id, history, repeats));
+      } catch (err) {
+        // One size failing (a driver limit) leaves the others measured; the report names it.
+        failures.push(
+          `${spec.name} at ${formatCount(size)}: ${err instanceof Error ? err.message : String(err)}`,
+        );
+        progress(`not measured: ${failures.at(-1)}`);
+      } finally {
+        await store.delete(id).catch(() => {});
+      }
+    }
+    await store.delete('warm');
+  } finally {
+    await store.close();
+  }
+  return out;
+}
+
+async function measureSize(
+  storeName: string,
+  store: ConversationStore,
+  worker: ConversationStore,
+  id: string,
+  history: readonly Message[],
+  repeats: number,
+): Promise<SizeRow> {
+  const size = history.length;
+  const spec = { name: storeName };
+  progress(`${spec.name}: storing ${formatCount(size)} messages…`);
+  // The conversation as an earlier worker left it: stored with its counts, one view served.
+  const writer = new ContextManager({ model: MODEL, store: worker, conversationId: id });
+  await writer.setMessages(history, { replace: true });
+  await writer.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
+  await writer.close();
+  progress(`${spec.name}: first turns at ${formatCount(size)}…`);
+  const firsts: number[] = [];
+  const cpus: number[] = [];
+  let stall = 0;
+  let heapBytes = 0;
+  let view: Message[] = [];
+  for (let r = 0; r < repeats; r++) {
+    collectGarbage();
+    const before = process.memoryUsage().heapUsed;
+    const turn = await withTimer(async () => {
+      const ctx = new ContextManager({ model: MODEL, store: worker, conversationId: id });
+      const messages = await ctx.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
+      return { ctx, messages };
+    });
+    firsts.push(turn.ms);
+    cpus.push(turn.cpuMs);
+    stall = Math.max(stall, turn.longestWait);
+    if (r === 0) {
+      // Held: the manager and its view, as a server keeping the conversation between turns.
+      collectGarbage();
+      heapBytes = process.memoryUsage().heapUsed - before;
+    }
+    view = turn.value.messages;
+    await turn.value.ctx.close();
+  }
+  const { prefix, fromSeq } = viewRows(history, view);
+  const reads: number[] = [];
+  let rows = 0;
+  for (let r = 0; r < repeats; r++) {
+    const start = performance.now();
+    const [head, tail] = await Promise.all([store.read(id, { limit: prefix }), store.read(id, { fromSeq })]);
+    reads.push(performance.now() - start);
+    rows = head.length + tail.length;
+  }
+  if (rows !== prefix + history.length - fromSeq)
+    throw new Error(`${spec.name}: read ${rows} rows, expected ${prefix + history.length - fromSeq}`);
+  return {
+    store: spec.name,
+    size,
+    firstMs: summarize(firsts).median,
+    firstCpuMs: summarize(cpus).median,
+    stallMs: stall,
+    rowsMs: summarize(reads).median,
+    rows,
+    viewMessages: view.length,
+    viewJsonBytes: Buffer.byteLength(JSON.stringify(view)),
+    heapBytes,
+  };
+}
+
+interface StatelessCall {
+  readonly name: string;
+  call(messages: readonly Message[], budget: number): Promise<() => Message[]>;
+}
+
+async function measurePeers(history: readonly Message[], repeats: number): Promise<PeerRow[]> {
+  ensurePeersInstalled('stateless');
+  const entry = './peers/stateless-calls.js';
+  const { statelessCalls } = (await import(entry)) as { statelessCalls: readonly StatelessCall[] };
+  const warm = longSessionMessages(WARM_SIZE, 'openai', SEED + 1);
+  const out: PeerRow[] = [];
+  for (const peer of statelessCalls) {
+    progress(`${peer.name}: stateless calls at ${formatCount(history.length)}…`);
+    // A server already running: the peer's tokenizer is loaded.
+    await peer.call(warm, BUDGET);
+    const times: number[] = [];
+    for (let r = 0; r < repeats; r++) {
+      const start = performance.now();
+      const view = await peer.call(history, BUDGET);
+      times.push(performance.now() - start);
+      if (view().length === 0) throw new Error(`${peer.name}: an empty view`);
+    }
+    out.push({ name: peer.name, ms: summarize(times).median });
+  }
+  return out;
+}
+
+const STORES = ['file', 'sqlite', 'postgres', 'redis'] as const;
+
+function parseArgs(args: readonly string[]): { sizes: number[]; repeats: number; stores: Set<string> } {
+  let sizes = [2_000, PEER_SIZE, 20_000, 100_000];
+  let repeats = 3;
+  let stores: Set<string> | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === '--quick') sizes = [2_000, PEER_SIZE, 20_000];
+    else if (arg === '--repeats' && Number(args[i + 1]) >= 1) repeats = Number(args[++i]);
+    else if (arg === '--store' && STORES.includes(args[i + 1] as (typeof STORES)[number])) {
+      stores ??= new Set();
+      stores.add(args[++i]!);
+    } else
+      throw new UsageError(
+        `stateless: unknown option ${JSON.stringify(arg)} (--quick, --repeats N, --store ${STORES.join('|')})`,
+      );
+  }
+  return { sizes, repeats, stores: stores ?? new Set(STORES) };
+}
+
+/** Runs the benchmark and prints (and writes) its report. */
+export async function runStatelessBenchmark(args: readonly string[]): Promise<void> {
+  const { sizes, repeats, stores } = parseArgs(args);
+  const report = new Report(
+    "Stateless workers: a worker's first turn of a conversation it never saw (issue 32)",
+  );
+  const loadStart = loadavg()[0] ?? 0;
+  const started = performance.now();
+  progress('generating the sessions…');
+  const histories = new Map(sizes.map((size) => [size, longSessionMessages(size, 'openai', SEED)] as const));
+  const tag = `${process.pid}_${randomBytes(3).toString('hex')}`;
+  const dir = await mkdtemp(join(tmpdir(), 'contextkit-stateless-'));
+  const rows: SizeRow[] = [];
+  const skipped: string[] = [];
+  try {
+    for (const spec of storesUnderTest(dir, tag).filter((s) => stores.has(s.name))) {
+      try {
+        rows.push(...(await measureStore(spec, histories, repeats, skipped)));
+      } catch (err) {
+        skipped.push(`${spec.name}: ${err instanceof Error ? err.message : String(err)}`);
+        progress(`${spec.name} not measured: ${skipped.at(-1)}`);
+      } finally {
+        await spec.cleanup().catch(() => {});
+      }
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  const peers = await measurePeers(
+    histories.get(PEER_SIZE) ?? longSessionMessages(PEER_SIZE, 'openai', SEED),
+    repeats,
+  );
+  const loadEnd = loadavg()[0] ?? 0;
+
+  report.note(
+    `Node ${process.version}, ${availableParallelism()} cores, load average ${loadStart.toFixed(2)} at the start and ${loadEnd.toFixed(2)} at the end (other processes share the machine: compare rows of one run, and read the absolute times as upper bounds). Run took ${formatMs(performance.now() - started)}.`,
+  );
+  report.heading('First turn of a stored conversation, per store');
+  report.table(
+    [
+      'store',
+      'messages',
+      'first turn (median)',
+      'cpu',
+      'vs 2,000',
+      'longest stall',
+      "reading the view's rows",
+      'turn / rows',
+      'view (messages, JSON)',
+      'heap held',
+    ],
+    rows.map((r) => {
+      const base = rows.find((b) => b.store === r.store && b.size === 2_000);
+      return [
+        r.store,
+        formatCount(r.size),
+        formatMs(r.firstMs),
+        formatMs(r.firstCpuMs),
+        base ? formatRatio(r.firstMs / base.firstMs) : '–',
+        formatMs(r.stallMs),
+        `${formatMs(r.rowsMs)} (${formatCount(r.rows)} rows)`,
+        formatRatio(r.firstMs / r.rowsMs),
+        `${formatCount(r.viewMessages)}, ${formatBytes(r.viewJsonBytes)}`,
+        formatBytes(r.heapBytes),
+      ];
+    }),
+  );
+  report.note(
+    [
+      `History: \`longSessionMessages(N, 'openai', ${SEED})\` (an agent session with tool calls), model ${MODEL}, budget ${formatCount(BUDGET)} tokens, default strategy. Each conversation is stored by a manager (\`setMessages\`, counts kept) that serves one view and closes, as an earlier worker leaves it. The worker then already serves another conversation on the same connected store (a ${WARM_SIZE}-message turn ran first: tokenizer loaded, connection up).`,
+      `First turn: a new \`ContextManager\` on the stored conversation and its \`getMessagesForRequest()\`, ${repeats} times (a new manager each time), median; cpu is this process's user + system time; the longest stall is the longest gap of a 10 ms interval timer during any of them. Reading the view's rows: the same driver's \`read\` of the rows the view holds (its leading system rows, and from the oldest other row it holds to the end), both reads at once, median of ${repeats}. Heap held: live heap after a full collection with the first repeat's manager and view still referenced, less the live heap before it.`,
+      ...(skipped.length > 0 ? [`Not measured: ${skipped.join('; ')}.`] : []),
+    ].join('\n'),
+  );
+  report.heading(`Peers' stateless calls at ${formatCount(PEER_SIZE)} messages`);
+  report.table(
+    [
+      'contender',
+      'one request (median)',
+      ...rows.filter((r) => r.size === PEER_SIZE).map((r) => `vs ${r.store} first turn`),
+    ],
+    peers.map((p) => [
+      p.name,
+      formatMs(p.ms),
+      ...rows.filter((r) => r.size === PEER_SIZE).map((r) => formatRatio(p.ms / r.firstMs)),
+    ]),
+  );
+  report.note(
+    `Each call is what a stateless route handler does with the conversation's messages already read: a new session (\`bench/peers/mastra.ts\`, \`bench/peers/langchain.ts\` with the o200k count), every message converted and added, one view at ${formatCount(BUDGET)} tokens; median of ${repeats}, after a warm-up call (tokenizers loaded). Their read of the messages is not counted; contextkit's first turn includes its read.`,
+  );
+  const goals = judgeGoals(rows, peers);
+  report.heading("The issue's goals");
+  report.table(
+    ['goal', 'measured', ''],
+    goals.map((g) => [g.goal, g.measured, verdict(g.met)]),
+  );
+  report.note(
+    `${goals.filter((g) => g.met).length} of ${goals.length} met. The goals are for the stateless-worker design (issue 32 items 1–4); these are today's figures, before it.`,
+  );
+  process.stdout.write(report.toText());
+  // A run of some stores only writes its own file, so it does not replace the whole run's.
+  const name = stores.size === STORES.length ? 'stateless' : `stateless-${[...stores].join('-')}`;
+  progress(`written to ${report.write(name)}`);
+}

@@ -1,0 +1,90 @@
+/**
+ * `bench stateless`: which stored rows a view holds (the baseline it reads through the driver),
+ * and how the issue's goals are judged from one run's figures.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { GOALS, judgeGoals, type SizeRow, viewRows } from '../bench/stateless.js';
+import type { Message } from '../src/messages/types.js';
+
+const user = (content: string): Message => ({ role: 'user', content });
+
+describe('viewRows', () => {
+  it('finds the system rows and the tail a view holds, with messages changed or repeated in it', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 2, maxLength: 60 }),
+        fc.nat(),
+        fc.array(fc.nat(), { maxLength: 5 }),
+        (words, cut, changed) => {
+          // A small alphabet, so messages repeat; the system prompt is row 0.
+          const history: Message[] = [
+            { role: 'system', content: 'be brief' },
+            ...words.map((w) => user(`word ${w}`)),
+          ];
+          const from = 1 + (cut % (history.length - 1));
+          const tail = history.slice(from).map((m, i) =>
+            // Any message but the oldest one kept may be changed (a tool result cleared).
+            i > 0 && changed.includes(i) ? user(`cleared ${i}`) : m,
+          );
+          const view = [history[0]!, ...tail];
+          const rows = viewRows(history, view);
+          // The prefix may run on into the tail when the tail starts as the history does.
+          expect(rows.prefix).toBeGreaterThanOrEqual(1);
+          if (rows.prefix === 1) expect(rows.fromSeq).toBe(from);
+          else expect(rows.fromSeq).toBeGreaterThanOrEqual(from);
+        },
+      ),
+    );
+  });
+
+  it('reads no tail when the view holds only the system prompt and new messages', () => {
+    const history: Message[] = [{ role: 'system', content: 's' }, user('a'), user('b')];
+    expect(viewRows(history, [history[0]!, user('summary')])).toEqual({ prefix: 1, fromSeq: 3 });
+  });
+});
+
+function row(store: string, size: number, over: Partial<SizeRow> = {}): SizeRow {
+  return {
+    store,
+    size,
+    firstMs: 10,
+    firstCpuMs: 10,
+    stallMs: 5,
+    rowsMs: 10,
+    rows: 100,
+    viewMessages: 100,
+    viewJsonBytes: 1000,
+    heapBytes: 1000,
+    ...over,
+  };
+}
+
+describe('judgeGoals', () => {
+  it('judges each goal at its bound, per store', () => {
+    const heapLimit = GOALS.heapFactor * 1000 + GOALS.heapSlackBytes;
+    const rows = [
+      row('sqlite', 2_000, { firstMs: 10, heapBytes: heapLimit }),
+      row('sqlite', 10_000, { firstMs: 10 }),
+      row('sqlite', 20_000, { firstMs: 15 }),
+      row('sqlite', 100_000, { firstMs: 15.1, rowsMs: 7.5, stallMs: 50 }),
+      row('redis', 2_000, { heapBytes: heapLimit + 1, stallMs: 50.1 }),
+    ];
+    const goals = judgeGoals(rows, [{ name: 'Peer', ms: 100 }]);
+    const met = (text: string) => goals.find((g) => g.goal.includes(text))?.met;
+    const sqlite = goals.filter((g) => g.goal.startsWith('sqlite'));
+    expect(sqlite.find((g) => g.goal.includes('at 20,000'))?.met).toBe(true);
+    expect(sqlite.find((g) => g.goal.includes('at 100,000 ≤'))?.met).toBe(false);
+    // 15.1 / 7.5 > 2 at 100k is the worst size.
+    expect(sqlite.find((g) => g.goal.includes("view's rows"))).toMatchObject({ met: false });
+    expect(sqlite.find((g) => g.goal.includes('< 50 ms'))?.met).toBe(true);
+    expect(sqlite.find((g) => g.goal.includes('Peer'))?.met).toBe(true);
+    expect(sqlite.find((g) => g.goal.includes('heap'))?.met).toBe(true);
+    expect(sqlite.find((g) => g.goal.includes('stall'))?.met).toBe(true);
+    expect(met('redis: heap')).toBe(false);
+    expect(met('redis: no event-loop stall')).toBe(false);
+    // Sizes not measured are not judged.
+    expect(goals.some((g) => g.goal.startsWith('redis: first turn at'))).toBe(false);
+    expect(goals.some((g) => g.goal.startsWith('redis') && g.goal.includes('Peer'))).toBe(false);
+  });
+});
