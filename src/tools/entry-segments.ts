@@ -124,7 +124,14 @@ function pushText(out: Segment[], segment: Segment): void {
 
 function pushCall(out: Segment[], seq: number, name: string, text: string, id?: unknown): void {
   if (text.trim() === '' || text.trim() === '{}') return;
-  const segment: Segment = { seq, role: 'assistant', kind: 'call', label: `call ${name}`, toolName: name, text };
+  const segment: Segment = {
+    seq,
+    role: 'assistant',
+    kind: 'call',
+    label: `call ${name}`,
+    toolName: name,
+    text,
+  };
   if (typeof id === 'string') segment.callId = id;
   out.push(segment);
 }

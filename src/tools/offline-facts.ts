@@ -5,8 +5,8 @@
  */
 import type { HistoryEntry } from '../messages/types.js';
 import { entrySegments, type Segment } from './entry-segments.js';
-import { type JsonFact, jsonFacts, jsonPath, type PathNode, parseJsonText } from './json-facts.js';
 import { categoryOf } from './facts-block.js';
+import { type JsonFact, jsonFacts, jsonPath, type PathNode, parseJsonText } from './json-facts.js';
 import { mergeFacts } from './merge-facts.js';
 import {
   focusHits,
@@ -155,7 +155,10 @@ function jsonRelevance(found: readonly JsonFact[], focus: ResultFocus): number[]
     for (const [term, w] of focusHits(fact.value, focus)) {
       if (w < NAME_WEIGHT || !focus.requestTerms.has(term)) continue;
       let terms = named.get(record);
-      if (terms === undefined) named.set(record, (terms = new Map()));
+      if (terms === undefined) {
+        terms = new Map();
+        named.set(record, terms);
+      }
       if (!terms.has(term)) termRecords.set(term, (termRecords.get(term) ?? 0) + 1);
       terms.set(term, w);
     }

@@ -178,6 +178,8 @@ interface Line {
   value?: string;
   /** Where `value` starts in the result. */
   valueStart?: number;
+  /** An error line among more than `OUTCOME_LINES` lines. */
+  inOutput?: boolean;
   /** The file a grep-style prefix (`path:12:`) named, and where it starts in the result. */
   path?: string;
   pathStart?: number;
@@ -271,9 +273,10 @@ export function assignmentOf(line: string): { name: string; value: string; value
     }
   }
   // `key: value` — a quoted key, or a key of at most four words at the start of the line.
-  const pair = /^\s*(?:- )?(?:"([^"]{1,60})"|'([^']{1,60})'|([A-Za-z_$-][\w$.-]*(?: [\w$.-]+){0,3}))\s*:(?!:)/.exec(
-    line,
-  );
+  const pair =
+    /^\s*(?:- )?(?:"([^"]{1,60})"|'([^']{1,60})'|([A-Za-z_$-][\w$.-]*(?: [\w$.-]+){0,3}))\s*:(?!:)/.exec(
+      line,
+    );
   if (pair) {
     const name = (pair[1] ?? pair[2] ?? pair[3]) as string;
     let valueAt = pair[0].length;
@@ -401,15 +404,20 @@ function ownLineFacts(line: Line, categoryOf: (value: string) => FactCategory): 
 
 /**
  * The rank of a line's facts beside other results' facts: the definition of a named thing far
- * first, then lines by the weight of the focus terms they hold. Zero for a line that holds no
- * focus term: within its result its facts then rank by kind (an error line first), and beside
- * other results' facts by category, as before (an error the agent has moved past, already told
- * by the cleared result's placeholder, does not push out the ids another result gave).
+ * first, then lines by the weight of the focus terms they hold, an error line picked out of a
+ * longer output (a test run, a build log: `inOutput`) counting as one more name. Zero for any other line: within its
+ * result its facts then rank by kind, and beside other results' facts by category. A result that
+ * is no more than its error (`Error: payment method not found`) is told by its own outcome line.
  */
 function relevanceOf(line: Line): number {
   if (line.kind === 'definition') return 100 + line.relevance;
-  return line.relevance > 0 ? 2 + line.relevance : 0;
+  // An error picked out of an output weighs as much as a name the request gives.
+  const score = line.relevance + (line.kind === 'error' && line.inOutput === true ? NAME_WEIGHT : 0);
+  return score > 0 ? 2 + score : 0;
 }
+
+/** An error line is picked out of an output when the output has more lines than this. */
+const OUTCOME_LINES = 3;
 
 /** Options of `resultFacts`. */
 export interface ResultFactsOptions {
@@ -476,7 +484,13 @@ export function resultFacts(text: string, options: ResultFactsOptions): ResultFa
     } else if (sinceError >= 0 && ++sinceError > FRAME_REACH) {
       sinceError = -1;
     }
-    const line: Line = { start: lineStart, end: lineStart + lineText.length, text: lineText, kind, relevance: 0 };
+    const line: Line = {
+      start: lineStart,
+      end: lineStart + lineText.length,
+      text: lineText,
+      kind,
+      relevance: 0,
+    };
     if (pathOf !== undefined && /[A-Za-z]/.test(pathOf)) {
       line.path = pathOf;
       line.pathStart = start;
@@ -493,13 +507,15 @@ export function resultFacts(text: string, options: ResultFactsOptions): ResultFa
     lines.push(line);
     hitsOf.push(hits);
   }
-  // A term on most lines tells them apart no better than a plain word does.
+  // A name on most lines tells them apart no better than a plain word does, and a plain word on
+  // most lines not at all (`tests` in a test run's every summary line).
   const common = Math.max(3, lines.length / 4);
   for (let i = 0; i < lines.length; i += 1) {
     const line = lines[i]!;
+    if (line.kind === 'error' && lines.length > OUTCOME_LINES) line.inOutput = true;
     let best = 0;
     for (const [term, weight] of hitsOf[i]!) {
-      const w = (termLines.get(term) ?? 0) > common ? Math.min(weight, 1) : weight;
+      const w = (termLines.get(term) ?? 0) > common ? (weight >= NAME_WEIGHT ? 1 : 0) : weight;
       line.relevance += w;
       if (w > best) {
         best = w;
@@ -547,7 +563,9 @@ export function resultFacts(text: string, options: ResultFactsOptions): ResultFa
       if (keep({ ...path, category: 'path', key: 'path' })) return out;
     }
     const isKnown = (category: FactCategory, value: string): boolean =>
-      category === 'number' || (options.isKnown?.(category, value) ?? false) || seen.has(`${category}\u0000${value}`);
+      category === 'number' ||
+      (options.isKnown?.(category, value) ?? false) ||
+      seen.has(`${category}\u0000${value}`);
     for (const fact of textFacts(line.text, { limit: limit - out.length, isKnown })) {
       const key = textFactKey(line.text, fact);
       const found: ResultFact = {
