@@ -138,24 +138,113 @@ export function resultFocus(callArguments: string | undefined, request: string |
   return terms.size === 0 ? NO_FOCUS : { terms, requestTerms };
 }
 
-/** The focus terms `text` holds, each once, with their weights. */
-export function focusHits(text: string, focus: ResultFocus): Map<string, number> {
-  const hits = new Map<string, number>();
-  if (focus.terms.size === 0) return hits;
-  for (const match of text.matchAll(TOKEN)) {
-    const token = match[0];
-    const key = squash(token);
-    const weight = focus.terms.get(key);
-    if (weight !== undefined) hits.set(key, weight);
-    if (token.includes('-') || token.includes('.')) {
-      for (const part of token.split(/[-.]/)) {
-        const p = squash(part);
-        const w = focus.terms.get(p);
-        if (w !== undefined) hits.set(p, w);
-      }
+function isTokenCode(code: number): boolean {
+  return (
+    (code >= 48 && code <= 57) ||
+    (code >= 65 && code <= 90) ||
+    (code >= 97 && code <= 122) ||
+    code === 95 ||
+    code === 36
+  );
+}
+
+/** `text[from, to)` lowercased, without `_` and `-`: the squashed form, with no regex per token. */
+function squashedSlice(text: string, from: number, to: number): string {
+  const slice = text.slice(from, to).toLowerCase();
+  return slice.includes('_') || slice.includes('-') ? slice.replace(/[_-]/g, '') : slice;
+}
+
+/** What a token must start with and how long it must be, squashed, to be one of a focus's terms. */
+interface TermShapes {
+  starts: Uint8Array;
+  lengths: Uint8Array;
+}
+
+const shapes = new WeakMap<ReadonlyMap<string, number>, TermShapes>();
+
+function shapesOf(terms: ReadonlyMap<string, number>): TermShapes {
+  let found = shapes.get(terms);
+  if (found === undefined) {
+    found = { starts: new Uint8Array(128), lengths: new Uint8Array(257) };
+    for (const term of terms.keys()) {
+      const code = term.charCodeAt(0);
+      if (code < 128) found.starts[code] = 1;
+      found.lengths[Math.min(term.length, 256)] = 1;
     }
+    shapes.set(terms, found);
   }
-  return hits;
+  return found;
+}
+
+const NO_HITS: ReadonlyMap<string, number> = new Map();
+
+/** Adds to `hits` the term `text[from, to)` is, if it is one; returns the map (made on the first hit). */
+function lookUp(
+  text: string,
+  from: number,
+  to: number,
+  terms: ReadonlyMap<string, number>,
+  shape: TermShapes,
+  hits: Map<string, number> | undefined,
+): Map<string, number> | undefined {
+  if (to - from < 3) return hits;
+  // Squashed, a token loses its `_` and `-`: its first character and length are read past them,
+  // so most tokens are passed over without making a string.
+  let first = -1;
+  let length = 0;
+  for (let k = from; k < to; k += 1) {
+    const code = text.charCodeAt(k);
+    if (code === 95 || code === 45) continue;
+    if (first === -1) first = code >= 65 && code <= 90 ? code + 32 : code;
+    length += 1;
+  }
+  if (first === -1 || first >= 128 || shape.starts[first] !== 1) return hits;
+  if (shape.lengths[Math.min(length, 256)] !== 1) return hits;
+  const key = squashedSlice(text, from, to);
+  const weight = terms.get(key);
+  if (weight === undefined) return hits;
+  const out = hits ?? new Map<string, number>();
+  out.set(key, weight);
+  return out;
+}
+
+/**
+ * The focus terms `text` holds, each once, with their weights. Read by hand, one pass over the
+ * characters: this runs on every line of every result read (tokens as `TOKEN` reads them, each
+ * compound and its parts looked up, most passed over by their first character and length).
+ */
+export function focusHits(text: string, focus: ResultFocus): ReadonlyMap<string, number> {
+  const terms = focus.terms;
+  if (terms.size === 0) return NO_HITS;
+  const shape = shapesOf(terms);
+  const n = text.length;
+  let hits: Map<string, number> | undefined;
+  let i = 0;
+  while (i < n) {
+    if (!isTokenCode(text.charCodeAt(i))) {
+      i += 1;
+      continue;
+    }
+    const start = i;
+    let partStart = i;
+    let compound = false;
+    for (;;) {
+      while (i < n && isTokenCode(text.charCodeAt(i))) i += 1;
+      const sep = text.charCodeAt(i);
+      // A `-` or `.` joins a compound only when a token character follows it.
+      if ((sep === 45 || sep === 46) && i + 1 < n && isTokenCode(text.charCodeAt(i + 1))) {
+        hits = lookUp(text, partStart, i, terms, shape, hits);
+        compound = true;
+        i += 1;
+        partStart = i;
+        continue;
+      }
+      break;
+    }
+    if (compound) hits = lookUp(text, partStart, i, terms, shape, hits);
+    hits = lookUp(text, start, i, terms, shape, hits);
+  }
+  return hits ?? NO_HITS;
 }
 
 // ---------------------------------------------------------------- lines
@@ -214,7 +303,7 @@ function splitLines(text: string, from: number, to: number, out: Array<{ start: 
 
 /** The error lines of logs, compilers, test runners and stack traces, by their shapes. */
 const ERROR_LINE = [
-  /^\s*(?:[\w$.]*(?:Error|Exception|Failure)|Traceback \(most recent call last\)|panic|fatal|FATAL|Caused by)\b[:(!]?/,
+  /^\s*(?:[\w$.]*(?:Error|Exception|Failure)(?::|$)|Traceback \(most recent call last\)|Exception in thread|(?:panic|fatal|FATAL|Caused by):)/,
   /(?:^|[\s:\]])(?:error|ERROR|Error)(?:\[\w+\])?(?: TS\d+)?:/,
   /^\s*(?:\[(?:ERROR|FATAL|CRITICAL|FAIL(?:ED)?)\]|ERROR\b|CRITICAL\b|FAIL(?:ED)?\b|npm ERR!|E {2,}\S|[✗✘×❌]\s)/,
   /^\s*(?:Expected|Received|expected|received|AssertionError|assert(?:ion)? failed)\b/,
@@ -228,8 +317,15 @@ const ERROR_LINE = [
 const STACK_FRAME = /^\s*(?:at \S|File "[^"]+", line \d+|[❯›>] \S+:\d+(?::\d+)?\s*$)/;
 const FRAME_REACH = 12;
 
+/** Words one of `ERROR_LINE`'s unanchored shapes needs: a line with none is tried only at its start. */
+const ERROR_WORDS = /error|exit|non-zero|segmentation|not found|no such|denied|refused/i;
+
 function isErrorLine(text: string): boolean {
-  for (const shape of ERROR_LINE) if (shape.test(text)) return true;
+  const worded = ERROR_WORDS.test(text);
+  for (let k = 0; k < ERROR_LINE.length; k += 1) {
+    if ((k === 1 || k === 4) && !worded) continue;
+    if ((ERROR_LINE[k] as RegExp).test(text)) return true;
+  }
   return false;
 }
 
@@ -451,11 +547,15 @@ export function resultFacts(text: string, options: ResultFactsOptions): ResultFa
   }
   // Line numbers: stripped when most of the first lines carry them.
   const sample = raw.slice(0, 40).filter((l) => l.text.trim() !== '');
+  // One line alone is numbered only in the forms read tools print (`     1\t`, `1→`): `404: Not
+  // Found` keeps its number.
   const numbered =
-    sample.length >= 2 && sample.filter((l) => LINE_NUMBER.test(l.text)).length >= sample.length * 0.6;
+    sample.length >= 2
+      ? sample.filter((l) => LINE_NUMBER.test(l.text)).length >= sample.length * 0.6
+      : sample.length === 1 && /^\s*\d+(?:\t|→)/.test(sample[0]!.text);
   const lines: Line[] = [];
   const termLines = new Map<string, number>();
-  const hitsOf: Array<Map<string, number>> = [];
+  const hitsOf: Array<ReadonlyMap<string, number>> = [];
   /** Lines since the latest error line whose stack top is not read yet (-1: none pending). */
   let sinceError = -1;
   for (const { start, text: rawText } of raw) {
@@ -556,16 +656,16 @@ export function resultFacts(text: string, options: ResultFactsOptions): ResultFa
   // The other lines: their ids, paths, urls, dates and amounts, in the patterns' order; never a
   // bare number (a counter, a size, a line number) or a line-number prefix.
   const rest = lines.filter((_, i) => !used.has(i));
+  const isKnown = (category: FactCategory, value: string): boolean =>
+    category === 'number' ||
+    (options.isKnown?.(category, value) ?? false) ||
+    seen.has(`${category}\u0000${value}`);
   for (const line of rest) {
     if (line.path !== undefined) {
       const start = line.pathStart as number;
       const path = { category: 'path', value: line.path, start, end: start + line.path.length, relevance: 0 };
       if (keep({ ...path, category: 'path', key: 'path' })) return out;
     }
-    const isKnown = (category: FactCategory, value: string): boolean =>
-      category === 'number' ||
-      (options.isKnown?.(category, value) ?? false) ||
-      seen.has(`${category}\u0000${value}`);
     for (const fact of textFacts(line.text, { limit: limit - out.length, isKnown })) {
       const key = textFactKey(line.text, fact);
       const found: ResultFact = {
