@@ -157,7 +157,10 @@ export async function factsOfSeqs(
       if (group === results) {
         // Each result is read for what its call asked: the call often stays in the view (a
         // cleared result) and so is not among what is read.
-        for (const e of chunk) extractor.knowCalls(callsBefore(entries, e.seq)).add([e]);
+        for (const e of chunk) {
+          const turn = callsBefore(entries, e.seq);
+          extractor.knowCalls(turn.calls, turn.request ?? null).add([e]);
+        }
       } else {
         extractor.add(chunk);
       }
@@ -193,26 +196,35 @@ export function currentRequest(entries: readonly HistoryEntry[]): string | undef
   return undefined;
 }
 
-/** How far back from a result its calls are looked for. */
+/** How far back from a result its calls, and its turn's request, are looked for. */
 const CALL_LOOKBACK = 32;
+const REQUEST_LOOKBACK = 512;
 
 /**
- * The entries holding the calls a result at `seq` answers: the run of messages with calls right
- * before it (results of parallel calls between them skipped), stopping at what the user said.
+ * The entries holding the calls a result at `seq` answers (the run of messages with calls right
+ * before it, results of parallel calls between them skipped) and the text of the user's message
+ * its turn answers: what the agent was asked when it made the call.
  */
-function callsBefore(entries: readonly HistoryEntry[], seq: number): HistoryEntry[] {
+function callsBefore(
+  entries: readonly HistoryEntry[],
+  seq: number,
+): { calls: HistoryEntry[]; request: string | undefined } {
   const found: HistoryEntry[] = [];
-  for (let i = seq - 1; i >= 0 && i >= seq - CALL_LOOKBACK; i--) {
+  let searching = true;
+  for (let i = seq - 1; i >= 0 && i >= seq - REQUEST_LOOKBACK; i--) {
     const entry = entries[i];
     if (entry === undefined) break;
     const message = entry.message;
-    if (message.role === 'user' && isStated(message)) break;
-    if (isStated(message) || message.role === undefined) {
+    if (message.role === 'user' && isStated(message)) {
+      const text = messageText(message).slice(0, REQUEST_CHARS);
+      return { calls: found.reverse(), request: text.trim() === '' ? undefined : text };
+    }
+    if (searching && i >= seq - CALL_LOOKBACK && (isStated(message) || message.role === undefined)) {
       if (hasCall(entry)) found.push(entry);
-      else if (found.length > 0) break;
+      else if (found.length > 0) searching = false;
     }
   }
-  return found.reverse();
+  return { calls: found.reverse(), request: undefined };
 }
 
 function hasCall(entry: HistoryEntry): boolean {

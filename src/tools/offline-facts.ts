@@ -126,9 +126,14 @@ function pickJsonFacts(
  * another value of the record holds adds its weight, unless most records hold it. The call's own
  * argument values do not spread to records: the whole result is about them.
  */
-function jsonRelevance(found: readonly JsonFact[], focus: ResultFocus): number[] {
+function jsonRelevance(
+  found: readonly JsonFact[],
+  focus: ResultFocus,
+  /** Names a value's own key may be asked by (the turn's request too): those make a definition. */
+  named: ResultFocus = focus,
+): number[] {
   const out = new Array<number>(found.length).fill(0);
-  if (focus.terms.size === 0) return out;
+  if (focus.terms.size === 0 && named.terms.size === 0) return out;
   const recordOf = (fact: JsonFact): PathNode | undefined => {
     for (let n: PathNode | undefined = fact.at; n !== undefined; n = n.parent) {
       if (typeof n.step === 'number') return n;
@@ -138,7 +143,7 @@ function jsonRelevance(found: readonly JsonFact[], focus: ResultFocus): number[]
   const records = found.map(recordOf);
   const recordCount = new Set(records.filter((r) => r !== undefined)).size;
   // Per record, the request's names its values hold; per name, how many records hold it.
-  const named = new Map<PathNode, Map<string, number>>();
+  const recordNames = new Map<PathNode, Map<string, number>>();
   const termRecords = new Map<string, number>();
   const own = new Array<number>(found.length).fill(0);
   const definition = new Array<boolean>(found.length).fill(false);
@@ -146,18 +151,20 @@ function jsonRelevance(found: readonly JsonFact[], focus: ResultFocus): number[]
     const fact = found[i] as JsonFact;
     const at = fact.at;
     const ownKey = typeof at.step === 'string' ? squash(at.step) : undefined;
-    for (const [term, w] of focusHits(jsonPath(at), focus)) {
-      own[i] = (own[i] as number) + w;
-      if (w >= NAME_WEIGHT && term === ownKey) definition[i] = true;
+    const path = jsonPath(at);
+    for (const w of focusHits(path, focus).values()) own[i] = (own[i] as number) + w;
+    if (ownKey !== undefined && (named.terms.get(ownKey) ?? 0) >= NAME_WEIGHT) {
+      definition[i] = true;
+      if (!focus.terms.has(ownKey)) own[i] = (own[i] as number) + NAME_WEIGHT;
     }
     const record = records[i];
     if (record === undefined || focus.requestTerms.size === 0) continue;
     for (const [term, w] of focusHits(fact.value, focus)) {
       if (w < NAME_WEIGHT || !focus.requestTerms.has(term)) continue;
-      let terms = named.get(record);
+      let terms = recordNames.get(record);
       if (terms === undefined) {
         terms = new Map();
-        named.set(record, terms);
+        recordNames.set(record, terms);
       }
       if (!terms.has(term)) termRecords.set(term, (termRecords.get(term) ?? 0) + 1);
       terms.set(term, w);
@@ -167,7 +174,7 @@ function jsonRelevance(found: readonly JsonFact[], focus: ResultFocus): number[]
   return own.map((sum, i) => {
     let total = sum;
     const record = records[i];
-    const terms = record === undefined ? undefined : named.get(record);
+    const terms = record === undefined ? undefined : recordNames.get(record);
     if (terms) for (const [term, w] of terms) if ((termRecords.get(term) ?? 0) <= common) total += w;
     if (definition[i]) return 100 + total;
     return total > 0 ? 2 + total : 0;
@@ -213,10 +220,18 @@ export class OfflineFactExtractor {
   }
 
   /**
-   * Learns the calls in `entries` without reading them for facts: the calls of results read later
-   * (a cleared result whose call stays in the view), so each result is read for what its call asked.
+   * The user's message the results read next answer (their turn's request): what the user asked
+   * when the agent made the calls, beside the current request.
    */
-  knowCalls(entries: readonly HistoryEntry[]): this {
+  private turnRequest: string | undefined;
+
+  /**
+   * Learns the calls in `entries` without reading them for facts: the calls of results read later
+   * (a cleared result whose call stays in the view), so each result is read for what its call asked;
+   * and, when given, the request of the turn those results belong to (`null`: none).
+   */
+  knowCalls(entries: readonly HistoryEntry[], turnRequest?: string | null): this {
+    if (turnRequest !== undefined) this.turnRequest = turnRequest ?? undefined;
     for (const segment of entrySegments(entries, this.callNames)) {
       if (segment.kind === 'call') this.noteCall(segment);
     }
@@ -230,15 +245,27 @@ export class OfflineFactExtractor {
     this.latestCalls.texts.push(segment.text);
   }
 
-  /** What a result was read for: its call's arguments (by id, else by tool name) and the request. */
-  private focusOf(segment: Segment): ResultFocus {
+  /**
+   * What a result was read for: its call's arguments (by id, else by tool name), the request of
+   * its turn and the current one. A JSON result is ranked by its arguments and the current
+   * request only (`json`): its keys already name every value, and an older turn's words lifting
+   * whole records (every flight of a search) would push out the ids other results gave, as the
+   * tau-bench runs show.
+   */
+  private focusOf(segment: Segment): { text: ResultFocus; json: ResultFocus } {
     const args =
       (segment.callId !== undefined ? this.callArguments.get(segment.callId) : undefined) ??
       (segment.toolName !== undefined ? this.callArgumentsByName.get(segment.toolName) : undefined) ??
       (this.latestCalls.seq >= 0 && this.latestCalls.seq < segment.seq
         ? this.latestCalls.texts.join('\n')
         : undefined);
-    return resultFocus(args, this.request);
+    const request =
+      this.turnRequest === undefined || this.turnRequest === this.request
+        ? this.request
+        : this.request === undefined
+          ? this.turnRequest
+          : `${this.turnRequest}\n${this.request}`;
+    return { text: resultFocus(args, request), json: resultFocus(args, this.request) };
   }
 
   /** Reads more entries: at most `MAX_NEW_FACTS_PER_ENTRY` new facts from each. */
@@ -258,6 +285,7 @@ export class OfflineFactExtractor {
         remaining = MAX_NEW_FACTS_PER_ENTRY;
       }
       if (segment.kind === 'call') this.noteCall(segment);
+      else if (segment.role === 'user' && segment.kind === 'text') this.turnRequest = segment.text;
       if (segment.role === 'system' || remaining <= 0) continue;
       const focus = segment.kind === 'result' ? this.focusOf(segment) : undefined;
       remaining -= segmentFacts(segment, remaining, isKnown, this.keys, keep, focus);
@@ -291,12 +319,12 @@ function segmentFacts(
   keys: KeyNumbering,
   keep: (fact: ExtractedFact) => void,
   /** For a tool result: what it was read for (its facts are then ranked by it). */
-  focus?: ResultFocus,
+  focus?: { text: ResultFocus; json: ResultFocus },
 ): number {
   const parsed = parseJsonText(segment.text);
   if (parsed !== undefined) {
     const found = jsonFacts(parsed);
-    const relevance = focus === undefined ? [] : jsonRelevance(found, focus);
+    const relevance = focus === undefined ? [] : jsonRelevance(found, focus.json, focus.text);
     const picked = pickJsonFacts(found, limit, (f) => !isKnown(f.category, f.value), relevance);
     for (const i of picked) {
       const fact = found[i] as JsonFact;
@@ -314,7 +342,7 @@ function segmentFacts(
   }
   if (focus !== undefined) {
     // A tool result: what it was read for first, never its line numbers or counters.
-    const found = resultFacts(segment.text, { focus, limit, isKnown, categoryOf });
+    const found = resultFacts(segment.text, { focus: focus.text, limit, isKnown, categoryOf });
     for (const fact of found) {
       const key = fact.key === undefined ? undefined : factKey(fact.key);
       const kept: ExtractedFact = {

@@ -320,11 +320,17 @@ const FRAME_REACH = 12;
 /** Words one of `ERROR_LINE`'s unanchored shapes needs: a line with none is tried only at its start. */
 const ERROR_WORDS = /error|exit|non-zero|segmentation|not found|no such|denied|refused/i;
 
+/** How a line of code ends: an item, a statement, a block or a call opening. */
+const CODE_END = /[,;{(]\s*$/;
+
 function isErrorLine(text: string): boolean {
   const worded = ERROR_WORDS.test(text);
   for (let k = 0; k < ERROR_LINE.length; k += 1) {
     if ((k === 1 || k === 4) && !worded) continue;
-    if ((ERROR_LINE[k] as RegExp).test(text)) return true;
+    if (!(ERROR_LINE[k] as RegExp).test(text)) continue;
+    // `error: error.message,` in an object literal is code, not a compiler's or a log's error.
+    if (k === 1 && CODE_END.test(text)) continue;
+    return true;
   }
   return false;
 }
@@ -438,6 +444,13 @@ function termAt(text: string, term: string): number {
   return 0;
 }
 
+/** The token (a name as written: `BACKOFF_CAP_MS`) that starts at `at`. */
+function tokenAt(text: string, at: number): string {
+  let end = at;
+  while (end < text.length && isTokenCode(text.charCodeAt(end))) end += 1;
+  return text.slice(at, end);
+}
+
 /** A fact found in a result, ranked: higher `relevance` first, then `kind`, then position. */
 export interface ResultFact {
   category: FactCategory;
@@ -452,7 +465,9 @@ export interface ResultFact {
 /** What one line gives: its assignment, its error, or itself as named, with the ids on it. */
 function lineFacts(line: Line, categoryOf: (value: string) => FactCategory): ResultFact[] {
   const out = ownLineFacts(line, categoryOf);
-  if (out.length > 0 && line.path !== undefined) {
+  // The file of a grep's line, when the line is more than one of many that name the same thing.
+  const telling = line.kind === 'definition' || line.kind === 'error' || line.relevance >= NAME_WEIGHT;
+  if (out.length > 0 && line.path !== undefined && telling) {
     const start = line.pathStart as number;
     out.push({
       category: 'path',
@@ -488,7 +503,7 @@ function ownLineFacts(line: Line, categoryOf: (value: string) => FactCategory): 
       out.push({
         category: 'other',
         value,
-        key: line.kind === 'error' ? 'error' : line.term,
+        key: line.kind === 'error' ? 'error' : tokenAt(line.text, at),
         start: line.start + offset,
         end: line.start + offset + value.length,
         relevance,
