@@ -7,6 +7,7 @@
 import type { Atom } from '../messages/atoms.js';
 import { hasNonToolResultContent, messageText } from '../messages/content.js';
 import type { HistoryEntry, Message } from '../messages/types.js';
+import { entrySegments } from '../tools/entry-segments.js';
 import { mergeFacts } from '../tools/merge-facts.js';
 import { OfflineFactExtractor } from '../tools/offline-facts.js';
 import type { ContextTools, ExtractedFact } from '../tools/types.js';
@@ -134,7 +135,8 @@ export async function factsOfSeqs(
       if (pause) await pause;
     }
   }
-  const extractor = new OfflineFactExtractor({ previousFacts: oldFacts });
+  const request = currentRequest(entries);
+  const extractor = new OfflineFactExtractor({ previousFacts: oldFacts, ...(request ? { request } : {}) });
   let estimated = 0;
   let counted = 0;
   const enough = (): boolean => {
@@ -152,7 +154,16 @@ export async function factsOfSeqs(
       if (group === results && resultChars >= FACT_RESULT_CHARS) break;
       const chunk = group.slice(Math.max(0, end - CHUNK), end);
       if (group === results) for (const e of chunk) resultChars += messageText(e.message).length;
-      extractor.add(chunk);
+      if (group === results) {
+        // Each result is read for what its call asked: the call often stays in the view (a
+        // cleared result) and so is not among what is read.
+        for (const e of chunk) {
+          const turn = callsBefore(entries, e.seq);
+          extractor.knowCalls(turn.calls, turn.request ?? null).add([e]);
+        }
+      } else {
+        extractor.add(chunk);
+      }
       read.push(...chunk);
       const pause = input.pause?.();
       if (pause) await pause;
@@ -166,8 +177,58 @@ export async function factsOfSeqs(
   if (input.offlineTools) return extractor.facts();
   return input.tools.extractFacts(
     read.sort((a, b) => a.seq - b.seq),
-    { previousFacts: oldFacts },
+    { previousFacts: oldFacts, ...(request ? { request } : {}) },
   );
+}
+
+/** Characters of the current request passed to the extractor. */
+const REQUEST_CHARS = 4_000;
+
+/** The text of the latest message the user wrote (not a message of tool results), if any. */
+export function currentRequest(entries: readonly HistoryEntry[]): string | undefined {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const message = entries[i]!.message;
+    if (message.role === 'user' && isStated(message)) {
+      const text = messageText(message).slice(0, REQUEST_CHARS);
+      return text.trim() === '' ? undefined : text;
+    }
+  }
+  return undefined;
+}
+
+/** How far back from a result its calls, and its turn's request, are looked for. */
+const CALL_LOOKBACK = 32;
+const REQUEST_LOOKBACK = 512;
+
+/**
+ * The entries holding the calls a result at `seq` answers (the run of messages with calls right
+ * before it, results of parallel calls between them skipped) and the text of the user's message
+ * its turn answers: what the agent was asked when it made the call.
+ */
+function callsBefore(
+  entries: readonly HistoryEntry[],
+  seq: number,
+): { calls: HistoryEntry[]; request: string | undefined } {
+  const found: HistoryEntry[] = [];
+  let searching = true;
+  for (let i = seq - 1; i >= 0 && i >= seq - REQUEST_LOOKBACK; i--) {
+    const entry = entries[i];
+    if (entry === undefined) break;
+    const message = entry.message;
+    if (message.role === 'user' && isStated(message)) {
+      const text = messageText(message).slice(0, REQUEST_CHARS);
+      return { calls: found.reverse(), request: text.trim() === '' ? undefined : text };
+    }
+    if (searching && i >= seq - CALL_LOOKBACK && (isStated(message) || message.role === undefined)) {
+      if (hasCall(entry)) found.push(entry);
+      else if (found.length > 0) searching = false;
+    }
+  }
+  return { calls: found.reverse(), request: undefined };
+}
+
+function hasCall(entry: HistoryEntry): boolean {
+  return entrySegments([entry]).some((s) => s.kind === 'call');
 }
 
 /**

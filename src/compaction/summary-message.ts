@@ -109,6 +109,7 @@ const MAX_CAP_MISSES = 64;
 /**
  * Keeps the facts block within `maxTokens`, as measured by `measure` (the block as the message it
  * will be). Past the cap, facts the user stated or the agent passed to a tool (`stated`) go first;
+ * then the facts of results that answer what they were read for (`relevance`, highest first);
  * then identifiers, paths, URLs and emails, then amounts, dates and names, then bare numbers; among
  * equals the earliest stays. Kept facts keep their order. Line costs are added up cheaply and the
  * result checked with `measure`, so a cap costs a few counts of the block, not one per fact; the
@@ -128,6 +129,7 @@ export function capFacts(
     .sort(
       (a, b) =>
         a.first - b.first ||
+        (b.fact.relevance ?? 0) - (a.fact.relevance ?? 0) ||
         PRIORITY[a.fact.category] - PRIORITY[b.fact.category] ||
         a.fact.seq - b.fact.seq ||
         a.index - b.index,

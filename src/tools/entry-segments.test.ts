@@ -56,8 +56,25 @@ describe('entrySegments', () => {
       ]),
     );
     expect(segments).toEqual([
-      { seq: 0, role: 'assistant', kind: 'call', label: 'call grep', toolName: 'grep', text: '{"q":"TODO"}' },
-      { seq: 1, role: 'tool', kind: 'result', label: 'tool grep', toolName: 'grep', text: 'src/a.ts:3 TODO' },
+      // The call's id pairs the result with its call (what the result was read for).
+      {
+        seq: 0,
+        role: 'assistant',
+        kind: 'call',
+        label: 'call grep',
+        toolName: 'grep',
+        text: '{"q":"TODO"}',
+        callId: 't1',
+      },
+      {
+        seq: 1,
+        role: 'tool',
+        kind: 'result',
+        label: 'tool grep',
+        toolName: 'grep',
+        text: 'src/a.ts:3 TODO',
+        callId: 't1',
+      },
       { seq: 1, role: 'user', kind: 'text', label: 'user', text: 'Also fix the README.' },
       { seq: 2, role: 'assistant', kind: 'text', label: 'assistant', text: 'Done.' },
     ]);

@@ -24,6 +24,8 @@ export interface Segment {
   text: string;
   /** An Anthropic tool_result with `is_error: true`. */
   isError?: boolean;
+  /** For calls and results: the call's id, where the format gives one (pairs a result with its call). */
+  callId?: string;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -74,7 +76,7 @@ function pushEntry(out: Segment[], seq: number, message: Message, callNames: Map
   if (role === 'tool') {
     const id = message.tool_call_id;
     const name = typeof message.name === 'string' ? message.name : callNames.get(id);
-    pushResult(out, seq, name, messageText(message), false);
+    pushResult(out, seq, name, messageText(message), false, id);
     return;
   }
   if (role === 'assistant') {
@@ -84,7 +86,7 @@ function pushEntry(out: Segment[], seq: number, message: Message, callNames: Map
         if (!isRecord(call) || !isRecord(call.function)) continue;
         const name = typeof call.function.name === 'string' ? call.function.name : 'tool';
         if (typeof call.id === 'string') callNames.set(call.id, name);
-        pushCall(out, seq, name, argumentsText(call.function.arguments));
+        pushCall(out, seq, name, argumentsText(call.function.arguments), call.id);
       }
     }
     if (Array.isArray(message.content)) {
@@ -92,7 +94,7 @@ function pushEntry(out: Segment[], seq: number, message: Message, callNames: Map
         if (!isRecord(block) || block.type !== 'tool_use') continue;
         const name = typeof block.name === 'string' ? block.name : 'tool';
         if (typeof block.id === 'string') callNames.set(block.id, name);
-        pushCall(out, seq, name, argumentsText(block.input));
+        pushCall(out, seq, name, argumentsText(block.input), block.id);
       }
     }
     return;
@@ -109,7 +111,7 @@ function pushEntry(out: Segment[], seq: number, message: Message, callNames: Map
     if (block.type === 'tool_result') {
       const id = block.tool_use_id;
       const name = typeof id === 'string' ? callNames.get(id) : undefined;
-      pushResult(out, seq, name, messageText(single), block.is_error === true);
+      pushResult(out, seq, name, messageText(single), block.is_error === true, id);
     } else {
       pushText(out, { seq, role: 'user', kind: 'text', label: 'user', text: messageText(single) });
     }
@@ -120,9 +122,18 @@ function pushText(out: Segment[], segment: Segment): void {
   if (segment.text.trim() !== '') out.push(segment);
 }
 
-function pushCall(out: Segment[], seq: number, name: string, text: string): void {
+function pushCall(out: Segment[], seq: number, name: string, text: string, id?: unknown): void {
   if (text.trim() === '' || text.trim() === '{}') return;
-  out.push({ seq, role: 'assistant', kind: 'call', label: `call ${name}`, toolName: name, text });
+  const segment: Segment = {
+    seq,
+    role: 'assistant',
+    kind: 'call',
+    label: `call ${name}`,
+    toolName: name,
+    text,
+  };
+  if (typeof id === 'string') segment.callId = id;
+  out.push(segment);
 }
 
 function pushResult(
@@ -131,10 +142,12 @@ function pushResult(
   name: string | undefined,
   text: string,
   isError: boolean,
+  id?: unknown,
 ): void {
   if (text.trim() === '') return;
   const segment: Segment = { seq, role: 'tool', kind: 'result', label: name ? `tool ${name}` : 'tool', text };
   if (name) segment.toolName = name;
   if (isError) segment.isError = true;
+  if (typeof id === 'string') segment.callId = id;
   out.push(segment);
 }

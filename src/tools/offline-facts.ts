@@ -5,9 +5,18 @@
  */
 import type { HistoryEntry } from '../messages/types.js';
 import { entrySegments, type Segment } from './entry-segments.js';
-import { type JsonFact, jsonFacts, jsonPath, parseJsonText } from './json-facts.js';
+import { categoryOf } from './facts-block.js';
+import { type JsonFact, jsonFacts, jsonPath, type PathNode, parseJsonText } from './json-facts.js';
 import { mergeFacts } from './merge-facts.js';
-import { textFactKey, textFacts } from './text-facts.js';
+import {
+  focusHits,
+  NAME_WEIGHT,
+  type ResultFocus,
+  resultFacts,
+  resultFocus,
+  squash,
+} from './result-facts.js';
+import { factKey, textFactKey, textFacts } from './text-facts.js';
 import type { ExtractedFact, ExtractFactsOptions, FactCategory } from './types.js';
 
 /**
@@ -79,28 +88,97 @@ class KeyNumbering {
   }
 }
 
-/** The JSON facts to keep: new ones, the best `limit` of them by category rank, in walk order. */
-function pickJsonFacts(found: JsonFact[], limit: number, isNew: (f: JsonFact) => boolean): JsonFact[] {
-  const fresh: JsonFact[] = [];
+/** The JSON facts to keep: new ones, the best `limit` of them by relevance then category rank. */
+function pickJsonFacts(
+  found: JsonFact[],
+  limit: number,
+  isNew: (f: JsonFact) => boolean,
+  relevance: readonly number[],
+): number[] {
+  const fresh: number[] = [];
   const seen = new Set<string>();
-  for (const fact of found) {
+  for (let i = 0; i < found.length; i += 1) {
+    const fact = found[i] as JsonFact;
     if (!isNew(fact)) continue;
     const id = `${fact.category}\u0000${fact.value}`;
     if (seen.has(id)) continue;
     seen.add(id);
-    fresh.push(fact);
+    fresh.push(i);
   }
-  if (fresh.length <= limit) return fresh;
-  const order = fresh.map((_, i) => i);
-  order.sort(
-    (a, b) =>
-      CATEGORY_RANK[(fresh[a] as JsonFact).category] - CATEGORY_RANK[(fresh[b] as JsonFact).category] ||
-      a - b,
-  );
-  return order
-    .slice(0, limit)
-    .sort((a, b) => a - b)
-    .map((i) => fresh[i] as JsonFact);
+  const relevant = fresh.some((i) => (relevance[i] ?? 0) > 0);
+  if (fresh.length <= limit && !relevant) return fresh;
+  const rank = (i: number) => CATEGORY_RANK[(found[i] as JsonFact).category];
+  // Relevant values first, best first; the rest by category, in walk order.
+  const order = fresh
+    .slice()
+    .sort((a, b) => (relevance[b] ?? 0) - (relevance[a] ?? 0) || rank(a) - rank(b) || a - b)
+    .slice(0, limit);
+  const firsts = order.filter((i) => (relevance[i] ?? 0) > 0);
+  const others = order.filter((i) => (relevance[i] ?? 0) === 0).sort((a, b) => a - b);
+  return [...firsts, ...others];
+}
+
+/**
+ * How much each JSON value answers the focus. A value whose own key is a name the focus holds
+ * (`maxConnections` asked for) ranks as a definition; the keys on a value's path add the focus
+ * terms they hold (`databases.replica.maxConnections` when the replica is asked about); inside an
+ * array's item (a record: a flight, a search hit, a row), a name of the current request that
+ * another value of the record holds adds its weight, unless most records hold it. The call's own
+ * argument values do not spread to records: the whole result is about them.
+ */
+function jsonRelevance(
+  found: readonly JsonFact[],
+  focus: ResultFocus,
+  /** Names a value's own key may be asked by (the turn's request too): those make a definition. */
+  named: ResultFocus = focus,
+): number[] {
+  const out = new Array<number>(found.length).fill(0);
+  if (focus.terms.size === 0 && named.terms.size === 0) return out;
+  const recordOf = (fact: JsonFact): PathNode | undefined => {
+    for (let n: PathNode | undefined = fact.at; n !== undefined; n = n.parent) {
+      if (typeof n.step === 'number') return n;
+    }
+    return undefined;
+  };
+  const records = found.map(recordOf);
+  const recordCount = new Set(records.filter((r) => r !== undefined)).size;
+  // Per record, the request's names its values hold; per name, how many records hold it.
+  const recordNames = new Map<PathNode, Map<string, number>>();
+  const termRecords = new Map<string, number>();
+  const own = new Array<number>(found.length).fill(0);
+  const definition = new Array<boolean>(found.length).fill(false);
+  for (let i = 0; i < found.length; i += 1) {
+    const fact = found[i] as JsonFact;
+    const at = fact.at;
+    const ownKey = typeof at.step === 'string' ? squash(at.step) : undefined;
+    const path = jsonPath(at);
+    for (const w of focusHits(path, focus).values()) own[i] = (own[i] as number) + w;
+    if (ownKey !== undefined && (named.terms.get(ownKey) ?? 0) >= NAME_WEIGHT) {
+      definition[i] = true;
+      if (!focus.terms.has(ownKey)) own[i] = (own[i] as number) + NAME_WEIGHT;
+    }
+    const record = records[i];
+    if (record === undefined || focus.requestTerms.size === 0) continue;
+    for (const [term, w] of focusHits(fact.value, focus)) {
+      if (w < NAME_WEIGHT || !focus.requestTerms.has(term)) continue;
+      let terms = recordNames.get(record);
+      if (terms === undefined) {
+        terms = new Map();
+        recordNames.set(record, terms);
+      }
+      if (!terms.has(term)) termRecords.set(term, (termRecords.get(term) ?? 0) + 1);
+      terms.set(term, w);
+    }
+  }
+  const common = Math.max(3, recordCount / 4);
+  return own.map((sum, i) => {
+    let total = sum;
+    const record = records[i];
+    const terms = record === undefined ? undefined : recordNames.get(record);
+    if (terms) for (const [term, w] of terms) if ((termRecords.get(term) ?? 0) <= common) total += w;
+    if (definition[i]) return 100 + total;
+    return total > 0 ? 2 + total : 0;
+  });
 }
 
 /**
@@ -116,9 +194,16 @@ export class OfflineFactExtractor {
   private readonly added: ExtractedFact[] = [];
   /** Tool names by call id, across batches, to label results whose call came in an earlier one. */
   private readonly callNames = new Map<string, string>();
+  /** Each call's arguments by call id, and the latest by tool name: what a result was read for. */
+  private readonly callArguments = new Map<string, string>();
+  private readonly callArgumentsByName = new Map<string, string>();
+  /** The arguments of the latest message of calls, for a result whose call has no id or name. */
+  private latestCalls: { seq: number; texts: string[] } = { seq: -1, texts: [] };
+  private readonly request: string | undefined;
 
   constructor(options: ExtractFactsOptions = {}) {
     this.previous = options.previousFacts ?? [];
+    this.request = options.request;
     this.categories = options.categories ? new Set(options.categories) : undefined;
     for (const fact of this.previous) this.known.add(fact.category, fact.value);
     this.keys = new KeyNumbering(this.previous);
@@ -132,6 +217,55 @@ export class OfflineFactExtractor {
   /** The facts found so far that were not among the previous ones, in the order found. */
   get found(): readonly ExtractedFact[] {
     return this.added;
+  }
+
+  /**
+   * The user's message the results read next answer (their turn's request): what the user asked
+   * when the agent made the calls, beside the current request.
+   */
+  private turnRequest: string | undefined;
+
+  /**
+   * Learns the calls in `entries` without reading them for facts: the calls of results read later
+   * (a cleared result whose call stays in the view), so each result is read for what its call asked;
+   * and, when given, the request of the turn those results belong to (`null`: none).
+   */
+  knowCalls(entries: readonly HistoryEntry[], turnRequest?: string | null): this {
+    if (turnRequest !== undefined) this.turnRequest = turnRequest ?? undefined;
+    for (const segment of entrySegments(entries, this.callNames)) {
+      if (segment.kind === 'call') this.noteCall(segment);
+    }
+    return this;
+  }
+
+  private noteCall(segment: Segment): void {
+    if (segment.callId !== undefined) this.callArguments.set(segment.callId, segment.text);
+    if (segment.toolName !== undefined) this.callArgumentsByName.set(segment.toolName, segment.text);
+    if (this.latestCalls.seq !== segment.seq) this.latestCalls = { seq: segment.seq, texts: [] };
+    this.latestCalls.texts.push(segment.text);
+  }
+
+  /**
+   * What a result was read for: its call's arguments (by id, else by tool name), the request of
+   * its turn and the current one. A JSON result is ranked by its arguments and the current
+   * request only (`json`): its keys already name every value, and an older turn's words lifting
+   * whole records (every flight of a search) would push out the ids other results gave, as the
+   * tau-bench runs show.
+   */
+  private focusOf(segment: Segment): { text: ResultFocus; json: ResultFocus } {
+    const args =
+      (segment.callId !== undefined ? this.callArguments.get(segment.callId) : undefined) ??
+      (segment.toolName !== undefined ? this.callArgumentsByName.get(segment.toolName) : undefined) ??
+      (this.latestCalls.seq >= 0 && this.latestCalls.seq < segment.seq
+        ? this.latestCalls.texts.join('\n')
+        : undefined);
+    const request =
+      this.turnRequest === undefined || this.turnRequest === this.request
+        ? this.request
+        : this.request === undefined
+          ? this.turnRequest
+          : `${this.turnRequest}\n${this.request}`;
+    return { text: resultFocus(args, request), json: resultFocus(args, this.request) };
   }
 
   /** Reads more entries: at most `MAX_NEW_FACTS_PER_ENTRY` new facts from each. */
@@ -150,8 +284,11 @@ export class OfflineFactExtractor {
         currentSeq = segment.seq;
         remaining = MAX_NEW_FACTS_PER_ENTRY;
       }
+      if (segment.kind === 'call') this.noteCall(segment);
+      else if (segment.role === 'user' && segment.kind === 'text') this.turnRequest = segment.text;
       if (segment.role === 'system' || remaining <= 0) continue;
-      remaining -= segmentFacts(segment, remaining, isKnown, this.keys, keep);
+      const focus = segment.kind === 'result' ? this.focusOf(segment) : undefined;
+      remaining -= segmentFacts(segment, remaining, isKnown, this.keys, keep, focus);
     }
     return this;
   }
@@ -181,20 +318,44 @@ function segmentFacts(
   isKnown: (category: FactCategory, value: string) => boolean,
   keys: KeyNumbering,
   keep: (fact: ExtractedFact) => void,
+  /** For a tool result: what it was read for (its facts are then ranked by it). */
+  focus?: { text: ResultFocus; json: ResultFocus },
 ): number {
   const parsed = parseJsonText(segment.text);
   if (parsed !== undefined) {
-    const picked = pickJsonFacts(jsonFacts(parsed), limit, (f) => !isKnown(f.category, f.value));
-    for (const found of picked) {
-      keep({
-        key: found.key ?? keys.next(found.category),
-        value: found.value,
-        category: found.category,
+    const found = jsonFacts(parsed);
+    const relevance = focus === undefined ? [] : jsonRelevance(found, focus.json, focus.text);
+    const picked = pickJsonFacts(found, limit, (f) => !isKnown(f.category, f.value), relevance);
+    for (const i of picked) {
+      const fact = found[i] as JsonFact;
+      const kept: ExtractedFact = {
+        key: fact.key ?? keys.next(fact.category),
+        value: fact.value,
+        category: fact.category,
         seq: segment.seq,
-        span: `${segment.label}: ${jsonPath(found.at)}`,
-      });
+        span: `${segment.label}: ${jsonPath(fact.at)}`,
+      };
+      if ((relevance[i] ?? 0) > 0) kept.relevance = relevance[i] as number;
+      keep(kept);
     }
     return picked.length;
+  }
+  if (focus !== undefined) {
+    // A tool result: what it was read for first, never its line numbers or counters.
+    const found = resultFacts(segment.text, { focus: focus.text, limit, isKnown, categoryOf });
+    for (const fact of found) {
+      const key = fact.key === undefined ? undefined : factKey(fact.key);
+      const kept: ExtractedFact = {
+        key: key === undefined || key === '' ? keys.next(fact.category) : key,
+        value: fact.value,
+        category: fact.category,
+        seq: segment.seq,
+        span: textSpan(segment.text, fact.start, fact.end),
+      };
+      if (fact.relevance > 0) kept.relevance = fact.relevance;
+      keep(kept);
+    }
+    return found.length;
   }
   const found = textFacts(segment.text, { limit, isKnown });
   for (const fact of found) {

@@ -31,6 +31,13 @@ export interface ExtractedFact {
   seq: number;
   /** Some surrounding text, to tell two facts with the same key apart. */
   span?: string;
+  /**
+   * How much the fact answers what its message was read for (a tool result's call arguments and
+   * the current request): absent or 0 for none; higher ranks first when the facts block is capped.
+   * The definition of a name the call or request names scores above 100, a line or value holding
+   * such names 2 and up.
+   */
+  relevance?: number;
 }
 
 /** Options of `ContextTools.summarize`. */
@@ -51,6 +58,11 @@ export interface ExtractFactsOptions {
   categories?: readonly FactCategory[];
   /** Facts kept so far; every one of them is in the result. */
   previousFacts?: readonly ExtractedFact[];
+  /**
+   * The current request (the latest user message's text): with the arguments of each result's
+   * call, it says what a tool result was read for, and the facts answering it rank first.
+   */
+  request?: string;
 }
 
 /** Summarizes entries and extracts their facts, for compaction. */

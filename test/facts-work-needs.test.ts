@@ -1,0 +1,63 @@
+/**
+ * Issue 30, item 2, through the manager: an agent reads files of a few thousand tokens each for
+ * one value apiece; when the reads leave the view, its facts block still holds each value the
+ * agent read a file for, not the files' first identifiers or line numbers.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { ContextManager } from '../src/manager.js';
+import type { Message } from '../src/messages/types.js';
+
+const fixture = (name: string) => readFileSync(new URL(`./fixtures/facts/${name}`, import.meta.url), 'utf8');
+
+function numbered(text: string): string {
+  return text
+    .split('\n')
+    .map((line, i) => `${String(i + 1).padStart(6)}\t${line}`)
+    .join('\n');
+}
+
+/** The facts block of a view, or '' when it has none. */
+function factsBlock(view: readonly Message[]): string {
+  const block = view.find((m) => JSON.stringify(m.content ?? '').includes('contextkit:facts'));
+  return block === undefined ? '' : JSON.stringify(block.content);
+}
+
+describe('the facts block holds what each cleared read was for', () => {
+  it('keeps the constant, the config key and the definition a grep found', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    await ctx.addMessage({ role: 'system', content: 'You are a careful coding agent.' });
+    await ctx.addMessage({
+      role: 'user',
+      content:
+        "Make the export worker wait like the http client: use BACKOFF_CAP_MS, the replica's maxConnections and REQUEST_TIMEOUT.",
+    });
+    const reads: Array<[string, Record<string, unknown>, string]> = [
+      ['read_file', { path: 'src/net/http-client.ts' }, numbered(fixture('http-client.ts.txt'))],
+      ['read_file', { path: 'config/service-config.json' }, fixture('service-config.json')],
+      ['grep', { pattern: 'REQUEST_TIMEOUT', path: 'src' }, fixture('grep-request-timeout.txt')],
+      ['read_file', { path: 'src/net/http-client.ts', offset: 1 }, numbered(fixture('http-client.ts.txt'))],
+    ];
+    for (const [i, [name, args, result]] of reads.entries()) {
+      const id = `call_${i}`;
+      await ctx.addMessage({
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }],
+      });
+      await ctx.addMessage({ role: 'tool', tool_call_id: id, content: result });
+    }
+    await ctx.addMessage({ role: 'assistant', content: 'I have read the three files.' });
+    await ctx.addMessage({ role: 'user', content: 'Go ahead and write the change.' });
+    const view = await ctx.getMessagesForRequest({ tokenBudget: 4_000 });
+    const shown = JSON.stringify(view);
+    // The reads left the view (the test is about what the block keeps of them)…
+    expect(shown).not.toContain('RETRYABLE_CODES');
+    expect(shown).not.toContain('ledger-api');
+    // …and the block keeps the values they were read for.
+    const facts = factsBlock(view);
+    expect(facts).toContain('12_500');
+    expect(facts).toContain('15_000');
+    expect(facts).toMatch(/max_connections: (?:\d+ \| )*24\b/);
+  });
+});
