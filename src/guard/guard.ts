@@ -496,6 +496,7 @@ export class ContextGuard {
     let reason = this.autoCompact ? this.compactionDue(c, total, r, replanAt) : undefined;
     if (
       !reason &&
+      !c.state.compactedLast &&
       this.autoCompact &&
       this.compactWhenCacheExpired &&
       this.dueSoonWithColdCache(c, r, total, replanAt)
@@ -516,7 +517,15 @@ export class ContextGuard {
         if (handoff) reason = undefined;
       }
     }
+    const last = c.state.compactedLast;
     const receipt = reason ? await this.compactNow(c, r, reason) : null;
+    c.state.compactedLast = receipt ? { tokens: receipt.tokensAfter } : undefined;
+    if (receipt && last) {
+      receipt.consecutive = {
+        addedTokens: Math.max(0, total - last.tokens),
+        room: Math.max(0, r.budget - last.tokens),
+      };
+    }
     if (receipt) {
       onCompact?.(receipt);
       built = c.view.build(c.entries, format, r.counter);
@@ -563,6 +572,10 @@ export class ContextGuard {
     replanAt: number,
   ): CompactionReceipt['reason'] | undefined {
     c.pendingLevel = undefined;
+    // No back-to-back compactions: right after one, the view is left as it is while it fits the
+    // budget (the next step of a turn held above the target, say); only new messages that alone
+    // exceed the room it left bring another (the receipt's `consecutive` says so).
+    if (c.state.compactedLast && total <= r.budget) return undefined;
     const usage = total / r.budget;
     let level = levelOf(usage);
     const last = c.state.usage;
