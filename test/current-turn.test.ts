@@ -159,6 +159,33 @@ describe('the current turn', () => {
   });
 });
 
+describe('a turn over the budget', () => {
+  it('a single-turn agent run of hundreds of calls: the oldest results cleared, then the oldest calls leave; the view fits', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    const counter = createTokenCounter(getModelInfo('gpt-4o')!);
+    const task = {
+      role: 'user',
+      content: 'Fix the failing test in src/date.ts (ticket BUG-4127).',
+    } as Message;
+    await ctx.addMessage({ role: 'system', content: 'You are a careful coding agent.' });
+    await ctx.addMessage(task);
+    for (let i = 0; i < 300; i++) {
+      await ctx.addMessage(readCall(`call_${i}`, `src/f${i}.ts`));
+      await ctx.addMessage({
+        role: 'tool',
+        tool_call_id: `call_${i}`,
+        content: `line ${i}: ${'const x = 1; '.repeat(60)}`,
+      });
+    }
+    const view = await ctx.getMessagesForRequest({ tokenBudget: 3000 });
+    expect(validateRequest(view, 'openai').problems).toEqual([]);
+    expect(await counter.measure(view, { format: 'openai' })).toBeLessThanOrEqual(3000);
+    expect(view).toContainEqual(task);
+    // The newest call and its result, whole.
+    expect(JSON.stringify(view.at(-1))).toContain('line 299');
+  });
+});
+
 describe('no collapse', () => {
   const big = (n: number, tag: string) =>
     Array.from({ length: n }, (_, i) => `line ${i} of ${tag}: value_${i} = ${i * 7}`).join('\n');

@@ -60,3 +60,33 @@ export function clearTurnResults(ctx: PlanContext, draft: PlanDraft, memory = 0)
   }
   return next;
 }
+
+/**
+ * The last resort, for a turn that is over the budget even with its results cleared (a long
+ * single-turn agent run: one request, hundreds of calls): its oldest atoms leave the view, the
+ * exchange in progress and an atom still open never, down to the target. Their facts are read
+ * like those of any atom that leaves.
+ */
+export function dropTurnOldest(ctx: PlanContext, draft: PlanDraft, memory = 0): PlanDraft {
+  if (draft.total - memory <= ctx.budget) return draft;
+  const start = latestUserAtomIndex(ctx.atoms);
+  if (start < 0) return draft;
+  let last = -1;
+  for (let i = ctx.atoms.length - 1; i > start; i--) {
+    if (ctx.atoms[i]!.kind === 'exchange') {
+      last = i;
+      break;
+    }
+  }
+  const next: PlanDraft = { ...draft, dropped: new Set(draft.dropped), atomTokens: draft.atomTokens.slice() };
+  for (let i = start + 1; i < last && next.total - memory > ctx.target; i++) {
+    const atom = ctx.atoms[i]!;
+    if (ctx.protection[i] !== 'keep' || atom.open || next.dropped.has(atom.id)) continue;
+    next.dropped.add(atom.id);
+    next.total -= next.atomTokens[i]!;
+    next.atomTokens[i] = 0;
+  }
+  if (next.dropped.size === draft.dropped.size) return draft;
+  next.cleared = new Map([...next.cleared].filter(([key]) => !next.dropped.has(Number(key.split(':')[0]))));
+  return next;
+}

@@ -13,7 +13,7 @@ import type { TokenCounter } from '../tokens/types.js';
 import type { ContextTools, ExtractedFact } from '../tools/types.js';
 import type { PlanBlocks } from '../view/plan-blocks.js';
 import { clearToolResults } from './clear-tool-results.js';
-import { clearTurnResults } from './clear-turn-results.js';
+import { clearTurnResults, dropTurnOldest } from './clear-turn-results.js';
 import { applyCustomStrategy } from './custom-strategy.js';
 import { dedupeRepeated } from './dedupe-repeated.js';
 import type { ClearingOptions, PlanContext, PlanDraft, Protection } from './draft.js';
@@ -496,6 +496,7 @@ export class Planner {
     // cut only when it is over the budget without them (they shrink or go below, to fit).
     const memory = factsTokensBefore + (summary && draft.summarized.size > 0 ? summaryTokens(summary) : 0);
     draft = clearTurnResults(ctx, draft, memory);
+    draft = dropTurnOldest(ctx, draft, memory);
     draft = capProtectedOversized(ctx, draft, memory);
     draft = truncateOversized(ctx, draft);
     await pause();
