@@ -4,7 +4,7 @@ import type { Message } from '../messages/types.js';
 import { draftEdits, type PlanContext, type PlanDraft } from './draft.js';
 
 /** About what a cleared-result placeholder costs, for sizing before the exact measure. */
-const PLACEHOLDER_TOKENS = 40;
+export const PLACEHOLDER_TOKENS = 40;
 
 /**
  * The newest `keepToolResults` results, counted from the end across all atoms. A result of an

@@ -52,7 +52,7 @@ const NOTICE_RESERVE = 24;
  */
 function atFloorRoom(budget: number, used: number, trigger: number): number {
   const left = Math.max(0, budget - used);
-  return Math.max(Math.floor(left / 4), Math.min(trigger - used, Math.floor(left / 2)));
+  return Math.min(Math.floor(left / 2), Math.max(Math.floor(left / 4), trigger - used));
 }
 
 /** How the planner plans: the manager's compaction options. */
@@ -206,7 +206,13 @@ export class Planner {
     // No collapse: a plan that builds on its predecessor can come far below the target when what
     // the last plan took out could come back (the huge result that pushed it out is now cleared,
     // say). A plan from the whole history, keeping the facts so far, keeps the target's worth.
-    if (scratch.decline === undefined && previousPlan && plan.tokens < Math.floor(targetUsage * budget) / 2) {
+    // (Not on a cold start's bounded counts: older messages may only leave such a view.)
+    if (
+      scratch.decline === undefined &&
+      previousPlan &&
+      req.before.bounded !== true &&
+      plan.tokens < Math.floor(targetUsage * budget) / 2
+    ) {
       const fresh = await this.freshPlan(req, measure, Math.floor(targetUsage * budget), previousPlan);
       if (fresh && fresh.plan.tokens > plan.tokens && fresh.plan.tokens <= budget) {
         ({ plan, rendered } = fresh);

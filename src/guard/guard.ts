@@ -13,7 +13,7 @@ import {
 } from '../compaction/hooks.js';
 import { type CompactionPlan, encodePlan } from '../compaction/plan.js';
 import { Planner, type PlanRequest, type PlanResult } from '../compaction/planner.js';
-import { protectionsOf } from '../compaction/protections.js';
+import { latestUserAtomIndex, protectionsOf } from '../compaction/protections.js';
 import type { ProviderCompactor } from '../compaction/provider-compaction.js';
 import type { StrategyOption } from '../compaction/strategy.js';
 import { pinnedMessage } from '../compaction/summary-message.js';
@@ -609,6 +609,13 @@ export class ContextGuard {
     const format = c.format ?? r.format;
     // What a server compaction superseded is not in the view: nothing to plan there.
     const atoms = view.atoms(entries, format).visible();
+    // The current turn stays in the view (see protectionsOf): on a cold start, its messages are
+    // counted exactly before planning, so that no kept message carries an upper bound.
+    if (this.measurer.hasBounds(r.counter)) {
+      for (let i = Math.max(0, latestUserAtomIndex(atoms)); i < atoms.length; i++) {
+        for (const m of atoms[i]!.messages) this.measurer.countExact(r.counter, m, format);
+      }
+    }
     const before = view.build(entries, format, r.counter);
     const tokensBefore = before.tokens + r.fixedTokens;
     const previousPlan = view.plan;
