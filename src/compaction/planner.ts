@@ -44,15 +44,14 @@ import { type Level, selectByZones } from './zones.js';
 const NOTICE_RESERVE = 24;
 
 /**
- * The memory's room in a view at the floor (what must stay is past the target, `used` tokens):
- * up to the trigger but at most half of what is left under the budget, and at least a quarter of
- * it. The rest is room for the turn to grow in: a view filled to the budget would compact again
- * on every step; and a trigger at the target (or a view past it) still leaves the memory room,
- * so that what left the view is remembered.
+ * The memory's room in a view at the floor (what must stay is past the target, `used` tokens): up
+ * to the trigger, or a quarter of the gap between target and trigger (the next plan waits for
+ * growth past this plan's size anyway), and at least a quarter of what is left under the budget,
+ * so that a trigger at the target (or a view past it) still remembers what left the view.
  */
-function atFloorRoom(budget: number, used: number, trigger: number): number {
+function atFloorRoom(budget: number, used: number, trigger: number, gap: number): number {
   const left = Math.max(0, budget - used);
-  return Math.min(Math.floor(left / 2), Math.max(Math.floor(left / 4), trigger - used));
+  return Math.min(Math.floor(left / 2), Math.max(Math.floor(left / 4), trigger - used, Math.floor(gap / 4)));
 }
 
 /** How the planner plans: the manager's compaction options. */
@@ -524,7 +523,7 @@ export class Planner {
           factsLimit,
           memoryRoom(budget, share) - (summary && draft.summarized.size > 0 ? summaryTokens(summary) : 0),
           used > ctx.target
-            ? atFloorRoom(budget, used, trigger)
+            ? atFloorRoom(budget, used, trigger, gap)
             : ctx.target - used + (draft.summarized.size > 0 ? 0 : Math.floor(gap / 4)),
         );
       let room = roomFor(withoutFacts);
@@ -621,7 +620,7 @@ export class Planner {
       MAX_SUMMARY_TOKENS,
       memoryRoom(budget, share) - factsTokens(facts),
       draft.total > Math.floor(this.settings.targetUsage * budget)
-        ? atFloorRoom(budget, draft.total, trigger)
+        ? atFloorRoom(budget, draft.total, trigger, trigger - Math.floor(this.settings.targetUsage * budget))
         : trigger - draft.total,
     );
     const frameTokens =
