@@ -274,3 +274,62 @@ function seqOf(converted: readonly Message[], index: number, original: readonly 
   const probe = text.slice(0, 40);
   return converted.findIndex((m) => m.role !== 'system' && messageText(m).includes(probe));
 }
+
+describe('placeholders in a view never invite a repeated side effect (issue 30, DESIGN.md invariant 9)', () => {
+  /** Agent steps calling `tool`, each result long enough to be cleared and ending with an exit code. */
+  function steps(tool: string): Message[] {
+    const messages: Message[] = [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: 'Apply the migration to every service.' },
+    ];
+    for (let i = 0; i < 8; i++) {
+      messages.push({
+        role: 'assistant',
+        content: `Step ${i}.`,
+        tool_calls: [
+          { id: `c${i}`, type: 'function', function: { name: tool, arguments: `{"service":"svc-${i}"}` } },
+        ],
+      });
+      messages.push({
+        role: 'tool',
+        tool_call_id: `c${i}`,
+        content: `migrated svc-${i}\n${'row updated\n'.repeat(300)}process exited with code ${i % 2}`,
+      });
+    }
+    return messages;
+  }
+
+  async function placeholders(
+    tool: string,
+    options: { readOnlyTools?: string[]; sideEffectTools?: string[] } = {},
+  ) {
+    const ctx = new ContextManager({ model: 'gpt-4o', keepToolResults: 1, ...options });
+    await ctx.setMessages(steps(tool), { replace: true });
+    const full = await ctx.getTokenCount();
+    const view = await ctx.getMessagesForRequest({ tokenBudget: Math.floor(full * 0.9) });
+    return view
+      .filter((m) => m.role === 'tool' && messageText(m).startsWith('[contextkit: this'))
+      .map(messageText);
+  }
+
+  it('a cleared edit says it ran and how it ended, and never to call edit again', async () => {
+    const texts = await placeholders('apply_patch');
+    expect(texts.length).toBeGreaterThan(0);
+    for (const text of texts) {
+      expect(text).toMatch(/^\[contextkit: this apply_patch call ran; .* It ended: "exit code [01]"\./);
+      expect(text).toContain('do not call apply_patch again');
+      expect(text).not.toMatch(/again if you need/);
+    }
+  });
+
+  it('a tool that only reads is invited again; the options name tools either way', async () => {
+    for (const text of await placeholders('read_file'))
+      expect(text).toContain('Call read_file again if you need');
+    for (const text of await placeholders('read_file', { sideEffectTools: ['read_file'] })) {
+      expect(text).toContain('do not call read_file again');
+    }
+    for (const text of await placeholders('run_query', { readOnlyTools: ['run_query'] })) {
+      expect(text).toContain('Call run_query again if you need');
+    }
+  });
+});
