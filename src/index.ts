@@ -50,7 +50,7 @@ export type {
   StrategyInput,
   StrategyOption,
 } from './compaction/strategy.js';
-export type { FactsSite } from './compaction/summary-message.js';
+export type { FactsSite, SummaryRole } from './compaction/summary-message.js';
 export { LEVELS, type Level, levelOf } from './compaction/zones.js';
 export { economyAt } from './economy.js';
 export {
@@ -184,6 +184,12 @@ export {
   detectMessageFormat,
   resolveConversationFormat,
 } from './messages/detect.js';
+export {
+  type ToolEffect,
+  type ToolEffectOptions,
+  toolEffectByName,
+  toolEffectClassifier,
+} from './messages/tool-effect.js';
 export type * from './messages/types.js';
 export { messageProblems, validateMessage } from './messages/validate-message.js';
 export {

@@ -143,6 +143,9 @@ export function composeParts(
     recentCount: options.recentCount ?? DEFAULTS.recentCount,
     clearing: options.clearing ?? {},
     facts: settings.facts,
+    ...(options.summaryRole !== undefined ? { summaryRole: options.summaryRole } : {}),
+    ...(options.readOnlyTools !== undefined ? { readOnlyTools: options.readOnlyTools } : {}),
+    ...(options.sideEffectTools !== undefined ? { sideEffectTools: options.sideEffectTools } : {}),
     compactionNotice: options.compactionNotice === true,
     ...(options.budgetNotice ? { budgetNotice: options.budgetNotice } : {}),
     ...(options.onBeforeCompaction || options.onAfterCompaction

@@ -13,6 +13,7 @@ import { validateRequest } from './messages/validate-request.js';
 import { mount } from './mount.js';
 import { getModelInfo } from './tokens/catalog.js';
 import { createTokenCounter } from './tokens/counter.js';
+import { FACTS_OPEN } from './tools/facts-block.js';
 
 const words = (n: number, seed = 0) =>
   Array.from({ length: n }, (_, i) => `word${(i * 7 + seed) % 97} src/file${i % 13}.ts`).join(' ');
@@ -339,8 +340,9 @@ describe('compaction', () => {
     await ctx.addMessage({ role: 'assistant', content: 'Noted DK-7731.' }, { critical: true });
     await longSession(ctx, 20);
     const view = await ctx.getMessagesForRequest({ tokenBudget: 2500 });
-    // Kept verbatim and first among the turns (after the system prompt and any facts block).
-    const turns = view.filter((m) => m.role !== 'system');
+    // Kept verbatim and first among the turns (after the system prompt and any facts block, which
+    // is a user message since issue 30).
+    const turns = view.filter((m) => m.role !== 'system' && !String(m.content).startsWith(FACTS_OPEN));
     expect(turns[0]).toEqual({ role: 'user', content: 'The deploy key is DK-7731; never forget it.' });
     expect(turns[1]).toEqual({ role: 'assistant', content: 'Noted DK-7731.' });
   });

@@ -6,7 +6,7 @@
 import type { CompactionHooks } from './compaction/hooks.js';
 import type { ResponsesCompact } from './compaction/provider-compaction.js';
 import type { StrategyOption } from './compaction/strategy.js';
-import type { FactsSite } from './compaction/summary-message.js';
+import { type FactsSite, SUMMARY_ROLES, type SummaryRole } from './compaction/summary-message.js';
 import { type EconomySettings, economyAt } from './economy.js';
 import { ConfigurationError, InvalidArgumentError } from './errors.js';
 import { FORMAT_NAMES } from './formats/registry.js';
@@ -228,8 +228,34 @@ export interface ContextManagerOptions {
    * request waits.
    */
   summaryAhead?: boolean | { at?: number };
-  /** Where the facts block of what left the view goes (default `system`: after the system prompt). */
+  /**
+   * Where the facts block of what left the view goes (default `system`: before the first turn,
+   * after the system prompt; a user message unless `summaryRole` is `system`).
+   */
   facts?: FactsSite;
+  /**
+   * The role of the summary and the facts block (default `user`). Their text comes from tool
+   * results, users and the assistant, so by default it never enters a system or developer message
+   * (DESIGN.md invariant 8): it is a user message, delimited, each line attributed to its source
+   * message and quoted as data. `system` restores the summary as a system message where the
+   * format takes one mid-conversation (OpenAI) and, with `facts: 'system'`, the facts block in
+   * the system prompt. **Risk**: a tool result (a fetched page, a file) that reads "ignore all
+   * previous instructions" then reaches the model with the system prompt's authority. Choose it
+   * only when every tool result and user message is trusted.
+   */
+  summaryRole?: SummaryRole;
+  /**
+   * Tools that only read, by exact name: a placeholder for one of their cleared results suggests
+   * calling again. Tools not named here or in `sideEffectTools` are classified by name (read,
+   * get, list, search, fetch, open, view, cat, grep, find… read; anything else changes something).
+   */
+  readOnlyTools?: readonly string[];
+  /**
+   * Tools that change something, by exact name (wins over `readOnlyTools` and the name): a
+   * placeholder for their cleared results says the call ran and how it ended, and never suggests
+   * calling again (DESIGN.md invariant 9).
+   */
+  sideEffectTools?: readonly string[];
   /**
    * Exact counts from the provider's endpoint (`createCountClient`), asked for when an estimated
    * view is near the budget (at `exactCountAt`, default 0.9): Claude and Gemini, whose tokenizers
@@ -455,6 +481,13 @@ const object: Check = (v, name) => {
   if (typeof v !== 'object' || v === null || Array.isArray(v))
     fail(name, `expected an object, got ${show(v)}`);
 };
+const toolNameList: Check = (v, name) => {
+  if (!Array.isArray(v)) fail(name, `expected an array of tool names, got ${show(v)}`);
+  (v as unknown[]).forEach((tool, i) => {
+    if (typeof tool !== 'string' || tool === '')
+      fail(`${name}[${i}]`, `expected a tool name, got ${show(tool)}`);
+  });
+};
 const withMethods =
   (...methods: string[]): Check =>
   (v, name) => {
@@ -577,6 +610,9 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
     nested({ at: share } satisfies Record<'at', Check>)(v, name);
   },
   facts: oneOf(FACTS_SITES),
+  summaryRole: oneOf(SUMMARY_ROLES),
+  readOnlyTools: toolNameList,
+  sideEffectTools: toolNameList,
   countClient: withMethods('count'),
   exactCountAt: share,
   calibration: (v, name) => {

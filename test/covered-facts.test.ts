@@ -72,9 +72,12 @@ describe('facts of what an Anthropic server compaction covered', () => {
       expect(facts).toContain(`ORD-${5100 + i}`);
       expect(facts).toContain(`/srv/out/batch${i}.csv`);
     }
-    // Only the block and what follows are sent of the conversation; the facts go in the system prompt.
+    // Only the block and what follows are sent of the conversation; the facts go in a user turn
+    // after the block (issue 30: never in the system prompt; before the block the API drops them).
     expect(JSON.stringify(body.messages)).not.toContain('ships to');
-    expect(JSON.stringify(body.system)).toContain('ORD-5106');
+    expect(JSON.stringify(body.system)).not.toContain('ORD-5106');
+    const block = body.messages.findIndex((m) => JSON.stringify(m.content).includes('"compaction"'));
+    expect(JSON.stringify(body.messages.slice(block + 1))).toContain('ORD-5106');
     const res = await postMessages(server.url, { model: MODEL, max_tokens: 10, ...body });
     expect(res.status).toBe(200);
     expect(ctx.usage().tokens).toBeLessThanOrEqual(20_000);

@@ -1,8 +1,10 @@
 import type { WireFormat } from '../formats/wire-format.js';
 import type { Atom, ToolResultSlot } from '../messages/atoms.js';
+import { messageText } from '../messages/content.js';
 import { freezeDeep } from '../messages/freeze.js';
+import { type ToolEffect, toolEffectByName } from '../messages/tool-effect.js';
 import type { AnthropicContentBlock, Message, OpenAIMessage } from '../messages/types.js';
-import { clearedResultText, truncationMarker } from './placeholders.js';
+import { clearedResultText, resultOutcome, truncationMarker } from './placeholders.js';
 
 /** What a plan does to the atoms it keeps: results cleared and texts cut, by stable key. */
 export interface AtomEdits {
@@ -12,6 +14,11 @@ export interface AtomEdits {
   truncated: ReadonlyMap<string, { head: number; tail: number }>;
   /** Cleared results whose calls' inputs are cleared too (context editing's `clear_tool_inputs`). */
   clearInputs?: boolean;
+  /**
+   * Whether a tool only reads (its placeholder may suggest calling again) or changes something;
+   * default `toolEffectByName`.
+   */
+  effectOf?: (toolName: string) => ToolEffect;
 }
 
 export const NO_EDITS: AtomEdits = { cleared: new Map(), truncated: new Map() };
@@ -133,6 +140,44 @@ function hasThinking(message: Message): boolean {
   );
 }
 
+/** Outcome lines of stored results, by message and block: a result is read once, not per render. */
+const outcomes = new WeakMap<Message, Map<number, string>>();
+
+/**
+ * The outcome line (`resultOutcome`) of the result at `blockIndex` of `message` (-1: the whole
+ * message is the result), read the shared way through a message holding that block alone.
+ */
+function slotOutcome(message: Message, blockIndex: number): string {
+  let byBlock = outcomes.get(message);
+  if (!byBlock) {
+    byBlock = new Map();
+    outcomes.set(message, byBlock);
+  }
+  let outcome = byBlock.get(blockIndex);
+  if (outcome === undefined) {
+    outcome = readOutcome(message, blockIndex);
+    byBlock.set(blockIndex, outcome);
+  }
+  return outcome;
+}
+
+function readOutcome(message: Message, blockIndex: number): string {
+  if (blockIndex < 0) return resultOutcome(messageText(message));
+  const m = message as unknown as { content?: unknown; parts?: unknown };
+  const inContent = Array.isArray(m.content);
+  const list = (inContent ? m.content : m.parts) as unknown[] | undefined;
+  const block = Array.isArray(list) ? (list[blockIndex] as Record<string, unknown> | undefined) : undefined;
+  if (typeof block !== 'object' || block === null) return '';
+  const alone = (inContent ? { ...message, content: [block] } : { ...message, parts: [block] }) as Message;
+  const converse = block.toolResult as { status?: unknown } | undefined;
+  const response = (block.functionResponse as { response?: unknown } | undefined)?.response;
+  const isError =
+    block.is_error === true ||
+    converse?.status === 'error' ||
+    (typeof response === 'object' && response !== null && 'error' in response && !('output' in response));
+  return resultOutcome(messageText(alone), isError);
+}
+
 /**
  * Renders an atom under a plan's edits, in the shape of `wire`, the format of the conversation the
  * atom is of. Returns the atom's own message objects where nothing applies, so unedited messages
@@ -154,7 +199,9 @@ export function renderAtom(atom: Atom, edits: AtomEdits, wire: WireFormat<Messag
   const clearedPositions = new Set(clearedHere.map((s) => `${s.messageIndex}.${s.blockIndex}`));
   for (const slot of clearedHere) {
     const current = (out ?? atom.messages)[slot.messageIndex]!;
-    const text = clearedResultText(slot.toolName, edits.cleared.get(slot.key)!);
+    const outcome = slotOutcome(atom.messages[slot.messageIndex]!, slot.blockIndex);
+    const effect = (edits.effectOf ?? toolEffectByName)(slot.toolName);
+    const text = clearedResultText(slot.toolName, edits.cleared.get(slot.key)!, effect, outcome);
     if (slot.blockIndex < 0) {
       replace(slot.messageIndex, clearedToolMessage(current, text));
     } else {

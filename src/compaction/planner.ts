@@ -175,7 +175,8 @@ export class Planner {
     const wire = wireFormat(req.format);
     const measure = (atom: Atom, edits: AtomEdits) => {
       let sum = 0;
-      for (const m of renderAtom(atom, edits, wire)) sum += req.count(m);
+      const shown = edits.effectOf ? edits : { ...edits, effectOf: this.blocks.effectOf };
+      for (const m of renderAtom(atom, shown, wire)) sum += req.count(m);
       return sum;
     };
     const scratch: Scratch = { slices: new Slices(), summaries: new Map(), factsOmitted: 0, refused: [] };
@@ -727,6 +728,7 @@ export class Planner {
       cleared: draft.cleared,
       truncated: draft.truncated,
       clearInputs: this.blocks.clearInputs,
+      effectOf: this.blocks.effectOf,
       dropped: draft.dropped,
       summarized: plan.summarized ? draft.summarized : new Set(),
     });

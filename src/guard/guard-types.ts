@@ -9,7 +9,7 @@ import type { PlannerSettings } from '../compaction/planner.js';
 import { protectionsOf, taskAtomIndex } from '../compaction/protections.js';
 import type { ProviderCompactor } from '../compaction/provider-compaction.js';
 import type { StrategyOption } from '../compaction/strategy.js';
-import type { FactsSite } from '../compaction/summary-message.js';
+import type { FactsSite, SummaryRole } from '../compaction/summary-message.js';
 import type { Level } from '../compaction/zones.js';
 import type { ContextOverflowError, OverflowBreakdown } from '../errors.js';
 import type { CompactionReceipt } from '../events.js';
@@ -135,6 +135,12 @@ export interface ContextGuardOptions {
   recentCount?: number;
   clearing?: PlannerSettings['clearing'];
   facts?: FactsSite;
+  /** The role of the summary and facts block (default `user`); see `ContextManagerOptions.summaryRole`. */
+  summaryRole?: SummaryRole;
+  /** Tools that only read; see `ContextManagerOptions.readOnlyTools`. */
+  readOnlyTools?: readonly string[];
+  /** Tools that change something; see `ContextManagerOptions.sideEffectTools`. */
+  sideEffectTools?: readonly string[];
   compactionNotice?: boolean;
   /** Before and after compaction; see `ContextManagerOptions.onBeforeCompaction`. */
   hooks?: CompactionHooks;

@@ -23,6 +23,7 @@ import type { CompactionReceipt, ContextEvents } from '../events.js';
 import { wireFormat } from '../formats/registry.js';
 import { History } from '../history/history.js';
 import type { Atom } from '../messages/atoms.js';
+import { toolEffectClassifier } from '../messages/tool-effect.js';
 import type { MessageFormat } from '../messages/types.js';
 import { checkStrategy, DEFAULTS, type RequestOptions, resolveShares } from '../options.js';
 import { guardedTools } from '../tools/guarded-tools.js';
@@ -123,6 +124,11 @@ export class ContextGuard {
       options.facts ?? 'system',
       clearing.clearToolInputs === true,
       options.recall === true,
+      options.summaryRole ?? 'user',
+      toolEffectClassifier({
+        ...(options.readOnlyTools ? { readOnlyTools: options.readOnlyTools } : {}),
+        ...(options.sideEffectTools ? { sideEffectTools: options.sideEffectTools } : {}),
+      }),
     );
     const offline = createOfflineTools();
     this.offline = offline;

@@ -4,6 +4,7 @@
  */
 
 import { freezeDeep } from './freeze.js';
+import { toolEffectByName } from './tool-effect.js';
 import type { HistoryEntry, Message } from './types.js';
 
 /**
@@ -59,9 +60,16 @@ export interface Repair {
   detail: string;
 }
 
-/** Text given in place of a result that never came. */
+/**
+ * Text given in place of a result that never came (the run was interrupted). A tool that only
+ * reads (by its name, `toolEffectByName`) may be called again; for any other the change may or
+ * may not have been made, so the model is told to check before repeating it (DESIGN.md invariant 9).
+ */
 export function missingResultText(toolName: string): string {
-  return `[contextkit: no result was recorded for this ${toolName} call (the run was interrupted before it returned). Call it again if you still need it.]`;
+  const head = `[contextkit: no result was recorded for this ${toolName} call (the run was interrupted before it returned).`;
+  return toolEffectByName(toolName) === 'read'
+    ? `${head} Call it again if you still need it.]`
+    : `${head} It may or may not have taken effect: check before calling ${toolName} again.]`;
 }
 
 /**

@@ -69,6 +69,10 @@ function pushEntry(out: Segment[], seq: number, message: Message, callNames: Map
     }
     return;
   }
+  if (role === undefined) {
+    pushItem(out, seq, message as unknown as Record<string, unknown>, callNames);
+    return;
+  }
   if (role === 'system' || role === 'developer') {
     pushText(out, { seq, role: 'system', kind: 'text', label: 'system', text: messageText(message) });
     return;
@@ -116,6 +120,38 @@ function pushEntry(out: Segment[], seq: number, message: Message, callNames: Map
       pushText(out, { seq, role: 'user', kind: 'text', label: 'user', text: messageText(single) });
     }
   }
+}
+
+/**
+ * A Responses API item without a role: a call (`function_call`, `custom_tool_call`, …: a `name`
+ * and its `arguments` or `input`), a tool's output (an `output` answering a `call_id`), or
+ * something the model produced (reasoning, a server tool's call), which is the assistant's. Never
+ * the user's: a tool's output read as a user turn would be attributed to the user.
+ */
+function pushItem(
+  out: Segment[],
+  seq: number,
+  item: Record<string, unknown>,
+  callNames: Map<string, string>,
+): void {
+  const callId = typeof item.call_id === 'string' ? item.call_id : undefined;
+  if ('output' in item) {
+    const name = callId === undefined ? undefined : callNames.get(callId);
+    pushResult(out, seq, name, messageText(item as unknown as Message), false);
+    return;
+  }
+  if (typeof item.name === 'string' && ('arguments' in item || 'input' in item)) {
+    if (callId !== undefined) callNames.set(callId, item.name);
+    pushCall(out, seq, item.name, argumentsText(item.arguments ?? item.input));
+    return;
+  }
+  pushText(out, {
+    seq,
+    role: 'assistant',
+    kind: 'text',
+    label: 'assistant',
+    text: messageText(item as unknown as Message),
+  });
 }
 
 function pushText(out: Segment[], segment: Segment): void {

@@ -7,6 +7,8 @@
  * reservation_id: ZFA04Y | 8JX2P1`), about six tokens a fact, so a small budget still holds dozens
  * of them. A fact of no known source gets a line `- key: value`.
  */
+import { isToolResultMessage, messageText } from '../messages/content.js';
+import type { Message } from '../messages/types.js';
 import { type ExtractedFact, FACT_CATEGORIES, type FactCategory } from './types.js';
 
 /** Opens the block. */
@@ -20,10 +22,11 @@ const CATEGORIES = new Set<string>(FACT_CATEGORIES);
 
 /**
  * Backslashes and line breaks are escaped so that every fact stays on one line whatever its
- * value; in keys `[` is escaped too, since ` [category]:` ends the key.
+ * value; in keys `[` is escaped too, since ` [category]:` ends the key. `<!--` is written `<\!--`, so that
+ * no value (a tool result's text) can open or close a block (`FACTS_OPEN`, `FACTS_CLOSE`).
  */
 function escapeValue(text: string): string {
-  return text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
+  return text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/<!--/g, '<\\!--');
 }
 
 function escapeKey(text: string): string {
@@ -31,7 +34,7 @@ function escapeKey(text: string): string {
 }
 
 function unescapeText(text: string): string {
-  return text.replace(/\\([\\nr[])/g, (_, c: string) => (c === 'n' ? '\n' : c === 'r' ? '\r' : c));
+  return text.replace(/\\([\\nr[!])/g, (_, c: string) => (c === 'n' ? '\n' : c === 'r' ? '\r' : c));
 }
 
 /**
@@ -59,10 +62,11 @@ const BARE_KEY = /^[A-Za-z0-9_.@/-]+$/;
 
 /**
  * A JSON string with `[` escaped, so no quoted key or value can pass for the seed format's
- * ` [category]: ` and a compact line is never read as a seed line.
+ * ` [category]: ` and a compact line is never read as a seed line, and `<` escaped, so none can
+ * open or close a block.
  */
 function quote(text: string): string {
-  return JSON.stringify(text).replace(/\[/g, '\\u005b');
+  return JSON.stringify(text).replace(/\[/g, '\\u005b').replace(/</g, '\\u003c');
 }
 
 /** A value printed bare unless it could end its item or line, or be taken for a quoted one. */
@@ -73,7 +77,8 @@ function compactValue(value: string): string {
     /[\n\r]/.test(value) ||
     value.startsWith('"') ||
     value !== value.trim() ||
-    / \[[a-z]+\]: /.test(value)
+    / \[[a-z]+\]: /.test(value) ||
+    value.includes('<!--')
     ? quote(value)
     : value;
 }
@@ -255,6 +260,27 @@ export function parseFactsBlock(text: string): ExtractedFact[] {
     }
     if (close === -1) break;
     from = close + FACTS_CLOSE.length;
+  }
+  return facts;
+}
+
+/**
+ * The facts of a view's facts block, read only where contextkit puts it: a leading system message
+ * or the first message after them that opens with `FACTS_OPEN` (the block `factsMessage` makes).
+ * A block anywhere else (inside a tool result, a fetched page, a later message) is text, never
+ * facts: `parseFactsBlock` reads any text it is given, so a tool result forging
+ * `<!-- contextkit:facts -->` would be read by it; this reads only the block contextkit wrote.
+ */
+export function viewFacts(messages: readonly Message[]): ExtractedFact[] {
+  const facts: ExtractedFact[] = [];
+  for (const message of messages) {
+    const system = message.role === 'system' || message.role === 'developer';
+    // A message carrying tool results (a Chat Completions `tool` message, an Anthropic user turn
+    // of `tool_result` blocks, a Responses output item, a Gemini `functionResponse`) is never it.
+    if (isToolResultMessage(message) || (message.role !== 'user' && !system)) break;
+    const text = messageText(message);
+    if (text.startsWith(FACTS_OPEN)) facts.push(...parseFactsBlock(text));
+    if (!system) break;
   }
   return facts;
 }

@@ -13,6 +13,7 @@ export {
   parseFactsBlock,
   renderCompactFacts,
   renderFactsBlock,
+  viewFacts,
 } from './facts-block.js';
 export {
   canPrepare,
@@ -28,6 +29,7 @@ export { factIdentity, mergeFacts } from './merge-facts.js';
 export { createOfflineTools } from './offline.js';
 export { extractFactsOffline, MAX_NEW_FACTS_PER_ENTRY } from './offline-facts.js';
 export { estimateTokens, summarizeOffline } from './offline-summarizer.js';
+export { inertMarkers, isInstructionLike, quotedData } from './quoted-data.js';
 export { renderTranscript, type TranscriptOptions } from './transcript.js';
 export {
   type ContextTools,

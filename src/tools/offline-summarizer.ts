@@ -3,7 +3,10 @@
  * lines of tool output) verbatim, so the paths, ids, numbers and dates in them survive exactly,
  * and picks the ones an agent needs again: decisions, errors, what the user asked, sentences that
  * carry facts, recent ones. Kept sentences stay in conversation order, one line per message,
- * labelled by speaker (`user:`, `assistant:`, `call read_file:`, `tool read_file:`).
+ * led by the number of its source message and labelled by speaker (`3 user:`, `4 assistant:`,
+ * `4 call read_file:`, `5 tool read_file:`); a tool result's line that reads as an instruction is
+ * quoted as data (`5 tool fetch_url, quoted: "IMPORTANT SYSTEM NOTICE: …"`). No line can hold a
+ * line break of its source, so no source can start a line that names another.
  *
  * A dialogue (text turns, hardly any tool traffic) is summarized by `dialogueMemory` instead: the
  * statements that carry facts, with speaker and date, small talk left out.
@@ -11,9 +14,11 @@
  * Recursive: with `previousSummary`, its sentences come first and are the last to be trimmed, so
  * a summary of summaries keeps what the first one kept for as long as the budget allows.
  */
+
 import type { HistoryEntry } from '../messages/types.js';
 import { dialogueMemory, isDialogue, isDialogueMemory } from './dialogue-memory.js';
 import { entrySegments, type Segment } from './entry-segments.js';
+import { isInstructionLike, quotedData } from './quoted-data.js';
 import { type TextUnit, textUnits } from './sentences.js';
 import type { SummarizeOptions } from './types.js';
 
@@ -41,7 +46,10 @@ const BOILERPLATE =
   /^(?:hi|hello|hey|thanks|thank you|ok|okay|sure|great|perfect|got it|sounds good|you're welcome|no problem|let me (?:check|look|see)|one moment|is there anything else|let me know|happy to help|i can help|how can i (?:help|assist)|continue|done)\b/i;
 /** Signs of a fact (a number, an email, an amount, a path): cheap, for scoring only. */
 const FACTISH = /\d{2,}|[@$€£/]/g;
-const LABEL = /^((?:user|assistant|system|tool|call)(?: [\w.:-]+)?): (.*)$/;
+/** A summary line's label: `12 tool read_file`, `3 user`, or an older unattributed `tool read_file`. */
+const LABEL = /^((?:\d+ )?(?:user|assistant|system|tool|call)(?: [\w.:-]+)?)(, quoted)?: (.*)$/;
+/** Labels of tool results' lines. */
+const RESULT_LABEL = /^(?:\d+ )?tool\b/;
 const STOPWORDS = new Set([
   'the',
   'and',
@@ -87,6 +95,8 @@ const STOPWORDS = new Set([
 interface Group {
   label: string;
   units: number[];
+  /** Text of a tool result: quoted as data where it reads as an instruction (see `render`). */
+  fromResult: boolean;
 }
 
 interface Units {
@@ -145,8 +155,10 @@ function addPrevious(summary: string, groups: Group[], units: Units, focus: stri
   lines.forEach((line, i) => {
     const match = LABEL.exec(line);
     const label = match ? (match[1] as string) : '';
-    const body = match ? (match[2] as string) : line;
-    const group: Group = { label, units: [] };
+    let body = match ? (match[3] as string) : line;
+    // A line quoted as data comes back to its text, quoted again by `render` if it still needs it.
+    if (match?.[2] !== undefined) body = unquoted(body);
+    const group: Group = { label, units: [], fromResult: RESULT_LABEL.test(label) };
     const recency = lines.length > 1 ? i / (lines.length - 1) : 1;
     for (const unit of textUnits(body, true)) {
       group.units.push(units.text.length);
@@ -221,7 +233,11 @@ function addEntries(entries: readonly HistoryEntry[], groups: Group[], units: Un
   const seen = new Set<string>(units.text);
   for (let i = 0; i < segments.length; i += 1) {
     const segment = segments[i] as Segment;
-    const group: Group = { label: segment.label, units: [] };
+    const group: Group = {
+      label: attributed(segment),
+      units: [],
+      fromResult: segment.kind === 'result',
+    };
     const recency = i / last;
     let first = true;
     for (const unit of candidateUnits(segment.text, segment.kind === 'text')) {
@@ -239,6 +255,25 @@ function addEntries(entries: readonly HistoryEntry[], groups: Group[], units: Un
       units.place.push(unit.place);
     }
     if (group.units.length > 0) groups.push(group);
+  }
+}
+
+/**
+ * A segment's label led by the number of its source message (DESIGN.md invariant 8), as the
+ * facts block leads its lines: `12 user`, `13 call read_file`, `14 tool read_file` (the result of
+ * read_file, message 14).
+ */
+function attributed(segment: Segment): string {
+  return `${segment.seq} ${segment.label}`;
+}
+
+/** The text of a line quoted as data (a JSON string); the line as it is when it is not one. */
+function unquoted(body: string): string {
+  try {
+    const value: unknown = JSON.parse(body);
+    return typeof value === 'string' ? value : body;
+  } catch {
+    return body;
   }
 }
 
@@ -263,7 +298,9 @@ function render(groups: readonly Group[], units: Units, kept: Uint8Array): strin
       place = unitPlace;
     }
     if (text === '') continue;
-    lines.push(group.label === '' ? text : `${group.label}: ${text}`);
+    if (group.fromResult && isInstructionLike(text))
+      lines.push(`${group.label}, quoted: ${quotedData(text)}`);
+    else lines.push(group.label === '' ? text : `${group.label}: ${text}`);
   }
   return lines.join('\n');
 }

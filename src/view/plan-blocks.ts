@@ -4,8 +4,10 @@ import {
   type FactsSite,
   factsMessage,
   pinnedMessage,
+  type SummaryRole,
   summaryMessage,
 } from '../compaction/summary-message.js';
+import { type ToolEffect, toolEffectByName } from '../messages/tool-effect.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import type { ExtractedFact } from '../tools/types.js';
 
@@ -32,6 +34,10 @@ export class PlanBlocks {
     readonly clearInputs: boolean,
     /** The manager offers the `recall` tool: the summary and facts block say so (`RECALL_NOTE`). */
     readonly recall = false,
+    /** The role the summary and facts block take (`summaryRole`, default `user`). */
+    readonly summaryRole: SummaryRole = 'user',
+    /** Whether a tool only reads, for its cleared results' placeholders (`readOnlyTools`, `sideEffectTools`). */
+    readonly effectOf: (toolName: string) => ToolEffect = toolEffectByName,
   ) {}
 
   /** A plan's decisions as sets and maps (read-only: steps copy before they change anything). */
@@ -43,6 +49,7 @@ export class PlanBlocks {
         cleared: new Map(plan.cleared),
         truncated: new Map(plan.truncated),
         clearInputs: this.clearInputs,
+        effectOf: this.effectOf,
         dropped: new Set(plan.dropped),
         summarized: new Set(plan.summarized ?? []),
       };
@@ -60,7 +67,7 @@ export class PlanBlocks {
   factsMessage(facts: readonly ExtractedFact[], format?: MessageFormat): Message {
     const made = this.blockMessages.get(facts);
     if (made !== undefined && made.format === format) return made.message;
-    const message = factsMessage(facts, this.factsSite, this.recall, format);
+    const message = factsMessage(facts, this.factsSite, this.recall, format, this.summaryRole);
     this.blockMessages.set(facts, { format, message });
     return message;
   }
@@ -78,7 +85,7 @@ export class PlanBlocks {
   summaryMessage(summary: PlanSummary, format: MessageFormat): Message {
     const made = this.blockMessages.get(summary);
     if (made !== undefined && made.format === format) return made.message;
-    const message = summaryMessage(summary, format, this.recall);
+    const message = summaryMessage(summary, format, this.recall, this.summaryRole);
     this.blockMessages.set(summary, { format, message });
     return message;
   }

@@ -231,9 +231,18 @@ export class View {
     const end = Math.min(atoms.length, view.atomsCovered + maxAtoms);
     for (let k = view.atomsCovered; k < end; k++) {
       const atom = atoms.at(k);
-      if (view.facts && atom.id === plan?.factsAt) {
-        view.messages.push(view.facts);
-        view.tokens += this.counting.count(counter, view.facts, f);
+      // A facts block in a user message goes after a server compaction block its atom opens with
+      // (the provider drops what precedes the block), unless that reply ends the view (a facts
+      // turn after it would turn a prefill into a new turn).
+      const factsHere = view.facts !== undefined && atom.id === plan?.factsAt;
+      const factsAfter =
+        factsHere &&
+        view.facts!.role !== 'system' &&
+        k < atoms.length - 1 &&
+        atoms.wire.isCompactionStart?.(atom.messages[0]!) === true;
+      if (factsHere && !factsAfter) {
+        view.messages.push(view.facts!);
+        view.tokens += this.counting.count(counter, view.facts!, f);
       }
       if (view.pinned && atom.id === plan?.pinnedAt) {
         view.messages.push(view.pinned);
@@ -254,6 +263,10 @@ export class View {
           view.messages.push(m);
           view.tokens += this.counting.count(counter, m, f);
         }
+      }
+      if (factsAfter) {
+        view.messages.push(view.facts!);
+        view.tokens += this.counting.count(counter, view.facts!, f);
       }
       view.atomsCovered = k + 1;
       if (k < atoms.closedCount) {

@@ -508,7 +508,9 @@ export function testFormat(format: FormatDescriptor): void {
             const shown = json(afterClearing[k]);
             for (const slot of atom.results) {
               if (slot.resultSeq === null) continue;
-              const placeholder = json(clearedResultText(slot.toolName, CLEARED_TOKENS)).slice(1, -1);
+              // The placeholder's head (its outcome line and advice depend on the result and the tool).
+              const whole = clearedResultText(slot.toolName, CLEARED_TOKENS);
+              const placeholder = json(whole.slice(0, whole.indexOf(' It'))).slice(1, -1);
               expect(shown.includes(placeholder), `result ${slot.key} is cleared`).toBe(true);
               cleared++;
             }

@@ -4,6 +4,7 @@ import { ConfigurationError } from '../../errors.js';
 import { ContextManager, type ContextManagerOptions } from '../../manager.js';
 import type { ToolDefinition } from '../../messages/types.js';
 import { createModelCatalog } from '../../tokens/catalog.js';
+import { FACTS_OPEN } from '../../tools/facts-block.js';
 import { type FittedEntry, fitThrough, messageKey } from '../fit-through.js';
 import { type AnyModelMessage, fromModelMessages, restoreModelMessages } from './model-messages.js';
 
@@ -62,10 +63,22 @@ function holdsCompactionPart(message: AnyModelMessage): boolean {
 function openedAtCompaction(prompt: ModelMessage[]): ModelMessage[] {
   let first = 0;
   while (first < prompt.length && prompt[first]!.role === 'system') first++;
-  const opening = prompt[first];
+  // The facts block is a user message before the first turn (issue 30): before the compaction
+  // block the API would drop it unread, so it goes right after the reply holding the block.
+  const facts = isFactsBlock(prompt[first]) && first + 1 < prompt.length ? prompt[first] : undefined;
+  const opening = prompt[facts ? first + 1 : first];
   if (opening?.role !== 'assistant' || !holdsCompactionPart(opening)) return prompt;
   const notice: ModelMessage = { role: 'user', content: [{ type: 'text', text: OMITTED_START_TEXT }] };
-  return [...prompt.slice(0, first), notice, ...prompt.slice(first)];
+  if (!facts) return [...prompt.slice(0, first), notice, ...prompt.slice(first)];
+  return [...prompt.slice(0, first), notice, opening, facts, ...prompt.slice(first + 2)];
+}
+
+/** Whether an SDK message is contextkit's facts block (a user message opening with `FACTS_OPEN`). */
+function isFactsBlock(message: ModelMessage | undefined): boolean {
+  if (message?.role !== 'user') return false;
+  const content = message.content;
+  const text = typeof content === 'string' ? content : content[0]?.type === 'text' ? content[0].text : '';
+  return text.startsWith(FACTS_OPEN);
 }
 
 /**
