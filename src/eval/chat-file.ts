@@ -87,18 +87,6 @@ export function parseChat(root: unknown, source: string): ChatConversation {
   return { name: basename(source).replace(/\.json$/i, ''), messages, questions };
 }
 
-function parseJson(
-  text: string,
-  source: string,
-  makeError: (message: string, cause: unknown) => Error,
-): unknown {
-  try {
-    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  } catch (error) {
-    throw makeError(`${source}: invalid JSON: ${(error as Error).message}`, error);
-  }
-}
-
 /** What an eval input is: chats with questions, a tau-bench file, one conversation, or a folder of runs. */
 export type EvalInput =
   | { kind: 'chats'; chats: ChatConversation[] }
