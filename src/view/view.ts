@@ -240,13 +240,15 @@ export class View {
         view.facts!.role !== 'system' &&
         k < atoms.length - 1 &&
         atoms.wire.isCompactionStart?.(atom.messages[0]!) === true;
-      if (factsHere && !factsAfter) {
-        view.messages.push(view.facts!);
-        view.tokens += this.counting.count(counter, view.facts!, f);
-      }
+      // The hooks' pinned block is a system message: it goes before a facts block in a user
+      // message, so no system message follows the conversation's start.
       if (view.pinned && atom.id === plan?.pinnedAt) {
         view.messages.push(view.pinned);
         view.tokens += this.counting.count(counter, view.pinned, f);
+      }
+      if (factsHere && !factsAfter) {
+        view.messages.push(view.facts!);
+        view.tokens += this.counting.count(counter, view.facts!, f);
       }
       const superseded = k < compactedBefore && !keptBefore?.has(k);
       if (view.summary && atom.id === plan?.summary?.at && !superseded) {
