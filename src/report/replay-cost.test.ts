@@ -10,7 +10,13 @@ import { slidingWindow } from './replay-cost.js';
 describe('replay cost', () => {
   it('bills every call and sets contextkit beside a sliding window at the same budget', async () => {
     const messages = longSessionMessages(600, 'anthropic', 11);
-    const report = await replayConversation(messages, { model: 'claude-sonnet-4-5', budget: 20_000 });
+    // Anthropic caches only where a breakpoint is sent (issue 34): contextkit's marks, as the
+    // alternatives are billed with a breakpoint on their last block.
+    const report = await replayConversation(messages, {
+      model: 'claude-sonnet-4-5',
+      budget: 20_000,
+      cacheBreakpoints: 'auto',
+    });
     const [ours, window, whole] = report.cost.alternatives;
     expect(report.cost.pricing).toContain('2026-11-24');
     const sent = report.turns.filter((t) => t.sentTokens !== null);

@@ -39,6 +39,11 @@ export interface ReplayOptions {
   strategy?: ReplayStrategy;
   /** The manager's `economy` (default `balanced`). */
   economy?: Economy;
+  /**
+   * The manager's `cacheBreakpoints` (default `off`). With `off`, Anthropic caches nothing, and
+   * the cost section bills contextkit's views uncached.
+   */
+  cacheBreakpoints?: 'auto' | 'off';
   /** Where the conversation came from (a file name), shown in the report. */
   source?: string;
   /** Keep a short text preview of every message in the report (default true). */
@@ -219,7 +224,12 @@ class ViewBytes {
   of(message: Message): { json: string; tokens: number } {
     let found = this.memo.get(message);
     if (!found) {
-      found = { json: JSON.stringify(message), tokens: this.countTokens(message) };
+      // A prompt-cache mark is not content (the provider caches the text, not the mark), so a
+      // message marked in one view and not in the next is the same prefix.
+      found = {
+        json: JSON.stringify(message, (key, value: unknown) => (key === 'cache_control' ? undefined : value)),
+        tokens: this.countTokens(message),
+      };
       this.memo.set(message, found);
     }
     return found;
@@ -332,6 +342,7 @@ export async function replayConversation(
     model: model.info.id,
     strategy,
     ...(options.economy !== undefined ? { economy: options.economy } : {}),
+    ...(options.cacheBreakpoints !== undefined ? { cacheBreakpoints: options.cacheBreakpoints } : {}),
     now: () => new Date(clock),
     compactWhenCacheExpired: options.compactWhenCacheExpired ?? true,
   });
