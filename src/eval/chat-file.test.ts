@@ -51,7 +51,7 @@ describe('reading chats for eval', () => {
     );
     expect(() => parseChat({ ...chat, messages: [{ role: 'user' }] }, 'c.json')).toThrow(ChatFileError);
     const empty = await mkdtemp(join(tmpdir(), 'ck-chat-empty-'));
-    await expect(readEvalInput(empty)).rejects.toThrow(/no \.json chat files in this folder/);
+    await expect(readEvalInput(empty)).rejects.toThrow(/no \.json or \.jsonl files in this folder/);
     await rm(empty, { recursive: true, force: true });
     await expect(readEvalInput(join(dir, 'nope.json'))).rejects.toThrow(/nope\.json: no such file/);
   });
