@@ -582,6 +582,9 @@ export class SummaryAhead {
         if (!memory) throw new MissingBase();
         return memory.summary;
       });
+      // The call reads it where it asks the model; a call given up before that (a reply over its
+      // caps, a newer job) never does, and its rejection must not go unhandled.
+      builtOn.catch(() => undefined);
       return this.call(
         rest,
         job.factEntries.filter((e) => !known.has(e)),
