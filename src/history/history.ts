@@ -396,15 +396,7 @@ export class History {
       this.list.map((e) => e.message),
     );
     const valid = validateMessage(copy, `messages[${seq}]`, format);
-    const given =
-      options.metadata === undefined ? {} : plainCopy(options.metadata, `messages[${seq}].metadata`);
-    const metadata: MessageMetadata = {
-      ...(given as Partial<MessageMetadata>),
-      timestamp: typeof given.timestamp === 'string' ? given.timestamp : this.now().toISOString(),
-    };
-    if (options.critical) metadata.critical = true;
-    if (options.pinned) metadata.pinned = true;
-    if (options.ephemeral) metadata.ephemeral = true;
+    const metadata = this.metadataOf(options, seq);
     const id = options.id;
     if (!this.store || options.ephemeral) {
       const held = id === undefined ? undefined : this.ids.get(id);
@@ -441,6 +433,20 @@ export class History {
     }
   }
 
+  /** A new message's metadata: the caller's (copied), its timestamp or now, and the option flags. */
+  private metadataOf(options: AddMessageOptions, seq: number): MessageMetadata {
+    const given =
+      options.metadata === undefined ? {} : plainCopy(options.metadata, `messages[${seq}].metadata`);
+    const metadata: MessageMetadata = {
+      ...(given as Partial<MessageMetadata>),
+      timestamp: typeof given.timestamp === 'string' ? given.timestamp : this.now().toISOString(),
+    };
+    if (options.critical) metadata.critical = true;
+    if (options.pinned) metadata.pinned = true;
+    if (options.ephemeral) metadata.ephemeral = true;
+    return metadata;
+  }
+
   /**
    * `add` for several messages at once (no ids), all or nothing (a provider's reply of several items):
    * every message is validated before any is stored, then they are appended to the store in one
@@ -462,16 +468,7 @@ export class History {
         ...valid,
       ]);
       valid.push(validateMessage(copy, `messages[${seq}]`, format));
-      const given =
-        options.metadata === undefined ? {} : plainCopy(options.metadata, `messages[${seq}].metadata`);
-      const metadata: MessageMetadata = {
-        ...(given as Partial<MessageMetadata>),
-        timestamp: typeof given.timestamp === 'string' ? given.timestamp : this.now().toISOString(),
-      };
-      if (options.critical) metadata.critical = true;
-      if (options.pinned) metadata.pinned = true;
-      if (options.ephemeral) metadata.ephemeral = true;
-      metadatas.push(metadata);
+      metadatas.push(this.metadataOf(options, seq));
     }
     if (!this.store || options.ephemeral) return valid.map((m, i) => this.push(m, metadatas[i]!));
     const counts = valid.map((m) => this.counter?.one(m, format));
