@@ -41,9 +41,19 @@ export interface CompactionReceipt {
   repairs: Repair[];
   /**
    * The view ends above the target (beyond the quarter of the gap to the trigger that the facts
-   * block may use): what must be kept does not fit in the target, so the view stops at that floor.
+   * block may use): what must be kept (system, pinned and critical messages, the task, the current
+   * turn: everything since the latest user message) does not fit in the target, so the view stops
+   * at that floor. The next compaction then waits until the view grows by the gap between target
+   * and trigger (or past the budget), not for the trigger.
    */
   atFloor: boolean;
+  /**
+   * Set when the request before this one compacted too: compaction never fires on two consecutive
+   * requests while the view fits the budget, so this one does only because the messages added
+   * since (`addedTokens`) alone exceed the room the last compaction left under the budget
+   * (`room`).
+   */
+  consecutive?: { addedTokens: number; room: number };
   /**
    * With summaries prepared ahead (the `summaryAhead` option): whether this compaction's summary
    * is the model's, prepared before the trigger for exactly this range (`used`); the model's for

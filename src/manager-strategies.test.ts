@@ -174,6 +174,9 @@ describe('clearing with context-editing options', () => {
       await ctx.addMessage(call(`c${i}`, name, `{"path":"src/f${i}.ts"}`));
       await ctx.addMessage({ role: 'tool', tool_call_id: `c${i}`, content: filler(400, i) });
     }
+    // The reads are an older turn: the current turn (after the latest user message) is never
+    // cleared while it fits the budget.
+    await ctx.addMessage({ role: 'user', content: 'now summarize what you read' });
     return { ctx, receipts };
   }
 

@@ -92,6 +92,9 @@ describe.each(['openai', 'anthropic'] as const)('summaries prepared ahead (%s)',
     server = await startFakeLLMServer({ provider, apiKey: 'sk-test', reply: modelReply });
     const ctx = new ContextManager({
       model: 'gpt-4o',
+      // The ranges prepared ahead here start at the first message (the task kept by default would
+      // split them): these tests are about the preparation, not the task.
+      protectTask: false,
       llm: { provider, baseURL: server.baseURL, apiKey: 'sk-test', model: 'small', fetch: gate.fetch },
       ...(at !== undefined ? { summaryAhead: { at } } : {}),
     });

@@ -6,6 +6,7 @@ import {
   FormatMismatchError,
   InvalidMessageError,
 } from './errors.js';
+import type { CompactionReceipt } from './events.js';
 import { ContextManager } from './manager.js';
 import type { Message, OpenAIMessage } from './messages/types.js';
 import { validateRequest } from './messages/validate-request.js';
@@ -313,15 +314,21 @@ describe('compaction', () => {
       await ctx.addMessage({ role: 'assistant', content: `a${i}` });
     }
     const budget = Math.floor(system * 1.15);
-    let compactions = 0;
-    ctx.on('context:post_compact', () => compactions++);
+    const receipts: CompactionReceipt[] = [];
+    ctx.on('context:post_compact', (e) => receipts.push(e.receipt));
     await ctx.getMessagesForRequest({ tokenBudget: budget });
-    expect(compactions).toBe(1);
+    expect(receipts).toHaveLength(1);
+    // The floor now holds the current turn whole (the latest question and its answers): the
+    // first replies fit in the room left, and only a view past the budget compacts again.
     for (let i = 0; i < 3; i++) {
       await ctx.addMessage({ role: 'assistant', content: `ok ${i}` });
       await ctx.getMessagesForRequest({ tokenBudget: budget });
+      if (i < 2) expect(receipts).toHaveLength(1);
     }
-    expect(compactions).toBe(1);
+    for (const r of receipts.slice(1)) {
+      expect(r.reason).toBe('over_budget');
+      expect(r.tokensBefore).toBeGreaterThan(budget);
+    }
   });
 
   it('never compacts pinned and critical messages', async () => {

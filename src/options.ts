@@ -67,11 +67,12 @@ export interface ContextManagerOptions {
   preserveSystem?: boolean;
   /**
    * Keep the conversation's first user message (the task) verbatim, like a pinned message
-   * (default false): compaction then never loses the original instructions, and a view that
-   * cannot hold it is a `ContextOverflowError` (`breakdown.task`). Off by default: on the tau-bench
-   * runs at 30% of their size, keeping it overflowed views that fit without it and kept fewer of
-   * the facts truncation loses (58.2% against 60.4%); without it the task is summarized or
-   * dropped like any older turn, its facts kept in the facts block.
+   * (default true): compaction never loses the original instructions (an agent that loses them
+   * cannot finish; a view metric such as facts kept must not outvote that). A task over a quarter
+   * of the budget keeps its head and tail, the middle cut with a marker (the whole of it stays
+   * stored, for `recall`); a view that cannot hold even that is a `ContextOverflowError`
+   * (`breakdown.task`). `false` lets compaction summarize or drop it like any older turn, its
+   * facts kept in the facts block.
    */
   protectTask?: boolean;
   /**
@@ -368,7 +369,7 @@ export const DEFAULTS = {
   targetUsage: 0.6,
   memoryShare: 0.35,
   preserveSystem: true,
-  protectTask: false,
+  protectTask: true,
   keepToolResults: 3,
   safetyMargin: 1_000,
   warnAt: 0.8,

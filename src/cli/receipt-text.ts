@@ -32,8 +32,13 @@ export function receiptSummary(receipt: CompactionReceipt): string {
   if (receipt.dropped.length > 0) did.push(`dropped ${plural(receipt.dropped.length, 'message')}`);
   if (receipt.truncated.length > 0) did.push(`truncated ${plural(receipt.truncated.length, 'message')}`);
   if (did.length === 0) did.push('nothing more could be removed');
-  const floor = receipt.atFloor ? ' (at the floor: what must be kept is above the target)' : '';
-  return `${formatInt(receipt.tokensBefore)} → ${formatInt(receipt.tokensAfter)} tokens: ${did.join(', ')}${floor}`;
+  const floor = receipt.atFloor
+    ? ' (at the floor: what must be kept, the system prompt, the task, pinned messages and the current turn, is above the target; the next compaction waits for real growth)'
+    : '';
+  const again = receipt.consecutive
+    ? `; right after the last compaction, because the ${formatInt(receipt.consecutive.addedTokens)} tokens added since exceed the ${formatInt(receipt.consecutive.room)} it left under the budget`
+    : '';
+  return `${formatInt(receipt.tokensBefore)} → ${formatInt(receipt.tokensAfter)} tokens: ${did.join(', ')}${floor}${again}`;
 }
 
 /** The full report: the summary, then one line per kind of change with the seqs concerned. */

@@ -4,17 +4,30 @@ import type { Message } from '../messages/types.js';
 import { draftEdits, type PlanContext, type PlanDraft } from './draft.js';
 
 /** About what a cleared-result placeholder costs, for sizing before the exact measure. */
-const PLACEHOLDER_TOKENS = 40;
+export const PLACEHOLDER_TOKENS = 40;
 
-/** The newest `keepToolResults` results, counted from the end across all atoms. */
+/**
+ * The newest `keepToolResults` results, counted from the end across all atoms. A result of an
+ * older turn larger than half the target is not kept whole: keeping it would push every older turn
+ * out of the view (a huge read the model already answered, say), where its placeholder and facts
+ * leave them room.
+ */
 function newestSlots(ctx: PlanContext): Set<string> {
   let toKeep = ctx.keepToolResults;
   const kept = new Set<string>();
   for (let i = ctx.atoms.length - 1; i >= 0 && toKeep > 0; i--) {
-    const results = ctx.atoms[i]!.results;
+    const atom = ctx.atoms[i]!;
+    const results = atom.results;
     for (let r = results.length - 1; r >= 0 && toKeep > 0; r--) {
-      if (results[r]!.resultSeq === null) continue;
-      kept.add(results[r]!.key);
+      const slot = results[r]!;
+      if (slot.resultSeq === null) continue;
+      if (
+        ctx.protection[i] === 'none' &&
+        resultTokens(ctx, atom.messages[slot.messageIndex], slot.blockIndex) > ctx.target / 2
+      ) {
+        continue;
+      }
+      kept.add(slot.key);
       toKeep--;
     }
   }
@@ -78,6 +91,21 @@ export function clearToolResults(ctx: PlanContext, draft: PlanDraft): PlanDraft 
   // With clearAtLeast, a clearing that starts goes on until it has saved that much.
   const goal = Math.min(ctx.target + doomed, start - (ctx.clearing?.clearAtLeast ?? 0));
   const next: PlanDraft = { ...draft, cleared: new Map(draft.cleared), atomTokens: draft.atomTokens.slice() };
+  // A result too large to keep whole (over half the target) goes first: clearing the smaller, older
+  // ones before it would take them all and still leave the view over the target.
+  for (let i = from; i < ctx.atoms.length && next.total > goal; i++) {
+    const atom = ctx.atoms[i]!;
+    if (ctx.protection[i] !== 'none' || next.dropped.has(atom.id)) continue;
+    for (const slot of clearable(atom, next, kept, excluded)) {
+      const tokens = resultTokens(ctx, atom.messages[slot.messageIndex], slot.blockIndex);
+      if (tokens <= ctx.target / 2 || next.total <= goal) continue;
+      const before = next.atomTokens[i]!;
+      next.cleared.set(slot.key, tokens);
+      const after = ctx.measure(atom, draftEdits(next));
+      next.atomTokens[i] = after;
+      next.total -= before - after;
+    }
+  }
   for (let i = from; i < ctx.atoms.length && next.total > goal; i++) {
     const atom = ctx.atoms[i]!;
     if (ctx.protection[i] !== 'none' || next.dropped.has(atom.id)) continue;
@@ -138,7 +166,7 @@ function clearAll(
  * About how many tokens one result's content has, for the placeholder's "about N tokens": the
  * message's memoized count shared out by characters, so clearing never re-tokenizes a result.
  */
-function resultTokens(ctx: PlanContext, message: unknown, blockIndex: number): number {
+export function resultTokens(ctx: PlanContext, message: unknown, blockIndex: number): number {
   const wire = ctx.wire;
   const sized = wire.resultSize?.(message as Message, blockIndex);
   if (sized) {

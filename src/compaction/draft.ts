@@ -19,7 +19,10 @@ export interface ClearingOptions {
 export type Protection =
   /** System, critical, pinned, the latest user message: kept exactly as stored. */
   | 'verbatim'
-  /** The tool exchange in progress: kept, results not cleared, an oversized text may be cut. */
+  /**
+   * The current turn (everything after the latest user message): kept, its results cleared (oldest
+   * first) only when it is over the budget, an oversized text cut only to fit the budget.
+   */
   | 'keep'
   /** Anything else: may be cleared, dropped or cut. */
   | 'none';

@@ -232,9 +232,12 @@ function hasCall(entry: HistoryEntry): boolean {
 }
 
 /**
- * `capFacts` with the plan's ranking: facts the user stated or the agent passed to a tool (their
- * source is a user or assistant message, not a tool result) go first, whichever plan found them,
- * so the block does not trade old facts for new ones of the same rank.
+ * `capFacts` with the plan's ranking: facts of a result read in the current turn (its seq after
+ * `turnFrom`, the latest user message's: cleared only when the turn outgrew the budget, and what
+ * the agent is working with) go first, so that a value read in this turn stays readable until it
+ * ends; then facts the user stated or the agent passed to a tool (their source is a user or
+ * assistant message, not a tool result), whichever plan found them, so the block does not trade
+ * old facts for new ones of the same rank.
  */
 export function capFactsFor(
   facts: readonly ExtractedFact[],
@@ -242,10 +245,14 @@ export function capFactsFor(
   entries: readonly HistoryEntry[],
   measureBlock: (facts: readonly ExtractedFact[]) => number,
   countText: (text: string) => number,
+  turnFrom = Number.POSITIVE_INFINITY,
 ): { facts: ExtractedFact[]; omitted: number } {
-  const stated = (fact: ExtractedFact) => {
+  const rank = (fact: ExtractedFact) => {
     const entry = entries[fact.seq];
-    return entry !== undefined && isStated(entry.message);
+    if (entry === undefined) return 2;
+    const stated = isStated(entry.message);
+    if (fact.seq > turnFrom && !stated) return 0;
+    return stated ? 1 : 2;
   };
-  return capFacts(facts, room, (f) => (f.length > 0 ? measureBlock(f) : 0), countText, stated);
+  return capFacts(facts, room, (f) => (f.length > 0 ? measureBlock(f) : 0), countText, rank);
 }

@@ -13,6 +13,7 @@ import type { TokenCounter } from '../tokens/types.js';
 import type { ContextTools, ExtractedFact } from '../tools/types.js';
 import type { PlanBlocks } from '../view/plan-blocks.js';
 import { clearToolResults } from './clear-tool-results.js';
+import { clearTurnResults, dropTurnOldest } from './clear-turn-results.js';
 import { applyCustomStrategy } from './custom-strategy.js';
 import { dedupeRepeated } from './dedupe-repeated.js';
 import type { ClearingOptions, PlanContext, PlanDraft, Protection } from './draft.js';
@@ -21,6 +22,7 @@ import { type AtomEdits, renderAtom } from './edit-atom.js';
 import { capFactsFor, factCandidates, factsOfSeqs } from './fact-candidates.js';
 import { dropByImportance } from './importance.js';
 import { type CompactionPlan, type PlanEdits, type PlanSummary, startDraft } from './plan.js';
+import { latestUserAtomIndex, taskAtomIndex } from './protections.js';
 import type { ProviderCompactor } from './provider-compaction.js';
 import { planReceipt, type ReceiptBase } from './receipt.js';
 import { selectForSummary, selectPrepared } from './select-for-summary.js';
@@ -35,11 +37,22 @@ import {
   SUMMARY_FRAME_TOKENS,
   summaryReserve,
 } from './summary-message.js';
-import { capProtectedOversized, truncateOversized } from './truncate-oversized.js';
+import { capProtectedOversized, capTask, truncateOversized } from './truncate-oversized.js';
 import { type Level, selectByZones } from './zones.js';
 
 /** Tokens kept aside for the Anthropic start notice, which a view may need once older messages go. */
 const NOTICE_RESERVE = 24;
+
+/**
+ * The memory's room in a view at the floor (what must stay is past the target, `used` tokens): up
+ * to the trigger, or a quarter of the gap between target and trigger (the next plan waits for
+ * growth past this plan's size anyway), and at least a quarter of what is left under the budget,
+ * so that a trigger at the target (or a view past it) still remembers what left the view.
+ */
+function atFloorRoom(budget: number, used: number, trigger: number, gap: number): number {
+  const left = Math.max(0, budget - used);
+  return Math.min(Math.floor(left / 2), Math.max(Math.floor(left / 4), trigger - used, Math.floor(gap / 4)));
+}
 
 /** How the planner plans: the manager's compaction options. */
 export interface PlannerSettings {
@@ -190,6 +203,21 @@ export class Planner {
       if (attempt >= this.settings.maxCompactRetries) break;
       target = Math.max(0, target - (plan.tokens - floor) - 1);
     }
+    // No collapse: a plan that builds on its predecessor can come far below the target when what
+    // the last plan took out could come back (the huge result that pushed it out is now cleared,
+    // say). A plan from the whole history, keeping the facts so far, keeps the target's worth.
+    // (Not on a cold start's bounded counts: older messages may only leave such a view.)
+    if (
+      scratch.decline === undefined &&
+      previousPlan &&
+      req.before.bounded !== true &&
+      plan.tokens < Math.floor(targetUsage * budget) / 2
+    ) {
+      const fresh = await this.freshPlan(req, measure, Math.floor(targetUsage * budget), previousPlan);
+      if (fresh && fresh.plan.tokens > plan.tokens && fresh.plan.tokens <= budget) {
+        ({ plan, rendered } = fresh);
+      } else req.render(plan);
+    }
     const receipt = this.receipt(req, plan, rendered, started, {
       factsOmitted: scratch.factsOmitted,
       noSummary: scratch.noSummary,
@@ -199,6 +227,40 @@ export class Planner {
     if (scratch.warn !== undefined) result.warn = scratch.warn;
     if (scratch.decline !== undefined) result.decline = scratch.decline;
     return result;
+  }
+
+  /**
+   * A plan of the whole history as if no plan had been made yet, with the facts kept so far (a
+   * fact once kept is merged, never lost); undefined when it declines. The view is left rendered
+   * on it.
+   */
+  private async freshPlan(
+    req: PlanRequest,
+    measure: PlanContext['measure'],
+    target: number,
+    previousPlan: CompactionPlan,
+  ): Promise<{ plan: CompactionPlan; rendered: { tokens: number; messages: number } } | undefined> {
+    const base: CompactionPlan = {
+      v: 1,
+      dropped: [],
+      cleared: [],
+      truncated: [],
+      historyLength: req.entries.length,
+      budget: req.budget,
+      tokens: 0,
+      counterId: req.counter.id,
+      ...(previousPlan.facts ? { facts: previousPlan.facts } : {}),
+      ...(previousPlan.factsAt !== undefined ? { factsAt: previousPlan.factsAt } : {}),
+    };
+    const freshReq: PlanRequest = { ...req, previousPlan: base };
+    delete freshReq.prepared;
+    const scratch: Scratch = { slices: new Slices(), summaries: new Map(), factsOmitted: 0, refused: [] };
+    const ctx = this.context(freshReq, measure, target);
+    const plan = await this.draft(ctx, freshReq, this.blocks.edits(base), scratch, false);
+    if (scratch.decline !== undefined) return undefined;
+    const rendered = req.render(plan);
+    plan.tokens = rendered.tokens;
+    return { plan, rendered };
   }
 
   /**
@@ -308,8 +370,10 @@ export class Planner {
       for (const m of blocks.summaryMessages(summary, format)) sum += req.count(m);
       return sum;
     };
+    const latestUser = req.atoms[latestUserAtomIndex(req.atoms)];
+    const turnFrom = latestUser ? Math.max(...latestUser.seqs) : Number.POSITIVE_INFINITY;
     const cap = (facts: readonly ExtractedFact[], room: number) =>
-      capFactsFor(facts, room, req.entries, factsTokens, (t) => req.counter.countText(t));
+      capFactsFor(facts, room, req.entries, factsTokens, (t) => req.counter.countText(t), turnFrom);
     const candidates = (draft: PlanDraft, room: number) =>
       factCandidates({
         entries: req.entries,
@@ -335,6 +399,7 @@ export class Planner {
       scratch.slices,
     );
     let draft = startDraft(ctx, previous, measured);
+    draft = capTask(ctx, draft, taskAtomIndex(ctx.atoms), latestUserAtomIndex(ctx.atoms));
     await pause();
     draft.total += factsTokensBefore;
     // The summary in the view now; selection adds a reserve only when there is none yet.
@@ -433,7 +498,12 @@ export class Planner {
     await pause();
     const keptBeforeDropping = draft.dropped;
     draft = dropOldest(ctx, draft);
-    draft = capProtectedOversized(ctx, draft);
+    // The memory (summary and facts) gives way before the current turn: the turn is cleared or
+    // cut only when it is over the budget without them (they shrink or go below, to fit).
+    const memory = factsTokensBefore + (summary && draft.summarized.size > 0 ? summaryTokens(summary) : 0);
+    draft = clearTurnResults(ctx, draft, memory);
+    draft = dropTurnOldest(ctx, draft, memory);
+    draft = capProtectedOversized(ctx, draft, memory);
     draft = truncateOversized(ctx, draft);
     await pause();
     let facts = oldFacts;
@@ -446,13 +516,15 @@ export class Planner {
       const trigger = Math.floor(this.settings.compactThreshold * budget);
       const gap = trigger - ctx.target;
       // At the floor (what must stay is already past the target) the block may fill up to the
-      // trigger: the next plan then waits for growth past this plan's size anyway.
+      // trigger, and at least a quarter of what is left under the budget (a trigger at the target
+      // would leave it none: the view then lost everything older with no memory of it): the next
+      // plan waits for growth past this plan's size anyway.
       const roomFor = (used: number) =>
         Math.min(
           factsLimit,
           memoryRoom(budget, share) - (summary && draft.summarized.size > 0 ? summaryTokens(summary) : 0),
           used > ctx.target
-            ? Math.max(Math.floor(gap / 4), trigger - used)
+            ? atFloorRoom(budget, used, trigger, gap)
             : ctx.target - used + (draft.summarized.size > 0 ? 0 : Math.floor(gap / 4)),
         );
       let room = roomFor(withoutFacts);
@@ -548,7 +620,9 @@ export class Planner {
     const room = Math.min(
       MAX_SUMMARY_TOKENS,
       memoryRoom(budget, share) - factsTokens(facts),
-      trigger - draft.total,
+      draft.total > Math.floor(this.settings.targetUsage * budget)
+        ? atFloorRoom(budget, draft.total, trigger, trigger - Math.floor(this.settings.targetUsage * budget))
+        : trigger - draft.total,
     );
     const frameTokens =
       SUMMARY_FRAME_TOKENS + (this.blocks.recall ? req.counter.countText(RECALL_NOTE) + 1 : 0);

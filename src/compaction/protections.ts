@@ -8,12 +8,20 @@ export function taskAtomIndex(atoms: readonly Atom[]): number {
   return atoms.findIndex((atom) => atom.hasUserContent);
 }
 
+/** The index of the atom holding the latest user message (the current turn starts there), or -1. */
+export function latestUserAtomIndex(atoms: readonly Atom[]): number {
+  for (let i = atoms.length - 1; i >= 0; i--) if (atoms[i]!.hasUserContent) return i;
+  return -1;
+}
+
 /**
  * How far compaction may touch each atom: system messages (with `preserveSystem`), `critical` and
- * `pinned` messages, the first user message (the task, with `protectTask`: compaction is where
- * agents lose their instructions), the latest user message and a server compaction item stay
- * verbatim; the tool exchange in progress (the last one after the latest user message) and an atom
- * still open are kept; the rest may go.
+ * `pinned` messages, the first user message (the task, with `protectTask`, the default: compaction
+ * is where agents lose their instructions), the latest user message and a server compaction item
+ * stay verbatim; the current turn (everything after the latest user message: the agent's calls,
+ * results and notes, its work in progress) and an atom still open are kept, so that older turns
+ * give way to it first (see `clearTurnResults` for when it is itself over the budget); the rest
+ * may go. A conversation with no user message has no turn: only its last exchange is kept.
  */
 export function protectionsOf(
   atoms: readonly Atom[],
@@ -28,13 +36,7 @@ export function protectionsOf(
       const m = entries[s]?.metadata;
       return !!(m?.critical || m?.pinned);
     });
-  let latestUser = -1;
-  for (let i = atoms.length - 1; i >= 0; i--) {
-    if (atoms[i]!.hasUserContent) {
-      latestUser = i;
-      break;
-    }
-  }
+  const latestUser = latestUserAtomIndex(atoms);
   let inProgress = -1;
   for (let i = atoms.length - 1; i > latestUser; i--) {
     if (atoms[i]!.kind === 'exchange') {
@@ -49,7 +51,7 @@ export function protectionsOf(
     // edited, never left out.
     const server = holdsCompaction !== undefined && atom.messages.some((m) => holdsCompaction(m));
     if (i === latestUser || i === task || verbatimSeqs(atom) || server) return 'verbatim';
-    if (i === inProgress || atom.open) return 'keep';
+    if (i === inProgress || atom.open || (latestUser >= 0 && i > latestUser)) return 'keep';
     return 'none';
   });
 }

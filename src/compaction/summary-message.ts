@@ -174,12 +174,17 @@ export function capFacts(
   maxTokens: number,
   measure: (facts: readonly ExtractedFact[]) => number,
   countText: (text: string) => number,
-  stated: (fact: ExtractedFact) => boolean = () => false,
+  /** True for a fact that goes first; or a rank, lowest first (a boolean is 0 for true, 1 for false). */
+  stated: (fact: ExtractedFact) => boolean | number = () => false,
 ): { facts: ExtractedFact[]; omitted: number } {
   if (facts.length === 0) return { facts: [], omitted: 0 };
   if (maxTokens <= 0) return { facts: [], omitted: facts.length };
+  const rankOf = (fact: ExtractedFact) => {
+    const r = stated(fact);
+    return typeof r === 'number' ? r : r ? 0 : 1;
+  };
   const ranked = facts
-    .map((fact, index) => ({ fact, index, first: stated(fact) ? 0 : 1 }))
+    .map((fact, index) => ({ fact, index, first: rankOf(fact) }))
     .sort(
       (a, b) =>
         a.first - b.first ||

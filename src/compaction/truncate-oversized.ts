@@ -61,23 +61,24 @@ function cut(ctx: PlanContext, draft: PlanDraft, c: Candidate, maxTokens: number
 }
 
 /**
- * After dropping: a text in the exchange in progress (never dropped) is cut only when what must
- * stay is still over the budget without it being cut, and only by that excess: older atoms are
+ * After dropping: a text of the current turn (never dropped) is cut only when what must stay is
+ * still over the budget without it being cut (`memory`, the summary and facts in `draft.total`,
+ * set aside: they give way first), and only by that excess: older atoms are
  * summarized or dropped first, so a result the model just asked for is kept whole whenever the
  * window can hold it.
  */
-export function capProtectedOversized(ctx: PlanContext, draft: PlanDraft): PlanDraft {
-  if (draft.total <= ctx.budget) return draft;
+export function capProtectedOversized(ctx: PlanContext, draft: PlanDraft, memory = 0): PlanDraft {
+  if (draft.total - memory <= ctx.budget) return draft;
   const next: PlanDraft = {
     ...draft,
     truncated: new Map(draft.truncated),
     atomTokens: draft.atomTokens.slice(),
   };
   for (const c of candidates(ctx, next, (p) => p === 'keep')) {
-    if (next.total <= ctx.budget) break;
+    if (next.total - memory <= ctx.budget) break;
     const tokens = ctx.countText(c.text);
     if (tokens <= MIN_KEEP_TOKENS) continue;
-    cut(ctx, next, c, tokens - (next.total - ctx.budget));
+    cut(ctx, next, c, tokens - (next.total - memory - ctx.budget));
   }
   return next;
 }
@@ -100,6 +101,39 @@ export function truncateOversized(ctx: PlanContext, draft: PlanDraft): PlanDraft
     const tokens = ctx.countText(c.text);
     if (tokens <= MIN_KEEP_TOKENS) continue;
     cut(ctx, next, c, tokens - (next.total - ctx.target));
+  }
+  return next;
+}
+
+/** The share of the budget the task may take whole; past it, its head and tail are kept. */
+export const TASK_SHARE = 0.25;
+
+/**
+ * The task kept in every view, but never at the cost of the whole view: a first user message over
+ * `TASK_SHARE` of the budget keeps its head and tail (its longest texts cut in the middle, with a
+ * marker) within that share. The whole of it stays stored, where `recall` finds it. `task` is its
+ * atom's index (-1 for none); only a task kept verbatim, that is not the latest user message, is cut.
+ */
+export function capTask(ctx: PlanContext, draft: PlanDraft, task: number, latestUser: number): PlanDraft {
+  if (task < 0 || task === latestUser || ctx.protection[task] !== 'verbatim') return draft;
+  const atom = ctx.atoms[task]!;
+  if (atom.kind === 'system' || draft.dropped.has(atom.id)) return draft;
+  const cap = Math.floor(ctx.budget * TASK_SHARE);
+  if (draft.atomTokens[task]! <= cap) return draft;
+  const next: PlanDraft = {
+    ...draft,
+    truncated: new Map(draft.truncated),
+    atomTokens: draft.atomTokens.slice(),
+  };
+  const parts = textParts(atom, ctx.wire)
+    .filter((p) => !next.truncated.has(p.key))
+    .sort((a, b) => b.text.length - a.text.length);
+  for (const part of parts) {
+    const over = next.atomTokens[task]! - cap;
+    if (over <= 0) break;
+    const tokens = ctx.countText(part.text);
+    if (tokens <= MIN_KEEP_TOKENS) continue;
+    cut(ctx, next, { index: task, atom, key: part.key, text: part.text }, tokens - over);
   }
   return next;
 }

@@ -56,6 +56,11 @@ export interface GuardState {
   usageWarning: UsageWarningState;
   /** The highest `budgetNotice` level the model was told of (see `nextBudgetNotice`). */
   budgetNoticed?: number | undefined;
+  /**
+   * Whether the last request compacted (no compaction on two consecutive requests while the view
+   * fits the budget), with the tokens of the view it left.
+   */
+  compactedLast?: { tokens: number } | undefined;
 }
 
 /** One conversation as the guard works on it. */

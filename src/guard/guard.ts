@@ -13,7 +13,7 @@ import {
 } from '../compaction/hooks.js';
 import { type CompactionPlan, encodePlan } from '../compaction/plan.js';
 import { Planner, type PlanRequest, type PlanResult } from '../compaction/planner.js';
-import { protectionsOf } from '../compaction/protections.js';
+import { latestUserAtomIndex, protectionsOf } from '../compaction/protections.js';
 import type { ProviderCompactor } from '../compaction/provider-compaction.js';
 import type { StrategyOption } from '../compaction/strategy.js';
 import { pinnedMessage, summaryReserve } from '../compaction/summary-message.js';
@@ -557,6 +557,7 @@ export class ContextGuard {
     let reason = this.autoCompact ? this.compactionDue(c, total, r, replanAt) : undefined;
     if (
       !reason &&
+      !c.state.compactedLast &&
       this.autoCompact &&
       this.compactWhenCacheExpired &&
       this.dueSoonWithColdCache(c, r, total, replanAt)
@@ -577,7 +578,15 @@ export class ContextGuard {
         if (handoff) reason = undefined;
       }
     }
+    const last = c.state.compactedLast;
     const receipt = reason ? await this.compactNow(c, r, reason) : null;
+    c.state.compactedLast = receipt ? { tokens: receipt.tokensAfter } : undefined;
+    if (receipt && last) {
+      receipt.consecutive = {
+        addedTokens: Math.max(0, total - last.tokens),
+        room: Math.max(0, r.budget - last.tokens),
+      };
+    }
     if (receipt) {
       onCompact?.(receipt);
       built = c.view.build(c.entries, format, r.counter);
@@ -653,6 +662,10 @@ export class ContextGuard {
     replanAt: number,
   ): CompactionReceipt['reason'] | undefined {
     c.pendingLevel = undefined;
+    // No back-to-back compactions: right after one, the view is left as it is while it fits the
+    // budget (the next step of a turn held above the target, say); only new messages that alone
+    // exceed the room it left bring another (the receipt's `consecutive` says so).
+    if (c.state.compactedLast && total <= r.budget) return undefined;
     const usage = total / r.budget;
     let level = levelOf(usage);
     const last = c.state.usage;
@@ -686,6 +699,13 @@ export class ContextGuard {
     const format = c.format ?? r.format;
     // What a server compaction superseded is not in the view: nothing to plan there.
     const atoms = view.atoms(entries, format).visible();
+    // The current turn stays in the view (see protectionsOf): on a cold start, its messages are
+    // counted exactly before planning, so that no kept message carries an upper bound.
+    if (this.measurer.hasBounds(r.counter)) {
+      for (let i = Math.max(0, latestUserAtomIndex(atoms)); i < atoms.length; i++) {
+        for (const m of atoms[i]!.messages) this.measurer.countExact(r.counter, m, format);
+      }
+    }
     const before = view.build(entries, format, r.counter);
     const tokensBefore = before.tokens + r.fixedTokens;
     const previousPlan = view.plan;

@@ -88,7 +88,9 @@ describe('replay cost', () => {
       { role: 'system', content: 'You are a careful coding agent.' },
       { role: 'user', content: 'Fix the failing test in src/date.ts (ticket BUG-4127).' },
     ];
-    for (let i = 0; i < 40; i++) {
+    // 150 calls: the turn (everything after the one user message) is kept verbatim while it fits,
+    // its oldest results cleared, and only past that do its oldest calls leave the view.
+    for (let i = 0; i < 150; i++) {
       const id = `call_${i}`;
       messages.push({
         role: 'assistant',
