@@ -22,7 +22,7 @@ import { type AtomEdits, renderAtom } from './edit-atom.js';
 import { capFactsFor, factCandidates, factsOfSeqs } from './fact-candidates.js';
 import { dropByImportance } from './importance.js';
 import { type CompactionPlan, type PlanEdits, type PlanSummary, startDraft } from './plan.js';
-import { latestUserAtomIndex, taskAtomIndex } from './protections.js';
+import { latestUserAtomIndex, taskAtomIndex, userMarked } from './protections.js';
 import type { ProviderCompactor } from './provider-compaction.js';
 import { planReceipt, type ReceiptBase } from './receipt.js';
 import { selectForSummary, selectPrepared } from './select-for-summary.js';
@@ -46,12 +46,13 @@ const NOTICE_RESERVE = 24;
 /**
  * The memory's room in a view at the floor (what must stay is past the target, `used` tokens): up
  * to the trigger, or a quarter of the gap between target and trigger (the next plan waits for
- * growth past this plan's size anyway), and at least a quarter of what is left under the budget,
- * so that a trigger at the target (or a view past it) still remembers what left the view.
+ * growth past this plan's size anyway, and the next request does not compact again while the view
+ * fits the budget), and at least a quarter of what is left under the budget, so that a trigger at
+ * the target (or a view past it) still remembers what left the view; never past the budget.
  */
 function atFloorRoom(budget: number, used: number, trigger: number, gap: number): number {
   const left = Math.max(0, budget - used);
-  return Math.min(Math.floor(left / 2), Math.max(Math.floor(left / 4), trigger - used, Math.floor(gap / 4)));
+  return Math.min(left, Math.max(Math.floor(left / 4), trigger - used, Math.floor(gap / 4)));
 }
 
 /** How the planner plans: the manager's compaction options. */
@@ -399,7 +400,10 @@ export class Planner {
       scratch.slices,
     );
     let draft = startDraft(ctx, previous, measured);
-    draft = capTask(ctx, draft, taskAtomIndex(ctx.atoms), latestUserAtomIndex(ctx.atoms));
+    // A task the user marked critical or pinned is kept whole, as every marked message is.
+    const task = taskAtomIndex(ctx.atoms);
+    const cappable = task >= 0 && !userMarked(ctx.atoms[task]!, req.entries) ? task : -1;
+    draft = capTask(ctx, draft, cappable, latestUserAtomIndex(ctx.atoms));
     await pause();
     draft.total += factsTokensBefore;
     // The summary in the view now; selection adds a reserve only when there is none yet.
@@ -504,6 +508,13 @@ export class Planner {
     draft = clearTurnResults(ctx, draft, memory);
     draft = dropTurnOldest(ctx, draft, memory);
     draft = capProtectedOversized(ctx, draft, memory);
+    // The task yields before the request fails: where what must stay is still over the budget,
+    // its head and tail are cut further, by the excess (the whole of it stays stored for recall).
+    const excess = draft.total - memory - ctx.budget;
+    if (excess > 0 && cappable >= 0) {
+      const cap = Math.max(0, draft.atomTokens[cappable]! - excess);
+      draft = capTask(ctx, draft, cappable, latestUserAtomIndex(ctx.atoms), cap);
+    }
     draft = truncateOversized(ctx, draft);
     await pause();
     let facts = oldFacts;

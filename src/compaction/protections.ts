@@ -14,6 +14,14 @@ export function latestUserAtomIndex(atoms: readonly Atom[]): number {
   return -1;
 }
 
+/** Whether the user marked a message of `atom` `critical` or `pinned`: kept verbatim, never cut. */
+export function userMarked(atom: Atom, entries: readonly HistoryEntry[]): boolean {
+  return atom.seqs.some((s) => {
+    const m = entries[s]?.metadata;
+    return !!(m?.critical || m?.pinned);
+  });
+}
+
 /**
  * How far compaction may touch each atom: system messages (with `preserveSystem`), `critical` and
  * `pinned` messages, the first user message (the task, with `protectTask`, the default: compaction
@@ -31,11 +39,7 @@ export function protectionsOf(
   protectTask = true,
 ): Protection[] {
   const task = protectTask ? taskAtomIndex(atoms) : -1;
-  const verbatimSeqs = (atom: Atom) =>
-    atom.seqs.some((s) => {
-      const m = entries[s]?.metadata;
-      return !!(m?.critical || m?.pinned);
-    });
+  const verbatimSeqs = (atom: Atom) => userMarked(atom, entries);
   const latestUser = latestUserAtomIndex(atoms);
   let inProgress = -1;
   for (let i = atoms.length - 1; i > latestUser; i--) {

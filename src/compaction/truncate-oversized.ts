@@ -113,12 +113,18 @@ export const TASK_SHARE = 0.25;
  * `TASK_SHARE` of the budget keeps its head and tail (its longest texts cut in the middle, with a
  * marker) within that share. The whole of it stays stored, where `recall` finds it. `task` is its
  * atom's index (-1 for none); only a task kept verbatim, that is not the latest user message, is cut.
+ * `cap` is the task's room (a quarter of the budget unless a view that must hold more asks less).
  */
-export function capTask(ctx: PlanContext, draft: PlanDraft, task: number, latestUser: number): PlanDraft {
+export function capTask(
+  ctx: PlanContext,
+  draft: PlanDraft,
+  task: number,
+  latestUser: number,
+  cap = Math.floor(ctx.budget * TASK_SHARE),
+): PlanDraft {
   if (task < 0 || task === latestUser || ctx.protection[task] !== 'verbatim') return draft;
   const atom = ctx.atoms[task]!;
   if (atom.kind === 'system' || draft.dropped.has(atom.id)) return draft;
-  const cap = Math.floor(ctx.budget * TASK_SHARE);
   if (draft.atomTokens[task]! <= cap) return draft;
   const next: PlanDraft = {
     ...draft,

@@ -8,6 +8,7 @@
 import { ConfigurationError, ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt } from '../events.js';
 import { wireFormat } from '../formats/registry.js';
+import { TASK_SHARE } from '../compaction/truncate-oversized.js';
 import { ContextManager, type ContextManagerOptions } from '../manager.js';
 import { hasNonToolResultContent } from '../messages/content.js';
 import { convertMessages } from '../messages/convert.js';
@@ -173,13 +174,18 @@ function requestTokens(messages: readonly Message[], counter: TokenCounter, form
 }
 
 /**
- * What no view can do without: system messages, the latest user message (not a tool result), and
- * the last exchange after it (the newest assistant message and what answers it). The rest of the
+ * What no view can do without: system messages, the task (the first user message, unless the
+ * manager's `protectTask` is off; over a quarter of the budget, only that share of it counts: its
+ * head and tail are kept), the latest user message (not a tool result), and the last exchange after
+ * it (the newest assistant message and what answers it). The rest of the
  * turn in progress may have its older results cleared when it does not fit (DESIGN invariant 3),
  * so an agent run that is one long turn (a SWE-agent trajectory: one task, then only calls and
  * results) is not an overflow at every budget below its whole size.
  */
-function floorMessages(messages: readonly Message[]): Message[] {
+function floorMessages(
+  messages: readonly Message[],
+  keepTask: boolean,
+): { floor: Message[]; task?: Message } {
   const isRequest = (m: Message) =>
     m.role === 'user' &&
     (typeof m.content === 'string' ||
@@ -200,7 +206,16 @@ function floorMessages(messages: readonly Message[]): Message[] {
       break;
     }
   }
-  return [...system, ...messages.slice(latest, latest + 1), ...messages.slice(lastReply)];
+  // The task (the first user message, `protectTask`, on by default) is in every view too.
+  const first = keepTask ? messages.findIndex(isRequest) : -1;
+  const task = first >= 0 && first < latest ? messages[first] : undefined;
+  const floor = [
+    ...system,
+    ...(task ? [task] : []),
+    ...messages.slice(latest, latest + 1),
+    ...messages.slice(lastReply),
+  ];
+  return task ? { floor, task } : { floor };
 }
 
 function measureView(
@@ -274,7 +289,10 @@ export async function evaluateRun(
   const messages: Message[] = convertMessages(run.messages, format);
   const tokens = requestTokens(messages, counter, format);
   const budget = Math.floor(options.budgetRatio * tokens);
-  const floorTokens = requestTokens(floorMessages(messages), counter, format);
+  const { floor, task } = floorMessages(messages, options.manager?.protectTask !== false);
+  let floorTokens = requestTokens(floor, counter, format);
+  // A task over a quarter of the budget is kept as its head and tail within that share.
+  if (task) floorTokens -= Math.max(0, counter.countMessage(task, format) - Math.floor(budget * TASK_SHARE));
   const presentFacts = factsHeld(messages, run.presentFacts);
   const result: RunEvaluation = {
     index,

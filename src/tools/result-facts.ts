@@ -622,15 +622,16 @@ export function resultFacts(text: string, options: ResultFactsOptions): ResultFa
     lines.push(line);
     hitsOf.push(hits);
   }
-  // A name on most lines tells them apart no better than a plain word does, and a plain word on
-  // most lines not at all (`tests` in a test run's every summary line).
+  // A term on most lines tells them apart not at all, name or plain word (`tests` in a test run's
+  // every summary line, the module's name in a file's every comment): the lines that say something
+  // else (an assignment, an error) rank by their kind instead.
   const common = Math.max(3, lines.length / 4);
   for (let i = 0; i < lines.length; i += 1) {
     const line = lines[i]!;
     if (line.kind === 'error' && lines.length > OUTCOME_LINES) line.inOutput = true;
     let best = 0;
     for (const [term, weight] of hitsOf[i]!) {
-      const w = (termLines.get(term) ?? 0) > common ? (weight >= NAME_WEIGHT ? 1 : 0) : weight;
+      const w = (termLines.get(term) ?? 0) > common ? 0 : weight;
       line.relevance += w;
       if (w > best) {
         best = w;
