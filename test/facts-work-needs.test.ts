@@ -49,7 +49,9 @@ describe('the facts block holds what each cleared read was for', () => {
     }
     await ctx.addMessage({ role: 'assistant', content: 'I have read the three files.' });
     await ctx.addMessage({ role: 'user', content: 'Go ahead and write the change.' });
-    const view = await ctx.getMessagesForRequest({ tokenBudget: 4_000 });
+    // A budget none of the reads stays in (at 4k the config read, about 900 tokens, fits beside the
+    // placeholders under the target and stays verbatim: an older read that fits is not cleared).
+    const view = await ctx.getMessagesForRequest({ tokenBudget: 2000 });
     const shown = JSON.stringify(view);
     // The reads left the view (the test is about what the block keeps of them)…
     expect(shown).not.toContain('RETRYABLE_CODES');

@@ -1,0 +1,10 @@
+import { ContextManager } from './src/manager.js';
+import { convertMessages } from './src/messages/convert.js';
+import { readTauBenchFile } from './src/eval/tau-bench-file.js';
+const runs = await readTauBenchFile('/work/shared/data/tau-bench/airline-gpt4o.json');
+const run = runs[Number(process.env.R ?? 0)]!;
+const ctx = new ContextManager({ model: 'gpt-4o', strategy: 'summarize' });
+for (const m of convertMessages(run.messages, 'openai')) await ctx.addMessage(m);
+const view = await ctx.getMessagesForRequest({ tokenBudget: Number(process.env.B), provider: 'openai' });
+for (const m of view) console.log(m.role, JSON.stringify(m.content ?? m.tool_calls).slice(0, 3000));
+console.log('FACTS', run.presentFacts);

@@ -1,0 +1,12 @@
+import { evaluateRuns } from './src/eval/tau-bench-eval.js';
+import { readTauBenchFile } from './src/eval/tau-bench-file.js';
+import { ContextManager } from './src/manager.js';
+import { convertMessages } from './src/messages/convert.js';
+const runs = await readTauBenchFile('test/fixtures/eval/three-runs.json');
+const r = await evaluateRuns(runs, { budgetRatio: 0.3, format: 'openai', manager: JSON.parse(process.env.M ?? '{}') } as any);
+const x = r.runs[0]!;
+console.log(x.budget, x.floorTokens, x.keptOfLost, x.lostByTruncation, x.compaction);
+const ctx = new ContextManager({ model: 'gpt-4o', strategy: 'summarize', ...JSON.parse(process.env.M ?? '{}') });
+for (const m of convertMessages(runs[0]!.messages, 'openai')) await ctx.addMessage(m);
+const view = await ctx.getMessagesForRequest({ tokenBudget: x.budget, provider: 'openai' });
+for (const m of view) console.log(m.role, JSON.stringify(m.content ?? m.tool_calls).slice(0, 600));
