@@ -171,7 +171,9 @@ describe('contextMiddleware with generateText over a fake OpenAI model on 127.0.
     const budget = 1_400;
     const messages: ModelMessage[] = [];
     const first = server.requests.length;
-    const prepareStep = contextPrepareStep({ budget });
+    // The SDK does not pass the tools to prepareStep, though every step sends them: given here,
+    // they are counted in the budget.
+    const prepareStep = contextPrepareStep({ budget, tools: { lookup } });
     for (const question of ['golf: a question', 'hotel: another one', 'india: and a third']) {
       messages.push({ role: 'user', content: question });
       const result = await generateText({

@@ -1,4 +1,10 @@
-import type { LanguageModel, LanguageModelMiddleware, ModelMessage } from 'ai';
+import {
+  asSchema,
+  type LanguageModel,
+  type LanguageModelMiddleware,
+  type ModelMessage,
+  type ToolSet,
+} from 'ai';
 import type { ToolDefinition } from '../../messages/types.js';
 import type { LanguageModelPrompt } from './model-messages.js';
 import { type FitOptions, PromptFitter } from './prompt-fitter.js';
@@ -52,6 +58,31 @@ export function contextMiddleware(options: ContextMiddlewareOptions = {}): Langu
   };
 }
 
+/** Options of `contextPrepareStep`. */
+export interface ContextPrepareStepOptions extends ContextMiddlewareOptions {
+  /**
+   * The tools given to `generateText` / `streamText`: the SDK does not pass them to `prepareStep`,
+   * yet every step sends their definitions, so they are counted in `budget` (their descriptions
+   * and input schemas; provider-defined tools have none to count).
+   */
+  tools?: ToolSet;
+}
+
+/** A tool set's function tools as contextkit counts them. */
+async function toolSetDefinitions(tools: ToolSet): Promise<ToolDefinition[]> {
+  const out: ToolDefinition[] = [];
+  for (const [name, tool] of Object.entries(tools)) {
+    if (tool.type !== undefined && tool.type !== 'function' && tool.type !== 'dynamic') continue;
+    const fn: { name: string; description?: string; parameters?: unknown } = {
+      name,
+      parameters: await asSchema(tool.inputSchema).jsonSchema,
+    };
+    if (tool.description !== undefined) fn.description = tool.description;
+    out.push({ type: 'function', function: fn });
+  }
+  return out;
+}
+
 /** What the SDK passes to `prepareStep` that this helper reads. */
 export interface PrepareStepInput {
   messages: ModelMessage[];
@@ -60,21 +91,28 @@ export interface PrepareStepInput {
 
 /**
  * A `prepareStep` for `generateText` / `streamText` that fits each step's `messages` to the budget,
- * for when wrapping the model is not an option. The SDK passes the system prompt apart from
- * `messages`, so it is not counted here: leave room for it in `budget`, or use `contextMiddleware`,
- * which sees the whole prompt. The returned messages are used for that step only.
+ * for when wrapping the model is not an option. The SDK passes neither the tools nor the system
+ * prompt to `prepareStep`: give the same `tools` here to have them counted
+ * (`contextPrepareStep({ budget, tools })`), and leave room for a `system` prompt in `budget`, or use
+ * `contextMiddleware`, which sees the whole prompt. The returned messages are used for that step only.
  */
 export function contextPrepareStep(
-  options: ContextMiddlewareOptions = {},
+  options: ContextPrepareStepOptions = {},
 ): (step: PrepareStepInput) => Promise<{ messages: ModelMessage[] }> {
-  const fitter = new PromptFitter(options);
+  const { tools, ...fitOptions } = options;
+  const fitter = new PromptFitter(fitOptions);
+  let definitions: Promise<ToolDefinition[]> | undefined;
   return async ({ messages, model }) => {
+    definitions ??= tools ? toolSetDefinitions(tools) : Promise.resolve([]);
+    const counted = await definitions;
     const request =
       typeof model === 'string'
         ? { modelId: model }
         : model === undefined
           ? {}
           : { modelId: model.modelId, provider: model.provider };
-    return { messages: await fitter.fit(messages, request) };
+    return {
+      messages: await fitter.fit(messages, { ...request, ...(counted.length > 0 ? { tools: counted } : {}) }),
+    };
   };
 }
