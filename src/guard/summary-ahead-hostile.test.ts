@@ -47,12 +47,14 @@ const OPTIONS: SummarizeOptions = { maxTokens: 4000, countText: (t) => Math.ceil
 
 /** LLM tools answering every call with `body`, served in 64 KiB chunks as a socket delivers it. */
 function toolsAnswering(body: string): PreparingTools {
+  // Encoded once, here: the fake server's work is not the reply's reading.
+  const bytes = Buffer.from(body);
   return createOpenAITools({
     baseURL: 'http://127.0.0.1:9/v1',
     apiKey: 'sk-test-hostile-key',
     model: 'gpt-4o-mini',
     fetch: async () =>
-      new Response(chunked(Buffer.from(body)), { headers: { 'content-type': 'application/json' } }),
+      new Response(chunked(bytes), { headers: { 'content-type': 'application/json' } }),
     // Offline tools that answer at once: what is measured is the model's reply.
     fallback: { kind: 'offline', summarize: async () => '', extractFacts: async () => [] },
   });
