@@ -55,10 +55,13 @@ function contextkit(name: string, options: ContextManagerOptions): Peer {
 export const contextkitDefault: Peer = contextkit('contextkit', {});
 
 /**
- * contextkit as the README leads an agent's author to set it: the task kept (`protectTask: true`,
- * so the first user message, which holds the session's rule, is in every view).
+ * contextkit as it shipped before issue 30 made the task part of every default view
+ * (`protectTask: false`: the first user message, which holds the session's rule, may be
+ * summarized or dropped like any older turn): the baseline the default is measured against.
  */
-export const contextkitAgent: Peer = contextkit('contextkit, agent options', { protectTask: true });
+export const contextkitAgent: Peer = contextkit('contextkit, protectTask off (the old default)', {
+  protectTask: false,
+});
 
 /**
  * LangChain.js `trimMessages` as the peers benchmark drives it (bench/peers/langchain.ts: strategy

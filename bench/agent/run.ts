@@ -2,7 +2,7 @@
  * `npm run bench -- agent`: views judged by what an agent fed them does. One deterministic agent
  * (bench/agent/agent.ts) works through a long coding session of numbered tasks, each needing
  * values read from three files or pages of a given size, under every contender side by side: the
- * full history, contextkit (default and agent options), LangChain `trimMessages` and Mastra
+ * full history, contextkit (default, and with `protectTask` off as before issue 30), LangChain `trimMessages` and Mastra
  * `TokenLimiter`, at several budgets and result sizes, in the OpenAI Chat and Anthropic formats.
  * The world records what the agent did (reads, repeated reads, writes, repeated writes, writes
  * without the rule given once at the start, injected orders obeyed); every view is judged for
@@ -294,8 +294,8 @@ export async function runAgentBenchmark(args: readonly string[]): Promise<void> 
   );
   report.note(
     'Contenders: the full history (the reference; its views are not trimmed, so fit is not asked of it); ' +
-      'contextkit as it ships (`new ContextManager({ model: "gpt-4o" })`); contextkit with the option an agent\'s ' +
-      'author sets, `protectTask: true` (the task, here the rule, kept verbatim); LangChain `trimMessages` ' +
+      'contextkit as it ships (`new ContextManager({ model: "gpt-4o" })`: the task, here the rule, and the current ' +
+      'turn kept); contextkit with `protectTask: false`, the default before issue 30 (the baseline); LangChain `trimMessages` ' +
       '(@langchain/core, strategy last, includeSystem, startOn human, exact o200k counter: bench/peers/langchain.ts); ' +
       `Mastra \`TokenLimiter\` (@mastra/memory 0.15: bench/peers/mastra.ts)${
         typeof mastra === 'string' ? ` — not run here: ${mastra}` : ''

@@ -126,6 +126,25 @@ describe('redis', skipFor(missing.redis), () => {
         await deleteKeys(keyPrefix);
       }
     });
+
+    // Issue 32: a replace of 100,000 entries (300,001 script arguments) failed with "Maximum call
+    // stack size exceeded" inside node-redis, which spread the arguments into a call.
+    it('replaces a conversation with 100,000 entries in one script and appends after them', async () => {
+      const keyPrefix = uniquePrefix();
+      const store = await openRedisStore(url as string, { keyPrefix });
+      try {
+        await store.append('c', [entry('old')]);
+        const entries = Array.from({ length: 100_000 }, (_, i) => entry(`m${i}`));
+        await store.replace('c', entries);
+        expect(await store.head('c')).toBe(100_000);
+        const tail = await store.read('c', { fromSeq: 99_999 });
+        expect(tail.map((e) => [e.seq, e.message.content])).toEqual([[99_999, 'm99999']]);
+        expect(await store.append('c', [entry('next')], { expectedSeq: 100_000 })).toBe(100_000);
+      } finally {
+        await store.close();
+        await deleteKeys(keyPrefix);
+      }
+    });
   });
 });
 
