@@ -408,7 +408,7 @@ describe('property: a server compaction anywhere in a generated Anthropic conver
           const task = messages.find(
             (m) =>
               m.role === 'user' &&
-              (typeof m.content === 'string' || !m.content.some((b) => b.type === 'tool_result')),
+              (typeof m.content === 'string' || !(m.content ?? []).some((b) => b.type === 'tool_result')),
           );
           const dropped = new Set(
             messages

@@ -1,17 +1,54 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentInputItem, Session } from '@openai/agents';
-import { ConfigurationError, ConflictError, InvalidMessageError } from '../../errors.js';
+import {
+  ConfigurationError,
+  ConflictError,
+  DuplicateMessageIdError,
+  InvalidMessageError,
+  MessageIdConflictError,
+} from '../../errors.js';
 import type { CompactionReceipt } from '../../events.js';
 import type { ResponsesItem } from '../../formats/openai-responses/items.js';
+import { firstDifference } from '../../history/message-diff.js';
 import { ContextManager, type ContextManagerOptions } from '../../manager.js';
 import type { Message, MessageMetadata } from '../../messages/types.js';
 import type { RecallHit, RecallOptions } from '../../recall/recall-hit.js';
 import { MemoryStore } from '../../stores/memory.js';
+import { messageIdProblem } from '../../stores/message-id.js';
 import { resolveStore } from '../../stores/resolve.js';
-import type { ConversationStore } from '../../stores/types.js';
+import type { ConversationStore, NewEntry } from '../../stores/types.js';
 import { fitThrough, messageKey, syncThrough } from '../fit-through.js';
 import { checkStorable } from '../storable.js';
 import { agentItemIssue, agentItemsToResponses, responsesToAgentItems } from './agent-items.js';
+
+/**
+ * The Agents SDK's placeholder for an item id no API issued (`FAKE_ID`-like: the Chat Completions
+ * model and other providers fill `id` with a constant): never an item's identity.
+ */
+const PLACEHOLDER_IDS = new Set(['__fake_id__', 'FAKE_ID']);
+
+/**
+ * Each item with the id that identifies it, if any: a string `id` the API issued (`msg_…`,
+ * `fc_…`, `rs_…`), not a placeholder, and not shared by another item of the batch (a constant one
+ * would be). Items without one (user input, function results) are stored as they come.
+ */
+function identified(items: readonly AgentInputItem[]): Array<{ item: AgentInputItem; id?: string }> {
+  const idOf = (item: AgentInputItem): string | undefined => {
+    const id = (item as { id?: unknown }).id;
+    return typeof id === 'string' && messageIdProblem(id) === undefined && !PLACEHOLDER_IDS.has(id)
+      ? id
+      : undefined;
+  };
+  const seen = new Map<string, number>();
+  for (const item of items) {
+    const id = idOf(item);
+    if (id !== undefined) seen.set(id, (seen.get(id) ?? 0) + 1);
+  }
+  return items.map((item) => {
+    const id = idOf(item);
+    return id !== undefined && seen.get(id) === 1 ? { item, id } : { item };
+  });
+}
 
 /** Options of `new ContextkitSession(…)`: where items are stored, under which id, and the budget `getItems` fits. */
 export interface ContextkitSessionOptions {
@@ -202,10 +239,42 @@ export class ContextkitSession implements Session {
     });
     const timestamp = new Date().toISOString();
     const metadata: MessageMetadata = { timestamp, source: 'openai-agents' };
-    await this.store.append(
-      this.sessionId,
-      items.map((item) => ({ message: item as unknown as Message, metadata })),
+    let entries: NewEntry[] = identified(items).map(({ item, id }) =>
+      id === undefined
+        ? { message: item as unknown as Message, metadata }
+        : { message: item as unknown as Message, metadata, id },
     );
+    // An item whose id the session already holds (a step retried after its write committed, by
+    // this process or another) is not stored again; one the session cleared since is stored anew,
+    // without its id. The store decides atomically with the append, for the whole batch.
+    for (let attempt = 0; entries.length > 0; attempt++) {
+      try {
+        await this.store.append(this.sessionId, entries);
+        return;
+      } catch (error) {
+        if (!(error instanceof DuplicateMessageIdError) || attempt >= entries.length) throw error;
+        const clearedAt = await this.clearedAt();
+        const held = new Map(error.held.map((h) => [h.id, h.seq]));
+        const next: NewEntry[] = [];
+        for (const entry of entries) {
+          const seq = entry.id === undefined ? undefined : held.get(entry.id);
+          if (seq === undefined) next.push(entry);
+          else if (seq < clearedAt) next.push({ message: entry.message, metadata: entry.metadata });
+          else await this.checkSame(entry.id as string, seq, entry.message);
+        }
+        entries = next;
+      }
+    }
+  }
+
+  /** The item stored under `id` at `seq` is `message`, or `MessageIdConflictError` names both. */
+  private async checkSame(id: string, seq: number, message: Message): Promise<void> {
+    const [stored] = await this.store.read(this.sessionId, { fromSeq: seq, limit: 1 });
+    if (stored === undefined) return;
+    const difference = firstDifference(stored.message, message);
+    if (difference !== undefined) {
+      throw new MessageIdConflictError(id, seq, difference.path, difference.stored, difference.added);
+    }
   }
 
   /**
