@@ -232,12 +232,12 @@ function hasCall(entry: HistoryEntry): boolean {
 }
 
 /**
- * `capFacts` with the plan's ranking: facts of a result read in the current turn (its seq after
- * `turnFrom`, the latest user message's: cleared only when the turn outgrew the budget, and what
- * the agent is working with) go first, so that a value read in this turn stays readable until it
+ * `capFacts` with the plan's ranking: what a result read in the current turn was read for (its
+ * seq after `turnFrom`, the latest user message's: cleared only when the turn outgrew the budget;
+ * its facts with relevance) goes first, so that a value read in this turn stays readable until it
  * ends; then facts the user stated or the agent passed to a tool (their source is a user or
  * assistant message, not a tool result), whichever plan found them, so the block does not trade
- * old facts for new ones of the same rank.
+ * old facts for new ones of the same rank; then the rest.
  */
 export function capFactsFor(
   facts: readonly ExtractedFact[],
@@ -251,8 +251,11 @@ export function capFactsFor(
     const entry = entries[fact.seq];
     if (entry === undefined) return 2;
     const stated = isStated(entry.message);
-    if (fact.seq > turnFrom && !stated) return 0;
-    return stated ? 1 : 2;
+    if (stated) return 1;
+    // Of a result read in this turn, what its call was for (a line holding a term of the call's
+    // arguments or the request: relevance) goes first; the rest of it ranks as any result's does
+    // (ranked first whole, a long listing's every id pushed out the ids the user gave).
+    return fact.seq > turnFrom && (fact.relevance ?? 0) > 0 ? 0 : 2;
   };
   return capFacts(facts, room, (f) => (f.length > 0 ? measureBlock(f) : 0), countText, rank);
 }
