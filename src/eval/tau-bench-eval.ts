@@ -5,10 +5,10 @@
  * keeps: it says whether summaries and the facts block remember what dropping forgets.
  */
 
+import { TASK_SHARE } from '../compaction/truncate-oversized.js';
 import { ConfigurationError, ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt } from '../events.js';
 import { wireFormat } from '../formats/registry.js';
-import { TASK_SHARE } from '../compaction/truncate-oversized.js';
 import { ContextManager, type ContextManagerOptions } from '../manager.js';
 import { hasNonToolResultContent } from '../messages/content.js';
 import { convertMessages } from '../messages/convert.js';

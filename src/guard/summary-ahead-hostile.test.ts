@@ -53,8 +53,7 @@ function toolsAnswering(body: string): PreparingTools {
     baseURL: 'http://127.0.0.1:9/v1',
     apiKey: 'sk-test-hostile-key',
     model: 'gpt-4o-mini',
-    fetch: async () =>
-      new Response(chunked(bytes), { headers: { 'content-type': 'application/json' } }),
+    fetch: async () => new Response(chunked(bytes), { headers: { 'content-type': 'application/json' } }),
     // Offline tools that answer at once: what is measured is the model's reply.
     fallback: { kind: 'offline', summarize: async () => '', extractFacts: async () => [] },
   });
