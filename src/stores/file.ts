@@ -78,6 +78,7 @@ import {
   batchIds,
   checkAppendArguments,
   checkDeleteArguments,
+  checkOptionNames,
   checkReplaceArguments,
   checkSetMetaArguments,
   newEpoch,
@@ -265,6 +266,7 @@ export class FileStore implements ConversationStore {
   #closed = false;
 
   constructor(dir: string, options: FileStoreOptions = {}) {
+    checkOptionNames('File', options, ['onWarning', 'lockTimeoutMs', 'staleLockMs', 'mustExist']);
     if (typeof dir !== 'string' || dir.length === 0) {
       throw new StoreError(undefined, 'the file store needs a directory path');
     }

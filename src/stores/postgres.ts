@@ -51,6 +51,7 @@ import {
   batchIds,
   checkAppendArguments,
   checkDeleteArguments,
+  checkOptionNames,
   checkReplaceArguments,
   checkSetMetaArguments,
   newEpoch,
@@ -237,6 +238,7 @@ export class PostgresStore implements ConversationStore {
 
   /** @internal Opens the pool and migrates; see {@link openPostgresStore}. */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+    checkOptionNames('Postgres', options, ['schema', 'tablePrefix', 'maxConnections', 'mustExist']);
     const schema = options.schema ?? 'public';
     const tablePrefix = options.tablePrefix ?? 'contextkit_';
     checkIdentifier('schema', schema, 63);

@@ -51,6 +51,7 @@ import type {
 import {
   checkAppendArguments,
   checkDeleteArguments,
+  checkOptionNames,
   checkReplaceArguments,
   checkSetMetaArguments,
   newEpoch,
@@ -345,6 +346,7 @@ export class RedisStore implements ConversationStore {
 
   /** @internal Connects and returns the store; see {@link openRedisStore}. */
   static async open(url: string, options: RedisStoreOptions = {}): Promise<RedisStore> {
+    checkOptionNames('Redis', options, ['keyPrefix']);
     const prefix = options.keyPrefix ?? 'ck:';
     if (typeof prefix !== 'string') {
       throw new StoreError(undefined, `Redis option keyPrefix must be a string, got ${typeof prefix}`, {

@@ -52,6 +52,7 @@ import {
   batchIds,
   checkAppendArguments,
   checkDeleteArguments,
+  checkOptionNames,
   checkReplaceArguments,
   checkSetMetaArguments,
   newEpoch,
@@ -272,6 +273,7 @@ export class SqliteStore implements ConversationStore {
   readonly #upsertMeta: Database.Statement<[string, string, number]>;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
+    checkOptionNames('SQLite', options, ['synchronous', 'busyTimeoutMs', 'mustExist']);
     const synchronous = options.synchronous ?? 'full';
     if (synchronous !== 'full' && synchronous !== 'normal') {
       throw new StoreError(

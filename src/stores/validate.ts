@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { StoreError } from '../errors.js';
 import { jsonValueIssues } from '../messages/json-limits.js';
+import { nearestName } from '../nearest-name.js';
 import { validateEntryCounts } from './entry-counts.js';
 import { messageIdProblem, quoteId } from './message-id.js';
 import type { AppendOptions, NewEntry } from './types.js';
@@ -219,4 +220,31 @@ export function checkSetMetaArguments(
 ): number | undefined {
   validateMetaValue(conversationId, value);
   return validateCount(conversationId, 'expectedVersion', options?.expectedVersion);
+}
+
+/**
+ * A store driver's options: an object whose every key is one the driver reads, else a `StoreError`
+ * (code `invalid_argument`) naming the key and the nearest known one (a typo such as `prefix` for
+ * `keyPrefix` would otherwise be dropped without a word).
+ */
+export function checkOptionNames(driver: string, options: unknown, known: readonly string[]): void {
+  if (options === undefined) return;
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new StoreError(
+      undefined,
+      `${driver} store options must be an object, got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}`,
+      {
+        code: 'invalid_argument',
+      },
+    );
+  }
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue;
+    const best = nearestName(key, known);
+    throw new StoreError(
+      undefined,
+      `${driver} store option ${JSON.stringify(key)} is not an option${best ? `; did you mean ${best}?` : `; the options are ${known.join(', ')}`}`,
+      { code: 'invalid_argument' },
+    );
+  }
 }
