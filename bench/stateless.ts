@@ -183,7 +183,8 @@ function shared(store: ConversationStore): ConversationStore {
  * ones (the system prompt), and the history from the oldest other message it holds verbatim to
  * the end (a tool result cleared in that stretch is still a row read). The view's messages are
  * matched from the newest back, each to the latest equal history message before the previous
- * match, so a message repeated in the history is not taken for a later copy.
+ * match and the changed messages after it, so a message repeated in the history is not taken for
+ * a later copy.
  */
 export function viewRows(
   history: readonly Message[],
@@ -201,18 +202,26 @@ export function viewRows(
     else positions.set(key, [i]);
   }
   let fromSeq = history.length;
+  // Messages the view changed (a cleared result) since the last match: each stands for a stored
+  // row, so the next match lies before them (else an earlier copy of a message could be matched to
+  // a later row, and the rows between missed). Changed ones older than every match are the view's
+  // own (a summary, a facts block) or not read.
+  let pending = 0;
   for (let v = view.length - 1; v >= prefix; v--) {
     const list = positions.get(text(view[v]!));
-    if (!list) continue;
-    // The latest position below fromSeq (binary search on the ascending list).
+    const bound = fromSeq - pending;
+    // The latest position below the bound (binary search on the ascending list).
     let lo = 0;
-    let hi = list.length;
+    let hi = list?.length ?? 0;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (list[mid]! < fromSeq) lo = mid + 1;
+      if (list![mid]! < bound) lo = mid + 1;
       else hi = mid;
     }
-    if (lo > 0) fromSeq = list[lo - 1]!;
+    if (list && lo > 0) {
+      fromSeq = list[lo - 1]!;
+      pending = 0;
+    } else pending++;
   }
   return { prefix, fromSeq };
 }

@@ -301,7 +301,7 @@ function firstWords(message: Message): string {
   const text =
     typeof content === 'string'
       ? content
-      : JSON.stringify(content ?? '').match(/"text":"((?:[^"\\]|\\.){1,40})/)?.[1] ?? '';
+      : (JSON.stringify(content ?? '').match(/"text":"((?:[^"\\]|\\.){1,40})/)?.[1] ?? '');
   return typeof content === 'string' ? JSON.stringify(text.slice(0, 40)).slice(1, -1) : text.slice(0, 40);
 }
 

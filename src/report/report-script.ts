@@ -198,7 +198,9 @@ export const REPORT_SCRIPT = String.raw`(function () {
     var band = n === 1 ? pw : pw / (n - 1);
     var runFrom = 0;
     for (var i = 1; i <= n; i++) {
-      if (i < n && turns[i].prefix.state === turns[runFrom].prefix.state) continue;
+      // A run of one state is one band; each compaction its own (two may come on consecutive
+      // turns when the new messages alone pass the room the first left).
+      if (i < n && turns[i].prefix.state === turns[runFrom].prefix.state && turns[i].prefix.state !== 'compacted') continue;
       var x0 = Math.max(ml, xOf(runFrom) - band / 2), x1 = Math.min(ml + pw, xOf(i - 1) + band / 2);
       svg('rect', { class: turns[runFrom].prefix.state, x: x0.toFixed(2), y: stripY, width: Math.max(0.8, x1 - x0).toFixed(2), height: stripH, 'data-from': turns[runFrom].turn, 'data-to': turns[i - 1].turn }, strip);
       runFrom = i;
