@@ -42,6 +42,34 @@ export interface Documented {
   signature: string;
   doc: string;
   source: string;
+  /** An interface's fields, a class's public methods and properties: `name: type` and its doc. */
+  members: Array<{ name: string; type: string; doc: string }>;
+}
+
+/** Longest type shown for a member; longer ones are cut with an ellipsis. */
+const MEMBER_TYPE_CHARS = 160;
+
+/** The members a user reaches: an interface's properties, a class's public instance members. */
+function membersOf(checker: ts.TypeChecker, symbol: ts.Symbol, declaration: ts.Declaration): Documented['members'] {
+  const isClass = (symbol.flags & ts.SymbolFlags.Class) !== 0;
+  if (!isClass && (symbol.flags & ts.SymbolFlags.Interface) === 0) return [];
+  const type = checker.getDeclaredTypeOfSymbol(symbol);
+  const out: Documented['members'] = [];
+  for (const member of checker.getPropertiesOfType(type)) {
+    const decl = member.declarations?.[0];
+    if (!decl) continue;
+    if (member.name.startsWith('#') || member.name.startsWith('_')) continue;
+    const flags = ts.getCombinedModifierFlags(decl);
+    if (flags & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)) continue;
+    let text = checker
+      .typeToString(checker.getTypeOfSymbolAtLocation(member, declaration), undefined, ts.TypeFormatFlags.NoTruncation)
+      .replace(/\s+/g, ' ');
+    if (text.length > MEMBER_TYPE_CHARS) text = `${text.slice(0, MEMBER_TYPE_CHARS - 1)}…`;
+    const optional = (member.flags & ts.SymbolFlags.Optional) !== 0 ? '?' : '';
+    const doc = ts.displayPartsToString(member.getDocumentationComment(checker)).trim().replace(/\s*\n\s*/g, ' ');
+    out.push({ name: `${member.name}${optional}`, type: text, doc });
+  }
+  return out;
 }
 
 function kindOf(symbol: ts.Symbol): string {
@@ -82,7 +110,8 @@ export function documentEntry(
       const type = checker.getTypeOfSymbolAtLocation(symbol, declaration);
       signature = checker.typeToString(type, undefined, ts.TypeFormatFlags.NoTruncation);
     }
-    items.push({ name: exported.name, kind: kindOf(symbol), signature, doc, source });
+    const members = membersOf(checker, symbol, declaration);
+    items.push({ name: exported.name, kind: kindOf(symbol), signature, doc, source, members });
   }
   items.sort((a, b) => a.name.localeCompare(b.name));
   return { items, undocumented };
@@ -98,9 +127,16 @@ function render(sections: Array<{ entry: EntryPoint; items: Documented[] }>): st
   for (const { entry, items } of sections) {
     lines.push(`## \`${entry.specifier}\``, '');
     for (const item of items) {
-      lines.push(`### ${item.name}`, '', `*${item.kind}*, \`${item.source}\``, '');
+      lines.push(`### ${item.name}`, '', `*${item.kind}*, defined in \`${item.source}\` (in the repository)`, '');
       if (item.signature && item.signature.length < 400) lines.push('```ts', item.signature, '```', '');
       lines.push(item.doc, '');
+      if (item.members.length > 0) {
+        lines.push(item.kind === 'class' ? 'Members:' : 'Fields:', '');
+        for (const m of item.members) {
+          lines.push(`- \`${m.name}\`: \`${m.type.replace(/`/g, "'")}\`${m.doc ? ` — ${m.doc}` : ''}`);
+        }
+        lines.push('');
+      }
     }
   }
   return `${lines.join('\n').trimEnd()}\n`;

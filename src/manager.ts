@@ -80,7 +80,7 @@ function unknownBlockReader(): WireFormat<Message>['futureBlockTypes'] {
 /**
  * Conversation memory for one agent conversation: stores every message, and before each model
  * call returns a view that fits the budget, is valid for the provider, keeps what matters and
- * leaves the stored history whole. See DESIGN.md for the invariants every view holds.
+ * leaves the stored history whole. The README's "What every view holds" lists what each view keeps.
  */
 export class ContextManager {
   readonly options: ManagerSettings;

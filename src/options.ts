@@ -70,7 +70,8 @@ export interface ContextManagerOptions {
    * (default true): compaction never loses the original instructions (an agent that loses them
    * cannot finish; a view metric such as facts kept must not outvote that). A task over a quarter
    * of the budget keeps its head and tail, the middle cut with a marker (the whole of it stays
-   * stored, for `recall`); a view that cannot hold even that is a `ContextOverflowError`
+   * stored, for `recall`), cut further by what a view would overflow by; past that, a
+   * `ContextOverflowError`
    * (`breakdown.task`). `false` lets compaction summarize or drop it like any older turn, its
    * facts kept in the facts block.
    */
@@ -236,7 +237,7 @@ export interface ContextManagerOptions {
   /**
    * The role of the summary and the facts block (default `user`). Their text comes from tool
    * results, users and the assistant, so by default it never enters a system or developer message
-   * (DESIGN.md invariant 8): it is a user message, delimited, each line attributed to its source
+   * (the README\'s "What every view holds", 8): it is a user message, delimited, each line attributed to its source
    * message and quoted as data. `system` restores the summary as a system message where the
    * format takes one mid-conversation (OpenAI) and, with `facts: 'system'`, the facts block in
    * the system prompt. **Risk**: a tool result (a fetched page, a file) that reads "ignore all
@@ -253,7 +254,7 @@ export interface ContextManagerOptions {
   /**
    * Tools that change something, by exact name (wins over `readOnlyTools` and the name): a
    * placeholder for their cleared results says the call ran and how it ended, and never suggests
-   * calling again (DESIGN.md invariant 9).
+   * calling again (the README\'s "What every view holds", 9).
    */
   sideEffectTools?: readonly string[];
   /**

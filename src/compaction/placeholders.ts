@@ -39,7 +39,7 @@ function firstLine(text: string): string {
 }
 
 /**
- * Stands in for a tool result cleared from the view (DESIGN.md invariant 9). It says what the call
+ * Stands in for a tool result cleared from the view (the README\'s "What every view holds", 9). It says what the call
  * was and that it ran, with its outcome line quoted as data (`resultOutcome`), and suggests
  * calling again only for a tool that only reads (`effect`): a model told "call edit again" redoes
  * the edit. Deterministic, so views stay byte-stable.

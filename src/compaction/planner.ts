@@ -153,7 +153,7 @@ function focusOf(instructions: string | undefined, asked: string | undefined): {
   return parts.length > 0 ? { focus: parts.join('\n') } : {};
 }
 
-/** Makes compaction plans; see the module comment. */
+/** Makes compaction plans: what to clear, cut, summarize and drop to bring a view to its target. */
 export class Planner {
   constructor(
     private readonly settings: PlannerSettings,

@@ -53,7 +53,7 @@ export function factsCap(budget: number, memoryShare: number = DEFAULT_MEMORY_SH
 }
 
 /**
- * The role contextkit's summary and facts block take (DESIGN.md invariant 8). `user` (the
+ * The role contextkit's summary and facts block take (the README\'s "What every view holds", 8). `user` (the
  * default): what the messages said (text from tool results, users and the assistant) never
  * speaks with the system prompt's authority, as Claude Code, Codex and LangChain's summarization
  * middleware carry their summaries. `system`: the summary is a system message where the format

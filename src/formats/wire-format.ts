@@ -2,7 +2,7 @@
  * What a wire format is: everything that differs between the providers' message shapes, behind
  * one interface, so the core (history, measurer, guard, planner, view, recall, eval, cli) asks
  * the conversation's format and never names one. A format is one folder under `src/formats/` and
- * one line in `registry.ts`; see DESIGN.md for the invariants every format keeps (a view is valid
+ * one line in `registry.ts`; see the README's "What every view holds" for the invariants every format keeps (a view is valid
  * for the provider, the stored history is never changed) and `testFormat()` for the suite that
  * checks them.
  *

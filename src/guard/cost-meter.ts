@@ -209,7 +209,7 @@ interface Fork {
   forks: readonly Fork[];
 }
 
-/** Meters one conversation's requests to one model; see the module comment. */
+/** Meters one conversation's requests to one model: tokens sent, cached and billed, and their cost. */
 export class CostMeter {
   readonly pricing: ModelPricing | undefined;
   private readonly ttl: number;

@@ -55,7 +55,7 @@ export type {
   GuardState,
 } from './guard-types.js';
 
-/** Decides and fits; see the module comment. */
+/** Decides when a view compacts and fits it to the budget (the context guard of the seeds). */
 export class ContextGuard {
   readonly measurer: ContextMeasurer;
   readonly blocks: PlanBlocks;

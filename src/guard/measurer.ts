@@ -156,7 +156,7 @@ export interface SentRequest {
   recovered: boolean;
 }
 
-/** Counts requests and resolves their budgets; see the module comment. */
+/** Counts requests and resolves their budgets (request, model window, then `maxTokens`). */
 export class ContextMeasurer {
   readonly events: ContextEmitter;
   readonly calibration: Calibration | null;

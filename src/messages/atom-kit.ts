@@ -63,7 +63,7 @@ export interface Repair {
 /**
  * Text given in place of a result that never came (the run was interrupted). A tool that only
  * reads (by its name, `toolEffectByName`) may be called again; for any other the change may or
- * may not have been made, so the model is told to check before repeating it (DESIGN.md invariant 9).
+ * may not have been made, so the model is told to check before repeating it (the README\'s "What every view holds", 9).
  */
 export function missingResultText(toolName: string): string {
   const head = `[contextkit: no result was recorded for this ${toolName} call (the run was interrupted before it returned).`;

@@ -138,7 +138,7 @@ export class AtomIndex {
 
   /**
    * Indexes of the atoms before the latest compaction item that every view still sends, in place:
-   * what contextkit keeps whoever compacted (DESIGN.md invariant 3): system messages, `critical`
+   * what contextkit keeps whoever compacted (the README\'s "What every view holds", 3): system messages, `critical`
    * and `pinned` ones, the task (with `protectTask`) and the user's latest request before the item
    * (the turn the server compacted in). OpenAI's guide lets a client drop the items before the
    * latest compaction item, it does not require it

@@ -1,6 +1,6 @@
 /**
  * Whether a tool only reads or may change something, for the words that stand in for its cleared
- * result (DESIGN.md invariant 9): a placeholder may suggest calling a tool again only when a
+ * result (the README\'s "What every view holds", 9): a placeholder may suggest calling a tool again only when a
  * second call cannot repeat a side effect. A model that reads "call edit again" redoes the edit.
  */
 

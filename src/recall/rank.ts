@@ -96,7 +96,7 @@ export interface RankInput {
   weights?: Partial<RankWeights>;
 }
 
-/** The best groups of turns for a query, best first (see the module comment for the rules). */
+/** The best groups of turns for a query, best first: by the query's terms and facts they hold, weighted. */
 export function rankGroups(input: RankInput): RankedGroup[] {
   const w = { ...DEFAULT_WEIGHTS, ...input.weights };
   const { query, facts, count } = input;

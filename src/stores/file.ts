@@ -248,8 +248,9 @@ function checkDirectory(dir: string, given: string): void {
 
 /**
  * Conversation logs as JSONL files in one directory (`file:DIR`), durable before `append`
- * resolves, safe to share between processes, and readable by hand. See the module comment for
- * the layout, the locking and the recovery of torn writes.
+ * resolves, safe to share between processes, and readable by hand. One `.jsonl` log and
+ * one metadata file per conversation; every write holds the conversation's lock file
+ * (`lockTimeoutMs`, `staleLockMs`); a torn write is moved aside (never deleted), with a warning.
  */
 export class FileStore implements ConversationStore {
   readonly kind = 'file';

@@ -196,7 +196,8 @@ interface LockedConversation {
 
 /**
  * Conversations in Postgres tables. Open it with {@link openPostgresStore}, which creates
- * and migrates the tables; see the module comment for the layout and the locking.
+ * and migrates the tables (under `schema`, named with `tablePrefix`); an append is one statement that
+ * locks the conversation's row.
  */
 export class PostgresStore implements ConversationStore {
   readonly kind = 'postgres';

@@ -320,8 +320,9 @@ function scriptReply(reply: unknown): [string, ...Array<string | number>] {
 }
 
 /**
- * Conversations in Redis. Open it with {@link openRedisStore}; see the module comment for the
- * keys, the scripts and durability.
+ * Conversations in Redis. Open it with {@link openRedisStore}. A list per conversation, a hash
+ * for its metadata and a sorted set of ids, under `keyPrefix`; every write is one Lua script, so it
+ * is atomic; durability is the server's (its AOF or RDB settings).
  */
 export class RedisStore implements ConversationStore {
   readonly kind = 'redis';

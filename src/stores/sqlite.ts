@@ -245,7 +245,9 @@ function storedRow(conversationId: string, row: EntryRow): StoredEntry {
 
 /**
  * Conversations in one SQLite file. Open it with {@link openSqliteStore} (or construct it
- * directly: opening is synchronous); see the module comment for durability and locking.
+ * directly: opening is synchronous). A WAL journal; each write is one
+ * `BEGIN IMMEDIATE` transaction, other processes waiting up to `busyTimeoutMs` for the lock;
+ * `synchronous` trades durability for speed.
  */
 export class SqliteStore implements ConversationStore {
   readonly kind = 'sqlite';

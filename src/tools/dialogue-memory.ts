@@ -345,7 +345,7 @@ export function renderStatements(statements: readonly Statement[]): string {
 }
 
 /**
- * The dialogue memory of `entries` (see the module comment) within `maxTokens`. Statements are
+ * The dialogue memory of `entries` (who said what, as statements) within `maxTokens`. Statements are
  * taken best first by score per token (so a long statement must carry more to earn its room),
  * repeats of a taken one skipped; the result is measured whole and trimmed until it fits.
  */

@@ -259,7 +259,7 @@ function addEntries(entries: readonly HistoryEntry[], groups: Group[], units: Un
 }
 
 /**
- * A segment's label led by the number of its source message (DESIGN.md invariant 8), as the
+ * A segment's label led by the number of its source message (the README\'s "What every view holds", 8), as the
  * facts block leads its lines: `12 user`, `13 call read_file`, `14 tool read_file` (the result of
  * read_file, message 14).
  */
@@ -323,7 +323,7 @@ function rankUnits(score: readonly number[]): Float64Array {
 }
 
 /**
- * An extractive summary of `entries` within `options.maxTokens` (see the module comment). Returns
+ * An extractive summary of `entries` within `options.maxTokens` (sentences chosen, never written). Returns
  * the body only, one line per message; the caller adds its own header. Empty when nothing fits.
  */
 export function summarizeOffline(entries: readonly HistoryEntry[], options: SummarizeOptions): string {

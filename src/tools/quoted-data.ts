@@ -1,7 +1,7 @@
 /**
  * Text from tool results, users or the assistant carried into contextkit's own messages (the
  * summary, the facts block, a cleared result's outcome line) as data, never as instructions or as
- * contextkit's own markup (DESIGN.md invariant 8).
+ * contextkit's own markup (the README\'s "What every view holds", 8).
  *
  * OpenAI's Model Spec, "Ignore untrusted data by default" (https://model-spec.openai.com/): "Quoted
  * text (plaintext in quotation marks, YAML, JSON, XML, or untrusted_text blocks) in ANY message,
