@@ -6,8 +6,6 @@
 
 export {
   answerCompact,
-  anthropicCompactTool,
-  bedrockCompactTool,
   COMPACT_TOOL_DESCRIPTION,
   COMPACT_TOOL_NAME,
   COMPACT_TOOL_PARAMETERS,
@@ -16,11 +14,8 @@ export {
   type CompactToolInput,
   compactReceiptText,
   compactToolDefinition,
-  geminiCompactTool,
-  openAICompactTool,
   readCompactArguments,
   readCompactCall,
-  responsesCompactTool,
 } from './compaction/compact-tool.js';
 export type { ClearingOptions, Protection } from './compaction/draft.js';
 export type {
@@ -88,7 +83,6 @@ export {
   usageFromBedrock,
 } from './formats/bedrock/request.js';
 export { addBedrockResponse } from './formats/bedrock/respond.js';
-export { bedrockRecallTool } from './formats/bedrock/tools.js';
 export type * from './formats/bedrock/types.js';
 export type {
   GeminiContent,

@@ -2,9 +2,6 @@
 export type { MemoryCommand, MemoryFiles, MemoryLimits } from './memory-commands.js';
 export { MEMORY_ROOT, type MemoryPath, type MemoryPathCode, readMemoryPath } from './memory-path.js';
 export {
-  anthropicMemoryTool,
-  bedrockMemoryTool,
-  geminiMemoryTool,
   MEMORY_TOOL_DESCRIPTION,
   MEMORY_TOOL_NAME,
   MEMORY_TOOL_PARAMETERS,
@@ -15,6 +12,4 @@ export {
   memoryDirectoryId,
   memoryTool,
   memoryToolDefinition,
-  openAIMemoryTool,
-  responsesMemoryTool,
 } from './memory-tool.js';

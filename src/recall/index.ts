@@ -8,10 +8,6 @@ export type { RecallFilters, RecallHit, RecallOptions, RecallRole } from './reca
 export { RecallIndex, type RecallIndexOptions } from './recall-index.js';
 export {
   answerRecall,
-  anthropicRecallTool,
-  bedrockRecallTool,
-  geminiRecallTool,
-  openAIRecallTool,
   RECALL_NOTE,
   RECALL_TOOL_DESCRIPTION,
   RECALL_TOOL_NAME,
@@ -22,10 +18,8 @@ export {
   type RecallToolInput,
   readRecallArguments,
   readRecallCall,
-  recallAnswer,
   recallResultMessage,
   recallResultText,
   recallToolDefinition,
-  responsesRecallTool,
 } from './recall-tool.js';
 export type { TextIndex } from './text-index.js';
