@@ -5,6 +5,7 @@ import { defineConfig } from 'tsup';
 export default defineConfig({
   entry: {
     index: 'src/index.ts',
+    parts: 'src/parts.ts',
     'stores/memory': 'src/stores/memory.ts',
     'stores/file': 'src/stores/file.ts',
     'stores/sqlite': 'src/stores/sqlite.ts',

@@ -24,15 +24,8 @@ export type {
   BeforeCompactionResult,
   CompactionHooks,
 } from './compaction/hooks.js';
-export {
-  type CompactionPlan,
-  decodePlan,
-  encodePlan,
-  type PlanEdits,
-  type PlanSummary,
-} from './compaction/plan.js';
-export { Planner, type PlannerSettings, type PlanRequest, type PlanResult } from './compaction/planner.js';
-export { protectionsOf } from './compaction/protections.js';
+export type { CompactionPlan, PlanEdits, PlanSummary } from './compaction/plan.js';
+export type { PlannerSettings, PlanRequest, PlanResult } from './compaction/planner.js';
 export {
   createResponsesCompact,
   type ProviderCompactor,
@@ -46,7 +39,7 @@ export type {
   StrategyOption,
 } from './compaction/strategy.js';
 export type { FactsSite, SummaryRole } from './compaction/summary-message.js';
-export { LEVELS, type Level, levelOf } from './compaction/zones.js';
+export type { Level } from './compaction/zones.js';
 export { economyAt } from './economy.js';
 export {
   ConfigurationError,
@@ -92,14 +85,12 @@ export type {
 } from './formats/gemini/parts.js';
 export { type GeminiRequest, toGeminiRequest } from './formats/gemini/request.js';
 export type * from './formats/openai-responses/items.js';
-export { isCompactionItem, MAX_ENCRYPTED_CONTENT } from './formats/openai-responses/items.js';
-export { type AppliedEdit, appliedEditsOf } from './guard/applied-edits.js';
-export {
-  type Calibration,
-  type CalibrationEntry,
-  type CalibrationOptions,
-  type CalibrationSample,
-  createCalibration,
+export type { AppliedEdit } from './guard/applied-edits.js';
+export type {
+  Calibration,
+  CalibrationEntry,
+  CalibrationOptions,
+  CalibrationSample,
 } from './guard/calibration.js';
 export {
   type CacheComparison,
@@ -152,32 +143,12 @@ export {
   usageFromOpenAI,
   usageFromResponse,
 } from './guard/usage.js';
-export { History, type HistoryOptions } from './history/history.js';
+export type { HistoryOptions } from './history/history.js';
 export { addAnthropicResponse, addGeminiResponse, addOpenAIResponse } from './integrations/providers.js';
 export { ContextManager } from './manager.js';
 export * from './memory/index.js';
-export {
-  type Atom,
-  AtomIndex,
-  type AtomKind,
-  buildAtoms,
-  type Repair,
-  type ToolResultSlot,
-} from './messages/atoms.js';
-export {
-  hasNonToolResultContent,
-  hasToolCalls,
-  isToolResultMessage,
-  messageText,
-  toolCallIds,
-  toolResultIds,
-} from './messages/content.js';
+export type { Atom, AtomKind, Repair, ToolResultSlot } from './messages/atoms.js';
 export { type ConvertOptions, convertMessages, toAnthropic, toOpenAI } from './messages/convert.js';
-export {
-  detectConversationFormat,
-  detectMessageFormat,
-  resolveConversationFormat,
-} from './messages/detect.js';
 export {
   type ToolEffect,
   type ToolEffectOptions,
@@ -185,7 +156,7 @@ export {
   toolEffectClassifier,
 } from './messages/tool-effect.js';
 export type * from './messages/types.js';
-export { messageProblems, validateMessage } from './messages/validate-message.js';
+export { validateMessage } from './messages/validate-message.js';
 export {
   assertValidRequest,
   type RequestProblem,
@@ -222,8 +193,6 @@ export {
 } from './report/replay.js';
 export type { KeptTotals } from './report/view-keeps.js';
 export * from './stores/index.js';
-export { metaPersistence } from './stores/meta-persistence.js';
 export * from './tokens/index.js';
 export * from './tools/index.js';
-export { PlanBlocks } from './view/plan-blocks.js';
-export { type BuiltView, NOTICE_RESERVE, type SentView, View, type ViewCounting } from './view/view.js';
+export type { BuiltView, SentView, ViewCounting } from './view/view.js';

@@ -38,7 +38,6 @@ import {
   ContextManager,
   ContextOverflowError,
   convertMessages,
-  createCalibration,
   createTokenCounter,
   getModelInfo,
   InvalidMessageError,
@@ -50,6 +49,7 @@ import {
 import { type Atom, AtomIndex } from '../../src/messages/atoms.js';
 import { messageText, toolCallIds, toolResultIds } from '../../src/messages/content.js';
 import { wireMessage } from '../../src/messages/wire-fields.js';
+import { createCalibration } from '../../src/parts.js';
 import { MemoryStore } from '../../src/stores/memory.js';
 import { missingData, skipFor } from './requirements.js';
 import { loadTauBench, TAU_BENCH_PATH, type TauBenchRun } from './tau-bench.js';
