@@ -12,7 +12,6 @@ export {
   type CompactCall,
   type CompactSource,
   type CompactToolInput,
-  compactReceiptText,
   compactToolDefinition,
   readCompactArguments,
   readCompactCall,
@@ -40,7 +39,7 @@ export type {
 } from './compaction/strategy.js';
 export type { FactsSite, SummaryRole } from './compaction/summary-message.js';
 export type { Level } from './compaction/zones.js';
-export { economyAt } from './economy.js';
+
 export {
   ConfigurationError,
   ConflictError,
@@ -58,20 +57,13 @@ export {
   type OverflowBreakdown,
   StoreError,
 } from './errors.js';
-export {
-  type CompactionReceipt,
-  ContextEmitter,
-  type ContextEventName,
-  type ContextEvents,
-  type Listener,
-} from './events.js';
+export type { CompactionReceipt, ContextEventName, ContextEvents, Listener } from './events.js';
 export { type AnthropicRequestParts, toAnthropicRequest } from './formats/anthropic/request.js';
 export { anthropicToBedrock, bedrockToAnthropic } from './formats/bedrock/convert.js';
 export {
   type BedrockRequest,
   type BedrockRequestOptions,
   type BedrockTool,
-  bedrockOverflow,
   toBedrockRequest,
   usageFromBedrock,
 } from './formats/bedrock/request.js';
@@ -127,12 +119,9 @@ export { isContextOverflowError, type OverflowNumbers, overflowNumbers } from '.
 export {
   ANTHROPIC_COMPACTION_BETA,
   ANTHROPIC_CONTEXT_EDITING_BETA,
-  ANTHROPIC_MIN_COMPACTION_TRIGGER,
   type AnthropicContextManagement,
-  supportsServerCompaction,
 } from './guard/provider-compaction.js';
 export {
-  carriedInputTokens,
   InvalidUsageError,
   type UsageCounts,
   type UsageIteration,
@@ -149,12 +138,7 @@ export { ContextManager } from './manager.js';
 export * from './memory/index.js';
 export type { Atom, AtomKind, Repair, ToolResultSlot } from './messages/atoms.js';
 export { type ConvertOptions, convertMessages, toAnthropic, toOpenAI } from './messages/convert.js';
-export {
-  type ToolEffect,
-  type ToolEffectOptions,
-  toolEffectByName,
-  toolEffectClassifier,
-} from './messages/tool-effect.js';
+export { type ToolEffect, type ToolEffectOptions, toolEffectByName } from './messages/tool-effect.js';
 export type * from './messages/types.js';
 export { validateMessage } from './messages/validate-message.js';
 export {
@@ -170,11 +154,9 @@ export {
   type ContextManagerOptions,
   DEFAULTS,
   ECONOMY,
-  ECONOMY_PRESETS,
   type Economy,
   type EconomyPreset,
   type EconomySettings,
-  economyFor,
   type GuardLevels,
   type ProviderCompactionOptions,
   type ProviderInfo,

@@ -1,6 +1,6 @@
 /** The memory tool (`memory_20250818`) on contextkit's stores. */
 export type { MemoryCommand, MemoryFiles, MemoryLimits } from './memory-commands.js';
-export { MEMORY_ROOT, type MemoryPath, type MemoryPathCode, readMemoryPath } from './memory-path.js';
+export type { MemoryPath, MemoryPathCode } from './memory-path.js';
 export {
   MEMORY_TOOL_DESCRIPTION,
   MEMORY_TOOL_NAME,
@@ -9,7 +9,6 @@ export {
   type MemoryScope,
   MemoryTool,
   type MemoryToolOptions,
-  memoryDirectoryId,
   memoryTool,
   memoryToolDefinition,
 } from './memory-tool.js';

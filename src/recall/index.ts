@@ -5,7 +5,7 @@
 
 export type { ScoredSeq } from './rank.js';
 export type { RecallFilters, RecallHit, RecallOptions, RecallRole } from './recall-hit.js';
-export { RecallIndex, type RecallIndexOptions } from './recall-index.js';
+export type { RecallIndexOptions } from './recall-index.js';
 export {
   answerRecall,
   RECALL_NOTE,
@@ -18,8 +18,6 @@ export {
   type RecallToolInput,
   readRecallArguments,
   readRecallCall,
-  recallResultMessage,
-  recallResultText,
   recallToolDefinition,
 } from './recall-tool.js';
 export type { TextIndex } from './text-index.js';

@@ -4,18 +4,11 @@
  * drivers are separate entry points, reached through `openStore`.
  */
 
-export { Cache, type CacheEntry, type CacheOptions, DEFAULT_TTL_MS, type InvalidateScope } from './cache.js';
+export type { CacheEntry, CacheOptions, InvalidateScope } from './cache.js';
 export { FileStore, type FileStoreOptions } from './file.js';
-export {
-  compareIds,
-  decodeId,
-  encodeId,
-  isHashedName,
-  MAX_NAME_BYTES,
-  validateConversationId,
-} from './keys.js';
+export { validateConversationId } from './keys.js';
 export { MemoryStore } from './memory.js';
-export { FilePersistence, MemoryPersistence, type Persistence } from './persistence.js';
+export type { Persistence } from './persistence.js';
 export { openStore, type ResolveStoreOptions, resolveStore } from './resolve.js';
 export type {
   AppendOptions,
