@@ -55,6 +55,24 @@ function atFloorRoom(budget: number, used: number, trigger: number, gap: number)
   return Math.min(left, Math.max(Math.floor(left / 4), trigger - used, Math.floor(gap / 4)));
 }
 
+/** A plan that edits nothing, for the entries, budget and counter of `req`. */
+function emptyPlan(req: {
+  entries: readonly unknown[];
+  budget: number;
+  counter: { id: string };
+}): CompactionPlan {
+  return {
+    v: 1,
+    dropped: [],
+    cleared: [],
+    truncated: [],
+    historyLength: req.entries.length,
+    budget: req.budget,
+    tokens: 0,
+    counterId: req.counter.id,
+  };
+}
+
 /** How the planner plans: the manager's compaction options. */
 export interface PlannerSettings {
   strategy: StrategyOption;
@@ -242,14 +260,7 @@ export class Planner {
     previousPlan: CompactionPlan,
   ): Promise<{ plan: CompactionPlan; rendered: { tokens: number; messages: number } } | undefined> {
     const base: CompactionPlan = {
-      v: 1,
-      dropped: [],
-      cleared: [],
-      truncated: [],
-      historyLength: req.entries.length,
-      budget: req.budget,
-      tokens: 0,
-      counterId: req.counter.id,
+      ...emptyPlan(req),
       ...(previousPlan.facts ? { facts: previousPlan.facts } : {}),
       ...(previousPlan.factsAt !== undefined ? { factsAt: previousPlan.factsAt } : {}),
     };
@@ -371,7 +382,9 @@ export class Planner {
       for (const m of blocks.summaryMessages(summary, format)) sum += req.count(m);
       return sum;
     };
-    const latestUser = req.atoms[latestUserAtomIndex(req.atoms)];
+    // The latest user message's atom: the current turn starts there (ctx.atoms are req.atoms).
+    const latestUserIndex = latestUserAtomIndex(req.atoms);
+    const latestUser = req.atoms[latestUserIndex];
     const turnFrom = latestUser ? Math.max(...latestUser.seqs) : Number.POSITIVE_INFINITY;
     const cap = (facts: readonly ExtractedFact[], room: number) =>
       capFactsFor(facts, room, req.entries, factsTokens, (t) => req.counter.countText(t), turnFrom);
@@ -403,7 +416,7 @@ export class Planner {
     // A task the user marked critical or pinned is kept whole, as every marked message is.
     const task = taskAtomIndex(ctx.atoms);
     const cappable = task >= 0 && !userMarked(ctx.atoms[task]!, req.entries) ? task : -1;
-    draft = capTask(ctx, draft, cappable, latestUserAtomIndex(ctx.atoms));
+    draft = capTask(ctx, draft, cappable, latestUserIndex);
     await pause();
     draft.total += factsTokensBefore;
     // The summary in the view now; selection adds a reserve only when there is none yet.
@@ -513,7 +526,7 @@ export class Planner {
     const excess = draft.total - memory - ctx.budget;
     if (excess > 0 && cappable >= 0) {
       const cap = Math.max(0, draft.atomTokens[cappable]! - excess);
-      draft = capTask(ctx, draft, cappable, latestUserAtomIndex(ctx.atoms), cap);
+      draft = capTask(ctx, draft, cappable, latestUserIndex, cap);
     }
     draft = truncateOversized(ctx, draft);
     await pause();
@@ -694,16 +707,7 @@ export class Planner {
     const facts = capFactsFor(found, room, req.entries, factsTokens, (t) => req.counter.countText(t)).facts;
     const firstConversational = req.atoms.find((a) => a.kind !== 'system');
     if (facts.length === 0 || !firstConversational) return null;
-    const base: CompactionPlan = req.plan ?? {
-      v: 1,
-      dropped: [],
-      cleared: [],
-      truncated: [],
-      historyLength: req.entries.length,
-      budget: req.budget,
-      tokens: 0,
-      counterId: req.counter.id,
-    };
+    const base: CompactionPlan = req.plan ?? emptyPlan(req);
     return { ...base, facts, factsAt: base.factsAt ?? firstConversational.id };
   }
 
