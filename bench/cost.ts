@@ -85,7 +85,7 @@ export async function runCostBenchmark(args: readonly string[]): Promise<void> {
   for (const format of ['anthropic', 'openai'] as const) {
     const model = MODELS[format];
     const messages = longSessionMessages(n, format, SEED);
-    const steady = await replayConversation(messages, { model, budget: BUDGET });
+    const steady = await replayConversation(messages, { model, maxTokens: BUDGET });
     const [ours, window, whole] = steady.cost.alternatives;
     report.heading(`${model} (${format} session), one call every 30 s`);
     report.table(
@@ -102,10 +102,10 @@ export async function runCostBenchmark(args: readonly string[]): Promise<void> {
 
     // Every 25th call comes after 10 idle minutes: past the 5-minute TTL of both providers.
     const secondsBefore = (turn: number) => (turn % 25 === 0 ? 600 : 30);
-    const on = await replayConversation(messages, { model, budget: BUDGET, secondsBefore });
+    const on = await replayConversation(messages, { model, maxTokens: BUDGET, secondsBefore });
     const off = await replayConversation(messages, {
       model,
-      budget: BUDGET,
+      maxTokens: BUDGET,
       secondsBefore,
       compactWhenCacheExpired: false,
     });

@@ -20,7 +20,7 @@ try {
   // One line: every call through `model` is fitted to BUDGET tokens.
   const model = wrapLanguageModel({
     model: openai.chat('gpt-4o'),
-    middleware: contextMiddleware({ budget: BUDGET }),
+    middleware: contextMiddleware({ maxTokens: BUDGET }),
   });
 
   const lookup = tool({

@@ -43,16 +43,16 @@ const forecast = (city: string) =>
 
 try {
   const model = new FakeOpenAIChatModel({ baseURL: server.baseURL, tools });
-  const history = new ContextkitChatMessageHistory({ store: 'memory:', sessionId: 'weather' });
+  const history = new ContextkitChatMessageHistory({ store: 'memory:', conversationId: 'weather' });
   await history.addMessage(new SystemMessage('You forecast the weather.'));
-  const chain = fitMessages({ budget: BUDGET, model: 'gpt-4o', tools }).pipe(model);
+  const chain = fitMessages({ maxTokens: BUDGET, model: 'gpt-4o', tools }).pipe(model);
 
   for (const city of ['Oslo', 'Paris', 'Rome', 'Madrid']) {
     await history.addMessage(new HumanMessage(`Weather in ${city}?`));
     console.log(`\n> Weather in ${city}?`);
     for (let step = 1; step <= 5; step++) {
       const all = await history.getMessages();
-      const sent = await fitMessages({ budget: BUDGET, model: 'gpt-4o', tools }).invoke(all);
+      const sent = await fitMessages({ maxTokens: BUDGET, model: 'gpt-4o', tools }).invoke(all);
       console.log(
         `  step ${step}: history ${all.length} messages, sent ${sent.length} (${await countTokens(sent)} tokens)`,
       );
@@ -85,7 +85,7 @@ try {
       console.log(
         `\ntrimMessages at ${maxTokens} tokens starts with a ToolMessage whose call it cut off (${first.tool_call_id}).`,
       );
-      const fitted = await fitMessages({ budget: maxTokens, model: 'gpt-4o' }).invoke(all);
+      const fitted = await fitMessages({ maxTokens, model: 'gpt-4o' }).invoke(all);
       console.log(
         `fitMessages at ${maxTokens} tokens starts with: ${fitted.filter((m) => m.type !== 'system').map((m) => m.type)[0]}`,
       );

@@ -55,8 +55,8 @@ try {
   // The items live in a file store: a restarted process picks the conversation up where it was.
   const session = new ContextkitSession({
     store: `file:${dir}`,
-    sessionId: 'triage-1',
-    budget: BUDGET,
+    conversationId: 'triage-1',
+    maxTokens: BUDGET,
     model: 'gpt-4o',
   });
 

@@ -270,14 +270,14 @@ describe.each(['memory', 'file', 'sqlite'] as const)(
           async (pairs, messages) => {
             const { first, reopen } = storeFor(kind);
             // The Agents session: items kept as given, or refused.
-            const session = new ContextkitSession({ store: first, sessionId: 'session' });
+            const session = new ContextkitSession({ store: first, conversationId: 'session' });
             const items: unknown[] = [];
             for (const [text, value] of pairs) {
               const item = { role: 'user', content: text, providerData: { value } };
               if (await attempt(() => session.addItems([item as never]))) items.push(item);
             }
             // The LangChain history: content and kwargs kept, or refused; a ToolMessage without its id refused.
-            const history = new ContextkitChatMessageHistory({ store: first, sessionId: 'langchain' });
+            const history = new ContextkitChatMessageHistory({ store: first, conversationId: 'langchain' });
             const kept: unknown[] = [];
             for (const [text, value] of pairs) {
               const message = new HumanMessage({ content: text, additional_kwargs: { value } });
@@ -308,12 +308,12 @@ describe.each(['memory', 'file', 'sqlite'] as const)(
             }
             if (kind !== 'memory') await first.close();
             const store = reopen();
-            const again = new ContextkitSession({ store, sessionId: 'session' });
+            const again = new ContextkitSession({ store, conversationId: 'session' });
             expect(await again.getAllItems()).toEqual(items);
             await again.getItems();
             const read = await new ContextkitChatMessageHistory({
               store,
-              sessionId: 'langchain',
+              conversationId: 'langchain',
             }).getMessages();
             expect(read.map((m) => ({ content: m.content, value: m.additional_kwargs.value }))).toEqual(kept);
             const resumed = new ContextManager({ model: 'gpt-4o', store, conversationId: 'restored' });

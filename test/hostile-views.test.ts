@@ -165,10 +165,15 @@ describe('hostile conversations through the integrations', () => {
           const items = toAgentItems(conv.messages, (i) => rawAt.includes(i));
           const store = new MemoryStore();
           const sessionId = 'hostile';
-          const writer = new ContextkitSession({ store, sessionId, model: 'gpt-4o' });
+          const writer = new ContextkitSession({ store, conversationId: sessionId, model: 'gpt-4o' });
           const accepted = await addAll(items, whole, 'items', (batch) => writer.addItems(batch));
           for (const budget of BUDGETS) {
-            const session = new ContextkitSession({ store, sessionId, model: 'gpt-4o', budget });
+            const session = new ContextkitSession({
+              store,
+              conversationId: sessionId,
+              model: 'gpt-4o',
+              maxTokens: budget,
+            });
             let fitted: AgentInputItem[];
             try {
               fitted = await session.getItems();
@@ -196,7 +201,7 @@ describe('hostile conversations through the integrations', () => {
         const messages = toBaseMessages(conv.messages);
         const store = new MemoryStore();
         const sessionId = 'hostile';
-        const history = new ContextkitChatMessageHistory({ store, sessionId });
+        const history = new ContextkitChatMessageHistory({ store, conversationId: sessionId });
         const accepted = await addAll(messages, whole, 'messages', (batch) => history.addMessages(batch));
         views += await checkViews(store, sessionId, 'openai');
         expect(await history.getMessages()).toHaveLength(accepted.length);

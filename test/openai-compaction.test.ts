@@ -224,7 +224,7 @@ describe('OpenAI compaction items', () => {
 
   it('the replay report shows the server compactions beside its own', async () => {
     const { ctx } = await compactedConversation();
-    const report = await replayConversation(await ctx.getMessages(), { model: MODEL, budget: 1500 });
+    const report = await replayConversation(await ctx.getMessages(), { model: MODEL, maxTokens: 1500 });
     expect(report.totals.serverCompactions).toBe(1);
     expect(report.totals.overflows).toBe(0);
     const stored = await ctx.getMessages();

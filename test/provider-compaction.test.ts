@@ -349,7 +349,7 @@ describe.skipIf(!chats)('recall after a server compaction, on the LoCoMo chats',
 describe('replay report', () => {
   it('shows the server compactions beside its own, and the view they start is no cache break', async () => {
     const messages = [...compactedConversation(), { role: 'assistant', content: 'Turn 3 was zq3x.' }];
-    const report = await replayConversation(messages as Message[], { model: MODEL, budget: 100_000 });
+    const report = await replayConversation(messages as Message[], { model: MODEL, maxTokens: 100_000 });
     expect(report.serverCompactions).toEqual([
       { provider: 'anthropic', seq: 66, turn: expect.any(Number), summaryChars: 76 },
     ]);

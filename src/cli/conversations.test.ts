@@ -291,7 +291,7 @@ describe.concurrent('contextkit conversations on a SQLite store', { timeout: SPA
     const [json, text, view] = await Promise.all([
       cli(['conversations', 'show', 'team/openai', '--store', url(), '--json']),
       cli(['conversations', 'show', 'team/claude', '--store', url()]),
-      cli(['conversations', 'show', 'team/openai', '--store', url(), '--budget', '6k', '--json']),
+      cli(['conversations', 'show', 'team/openai', '--store', url(), '--max-tokens', '6k', '--json']),
     ]);
     expect(JSON.parse(json.stdout)).toEqual(openai);
     expect(text.code).toBe(0);

@@ -20,17 +20,26 @@ describe('--economy on compact, replay and eval (issue 34, item 3)', () => {
   it('compact: a leaner setting sends a smaller view of the same conversation', async () => {
     const sizes: number[] = [];
     for (const economy of ['rich', 'minimal']) {
-      const run = await runCli(['compact', SESSION, '--budget', '2000', '--economy', economy, '--json']);
+      const run = await runCli(['compact', SESSION, '--max-tokens', '2000', '--economy', economy, '--json']);
       expect(run.code).toBe(0);
       sizes.push((JSON.parse(run.stdout) as { usage: { tokens: number } }).usage.tokens);
     }
     expect(sizes[1]).toBeLessThan(sizes[0]!);
-    const bad = await runCli(['compact', SESSION, '--budget', '2000', '--economy', 'cheap']);
+    const bad = await runCli(['compact', SESSION, '--max-tokens', '2000', '--economy', 'cheap']);
     expectOneLineError(bad, 2, /--economy.*rich, balanced, lean, minimal/);
   });
 
   it('replay and eval take it too', async () => {
-    const replay = await runCli(['replay', SESSION, '--budget', '2000', '--economy', 'lean', '--json', '-']);
+    const replay = await runCli([
+      'replay',
+      SESSION,
+      '--max-tokens',
+      '2000',
+      '--economy',
+      'lean',
+      '--json',
+      '-',
+    ]);
     expect(replay.code).toBe(0);
     expect(JSON.parse(replay.stdout)).toHaveProperty('turns');
     const evaluated = await runCli(['eval', RUNS, '--budget-ratio', '0.3', '--economy', '0.2', '--json']);

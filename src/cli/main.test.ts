@@ -82,8 +82,8 @@ describe.concurrent('contextkit count', () => {
 describe.concurrent('contextkit compact', () => {
   it('prints a valid view within the budget, in the input format, and reports on stderr', async () => {
     const [openai, anthropic] = await Promise.all([
-      cli(['compact', fixture('openai-session.json'), '--budget', '4000']),
-      cli(['compact', fixture('anthropic-session.json'), '--budget', '4k']),
+      cli(['compact', fixture('openai-session.json'), '--max-tokens', '4000']),
+      cli(['compact', fixture('anthropic-session.json'), '--max-tokens', '4k']),
     ]);
     for (const [run, format, model] of [
       [openai, 'openai', 'gpt-4o'],
@@ -107,9 +107,9 @@ describe.concurrent('contextkit compact', () => {
 
   it('converts the view with --format and gives messages, receipt and usage with --json', async () => {
     const [converted, json, roomy] = await Promise.all([
-      cli(['compact', fixture('anthropic-session.json'), '--budget', '6000', '--format', 'openai']),
-      cli(['compact', fixture('openai-session.jsonl'), '--budget', '8000', '--json']),
-      cli(['compact', fixture('openai-session.json'), '--budget', '100000', '--json']),
+      cli(['compact', fixture('anthropic-session.json'), '--max-tokens', '6000', '--format', 'openai']),
+      cli(['compact', fixture('openai-session.jsonl'), '--max-tokens', '8000', '--json']),
+      cli(['compact', fixture('openai-session.json'), '--max-tokens', '100000', '--json']),
     ]);
     expect(converted.code).toBe(0);
     expect(validateRequest(JSON.parse(converted.stdout), 'openai').problems).toEqual([]);
@@ -131,7 +131,7 @@ describe.concurrent('contextkit compact', () => {
 
   it('exits 1 with one line when what must be kept cannot fit', async () => {
     expectOneLineError(
-      await cli(['compact', fixture('openai-session.json'), '--budget', '10']),
+      await cli(['compact', fixture('openai-session.json'), '--max-tokens', '10']),
       1,
       /need \d+ tokens but the budget is 10/,
     );
@@ -139,7 +139,7 @@ describe.concurrent('contextkit compact', () => {
 
   describe('on a real tau-bench run', skipFor(missingData(TAU)), () => {
     it('compacts 0.traj to a valid view', async () => {
-      const run = await cli(['compact', TAU, '--messages-path', '0.traj', '--budget', '3000']);
+      const run = await cli(['compact', TAU, '--messages-path', '0.traj', '--max-tokens', '3000']);
       expect(run.code).toBe(0);
       const view = JSON.parse(run.stdout) as Message[];
       expect(validateRequest(view, 'openai').problems).toEqual([]);
@@ -215,7 +215,7 @@ describe.concurrent('usage and input errors', () => {
     ]);
     for (const run of runs) expect(run.code).toBe(0);
     expect(runs[0]?.stdout).toMatch(/Commands:[\s\S]*count[\s\S]*demo/);
-    expect(runs[2]?.stdout).toMatch(/--budget <n>/);
+    expect(runs[2]?.stdout).toMatch(/--max-tokens <n>/);
     expect(runs[5]?.stdout).toMatch(/--reset/);
     const pkg = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8'));
     expect(runs[6]?.stdout.trim()).toBe(pkg.version);
@@ -223,20 +223,31 @@ describe.concurrent('usage and input errors', () => {
   });
 
   it('exits 2 on usage errors, each on one line', async () => {
-    const [unknownOption, missingArgument, badNumber, missingBudget, badChoice, unknownCommand, none] =
-      await Promise.all([
-        cli(['count', fixture('openai-session.json'), '--bogus']),
-        cli(['count']),
-        cli(['compact', fixture('openai-session.json'), '--budget', 'lots']),
-        cli(['compact', fixture('openai-session.json')]),
-        cli(['validate', fixture('openai-session.json'), '--provider', 'mistral']),
-        cli(['cuont', 'x']),
-        cli([]),
-      ]);
+    const [
+      unknownOption,
+      missingArgument,
+      badNumber,
+      missingBudget,
+      badChoice,
+      unknownCommand,
+      none,
+      renamed,
+    ] = await Promise.all([
+      cli(['count', fixture('openai-session.json'), '--bogus']),
+      cli(['count']),
+      cli(['compact', fixture('openai-session.json'), '--max-tokens', 'lots']),
+      cli(['compact', fixture('openai-session.json')]),
+      cli(['validate', fixture('openai-session.json'), '--provider', 'mistral']),
+      cli(['cuont', 'x']),
+      cli([]),
+      // The name the CLI took before it used the seed contract's (issue 34): refused, naming the new one.
+      cli(['compact', fixture('openai-session.json'), '--budget', '8000']),
+    ]);
     expectOneLineError(unknownOption, 2, /unknown option '--bogus' \(see contextkit count --help\)/);
     expectOneLineError(missingArgument, 2, /missing required argument 'file'/);
     expectOneLineError(badNumber, 2, /argument 'lots' is invalid\. expected a positive whole number/);
-    expectOneLineError(missingBudget, 2, /required option '-b, --budget <n>' not specified/);
+    expectOneLineError(missingBudget, 2, /required option '--max-tokens <n>' not specified/);
+    expectOneLineError(renamed, 2, /--budget was renamed: use --max-tokens N/);
     expectOneLineError(badChoice, 2, /Allowed choices are openai, anthropic/);
     expectOneLineError(unknownCommand, 2, /unknown command 'cuont'/);
     // No command at all: the help, on stderr.
@@ -248,7 +259,7 @@ describe.concurrent('usage and input errors', () => {
     const [missing, broken, mixed, badMessage, nested, badPath] = await Promise.all([
       cli(['count', fixture('no-such-file.json')]),
       cli(['count', fixture('broken-json.txt')]),
-      cli(['compact', fixture('mixed-formats.json'), '--budget', '1000']),
+      cli(['compact', fixture('mixed-formats.json'), '--max-tokens', '1000']),
       cli(['inspect', fixture('bad-message.jsonl')]),
       cli(['count', fixture('nested-runs.json')]),
       cli(['count', fixture('nested-runs.json'), '--messages-path', 'runs.0.trajectory']),
@@ -284,7 +295,7 @@ describe('contextkit demo', () => {
   });
 
   it('replays a session into ./.contextkit, then resumes it on the next run, and starts over with --reset', async () => {
-    const first = await cli(['demo', '--messages', '150', '--budget', '8000'], { cwd: dir });
+    const first = await cli(['demo', '--messages', '150', '--max-tokens', '8000'], { cwd: dir });
     expect(first.code).toBe(0);
     expect(first.stdout).toMatch(/^demo: new session in \.contextkit/m);
     expect(first.stdout).toMatch(/^ {2}compaction 1 at turn \d+: [\d,]+ → [\d,]+ tokens: /m);
@@ -311,7 +322,7 @@ describe('contextkit demo', () => {
     const log = join(dir, '.contextkit', 'demo.jsonl');
     const sizeAfterFirst = (await stat(log)).size;
 
-    const second = await cli(['demo', '--messages', '60', '--budget', '8000'], { cwd: dir });
+    const second = await cli(['demo', '--messages', '60', '--max-tokens', '8000'], { cwd: dir });
     expect(second.code).toBe(0);
     expect(second.stdout).toMatch(
       new RegExp(`^demo: resumed ${stored} messages of conversation "demo"`, 'm'),
@@ -330,7 +341,7 @@ describe('contextkit demo', () => {
 
 describe.concurrent('request bodies (issue 23, item 12)', () => {
   const compactTo = (format: MessageFormat) =>
-    cli(['compact', fixture('openai-session.json'), '--budget', '4000', '--format', format]);
+    cli(['compact', fixture('openai-session.json'), '--max-tokens', '4000', '--format', format]);
 
   it('compact --format anthropic writes { system, messages }, which the API takes', async () => {
     const run = await compactTo('anthropic');

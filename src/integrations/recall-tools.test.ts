@@ -69,7 +69,7 @@ describe('AI SDK recallTool', () => {
     const model = wrapLanguageModel({
       model: openai.chat('gpt-4o'),
       // The early turns must be able to leave the view: the first user message (the task) is not kept here.
-      middleware: contextMiddleware({ budget: 600, options: { protectTask: false } }),
+      middleware: contextMiddleware({ maxTokens: 600, options: { protectTask: false } }),
     });
     const first = server.requests.length;
     const result = await generateText({
@@ -102,8 +102,8 @@ describe('AI SDK recallTool', () => {
 describe('OpenAI Agents recallTool', () => {
   it('lets an agent look up what its session stored long ago', async () => {
     const session = new ContextkitSession({
-      sessionId: 'recall-run',
-      budget: 400,
+      conversationId: 'recall-run',
+      maxTokens: 400,
       model: 'gpt-4o',
       recall: true,
     });
@@ -131,7 +131,7 @@ describe('OpenAI Agents recallTool', () => {
 
 describe('LangChain recallTool', () => {
   it('searches a chat message history and answers a tool call with a ToolMessage', async () => {
-    const history = new ContextkitChatMessageHistory({ sessionId: 'lc' });
+    const history = new ContextkitChatMessageHistory({ conversationId: 'lc' });
     await history.addMessages([new HumanMessage(FACT), new AIMessage('Noted.')]);
     const recall = langchainRecallTool(history);
     expect(recall.name).toBe('recall');

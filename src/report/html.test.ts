@@ -31,7 +31,7 @@ let hostile: ReplayReport;
 beforeAll(async () => {
   const messages: Message[] = longSessionMessages(300, 'openai', 7);
   messages.splice(3, 0, { role: 'user', content: `look at ${PAYLOAD} and ${IMG} in /srv/${PAYLOAD}/x.ts` });
-  report = await replayConversation(messages, { budget: 6_000, source: 'session.json' });
+  report = await replayConversation(messages, { maxTokens: 6_000, source: 'session.json' });
   // Every string a report carries from the conversation or the command line, made hostile.
   hostile = structuredClone(report);
   hostile.source = `run ${PAYLOAD}.json`;
@@ -164,7 +164,7 @@ describe('the report says what its figures are (issue 23, item 14)', () => {
       role: i % 2 ? 'assistant' : 'user',
       content: `message ${i}: ${'we talked about trains and pastries '.repeat(8)}`,
     }));
-    const html = renderReportHtml(await replayConversation(chat, { budget: 2_000, source: 'chat.json' }));
+    const html = renderReportHtml(await replayConversation(chat, { maxTokens: 2_000, source: 'chat.json' }));
     expect(html).toContain('<span>Format <b>plain text (either format)</b></span>');
     expect(html).toMatch(/Billed input per model call, in tokens/);
     expect(html).toMatch(/<text class="unit"[^>]*>tokens<\/text>/);

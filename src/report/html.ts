@@ -406,7 +406,7 @@ export function renderReportHtml(report: ReplayReport, options: ReportHtmlOption
   const styleHash = sha256(REPORT_STYLE);
   const csp = `default-src 'none'; script-src 'sha256-${scriptHash}'; style-src 'sha256-${styleHash}'; img-src data:; base-uri 'none'; form-action 'none'`;
   const budgetFrom =
-    report.budget.source === 'option' ? 'set with --budget' : `from ${report.model}'s window`;
+    report.budget.source === 'option' ? 'set with --max-tokens' : `from ${report.model}'s window`;
   const generated = report.generatedAt.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
 
   const list =

@@ -14,7 +14,7 @@ describe('replay cost', () => {
     // alternatives are billed with a breakpoint on their last block.
     const report = await replayConversation(messages, {
       model: 'claude-sonnet-4-5',
-      budget: 20_000,
+      maxTokens: 20_000,
       cacheBreakpoints: 'auto',
     });
     const [ours, window, whole] = report.cost.alternatives;
@@ -102,7 +102,7 @@ describe('replay cost', () => {
       messages.push({ role: 'tool', tool_call_id: id, content: `line ${i}: ${'const x = 1; '.repeat(60)}` });
     }
     messages.push({ role: 'assistant', content: 'Fixed src/date.ts; BUG-4127 closed.' });
-    const report = await replayConversation(messages, { model: 'gpt-4o', budget: 3000 });
+    const report = await replayConversation(messages, { model: 'gpt-4o', maxTokens: 3000 });
     const [ours, window] = report.cost.alternatives;
     expect(window!.kept.requests).toBe(report.turns.length);
     expect(window!.kept.taskInView).toBeLessThan(window!.kept.accepted);

@@ -63,7 +63,7 @@ describe('replayConversation', () => {
 
   it('counts the stored history as the manager does: every message once, plus the request overhead', async () => {
     const messages = longSessionMessages(150, 'anthropic', 5);
-    const report = await replayConversation(messages, { model: 'claude-sonnet-4-5', budget: 6_000 });
+    const report = await replayConversation(messages, { model: 'claude-sonnet-4-5', maxTokens: 6_000 });
     const counter = createTokenCounter(getModelInfo('claude-sonnet-4-5') as ModelInfo);
     const byHand = messages.reduce(
       (n, m) => n + counter.countMessage(m, 'anthropic'),
@@ -81,7 +81,7 @@ describe('replayConversation', () => {
 
   it('under a small budget compacts a few times, stays within the budget, and keeps the cache prefix between compactions', async () => {
     const messages = longSessionMessages(400, 'openai', 7);
-    const report = await replayConversation(messages, { budget: 8_000 });
+    const report = await replayConversation(messages, { maxTokens: 8_000 });
     const { totals } = report;
     expect(totals.compactions).toBeGreaterThanOrEqual(3);
     expect(totals.overflows).toBe(0);
@@ -120,8 +120,8 @@ describe('replayConversation', () => {
 
   it('gives the same figures on the same input', async () => {
     const messages = longSessionMessages(200, 'anthropic', 11);
-    const a = await replayConversation(messages, { budget: 5_000, strategy: 'truncate' });
-    const b = await replayConversation(messages, { budget: 5_000, strategy: 'truncate' });
+    const a = await replayConversation(messages, { maxTokens: 5_000, strategy: 'truncate' });
+    const b = await replayConversation(messages, { maxTokens: 5_000, strategy: 'truncate' });
     expect(a.strategy).toBe('truncate');
     expect(figures(a)).toEqual(figures(b));
   });
@@ -134,7 +134,7 @@ describe('replayConversation', () => {
       { role: 'user', content: 'again' },
       { role: 'assistant', content: 'yes' },
     ];
-    const report = await replayConversation(messages, { budget: 100 });
+    const report = await replayConversation(messages, { maxTokens: 100 });
     expect(report.turns).toHaveLength(2);
     for (const t of report.turns) {
       expect(t.sentTokens).toBeNull();

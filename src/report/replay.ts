@@ -13,6 +13,7 @@ import { ContextManager } from '../manager.js';
 import { messageText, roleOf } from '../messages/content.js';
 import { detectConversationFormat } from '../messages/detect.js';
 import type { Message, MessageFormat } from '../messages/types.js';
+import { checkOptionNamesOf } from '../option-names.js';
 import type { Economy } from '../options.js';
 import { modelCounter } from '../tokens/model-counter.js';
 import {
@@ -29,12 +30,29 @@ export type ReplayStrategy = Exclude<StrategyOption, (...args: never[]) => unkno
 /** The built-in strategy names, for command-line choices. */
 export const REPLAY_STRATEGIES: readonly ReplayStrategy[] = ['summarize', 'truncate', 'smart', 'layered'];
 
+/** The names `ReplayOptions` takes. */
+const REPLAY_OPTION_NAMES = [
+  'model',
+  'maxTokens',
+  'strategy',
+  'economy',
+  'cacheBreakpoints',
+  'source',
+  'previews',
+  'now',
+  'secondsBefore',
+  'compactWhenCacheExpired',
+];
+
 /** How to replay: the model to count and budget for, an explicit budget, the compaction strategy. */
 export interface ReplayOptions {
   /** Model id from the catalog (default: gpt-4o, or claude-sonnet-4-5 for Anthropic format). */
   model?: string;
-  /** Token budget of every request; without it, the model's window decides. */
-  budget?: number;
+  /**
+   * The context's limit on every request (the seeds' `max_tokens`; not the provider's output
+   * `max_tokens`); without it, the model's window decides.
+   */
+  maxTokens?: number;
   /** Default `summarize`, as the manager's. */
   strategy?: ReplayStrategy;
   /** The manager's `economy` (default `balanced`). */
@@ -328,6 +346,7 @@ export async function replayConversation(
   options: ReplayOptions = {},
   onProgress?: ReplayProgress,
 ): Promise<ReplayReport> {
+  checkOptionNamesOf('replayConversation', options, REPLAY_OPTION_NAMES);
   const started = performance.now();
   const format = detectConversationFormat(messages);
   const model = modelCounter(options.model, format);
@@ -373,7 +392,7 @@ export async function replayConversation(
     counter.requestOverhead,
     viewFormat,
   );
-  const request = options.budget === undefined ? {} : { tokenBudget: options.budget };
+  const request = options.maxTokens === undefined ? {} : { tokenBudget: options.maxTokens };
   const points = turnPoints(messages);
   const turns: ReplayTurn[] = [];
   let previous: Array<{ json: string; tokens: number }> | null = null;
@@ -399,7 +418,7 @@ export async function replayConversation(
     const storedTokens = (await manager.getTokenCount()) + counter.requestOverhead;
     // A failed request leaves the last figures in place: rescale them to this request's budget.
     const usage = manager.usage();
-    const budget = overflow ? (options.budget ?? overflow.budget) : usage.budget;
+    const budget = overflow ? (options.maxTokens ?? overflow.budget) : usage.budget;
     const scale = budget / usage.budget;
     const ran = compactions.slice(compactionsBefore).map((c) => c.number - 1);
     const turn: ReplayTurn = {
@@ -475,8 +494,8 @@ export async function replayConversation(
       counter: { id: counter.id, exact: counter.exact, label: model.label },
       strategy,
       budget: {
-        tokens: options.budget ?? firstBudget,
-        source: options.budget === undefined ? 'model' : 'option',
+        tokens: options.maxTokens ?? firstBudget,
+        source: options.maxTokens === undefined ? 'model' : 'option',
       },
       turns,
       compactions,
@@ -490,7 +509,7 @@ export async function replayConversation(
         finalStored,
         performance.now() - started,
       ),
-      cost: costs.summary(manager.usage().cost?.totals, options.budget ?? firstBudget),
+      cost: costs.summary(manager.usage().cost?.totals, options.maxTokens ?? firstBudget),
       warnings: [...warnings],
     };
   } finally {

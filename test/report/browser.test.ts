@@ -85,7 +85,7 @@ describe('the replay report in headless Chromium', skipFor(missing.chromium), ()
     dir = await mkdtemp(join(tmpdir(), 'contextkit-report-'));
     const messages: Message[] = longSessionMessages(800, 'openai', 7);
     messages.splice(4, 0, { role: 'user', content: HOSTILE });
-    report = await replayConversation(messages, { budget: 16_000, source: `long session ${HOSTILE}` });
+    report = await replayConversation(messages, { maxTokens: 16_000, source: `long session ${HOSTILE}` });
     page = join(dir, 'report.html');
     await writeFile(page, renderReportHtml(report));
     // Opened on a compaction's anchor: the script selects it as a click on its marker would.

@@ -71,8 +71,8 @@ for (const driver of drivers) {
     it('a step retried after its write committed, by another process, stores each item once', async () => {
       const open = await driver.open();
       const [a, b] = [await open(), await open()];
-      const first = new ContextkitSession({ store: a, sessionId: SESSION });
-      const second = new ContextkitSession({ store: b, sessionId: SESSION });
+      const first = new ContextkitSession({ store: a, conversationId: SESSION });
+      const second = new ContextkitSession({ store: b, conversationId: SESSION });
       const turn = [user('look it up'), call('fc_0a1b2c3d4e5f', 'call_1'), output('call_1', 'found 42')];
       await first.addItems(turn);
       // The engine retries the step on another worker: the user's item and the result carry no id
@@ -89,7 +89,7 @@ for (const driver of drivers) {
     it('the same id with a different item is refused, naming the id; nothing is stored', async () => {
       const open = await driver.open();
       const store = await open();
-      const session = new ContextkitSession({ store, sessionId: `${SESSION}` });
+      const session = new ContextkitSession({ store, conversationId: `${SESSION}` });
       await session.clearSession();
       await session.addItems([reply('msg_111122223333', 'first')]);
       const before = await session.getAllItems();
@@ -106,7 +106,7 @@ for (const driver of drivers) {
     it('placeholder ids and ids repeated in one batch identify nothing: every item is stored', async () => {
       const open = await driver.open();
       const store = await open();
-      const session = new ContextkitSession({ store, sessionId: SESSION });
+      const session = new ContextkitSession({ store, conversationId: SESSION });
       await session.clearSession();
       const items = [
         reply('__fake_id__', 'one'),
@@ -124,7 +124,7 @@ for (const driver of drivers) {
     it('an item cleared from the session is stored anew when added again', async () => {
       const open = await driver.open();
       const store = await open();
-      const session = new ContextkitSession({ store, sessionId: SESSION });
+      const session = new ContextkitSession({ store, conversationId: SESSION });
       await session.clearSession();
       await session.addItems([reply('msg_aaaabbbbcccc', 'kept')]);
       await session.clearSession();

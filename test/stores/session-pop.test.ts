@@ -24,8 +24,8 @@ afterAll(async () => {
 const said = (text: string): AgentInputItem => ({ role: 'user', content: text });
 
 async function race(first: ConversationStore, second: ConversationStore): Promise<void> {
-  const a = new ContextkitSession({ store: first, sessionId: SESSION });
-  const b = new ContextkitSession({ store: second, sessionId: SESSION });
+  const a = new ContextkitSession({ store: first, conversationId: SESSION });
+  const b = new ContextkitSession({ store: second, conversationId: SESSION });
   await a.addItems([said('seed')]);
   const popped: string[] = [];
   for (let round = 0; round < ROUNDS; round++) {

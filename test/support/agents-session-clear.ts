@@ -10,7 +10,7 @@ import { ContextkitSession } from '../../src/integrations/openai-agents/session.
 
 const [dir] = process.argv.slice(2);
 if (!dir) throw new Error('usage: agents-session-clear.ts DIR');
-const session = new ContextkitSession({ store: `file:${dir}`, sessionId: 'restart', model: 'gpt-5' });
+const session = new ContextkitSession({ store: `file:${dir}`, conversationId: 'restart', model: 'gpt-5' });
 for (let i = 0; i < 3; i++) {
   await session.addItems([
     { role: 'user', content: `question ${i}: where is parcel PX-${4410 + i}?` },

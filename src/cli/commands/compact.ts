@@ -10,11 +10,12 @@ import { modelCounter } from '../../tokens/model-counter.js';
 import { loadConversation } from '../input.js';
 import { economyArgument, positiveInteger } from '../number-option.js';
 import { receiptLines } from '../receipt-text.js';
+import { MAX_TOKENS_HELP, renamedOption } from '../renamed-option.js';
 import { writeOut } from '../terminal-safe.js';
 import { printWarning } from '../warn.js';
 
 interface CompactOptions {
-  budget: number;
+  maxTokens: number;
   model?: string;
   format?: MessageFormat;
   json?: boolean;
@@ -33,7 +34,7 @@ function requestBody(view: Message[], format: MessageFormat | undefined): unknow
 }
 
 /**
- * `contextkit compact FILE --budget N`: the view a ContextManager would send at that budget, on
+ * `contextkit compact FILE --max-tokens N`: the view a ContextManager would send at that budget, on
  * stdout, ready to pipe into a request; what was cleared, dropped and truncated goes to stderr so
  * the two never mix.
  */
@@ -42,7 +43,8 @@ export function registerCompact(program: Command): void {
     .command('compact')
     .description('print the view of a conversation that fits a token budget (report on stderr)')
     .argument('<file>', 'conversation: JSON array, JSONL, or {"messages": [...]}; - for stdin')
-    .requiredOption('-b, --budget <n>', 'token budget of the view (e.g. 8000 or 8k)', positiveInteger)
+    .requiredOption('--max-tokens <n>', MAX_TOKENS_HELP, positiveInteger)
+    .addOption(renamedOption('-b, --budget <n>', '--max-tokens N'))
     .option(
       '-m, --model <id>',
       'model whose tokenizer to count with (default: gpt-4o, or claude-sonnet-4-5 for Anthropic format)',
@@ -79,7 +81,7 @@ export function registerCompact(program: Command): void {
       for (const message of conversation.messages) await manager.addMessage(message);
       const format = options.format ?? conversation.format;
       const messages = await manager.getMessagesForRequest({
-        tokenBudget: options.budget,
+        tokenBudget: options.maxTokens,
         ...(format ? { provider: format } : {}),
       });
       const usage = manager.usage();

@@ -43,6 +43,7 @@ import { checkConversation, messagesOfBody, parseLines, readInput, syntaxError }
 import { positiveInteger } from '../number-option.js';
 import { ProgressBar } from '../progress.js';
 import { receiptLines } from '../receipt-text.js';
+import { MAX_TOKENS_HELP, renamedOption } from '../renamed-option.js';
 import { terminalSafe, writeOut } from '../terminal-safe.js';
 import { textTable } from '../text-table.js';
 import { printWarning } from '../warn.js';
@@ -324,7 +325,7 @@ async function listCommand(options: ListOptions): Promise<void> {
 // show
 
 /**
- * The store as a ContextManager may see it for `show --budget`: reads go to the store, while
+ * The store as a ContextManager may see it for `show --max-tokens`: reads go to the store, while
  * metadata writes (the compaction plan the request makes) stay in this process, so looking at
  * a conversation never changes the plan its agent keeps there. Closing leaves the store open
  * for its owner to close.
@@ -405,7 +406,7 @@ export class ReadOnlyStoreView implements ConversationStore {
 }
 
 interface ShowOptions extends StoreOptions {
-  budget?: number;
+  maxTokens?: number;
   model?: string;
   json?: boolean;
 }
@@ -450,7 +451,7 @@ async function showCommand(conversationId: string, options: ShowOptions): Promis
     const framing = format ?? 'openai';
     const name = JSON.stringify(conversationId);
 
-    if (options.budget === undefined) {
+    if (options.maxTokens === undefined) {
       if (options.json) {
         writeOut(`${JSON.stringify(messages, null, 2)}\n`);
         return;
@@ -478,14 +479,14 @@ async function showCommand(conversationId: string, options: ShowOptions): Promis
       receipt = e.receipt;
     });
     try {
-      const view = await manager.getMessagesForRequest({ tokenBudget: options.budget });
+      const view = await manager.getMessagesForRequest({ tokenBudget: options.maxTokens });
       const usage = manager.usage();
       if (options.json) {
         writeOut(`${JSON.stringify(view, null, 2)}\n`);
         return;
       }
       const out = [
-        `${name} at a budget of ${formatInt(options.budget)} tokens: ${formatInt(view.length)} of ` +
+        `${name} at a budget of ${formatInt(options.maxTokens)} tokens: ${formatInt(view.length)} of ` +
           `${plural(messages.length, 'message')}, ${formatInt(usage.tokens)} tokens, ${counted.label} for ${counted.info.id}`,
         ...messageLines(view, framing, counted, (i) => `${i + 1}.`),
       ];
@@ -918,14 +919,11 @@ export function registerConversations(program: Command): void {
 
   group
     .command('show')
-    .description("a conversation's messages, or with --budget the view a request would send")
+    .description("a conversation's messages, or with --max-tokens the view a request would send")
     .argument('<id>', 'conversation id')
     .addOption(storeOption())
-    .option(
-      '-b, --budget <n>',
-      'show the request view at this token budget (e.g. 8000 or 8k)',
-      positiveInteger,
-    )
+    .option('--max-tokens <n>', `show the request view: ${MAX_TOKENS_HELP}`, positiveInteger)
+    .addOption(renamedOption('-b, --budget <n>', '--max-tokens N'))
     .option('-m, --model <id>', MODEL_HELP)
     .option('--json', 'print the messages (or the view) as a JSON array')
     .action((id: string, options: ShowOptions) => showCommand(id, options));

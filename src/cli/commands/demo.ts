@@ -11,12 +11,13 @@ import { DEMO_CONVERSATION, messageFingerprint, resumeDemo, saveDemoRecord } fro
 import { positiveInteger } from '../number-option.js';
 import { ProgressBar } from '../progress.js';
 import { receiptLines, receiptSummary } from '../receipt-text.js';
+import { MAX_TOKENS_HELP, renamedOption } from '../renamed-option.js';
 import { printWarning, warningLine } from '../warn.js';
 
 interface DemoOptions {
   dir: string;
   messages: number;
-  budget: number;
+  maxTokens: number;
   model?: string;
   format?: MessageFormat;
   reset?: boolean;
@@ -84,7 +85,8 @@ export function registerDemo(program: Command): void {
       positiveInteger,
       600,
     )
-    .option('-b, --budget <n>', 'token budget of each view', positiveInteger, 16_000)
+    .option('--max-tokens <n>', MAX_TOKENS_HELP, positiveInteger, 16_000)
+    .addOption(renamedOption('-b, --budget <n>', '--max-tokens N'))
     .option(
       '-m, --model <id>',
       'model whose tokenizer to count with (default: gpt-4o, or claude-sonnet-4-5 for Anthropic format)',
@@ -158,7 +160,7 @@ export function registerDemo(program: Command): void {
           );
         }
         out.write(
-          `demo: ${model.info.id}, ${counterLabel(model.info)}, budget ${formatInt(options.budget)} tokens per request\n`,
+          `demo: ${model.info.id}, ${counterLabel(model.info)}, budget ${formatInt(options.maxTokens)} tokens per request\n`,
         );
         const before = resume.storedTokens ?? (await manager.getTokenCount());
         const tally = await replay(manager, resume.turns, total, options, before);
@@ -255,7 +257,7 @@ async function replay(
           // The agent is about to call the model: this is where it asks for the view.
           tally.turns++;
           const t0 = performance.now();
-          const view = await manager.getMessagesForRequest({ tokenBudget: options.budget });
+          const view = await manager.getMessagesForRequest({ tokenBudget: options.maxTokens });
           tally.requestMs += performance.now() - t0;
           const usage = manager.usage();
           if (usage.pct >= WARN_AT && !above) tally.crossings++;

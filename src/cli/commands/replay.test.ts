@@ -32,7 +32,7 @@ describe('contextkit replay', () => {
   it('writes the HTML report and the same data as JSON, with progress and a summary', async () => {
     const html = join(dir, 'out.html');
     const json = join(dir, 'out.json');
-    const run = await cli(['replay', conversation, '--budget', '5k', '--report', html, '--json', json]);
+    const run = await cli(['replay', conversation, '--max-tokens', '5k', '--report', html, '--json', json]);
     expect(run.stderr).not.toMatch(/contextkit: (?!warning)/);
     expect(run.code).toBe(0);
     // Not a terminal: the bar prints a line per tenth.

@@ -14,12 +14,13 @@ import { CliError } from '../cli-error.js';
 import { loadConversation } from '../input.js';
 import { economyArgument, positiveInteger } from '../number-option.js';
 import { ProgressBar } from '../progress.js';
+import { MAX_TOKENS_HELP, renamedOption } from '../renamed-option.js';
 import { writeOut } from '../terminal-safe.js';
 import { printWarning } from '../warn.js';
 
 interface ReplayCommandOptions {
   model?: string;
-  budget?: number;
+  maxTokens?: number;
   strategy?: ReplayStrategy;
   economy?: Economy;
   report?: string;
@@ -127,10 +128,11 @@ export function registerReplay(program: Command): void {
       'model to count and budget for (default: gpt-4o, or claude-sonnet-4-5 for Anthropic format)',
     )
     .option(
-      '-b, --budget <n>',
-      "token budget of every request (e.g. 16000 or 16k; default: the model's window)",
+      '--max-tokens <n>',
+      `${MAX_TOKENS_HELP}, on every request (default: the model's window)`,
       positiveInteger,
     )
+    .addOption(renamedOption('-b, --budget <n>', '--max-tokens N'))
     .addOption(
       new Option('-s, --strategy <name>', 'how older messages leave the view (default: summarize)').choices([
         ...REPLAY_STRATEGIES,
@@ -163,7 +165,7 @@ export function registerReplay(program: Command): void {
           conversation.messages,
           {
             model: options.model,
-            budget: options.budget,
+            maxTokens: options.maxTokens,
             strategy: options.strategy,
             ...(options.economy !== undefined ? { economy: options.economy } : {}),
             source: conversation.source,

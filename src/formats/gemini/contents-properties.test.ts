@@ -495,7 +495,7 @@ describe('the CLI takes the Gemini format', () => {
       },
       { role: 'tool', tool_call_id: 'c1', content: 'r' },
     ]);
-    const compacted = await runCli(['compact', '-', '--format', 'gemini', '--budget', '10000'], {
+    const compacted = await runCli(['compact', '-', '--format', 'gemini', '--max-tokens', '10000'], {
       input: chat,
     });
     expect(compacted.code).toBe(0);

@@ -262,9 +262,12 @@ describe('the CLI takes the Responses format', () => {
       },
       { role: 'tool', tool_call_id: 'c1', content: 'r' },
     ]);
-    const compacted = await runCli(['compact', '-', '--format', 'openai-responses', '--budget', '10000'], {
-      input: chat,
-    });
+    const compacted = await runCli(
+      ['compact', '-', '--format', 'openai-responses', '--max-tokens', '10000'],
+      {
+        input: chat,
+      },
+    );
     expect(compacted.code).toBe(0);
     expect(compacted.stdout).toContain('"function_call_output"');
   }, 60_000);

@@ -84,7 +84,7 @@ describe('contextMiddleware with generateText over a fake OpenAI model on 127.0.
     const provider = createOpenAI({ baseURL: server.baseURL, apiKey: 'test-key' });
     const model = wrapLanguageModel({
       model: provider.chat('gpt-4o'),
-      middleware: contextMiddleware({ budget }),
+      middleware: contextMiddleware({ maxTokens: budget }),
     });
     const questions = [
       'alpha: where is the config loaded',
@@ -135,7 +135,7 @@ describe('contextMiddleware with generateText over a fake OpenAI model on 127.0.
     const provider = createOpenAI({ baseURL: server.baseURL, apiKey: 'test-key' });
     const model = wrapLanguageModel({
       model: provider.chat('gpt-4o'),
-      middleware: contextMiddleware({ manager, budget: 1_500 }),
+      middleware: contextMiddleware({ manager, maxTokens: 1_500 }),
     });
     const messages: ModelMessage[] = [];
     const first = server.requests.length;
@@ -173,7 +173,7 @@ describe('contextMiddleware with generateText over a fake OpenAI model on 127.0.
     const first = server.requests.length;
     // The SDK does not pass the tools to prepareStep, though every step sends them: given here,
     // they are counted in the budget.
-    const prepareStep = contextPrepareStep({ budget, tools: { lookup } });
+    const prepareStep = contextPrepareStep({ maxTokens: budget, tools: { lookup } });
     for (const question of ['golf: a question', 'hotel: another one', 'india: and a third']) {
       messages.push({ role: 'user', content: question });
       const result = await generateText({
@@ -231,7 +231,7 @@ describe('contextMiddleware on the prompt a model receives', () => {
     // The old turn must be able to leave: its first user message (the task) is not kept here.
     const model = wrapLanguageModel({
       model: mock,
-      middleware: contextMiddleware({ budget: 600, options: { protectTask: false } }),
+      middleware: contextMiddleware({ maxTokens: 600, options: { protectTask: false } }),
     });
     await generateText({ model, system: 'Be brief.', messages: history, providerOptions: {} });
     const prompt = seen[0]!;
@@ -246,7 +246,7 @@ describe('contextMiddleware on the prompt a model receives', () => {
     expect(JSON.stringify(prompt)).not.toContain('old answer old answer');
 
     // Within the budget, the prompt is passed on as the SDK built it.
-    const roomy = wrapLanguageModel({ model: mock, middleware: contextMiddleware({ budget: 50_000 }) });
+    const roomy = wrapLanguageModel({ model: mock, middleware: contextMiddleware({ maxTokens: 50_000 }) });
     await generateText({ model: roomy, system: 'Be brief.', messages: history });
     await generateText({ model: mock, system: 'Be brief.', messages: history });
     expect(seen[1]).toHaveLength(4);
@@ -285,7 +285,7 @@ describe('contextMiddleware on the prompt a model receives', () => {
       history.push({ role: 'assistant', content: `answer ${i}: ${'reason '.repeat(40)}` });
     }
     history.push({ role: 'user', content: 'the latest question' });
-    const model = wrapLanguageModel({ model: mock, middleware: contextMiddleware({ budget: 800 }) });
+    const model = wrapLanguageModel({ model: mock, middleware: contextMiddleware({ maxTokens: 800 }) });
     const result = streamText({ model, system: 'Be brief.', messages: history });
     expect(await result.text).toBe('streamed');
     const prompt = prompts[0]!;
@@ -320,7 +320,7 @@ describe('contextMiddleware and Anthropic context management', () => {
     const contextManagement = {
       edits: [{ type: 'compact_20260112', trigger: { type: 'input_tokens', value: 60_000 } }],
     };
-    const model = wrapLanguageModel({ model: mock, middleware: contextMiddleware({ budget: 20_000 }) });
+    const model = wrapLanguageModel({ model: mock, middleware: contextMiddleware({ maxTokens: 20_000 }) });
     await generateText({
       model,
       messages: [{ role: 'user', content: 'hello' }],
@@ -374,7 +374,7 @@ describe('contextMiddleware and Anthropic server compaction', () => {
     const prompts: unknown[][] = [];
     const model = wrapLanguageModel({
       model: recordingModel(prompts),
-      middleware: contextMiddleware({ budget: 2_000 }),
+      middleware: contextMiddleware({ maxTokens: 2_000 }),
     });
     await generateText({ model, system: SYSTEM, messages: [...older, compacted, latest] });
     // What precedes the compaction (about 15k tokens) is what the API drops, not contextkit's to
@@ -397,7 +397,7 @@ describe('contextMiddleware and Anthropic server compaction', () => {
   it('keeps the compaction reply verbatim when contextkit compacts what follows it', async () => {
     const later = older.slice(0, 20);
     const messages = [compacted, ...later, latest];
-    const { messages: fitted } = await contextPrepareStep({ budget: 1_500 })({ messages });
+    const { messages: fitted } = await contextPrepareStep({ maxTokens: 1_500 })({ messages });
     // The server's summary stands for everything before it, like a compaction item in the core:
     // contextkit leaves it out of its own compaction and gives the SDK's message back as it was.
     const [opening, reply] = fitted.filter((m) => m.role !== 'system');
@@ -411,7 +411,7 @@ describe('contextMiddleware and Anthropic server compaction', () => {
     const manager = new ContextManager({ model: 'claude-sonnet-4-6' });
     const messages = [...older, compacted, latest];
     for (const budget of [2_000, 4_000, 40_000]) {
-      const { messages: fitted } = await contextPrepareStep({ manager, budget })({ messages });
+      const { messages: fitted } = await contextPrepareStep({ manager, maxTokens: budget })({ messages });
       const body = aiSdkAnthropicBody(fitted, 'claude-sonnet-4-6');
       expect(anthropicRequestProblems(body)).toEqual([]);
       expect(fitted).toContain(compacted);
@@ -429,12 +429,12 @@ describe('contextMiddleware and Anthropic server compaction', () => {
     };
     const failed: ModelMessage = { role: 'assistant', content: [{ ...compactionPart, text: '' }] };
     const messages = [...older, compacted, { role: 'user', content: 'go on' } as ModelMessage, again, latest];
-    const { messages: fitted } = await contextPrepareStep({ budget: 2_000 })({ messages });
+    const { messages: fitted } = await contextPrepareStep({ maxTokens: 2_000 })({ messages });
     const opening = { role: 'user', content: [{ type: 'text', text: OMITTED_START_TEXT }] };
     expect(fitted).toEqual([opening, again, latest]);
     // A failed compaction (no content) is a no-op for the server: the last real one still starts.
     const withFailed = [...messages.slice(0, -1), failed, latest];
-    const { messages: refitted } = await contextPrepareStep({ budget: 2_000 })({ messages: withFailed });
+    const { messages: refitted } = await contextPrepareStep({ maxTokens: 2_000 })({ messages: withFailed });
     expect(refitted).toEqual([opening, again, failed, latest]);
   });
 });
@@ -502,7 +502,7 @@ describe('contextMiddleware and Anthropic server compaction, against the fake Me
     const statuses: number[] = [];
     const model = wrapLanguageModel({
       model: fakeBackedModel(statuses),
-      middleware: contextMiddleware({ budget: 150_000 }),
+      middleware: contextMiddleware({ maxTokens: 150_000 }),
     });
     let messages: ModelMessage[] = [];
     let compactedAt = -1;

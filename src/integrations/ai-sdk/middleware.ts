@@ -62,7 +62,7 @@ export function contextMiddleware(options: ContextMiddlewareOptions = {}): Langu
 export interface ContextPrepareStepOptions extends ContextMiddlewareOptions {
   /**
    * The tools given to `generateText` / `streamText`: the SDK does not pass them to `prepareStep`,
-   * yet every step sends their definitions, so they are counted in `budget` (their descriptions
+   * yet every step sends their definitions, so they are counted in `maxTokens` (their descriptions
    * and input schemas; provider-defined tools have none to count).
    */
   tools?: ToolSet;
@@ -93,7 +93,7 @@ export interface PrepareStepInput {
  * A `prepareStep` for `generateText` / `streamText` that fits each step's `messages` to the budget,
  * for when wrapping the model is not an option. The SDK passes neither the tools nor the system
  * prompt to `prepareStep`: give the same `tools` here to have them counted
- * (`contextPrepareStep({ budget, tools })`), and leave room for a `system` prompt in `budget`, or use
+ * (`contextPrepareStep({ maxTokens, tools })`), and leave room for a `system` prompt in `maxTokens`, or use
  * `contextMiddleware`, which sees the whole prompt. The returned messages are used for that step only.
  */
 export function contextPrepareStep(

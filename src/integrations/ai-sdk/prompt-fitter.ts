@@ -3,10 +3,14 @@ import { OMITTED_START_TEXT } from '../../compaction/placeholders.js';
 import { ConfigurationError } from '../../errors.js';
 import { ContextManager, type ContextManagerOptions } from '../../manager.js';
 import type { ToolDefinition } from '../../messages/types.js';
+import { checkOptionNamesOf } from '../../option-names.js';
 import { createModelCatalog } from '../../tokens/catalog.js';
 import { FACTS_OPEN } from '../../tools/facts-block.js';
 import { type FittedEntry, fitThrough, messageKey } from '../fit-through.js';
 import { type AnyModelMessage, fromModelMessages, restoreModelMessages } from './model-messages.js';
+
+/** The names `FitOptions` takes (`contextPrepareStep` adds `tools`). */
+export const FIT_OPTION_NAMES = ['manager', 'options', 'maxTokens', 'model', 'conversations'] as const;
 
 /** How the AI SDK integrations fit messages: shared by the middleware and the `prepareStep` helper. */
 export interface FitOptions {
@@ -19,8 +23,11 @@ export interface FitOptions {
   manager?: ContextManager;
   /** Options for the in-memory managers (ignored with `manager`); each keeps its own history, so no store. */
   options?: Omit<ContextManagerOptions, 'store' | 'conversationId'>;
-  /** Token budget of the messages and tools; by default the model's window from the catalog. */
-  budget?: number;
+  /**
+   * The context's limit: tokens of the messages and tools each call may send (the seeds'
+   * `max_tokens`; not the provider's output `max_tokens`). By default the model's window from the catalog.
+   */
+  maxTokens?: number;
   /** Catalog model id that decides the tokenizer and the default budget; by default the SDK model's id when the catalog knows it. */
   model?: string;
   /** How many conversations keep their in-memory manager between calls (default 16; 0 makes a new one every call). */
@@ -106,6 +113,7 @@ export class PromptFitter {
   private readonly catalog = createModelCatalog();
 
   constructor(private readonly settings: FitOptions = {}) {
+    checkOptionNamesOf('contextMiddleware', settings, FIT_OPTION_NAMES);
     this.capacity = settings.conversations ?? 16;
     if (!Number.isInteger(this.capacity) || this.capacity < 0) {
       throw new ConfigurationError('conversations', 'must be a whole number ≥ 0');
@@ -139,7 +147,7 @@ export class PromptFitter {
     });
     const model = this.modelFor(request.modelId);
     const options = {
-      ...(this.settings.budget !== undefined ? { tokenBudget: this.settings.budget } : {}),
+      ...(this.settings.maxTokens !== undefined ? { tokenBudget: this.settings.maxTokens } : {}),
       ...(model !== undefined ? { model } : {}),
       ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
     };

@@ -62,12 +62,12 @@ describe('ContextkitChatMessageHistory', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ck-lc-'));
     dirs.push(dir);
     for (const store of [new MemoryStore(), new FileStore(dir)]) {
-      const history = new ContextkitChatMessageHistory({ store, sessionId: 'chat' });
+      const history = new ContextkitChatMessageHistory({ store, conversationId: 'chat' });
       const given = messages();
       await history.addMessages(given.slice(0, 3));
       await history.addMessage(given[3]!);
       await history.addAIMessage('A cat.');
-      const again = new ContextkitChatMessageHistory({ store, sessionId: 'chat' });
+      const again = new ContextkitChatMessageHistory({ store, conversationId: 'chat' });
       const read = await again.getMessages();
       expect(serialized(read.slice(0, 4))).toEqual(serialized(given.slice(0, 4)));
       expect(read[2]).toBeInstanceOf(AIMessage);
@@ -81,7 +81,7 @@ describe('ContextkitChatMessageHistory', () => {
 
   it('shares its conversation with a ContextManager on the same store', async () => {
     const store = new MemoryStore();
-    const history = new ContextkitChatMessageHistory({ store, sessionId: 'shared' });
+    const history = new ContextkitChatMessageHistory({ store, conversationId: 'shared' });
     await history.addMessages(messages());
     const manager = new ContextManager({ store, conversationId: 'shared' });
     expect(await manager.getMessages()).toEqual(fromBaseMessages(messages()));
@@ -106,7 +106,7 @@ describe('ContextkitChatMessageHistory', () => {
   });
 
   it('refuses at the door, storing nothing: a ToolMessage without its call id, numbers JSON changes, deep kwargs', async () => {
-    const history = new ContextkitChatMessageHistory({ sessionId: 'door' });
+    const history = new ContextkitChatMessageHistory({ conversationId: 'door' });
     await history.addMessage(new HumanMessage('kept'));
     let deep: unknown = 1;
     for (let i = 0; i < 20_000; i++) deep = { k: deep };
@@ -140,6 +140,6 @@ describe('ContextkitChatMessageHistory', () => {
   });
 
   it('refuses an empty session id', () => {
-    expect(() => new ContextkitChatMessageHistory({ sessionId: '' })).toThrow(/sessionId/);
+    expect(() => new ContextkitChatMessageHistory({ conversationId: '' })).toThrow(/conversationId/);
   });
 });

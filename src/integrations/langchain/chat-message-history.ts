@@ -9,6 +9,7 @@ import { ConfigurationError } from '../../errors.js';
 import { ContextManager } from '../../manager.js';
 import type { MessageMetadata } from '../../messages/types.js';
 import { validateMessage } from '../../messages/validate-message.js';
+import { checkOptionNamesOf } from '../../option-names.js';
 import type { RecallHit, RecallOptions } from '../../recall/recall-hit.js';
 import { MemoryStore } from '../../stores/memory.js';
 import { resolveStore } from '../../stores/resolve.js';
@@ -16,12 +17,12 @@ import type { ConversationStore } from '../../stores/types.js';
 import { checkStorable } from '../storable.js';
 import { toBaseMessages, toOpenAIMessage } from './base-messages.js';
 
-/** Options of `new ContextkitChatMessageHistory(…)`: the store and the session id. */
+/** Options of `new ContextkitChatMessageHistory(…)`: the store and the conversation id. */
 export interface ContextkitChatMessageHistoryOptions {
   /** Where the messages are kept: a store, or `memory:` / `file:DIR` / … Default: a new in-memory store. */
   store?: ConversationStore | string;
   /** The conversation id in the store. */
-  sessionId: string;
+  conversationId: string;
 }
 
 function isStoredMessage(value: unknown): value is StoredMessage {
@@ -37,22 +38,24 @@ function isStoredMessage(value: unknown): value is StoredMessage {
  */
 export class ContextkitChatMessageHistory extends BaseListChatMessageHistory {
   lc_namespace = ['contextkit', 'langchain'];
-  readonly sessionId: string;
+  /** The conversation id in the store. */
+  readonly conversationId: string;
   private readonly store: ConversationStore;
   /** Reads the stored conversation for `recall`; never closed (the store is the history's). */
   private reader: ContextManager | undefined;
 
   constructor(options: ContextkitChatMessageHistoryOptions) {
     super();
-    if (typeof options?.sessionId !== 'string' || options.sessionId === '') {
-      throw new ConfigurationError('sessionId', 'must be a non-empty string');
+    checkOptionNamesOf('ContextkitChatMessageHistory', options, ['store', 'conversationId']);
+    if (typeof options?.conversationId !== 'string' || options.conversationId === '') {
+      throw new ConfigurationError('conversationId', 'must be a non-empty string');
     }
-    this.sessionId = options.sessionId;
+    this.conversationId = options.conversationId;
     this.store = options.store === undefined ? new MemoryStore() : resolveStore(options.store);
   }
 
   async getMessages(): Promise<BaseMessage[]> {
-    const entries = await this.store.read(this.sessionId);
+    const entries = await this.store.read(this.conversationId);
     return entries.map((entry) => {
       const stored = entry.metadata.langchain;
       if (isStoredMessage(stored)) return mapStoredMessagesToChatMessages([stored])[0]!;
@@ -78,14 +81,14 @@ export class ContextkitChatMessageHistory extends BaseListChatMessageHistory {
         if (!key.startsWith('lc_')) checkStorable(value, `messages[${i}].${key}`);
       }
     });
-    const head = await this.store.head(this.sessionId);
+    const head = await this.store.head(this.conversationId);
     const converted = messages.map((message, i) =>
       validateMessage(toOpenAIMessage(message, head + i), `messages[${i}]`, 'openai'),
     );
     const timestamp = new Date().toISOString();
     const stored = mapChatMessagesToStoredMessages(messages);
     await this.store.append(
-      this.sessionId,
+      this.conversationId,
       converted.map((message, i) => {
         const metadata: MessageMetadata = { timestamp, source: 'langchain', langchain: stored[i] };
         return { message, metadata };
@@ -94,7 +97,7 @@ export class ContextkitChatMessageHistory extends BaseListChatMessageHistory {
   }
 
   override async clear(): Promise<void> {
-    await this.store.delete(this.sessionId);
+    await this.store.delete(this.conversationId);
   }
 
   /**
@@ -102,10 +105,10 @@ export class ContextkitChatMessageHistory extends BaseListChatMessageHistory {
    * A manager over the same store reads the conversation, taking in what was added since.
    */
   async recall(query: string, options?: RecallOptions): Promise<RecallHit[]> {
-    const head = await this.store.head(this.sessionId);
+    const head = await this.store.head(this.conversationId);
     if (this.reader === undefined || (await this.reader.getEntries()).length > head) {
       // New, or the history was cleared or cut: read it again from the store.
-      this.reader = new ContextManager({ store: this.store, conversationId: this.sessionId });
+      this.reader = new ContextManager({ store: this.store, conversationId: this.conversationId });
     }
     await this.reader.sync();
     return this.reader.recall(query, options);

@@ -86,7 +86,7 @@ describe('fitMessages against trimMessages', () => {
     });
     expect(orphans(trimmed)).toEqual(['call_paris']);
 
-    const fitted = await fitMessages({ budget: maxTokens, model: 'gpt-4o' }).invoke(messages);
+    const fitted = await fitMessages({ maxTokens, model: 'gpt-4o' }).invoke(messages);
     expect(orphans(fitted)).toEqual([]);
     expect(unanswered(fitted)).toEqual([]);
     expect(await countTokens(fitted)).toBeLessThanOrEqual(maxTokens);
@@ -95,7 +95,7 @@ describe('fitMessages against trimMessages', () => {
 
     // A model behind an API that checks the pairing accepts one and refuses the other.
     const model = new FakeOpenAIChatModel({ baseURL: server.baseURL });
-    const ok = await fitMessages({ budget: maxTokens, model: 'gpt-4o' }).pipe(model).invoke(messages);
+    const ok = await fitMessages({ maxTokens, model: 'gpt-4o' }).pipe(model).invoke(messages);
     expect(ok.content).toBe('Tomorrow is sunny in both.');
     await expect(
       trimMessages({ maxTokens, strategy: 'last', tokenCounter: countTokens, includeSystem: true })
@@ -106,7 +106,7 @@ describe('fitMessages against trimMessages', () => {
 
   it('returns the messages as given when they fit, and clears an old output on its own ToolMessage', async () => {
     const messages = conversation();
-    const roomy = await fitMessages({ budget: 10_000, model: 'gpt-4o' }).invoke(messages);
+    const roomy = await fitMessages({ maxTokens: 10_000, model: 'gpt-4o' }).invoke(messages);
     expect(roomy).toHaveLength(messages.length);
     for (const [i, m] of roomy.entries()) expect(m).toBe(messages[i]);
 
@@ -130,9 +130,11 @@ describe('fitMessages against trimMessages', () => {
       new HumanMessage('Summarize all four cities.'),
     ];
     const budget = Math.floor((await countTokens(longer)) * 0.7);
-    const fitted = await fitMessages({ budget, model: 'gpt-4o', options: { keepToolResults: 1 } }).invoke(
-      longer,
-    );
+    const fitted = await fitMessages({
+      maxTokens: budget,
+      model: 'gpt-4o',
+      options: { keepToolResults: 1 },
+    }).invoke(longer);
     expect(await countTokens(fitted)).toBeLessThanOrEqual(budget);
     expect(orphans(fitted)).toEqual([]);
     expect(unanswered(fitted)).toEqual([]);
@@ -170,8 +172,8 @@ describe('a LangChain tool loop with the history and fitMessages, over a fake mo
     ];
     const budget = 1_500;
     const model = new FakeOpenAIChatModel({ baseURL: server.baseURL, tools });
-    const chain = fitMessages({ budget, model: 'gpt-4o', tools }).pipe(model);
-    const history = new ContextkitChatMessageHistory({ sessionId: 'loop' });
+    const chain = fitMessages({ maxTokens: budget, model: 'gpt-4o', tools }).pipe(model);
+    const history = new ContextkitChatMessageHistory({ conversationId: 'loop' });
     await history.addMessage(new SystemMessage('You forecast the weather.'));
     const first = server.requests.length;
     for (const city of ['Oslo', 'Paris', 'Rome', 'Madrid', 'Berlin']) {

@@ -2,13 +2,17 @@ import type { BaseMessage } from '@langchain/core/messages';
 import { RunnableLambda } from '@langchain/core/runnables';
 import { ContextManager, type ContextManagerOptions } from '../../manager.js';
 import type { ToolDefinition } from '../../messages/types.js';
+import { checkOptionNamesOf } from '../../option-names.js';
 import { fitThrough } from '../fit-through.js';
 import { fromBaseMessages, rebuild } from './base-messages.js';
 
-/** Options of `fitMessages` / `fitBaseMessages`: the budget (or model), the tools sent, manager options. */
+/** Options of `fitMessages` / `fitBaseMessages`: the limit (or model), the tools sent, manager options. */
 export interface FitMessagesOptions {
-  /** Token budget of the messages (and `tools`); by default the model's window from the catalog. */
-  budget?: number;
+  /**
+   * The context's limit: tokens of the messages (and `tools`) the model is sent (the seeds'
+   * `max_tokens`; not the provider's output `max_tokens`). By default the model's window from the catalog.
+   */
+  maxTokens?: number;
   /** Catalog model id that decides the tokenizer and the default budget. */
   model?: string;
   /** Tool definitions the model is called with: counted in the budget. */
@@ -28,12 +32,13 @@ export async function fitBaseMessages(
   messages: readonly BaseMessage[],
   options: FitMessagesOptions = {},
 ): Promise<BaseMessage[]> {
+  checkOptionNamesOf('fitMessages', options, ['maxTokens', 'model', 'tools', 'options']);
   if (messages.length === 0) return [];
   const model = options.model ?? options.options?.model;
   const manager = new ContextManager({ ...options.options, ...(model !== undefined ? { model } : {}) });
   const proxies = fromBaseMessages(messages);
   const view = await fitThrough(manager, proxies, {
-    ...(options.budget !== undefined ? { tokenBudget: options.budget } : {}),
+    ...(options.maxTokens !== undefined ? { tokenBudget: options.maxTokens } : {}),
     ...(options.tools ? { tools: options.tools } : {}),
   });
   let started = false;

@@ -86,7 +86,12 @@ describe('ContextkitSession with an Agent over a fake Responses endpoint on 127.
   it('gives the model a fitted history with no orphaned calls over many turns; the store keeps all', async () => {
     const store = new MemoryStore();
     const budget = 1_800;
-    const session = new ContextkitSession({ store, sessionId: 'agent-run', budget, model: 'gpt-4o' });
+    const session = new ContextkitSession({
+      store,
+      conversationId: 'agent-run',
+      maxTokens: budget,
+      model: 'gpt-4o',
+    });
     const given: AgentInputItem[][] = [];
     const getItems = session.getItems.bind(session);
     session.getItems = async (limit?: number) => {
@@ -149,16 +154,16 @@ describe('ContextkitSession with an Agent over a fake Responses endpoint on 127.
       });
       const a = new ContextkitSession({
         store: new FileStore(dir),
-        sessionId: 's1',
-        budget: 1_500,
+        conversationId: 's1',
+        maxTokens: 1_500,
         model: 'gpt-4o',
       });
       await runner.run(agent, 'first question', { session: a });
       await runner.run(agent, 'second question', { session: a });
       const b = new ContextkitSession({
         store: new FileStore(dir),
-        sessionId: 's1',
-        budget: 1_500,
+        conversationId: 's1',
+        maxTokens: 1_500,
         model: 'gpt-4o',
       });
       expect(await b.getAllItems()).toEqual(await a.getAllItems());
@@ -189,7 +194,7 @@ describe('ContextkitSession as a Session', () => {
   });
 
   it('adds, pops and clears items, and keeps them as given', async () => {
-    const session = new ContextkitSession({ sessionId: 'basic' });
+    const session = new ContextkitSession({ conversationId: 'basic' });
     expect(await session.getSessionId()).toBe('basic');
     const items: AgentInputItem[] = [
       { role: 'user', content: 'hi' },
@@ -220,7 +225,7 @@ describe('ContextkitSession as a Session', () => {
 
   it('refuses items JSON would change (NaN, -0, Infinity: what 1e400 is) with their path, storing nothing', async () => {
     const store = new MemoryStore();
-    const session = new ContextkitSession({ store, sessionId: 'numbers' });
+    const session = new ContextkitSession({ store, conversationId: 'numbers' });
     await session.addItems([{ role: 'user', content: 'kept' }]);
     for (const value of [Number.NaN, -0, Number.POSITIVE_INFINITY]) {
       const item = {
@@ -238,7 +243,7 @@ describe('ContextkitSession as a Session', () => {
   });
 
   it('refuses Responses API items in their own spelling with their path, so getItems never sends an orphan output', async () => {
-    const session = new ContextkitSession({ sessionId: 'raw-responses', model: 'gpt-4o' });
+    const session = new ContextkitSession({ conversationId: 'raw-responses', model: 'gpt-4o' });
     await session.addItems([{ role: 'user', content: 'kept' }]);
     const raw: Array<[unknown, RegExp]> = [
       // Before: stored as it came, and getItems returned this output with no call before it.
@@ -263,7 +268,7 @@ describe('ContextkitSession as a Session', () => {
   });
 
   it('two calls sharing a callId: getItems gives the renamed one as an SDK function_call, each answered once', async () => {
-    const session = new ContextkitSession({ sessionId: 'repeated-call-id', model: 'gpt-4o' });
+    const session = new ContextkitSession({ conversationId: 'repeated-call-id', model: 'gpt-4o' });
     await session.addItems([
       { role: 'user', content: 'weather in Paris and Rome?' },
       call('c1', 1),
@@ -293,7 +298,7 @@ describe('ContextkitSession as a Session', () => {
   it('clears old outputs on their own items and never splits a call from its result', async () => {
     // Just above the last turn (question, two calls, two long results, answer: 693 tokens as
     // Responses items, each call and result framed on its own), far below the whole history.
-    const session = new ContextkitSession({ sessionId: 'fit', budget: 720, model: 'gpt-4o' });
+    const session = new ContextkitSession({ conversationId: 'fit', maxTokens: 720, model: 'gpt-4o' });
     const items: AgentInputItem[] = [{ role: 'system', content: 'sys' }];
     for (let turn = 0; turn < 6; turn++) {
       items.push({ role: 'user', content: `question ${turn}` });
@@ -354,7 +359,7 @@ describe('ContextkitSession under OpenAIResponsesCompactionSession (fake Respons
       tracingDisabled: true,
     });
     const store = new MemoryStore();
-    const inner = new ContextkitSession({ store, sessionId: 'compacted', model: 'gpt-5' });
+    const inner = new ContextkitSession({ store, conversationId: 'compacted', model: 'gpt-5' });
     const session = new OpenAIResponsesCompactionSession({
       client: new OpenAI({ apiKey: 'test-key', baseURL: `${fake.url}/v1` }),
       underlyingSession: inner,
@@ -408,7 +413,11 @@ describe('ContextkitSession.clearSession across a process restart (file store)',
         child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`exited ${code}: ${stderr}`))));
       });
       // A new process opens the session: the clear held, and every item is still stored.
-      const session = new ContextkitSession({ store: `file:${dir}`, sessionId: 'restart', model: 'gpt-5' });
+      const session = new ContextkitSession({
+        store: `file:${dir}`,
+        conversationId: 'restart',
+        model: 'gpt-5',
+      });
       expect(await session.getItems()).toEqual([]);
       expect(await session.getAllItems()).toEqual([]);
       expect(await session.popItem()).toBeUndefined();
@@ -431,7 +440,7 @@ describe('ContextkitSession.clearSession across a process restart (file store)',
       // A later session on the same store sees the same.
       const again = new ContextkitSession({
         store: new FileStore(dir),
-        sessionId: 'restart',
+        conversationId: 'restart',
         model: 'gpt-5',
       });
       expect(await again.getItems()).toEqual([...writeBack, next]);

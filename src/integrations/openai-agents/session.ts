@@ -12,6 +12,7 @@ import type { ResponsesItem } from '../../formats/openai-responses/items.js';
 import { firstDifference } from '../../history/message-diff.js';
 import { ContextManager, type ContextManagerOptions } from '../../manager.js';
 import type { Message, MessageMetadata } from '../../messages/types.js';
+import { checkOptionNamesOf } from '../../option-names.js';
 import type { RecallHit, RecallOptions } from '../../recall/recall-hit.js';
 import { MemoryStore } from '../../stores/memory.js';
 import { messageIdProblem } from '../../stores/message-id.js';
@@ -54,10 +55,13 @@ function identified(items: readonly AgentInputItem[]): Array<{ item: AgentInputI
 export interface ContextkitSessionOptions {
   /** Where the items are kept: a store, or `memory:` / `file:DIR` / … Default: a new in-memory store. */
   store?: ConversationStore | string;
-  /** The conversation id in the store; a random UUID by default. */
-  sessionId?: string;
-  /** Token budget of the history `getItems` returns; by default the model's window from the catalog. */
-  budget?: number;
+  /** The conversation id in the store (what `getSessionId()` returns); a random UUID by default. */
+  conversationId?: string;
+  /**
+   * The context's limit: tokens of the history `getItems` returns (the seeds' `max_tokens`; not the
+   * provider's output `max_tokens`). By default the model's window from the catalog.
+   */
+  maxTokens?: number;
   /** Catalog model id that decides the tokenizer and the default budget. */
   model?: string;
   /** Options of the manager that plans the fitted history (strategy, thresholds, counter…). */
@@ -105,7 +109,8 @@ function sessionMetaOf(value: Record<string, unknown> | null): SessionMeta {
  * messages: open it with this class, not with a `ContextManager`.
  */
 export class ContextkitSession implements Session {
-  readonly sessionId: string;
+  /** The conversation id in the store (the SDK's session id: `getSessionId()`). */
+  readonly conversationId: string;
   private readonly store: ConversationStore;
   private readonly settings: ContextkitSessionOptions;
   /** Plans over the session's items' messages; kept while they only grow, so its plan holds. */
@@ -114,14 +119,22 @@ export class ContextkitSession implements Session {
   private archive: ContextManager;
 
   constructor(options: ContextkitSessionOptions = {}) {
+    checkOptionNamesOf('ContextkitSession', options, [
+      'store',
+      'conversationId',
+      'maxTokens',
+      'model',
+      'options',
+      'recall',
+    ]);
     if (
-      options.sessionId !== undefined &&
-      (typeof options.sessionId !== 'string' || options.sessionId === '')
+      options.conversationId !== undefined &&
+      (typeof options.conversationId !== 'string' || options.conversationId === '')
     ) {
-      throw new ConfigurationError('sessionId', 'must be a non-empty string');
+      throw new ConfigurationError('conversationId', 'must be a non-empty string');
     }
     this.settings = options;
-    this.sessionId = options.sessionId ?? randomUUID();
+    this.conversationId = options.conversationId ?? randomUUID();
     this.store = options.store === undefined ? new MemoryStore() : resolveStore(options.store);
     this.manager = this.newManager();
     this.archive = this.newManager();
@@ -137,23 +150,23 @@ export class ContextkitSession implements Session {
   }
 
   async getSessionId(): Promise<string> {
-    return this.sessionId;
+    return this.conversationId;
   }
 
   /** Where the session's items start in the store (see the class note). */
   private async clearedAt(): Promise<number> {
-    return sessionMetaOf((await this.store.getMeta(this.sessionId)).value).clearedAt;
+    return sessionMetaOf((await this.store.getMeta(this.conversationId)).value).clearedAt;
   }
 
   /** The session's items since its last clear, in order, never fitted. */
   async getAllItems(): Promise<AgentInputItem[]> {
-    const entries = await this.store.read(this.sessionId, { fromSeq: await this.clearedAt() });
+    const entries = await this.store.read(this.conversationId, { fromSeq: await this.clearedAt() });
     return entries.map((e) => e.message as unknown as AgentInputItem);
   }
 
   /** Every stored item, those before a `clearSession` included, in order, never fitted. */
   async getStoredItems(): Promise<AgentInputItem[]> {
-    const entries = await this.store.read(this.sessionId);
+    const entries = await this.store.read(this.conversationId);
     return entries.map((e) => e.message as unknown as AgentInputItem);
   }
 
@@ -167,7 +180,7 @@ export class ContextkitSession implements Session {
     if (items.length === 0 || limit === 0) return [];
     const messages = agentItemsToResponses(items);
     const keys = messages.map((m) => messageKey(m as Message));
-    const request = this.settings.budget !== undefined ? { tokenBudget: this.settings.budget } : {};
+    const request = this.settings.maxTokens !== undefined ? { tokenBudget: this.settings.maxTokens } : {};
     const fitView = () =>
       fitThrough<ResponsesItem>(this.manager, messages, request, keys, 'openai-responses');
     let view = await fitView();
@@ -210,7 +223,7 @@ export class ContextkitSession implements Session {
    */
   async requestCompaction(options: { focus?: string } = {}): Promise<CompactionReceipt | null> {
     const manager = await this.syncedManager();
-    const request = this.settings.budget !== undefined ? { tokenBudget: this.settings.budget } : {};
+    const request = this.settings.maxTokens !== undefined ? { tokenBudget: this.settings.maxTokens } : {};
     return manager.requestCompaction({ ...request, ...options });
   }
 
@@ -249,7 +262,7 @@ export class ContextkitSession implements Session {
     // without its id. The store decides atomically with the append, for the whole batch.
     for (let attempt = 0; entries.length > 0; attempt++) {
       try {
-        await this.store.append(this.sessionId, entries);
+        await this.store.append(this.conversationId, entries);
         return;
       } catch (error) {
         if (!(error instanceof DuplicateMessageIdError) || attempt >= entries.length) throw error;
@@ -269,7 +282,7 @@ export class ContextkitSession implements Session {
 
   /** The item stored under `id` at `seq` is `message`, or `MessageIdConflictError` names both. */
   private async checkSame(id: string, seq: number, message: Message): Promise<void> {
-    const [stored] = await this.store.read(this.sessionId, { fromSeq: seq, limit: 1 });
+    const [stored] = await this.store.read(this.conversationId, { fromSeq: seq, limit: 1 });
     if (stored === undefined) return;
     const difference = firstDifference(stored.message, message);
     if (difference !== undefined) {
@@ -282,8 +295,8 @@ export class ContextkitSession implements Session {
    * (`ConversationStore.pop`); `undefined` when the session has none since its last clear.
    */
   async popItem(): Promise<AgentInputItem | undefined> {
-    if ((await this.store.head(this.sessionId)) <= (await this.clearedAt())) return undefined;
-    const last = await this.store.pop(this.sessionId);
+    if ((await this.store.head(this.conversationId)) <= (await this.clearedAt())) return undefined;
+    const last = await this.store.pop(this.conversationId);
     return last?.message as unknown as AgentInputItem | undefined;
   }
 
@@ -294,11 +307,11 @@ export class ContextkitSession implements Session {
    */
   async clearSession(): Promise<void> {
     for (;;) {
-      const meta = await this.store.getMeta(this.sessionId);
-      const head = await this.store.head(this.sessionId);
+      const meta = await this.store.getMeta(this.conversationId);
+      const head = await this.store.head(this.conversationId);
       const value: Record<string, unknown> = { ...(meta.value ?? {}), [META_KEY]: { clearedAt: head } };
       try {
-        await this.store.setMeta(this.sessionId, value, { expectedVersion: meta.version });
+        await this.store.setMeta(this.conversationId, value, { expectedVersion: meta.version });
         break;
       } catch (error) {
         // Another writer changed the metadata in between: read it again.
@@ -310,7 +323,7 @@ export class ContextkitSession implements Session {
 
   /** Removes the session's stored items and metadata for good. */
   async deleteSession(): Promise<void> {
-    await this.store.delete(this.sessionId);
+    await this.store.delete(this.conversationId);
     this.manager = this.newManager();
     this.archive = this.newManager();
   }
