@@ -58,13 +58,12 @@ export {
   StoreError,
 } from './errors.js';
 export type { CompactionReceipt, ContextEventName, ContextEvents, Listener } from './events.js';
-export { type AnthropicRequestParts, toAnthropicRequest } from './formats/anthropic/request.js';
+export type { AnthropicRequestParts } from './formats/anthropic/request.js';
 export { anthropicToBedrock, bedrockToAnthropic } from './formats/bedrock/convert.js';
 export {
   type BedrockRequest,
   type BedrockRequestOptions,
   type BedrockTool,
-  toBedrockRequest,
   usageFromBedrock,
 } from './formats/bedrock/request.js';
 export { addBedrockResponse } from './formats/bedrock/respond.js';
@@ -75,7 +74,7 @@ export type {
   GeminiMessage,
   GeminiSystemMessage,
 } from './formats/gemini/parts.js';
-export { type GeminiRequest, toGeminiRequest } from './formats/gemini/request.js';
+export type { GeminiRequest } from './formats/gemini/request.js';
 export type * from './formats/openai-responses/items.js';
 export type { AppliedEdit } from './guard/applied-edits.js';
 export type {
@@ -137,12 +136,11 @@ export { addAnthropicResponse, addGeminiResponse, addOpenAIResponse } from './in
 export { ContextManager } from './manager.js';
 export * from './memory/index.js';
 export type { Atom, AtomKind, Repair, ToolResultSlot } from './messages/atoms.js';
-export { type ConvertOptions, convertMessages, toAnthropic, toOpenAI } from './messages/convert.js';
+export { type ConvertOptions, convertMessages } from './messages/convert.js';
 export { type ToolEffect, type ToolEffectOptions, toolEffectByName } from './messages/tool-effect.js';
 export type * from './messages/types.js';
 export { validateMessage } from './messages/validate-message.js';
 export {
-  assertValidRequest,
   type RequestProblem,
   type RequestValidation,
   validateRequest,
@@ -163,6 +161,7 @@ export {
   type RequestOptions,
   type Usage,
 } from './options.js';
+export { type ProviderRequests, type ToRequestOptions, toRequest } from './provider-request.js';
 export * from './recall/index.js';
 export { type ReportHtmlOptions, renderReportHtml } from './report/html.js';
 export {

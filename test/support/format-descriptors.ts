@@ -14,9 +14,7 @@ import {
   convertMessages,
   type GeminiMessage,
   type Message,
-  toAnthropicRequest,
-  toBedrockRequest,
-  toGeminiRequest,
+  toRequest,
 } from '../../src/index.js';
 import { blocksConversationArb } from './anthropic-blocks-arb.js';
 import { conversationArb, type GeneratedConversation } from './arbitraries.js';
@@ -384,7 +382,7 @@ async function startAnthropicServer(model: string): Promise<FormatServer> {
     {
       model,
       max_tokens: 1024,
-      ...toAnthropicRequest(view),
+      ...toRequest(view, 'anthropic'),
       ...(endsInThinkingLoop(stored) ? { thinking: { type: 'enabled', budget_tokens: 1024 } } : {}),
     },
   ]);
@@ -489,7 +487,7 @@ async function startGeminiServers(model: string): Promise<FormatServer> {
     send: (view, stored) => {
       const fake = JSON.stringify(stored).includes('"thoughtSignature"') ? signing : plain;
       return postJson(`${fake.url}/v1beta/models/${model}:generateContent`, {
-        ...toGeminiRequest(view as GeminiMessage[]),
+        ...toRequest(view as GeminiMessage[], 'gemini'),
       });
     },
     close: async () => {
@@ -599,7 +597,7 @@ async function startBedrockServers(model: string): Promise<FormatServer> {
   const path = `/model/${encodeURIComponent(model)}/converse`;
   return {
     send: (view, stored) =>
-      postJson(`${(signedByFake(stored) ? signing : plain).url}${path}`, toBedrockRequest(view)),
+      postJson(`${(signedByFake(stored) ? signing : plain).url}${path}`, toRequest(view, 'bedrock')),
     close: async () => {
       await signing.close();
       await plain.close();
@@ -620,7 +618,7 @@ export const BEDROCK: FormatDescriptor = {
   isUserTurn: bedrockUserTurn,
   hasResults: (m) => recs(m.content).some((b) => isRec(b.toolResult)),
   startServer: () => startBedrockServers('us.anthropic.claude-sonnet-4-5-20250929-v1:0'),
-  problems: (view) => bedrockRequestProblems({ ...toBedrockRequest(view) }, { signatures: false }),
+  problems: (view) => bedrockRequestProblems({ ...toRequest(view, 'bedrock') }, { signatures: false }),
   fromTauBench: (run) => convertMessages(run.openai, 'bedrock'),
   reply: {
     add: addBedrockResponse,

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { geminiRequestProblems } from '../../../test/support/fake-gemini-server.js';
-import { ContextManager, type GeminiMessage, toGeminiRequest, validateRequest } from '../../index.js';
+import { ContextManager, type GeminiMessage, toRequest, validateRequest } from '../../index.js';
 import type { Message } from '../../messages/types.js';
 
 const NARRATED = [
@@ -29,7 +29,7 @@ async function viewOf(messages: readonly unknown[], tokenBudget?: number): Promi
 
 function expectAccepted(view: readonly Message[]): void {
   expect(validateRequest(view, 'gemini').problems).toEqual([]);
-  expect(geminiRequestProblems({ ...toGeminiRequest(view as GeminiMessage[]) })).toEqual([]);
+  expect(geminiRequestProblems({ ...toRequest(view as GeminiMessage[], 'gemini') })).toEqual([]);
 }
 
 describe('Gemini narration before a call', () => {
