@@ -7,9 +7,9 @@
 
 import { isStated } from './compaction/fact-candidates.js';
 import { wireFormat } from './formats/registry.js';
-import type { ResolvedRequest } from './guard/measurer.js';
 import type { ManagerParts, ManagerSettings } from './manager-parts.js';
 import { copyUsage } from './manager-parts.js';
+import type { ResolvedRequest } from './measure/measurer.js';
 import { roleOf } from './messages/content.js';
 import type { HistoryEntry } from './messages/types.js';
 import type { Usage } from './options.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startFakeCountServer } from '../test/support/fake-count-server.js';
-import { createCountClient } from './guard/count-endpoints.js';
 import { ContextManager } from './manager.js';
+import { createCountClient } from './measure/count-endpoints.js';
 import { validateRequest } from './messages/validate-request.js';
 import { MemoryStore } from './stores/memory.js';
 

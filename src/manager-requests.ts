@@ -7,11 +7,11 @@
 
 import type { AnthropicRequestParts } from './formats/anthropic/request.js';
 import { wireFormat } from './formats/registry.js';
-import type { ContextMeasurer } from './guard/measurer.js';
 import { isContextOverflowError, overflowNumbers } from './guard/overflow-errors.js';
 import type { AnthropicContextManagement } from './guard/provider-compaction.js';
 import type { ManagerCounting } from './manager-counting.js';
 import type { ManagerParts } from './manager-parts.js';
+import type { ContextMeasurer } from './measure/measurer.js';
 import type { Message } from './messages/types.js';
 import type { RequestOptions } from './options.js';
 

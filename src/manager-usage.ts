@@ -7,15 +7,15 @@
 
 import type { ContextEmitter } from './events.js';
 import { type AppliedEdit, appliedEditsOf } from './guard/applied-edits.js';
+import { compareCache, type ManagerParts, recordProviderContext } from './manager-parts.js';
+import type { Message } from './messages/types.js';
 import {
   type UsageCounts,
   type UsageSample,
   usageFromAnthropic,
   usageFromCounts,
   usageFromOpenAI,
-} from './guard/usage.js';
-import { compareCache, type ManagerParts, recordProviderContext } from './manager-parts.js';
-import type { Message } from './messages/types.js';
+} from './meter/usage.js';
 
 /** The parts of the manager recording usage reads. */
 export type UsageParts = Pick<ManagerParts, 'measurer' | 'history' | 'conversation'>;

@@ -4,9 +4,7 @@ import type { AnthropicRequestParts } from './formats/anthropic/request.js';
 import type { GeminiContent } from './formats/gemini/parts.js';
 import type { ResponsesItem } from './formats/openai-responses/items.js';
 import type { ContextGuard, GuardConversation } from './guard/guard.js';
-import type { ContextMeasurer } from './guard/measurer.js';
 import type { AnthropicContextManagement } from './guard/provider-compaction.js';
-import type { UsageCounts } from './guard/usage.js';
 import type { History } from './history/history.js';
 import { AfterAdded } from './manager-added.js';
 import { ManagerCounting } from './manager-counting.js';
@@ -20,6 +18,7 @@ import {
 import { anthropicRequest, fitRequest, type RequestHost, recoverFromOverflow } from './manager-requests.js';
 import { handleToolCall } from './manager-tool-calls.js';
 import { recordAnthropic, recordCounts, recordOpenAI } from './manager-usage.js';
+import type { ContextMeasurer } from './measure/measurer.js';
 import type {
   AnthropicUserMessage,
   HistoryEntry,
@@ -27,6 +26,7 @@ import type {
   MessageFormat,
   OpenAIToolMessage,
 } from './messages/types.js';
+import type { UsageCounts } from './meter/usage.js';
 import {
   type AddedMessage,
   type AddMessageOptions,

@@ -10,10 +10,10 @@ import { type FactsSite, SUMMARY_ROLES, type SummaryRole } from './compaction/su
 import { type EconomySettings, economyAt } from './economy.js';
 import { ConfigurationError, InvalidArgumentError, InvalidMessageError } from './errors.js';
 import { FORMAT_NAMES } from './formats/registry.js';
-import type { Calibration } from './guard/calibration.js';
-import type { UsageCost } from './guard/cost-meter.js';
-import type { CountClient } from './guard/count-endpoints.js';
+import type { Calibration } from './measure/calibration.js';
+import type { CountClient } from './measure/count-endpoints.js';
 import type { MessageFormat, MessageMetadata, ToolDefinition } from './messages/types.js';
+import type { UsageCost } from './meter/cost-meter.js';
 import { nearestName } from './nearest-name.js';
 import { messageIdProblem } from './stores/message-id.js';
 import type { ConversationStore } from './stores/types.js';

@@ -7,9 +7,9 @@
 import type { GeminiContent } from '../formats/gemini/parts.js';
 import { isCompactionItem, itemType, type ResponsesItem } from '../formats/openai-responses/items.js';
 import { FORMATS } from '../formats/registry.js';
-import { usageFromAnthropic, usageFromGemini, usageFromOpenAI } from '../guard/usage.js';
 import type { AddMessageOptions, ContextManager } from '../manager.js';
 import type { AnthropicAssistantMessage, Message, OpenAIAssistantMessage } from '../messages/types.js';
+import { usageFromAnthropic, usageFromGemini, usageFromOpenAI } from '../meter/usage.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

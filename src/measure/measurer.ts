@@ -10,6 +10,14 @@ import { ContextEmitter } from '../events.js';
 import { PLAIN_FORMAT, WIRE_FORMATS } from '../formats/registry.js';
 import { detectConversationFormat } from '../messages/detect.js';
 import type { HistoryEntry, Message, MessageFormat, ToolDefinition } from '../messages/types.js';
+import {
+  carriedInputTokens,
+  MAX_USAGE_TOKENS,
+  type UsageCounts,
+  usageFromAnthropic,
+  usageFromCounts,
+  usageFromOpenAI,
+} from '../meter/usage.js';
 import { DEFAULTS, type ProviderInfo, type RequestOptions, requestedFormat } from '../options.js';
 import { Slices } from '../slices.js';
 import type { ModelInfoInput } from '../tokens/catalog.js';
@@ -21,14 +29,6 @@ import type { TokenCounter } from '../tokens/types.js';
 import type { Calibration } from './calibration.js';
 import { createCalibration } from './calibration.js';
 import type { CountClient } from './count-endpoints.js';
-import {
-  carriedInputTokens,
-  MAX_USAGE_TOKENS,
-  type UsageCounts,
-  usageFromAnthropic,
-  usageFromCounts,
-  usageFromOpenAI,
-} from './usage.js';
 
 /** `countAhead` counts up to this many new messages at once (a steady turn adds one or two). */
 const COUNT_AT_ONCE = 64;
