@@ -1,64 +1,34 @@
 /**
- * What `ContextManager` does with the usage a provider reported: the measurer learns from it
+ * What `ContextManager.recordUsage` does with the usage a provider reported (contextkit's own
+ * counts or any provider's response, see src/meter/usage-reader.ts): the measurer learns from it
  * (calibration), and for the last request the provider's cache figures are set beside the meter's
- * prediction (`compareCache`) and what it did to the context on its server is reported
- * (`recordProviderContext`). Kept apart so the manager reads as the composition it is.
+ * prediction (`compareCache`) and what it did to the context on its server (Anthropic's compaction
+ * steps and applied context edits) is reported (`recordProviderContext`). Kept apart so the manager
+ * reads as the composition it is.
  */
 
 import type { ContextEmitter } from './events.js';
-import { type AppliedEdit, appliedEditsOf } from './guard/applied-edits.js';
+import { appliedEditsOf } from './guard/applied-edits.js';
 import { compareCache, type ManagerParts, recordProviderContext } from './manager-parts.js';
 import type { Message } from './messages/types.js';
-import {
-  type UsageCounts,
-  type UsageSample,
-  usageFromAnthropic,
-  usageFromCounts,
-  usageFromOpenAI,
-} from './meter/usage.js';
+import { readUsage, type UsageInput, usageSource } from './meter/usage-reader.js';
 
 /** The parts of the manager recording usage reads. */
 export type UsageParts = Pick<ManagerParts, 'measurer' | 'history' | 'conversation'>;
 
-/** `ContextManager.recordUsage` with contextkit's own counts. */
-export async function recordCounts(
+/** `ContextManager.recordUsage`'s body, run in the queue. */
+export async function recordUsage(
   parts: UsageParts,
   emitter: ContextEmitter,
-  usage: UsageCounts,
+  usageOrResponse: UsageInput,
   messages?: readonly Message[],
 ): Promise<void> {
-  await parts.measurer.recordUsage(usage, messages, parts.history.format);
-  if (!messages) forLastRequest(parts, emitter, usageFromCounts(usage), []);
-}
-
-/** The provider's cache figures and what it did on its server, for the last request. */
-function forLastRequest(
-  parts: UsageParts,
-  emitter: ContextEmitter,
-  sample: UsageSample,
-  edits: AppliedEdit[],
-): void {
+  await parts.measurer.recordUsage(usageOrResponse, messages, parts.history.format);
+  if (messages) return;
+  const source = usageSource(usageOrResponse);
+  const sample = readUsage(usageOrResponse, source);
   compareCache(parts.conversation, sample, parts.measurer);
+  // Applied context edits are Anthropic's (`context_management.applied_edits`).
+  const edits = source === 'anthropic' ? appliedEditsOf(usageOrResponse) : [];
   recordProviderContext(parts.conversation, sample, edits, emitter);
-}
-
-/** `recordUsage` from an OpenAI Chat Completions or Responses API response. */
-export async function recordOpenAI(
-  parts: UsageParts,
-  response: unknown,
-  messages?: readonly Message[],
-): Promise<void> {
-  await parts.measurer.recordOpenAIUsage(response, messages, parts.history.format);
-  if (!messages) compareCache(parts.conversation, usageFromOpenAI(response), parts.measurer);
-}
-
-/** `recordUsage` from an Anthropic Messages response. */
-export async function recordAnthropic(
-  parts: UsageParts,
-  emitter: ContextEmitter,
-  response: unknown,
-  messages?: readonly Message[],
-): Promise<void> {
-  await parts.measurer.recordAnthropicUsage(response, messages, parts.history.format);
-  if (!messages) forLastRequest(parts, emitter, usageFromAnthropic(response), appliedEditsOf(response));
 }

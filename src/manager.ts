@@ -17,7 +17,7 @@ import {
 } from './manager-parts.js';
 import { anthropicRequest, fitRequest, type RequestHost, recoverFromOverflow } from './manager-requests.js';
 import { handleToolCall } from './manager-tool-calls.js';
-import { recordAnthropic, recordCounts, recordOpenAI } from './manager-usage.js';
+import { recordUsage } from './manager-usage.js';
 import type { ContextMeasurer } from './measure/measurer.js';
 import type {
   AnthropicUserMessage,
@@ -26,7 +26,7 @@ import type {
   MessageFormat,
   OpenAIToolMessage,
 } from './messages/types.js';
-import type { UsageCounts } from './meter/usage.js';
+import { removedUsageMethod, type UsageInput } from './meter/usage-reader.js';
 import {
   type AddedMessage,
   type AddMessageOptions,
@@ -293,20 +293,31 @@ export class ContextManager {
   /**
    * Learns from what the provider billed for the last request (or for `messages`): the per-model
    * correction the fast estimate uses from the next request on. Outliers are damped and the
-   * first sample moves the estimate only a little (see `createCalibration`).
+   * first sample moves the estimate only a little (see `createCalibration`). Takes contextkit's
+   * own counts (`{ model, inputTokens, cacheReadTokens, cacheWriteTokens }`) or any provider's
+   * response or usage object: OpenAI Chat Completions and Responses, Anthropic Messages (with
+   * `usage.iterations` and applied context edits), Gemini `usageMetadata`, Bedrock Converse. For
+   * the last request, the provider's cache figures are also set beside the cost meter's prediction.
    */
-  recordUsage(usage: UsageCounts, messages?: readonly Message[]): Promise<void> {
-    return this.enqueue(() => recordCounts(this.parts, this.emitter, usage, messages));
+  recordUsage(usageOrResponse: UsageInput, messages?: readonly Message[]): Promise<void> {
+    return this.enqueue(() => recordUsage(this.parts, this.emitter, usageOrResponse, messages));
   }
 
-  /** `recordUsage` from an OpenAI Chat Completions or Responses API response. */
-  recordOpenAIUsage(response: unknown, messages?: readonly Message[]): Promise<void> {
-    return this.enqueue(() => recordOpenAI(this.parts, response, messages));
+  /**
+   * Was `recordUsage` from an OpenAI Chat Completions or Responses response; removed: rejects
+   * with `InvalidArgumentError`.
+   * @deprecated Call `recordUsage(response)`, which reads any provider's usage.
+   */
+  recordOpenAIUsage(..._removed: unknown[]): Promise<void> {
+    return removedUsageMethod('recordOpenAIUsage');
   }
 
-  /** `recordUsage` from an Anthropic Messages response. */
-  recordAnthropicUsage(response: unknown, messages?: readonly Message[]): Promise<void> {
-    return this.enqueue(() => recordAnthropic(this.parts, this.emitter, response, messages));
+  /**
+   * Was `recordUsage` from an Anthropic Messages response; removed: rejects with `InvalidArgumentError`.
+   * @deprecated Call `recordUsage(response)`, which reads any provider's usage.
+   */
+  recordAnthropicUsage(..._removed: unknown[]): Promise<void> {
+    return removedUsageMethod('recordAnthropicUsage');
   }
 
   /**
