@@ -488,7 +488,7 @@ function reportMetering(report: Report, runs: readonly MeteringRun[]): void {
     }),
   );
   report.note(
-    `The session's first ${sizeLabel(GOAL_SIZE)} messages, then ${METERING_BLOCK * METERING_BLOCKS} turns at the ${formatCount(COMPACTING_BUDGET)}-token budget: two managers, \`costMeter\` on and off, taking turns by blocks of ${METERING_BLOCK} turns; turns in which a compaction ran are left out. Metering bills each view by its provider's caching rules (src/guard/cost-meter.ts).`,
+    `The session's first ${sizeLabel(GOAL_SIZE)} messages, then ${METERING_BLOCK * METERING_BLOCKS} turns at the ${formatCount(COMPACTING_BUDGET)}-token budget: two managers, \`costMeter\` on and off, taking turns by blocks of ${METERING_BLOCK} turns; turns in which a compaction ran are left out. Metering bills each view by its provider's caching rules (src/meter/cost-meter.ts).`,
   );
 }
 

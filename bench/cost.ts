@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- cost`: what a long agent session's input is billed, replayed through the
- * manager (`replayConversation`, metered by src/guard/cost-meter.ts), beside a sliding window at
+ * manager (`replayConversation`, metered by src/meter/cost-meter.ts), beside a sliding window at
  * the same budget and no compaction; and the cache-expiry policy (`compactWhenCacheExpired`) on
  * and off over a session with idle spells longer than the cache's TTL; and who compacts an OpenAI
  * agent session (bench/provider-compaction.ts).

@@ -77,27 +77,6 @@ export type {
 export type { GeminiRequest } from './formats/gemini/request.js';
 export type * from './formats/openai-responses/items.js';
 export type { AppliedEdit } from './guard/applied-edits.js';
-export type {
-  Calibration,
-  CalibrationEntry,
-  CalibrationOptions,
-  CalibrationSample,
-} from './guard/calibration.js';
-export {
-  type CacheComparison,
-  CostMeter,
-  type CostTotals,
-  type MeterBlock,
-  type RequestCost,
-  type UsageCost,
-} from './guard/cost-meter.js';
-export {
-  type CountClient,
-  type CountClientOptions,
-  CountFailedError,
-  type CountRequest,
-  createCountClient,
-} from './guard/count-endpoints.js';
 export {
   ContextGuard,
   type ContextGuardOptions,
@@ -106,6 +85,28 @@ export {
   type GuardDecision,
   type GuardState,
 } from './guard/guard.js';
+export { isContextOverflowError, type OverflowNumbers, overflowNumbers } from './guard/overflow-errors.js';
+export {
+  ANTHROPIC_COMPACTION_BETA,
+  ANTHROPIC_CONTEXT_EDITING_BETA,
+  type AnthropicContextManagement,
+} from './guard/provider-compaction.js';
+export type { HistoryOptions } from './history/history.js';
+export { addAnthropicResponse, addGeminiResponse, addOpenAIResponse } from './integrations/providers.js';
+export { ContextManager } from './manager.js';
+export type {
+  Calibration,
+  CalibrationEntry,
+  CalibrationOptions,
+  CalibrationSample,
+} from './measure/calibration.js';
+export {
+  type CountClient,
+  type CountClientOptions,
+  CountFailedError,
+  type CountRequest,
+  createCountClient,
+} from './measure/count-endpoints.js';
 export {
   ContextMeasurer,
   type ContextMeasurerOptions,
@@ -113,27 +114,7 @@ export {
   type MeasureRequest,
   type ResolvedRequest,
   type SentRequest,
-} from './guard/measurer.js';
-export { isContextOverflowError, type OverflowNumbers, overflowNumbers } from './guard/overflow-errors.js';
-export {
-  ANTHROPIC_COMPACTION_BETA,
-  ANTHROPIC_CONTEXT_EDITING_BETA,
-  type AnthropicContextManagement,
-} from './guard/provider-compaction.js';
-export {
-  InvalidUsageError,
-  type UsageCounts,
-  type UsageIteration,
-  type UsageSample,
-  usageFromAnthropic,
-  usageFromCounts,
-  usageFromGemini,
-  usageFromOpenAI,
-  usageFromResponse,
-} from './guard/usage.js';
-export type { HistoryOptions } from './history/history.js';
-export { addAnthropicResponse, addGeminiResponse, addOpenAIResponse } from './integrations/providers.js';
-export { ContextManager } from './manager.js';
+} from './measure/measurer.js';
 export * from './memory/index.js';
 export type { Atom, AtomKind, Repair, ToolResultSlot } from './messages/atoms.js';
 export { type ConvertOptions, convertMessages } from './messages/convert.js';
@@ -145,6 +126,25 @@ export {
   type RequestValidation,
   validateRequest,
 } from './messages/validate-request.js';
+export {
+  type CacheComparison,
+  CostMeter,
+  type CostTotals,
+  type MeterBlock,
+  type RequestCost,
+  type UsageCost,
+} from './meter/cost-meter.js';
+export {
+  InvalidUsageError,
+  type UsageCounts,
+  type UsageIteration,
+  type UsageSample,
+  usageFromAnthropic,
+  usageFromCounts,
+  usageFromGemini,
+  usageFromOpenAI,
+  usageFromResponse,
+} from './meter/usage.js';
 export { type Coordinator, type MountConfig, type MountContract, mount, optionsFromConfig } from './mount.js';
 export {
   type AddedMessage,

@@ -7,8 +7,8 @@
  * history stored without counts, a changed model) is kept beside the entries for next time.
  */
 
-import type { ContextMeasurer } from './guard/measurer.js';
 import type { EntryCounter, History } from './history/history.js';
+import type { ContextMeasurer } from './measure/measurer.js';
 import type { HistoryEntry, Message, MessageFormat } from './messages/types.js';
 import type { EntryCounts } from './stores/types.js';
 import { countKey } from './tokens/count-key.js';

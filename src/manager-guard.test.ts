@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startFakeCountServer } from '../test/support/fake-count-server.js';
-import { createCountClient } from './guard/count-endpoints.js';
 import { ContextManager } from './manager.js';
+import { createCountClient } from './measure/count-endpoints.js';
 import { validateRequest } from './messages/validate-request.js';
 import { MemoryStore } from './stores/memory.js';
 
@@ -58,7 +58,7 @@ describe('learning from reported usage', () => {
     await a.getMessagesForRequest({ tokenBudget: 50_000 });
     const est = a.usage().tokens;
     for (let i = 0; i < 10; i++) {
-      await a.recordAnthropicUsage({
+      await a.recordUsage({
         model: 'claude-sonnet-4-5-20250929',
         usage: {
           input_tokens: Math.round(est * 0.5),
@@ -78,7 +78,7 @@ describe('learning from reported usage', () => {
     await o.addMessage({ role: 'user', content: 'hi' });
     await o.getMessagesForRequest();
     await expect(
-      o.recordOpenAIUsage({ model: 'gpt-4o', usage: { prompt_tokens: 9, completion_tokens: 1 } }),
+      o.recordUsage({ model: 'gpt-4o', usage: { prompt_tokens: 9, completion_tokens: 1 } }),
     ).resolves.toBeUndefined();
     await expect(o.recordUsage({ inputTokens: -1 })).rejects.toThrow(/inputTokens/);
   });

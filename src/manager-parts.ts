@@ -4,23 +4,25 @@
  * one event emitter. Kept apart so the manager itself reads as the short composition it is.
  */
 
+import { decodePlan } from './compaction/plan.js';
 import {
   createResponsesCompact,
   type NoteCompaction,
   type ProviderCompactor,
   responsesCompactor,
 } from './compaction/provider-compaction.js';
+import type { Level } from './compaction/zones.js';
 import type { ContextEmitter } from './events.js';
 import type { AppliedEdit } from './guard/applied-edits.js';
-import { createCalibration } from './guard/calibration.js';
-import type { CacheComparison } from './guard/cost-meter.js';
 import { ContextGuard, type GuardConversation } from './guard/guard.js';
-import { ContextMeasurer } from './guard/measurer.js';
-import { cacheUnreported, type UsageSample } from './guard/usage.js';
-import { resetUsageWarning } from './guard/usage-warning.js';
 import { History } from './history/history.js';
 import { LiveEntries } from './history/live-entries.js';
 import { StoredCounts } from './manager-counts.js';
+import { createCalibration } from './measure/calibration.js';
+import { ContextMeasurer } from './measure/measurer.js';
+import type { CacheComparison } from './meter/cost-meter.js';
+import { cacheUnreported, type UsageSample } from './meter/usage.js';
+import { resetUsageWarning } from './meter/usage-warning.js';
 import { type ContextManagerOptions, DEFAULTS, economySettings, type Usage } from './options.js';
 import { RecallIndex } from './recall/recall-index.js';
 import { metaPersistence } from './stores/meta-persistence.js';
@@ -262,6 +264,34 @@ export function llmTools(
   const { provider, ...rest } = llm;
   const onWarn = (w: LLMWarning) => warn(w.code, w.message);
   return LLM_PROVIDERS[provider].tools({ ...rest, onWarn });
+}
+
+/**
+ * Restores what the stored conversation kept beside its messages (`meta`): the plan of its view
+ * and the guard's level and usage; the view starts afresh.
+ */
+export function restoreMeta(conversation: GuardConversation, meta: Record<string, unknown> | null): void {
+  conversation.view.reset();
+  conversation.view.setPlan(decodePlan(meta?.plan));
+  const guard = meta?.guard as { level?: Level; usage?: number } | undefined;
+  if (guard)
+    conversation.state = {
+      level: guard.level ?? undefined,
+      usage: guard.usage,
+      usageWarning: resetUsageWarning(),
+    };
+}
+
+/** Forgets what was derived from entries that were replaced or cleared. */
+export function resetDerived(
+  parts: Pick<ManagerParts, 'measurer' | 'live' | 'conversation' | 'recallIndex'>,
+): void {
+  parts.measurer.forgetBounds();
+  parts.live.reset();
+  parts.conversation.view.reset();
+  parts.conversation.state.usageWarning = resetUsageWarning();
+  parts.conversation.state.budgetNoticed = undefined;
+  parts.recallIndex.update();
 }
 
 /**

@@ -8,12 +8,12 @@ import type { ResponsesCompact } from './compaction/provider-compaction.js';
 import type { StrategyOption } from './compaction/strategy.js';
 import { type FactsSite, SUMMARY_ROLES, type SummaryRole } from './compaction/summary-message.js';
 import { type EconomySettings, economyAt } from './economy.js';
-import { ConfigurationError, InvalidArgumentError } from './errors.js';
+import { ConfigurationError, InvalidArgumentError, InvalidMessageError } from './errors.js';
 import { FORMAT_NAMES } from './formats/registry.js';
-import type { Calibration } from './guard/calibration.js';
-import type { UsageCost } from './guard/cost-meter.js';
-import type { CountClient } from './guard/count-endpoints.js';
+import type { Calibration } from './measure/calibration.js';
+import type { CountClient } from './measure/count-endpoints.js';
 import type { MessageFormat, MessageMetadata, ToolDefinition } from './messages/types.js';
+import type { UsageCost } from './meter/cost-meter.js';
 import { nearestName } from './nearest-name.js';
 import { messageIdProblem } from './stores/message-id.js';
 import type { ConversationStore } from './stores/types.js';
@@ -339,6 +339,27 @@ export function checkAddMessageOptions(options: unknown): asserts options is Add
   if (id === undefined) return;
   const problem = messageIdProblem(id);
   if (problem !== undefined) throw new InvalidArgumentError('addMessage options.id', problem);
+}
+
+/**
+ * Refuses what `addMessages` cannot take, before anything is stored: `messages` that is not an
+ * array (`InvalidMessageError`), options `checkAddMessageOptions` refuses, and an `id` (one id
+ * names one message: identified messages are added one by one).
+ */
+export function checkAddMessagesArguments(
+  messages: unknown,
+  options: unknown,
+): asserts options is AddMessageOptions {
+  if (!Array.isArray(messages)) {
+    throw new InvalidMessageError([{ path: 'messages', message: 'expected an array of messages' }]);
+  }
+  checkAddMessageOptions(options);
+  if (options.id !== undefined) {
+    throw new InvalidArgumentError(
+      'options.id',
+      'addMessages takes no id; add identified messages with addMessage',
+    );
+  }
 }
 
 /** Options of `getMessagesForRequest`: the budget (or what to derive it from), the wire format, the tools sent. */

@@ -135,7 +135,7 @@ describe('a stored compaction block (regressions)', () => {
     const before = sent.cost!.totals.inputTokens;
     const events: unknown[] = [];
     ctx.on('context:provider_context', (e) => events.push(e));
-    await ctx.recordAnthropicUsage({
+    await ctx.recordUsage({
       model: MODEL,
       usage: {
         input_tokens: 900,
@@ -178,7 +178,7 @@ describe('a stored compaction block (regressions)', () => {
     await ctx.getMessagesForRequest();
     const events: Array<{ appliedEdits?: unknown }> = [];
     ctx.on('context:provider_context', (e) => events.push(e));
-    await ctx.recordAnthropicUsage({
+    await ctx.recordUsage({
       model: MODEL,
       usage: { input_tokens: 10, output_tokens: 1 },
       context_management: {

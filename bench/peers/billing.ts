@@ -4,7 +4,7 @@
  * benchmark's own o200k counts and fingerprints of the views' JSON, so no peer grades itself).
  * The workloads carry no times: the agent is taken to call the model every `TURN_SECONDS`.
  */
-import { CostMeter, hashString, type MeterBlock } from '../../src/guard/cost-meter.js';
+import { CostMeter, hashString, type MeterBlock } from '../../src/meter/cost-meter.js';
 import { BUILTIN_PRICING } from '../../src/tokens/pricing.js';
 
 /** Seconds between two model calls of the simulated agent. */

@@ -722,7 +722,7 @@ export async function runPeersBenchmark(args: readonly string[]): Promise<void> 
   );
   report.note(
     'Billed input: every view a provider would take (valid and within budget) is billed by the cost meter ' +
-      '(src/guard/cost-meter.ts) at gpt-4o and claude-sonnet-4-5 prices (src/tokens/pricing.ts, read 2026-11-24), ' +
+      '(src/meter/cost-meter.ts) at gpt-4o and claude-sonnet-4-5 prices (src/tokens/pricing.ts, read 2026-11-24), ' +
       "with each provider's documented caching (OpenAI: automatic, 1,024-token minimum, 128-token steps, cached " +
       'input at half price; Anthropic: a breakpoint on the last block, reads at 0.1×, writes at 1.25×, 20-block ' +
       `lookback, 1,024-token minimum), counted with the benchmark's own o200k counts, one model call every ${TURN_SECONDS} s. ` +

@@ -11,11 +11,11 @@
  */
 
 import type { MessageIssue } from '../errors.js';
-import type { UsageSample } from '../guard/usage.js';
 import type { BuildResult, SeenIds } from '../messages/atom-kit.js';
 import type { ConvertOptions } from '../messages/convert-options.js';
 import type { RequestProblem } from '../messages/request-kit.js';
 import type { AnthropicTextBlock, HistoryEntry, Message, ToolDefinition } from '../messages/types.js';
+import type { UsageSample } from '../meter/usage.js';
 import type { ProviderFamily } from '../tokens/types.js';
 
 /** The field of a message that only one format has, found by that format's detection. */

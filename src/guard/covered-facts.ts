@@ -9,9 +9,9 @@
  */
 
 import type { Planner } from '../compaction/planner.js';
+import type { ContextMeasurer, ResolvedRequest } from '../measure/measurer.js';
 import type { MessageFormat } from '../messages/types.js';
 import type { GuardConversation } from './guard-types.js';
-import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
 
 /** The stored seqs a provider's compaction covered that were not read for facts yet, and where they end. */
 function newlyCovered(c: GuardConversation, format: MessageFormat): { seqs: number[]; to: number } | null {

@@ -13,18 +13,18 @@ import type { FactsSite, SummaryRole } from '../compaction/summary-message.js';
 import type { Level } from '../compaction/zones.js';
 import type { ContextOverflowError, OverflowBreakdown } from '../errors.js';
 import type { CompactionReceipt } from '../events.js';
+import type { ContextMeasurer, ResolvedRequest } from '../measure/measurer.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
 import { wireMessage } from '../messages/wire-fields.js';
+import type { CostMeter } from '../meter/cost-meter.js';
+import type { MessageSource } from '../meter/metering.js';
+import type { UsageWarningState } from '../meter/usage-warning.js';
 import type { GuardLevels, ProviderCompactionOptions, Usage } from '../options.js';
 import type { ContextTools, ExtractedFact } from '../tools/types.js';
 import type { View } from '../view/view.js';
 import type { CompactAheadState } from './compact-ahead.js';
-import type { CostMeter } from './cost-meter.js';
-import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
-import type { MessageSource } from './metering.js';
 import type { AnthropicContextManagement, ProviderHandoff } from './provider-compaction.js';
 import type { AheadState } from './summary-ahead.js';
-import type { UsageWarningState } from './usage-warning.js';
 
 /** What the guard decided: the view stands, was compacted, warrants a warning, or cannot go. */
 export type GuardAction = 'ok' | 'compact' | 'warn' | 'decline';

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ContextDeclinedError, ContextOverflowError } from '../errors.js';
 import { ContextManager } from '../manager.js';
+import { ContextMeasurer } from '../measure/measurer.js';
 import type { Message } from '../messages/types.js';
 import { validateRequest } from '../messages/validate-request.js';
 import { parseFactsBlock } from '../tools/facts-block.js';
 import { ContextGuard } from './guard.js';
-import { ContextMeasurer } from './measurer.js';
 
 const filler = (n: number, seed = 0) =>
   Array.from({ length: n }, (_, i) => `note${(i * 7 + seed) % 53} stuff${i % 11}`).join(' ');

@@ -22,9 +22,12 @@ import { ContextDeclinedError, ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt, ContextEvents } from '../events.js';
 import { wireFormat } from '../formats/registry.js';
 import { History } from '../history/history.js';
+import type { ContextMeasurer, ResolvedRequest } from '../measure/measurer.js';
 import type { Atom } from '../messages/atoms.js';
 import { toolEffectClassifier } from '../messages/tool-effect.js';
 import type { MessageFormat } from '../messages/types.js';
+import { billRequest, conversationTime } from '../meter/metering.js';
+import { nextUsageWarning, resetUsageWarning } from '../meter/usage-warning.js';
 import { checkStrategy, DEFAULTS, type RequestOptions, resolveShares } from '../options.js';
 import { guardedTools } from '../tools/guarded-tools.js';
 import { canPrepare } from '../tools/llm.js';
@@ -41,11 +44,8 @@ import {
   type GuardDecision,
   overflowBreakdown,
 } from './guard-types.js';
-import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
-import { billRequest, conversationTime } from './metering.js';
 import { ProviderCompaction } from './provider-compaction.js';
 import { emptyAheadState, leftView, recordingTools, SummaryAhead } from './summary-ahead.js';
-import { nextUsageWarning, resetUsageWarning } from './usage-warning.js';
 
 export type {
   ContextGuardOptions,

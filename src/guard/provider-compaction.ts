@@ -21,8 +21,8 @@
  */
 
 import { wireFormat } from '../formats/registry.js';
+import type { ResolvedRequest } from '../measure/measurer.js';
 import type { ProviderCompactionOptions } from '../options.js';
-import type { ResolvedRequest } from './measurer.js';
 
 /** The smallest `compact_20260112` trigger the API accepts. */
 export const ANTHROPIC_MIN_COMPACTION_TRIGGER = 50_000;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidMessageError } from '../errors.js';
 import { toAnthropicRequest } from '../formats/anthropic/request.js';
-import { createCalibration } from '../guard/calibration.js';
 import { ContextManager } from '../manager.js';
+import { createCalibration } from '../measure/calibration.js';
 import { addAnthropicResponse, addOpenAIResponse } from './providers.js';
 
 /** Shaped as `openai.chat.completions.create()` returns it (openai v6). */

@@ -7,9 +7,9 @@
 import type { GeminiContent } from '../formats/gemini/parts.js';
 import { isCompactionItem, itemType, type ResponsesItem } from '../formats/openai-responses/items.js';
 import { FORMATS } from '../formats/registry.js';
-import { usageFromAnthropic, usageFromGemini, usageFromOpenAI } from '../guard/usage.js';
 import type { AddMessageOptions, ContextManager } from '../manager.js';
 import type { AnthropicAssistantMessage, Message, OpenAIAssistantMessage } from '../messages/types.js';
+import { usageFromAnthropic, usageFromGemini, usageFromOpenAI } from '../meter/usage.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -51,7 +51,7 @@ export async function addOpenAIResponse(
     if (hasUsage) usageFromOpenAI(response);
     const added = response.output.slice() as ResponsesItem[];
     await manager.addMessages(added, options);
-    if (hasUsage) await manager.recordOpenAIUsage(response);
+    if (hasUsage) await manager.recordUsage(response);
     noteCompactions(manager, response.output, response.usage);
     return added;
   }
@@ -59,7 +59,7 @@ export async function addOpenAIResponse(
   const hasUsage = isRecord(response) && response.usage !== undefined && response.usage !== null;
   if (hasUsage) usageFromOpenAI(response);
   await manager.addMessage(reply, options);
-  if (hasUsage) await manager.recordOpenAIUsage(response);
+  if (hasUsage) await manager.recordUsage(response);
   return reply;
 }
 
@@ -101,7 +101,7 @@ export async function addAnthropicResponse(
   // recorded only once the reply is.
   if (hasUsage) usageFromAnthropic(response);
   await manager.addMessage(reply, options);
-  if (hasUsage) await manager.recordAnthropicUsage(response);
+  if (hasUsage) await manager.recordUsage(response);
   return reply;
 }
 
@@ -121,12 +121,6 @@ export async function addGeminiResponse(
   // recorded only once the reply is.
   const usage = isRecord(response) && isRecord(response.usageMetadata) ? usageFromGemini(response) : null;
   await manager.addMessage(reply, options);
-  if (usage) {
-    await manager.recordUsage({
-      model: usage.model,
-      inputTokens: usage.inputTokens,
-      cacheReadTokens: usage.cacheReadTokens,
-    });
-  }
+  if (usage) await manager.recordUsage(response as object);
   return reply;
 }

@@ -4,9 +4,10 @@
  * compaction at all (where the whole history fits the model's window), metered by the same rules;
  * and beside each bill, what that policy's views kept (src/report/view-keeps.ts).
  */
-import { CostMeter, type CostTotals, type RequestCost, requestBlocks } from '../guard/cost-meter.js';
+
 import { isToolResultMessage } from '../messages/content.js';
 import type { Message, MessageFormat } from '../messages/types.js';
+import { CostMeter, type CostTotals, type RequestCost, requestBlocks } from '../meter/cost-meter.js';
 import type { ModelInfo } from '../tokens/types.js';
 import { KeptTally, type KeptTotals, unusableReason } from './view-keeps.js';
 

@@ -1,6 +1,6 @@
 /**
  * What the models in the catalog bill for input, and how their providers cache prompts, so a
- * session's cost can be computed from the views it sent (see `src/guard/cost-meter.ts`).
+ * session's cost can be computed from the views it sent (see `src/meter/cost-meter.ts`).
  *
  * Read 2026-11-24 from:
  * - Anthropic: "Pricing" (platform.claude.com/docs/en/about-claude/pricing): base input, 5-minute

@@ -31,7 +31,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AtomEdits, NO_EDITS, renderAtom, textParts } from '../../src/compaction/edit-atom.js';
 import { clearedResultText } from '../../src/compaction/placeholders.js';
 import { wireFormat } from '../../src/formats/registry.js';
-import { MAX_USAGE_TOKENS } from '../../src/guard/usage.js';
 import { LiveEntries } from '../../src/history/live-entries.js';
 import {
   type AddMessageOptions,
@@ -49,6 +48,7 @@ import {
 import { type Atom, AtomIndex } from '../../src/messages/atoms.js';
 import { messageText, toolCallIds, toolResultIds } from '../../src/messages/content.js';
 import { wireMessage } from '../../src/messages/wire-fields.js';
+import { MAX_USAGE_TOKENS } from '../../src/meter/usage.js';
 import { createCalibration } from '../../src/parts.js';
 import { MemoryStore } from '../../src/stores/memory.js';
 import { missingData, skipFor } from './requirements.js';
@@ -137,7 +137,7 @@ export interface FormatDescriptor {
 }
 
 /**
- * Each format's usage as its provider documents it (see src/guard/usage.ts and
+ * Each format's usage as its provider documents it (see src/meter/usage.ts and
  * src/formats/bedrock/request.ts for the sources), built with figures overridden by path, and
  * every count field its reader takes in: each must refuse an implausible figure by its path.
  */

@@ -4,9 +4,9 @@
  */
 
 import { InvalidMessageError } from '../../errors.js';
-import { usageFromAnthropic } from '../../guard/usage.js';
 import { toolShapes } from '../../messages/tool-shapes.js';
 import type { AnthropicAssistantMessage, AnthropicMessage, OpenAIMessage } from '../../messages/types.js';
+import { usageFromAnthropic } from '../../meter/usage.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildAnthropic } from './atoms.js';
 import {

@@ -9,8 +9,8 @@ import {
   type OverflowNumbers,
   overflowNumbers,
 } from '../../guard/overflow-errors.js';
-import { InvalidUsageError, type UsageSample, usageCount } from '../../guard/usage.js';
 import type { Message } from '../../messages/types.js';
+import { InvalidUsageError, type UsageSample, usageCount } from '../../meter/usage.js';
 import { blocksOf, isRecord, memberOf, toolResultsOf, toolUsesOf } from './blocks.js';
 import type {
   BedrockContentBlock,

@@ -28,12 +28,6 @@ export async function addBedrockResponse(
       ? usageFromBedrock(response)
       : null;
   await manager.addMessage(reply!, options);
-  if (usage) {
-    await manager.recordUsage({
-      inputTokens: usage.inputTokens,
-      cacheReadTokens: usage.cacheReadTokens,
-      cacheWriteTokens: usage.cacheWriteTokens,
-    });
-  }
+  if (usage) await manager.recordUsage(response as object);
   return reply!;
 }

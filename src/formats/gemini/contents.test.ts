@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { conversationArb, pngBase64 } from '../../../test/support/arbitraries.js';
 import { callingMessage, functionCall } from '../../../test/support/openai-calls.js';
-import { viewReaderOf } from '../../guard/count-endpoints.js';
+import { viewReaderOf } from '../../measure/count-endpoints.js';
 import type { AnthropicMessage, AnthropicTextBlock, Message, OpenAIMessage } from '../../messages/types.js';
 import { type GeminiPart, type GeminiRequestParts, geminiContentsOf, toGeminiTools } from './contents.js';
 

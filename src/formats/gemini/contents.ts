@@ -194,7 +194,7 @@ function systemTexts(system: string | readonly AnthropicTextBlock[] | undefined)
 /**
  * The `systemInstruction` and `contents` of a Gemini request for a view in any format, read
  * through `view` (see the module note for the mapping; `viewReaderOf` in
- * src/guard/count-endpoints.ts reads a list of messages so). `system`, when given, comes before the
+ * src/measure/count-endpoints.ts reads a list of messages so). `system`, when given, comes before the
  * view's own system messages.
  */
 export function geminiContentsOf(

@@ -4,10 +4,10 @@
  */
 
 import { InvalidMessageError } from '../../errors.js';
-import { usageFromGemini } from '../../guard/usage.js';
 import { userTurnProblem } from '../../messages/request-kit.js';
 import { toolShapes } from '../../messages/tool-shapes.js';
 import type { AnthropicMessage } from '../../messages/types.js';
+import { usageFromGemini } from '../../meter/usage.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildGemini } from './atoms.js';
 import { anthropicToGemini, geminiToAnthropic } from './convert.js';

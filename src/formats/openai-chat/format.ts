@@ -4,10 +4,10 @@
  */
 
 import { InvalidMessageError } from '../../errors.js';
-import { usageFromOpenAI } from '../../guard/usage.js';
 import { toolShapes } from '../../messages/tool-shapes.js';
 import type { AnthropicMessage, OpenAIAssistantMessage, OpenAIMessage } from '../../messages/types.js';
 import { roleContentIssues } from '../../messages/validate-kit.js';
+import { usageFromOpenAI } from '../../meter/usage.js';
 import { notConvertibleBlocks, toAnthropic, toOpenAI } from '../anthropic/convert-openai.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildOpenAI } from './atoms.js';

@@ -5,9 +5,9 @@
  */
 
 import { InvalidMessageError } from '../../errors.js';
-import { usageFromOpenAI } from '../../guard/usage.js';
 import { toolShapes } from '../../messages/tool-shapes.js';
 import type { Message, OpenAIMessage } from '../../messages/types.js';
+import { usageFromOpenAI } from '../../meter/usage.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildResponses } from './atoms.js';
 import { chatToResponses, responsesToChat } from './convert.js';

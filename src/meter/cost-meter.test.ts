@@ -389,8 +389,7 @@ async function session(
               u.cache_read_input_tokens * price.cacheRead +
               u.cache_creation_input_tokens * price.cacheWrite) /
             1e6;
-      if (provider === 'openai') await ctx.recordOpenAIUsage(response);
-      else await ctx.recordAnthropicUsage(response);
+      await ctx.recordUsage(response);
       const cost = ctx.usage().cost!;
       expect(cost.reported).toBeDefined();
       predicted += cost.last.cachedTokens;
@@ -449,7 +448,7 @@ describe('an honest meter: Anthropic caches only where a breakpoint is sent (iss
       await ctx.addMessage({ role: 'user', content: `turn ${turn}: ${'the order was late '.repeat(120)}` });
       await ctx.getMessagesForRequest();
       // A gateway that strips the cache fields from Anthropic's usage.
-      await ctx.recordAnthropicUsage({ usage: { input_tokens: 500 * (turn + 1), output_tokens: 5 } });
+      await ctx.recordUsage({ usage: { input_tokens: 500 * (turn + 1), output_tokens: 5 } });
       await ctx.addMessage({ role: 'assistant', content: `noted ${turn}` });
     }
     expect(warnings.filter((w) => w === 'cache_mismatch')).toHaveLength(1);
@@ -589,7 +588,7 @@ describe('usage().cost as a reader takes it (issue 23, item 14)', () => {
       await ctx.addMessage({ role: 'assistant', content: `noted ${turn}` });
     }
     const view = await ctx.getMessagesForRequest();
-    await ctx.recordOpenAIUsage({
+    await ctx.recordUsage({
       usage: { prompt_tokens: 900, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 0 } },
     });
     const cost = ctx.usage().cost!;

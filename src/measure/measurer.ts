@@ -10,6 +10,8 @@ import { ContextEmitter } from '../events.js';
 import { PLAIN_FORMAT, WIRE_FORMATS } from '../formats/registry.js';
 import { detectConversationFormat } from '../messages/detect.js';
 import type { HistoryEntry, Message, MessageFormat, ToolDefinition } from '../messages/types.js';
+import { carriedInputTokens, MAX_USAGE_TOKENS } from '../meter/usage.js';
+import { readUsage, removedUsageMethod, type UsageInput, usageSource } from '../meter/usage-reader.js';
 import { DEFAULTS, type ProviderInfo, type RequestOptions, requestedFormat } from '../options.js';
 import { Slices } from '../slices.js';
 import type { ModelInfoInput } from '../tokens/catalog.js';
@@ -21,14 +23,6 @@ import type { TokenCounter } from '../tokens/types.js';
 import type { Calibration } from './calibration.js';
 import { createCalibration } from './calibration.js';
 import type { CountClient } from './count-endpoints.js';
-import {
-  carriedInputTokens,
-  MAX_USAGE_TOKENS,
-  type UsageCounts,
-  usageFromAnthropic,
-  usageFromCounts,
-  usageFromOpenAI,
-} from './usage.js';
 
 /** `countAhead` counts up to this many new messages at once (a steady turn adds one or two). */
 const COUNT_AT_ONCE = 64;
@@ -756,15 +750,21 @@ export class ContextMeasurer {
   /**
    * Learns from what the provider billed for the last request (or for `messages`): the per-model
    * correction the fast estimate uses from the next request on. Outliers are damped and the first
-   * sample moves the estimate only a little (see `createCalibration`).
+   * sample moves the estimate only a little (see `createCalibration`). Takes contextkit's own
+   * counts (`{ model, inputTokens, cacheReadTokens, cacheWriteTokens }`) or any provider's response
+   * or usage object (OpenAI Chat Completions and Responses, Anthropic Messages, Gemini, Bedrock
+   * Converse), told apart by their fields; an unreadable one rejects with `InvalidUsageError`.
    */
   async recordUsage(
-    usage: UsageCounts,
+    usageOrResponse: UsageInput,
     messages?: readonly Message[],
     format?: MessageFormat,
   ): Promise<void> {
+    const source = usageSource(usageOrResponse);
+    // A provider's usage is read (an unreadable one refused) even with calibration off.
+    const read = source === 'counts' ? undefined : readUsage(usageOrResponse, source);
     if (!this.calibration) return;
-    const sample = usageFromCounts(usage);
+    const sample = read ?? readUsage(usageOrResponse, source);
     const info = sample.model ? this.catalog.get(sample.model) : undefined;
     const model = info?.id ?? sample.model ?? this.last?.model;
     let estimated: number | undefined;
@@ -789,34 +789,21 @@ export class ContextMeasurer {
     await this.calibration.record({ model, estimated, actual: carriedInputTokens(sample) });
   }
 
-  /** `recordUsage` from an OpenAI Chat Completions or Responses API response. */
-  recordOpenAIUsage(response: unknown, messages?: readonly Message[], format?: MessageFormat): Promise<void> {
-    const u = usageFromOpenAI(response);
-    return this.recordUsage(
-      { model: u.model, inputTokens: u.totalInputTokens, cacheReadTokens: 0, cacheWriteTokens: 0 },
-      messages,
-      format,
-    );
+  /**
+   * Was `recordUsage` from an OpenAI Chat Completions or Responses response; removed: rejects
+   * with `InvalidArgumentError`.
+   * @deprecated Call `recordUsage(response)`, which reads any provider's usage.
+   */
+  recordOpenAIUsage(..._removed: unknown[]): Promise<void> {
+    return removedUsageMethod('recordOpenAIUsage');
   }
 
-  /** `recordUsage` from an Anthropic Messages response. */
-  recordAnthropicUsage(
-    response: unknown,
-    messages?: readonly Message[],
-    format?: MessageFormat,
-  ): Promise<void> {
-    const u = usageFromAnthropic(response);
-    return this.recordUsage(
-      {
-        model: u.model,
-        inputTokens: u.inputTokens,
-        cacheReadTokens: u.cacheReadTokens,
-        cacheWriteTokens: u.cacheWriteTokens,
-        ...(u.iterations ? { iterations: u.iterations } : {}),
-      },
-      messages,
-      format,
-    );
+  /**
+   * Was `recordUsage` from an Anthropic Messages response; removed: rejects with `InvalidArgumentError`.
+   * @deprecated Call `recordUsage(response)`, which reads any provider's usage.
+   */
+  recordAnthropicUsage(..._removed: unknown[]): Promise<void> {
+    return removedUsageMethod('recordAnthropicUsage');
   }
 
   /**

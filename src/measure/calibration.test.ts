@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../errors.js';
+import { InvalidUsageError } from '../meter/usage.js';
 import { FilePersistence, MemoryPersistence, type Persistence } from '../stores/persistence.js';
 import { calibrationKey, createCalibration } from './calibration.js';
-import { InvalidUsageError } from './usage.js';
 
 const MODEL = 'claude-sonnet-4-5';
 

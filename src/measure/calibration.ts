@@ -37,8 +37,8 @@
  */
 
 import { ConfigurationError } from '../errors.js';
+import { InvalidUsageError } from '../meter/usage.js';
 import type { Persistence } from '../stores/persistence.js';
-import { InvalidUsageError } from './usage.js';
 
 /** Options of {@link createCalibration}. */
 export interface CalibrationOptions {

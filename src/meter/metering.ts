@@ -4,12 +4,12 @@
  * message. See `cost-meter.ts` for the provider rules.
  */
 
+import type { GuardConversation } from '../guard/guard.js';
+import type { ContextMeasurer, ResolvedRequest } from '../measure/measurer.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
 import type { RequestOptions } from '../options.js';
 import type { TokenCounter } from '../tokens/types.js';
 import { CostMeter, type MeterSource, messageFingerprint, objectKey, type UsageCost } from './cost-meter.js';
-import type { GuardConversation } from './guard.js';
-import type { ContextMeasurer, ResolvedRequest } from './measurer.js';
 
 /**
  * Bills the view about to be sent with the conversation's meter for the model, at the time of

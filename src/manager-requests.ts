@@ -1,0 +1,85 @@
+/**
+ * How `ContextManager` answers a request: the view fitted (`fitRequest`), the summaries due
+ * prepared after it, the Anthropic request body built from it, and the retry after the provider
+ * refused a request as too long. Kept apart so the manager reads as the composition it is; the
+ * manager lends its parts, its counting and its queue (`RequestHost`).
+ */
+
+import type { AnthropicRequestParts } from './formats/anthropic/request.js';
+import { wireFormat } from './formats/registry.js';
+import { isContextOverflowError, overflowNumbers } from './guard/overflow-errors.js';
+import type { AnthropicContextManagement } from './guard/provider-compaction.js';
+import type { ManagerCounting } from './manager-counting.js';
+import type { ManagerParts } from './manager-parts.js';
+import type { ContextMeasurer } from './measure/measurer.js';
+import type { Message } from './messages/types.js';
+import type { RequestOptions } from './options.js';
+
+/** What the manager lends the answer to a request. */
+export interface RequestHost {
+  parts: Pick<ManagerParts, 'history' | 'measurer' | 'conversation' | 'guard'>;
+  counting: ManagerCounting;
+  /** Runs an operation in the manager's queue. */
+  enqueue<T>(op: () => Promise<T> | T): Promise<T>;
+}
+
+/** `getMessagesForRequest`'s body, run in the queue. */
+export async function fitRequest(host: RequestHost, request: RequestOptions): Promise<Message[]> {
+  const { history, measurer, conversation: c, guard } = host.parts;
+  await history.checkGeneration();
+  const prepared = measurer.prepare(request, history.format);
+  const r = prepared instanceof Promise ? await prepared : prepared;
+  // Counted ahead, and the counts taken from the store checked (`ManagerCounting.beforeView`).
+  await host.counting.beforeView(r);
+  // The atoms and the view built ahead in slices too (a cold start): the guard finds them built.
+  const building = c.view.buildAhead(c.entries, c.format ?? r.format, r.counter);
+  if (building) await building;
+  const decision = await guard.fit(c, r, request);
+  host.counting.countBounded(r);
+  prepareAhead(host);
+  if (decision.action === 'decline') throw decision.error;
+  return decision.messages!;
+}
+
+/**
+ * Summaries prepared ahead (`summaryAhead`): the preparation the request found due runs after it,
+ * in the queue (so it sees a history no operation is changing), never inside the request; the
+ * model's answer is a promise the guard keeps, which no request awaits.
+ */
+function prepareAhead(host: RequestHost): void {
+  const prepare = host.parts.guard.preparation(host.parts.conversation);
+  if (!prepare) return;
+  // The queue's own failures (a store that cannot load) are the next operation's to report.
+  setImmediate(() => host.enqueue(prepare).catch(() => undefined));
+}
+
+/** `getAnthropicRequest`'s body: the view as an Anthropic request, with the edits the server makes. */
+export async function anthropicRequest(
+  host: RequestHost,
+  request: RequestOptions,
+): Promise<AnthropicRequestParts & Partial<AnthropicContextManagement>> {
+  const view = await fitRequest(host, { provider: 'anthropic', ...request });
+  const body = wireFormat('anthropic').toRequest(view) as AnthropicRequestParts;
+  const managed = host.parts.conversation.provider?.request;
+  return managed ? { ...body, ...structuredClone(managed) } : body;
+}
+
+/** `recoverFromOverflow`'s body: `refit` fits the view again within the budget it is given. */
+export async function recoverFromOverflow(
+  measurer: ContextMeasurer,
+  err: unknown,
+  refit: (request: RequestOptions) => Promise<Message[]>,
+): Promise<Message[]> {
+  const last = measurer.last;
+  if (!isContextOverflowError(err) || last?.recovered) throw err;
+  const budget = await measurer.recoveryBudget(overflowNumbers(err) ?? {}, last);
+  measurer.warn(
+    'overflow_recovery',
+    last
+      ? `the provider refused ${last.tokens} tokens; retrying within ${budget}`
+      : `the provider refused a request this manager did not make; fitting the stored history within ${budget}`,
+  );
+  const view = await refit({ ...(last?.request ?? {}), tokenBudget: budget });
+  if (measurer.last) measurer.last.recovered = true;
+  return view;
+}
