@@ -66,7 +66,6 @@ export {
   type BedrockTool,
   usageFromBedrock,
 } from './formats/bedrock/request.js';
-export { addBedrockResponse } from './formats/bedrock/respond.js';
 export type * from './formats/bedrock/types.js';
 export type {
   GeminiContent,
@@ -92,7 +91,7 @@ export {
   type AnthropicContextManagement,
 } from './guard/provider-compaction.js';
 export type { HistoryOptions } from './history/history.js';
-export { addAnthropicResponse, addGeminiResponse, addOpenAIResponse } from './integrations/providers.js';
+export { addResponse } from './integrations/providers.js';
 export { ContextManager } from './manager.js';
 export type {
   Calibration,

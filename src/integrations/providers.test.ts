@@ -111,3 +111,66 @@ describe('addAnthropicResponse', () => {
     await expect(addAnthropicResponse(manager, { id: 'msg_1' })).rejects.toThrow(InvalidMessageError);
   });
 });
+
+// Issue 34: one call adds any provider's reply; the API is told by the fields each documents.
+describe('addResponse', () => {
+  it('adds each API reply as its own helper does, and refuses what is no response', async () => {
+    const { addResponse } = await import('./providers.js');
+    const { ContextManager } = await import('../manager.js');
+    const cases: Array<{ response: unknown; added: unknown[] }> = [
+      {
+        response: {
+          choices: [{ message: { role: 'assistant', content: 'hi' } }],
+          usage: { prompt_tokens: 12, completion_tokens: 1 },
+        },
+        added: [{ role: 'assistant', content: 'hi' }],
+      },
+      {
+        response: {
+          type: 'message',
+          role: 'assistant',
+          content: [{ type: 'text', text: 'hi' }],
+          usage: { input_tokens: 12, output_tokens: 1 },
+        },
+        added: [{ role: 'assistant', content: [{ type: 'text', text: 'hi' }] }],
+      },
+      {
+        response: {
+          candidates: [{ content: { role: 'model', parts: [{ text: 'hi' }] } }],
+          usageMetadata: { promptTokenCount: 12, candidatesTokenCount: 1 },
+        },
+        added: [{ role: 'model', parts: [{ text: 'hi' }] }],
+      },
+      {
+        response: {
+          output: { message: { role: 'assistant', content: [{ text: 'hi' }] } },
+          usage: { inputTokens: 12, outputTokens: 1, totalTokens: 13 },
+        },
+        added: [{ role: 'assistant', content: [{ text: 'hi' }] }],
+      },
+      {
+        response: {
+          object: 'response',
+          output: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'hi' }] }],
+          usage: { input_tokens: 12, output_tokens: 1, input_tokens_details: { cached_tokens: 0 } },
+        },
+        added: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'hi' }] }],
+      },
+    ];
+    for (const { response, added } of cases) {
+      const ctx = new ContextManager({ model: 'gpt-4o' });
+      await ctx.addMessage(
+        'contents' in (response as object) || 'candidates' in (response as object)
+          ? { role: 'user', parts: [{ text: 'hello' }] }
+          : { role: 'user', content: 'hello' },
+      );
+      await ctx.getMessagesForRequest();
+      expect(await addResponse(ctx, response)).toEqual(added);
+      expect((await ctx.getMessages()).slice(1)).toEqual(added);
+    }
+    const ctx = new ContextManager();
+    await expect(addResponse(ctx, { text: 'hi' })).rejects.toThrow(/not a provider response/);
+    await expect(addResponse(ctx, null)).rejects.toThrow(/not a provider response/);
+    expect(await ctx.getMessages()).toEqual([]);
+  });
+});

@@ -4,6 +4,8 @@
  * let the manager learn from the usage the provider billed.
  */
 
+import { InvalidMessageError } from '../errors.js';
+import { addBedrockResponse } from '../formats/bedrock/respond.js';
 import type { GeminiContent } from '../formats/gemini/parts.js';
 import { isCompactionItem, itemType, type ResponsesItem } from '../formats/openai-responses/items.js';
 import { FORMATS } from '../formats/registry.js';
@@ -123,4 +125,56 @@ export async function addGeminiResponse(
   await manager.addMessage(reply, options);
   if (usage) await manager.recordUsage(response as object);
   return reply;
+}
+
+/** Which provider's response a value is, by the fields each API documents for its reply. */
+function responseKind(response: unknown): 'responses' | 'chat' | 'anthropic' | 'gemini' | 'bedrock' | undefined {
+  if (!isRecord(response)) return undefined;
+  if (Array.isArray(response.output)) return 'responses';
+  if (Array.isArray(response.choices)) return 'chat';
+  if (Array.isArray(response.candidates)) return 'gemini';
+  if (isRecord(response.output) && 'message' in response.output) return 'bedrock';
+  if (Array.isArray(response.content) && (response.type === 'message' || response.role === 'assistant'))
+    return 'anthropic';
+  return undefined;
+}
+
+/**
+ * Adds a provider's reply to the conversation and records the usage it was billed, in one call,
+ * whichever API it came from (told apart by the fields each documents):
+ * - OpenAI Chat Completions (`choices`): `choices[0].message`;
+ * - OpenAI Responses (`output` items): every item, in order, as the API returned it;
+ * - Anthropic Messages (`content` blocks): `{ role: 'assistant', content }`;
+ * - Gemini `generateContent` (`candidates`): `candidates[0].content`, thought signatures included;
+ * - Bedrock Converse (`output.message`): the message as it came.
+ * All or nothing: the usage is read (an unreadable one refused with `InvalidUsageError`) and every
+ * message validated before any is stored, and the usage is recorded once they are. Resolves with
+ * the messages added. Throws `InvalidMessageError` for a value no provider's response looks like,
+ * or a response with no reply in it.
+ */
+export async function addResponse(
+  manager: ContextManager,
+  response: unknown,
+  options?: AddMessageOptions,
+): Promise<Message[]> {
+  switch (responseKind(response)) {
+    case 'responses':
+      return addOpenAIResponse(manager, response as { output: readonly unknown[] }, options);
+    case 'chat':
+      return [await addOpenAIResponse(manager, response, options)];
+    case 'anthropic':
+      return [await addAnthropicResponse(manager, response, options)];
+    case 'gemini':
+      return [await addGeminiResponse(manager, response, options)];
+    case 'bedrock':
+      return [(await addBedrockResponse(manager, response, options)) as unknown as Message];
+    default:
+      throw new InvalidMessageError([
+        {
+          path: 'response',
+          message:
+            'not a provider response: expected OpenAI choices or output, Anthropic content, Gemini candidates or Bedrock output.message',
+        },
+      ]);
+  }
 }

@@ -7,10 +7,7 @@
 import fc from 'fast-check';
 import {
   type AddMessageOptions,
-  addAnthropicResponse,
-  addBedrockResponse,
-  addGeminiResponse,
-  addOpenAIResponse,
+  addResponse,
   convertMessages,
   type GeminiMessage,
   type Message,
@@ -221,7 +218,7 @@ export const OPENAI_CHAT: FormatDescriptor = {
   problems: (view) => referenceProblems(view, 'openai'),
   fromTauBench: (run) => run.openai,
   reply: {
-    add: addOpenAIResponse,
+    add: addResponse,
     accepted: {
       choices: [{ message: { role: 'assistant', content: 'Order 42 shipped.' } }],
       usage: { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25 },
@@ -287,7 +284,7 @@ export const OPENAI_RESPONSES: FormatDescriptor = {
   startServer: () => startResponsesServer('gpt-4o'),
   fromTauBench: (run) => convertMessages(run.openai, 'openai-responses'),
   reply: {
-    add: addOpenAIResponse,
+    add: addResponse,
     accepted: {
       output: [
         {
@@ -422,7 +419,7 @@ export const ANTHROPIC: FormatDescriptor = {
   problems: (view) => referenceProblems(view, 'anthropic'),
   fromTauBench: (run) => run.anthropic,
   reply: {
-    add: addAnthropicResponse,
+    add: addResponse,
     accepted: {
       role: 'assistant',
       content: [
@@ -511,7 +508,7 @@ export const GEMINI: FormatDescriptor = {
   startServer: () => startGeminiServers('gemini-2.5-flash'),
   fromTauBench: (run) => convertMessages(run.openai, 'gemini'),
   reply: {
-    add: addGeminiResponse,
+    add: addResponse,
     accepted: {
       candidates: [
         {
@@ -621,7 +618,7 @@ export const BEDROCK: FormatDescriptor = {
   problems: (view) => bedrockRequestProblems({ ...toRequest(view, 'bedrock') }, { signatures: false }),
   fromTauBench: (run) => convertMessages(run.openai, 'bedrock'),
   reply: {
-    add: addBedrockResponse,
+    add: addResponse,
     accepted: {
       output: {
         message: {
