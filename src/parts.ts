@@ -42,6 +42,7 @@ export {
 export { toolEffectClassifier } from './messages/tool-effect.js';
 export { messageProblems } from './messages/validate-message.js';
 export { ECONOMY_PRESETS, economyFor } from './options.js';
+export { ContextPool, type ContextPoolOptions } from './pool.js';
 export { RecallIndex } from './recall/recall-index.js';
 export { recallResultMessage, recallResultText } from './recall/recall-tool.js';
 export { Cache, DEFAULT_TTL_MS } from './stores/cache.js';
