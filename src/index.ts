@@ -163,6 +163,7 @@ export {
   type RequestOptions,
   type Usage,
 } from './options.js';
+export type { ContextPoolOptions } from './pool.js';
 export * from './recall/index.js';
 export { type ReportHtmlOptions, renderReportHtml } from './report/html.js';
 export {

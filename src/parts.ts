@@ -42,10 +42,11 @@ export {
 export { toolEffectClassifier } from './messages/tool-effect.js';
 export { messageProblems } from './messages/validate-message.js';
 export { ECONOMY_PRESETS, economyFor } from './options.js';
-export { ContextPool, type ContextPoolOptions } from './pool.js';
+export { ContextPool } from './pool.js';
 export { RecallIndex } from './recall/recall-index.js';
 export { recallResultMessage, recallResultText } from './recall/recall-tool.js';
 export { Cache, DEFAULT_TTL_MS } from './stores/cache.js';
+export { historyPages } from './stores/history-pages.js';
 export { compareIds, decodeId, encodeId, isHashedName, MAX_NAME_BYTES } from './stores/keys.js';
 export { metaPersistence } from './stores/meta-persistence.js';
 export { FilePersistence, MemoryPersistence } from './stores/persistence.js';
