@@ -160,6 +160,7 @@ export {
   type RequestOptions,
   type Usage,
 } from './options.js';
+export type { ContextPoolOptions } from './pool.js';
 export { type ProviderRequests, type ToRequestOptions, toRequest } from './provider-request.js';
 export * from './recall/index.js';
 export { type ReportHtmlOptions, renderReportHtml } from './report/html.js';

@@ -243,29 +243,23 @@ export class History {
   /**
    * Takes `entries` (checked) as the whole history, in generation `epoch`: checked and frozen in
    * slices that yield (a long history is read on a cold start), then taken in at once, so nothing
-   * reads a half-taken history meanwhile.
+   * reads a half-taken history meanwhile. One pass: each entry is checked, its format resolved
+   * once, frozen and remembered as it comes.
    */
   private async adopt(entries: readonly StoredEntry[], epoch: string | null): Promise<void> {
-    const slices = new Slices();
-    const checked = await this.checkAll(entries, undefined, [], slices);
-    const kept: Array<{ message: Message; entry: StoredEntry }> = [];
-    entries.forEach((entry, i) => {
-      const message = checked[i];
-      if (message) kept.push({ message, entry });
+    const next: EntryList = { list: [], format: undefined, ephemeral: false };
+    const messages: Message[] = [];
+    const earlier = () => messages;
+    await forEachInSlices(entries, (entry) => {
+      const checked = this.checkStored(entry, next.format, earlier);
+      if (!checked) return;
+      next.format = checked.format;
+      messages.push(checked.message);
+      next.list.push(frozenEntry(next.list.length, checked.message, entry.metadata, entry.id));
+      if (entry.metadata.ephemeral) next.ephemeral = true;
+      // The new messages are no entries of this history yet: what is kept of them may go first.
+      this.remember(checked.message, entry.seq, entry.counts);
     });
-    const next = await entryList(
-      kept.map((k) => ({ message: k.message, metadata: k.entry.metadata, id: k.entry.id })),
-      slices,
-    );
-    // The new messages are no entries of this history yet: what is kept of them may go first.
-    await forEachInSlices(
-      next.list,
-      (e, i) => {
-        const stored = kept[i]!.entry;
-        this.remember(e.message, stored.seq, stored.counts);
-      },
-      slices,
-    );
     this.reset();
     this.take(next);
     this.storeHead = entries.length;
@@ -278,23 +272,24 @@ export class History {
    * Validates a message the store returned, as `add` validates a new one: a bad one is an
    * `InvalidStoredMessageError` with its seq (also for metadata JSON would not hold), or under
    * `invalidStored: 'skip'` left out with a warning. Never silently either way. Resolves the format
-   * against what is held so far (`earlier`: the messages before it), as `add` does.
+   * against what is held so far (`earlier`: the messages before it), as `add` does, and gives the
+   * conversation's format with the message.
    */
   private checkStored(
     entry: StoredEntry,
     format: MessageFormat | undefined,
     earlier: () => readonly unknown[],
-  ): Message | null {
+  ): { message: Message; format: MessageFormat | undefined } | null {
     try {
       // What `add` refuses (a number JSON cannot hold, such as a hand-edited 1e999 read back as
       // Infinity; nesting no walk may take) is checked first, metadata included.
-      const issues = [
-        ...jsonValueIssues(entry.message, `stored entry ${entry.seq}`),
-        ...jsonValueIssues(entry.metadata, `stored entry ${entry.seq}.metadata`),
-      ];
-      if (issues.length > 0) throw new InvalidMessageError(issues);
+      const path = `stored entry ${entry.seq}`;
+      const issues = jsonValueIssues(entry.message, path);
+      const metadataIssues = jsonValueIssues(entry.metadata, `${path}.metadata`);
+      if (issues.length > 0 || metadataIssues.length > 0)
+        throw new InvalidMessageError([...issues, ...metadataIssues]);
       const resolved = resolveConversationFormat(format, entry.message, entry.seq, earlier);
-      return validateMessage(entry.message, `stored entry ${entry.seq}`, resolved);
+      return { message: validateMessage(entry.message, path, resolved), format: resolved };
     } catch (err) {
       if (!(err instanceof InvalidMessageError)) throw err;
       const error = new InvalidStoredMessageError(this.conversationId, entry.seq, err.issues);
@@ -325,32 +320,17 @@ export class History {
     entries: readonly StoredEntry[],
     start: MessageFormat | undefined,
     held: readonly unknown[],
-  ): Array<Message | null>;
-  /** The same in slices that yield. */
-  private checkAll(
-    entries: readonly StoredEntry[],
-    start: MessageFormat | undefined,
-    held: readonly unknown[],
-    slices: Slices,
-  ): Promise<Array<Message | null>>;
-  private checkAll(
-    entries: readonly StoredEntry[],
-    start: MessageFormat | undefined,
-    held: readonly unknown[],
-    slices?: Slices,
-  ): Array<Message | null> | Promise<Array<Message | null>> {
+  ): Array<Message | null> {
     let format = start;
     const before: unknown[] = [...held];
-    const check = (e: StoredEntry) => {
-      const earlier = () => before;
-      const message = this.checkStored(e, format, earlier);
-      if (message) {
-        format = resolveConversationFormat(format, message, e.seq, earlier);
-        before.push(message);
-      }
-      return message;
-    };
-    return slices ? mapInSlices(entries, check, slices) : entries.map(check);
+    const earlier = () => before;
+    return entries.map((e) => {
+      const checked = this.checkStored(e, format, earlier);
+      if (!checked) return null;
+      format = checked.format;
+      before.push(checked.message);
+      return checked.message;
+    });
   }
 
   /**
@@ -678,12 +658,7 @@ export class History {
     this.conversationFormat = resolveConversationFormat(this.conversationFormat, message, seq, () =>
       this.list.map((e) => e.message),
     );
-    const entry: HistoryEntry = Object.freeze({
-      seq,
-      message: freezeDeep(message),
-      metadata: freezeDeep(metadata),
-      ...(id === undefined ? {} : { id }),
-    });
+    const entry = frozenEntry(seq, message, metadata, id);
     this.list.push(entry);
     if (id !== undefined && !this.ids.has(id)) this.ids.set(id, entry);
     if (metadata.ephemeral) this.ephemeral = true;
@@ -698,6 +673,17 @@ export class History {
     this.resumed = false;
     this.generationCounter++;
   }
+}
+
+/** A history entry, frozen deep (its message and metadata frozen in place). */
+function frozenEntry(seq: number, message: Message, metadata: MessageMetadata, id?: string): HistoryEntry {
+  const entry: { -readonly [K in keyof HistoryEntry]: HistoryEntry[K] } = {
+    seq,
+    message: freezeDeep(message),
+    metadata: freezeDeep(metadata),
+  };
+  if (id !== undefined) entry.id = id;
+  return Object.freeze(entry);
 }
 
 /** Entries built off to the side, with the format they resolve to, to be taken in at once. */
@@ -722,14 +708,7 @@ async function entryList(
     ({ message, metadata, id }, seq) => {
       // `messages` reads the entries before this one, as `push` reads the list so far.
       next.format = resolveConversationFormat(next.format, message, seq, messages);
-      next.list.push(
-        Object.freeze({
-          seq,
-          message: freezeDeep(message),
-          metadata: freezeDeep(metadata),
-          ...(id === undefined ? {} : { id }),
-        }),
-      );
+      next.list.push(frozenEntry(seq, message, metadata, id));
       if (metadata.ephemeral) next.ephemeral = true;
     },
     slices,

@@ -128,7 +128,9 @@ export async function addGeminiResponse(
 }
 
 /** Which provider's response a value is, by the fields each API documents for its reply. */
-function responseKind(response: unknown): 'responses' | 'chat' | 'anthropic' | 'gemini' | 'bedrock' | undefined {
+function responseKind(
+  response: unknown,
+): 'responses' | 'chat' | 'anthropic' | 'gemini' | 'bedrock' | undefined {
   if (!isRecord(response)) return undefined;
   if (Array.isArray(response.output)) return 'responses';
   if (Array.isArray(response.choices)) return 'chat';

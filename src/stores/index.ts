@@ -6,6 +6,7 @@
 
 export type { CacheEntry, CacheOptions, InvalidateScope } from './cache.js';
 export { FileStore, type FileStoreOptions } from './file.js';
+export type { HistoryPagesOptions } from './history-pages.js';
 export { validateConversationId } from './keys.js';
 export { MemoryStore } from './memory.js';
 export type { Persistence } from './persistence.js';
