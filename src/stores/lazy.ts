@@ -47,7 +47,8 @@ export class LazyStore implements ConversationStore {
         return store.search;
       };
       this.search = {
-        find: async (id, words, limit): Promise<StoreSearchResult> => (await search()).find(id, words, limit),
+        find: async (id, words, limit, within): Promise<StoreSearchResult> =>
+          (await search()).find(id, words, limit, within),
         catchUp: async (id) => (await search()).catchUp(id),
         rebuild: async (id) => (await search()).rebuild(id),
       };

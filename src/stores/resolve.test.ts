@@ -216,3 +216,23 @@ describe('openStore', () => {
     }
   });
 });
+
+describe('LazyStore search', () => {
+  it("passes a recall filter (`within`) to the driver's index", async () => {
+    const calls: unknown[][] = [];
+    const inner = new MemoryStore() as MemoryStore & { search?: unknown };
+    const search = {
+      find: async (...args: unknown[]) => {
+        calls.push(args);
+        return { hits: [], indexed: 0, head: 0 };
+      },
+      catchUp: async () => 0,
+      rebuild: async () => 0,
+    };
+    Object.defineProperty(inner, 'search', { value: search });
+    const lazy = new LazyStore('sqlite', async () => inner, true);
+    const within = { fromSeq: 2, toSeq: 9, seqs: [3, 5] };
+    await lazy.search!.find('c', ['word'], 4, within);
+    expect(calls).toEqual([['c', ['word'], 4, within]]);
+  });
+});
