@@ -24,8 +24,8 @@ describe('economyAt: a number between the presets', () => {
           expect(s.targetUsage).toBe(x);
           expect(s.compactThreshold).toBeGreaterThanOrEqual(x);
           expect(s.compactThreshold).toBeLessThanOrEqual(1);
-          expect(s.memoryShare).toBeGreaterThan(0);
-          expect(s.memoryShare).toBeLessThanOrEqual(x);
+          expect(s.summaryShare).toBeGreaterThan(0);
+          expect(s.summaryShare).toBeLessThanOrEqual(x);
           expect(s.keepToolResults).toBeGreaterThanOrEqual(ECONOMY.minimal.keepToolResults);
           expect(s.keepToolResults).toBeLessThanOrEqual(ECONOMY.rich.keepToolResults);
           // Below the default's target the views lean on recall.
@@ -33,7 +33,7 @@ describe('economyAt: a number between the presets', () => {
           const t = economyFor(Math.min(0.999, x + step));
           // Rounded to 0.001: a larger number never triggers or remembers less.
           expect(t.compactThreshold).toBeGreaterThanOrEqual(s.compactThreshold - 0.001);
-          expect(t.memoryShare).toBeGreaterThanOrEqual(s.memoryShare - 0.001);
+          expect(t.summaryShare).toBeGreaterThanOrEqual(s.summaryShare - 0.001);
           expect(t.keepToolResults).toBeGreaterThanOrEqual(s.keepToolResults);
         },
       ),
@@ -47,7 +47,7 @@ describe('economyAt: a number between the presets', () => {
     expect(economyAt(PRESETS, 0.045)).toEqual({
       compactThreshold: Math.round((0.045 + gap / 2) * 1000) / 1000,
       targetUsage: 0.045,
-      memoryShare: 0.025,
+      summaryShare: 0.025,
       keepToolResults: 1,
       recall: true,
     });
@@ -81,8 +81,8 @@ describe('economy: every number in the documented range (0, 1) gives valid optio
         expect(s.targetUsage).toBe(x);
         expect(s.compactThreshold).toBeGreaterThan(s.targetUsage);
         expect(s.compactThreshold).toBeLessThanOrEqual(1);
-        expect(s.memoryShare).toBeGreaterThan(0);
-        expect(s.memoryShare).toBeLessThanOrEqual(s.targetUsage);
+        expect(s.summaryShare).toBeGreaterThan(0);
+        expect(s.summaryShare).toBeLessThanOrEqual(s.targetUsage);
       }),
       { numRuns: 2000 },
     );

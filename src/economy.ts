@@ -12,7 +12,7 @@
 export interface EconomySettings {
   compactThreshold: number;
   targetUsage: number;
-  memoryShare: number;
+  summaryShare: number;
   keepToolResults: number;
   /** Offer the model `recall`: lean views lean on it for what they left out. */
   recall: boolean;
@@ -42,7 +42,7 @@ export function economyAt(points: readonly Readonly<EconomySettings>[], x: numbe
     return {
       compactThreshold: round3sig(x + gap),
       targetUsage: x,
-      memoryShare: round3sig(x * (leanest.memoryShare / leanest.targetUsage)),
+      summaryShare: round3sig(x * (leanest.summaryShare / leanest.targetUsage)),
       keepToolResults: leanest.keepToolResults,
       recall: leanest.recall,
     };
@@ -51,7 +51,7 @@ export function economyAt(points: readonly Readonly<EconomySettings>[], x: numbe
     return {
       compactThreshold: Math.min(1, round3(x + richest.compactThreshold - richest.targetUsage)),
       targetUsage: x,
-      memoryShare: round3((x * richest.memoryShare) / richest.targetUsage),
+      summaryShare: round3((x * richest.summaryShare) / richest.targetUsage),
       keepToolResults: richest.keepToolResults,
       recall: richest.recall,
     };
@@ -64,7 +64,7 @@ export function economyAt(points: readonly Readonly<EconomySettings>[], x: numbe
   return {
     compactThreshold: round3(lerp(a.compactThreshold, b.compactThreshold)),
     targetUsage: x,
-    memoryShare: round3(lerp(a.memoryShare, b.memoryShare)),
+    summaryShare: round3(lerp(a.summaryShare, b.summaryShare)),
     keepToolResults: Math.round(lerp(a.keepToolResults, b.keepToolResults)),
     recall: t < 1 ? a.recall : b.recall,
   };

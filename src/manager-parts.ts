@@ -159,7 +159,7 @@ export function composeParts(
         }
       : {}),
     cacheBreakpoints: options.cacheBreakpoints ?? 'off',
-    memoryShare: economy.memoryShare,
+    summaryShare: economy.summaryShare,
     recall: economy.recall,
     ...(tools !== undefined ? { tools } : {}),
     ...(providerCompact !== undefined ? { providerCompact } : {}),

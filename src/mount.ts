@@ -23,7 +23,7 @@ export type MountConfig = ContextManagerOptions & {
   /** The guide's name for the same threshold. */
   compact_threshold?: number;
   target_usage?: number;
-  memory_share?: number;
+  summary_share?: number;
   preserve_system?: boolean;
   keep_tool_results?: number;
   safety_margin?: number;
@@ -75,7 +75,7 @@ const RENAMED: Record<string, keyof ContextManagerOptions> = {
   compaction_threshold: 'compactThreshold',
   compact_threshold: 'compactThreshold',
   target_usage: 'targetUsage',
-  memory_share: 'memoryShare',
+  summary_share: 'summaryShare',
   preserve_system: 'preserveSystem',
   keep_tool_results: 'keepToolResults',
   safety_margin: 'safetyMargin',

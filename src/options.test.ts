@@ -42,8 +42,13 @@ describe('option values a manager cannot work with', () => {
     [{ criticalFloor: 0 }, /criticalFloor: must be in \(0, 1\]/],
     [{ maxCompactRetries: 1.5 }, /maxCompactRetries: must be a whole number ≥ 0/],
     [{ exactCountAt: Number.NaN }, /exactCountAt: expected a finite number, got NaN/],
-    [{ memoryShare: 0 }, /memoryShare: must be in \(0, 1\]/],
-    [{ memoryShare: 0.5, targetUsage: 0.4 }, /memoryShare: \(0\.5\) must not be above targetUsage \(0\.4\)/],
+    [{ summaryShare: 0 }, /summaryShare: must be in \(0, 1\]/],
+    // Renamed before 1.0 (issue 34: "memory" names the memory tool only): refused, naming the new name.
+    [{ memoryShare: 0.3 }, /memoryShare: was renamed: pass summaryShare/],
+    [
+      { summaryShare: 0.5, targetUsage: 0.4 },
+      /summaryShare: \(0\.5\) must not be above targetUsage \(0\.4\)/,
+    ],
     [
       { tools: { summarize: () => '' } },
       /tools: expected an object with summarize, extractFacts; missing extractFacts/,
@@ -111,7 +116,7 @@ describe('shares derived from the ones the user set (issue 23, item 4)', () => {
     expect(ctx.options.targetUsage).toBeGreaterThan(0.25);
   });
 
-  it('keeps conversation in a compacted view when targetUsage is at or below the default memoryShare', async () => {
+  it('keeps conversation in a compacted view when targetUsage is at or below the default summaryShare', async () => {
     const ctx = new ContextManager({ model: 'gpt-4o', targetUsage: 0.3 });
     for (let i = 0; i < 500; i++) {
       await ctx.addMessage({

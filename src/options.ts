@@ -58,11 +58,11 @@ export interface ContextManagerOptions {
    */
   targetUsage?: number;
   /**
-   * Share of the budget the memory of what left the view (summary and facts block together) may
+   * Share of the budget the summary and facts block (what the view keeps of what left it) may
    * take after a compaction (default 0.35 of 0.6: the same proportion, 0.35/0.6, of whatever
    * `targetUsage` is): the rest of the target is the newest turns. At most `targetUsage`.
    */
-  memoryShare?: number;
+  summaryShare?: number;
   /** Never compact system messages (default true). */
   preserveSystem?: boolean;
   /**
@@ -275,7 +275,7 @@ export interface ContextManagerOptions {
   /**
    * One setting for the trade between billed input and what the views keep (default
    * `balanced`): `rich`, `balanced`, `lean` or `minimal` set `compactThreshold`, `targetUsage`,
-   * `memoryShare`, `keepToolResults` and `recall` together (see `ECONOMY`); any of those given
+   * `summaryShare`, `keepToolResults` and `recall` together (see `ECONOMY`); any of those given
    * explicitly wins. Leaner views are billed less and keep fewer of the newest turns whole;
    * `lean` and `minimal` offer the model `recall` for what they leave out. A number in (0, 1) is
    * the share of the budget views aim at, the rest set between the presets around it
@@ -389,7 +389,7 @@ export const DEFAULTS = {
   maxTokens: 200_000,
   compactThreshold: 0.92,
   targetUsage: 0.6,
-  memoryShare: 0.35,
+  summaryShare: 0.35,
   preserveSystem: true,
   protectTask: true,
   keepToolResults: 3,
@@ -418,16 +418,16 @@ export type { EconomySettings };
  * defaults as they were before the setting existed; the README gives the figures of each.
  */
 export const ECONOMY: Readonly<Record<EconomyPreset, Readonly<EconomySettings>>> = {
-  rich: { compactThreshold: 0.95, targetUsage: 0.75, memoryShare: 0.4, keepToolResults: 5, recall: false },
+  rich: { compactThreshold: 0.95, targetUsage: 0.75, summaryShare: 0.4, keepToolResults: 5, recall: false },
   balanced: {
     compactThreshold: DEFAULTS.compactThreshold,
     targetUsage: DEFAULTS.targetUsage,
-    memoryShare: DEFAULTS.memoryShare,
+    summaryShare: DEFAULTS.summaryShare,
     keepToolResults: DEFAULTS.keepToolResults,
     recall: false,
   },
-  lean: { compactThreshold: 0.6, targetUsage: 0.35, memoryShare: 0.2, keepToolResults: 2, recall: true },
-  minimal: { compactThreshold: 0.35, targetUsage: 0.18, memoryShare: 0.1, keepToolResults: 1, recall: true },
+  lean: { compactThreshold: 0.6, targetUsage: 0.35, summaryShare: 0.2, keepToolResults: 2, recall: true },
+  minimal: { compactThreshold: 0.35, targetUsage: 0.18, summaryShare: 0.1, keepToolResults: 1, recall: true },
 };
 
 /** What an `economy` setting sets: a preset's settings, or a number placed between them. */
@@ -641,7 +641,7 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
     if (v !== false) withMethods('correction', 'record', 'load')(v, name);
   },
   recall: bool,
-  memoryShare: share,
+  summaryShare: share,
   economy: (v, name) => {
     if (typeof v !== 'number') return oneOf(ECONOMY_PRESETS, ', or a share of the budget in (0, 1)')(v, name);
     finite(v, name);
@@ -649,10 +649,15 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   },
 };
 
+/** Options renamed before 1.0 (issue 34: "memory" names the memory tool only), with the new name. */
+const RENAMED_OPTIONS: Readonly<Record<string, string>> = { memoryShare: 'summaryShare' };
+
 function checkKeys(options: Record<string, unknown>, checks: Record<string, Check>, parent?: string): void {
   for (const [key, value] of Object.entries(options)) {
     const name = parent ? `${parent}.${key}` : key;
     const check = checks[key];
+    const renamed = parent === undefined ? RENAMED_OPTIONS[key] : undefined;
+    if (!check && renamed !== undefined) fail(name, `was renamed: pass ${renamed}`);
     if (!check) {
       const camel = key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
       const hint =
@@ -727,10 +732,10 @@ export function checkOptions(options: ContextManagerOptions): void {
       `(${at}) must be below compactThreshold (${threshold}): the range is prepared before the compaction`,
     );
   }
-  if (options.memoryShare !== undefined && options.memoryShare > target) {
+  if (options.summaryShare !== undefined && options.summaryShare > target) {
     throw new ConfigurationError(
-      'memoryShare',
-      `(${options.memoryShare}) must not be above targetUsage (${target})`,
+      'summaryShare',
+      `(${options.summaryShare}) must not be above targetUsage (${target})`,
     );
   }
 }
@@ -739,7 +744,7 @@ export function checkOptions(options: ContextManagerOptions): void {
 export interface Shares {
   compactThreshold: number;
   targetUsage: number;
-  memoryShare: number;
+  summaryShare: number;
 }
 
 /**
@@ -759,12 +764,12 @@ export function resolveShares(options: Partial<Shares>, d: Readonly<Shares> = DE
       : Math.min(d.targetUsage, round3((compactThreshold * d.targetUsage) / d.compactThreshold)));
   // At the defaults' own target the share is the defaults' (an `economy` number below 0.001 has
   // a memory share rounding would make 0).
-  const memoryShare =
-    options.memoryShare ??
+  const summaryShare =
+    options.summaryShare ??
     (targetUsage === d.targetUsage
-      ? d.memoryShare
-      : Math.min(d.memoryShare, round3((targetUsage * d.memoryShare) / d.targetUsage)));
-  return { compactThreshold, targetUsage, memoryShare };
+      ? d.summaryShare
+      : Math.min(d.summaryShare, round3((targetUsage * d.summaryShare) / d.targetUsage)));
+  return { compactThreshold, targetUsage, summaryShare };
 }
 
 const round3 = (n: number): number => Math.round(n * 1000) / 1000;

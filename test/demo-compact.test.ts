@@ -1,7 +1,7 @@
 /**
  * The demo's log after two runs (1,212 messages of a coding-agent session), compacted at a 16k
  * budget: what leaves the view is summarized, not only dropped, and the memory fills its room
- * within `memoryShare` of the budget.
+ * within `summaryShare` of the budget.
  */
 import { describe, expect, it } from 'vitest';
 import { demoMessages } from '../src/cli/demo-session.js';

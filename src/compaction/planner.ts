@@ -87,7 +87,7 @@ export interface PlannerSettings {
   /** Share of the budget a plan's rendered view must come under, else it is made again, lower. */
   criticalFloor: number;
   /** Share of the budget the summary and facts block may take together (at most `targetUsage`). */
-  memoryShare: number;
+  summaryShare: number;
   /** What the summarizer should favour (passed to `ContextTools.summarize` as `focus`). */
   summaryInstructions?: string;
 }
@@ -403,7 +403,7 @@ export class Planner {
       });
     const oldFacts = previousPlan?.facts ?? [];
     const factsTokensBefore = factsTokens(oldFacts);
-    const share = Math.min(this.settings.memoryShare, this.settings.targetUsage);
+    const share = Math.min(this.settings.summaryShare, this.settings.targetUsage);
     const factsLimit = factsCap(budget, share);
     const pause = () => scratch.slices.step();
     // Every atom measured under the previous plan's edits, in slices (a first plan reads them all).
@@ -639,7 +639,7 @@ export class Planner {
     memo: Scratch['summaries'],
   ): Promise<{ draft: PlanDraft; summary: PlanSummary } | undefined> {
     const { budget } = req;
-    const share = Math.min(this.settings.memoryShare, this.settings.targetUsage);
+    const share = Math.min(this.settings.summaryShare, this.settings.targetUsage);
     const trigger = Math.min(budget, Math.floor(this.settings.compactThreshold * budget));
     const room = Math.min(
       MAX_SUMMARY_TOKENS,
@@ -692,7 +692,7 @@ export class Planner {
     count: (message: Message) => number;
   }): Promise<CompactionPlan | null> {
     if (this.blocks.factsSite === 'none') return null;
-    const share = Math.min(this.settings.memoryShare, this.settings.targetUsage);
+    const share = Math.min(this.settings.summaryShare, this.settings.targetUsage);
     const room = Math.min(factsCap(req.budget, share), req.room);
     const factsTokens = (facts: readonly ExtractedFact[]) =>
       facts.length > 0 ? req.count(this.blocks.factsMessage(facts, req.format)) : 0;

@@ -25,20 +25,20 @@ export const DEFAULT_MEMORY_SHARE = 0.35;
 export const MAX_SUMMARY_TOKENS = 8000;
 
 /**
- * The room of the memory of what left the view: `memoryShare` of the budget, summary and facts
+ * The room of the memory of what left the view: `summaryShare` of the budget, summary and facts
  * block together.
  */
-export function memoryRoom(budget: number, memoryShare: number = DEFAULT_MEMORY_SHARE): number {
-  return Math.max(0, Math.floor(budget * memoryShare));
+export function memoryRoom(budget: number, summaryShare: number = DEFAULT_MEMORY_SHARE): number {
+  return Math.max(0, Math.floor(budget * summaryShare));
 }
 
 /**
  * The summary a plan may grow to: the memory's room less the facts block's cap, at most
  * `MAX_SUMMARY_TOKENS`.
  */
-export function summaryReserve(budget: number, memoryShare: number = DEFAULT_MEMORY_SHARE): number {
-  const room = memoryRoom(budget, memoryShare);
-  return Math.max(0, Math.min(MAX_SUMMARY_TOKENS, room - factsCap(budget, memoryShare)));
+export function summaryReserve(budget: number, summaryShare: number = DEFAULT_MEMORY_SHARE): number {
+  const room = memoryRoom(budget, summaryShare);
+  return Math.max(0, Math.min(MAX_SUMMARY_TOKENS, room - factsCap(budget, summaryShare)));
 }
 
 /**
@@ -46,10 +46,10 @@ export function summaryReserve(budget: number, memoryShare: number = DEFAULT_MEM
  * 2,000 tokens (some 300 facts): past that a list stops being a reminder and becomes noise. It
  * never takes more than half of the memory's room.
  */
-export function factsCap(budget: number, memoryShare: number = DEFAULT_MEMORY_SHARE): number {
+export function factsCap(budget: number, summaryShare: number = DEFAULT_MEMORY_SHARE): number {
   const cap = Math.min(2000, Math.max(Math.floor(budget * 0.1), Math.min(200, Math.floor(budget / 4))));
   // Within the memory's room, the facts take at most half of it.
-  return Math.min(cap, Math.floor(memoryRoom(budget, memoryShare) / 2));
+  return Math.min(cap, Math.floor(memoryRoom(budget, summaryShare) / 2));
 }
 
 /**

@@ -149,7 +149,7 @@ export interface ContextGuardOptions {
   /** `'auto'`: Anthropic prompt-cache breakpoints at the end of the stable prefix (default off). */
   cacheBreakpoints?: 'auto' | 'off';
   /** Share of the budget the summary and facts block may take together (default 0.35). */
-  memoryShare?: number;
+  summaryShare?: number;
   /** The `recall` tool is offered: the summary and facts block tell the model (default false). */
   recall?: boolean;
   /** Writes summaries and extracts facts (default: the offline tools). */

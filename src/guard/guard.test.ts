@@ -169,7 +169,7 @@ describe('retries and the critical floor', () => {
     const plans: number[] = [];
     const make = (options: { maxCompactRetries?: number; criticalFloor?: number }) => {
       // A memory share of 0.2 gives the summary a reserve of a tenth of the budget, which it overshoots.
-      const ctx = new ContextManager({ model: 'gpt-4o', tools, memoryShare: 0.2, ...options });
+      const ctx = new ContextManager({ model: 'gpt-4o', tools, summaryShare: 0.2, ...options });
       ctx.on('context:post_compact', (e) => plans.push(e.tokens));
       return ctx;
     };

@@ -72,7 +72,7 @@ export class ContextGuard {
   private readonly preserveSystem: boolean;
   private readonly protectTask: boolean;
   /** Share of the budget the memory of what left the view may take (summary and facts). */
-  private readonly memoryShare: number | undefined;
+  private readonly summaryShare: number | undefined;
   private readonly clearAt: number | undefined;
   private readonly notice: boolean;
   private readonly hooks: CompactionHooks;
@@ -97,7 +97,7 @@ export class ContextGuard {
     this.declineAt = options.levels?.declineAt;
     this.jumpEscalation = options.levels?.jumpEscalation ?? DEFAULTS.jumpEscalation;
     const shares = resolveShares(options);
-    this.memoryShare = shares.memoryShare;
+    this.summaryShare = shares.summaryShare;
     this.compactThreshold = shares.compactThreshold;
     this.targetUsage = shares.targetUsage;
     this.autoCompact = options.autoCompact ?? true;
@@ -169,7 +169,7 @@ export class ContextGuard {
         clearing,
         maxCompactRetries: options.maxCompactRetries ?? DEFAULTS.maxCompactRetries,
         criticalFloor: options.criticalFloor ?? DEFAULTS.criticalFloor,
-        memoryShare: shares.memoryShare,
+        summaryShare: shares.summaryShare,
         ...(options.summaryInstructions ? { summaryInstructions: options.summaryInstructions } : {}),
       },
       tools ?? offline,
@@ -634,7 +634,7 @@ export class ContextGuard {
     toSeq: number,
     room: number,
   ): string {
-    const maxTokens = Math.min(summaryReserve(r.budget, this.memoryShare), room);
+    const maxTokens = Math.min(summaryReserve(r.budget, this.summaryShare), room);
     const key = `${fromSeq}-${toSeq}-${maxTokens}-${r.counter.id}`;
     if (c.coveredSummary?.key === key) return c.coveredSummary.text;
     const all = c.history ?? c.entries;

@@ -9,6 +9,5 @@ export {
   type MemoryScope,
   MemoryTool,
   type MemoryToolOptions,
-  memoryTool,
   memoryToolDefinition,
 } from './memory-tool.js';

@@ -191,7 +191,8 @@ export class MemoryTool {
 }
 
 /**
- * The memory tool's handler on a store:
+ * The memory tool's handler on a store (the public name is the class, `new MemoryTool(options)`;
+ * this function stays for contextkit's own modules):
  * `const memory = memoryTool({ store: 'sqlite:./agent.db', scope: { agent: 'support' } })`, then
  * offer `memory.definition(format)` (Anthropic's native `{ type: 'memory_20250818', name:
  * 'memory' }`, or a function tool) and answer each call with `memory.handleToolCall(call)`.

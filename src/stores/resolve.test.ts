@@ -9,6 +9,7 @@ import { FileStore } from './file.js';
 import { LazyStore } from './lazy.js';
 import { MemoryStore } from './memory.js';
 import { importDriver, openStore, resolveStore } from './resolve.js';
+import type { ConversationStore } from './types.js';
 
 describe('resolveStore', () => {
   it('defaults to a fresh in-memory store', () => {
@@ -220,7 +221,7 @@ describe('openStore', () => {
 describe('LazyStore search', () => {
   it("passes a recall filter (`within`) to the driver's index", async () => {
     const calls: unknown[][] = [];
-    const inner = new MemoryStore() as MemoryStore & { search?: unknown };
+    const inner: ConversationStore = new MemoryStore();
     const search = {
       find: async (...args: unknown[]) => {
         calls.push(args);

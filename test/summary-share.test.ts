@@ -1,5 +1,5 @@
 /**
- * The memory of what left the view (the summary and the facts block) takes at most `memoryShare`
+ * The memory of what left the view (the summary and the facts block) takes at most `summaryShare`
  * of the budget, and the view stays within the budget, on generated conversations of every kind
  * and on generated chats, with and without the recall note.
  */
@@ -63,10 +63,10 @@ function isMemory(message: Message): 'summary' | 'facts' | null {
 async function checkMemory(
   conv: GeneratedConversation,
   budgetShare: number,
-  memoryShare: number,
+  summaryShare: number,
   recall: boolean,
 ): Promise<number> {
-  const ctx = new ContextManager({ model: MODEL[conv.format], memoryShare, recall });
+  const ctx = new ContextManager({ model: MODEL[conv.format], summaryShare, recall });
   for (let i = 0; i < conv.messages.length; i++) await ctx.addMessage(conv.messages[i], conv.options[i]);
   const counter = createTokenCounter(getModelInfo(MODEL[conv.format])!);
   const full = await counter.measure(conv.messages, { format: conv.format });
@@ -86,12 +86,12 @@ async function checkMemory(
     memory += counter.countMessage(m, conv.format);
     expect(messageText(m).includes(RECALL_NOTE)).toBe(recall);
   }
-  expect(memory).toBeLessThanOrEqual(memoryRoom(budget, memoryShare));
+  expect(memory).toBeLessThanOrEqual(memoryRoom(budget, summaryShare));
   return memory;
 }
 
 describe('the memory of what left the view', () => {
-  it('never takes more than memoryShare of the budget, and the view stays within it (any conversation)', async () => {
+  it('never takes more than summaryShare of the budget, and the view stays within it (any conversation)', async () => {
     await fc.assert(
       fc.asyncProperty(
         conversationArb(),
@@ -106,7 +106,7 @@ describe('the memory of what left the view', () => {
     );
   });
 
-  it('never takes more than memoryShare of the budget on long dated chats, where it is used', async () => {
+  it('never takes more than summaryShare of the budget on long dated chats, where it is used', async () => {
     let withMemory = 0;
     await fc.assert(
       fc.asyncProperty(
