@@ -59,6 +59,7 @@ export {
 } from './errors.js';
 export type { CompactionReceipt, ContextEventName, ContextEvents, Listener } from './events.js';
 export { type AnthropicRequestParts, toAnthropicRequest } from './formats/anthropic/request.js';
+export type { BEDROCK_BLOCK_MEMBERS, BEDROCK_ONLY_MEMBERS } from './formats/bedrock/blocks.js';
 export { anthropicToBedrock, bedrockToAnthropic } from './formats/bedrock/convert.js';
 export {
   type BedrockRequest,
@@ -68,13 +69,6 @@ export {
   usageFromBedrock,
 } from './formats/bedrock/request.js';
 export { addBedrockResponse } from './formats/bedrock/respond.js';
-export type * from './formats/bedrock/types.js';
-export type {
-  GeminiContent,
-  GeminiContentPart,
-  GeminiMessage,
-  GeminiSystemMessage,
-} from './formats/gemini/parts.js';
 export { type GeminiRequest, toGeminiRequest } from './formats/gemini/request.js';
 export type * from './formats/openai-responses/items.js';
 export type { AppliedEdit } from './guard/applied-edits.js';
@@ -137,7 +131,15 @@ export { addAnthropicResponse, addGeminiResponse, addOpenAIResponse } from './in
 export { ContextManager } from './manager.js';
 export * from './memory/index.js';
 export type { Atom, AtomKind, Repair, ToolResultSlot } from './messages/atoms.js';
+export type * from './messages/bedrock-types.js';
 export { type ConvertOptions, convertMessages, toAnthropic, toOpenAI } from './messages/convert.js';
+export type {
+  GeminiContent,
+  GeminiContentPart,
+  GeminiMessage,
+  GeminiSystemMessage,
+} from './messages/gemini-types.js';
+export type * from './messages/responses-types.js';
 export { type ToolEffect, type ToolEffectOptions, toolEffectByName } from './messages/tool-effect.js';
 export type * from './messages/types.js';
 export { validateMessage } from './messages/validate-message.js';

@@ -6,8 +6,6 @@ import type { Level } from './compaction/zones.js';
 import { InvalidArgumentError, InvalidMessageError } from './errors.js';
 import { type CompactionReceipt, ContextEmitter, type ContextEventName, type Listener } from './events.js';
 import type { AnthropicRequestParts } from './formats/anthropic/request.js';
-import type { GeminiContent } from './formats/gemini/parts.js';
-import type { ResponsesItem } from './formats/openai-responses/items.js';
 import { WIRE_FORMATS, wireFormat } from './formats/registry.js';
 import type { WireFormat } from './formats/wire-format.js';
 import { appliedEditsOf } from './guard/applied-edits.js';
@@ -34,6 +32,8 @@ import {
   recordProviderContext,
 } from './manager-parts.js';
 import { roleOf } from './messages/content.js';
+import type { GeminiContent } from './messages/gemini-types.js';
+import type { ResponsesItem } from './messages/responses-types.js';
 import { toolResultMessage } from './messages/tool-call.js';
 import type {
   AnthropicUserMessage,

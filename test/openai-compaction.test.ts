@@ -8,10 +8,10 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ContextOverflowError, InvalidMessageError } from '../src/errors.js';
-import type { ResponsesItem } from '../src/formats/openai-responses/items.js';
 import { InvalidUsageError } from '../src/guard/usage.js';
 import { addOpenAIResponse } from '../src/integrations/providers.js';
 import { ContextManager } from '../src/manager.js';
+import type { ResponsesItem } from '../src/messages/responses-types.js';
 import type { Message } from '../src/messages/types.js';
 import { validateRequest } from '../src/messages/validate-request.js';
 import { renderReportHtml } from '../src/report/html.js';

@@ -8,10 +8,10 @@
  * stored history is not touched.
  */
 
-import type { ResponsesItem } from '../formats/openai-responses/items.js';
 import { WIRE_FORMATS } from '../formats/registry.js';
 import type { WireFormat } from '../formats/wire-format.js';
 import { messageText, roleOf } from '../messages/content.js';
+import type { ResponsesItem } from '../messages/responses-types.js';
 import type { Message } from '../messages/types.js';
 import { type LLMToolsOptions, postJson } from '../tools/llm.js';
 

@@ -4,11 +4,12 @@
  * let the manager learn from the usage the provider billed.
  */
 
-import type { GeminiContent } from '../formats/gemini/parts.js';
-import { isCompactionItem, itemType, type ResponsesItem } from '../formats/openai-responses/items.js';
+import { isCompactionItem, itemType } from '../formats/openai-responses/items.js';
 import { FORMATS } from '../formats/registry.js';
 import { usageFromAnthropic, usageFromGemini, usageFromOpenAI } from '../guard/usage.js';
 import type { AddMessageOptions, ContextManager } from '../manager.js';
+import type { GeminiContent } from '../messages/gemini-types.js';
+import type { ResponsesItem } from '../messages/responses-types.js';
 import type { AnthropicAssistantMessage, Message, OpenAIAssistantMessage } from '../messages/types.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -9,9 +9,9 @@
  * driver's `setMeta` is atomic and versioned.
  */
 import { ConfigurationError, ConflictError, StoreError } from '../errors.js';
-import type { GeminiContent } from '../formats/gemini/parts.js';
-import type { ResponsesItem } from '../formats/openai-responses/items.js';
 import { wireFormat } from '../formats/registry.js';
+import type { GeminiContent } from '../messages/gemini-types.js';
+import type { ResponsesItem } from '../messages/responses-types.js';
 import { readToolCall, toolResultMessage } from '../messages/tool-call.js';
 import type {
   AnthropicUserMessage,

@@ -2,9 +2,10 @@
  * Reading a call of one of contextkit's own tools (`recall`, `memory`) from whichever provider
  * shape it came in, and answering it in the same shape.
  */
-import type { GeminiContent } from '../formats/gemini/parts.js';
-import type { ResponsesItem } from '../formats/openai-responses/items.js';
+
 import { wireFormat } from '../formats/registry.js';
+import type { GeminiContent } from './gemini-types.js';
+import type { ResponsesItem } from './responses-types.js';
 import type { AnthropicUserMessage, MessageFormat, OpenAIToolMessage } from './types.js';
 
 /** A tool call read from a provider's shape: its id and its arguments, or why they cannot be read. */

@@ -3,9 +3,9 @@
  * that tells the model it exists, reading a call in either format, and the result message.
  */
 import { InvalidArgumentError } from '../errors.js';
-import type { GeminiContent } from '../formats/gemini/parts.js';
-import type { ResponsesItem } from '../formats/openai-responses/items.js';
 import { wireFormat } from '../formats/registry.js';
+import type { GeminiContent } from '../messages/gemini-types.js';
+import type { ResponsesItem } from '../messages/responses-types.js';
 import { readToolCall, toolResultMessage } from '../messages/tool-call.js';
 import type {
   AnthropicUserMessage,

@@ -10,6 +10,7 @@ import {
 import { InvalidMessageError } from '../../errors.js';
 import { ContextManager } from '../../manager.js';
 import { layeredIds } from '../../messages/atom-kit.js';
+import type { BedrockMessage } from '../../messages/bedrock-types.js';
 import { messageText, toolCallIds, toolResultIds } from '../../messages/content.js';
 import { freezeDeep } from '../../messages/freeze.js';
 import type { HistoryEntry, Message } from '../../messages/types.js';
@@ -20,7 +21,6 @@ import { bedrockText } from './blocks.js';
 import { anthropicToBedrock, bedrockDocumentName, bedrockToAnthropic } from './convert.js';
 import { bedrockOverflow, bedrockReplyMessages, toBedrockRequest, usageFromBedrock } from './request.js';
 import { bedrockProblems } from './request-problems.js';
-import type { BedrockMessage } from './types.js';
 import { bedrockMessageIssues } from './validate.js';
 
 const PNG =

@@ -10,14 +10,14 @@ import {
   overflowNumbers,
 } from '../../guard/overflow-errors.js';
 import { InvalidUsageError, type UsageSample, usageCount } from '../../guard/usage.js';
-import type { Message } from '../../messages/types.js';
-import { blocksOf, isRecord, memberOf, toolResultsOf, toolUsesOf } from './blocks.js';
 import type {
   BedrockContentBlock,
   BedrockConversationMessage,
   BedrockMessage,
   BedrockSystemBlock,
-} from './types.js';
+} from '../../messages/bedrock-types.js';
+import type { Message } from '../../messages/types.js';
+import { blocksOf, isRecord, memberOf, toolResultsOf, toolUsesOf } from './blocks.js';
 
 type Rec = Record<string, unknown>;
 

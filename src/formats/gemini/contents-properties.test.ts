@@ -24,6 +24,7 @@ import { ContextManager } from '../../manager.js';
 import { AtomIndex, buildAtoms } from '../../messages/atoms.js';
 import { convertMessages } from '../../messages/convert.js';
 import { detectConversationFormat } from '../../messages/detect.js';
+import type { GeminiMessage } from '../../messages/gemini-types.js';
 import type { HistoryEntry, Message } from '../../messages/types.js';
 import { validateMessage } from '../../messages/validate-message.js';
 import { validateRequest } from '../../messages/validate-request.js';
@@ -32,7 +33,6 @@ import { getModelInfo } from '../../tokens/catalog.js';
 import { createTokenCounter } from '../../tokens/counter.js';
 import { gemini } from './format.js';
 import { GEMINI_AUDIO_TOKENS_PER_SECOND } from './media.js';
-import type { GeminiMessage } from './parts.js';
 import { toGeminiRequest } from './request.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 60);
