@@ -2,7 +2,7 @@ import type { ContextOverflowError } from './errors.js';
 import type { AppliedEdit } from './guard/applied-edits.js';
 import type { RequestCost } from './guard/cost-meter.js';
 import type { UsageIteration } from './guard/usage.js';
-import type { Repair } from './messages/atoms.js';
+import type { Repair } from './wire/atoms.js';
 
 /** What one compaction did, by sequence number, with the tokens before and after. */
 export interface CompactionReceipt {

@@ -130,9 +130,7 @@ export type { HistoryOptions } from './history/history.js';
 export { addAnthropicResponse, addGeminiResponse, addOpenAIResponse } from './integrations/providers.js';
 export { ContextManager } from './manager.js';
 export * from './memory/index.js';
-export type { Atom, AtomKind, Repair, ToolResultSlot } from './messages/atoms.js';
 export type * from './messages/bedrock-types.js';
-export { type ConvertOptions, convertMessages, toAnthropic, toOpenAI } from './messages/convert.js';
 export type {
   GeminiContent,
   GeminiContentPart,
@@ -142,13 +140,6 @@ export type {
 export type * from './messages/responses-types.js';
 export { type ToolEffect, type ToolEffectOptions, toolEffectByName } from './messages/tool-effect.js';
 export type * from './messages/types.js';
-export { validateMessage } from './messages/validate-message.js';
-export {
-  assertValidRequest,
-  type RequestProblem,
-  type RequestValidation,
-  validateRequest,
-} from './messages/validate-request.js';
 export { type Coordinator, type MountConfig, type MountContract, mount, optionsFromConfig } from './mount.js';
 export {
   type AddedMessage,
@@ -180,3 +171,12 @@ export * from './stores/index.js';
 export * from './tokens/index.js';
 export * from './tools/index.js';
 export type { BuiltView, SentView, ViewCounting } from './view/view.js';
+export type { Atom, AtomKind, Repair, ToolResultSlot } from './wire/atoms.js';
+export { type ConvertOptions, convertMessages, toAnthropic, toOpenAI } from './wire/convert.js';
+export { validateMessage } from './wire/validate-message.js';
+export {
+  assertValidRequest,
+  type RequestProblem,
+  type RequestValidation,
+  validateRequest,
+} from './wire/validate-request.js';

@@ -31,10 +31,8 @@ import {
   type ManagerSettings,
   recordProviderContext,
 } from './manager-parts.js';
-import { roleOf } from './messages/content.js';
 import type { GeminiContent } from './messages/gemini-types.js';
 import type { ResponsesItem } from './messages/responses-types.js';
-import { toolResultMessage } from './messages/tool-call.js';
 import type {
   AnthropicUserMessage,
   HistoryEntry,
@@ -54,6 +52,8 @@ import {
 import type { RecallHit, RecallOptions } from './recall/recall-hit.js';
 import type { RecallIndex } from './recall/recall-index.js';
 import { readRecallCall, recallAnswer, recallResultMessage } from './recall/recall-tool.js';
+import { roleOf } from './wire/content.js';
+import { toolResultMessage } from './wire/tool-result.js';
 
 export type {
   AddedMessage,

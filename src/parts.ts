@@ -25,22 +25,7 @@ export { carriedInputTokens } from './guard/usage.js';
 export { History } from './history/history.js';
 export { MEMORY_ROOT, readMemoryPath } from './memory/memory-path.js';
 export { memoryDirectoryId } from './memory/memory-tool.js';
-export { AtomIndex, buildAtoms } from './messages/atoms.js';
-export {
-  hasNonToolResultContent,
-  hasToolCalls,
-  isToolResultMessage,
-  messageText,
-  toolCallIds,
-  toolResultIds,
-} from './messages/content.js';
-export {
-  detectConversationFormat,
-  detectMessageFormat,
-  resolveConversationFormat,
-} from './messages/detect.js';
 export { toolEffectClassifier } from './messages/tool-effect.js';
-export { messageProblems } from './messages/validate-message.js';
 export { ECONOMY_PRESETS, economyFor } from './options.js';
 export { RecallIndex } from './recall/recall-index.js';
 export { recallResultMessage, recallResultText } from './recall/recall-tool.js';
@@ -85,3 +70,18 @@ export { isInstructionLike, quotedData } from './tools/quoted-data.js';
 export { FACT_CATEGORIES } from './tools/types.js';
 export { PlanBlocks } from './view/plan-blocks.js';
 export { NOTICE_RESERVE, View } from './view/view.js';
+export { AtomIndex, buildAtoms } from './wire/atoms.js';
+export {
+  hasNonToolResultContent,
+  hasToolCalls,
+  isToolResultMessage,
+  messageText,
+  toolCallIds,
+  toolResultIds,
+} from './wire/content.js';
+export {
+  detectConversationFormat,
+  detectMessageFormat,
+  resolveConversationFormat,
+} from './wire/detect.js';
+export { messageProblems } from './wire/validate-message.js';

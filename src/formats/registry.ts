@@ -2,6 +2,11 @@
  * The wire formats contextkit speaks, by stored name. Adding a format is one folder under
  * `src/formats/`, one line here, and its name and message type in `MessageFormat` and `Message`
  * (src/messages/types.ts, below the formats): this table is checked against both when it compiles.
+ *
+ * The layers: src/messages/ holds what every format shares (message types, pure helpers) and
+ * imports nothing from the formats; each folder here builds on it; src/wire/ sits above them and
+ * is what looks a format up in this table (detection, conversion, validation, atoms, readers).
+ * A format never imports from src/wire/.
  */
 
 import type { Message, MessageFormat } from '../messages/types.js';

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ContextDeclinedError, ContextOverflowError } from '../errors.js';
 import { ContextManager } from '../manager.js';
 import type { Message } from '../messages/types.js';
-import { validateRequest } from '../messages/validate-request.js';
 import { parseFactsBlock } from '../tools/facts-block.js';
+import { validateRequest } from '../wire/validate-request.js';
 import { ContextGuard } from './guard.js';
 import { ContextMeasurer } from './measurer.js';
 

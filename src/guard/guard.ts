@@ -22,7 +22,6 @@ import { ContextDeclinedError, ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt, ContextEvents } from '../events.js';
 import { wireFormat } from '../formats/registry.js';
 import { History } from '../history/history.js';
-import type { Atom } from '../messages/atoms.js';
 import { toolEffectClassifier } from '../messages/tool-effect.js';
 import type { MessageFormat } from '../messages/types.js';
 import { checkStrategy, DEFAULTS, type RequestOptions, resolveShares } from '../options.js';
@@ -33,6 +32,7 @@ import { summarizeOffline } from '../tools/offline-summarizer.js';
 import type { ContextTools } from '../tools/types.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
 import { type SentView, View } from '../view/view.js';
+import type { Atom } from '../wire/atoms.js';
 import { CompactAhead, emptyCompactAheadState } from './compact-ahead.js';
 import { showCoveredFacts } from './covered-facts.js';
 import {

@@ -6,13 +6,14 @@ import { InvalidArgumentError } from '../errors.js';
 import { wireFormat } from '../formats/registry.js';
 import type { GeminiContent } from '../messages/gemini-types.js';
 import type { ResponsesItem } from '../messages/responses-types.js';
-import { readToolCall, toolResultMessage } from '../messages/tool-call.js';
+import { readToolCall } from '../messages/tool-call.js';
 import type {
   AnthropicUserMessage,
   MessageFormat,
   OpenAIToolMessage,
   ToolDefinition,
 } from '../messages/types.js';
+import { toolResultMessage } from '../wire/tool-result.js';
 import type { RecallFilters, RecallHit, RecallOptions } from './recall-hit.js';
 import { RECALL_TOOL_NAME } from './recall-spec.js';
 

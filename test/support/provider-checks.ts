@@ -7,7 +7,7 @@ import { toBedrockRequest } from '../../src/formats/bedrock/request.js';
 import { toGeminiRequest } from '../../src/formats/gemini/request.js';
 import type { GeminiMessage } from '../../src/messages/gemini-types.js';
 import type { Message, MessageFormat } from '../../src/messages/types.js';
-import { validateRequest } from '../../src/messages/validate-request.js';
+import { validateRequest } from '../../src/wire/validate-request.js';
 import { anthropicRequestProblems, messagesBody } from './fake-anthropic-server.js';
 import { bedrockRequestProblems } from './fake-bedrock-server.js';
 import { geminiRequestProblems } from './fake-gemini-server.js';

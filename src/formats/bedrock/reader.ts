@@ -1,5 +1,5 @@
 /**
- * Reading Converse messages for the shared readers (`messages/content.ts`, `entrySegments`, the
+ * Reading Converse messages for the shared readers (`wire/content.ts`, `entrySegments`, the
  * CLI's breakdown, recall, facts and the replay's cost): blocks are keyed by their member and have
  * no `type`, so the shared block readers see nothing in them. Reasoning, media and cache points
  * are not conversation text.
