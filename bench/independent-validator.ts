@@ -1,6 +1,6 @@
 /**
  * Whether a provider would accept a request, written for the peers benchmark apart from the library
- * (`src/messages/validate-request.ts` is what is under test, so it cannot also be the judge). The
+ * (`src/wire/validate-request.ts` is what is under test, so it cannot also be the judge). The
  * rules are the providers' documented ones and the errors their APIs return:
  *
  * OpenAI Chat Completions: every `tool_calls` entry is answered by a `tool` message among the

@@ -1,12 +1,14 @@
-// Lists the import circles among src/ modules (value imports only: `import type` is erased).
-// Usage: node scripts/import-cycles.mjs [--types] [folder-filter]   (exit 1 when a circle passes the filter)
-// `--types` counts `import type` too (as madge does by default).
+// Lists the import circles among src/ modules, type-only imports included (as madge does by
+// default): a circle of types still ties the layers together.
+// Usage: node scripts/import-cycles.mjs [--values] [folder-filter]   (exit 1 when a circle passes the filter)
+// `--values` counts value imports only (`import type` is erased), the circles the built code has.
+// `--types` is accepted and is the default.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
 const root = resolve('src');
-const withTypes = process.argv.includes('--types');
-const filter = process.argv.slice(2).find((a) => a !== '--types') ?? '';
+const withTypes = !process.argv.includes('--values');
+const filter = process.argv.slice(2).find((a) => a !== '--types' && a !== '--values') ?? '';
 const files = [];
 (function walk(dir) {
   for (const name of readdirSync(dir)) {

@@ -1,8 +1,8 @@
 import type { ContextOverflowError } from './errors.js';
 import type { AppliedEdit } from './guard/applied-edits.js';
-import type { Repair } from './messages/atoms.js';
 import type { RequestCost } from './meter/cost-meter.js';
 import type { UsageIteration } from './meter/usage.js';
+import type { Repair } from './wire/atoms.js';
 
 /** What one compaction did, by sequence number, with the tokens before and after. */
 export interface CompactionReceipt {

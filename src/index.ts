@@ -59,6 +59,7 @@ export {
 } from './errors.js';
 export type { CompactionReceipt, ContextEventName, ContextEvents, Listener } from './events.js';
 export type { AnthropicRequestParts } from './formats/anthropic/request.js';
+export type { BEDROCK_BLOCK_MEMBERS, BEDROCK_ONLY_MEMBERS } from './formats/bedrock/blocks.js';
 export { anthropicToBedrock, bedrockToAnthropic } from './formats/bedrock/convert.js';
 export {
   type BedrockRequest,
@@ -66,13 +67,6 @@ export {
   type BedrockTool,
   usageFromBedrock,
 } from './formats/bedrock/request.js';
-export type * from './formats/bedrock/types.js';
-export type {
-  GeminiContent,
-  GeminiContentPart,
-  GeminiMessage,
-  GeminiSystemMessage,
-} from './formats/gemini/parts.js';
 export type { GeminiRequest } from './formats/gemini/request.js';
 export type * from './formats/openai-responses/items.js';
 export type { AppliedEdit } from './guard/applied-edits.js';
@@ -115,16 +109,16 @@ export {
   type SentRequest,
 } from './measure/measurer.js';
 export * from './memory/index.js';
-export type { Atom, AtomKind, Repair, ToolResultSlot } from './messages/atoms.js';
-export { type ConvertOptions, convertMessages } from './messages/convert.js';
+export type * from './messages/bedrock-types.js';
+export type {
+  GeminiContent,
+  GeminiContentPart,
+  GeminiMessage,
+  GeminiSystemMessage,
+} from './messages/gemini-types.js';
+export type * from './messages/responses-types.js';
 export { type ToolEffect, type ToolEffectOptions, toolEffectByName } from './messages/tool-effect.js';
 export type * from './messages/types.js';
-export { validateMessage } from './messages/validate-message.js';
-export {
-  type RequestProblem,
-  type RequestValidation,
-  validateRequest,
-} from './messages/validate-request.js';
 export {
   type CacheComparison,
   CostMeter,
@@ -177,3 +171,11 @@ export * from './stores/index.js';
 export * from './tokens/index.js';
 export * from './tools/index.js';
 export type { BuiltView, SentView, ViewCounting } from './view/view.js';
+export type { Atom, AtomKind, Repair, ToolResultSlot } from './wire/atoms.js';
+export { type ConvertOptions, convertMessages } from './wire/convert.js';
+export { validateMessage } from './wire/validate-message.js';
+export {
+  type RequestProblem,
+  type RequestValidation,
+  validateRequest,
+} from './wire/validate-request.js';

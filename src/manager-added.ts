@@ -8,9 +8,9 @@ import type { ContextEmitter } from './events.js';
 import { WIRE_FORMATS, wireFormat } from './formats/registry.js';
 import type { WireFormat } from './formats/wire-format.js';
 import type { ManagerParts } from './manager-parts.js';
-import { roleOf } from './messages/content.js';
 import type { HistoryEntry, Message } from './messages/types.js';
 import type { AddMessageOptions } from './options.js';
+import { roleOf } from './wire/content.js';
 
 let futureBlocks: WireFormat<Message>['futureBlockTypes'] | null = null;
 

@@ -10,9 +10,9 @@ import { wireFormat } from './formats/registry.js';
 import type { ManagerParts, ManagerSettings } from './manager-parts.js';
 import { copyUsage } from './manager-parts.js';
 import type { ResolvedRequest } from './measure/measurer.js';
-import { roleOf } from './messages/content.js';
 import type { HistoryEntry } from './messages/types.js';
 import type { Usage } from './options.js';
+import { roleOf } from './wire/content.js';
 
 /** The parts of the manager its counting reads. */
 export type CountingParts = Pick<ManagerParts, 'measurer' | 'counts' | 'history' | 'conversation' | 'live'>;

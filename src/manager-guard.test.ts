@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { startFakeCountServer } from '../test/support/fake-count-server.js';
 import { ContextManager } from './manager.js';
 import { createCountClient } from './measure/count-endpoints.js';
-import { validateRequest } from './messages/validate-request.js';
 import { MemoryStore } from './stores/memory.js';
+import { validateRequest } from './wire/validate-request.js';
 
 const words = (n: number, seed = 0) =>
   Array.from({ length: n }, (_, i) => `w${(i * 17 + seed) % 89} item-${i % 23}`).join(' ');

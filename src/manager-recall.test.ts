@@ -5,9 +5,9 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ContextManager } from './manager.js';
 import type { Message } from './messages/types.js';
-import { validateRequest } from './messages/validate-request.js';
 import { anthropicRecallTool, openAIRecallTool } from './recall/recall-tool.js';
 import { openSqliteStore } from './stores/sqlite.js';
+import { validateRequest } from './wire/validate-request.js';
 
 const dirs: string[] = [];
 afterAll(() => {

@@ -5,7 +5,7 @@ import { ContextOverflowError } from './errors.js';
 import type { CompactionReceipt } from './events.js';
 import { ContextManager, type ContextManagerOptions } from './manager.js';
 import type { Message } from './messages/types.js';
-import { validateRequest } from './messages/validate-request.js';
+import { validateRequest } from './wire/validate-request.js';
 
 const filler = (n: number, seed = 0) =>
   Array.from({ length: n }, (_, i) => `note${(i * 7 + seed) % 53} stuff${i % 11}`).join(' ');

@@ -7,12 +7,12 @@
 
 import { COMPACT_TOOL_NAME, compactReceiptText, readCompactCall } from './compaction/compact-tool.js';
 import type { CompactionReceipt } from './events.js';
-import type { GeminiContent } from './formats/gemini/parts.js';
-import type { ResponsesItem } from './formats/openai-responses/items.js';
-import { toolResultMessage } from './messages/tool-call.js';
+import type { GeminiContent } from './messages/gemini-types.js';
+import type { ResponsesItem } from './messages/responses-types.js';
 import type { AnthropicUserMessage, MessageFormat, OpenAIToolMessage } from './messages/types.js';
 import type { RecallHit, RecallOptions } from './recall/recall-hit.js';
 import { readRecallCall, recallAnswer, recallResultMessage } from './recall/recall-tool.js';
+import { toolResultMessage } from './wire/tool-result.js';
 
 /** A tool result message in any of the formats a call can come in. */
 export type ToolResult = OpenAIToolMessage | AnthropicUserMessage | GeminiContent | ResponsesItem;

@@ -9,11 +9,11 @@ import {
 import type { CompactionReceipt } from './events.js';
 import { ContextManager } from './manager.js';
 import type { Message, OpenAIMessage } from './messages/types.js';
-import { validateRequest } from './messages/validate-request.js';
 import { mount } from './mount.js';
 import { getModelInfo } from './tokens/catalog.js';
 import { createTokenCounter } from './tokens/counter.js';
 import { FACTS_OPEN } from './tools/facts-block.js';
+import { validateRequest } from './wire/validate-request.js';
 
 const words = (n: number, seed = 0) =>
   Array.from({ length: n }, (_, i) => `word${(i * 7 + seed) % 97} src/file${i % 13}.ts`).join(' ');

@@ -1,8 +1,6 @@
 import type { CompactionPlan } from './compaction/plan.js';
 import { type CompactionReceipt, ContextEmitter, type ContextEventName, type Listener } from './events.js';
 import type { AnthropicRequestParts } from './formats/anthropic/request.js';
-import type { GeminiContent } from './formats/gemini/parts.js';
-import type { ResponsesItem } from './formats/openai-responses/items.js';
 import type { ContextGuard, GuardConversation } from './guard/guard.js';
 import type { AnthropicContextManagement } from './guard/provider-compaction.js';
 import type { History } from './history/history.js';
@@ -19,6 +17,8 @@ import { anthropicRequest, fitRequest, type RequestHost, recoverFromOverflow } f
 import { handleToolCall } from './manager-tool-calls.js';
 import { recordUsage } from './manager-usage.js';
 import type { ContextMeasurer } from './measure/measurer.js';
+import type { GeminiContent } from './messages/gemini-types.js';
+import type { ResponsesItem } from './messages/responses-types.js';
 import type {
   AnthropicUserMessage,
   HistoryEntry,

@@ -7,9 +7,9 @@ import { ConfigurationError, ContextOverflowError } from './errors.js';
 import { ContextGuard } from './guard/guard.js';
 import { ContextManager, type ContextManagerOptions } from './manager.js';
 import { ContextMeasurer } from './measure/measurer.js';
-import { messageText } from './messages/content.js';
-import { validateRequest } from './messages/validate-request.js';
 import { DEFAULTS, ECONOMY_PRESETS } from './options.js';
+import { messageText } from './wire/content.js';
+import { validateRequest } from './wire/validate-request.js';
 
 const FORMATS = ['openai', 'anthropic'] as const;
 

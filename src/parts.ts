@@ -24,22 +24,7 @@ export { History } from './history/history.js';
 export { createCalibration } from './measure/calibration.js';
 export { MEMORY_ROOT, readMemoryPath } from './memory/memory-path.js';
 export { memoryDirectoryId } from './memory/memory-tool.js';
-export { AtomIndex, buildAtoms } from './messages/atoms.js';
-export {
-  hasNonToolResultContent,
-  hasToolCalls,
-  isToolResultMessage,
-  messageText,
-  toolCallIds,
-  toolResultIds,
-} from './messages/content.js';
-export {
-  detectConversationFormat,
-  detectMessageFormat,
-  resolveConversationFormat,
-} from './messages/detect.js';
 export { toolEffectClassifier } from './messages/tool-effect.js';
-export { messageProblems } from './messages/validate-message.js';
 export { carriedInputTokens } from './meter/usage.js';
 export { ECONOMY_PRESETS, economyFor } from './options.js';
 export { ContextPool } from './pool.js';
@@ -87,3 +72,18 @@ export { isInstructionLike, quotedData } from './tools/quoted-data.js';
 export { FACT_CATEGORIES } from './tools/types.js';
 export { PlanBlocks } from './view/plan-blocks.js';
 export { NOTICE_RESERVE, View } from './view/view.js';
+export { AtomIndex, buildAtoms } from './wire/atoms.js';
+export {
+  hasNonToolResultContent,
+  hasToolCalls,
+  isToolResultMessage,
+  messageText,
+  toolCallIds,
+  toolResultIds,
+} from './wire/content.js';
+export {
+  detectConversationFormat,
+  detectMessageFormat,
+  resolveConversationFormat,
+} from './wire/detect.js';
+export { messageProblems } from './wire/validate-message.js';

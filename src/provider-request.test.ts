@@ -3,9 +3,9 @@ import { InvalidArgumentError } from './errors.js';
 import { toAnthropicRequest } from './formats/anthropic/request.js';
 import { toBedrockRequest } from './formats/bedrock/request.js';
 import { toGeminiRequest } from './formats/gemini/request.js';
-import { convertMessages } from './messages/convert.js';
 import type { Message } from './messages/types.js';
 import { toRequest } from './provider-request.js';
+import { convertMessages } from './wire/convert.js';
 
 const openaiView: Message[] = [
   { role: 'system', content: 'You are terse.' },

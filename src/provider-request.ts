@@ -5,13 +5,13 @@ import {
   type BedrockRequestOptions,
   toBedrockRequest,
 } from './formats/bedrock/request.js';
-import type { GeminiMessage } from './formats/gemini/parts.js';
 import { type GeminiRequest, toGeminiRequest } from './formats/gemini/request.js';
-import type { ResponsesItem } from './formats/openai-responses/items.js';
-import { convertMessages } from './messages/convert.js';
 import type { ConvertOptions } from './messages/convert-options.js';
-import { detectConversationFormat } from './messages/detect.js';
+import type { GeminiMessage } from './messages/gemini-types.js';
+import type { ResponsesItem } from './messages/responses-types.js';
 import type { Message, MessageFormat, OpenAIMessage } from './messages/types.js';
+import { convertMessages } from './wire/convert.js';
+import { detectConversationFormat } from './wire/detect.js';
 
 /** The request parts each format's API takes, as `toRequest` gives them. */
 export interface ProviderRequests {

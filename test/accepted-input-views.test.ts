@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InvalidMessageError } from '../src/errors.js';
-import type { GeminiMessage } from '../src/formats/gemini/parts.js';
 import { toGeminiRequest } from '../src/formats/gemini/request.js';
 import { addGeminiResponse } from '../src/integrations/providers.js';
 import { ContextManager } from '../src/manager.js';
+import type { GeminiMessage } from '../src/messages/gemini-types.js';
 import type { Message, MessageFormat } from '../src/messages/types.js';
 import { sealReasoning } from './support/fake-responses-server.js';
 import { providerProblems } from './support/provider-checks.js';

@@ -19,8 +19,8 @@ import { compactTool as aiSdkCompactTool } from '../src/integrations/ai-sdk/comp
 import { compactTool as langchainCompactTool } from '../src/integrations/langchain/compact-tool.js';
 import { compactTool as agentsCompactTool } from '../src/integrations/openai-agents/compact-tool.js';
 import { ContextManager } from '../src/manager.js';
-import { messageText } from '../src/messages/content.js';
 import type { Message, MessageFormat } from '../src/messages/types.js';
+import { messageText } from '../src/wire/content.js';
 import { focusRecorder } from './support/focus-recorder.js';
 import { providerProblems } from './support/provider-checks.js';
 

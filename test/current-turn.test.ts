@@ -8,11 +8,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CompactionReceipt } from '../src/events.js';
 import { ContextManager } from '../src/manager.js';
-import { messageText } from '../src/messages/content.js';
 import type { Message, MessageFormat } from '../src/messages/types.js';
-import { validateRequest } from '../src/messages/validate-request.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
+import { messageText } from '../src/wire/content.js';
+import { validateRequest } from '../src/wire/validate-request.js';
 import { conversationArb } from './support/arbitraries.js';
 import { hasTauBench, loadTauBench, TAU_BENCH_PATH } from './support/tau-bench.js';
 

@@ -7,10 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { demoMessages } from '../src/cli/demo-session.js';
 import { memoryRoom } from '../src/compaction/summary-message.js';
 import { ContextManager } from '../src/manager.js';
-import { messageText } from '../src/messages/content.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { FACTS_OPEN } from '../src/tools/facts-block.js';
+import { messageText } from '../src/wire/content.js';
 
 describe("compacting the demo's 1,212-message log at 16k", () => {
   it('summarizes what leaves the view, and the memory stays within its share', async () => {

@@ -8,17 +8,17 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ContextOverflowError, InvalidMessageError } from '../src/errors.js';
-import type { ResponsesItem } from '../src/formats/openai-responses/items.js';
 import { addOpenAIResponse } from '../src/integrations/providers.js';
 import { ContextManager } from '../src/manager.js';
+import type { ResponsesItem } from '../src/messages/responses-types.js';
 import type { Message } from '../src/messages/types.js';
-import { validateRequest } from '../src/messages/validate-request.js';
 import { InvalidUsageError } from '../src/meter/usage.js';
 import { renderReportHtml } from '../src/report/html.js';
 import { replayConversation } from '../src/report/replay.js';
 import { MemoryStore } from '../src/stores/memory.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
+import { validateRequest } from '../src/wire/validate-request.js';
 import { seededRandom } from './support/arbitraries.js';
 import {
   type FakeResponsesServer,

@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { RECALL_NOTE } from '../src/compaction/summary-message.js';
 import { ContextManager } from '../src/manager.js';
-import { messageText } from '../src/messages/content.js';
 import type { Message } from '../src/messages/types.js';
+import { messageText } from '../src/wire/content.js';
 
 function turn(i: number): Message[] {
   const day = `${(i % 28) + 1} June, 2024`;

@@ -10,9 +10,9 @@ import { describe, expect, it } from 'vitest';
 import type { CompactionReceipt } from '../src/events.js';
 import { ContextManager } from '../src/manager.js';
 import type { Message, MessageFormat } from '../src/messages/types.js';
-import { validateRequest } from '../src/messages/validate-request.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
+import { validateRequest } from '../src/wire/validate-request.js';
 import { conversationArb, type GeneratedConversation } from './support/arbitraries.js';
 import { referenceProblems } from './support/reference-validator.js';
 

@@ -8,11 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { memoryRoom, RECALL_NOTE } from '../src/compaction/summary-message.js';
 import { ContextOverflowError } from '../src/errors.js';
 import { ContextManager } from '../src/manager.js';
-import { messageText } from '../src/messages/content.js';
 import type { Message, MessageFormat } from '../src/messages/types.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { FACTS_OPEN } from '../src/tools/facts-block.js';
+import { messageText } from '../src/wire/content.js';
 import {
   answerTextArb,
   conversationArb,

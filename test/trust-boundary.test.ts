@@ -9,10 +9,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ContextOverflowError } from '../src/errors.js';
 import { ContextManager } from '../src/manager.js';
-import { isToolResultMessage, messageText } from '../src/messages/content.js';
-import { convertMessages } from '../src/messages/convert.js';
 import type { Message, MessageFormat } from '../src/messages/types.js';
 import { FACTS_CLOSE, FACTS_OPEN, parseFactsBlock, viewFacts } from '../src/tools/facts-block.js';
+import { isToolResultMessage, messageText } from '../src/wire/content.js';
+import { convertMessages } from '../src/wire/convert.js';
 import { providerProblems } from './support/provider-checks.js';
 
 const MODEL: Record<MessageFormat, string> = {

@@ -4,7 +4,7 @@
  * and judges every view it was sent.
  */
 import type { Message } from '../../src/messages/types.js';
-import { validateRequest } from '../../src/messages/validate-request.js';
+import { validateRequest } from '../../src/wire/validate-request.js';
 import { requestProblems } from '../independent-validator.js';
 import type { RequestCounter } from '../peers/o200k-count.js';
 import type { PeerSession } from '../peers/peer.js';

@@ -3,8 +3,9 @@
  * conversation's format, and a view read back as the turns a model would see. Written here rather
  * than with the library's converters, so that what a contender sends is read as sent.
  */
-import { convertMessages } from '../../src/messages/convert.js';
+
 import type { Message, MessageFormat } from '../../src/messages/types.js';
+import { convertMessages } from '../../src/wire/convert.js';
 
 /** One tool call as the agent makes it. */
 export interface Call {

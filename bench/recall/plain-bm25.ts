@@ -5,8 +5,8 @@
  * the token budget is spent (the last one cut to fit).
  */
 
-import { messageText } from '../../src/messages/content.js';
 import type { HistoryEntry } from '../../src/messages/types.js';
+import { messageText } from '../../src/wire/content.js';
 
 const WORD = /[\p{L}\p{N}]+/gu;
 

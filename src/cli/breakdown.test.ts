@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { callingMessage, functionCall } from '../../test/support/openai-calls.js';
-import { convertMessages } from '../messages/convert.js';
 import type { Message } from '../messages/types.js';
 import { getModelInfo } from '../tokens/catalog.js';
 import { createTokenCounter } from '../tokens/counter.js';
 import type { ModelInfo } from '../tokens/types.js';
+import { convertMessages } from '../wire/convert.js';
 import { conversationBreakdown, previewMessage } from './breakdown.js';
 
 const counter = createTokenCounter(getModelInfo('gpt-4o') as ModelInfo);

@@ -5,10 +5,10 @@
 
 import { wireFormat } from '../formats/registry.js';
 import type { CallRef } from '../formats/wire-format.js';
-import { messageText, ownReader, roleOf } from '../messages/content.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import type { ModelCounter } from '../tokens/model-counter.js';
 import type { TokenCounter } from '../tokens/types.js';
+import { messageText, ownReader, roleOf } from '../wire/content.js';
 
 /** Tokens and messages of one role. */
 export interface RoleTally {

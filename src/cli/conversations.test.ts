@@ -9,13 +9,13 @@ import { DATABASE_URL, missing, REDIS_URL, skipFor } from '../../test/support/re
 import { type CliRun, expectOneLineError, runCli } from '../../test/support/run-cli.js';
 import { ConflictError, StoreError } from '../errors.js';
 import type { Message, MessageFormat, MessageMetadata } from '../messages/types.js';
-import { validateRequest } from '../messages/validate-request.js';
 import { encodeId } from '../stores/keys.js';
 import { MemoryStore } from '../stores/memory.js';
 import { SqliteStore } from '../stores/sqlite.js';
 import { getModelInfo } from '../tokens/catalog.js';
 import { createTokenCounter } from '../tokens/counter.js';
 import type { ModelInfo } from '../tokens/types.js';
+import { validateRequest } from '../wire/validate-request.js';
 import { CliError } from './cli-error.js';
 import { exportLine, parseImport, ReadOnlyStoreView } from './commands/conversations.js';
 

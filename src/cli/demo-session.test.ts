@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { messageText, toolCallIds } from '../messages/content.js';
-import { detectConversationFormat } from '../messages/detect.js';
 import type { Message } from '../messages/types.js';
-import { validateRequest } from '../messages/validate-request.js';
+import { messageText, toolCallIds } from '../wire/content.js';
+import { detectConversationFormat } from '../wire/detect.js';
+import { validateRequest } from '../wire/validate-request.js';
 import { DemoSession, demoMessages } from './demo-session.js';
 
 function toolNames(messages: readonly Message[]): Set<string> {

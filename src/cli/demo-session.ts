@@ -10,8 +10,8 @@
  */
 
 import { isFormatName } from '../formats/registry.js';
-import { convertMessages } from '../messages/convert.js';
 import type { Message, MessageFormat, OpenAIMessage, OpenAIToolCall } from '../messages/types.js';
+import { convertMessages } from '../wire/convert.js';
 
 /** A small, fast, seedable generator (mulberry32): the session must not depend on Math.random. */
 class Random {

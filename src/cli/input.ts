@@ -7,9 +7,9 @@
 
 import { readFile } from 'node:fs/promises';
 import { InvalidMessageError, type MessageIssue } from '../errors.js';
-import { detectConversationFormat } from '../messages/detect.js';
 import type { Message, MessageFormat } from '../messages/types.js';
-import { messageProblems } from '../messages/validate-message.js';
+import { detectConversationFormat } from '../wire/detect.js';
+import { messageProblems } from '../wire/validate-message.js';
 import { CliError } from './cli-error.js';
 import { findJsonSyntaxError } from './json-syntax-error.js';
 

@@ -6,10 +6,10 @@ import { anthropicRequestProblems } from '../../test/support/fake-anthropic-serv
 import { missingData, skipFor } from '../../test/support/requirements.js';
 import { type CliRun, expectOneLineError, REPO_ROOT, runCli } from '../../test/support/run-cli.js';
 import type { Message, MessageFormat } from '../messages/types.js';
-import { validateRequest } from '../messages/validate-request.js';
 import { getModelInfo } from '../tokens/catalog.js';
 import { createTokenCounter } from '../tokens/counter.js';
 import type { ModelInfo } from '../tokens/types.js';
+import { validateRequest } from '../wire/validate-request.js';
 
 const FIXTURES = join(REPO_ROOT, 'test/fixtures/cli');
 const TAU = resolve(REPO_ROOT, '../shared/data/tau-bench/airline-gpt4o.json');

@@ -1,6 +1,6 @@
 import type { WireFormat } from '../formats/wire-format.js';
-import type { Atom, ToolResultSlot } from '../messages/atoms.js';
 import type { Message } from '../messages/types.js';
+import type { Atom, ToolResultSlot } from '../wire/atoms.js';
 import { draftEdits, type PlanContext, type PlanDraft } from './draft.js';
 
 /** About what a cleared-result placeholder costs, for sizing before the exact measure. */

@@ -1,6 +1,6 @@
 import type { WireFormat } from '../formats/wire-format.js';
-import type { Atom } from '../messages/atoms.js';
 import type { Message } from '../messages/types.js';
+import type { Atom } from '../wire/atoms.js';
 import type { AtomEdits } from './edit-atom.js';
 
 /** The options of Anthropic's context editing, for the clearing step. */

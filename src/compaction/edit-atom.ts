@@ -1,9 +1,9 @@
 import type { WireFormat } from '../formats/wire-format.js';
-import type { Atom, ToolResultSlot } from '../messages/atoms.js';
-import { messageText } from '../messages/content.js';
 import { freezeDeep } from '../messages/freeze.js';
 import { type ToolEffect, toolEffectByName } from '../messages/tool-effect.js';
 import type { AnthropicContentBlock, Message, OpenAIMessage } from '../messages/types.js';
+import type { Atom, ToolResultSlot } from '../wire/atoms.js';
+import { messageText } from '../wire/content.js';
 import { clearedResultText, resultOutcome, truncationMarker } from './placeholders.js';
 
 /** What a plan does to the atoms it keeps: results cleared and texts cut, by stable key. */

@@ -4,13 +4,13 @@
  * facts kept so far; and the ranking that caps the block.
  */
 
-import type { Atom } from '../messages/atoms.js';
-import { hasNonToolResultContent, messageText } from '../messages/content.js';
 import type { HistoryEntry, Message } from '../messages/types.js';
 import { entrySegments } from '../tools/entry-segments.js';
 import { mergeFacts } from '../tools/merge-facts.js';
 import { OfflineFactExtractor } from '../tools/offline-facts.js';
 import type { ContextTools, ExtractedFact } from '../tools/types.js';
+import type { Atom } from '../wire/atoms.js';
+import { hasNonToolResultContent, messageText } from '../wire/content.js';
 import type { PlanDraft } from './draft.js';
 import type { PlanEdits } from './plan.js';
 import { capFacts } from './summary-message.js';

@@ -1,5 +1,5 @@
-import type { Atom } from '../messages/atoms.js';
-import { messageText } from '../messages/content.js';
+import type { Atom } from '../wire/atoms.js';
+import { messageText } from '../wire/content.js';
 import type { PlanContext, PlanDraft } from './draft.js';
 
 const DECISION =

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { wireFormat } from '../formats/registry.js';
-import { buildAtoms } from '../messages/atoms.js';
 import type { HistoryEntry, Message } from '../messages/types.js';
+import { buildAtoms } from '../wire/atoms.js';
 import { clearToolResults } from './clear-tool-results.js';
 import type { PlanContext, Protection } from './draft.js';
 import { initialDraft } from './draft.js';

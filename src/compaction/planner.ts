@@ -6,12 +6,12 @@
 
 import type { CompactionReceipt } from '../events.js';
 import { wireFormat } from '../formats/registry.js';
-import type { Atom } from '../messages/atoms.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
 import { mapInSlices, Slices } from '../slices.js';
 import type { TokenCounter } from '../tokens/types.js';
 import type { ContextTools, ExtractedFact } from '../tools/types.js';
 import type { PlanBlocks } from '../view/plan-blocks.js';
+import type { Atom } from '../wire/atoms.js';
 import { clearToolResults } from './clear-tool-results.js';
 import { clearTurnResults, dropTurnOldest } from './clear-turn-results.js';
 import { applyCustomStrategy } from './custom-strategy.js';

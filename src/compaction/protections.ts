@@ -1,6 +1,6 @@
 import type { WireFormat } from '../formats/wire-format.js';
-import type { Atom } from '../messages/atoms.js';
 import type { HistoryEntry, Message } from '../messages/types.js';
+import type { Atom } from '../wire/atoms.js';
 import type { Protection } from './draft.js';
 
 /** The index of the atom holding the conversation's first user message (the task), or -1. */

@@ -8,12 +8,12 @@
  * stored history is not touched.
  */
 
-import type { ResponsesItem } from '../formats/openai-responses/items.js';
 import { WIRE_FORMATS } from '../formats/registry.js';
 import type { WireFormat } from '../formats/wire-format.js';
-import { messageText, roleOf } from '../messages/content.js';
+import type { ResponsesItem } from '../messages/responses-types.js';
 import type { Message } from '../messages/types.js';
 import { type LLMToolsOptions, postJson } from '../tools/llm.js';
+import { messageText, roleOf } from '../wire/content.js';
 
 /** What a Responses compaction is asked for: the model that will read the result, and the window. */
 export interface ResponsesCompactInput {

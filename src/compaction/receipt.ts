@@ -1,7 +1,7 @@
 import type { CompactionReceipt } from '../events.js';
 import type { WireFormat } from '../formats/wire-format.js';
-import type { Atom } from '../messages/atoms.js';
 import type { Message } from '../messages/types.js';
+import type { Atom } from '../wire/atoms.js';
 import { textParts } from './edit-atom.js';
 import type { CompactionPlan, PlanEdits } from './plan.js';
 

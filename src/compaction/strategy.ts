@@ -1,5 +1,5 @@
-import type { AtomKind } from '../messages/atoms.js';
 import type { Message } from '../messages/types.js';
+import type { AtomKind } from '../wire/atoms.js';
 import type { Protection } from './draft.js';
 import type { Level } from './zones.js';
 

@@ -1,8 +1,8 @@
-import type { Atom } from '../messages/atoms.js';
 import type { HistoryEntry, Message } from '../messages/types.js';
 import type { TokenCounter } from '../tokens/types.js';
 import { isDialogue } from '../tools/dialogue-memory.js';
 import type { ContextTools } from '../tools/types.js';
+import type { Atom } from '../wire/atoms.js';
 import { isStated, OPENING_REQUESTS } from './fact-candidates.js';
 import type { CompactionPlan, PlanSummary } from './plan.js';
 import type { ProviderCompactor } from './provider-compaction.js';

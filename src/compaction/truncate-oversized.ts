@@ -1,4 +1,4 @@
-import type { Atom } from '../messages/atoms.js';
+import type { Atom } from '../wire/atoms.js';
 import { draftEdits, type PlanContext, type PlanDraft, type Protection } from './draft.js';
 import { cutMiddle, textParts } from './edit-atom.js';
 

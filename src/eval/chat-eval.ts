@@ -8,13 +8,13 @@
 import { ConfigurationError, ContextOverflowError } from '../errors.js';
 import { wireFormat } from '../formats/registry.js';
 import { ContextManager, type ContextManagerOptions } from '../manager.js';
-import { messageText } from '../messages/content.js';
-import { convertMessages } from '../messages/convert.js';
 import type { Message, MessageFormat } from '../messages/types.js';
-import { validateRequest } from '../messages/validate-request.js';
 import { getModelInfo } from '../tokens/catalog.js';
 import { createTokenCounter } from '../tokens/counter.js';
 import type { TokenCounter } from '../tokens/types.js';
+import { messageText } from '../wire/content.js';
+import { convertMessages } from '../wire/convert.js';
+import { validateRequest } from '../wire/validate-request.js';
 import { type ChatConversation, normalizeAnswer } from './chat-file.js';
 import { truncationBaseline } from './truncation-baseline.js';
 

@@ -9,7 +9,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { ContextkitError, InvalidMessageError } from '../errors.js';
 import type { OpenAIMessage } from '../messages/types.js';
-import { validateMessage } from '../messages/validate-message.js';
+import { validateMessage } from '../wire/validate-message.js';
 
 /** One question about a chat, its answer normalized (`normalizeAnswer`). */
 export interface ChatQuestion {

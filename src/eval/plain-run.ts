@@ -4,9 +4,10 @@
  * dates, names), so the report's "kept of what truncation lost" is the facts of the dropped part
  * found in the view.
  */
-import { convertMessages } from '../messages/convert.js';
+
 import type { HistoryEntry, Message, MessageFormat, OpenAIMessage } from '../messages/types.js';
 import { extractFactsOffline } from '../tools/offline-facts.js';
+import { convertMessages } from '../wire/convert.js';
 import { factsHeld } from './facts-held.js';
 import type { TauBenchRun } from './tau-bench-file.js';
 

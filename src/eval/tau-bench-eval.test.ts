@@ -2,10 +2,10 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { hasTauBench, TAU_BENCH_PATH } from '../../test/support/tau-bench.js';
 import { ConfigurationError } from '../errors.js';
-import { convertMessages } from '../messages/convert.js';
 import { getModelInfo } from '../tokens/catalog.js';
 import { createTokenCounter } from '../tokens/counter.js';
 import type { ModelInfo } from '../tokens/types.js';
+import { convertMessages } from '../wire/convert.js';
 import { type EvalResult, evaluateRuns, GOAL_BUDGET_RATIO, GOAL_KEPT_SHARE } from './tau-bench-eval.js';
 import { readTauBenchFile, type TauBenchRun } from './tau-bench-file.js';
 

@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { ContextkitError, InvalidMessageError } from '../errors.js';
 import type { OpenAIMessage } from '../messages/types.js';
-import { validateMessage } from '../messages/validate-message.js';
+import { validateMessage } from '../wire/validate-message.js';
 import { actionFacts } from './action-facts.js';
 import { factsHeld } from './facts-held.js';
 

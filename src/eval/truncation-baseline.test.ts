@@ -2,10 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { conversationArb } from '../../test/support/arbitraries.js';
 import type { Message, MessageFormat } from '../messages/types.js';
-import { validateRequest } from '../messages/validate-request.js';
 import { getModelInfo } from '../tokens/catalog.js';
 import { createTokenCounter } from '../tokens/counter.js';
 import type { ModelInfo } from '../tokens/types.js';
+import { validateRequest } from '../wire/validate-request.js';
 import { truncationBaseline } from './truncation-baseline.js';
 
 const counter = createTokenCounter(getModelInfo('gpt-4o') as ModelInfo);

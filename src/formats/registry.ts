@@ -1,6 +1,12 @@
 /**
  * The wire formats contextkit speaks, by stored name. Adding a format is one folder under
- * `src/formats/` and one line here; `MessageFormat` and `Message` follow from this table.
+ * `src/formats/`, one line here, and its name and message type in `MessageFormat` and `Message`
+ * (src/messages/types.ts, below the formats): this table is checked against both when it compiles.
+ *
+ * The layers: src/messages/ holds what every format shares (message types, pure helpers) and
+ * imports nothing from the formats; each folder here builds on it; src/wire/ sits above them and
+ * is what looks a format up in this table (detection, conversion, validation, atoms, readers).
+ * A format never imports from src/wire/.
  */
 
 import type { Message, MessageFormat } from '../messages/types.js';
@@ -18,16 +24,26 @@ export const FORMATS = {
   'openai-responses': openaiResponses,
   gemini,
   bedrock,
-} as const;
-
-/** The name of a registered format (what `MessageFormat` is). */
-export type FormatName = keyof typeof FORMATS;
+} as const satisfies Record<MessageFormat, WireFormat<Message>>;
 
 /** The message type a format stores. */
-export type MessageOf<F> = F extends WireFormat<infer M> ? M : never;
+type MessageOf<F> = F extends WireFormat<infer M> ? M : never;
 
-/** A message of any registered format (what `Message` is). */
-export type FormatMessage = { [K in FormatName]: MessageOf<(typeof FORMATS)[K]> }[FormatName];
+/** A message of any registered format. */
+type RegisteredMessage = { [K in MessageFormat]: MessageOf<(typeof FORMATS)[K]> }[MessageFormat];
+
+/** `true` when each of `A` and `B` is assignable to the other. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
+/** Compiles only when `T` is `true`. */
+type Assert<T extends true> = T;
+
+/**
+ * The registry stores exactly the messages `Message` lists. `satisfies` above checks the names
+ * against `MessageFormat` and that each format's message is a `Message`; this checks the other
+ * way: a type error here means `Message` lists a type no format stores.
+ */
+export type RegistryStoresMessage = Assert<Same<RegisteredMessage, Message>>;
 
 /** Every format's name, in registry order (`--format` choices, `provider` values). */
 export const FORMAT_NAMES = Object.keys(FORMATS) as readonly MessageFormat[];

@@ -143,7 +143,7 @@ export interface MessagePiece {
 
 /**
  * Reading a message of a shape only this format has, where the shared readers
- * (`messages/content.ts`, for messages of any format: their callers hold none) do not know it:
+ * (`wire/content.ts`, for messages of any format: their callers hold none) do not know it:
  * Gemini's `parts`, a Responses item without a role. A member left out is read the shared way.
  */
 export interface MessageReader {

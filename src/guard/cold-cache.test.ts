@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { longSessionMessages } from '../../test/support/arbitraries.js';
 import type { CompactionReceipt } from '../events.js';
 import { ContextManager } from '../manager.js';
-import { validateRequest } from '../messages/validate-request.js';
+import { validateRequest } from '../wire/validate-request.js';
 
 const BUDGET = 10_000;
 

@@ -19,7 +19,7 @@
 import type { CompactionPlan, PlanSummary } from '../compaction/plan.js';
 import type { ProviderCompactor } from '../compaction/provider-compaction.js';
 import { compactWindow } from '../compaction/summarize-atoms.js';
-import type { Atom } from '../messages/atoms.js';
+import type { Atom } from '../wire/atoms.js';
 
 /** The first back-off after a failure; it doubles with each failure in a row, up to `MAX_BACKOFF_MS`. */
 export const BASE_BACKOFF_MS = 30_000;

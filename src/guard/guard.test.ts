@@ -3,8 +3,8 @@ import { ContextDeclinedError, ContextOverflowError } from '../errors.js';
 import { ContextManager } from '../manager.js';
 import { ContextMeasurer } from '../measure/measurer.js';
 import type { Message } from '../messages/types.js';
-import { validateRequest } from '../messages/validate-request.js';
 import { parseFactsBlock } from '../tools/facts-block.js';
+import { validateRequest } from '../wire/validate-request.js';
 import { ContextGuard } from './guard.js';
 
 const filler = (n: number, seed = 0) =>

@@ -23,7 +23,6 @@ import type { CompactionReceipt, ContextEvents } from '../events.js';
 import { wireFormat } from '../formats/registry.js';
 import { History } from '../history/history.js';
 import type { ContextMeasurer, ResolvedRequest } from '../measure/measurer.js';
-import type { Atom } from '../messages/atoms.js';
 import { toolEffectClassifier } from '../messages/tool-effect.js';
 import type { MessageFormat } from '../messages/types.js';
 import { billRequest, conversationTime } from '../meter/metering.js';
@@ -36,6 +35,7 @@ import { summarizeOffline } from '../tools/offline-summarizer.js';
 import type { ContextTools } from '../tools/types.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
 import { type SentView, View } from '../view/view.js';
+import type { Atom } from '../wire/atoms.js';
 import { CompactAhead, emptyCompactAheadState } from './compact-ahead.js';
 import { showCoveredFacts } from './covered-facts.js';
 import {

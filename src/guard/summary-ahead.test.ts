@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../test/support/virtual-clock.js';
 import type { CompactionPlan } from '../compaction/plan.js';
-import type { Atom } from '../messages/atoms.js';
 import type { HistoryEntry } from '../messages/types.js';
 import type { MemoryRequest, PreparingTools } from '../tools/llm.js';
 import { createOfflineTools } from '../tools/offline.js';
 import type { ContextTools, SummarizeOptions } from '../tools/types.js';
+import type { Atom } from '../wire/atoms.js';
 import {
   type AheadState,
   emptyAheadState,

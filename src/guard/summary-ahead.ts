@@ -29,12 +29,12 @@
 
 import type { CompactionPlan, PlanSummary } from '../compaction/plan.js';
 import type { CompactionReceipt } from '../events.js';
-import type { Atom } from '../messages/atoms.js';
 import type { HistoryEntry } from '../messages/types.js';
 import type { PreparedMemory, PreparingTools } from '../tools/llm.js';
 import { type CheckedFacts, checkedFactsIn, checkFactsInSlices } from '../tools/llm-prompts.js';
 import { mergeFacts } from '../tools/merge-facts.js';
 import type { ContextTools, ExtractedFact, SummarizeOptions } from '../tools/types.js';
+import type { Atom } from '../wire/atoms.js';
 
 /** What a compaction's receipt says of the prepared summary (see `CompactionReceipt.prepared`). */
 export type PreparedOutcome = NonNullable<CompactionReceipt['prepared']>;

@@ -14,11 +14,9 @@ import {
   MessageIdConflictError,
   StoreError,
 } from '../errors.js';
-import { resolveConversationFormat } from '../messages/detect.js';
 import { freezeDeep } from '../messages/freeze.js';
 import { jsonValueIssues } from '../messages/json-limits.js';
 import type { HistoryEntry, Message, MessageFormat, MessageMetadata } from '../messages/types.js';
-import { validateMessage } from '../messages/validate-message.js';
 import type { AddMessageOptions } from '../options.js';
 import { forEachInSlices, mapInSlices, Slices } from '../slices.js';
 import { mergeCounts } from '../stores/entry-counts.js';
@@ -31,6 +29,8 @@ import type {
   StoredEntry,
 } from '../stores/types.js';
 import { newEpoch } from '../stores/validate.js';
+import { resolveConversationFormat } from '../wire/detect.js';
+import { validateMessage } from '../wire/validate-message.js';
 import { firstDifference } from './message-diff.js';
 
 /**

@@ -21,8 +21,8 @@
 
 import { wireFormat } from '../formats/registry.js';
 import type { WireFormat } from '../formats/wire-format.js';
-import { buildAtoms } from '../messages/atoms.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
+import { buildAtoms } from '../wire/atoms.js';
 
 /** What LiveEntries re-sends after a compaction block. */
 export interface LiveEntriesOptions {

@@ -6,10 +6,11 @@
 
 import { InvalidMessageError } from '../errors.js';
 import { addBedrockResponse } from '../formats/bedrock/respond.js';
-import type { GeminiContent } from '../formats/gemini/parts.js';
-import { isCompactionItem, itemType, type ResponsesItem } from '../formats/openai-responses/items.js';
+import { isCompactionItem, itemType } from '../formats/openai-responses/items.js';
 import { FORMATS } from '../formats/registry.js';
 import type { AddMessageOptions, ContextManager } from '../manager.js';
+import type { GeminiContent } from '../messages/gemini-types.js';
+import type { ResponsesItem } from '../messages/responses-types.js';
 import type { AnthropicAssistantMessage, Message, OpenAIAssistantMessage } from '../messages/types.js';
 import { usageFromAnthropic, usageFromGemini, usageFromOpenAI } from '../meter/usage.js';
 

@@ -28,12 +28,12 @@ import { createHash } from 'node:crypto';
 import { ConfigurationError, ContextkitError } from '../errors.js';
 import { WIRE_FORMATS } from '../formats/registry.js';
 import type { CountEndpoint, CountRequest, ViewReader } from '../formats/wire-format.js';
-import { convertMessages } from '../messages/convert.js';
-import { detectConversationFormat } from '../messages/detect.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import { redactUrl } from '../redact-url.js';
 import type { Cache } from '../stores/cache.js';
 import { ReplyTooLargeError, readReplyText, scrubSecrets } from '../tools/reply-body.js';
+import { convertMessages } from '../wire/convert.js';
+import { detectConversationFormat } from '../wire/detect.js';
 
 /** Providers that offer a counting endpoint. */
 export type CountProvider = 'anthropic' | 'google';

@@ -8,7 +8,6 @@
 import { ConfigurationError } from '../errors.js';
 import { ContextEmitter } from '../events.js';
 import { PLAIN_FORMAT, WIRE_FORMATS } from '../formats/registry.js';
-import { detectConversationFormat } from '../messages/detect.js';
 import type { HistoryEntry, Message, MessageFormat, ToolDefinition } from '../messages/types.js';
 import { carriedInputTokens, MAX_USAGE_TOKENS } from '../meter/usage.js';
 import { readUsage, removedUsageMethod, type UsageInput, usageSource } from '../meter/usage-reader.js';
@@ -20,6 +19,7 @@ import { CompactionNotes } from '../tokens/compaction-tokens.js';
 import { createTokenCounter } from '../tokens/counter.js';
 import { counterLabel, defaultModel } from '../tokens/model-counter.js';
 import type { TokenCounter } from '../tokens/types.js';
+import { detectConversationFormat } from '../wire/detect.js';
 import type { Calibration } from './calibration.js';
 import { createCalibration } from './calibration.js';
 import type { CountClient } from './count-endpoints.js';

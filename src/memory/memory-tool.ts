@@ -9,10 +9,10 @@
  * driver's `setMeta` is atomic and versioned.
  */
 import { ConfigurationError, ConflictError, StoreError } from '../errors.js';
-import type { GeminiContent } from '../formats/gemini/parts.js';
-import type { ResponsesItem } from '../formats/openai-responses/items.js';
 import { wireFormat } from '../formats/registry.js';
-import { readToolCall, toolResultMessage } from '../messages/tool-call.js';
+import type { GeminiContent } from '../messages/gemini-types.js';
+import type { ResponsesItem } from '../messages/responses-types.js';
+import { readToolCall } from '../messages/tool-call.js';
 import type {
   AnthropicUserMessage,
   MessageFormat,
@@ -21,6 +21,7 @@ import type {
 } from '../messages/types.js';
 import { resolveStore } from '../stores/resolve.js';
 import type { ConversationStore } from '../stores/types.js';
+import { toolResultMessage } from '../wire/tool-result.js';
 import { type MemoryFiles, type MemoryLimits, runMemoryCommand } from './memory-commands.js';
 import { MEMORY_TOOL_NAME } from './memory-spec.js';
 

@@ -7,7 +7,7 @@ import { ContextManager } from '../manager.js';
 import { FileStore } from '../stores/file.js';
 import { jsonFacts, parseJsonText } from '../tools/json-facts.js';
 import { createOfflineTools } from '../tools/offline.js';
-import { toAnthropic } from './convert.js';
+import { toAnthropic } from '../wire/convert.js';
 import { jsonTextDepth, jsonValueIssues, MAX_JSON_DEPTH } from './json-limits.js';
 import type { Message } from './types.js';
 

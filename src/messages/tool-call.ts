@@ -1,11 +1,9 @@
 /**
- * Reading a call of one of contextkit's own tools (`recall`, `memory`) from whichever provider
- * shape it came in, and answering it in the same shape.
+ * Reading a call of one of contextkit's own tools (`recall`, `memory`, `compact`) from whichever
+ * provider shape it came in. The result goes back in the same shape: src/wire/tool-result.ts.
  */
-import type { GeminiContent } from '../formats/gemini/parts.js';
-import type { ResponsesItem } from '../formats/openai-responses/items.js';
-import { wireFormat } from '../formats/registry.js';
-import type { AnthropicUserMessage, MessageFormat, OpenAIToolMessage } from './types.js';
+
+import type { MessageFormat } from './types.js';
 
 /** A tool call read from a provider's shape: its id and its arguments, or why they cannot be read. */
 export interface ToolCallInput {
@@ -65,15 +63,4 @@ export function readToolCall(call: unknown, name: string): ToolCallInput | null 
   const fn = call.function;
   if (!isRecord(fn) || fn.name !== name) return null;
   return parseArguments('openai', call.id, fn.arguments);
-}
-
-/** The result message (or Responses item) answering the call `id` of the tool `name`, in `format`. */
-export function toolResultMessage(
-  format: MessageFormat,
-  name: string,
-  id: string,
-  text: string,
-  isError: boolean,
-): OpenAIToolMessage | AnthropicUserMessage | GeminiContent | ResponsesItem {
-  return wireFormat(format).toolResultMessage(name, id, text, isError) as OpenAIToolMessage;
 }

@@ -1,17 +1,20 @@
 /**
  * The provider message formats contextkit stores and returns, kept as the providers document them
- * so a view can be sent without conversion. `MessageFormat` and `Message` follow from the format
- * registry (src/formats/registry.ts): a new format's name and message type join them there.
+ * so a view can be sent without conversion. `MessageFormat` and `Message` list every format; the
+ * format registry (src/formats/registry.ts) is checked at compile time against both, so a new
+ * format's name and message type join them here and its folder joins the registry.
  */
 
-import type { FormatMessage, FormatName } from '../formats/registry.js';
+import type { BedrockMessage } from './bedrock-types.js';
+import type { GeminiMessage } from './gemini-types.js';
+import type { ResponsesItem } from './responses-types.js';
 
 /**
  * Which provider's wire format a conversation is in (a registered format's name): OpenAI Chat
  * Completions (`'openai'`), Anthropic Messages, the OpenAI Responses API's input items, Gemini's
- * `contents` (`{ role: 'user' | 'model', parts }`), ….
+ * `contents` (`{ role: 'user' | 'model', parts }`), Bedrock Converse messages.
  */
-export type MessageFormat = FormatName;
+export type MessageFormat = 'openai' | 'anthropic' | 'openai-responses' | 'gemini' | 'bedrock';
 
 // ---------------------------------------------------------------- OpenAI Chat Completions
 
@@ -279,10 +282,10 @@ export type AnthropicMessage = AnthropicSystemMessage | AnthropicUserMessage | A
 
 /**
  * A message in any format (each registered format's message type: OpenAI Chat Completions,
- * Anthropic, Responses items, Gemini contents, …). Stored messages are deep-frozen copies of what
- * was added.
+ * Anthropic, Responses items, Gemini contents, Bedrock Converse messages). Stored messages are
+ * deep-frozen copies of what was added.
  */
-export type Message = FormatMessage;
+export type Message = OpenAIMessage | AnthropicMessage | ResponsesItem | GeminiMessage | BedrockMessage;
 
 /** Roles contextkit accepts across both formats. */
 export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool';

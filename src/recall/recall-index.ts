@@ -5,9 +5,9 @@
  * same hit texts (fit-hits.ts) follow. Searching never changes what is stored.
  */
 import { InvalidArgumentError } from '../errors.js';
-import { toolResultIds } from '../messages/content.js';
 import type { HistoryEntry, Message, Role } from '../messages/types.js';
 import type { ConversationStore, SearchWithin, StoreSearch, StoreSearchResult } from '../stores/types.js';
+import { toolResultIds } from '../wire/content.js';
 import { fitHits } from './fit-hits.js';
 import { PostingsIndex } from './postings-index.js';
 import { type RecallQuery, readQuery } from './query.js';

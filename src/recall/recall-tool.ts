@@ -3,16 +3,17 @@
  * that tells the model it exists, reading a call in either format, and the result message.
  */
 import { InvalidArgumentError } from '../errors.js';
-import type { GeminiContent } from '../formats/gemini/parts.js';
-import type { ResponsesItem } from '../formats/openai-responses/items.js';
 import { wireFormat } from '../formats/registry.js';
-import { readToolCall, toolResultMessage } from '../messages/tool-call.js';
+import type { GeminiContent } from '../messages/gemini-types.js';
+import type { ResponsesItem } from '../messages/responses-types.js';
+import { readToolCall } from '../messages/tool-call.js';
 import type {
   AnthropicUserMessage,
   MessageFormat,
   OpenAIToolMessage,
   ToolDefinition,
 } from '../messages/types.js';
+import { toolResultMessage } from '../wire/tool-result.js';
 import type { RecallFilters, RecallHit, RecallOptions } from './recall-hit.js';
 import { RECALL_TOOL_NAME } from './recall-spec.js';
 

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { CompactionReceipt } from '../events.js';
 import { formatInt } from '../format-number.js';
-import { conversationFormatLabel } from '../messages/detect.js';
+import { conversationFormatLabel } from '../wire/detect.js';
 import { escapeHtml } from './escape-html.js';
 import type {
   MessagePreview,

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { longSessionMessages } from '../../test/support/arbitraries.js';
-import { isToolResultMessage } from '../messages/content.js';
 import type { Message } from '../messages/types.js';
+import { isToolResultMessage } from '../wire/content.js';
 import { renderReportHtml } from './html.js';
 import { replayConversation } from './replay.js';
 import { slidingWindow } from './replay-cost.js';

@@ -5,10 +5,10 @@
  * and beside each bill, what that policy's views kept (src/report/view-keeps.ts).
  */
 
-import { isToolResultMessage } from '../messages/content.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import { CostMeter, type CostTotals, type RequestCost, requestBlocks } from '../meter/cost-meter.js';
 import type { ModelInfo } from '../tokens/types.js';
+import { isToolResultMessage } from '../wire/content.js';
 import { KeptTally, type KeptTotals, unusableReason } from './view-keeps.js';
 
 /** Seconds between two model calls of a replay: recorded conversations carry no times. */

@@ -10,12 +10,12 @@ import { ContextOverflowError } from '../errors.js';
 import type { CompactionReceipt } from '../events.js';
 import { wireFormat } from '../formats/registry.js';
 import { ContextManager } from '../manager.js';
-import { messageText, roleOf } from '../messages/content.js';
-import { detectConversationFormat } from '../messages/detect.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 import { checkOptionNamesOf } from '../option-names.js';
 import type { Economy } from '../options.js';
 import { modelCounter } from '../tokens/model-counter.js';
+import { messageText, roleOf } from '../wire/content.js';
+import { detectConversationFormat } from '../wire/detect.js';
 import {
   REPLAY_TURN_SECONDS,
   type ReplayCost,

@@ -5,9 +5,10 @@
  * how many of the key values (ids, numbers, dates, paths, emails) of the part the view left out
  * it still shows. Read the same way for every policy, independently of how each one kept them.
  */
-import { isToolResultMessage, messageText } from '../messages/content.js';
+
 import type { Message, MessageFormat } from '../messages/types.js';
-import { validateRequest } from '../messages/validate-request.js';
+import { isToolResultMessage, messageText } from '../wire/content.js';
+import { validateRequest } from '../wire/validate-request.js';
 
 /** A share below this of accepted views, or of views holding the task, marks a policy unusable. */
 export const USABLE_SHARE = 0.95;

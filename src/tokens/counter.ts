@@ -4,9 +4,9 @@
  * arguments, tool results, thinking, images (by dimensions) and documents (by pages).
  */
 import { ConfigurationError } from '../errors.js';
-import type { ResponsesContentPart, ResponsesOtherItem } from '../formats/openai-responses/items.js';
 import { WIRE_FORMATS } from '../formats/registry.js';
 import type { BlockCounting, WireFormat } from '../formats/wire-format.js';
+import type { ResponsesContentPart, ResponsesOtherItem } from '../messages/responses-types.js';
 import type {
   AnthropicContentBlock,
   AnthropicDocumentBlock,

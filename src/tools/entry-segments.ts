@@ -5,8 +5,8 @@
  * transcript all read entries through this, so they agree on what a message "says".
  */
 
-import { messageText, ownReader } from '../messages/content.js';
 import type { HistoryEntry, Message } from '../messages/types.js';
+import { messageText, ownReader } from '../wire/content.js';
 
 /** Whether a segment is prose, a tool call's arguments, or a tool's result. */
 export type SegmentKind = 'text' | 'call' | 'result';

@@ -7,8 +7,9 @@
  * reservation_id: ZFA04Y | 8JX2P1`), about six tokens a fact, so a small budget still holds dozens
  * of them. A fact of no known source gets a line `- key: value`.
  */
-import { isToolResultMessage, messageText } from '../messages/content.js';
+
 import type { Message } from '../messages/types.js';
+import { isToolResultMessage, messageText } from '../wire/content.js';
 import { type ExtractedFact, FACT_CATEGORIES, type FactCategory } from './types.js';
 
 /** Opens the block. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ContextManager } from '../manager.js';
-import { messageText } from '../messages/content.js';
 import type { HistoryEntry } from '../messages/types.js';
+import { messageText } from '../wire/content.js';
 import { createOfflineTools } from './offline.js';
 import type { ContextTools, ExtractedFact } from './types.js';
 

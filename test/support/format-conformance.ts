@@ -45,12 +45,12 @@ import {
   type MessageFormat,
   validateRequest,
 } from '../../src/index.js';
-import { type Atom, AtomIndex } from '../../src/messages/atoms.js';
-import { messageText, toolCallIds, toolResultIds } from '../../src/messages/content.js';
-import { wireMessage } from '../../src/messages/wire-fields.js';
 import { MAX_USAGE_TOKENS } from '../../src/meter/usage.js';
 import { createCalibration } from '../../src/parts.js';
 import { MemoryStore } from '../../src/stores/memory.js';
+import { type Atom, AtomIndex } from '../../src/wire/atoms.js';
+import { messageText, toolCallIds, toolResultIds } from '../../src/wire/content.js';
+import { wireMessage } from '../../src/wire/wire-fields.js';
 import { missingData, skipFor } from './requirements.js';
 import { loadTauBench, TAU_BENCH_PATH, type TauBenchRun } from './tau-bench.js';
 

@@ -7,9 +7,9 @@
  * `npm run bench -- cost`.
  */
 
-import type { ResponsesItem } from '../../src/formats/openai-responses/items.js';
 import { addOpenAIResponse } from '../../src/integrations/providers.js';
 import { ContextManager } from '../../src/manager.js';
+import type { ResponsesItem } from '../../src/messages/responses-types.js';
 import { BUILTIN_PRICING } from '../../src/tokens/pricing.js';
 import { seededRandom } from './arbitraries.js';
 import { startFakeResponses } from './fake-responses-server.js';

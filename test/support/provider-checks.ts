@@ -4,10 +4,10 @@
  * Completions, the fake Messages API, the fake Responses API, the fake `generateContent`).
  */
 import { toBedrockRequest } from '../../src/formats/bedrock/request.js';
-import type { GeminiMessage } from '../../src/formats/gemini/parts.js';
 import { toGeminiRequest } from '../../src/formats/gemini/request.js';
+import type { GeminiMessage } from '../../src/messages/gemini-types.js';
 import type { Message, MessageFormat } from '../../src/messages/types.js';
-import { validateRequest } from '../../src/messages/validate-request.js';
+import { validateRequest } from '../../src/wire/validate-request.js';
 import { anthropicRequestProblems, messagesBody } from './fake-anthropic-server.js';
 import { bedrockRequestProblems } from './fake-bedrock-server.js';
 import { geminiRequestProblems } from './fake-gemini-server.js';

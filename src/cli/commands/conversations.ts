@@ -23,11 +23,8 @@ import { ConflictError, InvalidMessageError, StoreError } from '../../errors.js'
 import { formatInt } from '../../format-number.js';
 import { isFormatName, PLAIN_FORMAT } from '../../formats/registry.js';
 import { ContextManager } from '../../manager.js';
-import { roleOf } from '../../messages/content.js';
-import { detectConversationFormat } from '../../messages/detect.js';
 import { jsonValueIssues } from '../../messages/json-limits.js';
 import type { Message, MessageFormat, MessageMetadata } from '../../messages/types.js';
-import { messageProblems } from '../../messages/validate-message.js';
 import { openStore } from '../../stores/resolve.js';
 import type {
   ConversationPage,
@@ -37,6 +34,9 @@ import type {
   StoredEntry,
 } from '../../stores/types.js';
 import { type ModelCounter, modelCounter } from '../../tokens/model-counter.js';
+import { roleOf } from '../../wire/content.js';
+import { detectConversationFormat } from '../../wire/detect.js';
+import { messageProblems } from '../../wire/validate-message.js';
 import { previewMessage } from '../breakdown.js';
 import { CliError } from '../cli-error.js';
 import { checkConversation, messagesOfBody, parseLines, readInput, syntaxError } from '../input.js';

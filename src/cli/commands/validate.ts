@@ -1,10 +1,10 @@
 import { type Command, Option } from 'commander';
 import { ContextkitError } from '../../errors.js';
 import { wireFormat } from '../../formats/registry.js';
-import { detectConversationFormat, formatName } from '../../messages/detect.js';
 import type { MessageFormat } from '../../messages/types.js';
-import { type RequestProblem, validateRequest } from '../../messages/validate-request.js';
 import { REQUEST_FORMATS } from '../../options.js';
+import { detectConversationFormat, formatName } from '../../wire/detect.js';
+import { type RequestProblem, validateRequest } from '../../wire/validate-request.js';
 import { CliError } from '../cli-error.js';
 import { parseInput, type RawConversation, readInput } from '../input.js';
 import { writeOut } from '../terminal-safe.js';

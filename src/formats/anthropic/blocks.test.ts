@@ -20,13 +20,13 @@ import { historyEntries } from '../../../test/support/history-entries.js';
 import { viewAtShare } from '../../../test/support/view-at-share.js';
 import { InvalidMessageError } from '../../errors.js';
 import { ContextManager } from '../../manager.js';
-import { AtomIndex, buildAtoms } from '../../messages/atoms.js';
-import { convertMessages } from '../../messages/convert.js';
 import type { Message } from '../../messages/types.js';
-import { validateMessage } from '../../messages/validate-message.js';
-import { validateRequest } from '../../messages/validate-request.js';
 import { getModelInfo } from '../../tokens/catalog.js';
 import { createTokenCounter } from '../../tokens/counter.js';
+import { AtomIndex, buildAtoms } from '../../wire/atoms.js';
+import { convertMessages } from '../../wire/convert.js';
+import { validateMessage } from '../../wire/validate-message.js';
+import { validateRequest } from '../../wire/validate-request.js';
 
 const MODEL = 'claude-sonnet-4-5';
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 60);

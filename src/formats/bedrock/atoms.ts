@@ -20,10 +20,10 @@ import {
   type SeenIds,
   singleAtom,
 } from '../../messages/atom-kit.js';
+import type { BedrockToolResult, BedrockToolUse } from '../../messages/bedrock-types.js';
 import { freezeDeep } from '../../messages/freeze.js';
 import type { HistoryEntry, Message } from '../../messages/types.js';
 import { blocksOf, isBlankText, isRecord, memberOf, toolResultsOf, toolUsesOf } from './blocks.js';
-import type { BedrockToolResult, BedrockToolUse } from './types.js';
 
 type Rec = Record<string, unknown>;
 type Msg = { role: string; content: readonly Rec[] };

@@ -10,17 +10,17 @@ import {
 import { InvalidMessageError } from '../../errors.js';
 import { ContextManager } from '../../manager.js';
 import { layeredIds } from '../../messages/atom-kit.js';
-import { messageText, toolCallIds, toolResultIds } from '../../messages/content.js';
+import type { BedrockMessage } from '../../messages/bedrock-types.js';
 import { freezeDeep } from '../../messages/freeze.js';
 import type { HistoryEntry, Message } from '../../messages/types.js';
-import { validateRequest } from '../../messages/validate-request.js';
 import { extractFactsOffline } from '../../tools/offline-facts.js';
+import { messageText, toolCallIds, toolResultIds } from '../../wire/content.js';
+import { validateRequest } from '../../wire/validate-request.js';
 import { buildBedrock } from './atoms.js';
 import { bedrockText } from './blocks.js';
 import { anthropicToBedrock, bedrockDocumentName, bedrockToAnthropic } from './convert.js';
 import { bedrockOverflow, bedrockReplyMessages, toBedrockRequest, usageFromBedrock } from './request.js';
 import { bedrockProblems } from './request-problems.js';
-import type { BedrockMessage } from './types.js';
 import { bedrockMessageIssues } from './validate.js';
 
 const PNG =

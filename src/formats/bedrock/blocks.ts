@@ -2,7 +2,28 @@
  * Reading Bedrock Converse content blocks: which member a block sets, the calls and results a
  * message holds, and the text recall and facts read.
  */
-import { BEDROCK_BLOCK_MEMBERS, type BedrockToolResult, type BedrockToolUse } from './types.js';
+import type { BedrockToolResult, BedrockToolUse } from '../../messages/bedrock-types.js';
+
+/** The member names a content block may set, as the ContentBlock union documents them. */
+export const BEDROCK_BLOCK_MEMBERS: readonly string[] = Object.freeze([
+  'text',
+  'image',
+  'document',
+  'video',
+  'audio',
+  'toolUse',
+  'toolResult',
+  'reasoningContent',
+  'cachePoint',
+  'guardContent',
+  'citationsContent',
+  'searchResult',
+]);
+
+/** Members only Bedrock's blocks have (not `text`, which a Gemini part shares). */
+export const BEDROCK_ONLY_MEMBERS: ReadonlySet<string> = new Set(
+  BEDROCK_BLOCK_MEMBERS.filter((m) => m !== 'text'),
+);
 
 type Rec = Record<string, unknown>;
 

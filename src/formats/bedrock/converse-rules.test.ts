@@ -14,7 +14,7 @@ import { bedrockRequestProblems } from '../../../test/support/fake-bedrock-serve
 import { InvalidMessageError } from '../../errors.js';
 import { ContextManager } from '../../manager.js';
 import type { Message } from '../../messages/types.js';
-import { validateRequest } from '../../messages/validate-request.js';
+import { validateRequest } from '../../wire/validate-request.js';
 import { toBedrockRequest } from './request.js';
 
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Page >> endobj\n%%EOF').toString('base64');

@@ -20,8 +20,6 @@
  * instead (an assistant turn left with nothing goes too).
  */
 import { InvalidMessageError, type MessageIssue } from '../../errors.js';
-import type { AnthropicContentBlock, AnthropicMessage, AnthropicTextBlock } from '../../messages/types.js';
-import { isRecord, memberOf } from './blocks.js';
 import type {
   BedrockContentBlock,
   BedrockDocument,
@@ -29,7 +27,9 @@ import type {
   BedrockMessage,
   BedrockSystemBlock,
   BedrockToolResultContent,
-} from './types.js';
+} from '../../messages/bedrock-types.js';
+import type { AnthropicContentBlock, AnthropicMessage, AnthropicTextBlock } from '../../messages/types.js';
+import { isRecord, memberOf } from './blocks.js';
 
 type Rec = Record<string, unknown>;
 

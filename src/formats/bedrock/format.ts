@@ -4,6 +4,8 @@
  * API_runtime_Converse.html) as a wire format. Claude on Bedrock bills Claude's tokens, so the
  * format counts as Anthropic does and converts through Anthropic.
  */
+
+import type { BedrockMessage } from '../../messages/bedrock-types.js';
 import { toolShapes } from '../../messages/tool-shapes.js';
 import type { Message, ToolDefinition } from '../../messages/types.js';
 import type { WireFormat } from '../wire-format.js';
@@ -23,7 +25,6 @@ import {
 } from './shorten.js';
 import { bedrockBlockTokens } from './tokens.js';
 import { bedrockMemoryTool, bedrockRecallTool } from './tools.js';
-import type { BedrockMessage } from './types.js';
 import { bedrockMessageIssues } from './validate.js';
 
 /** A Converse Message's fields (API_runtime_Message). */

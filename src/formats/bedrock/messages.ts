@@ -3,11 +3,12 @@
  * summaries and notices, the recall and memory tools' results), detection evidence, and what a
  * view shows for a stored message.
  */
+
+import type { BedrockConversationMessage, BedrockMessage } from '../../messages/bedrock-types.js';
 import { freezeDeep } from '../../messages/freeze.js';
 import type { Message } from '../../messages/types.js';
 import { blocksOf, isRecord, memberOf } from './blocks.js';
 import { bedrockDocumentName } from './convert.js';
-import type { BedrockConversationMessage, BedrockMessage } from './types.js';
 
 /** A text message: the system prompt (`{ role: 'system', content: [{ text }] }`) or a user turn. */
 export function bedrockTextMessage(role: 'system' | 'user' | 'assistant', text: string): BedrockMessage {

@@ -1,9 +1,11 @@
 /**
- * Reading Converse messages for the shared readers (`messages/content.ts`, `entrySegments`, the
+ * Reading Converse messages for the shared readers (`wire/content.ts`, `entrySegments`, the
  * CLI's breakdown, recall, facts and the replay's cost): blocks are keyed by their member and have
  * no `type`, so the shared block readers see nothing in them. Reasoning, media and cache points
  * are not conversation text.
  */
+
+import type { BedrockToolResult, BedrockToolUse } from '../../messages/bedrock-types.js';
 import type { Message } from '../../messages/types.js';
 import type { CallRef, MessagePiece, MessageReader } from '../wire-format.js';
 import {
@@ -16,7 +18,6 @@ import {
   toolUsesOf,
 } from './blocks.js';
 import { isConverseMessage } from './shorten.js';
-import type { BedrockToolResult, BedrockToolUse } from './types.js';
 
 /** The `toolUse` blocks of an assistant message as calls; each block is what a message holding only that call carries. */
 function calls(message: Message): CallRef[] {

@@ -9,15 +9,15 @@ import {
   type OverflowNumbers,
   overflowNumbers,
 } from '../../guard/overflow-errors.js';
-import type { Message } from '../../messages/types.js';
-import { InvalidUsageError, type UsageSample, usageCount } from '../../meter/usage.js';
-import { blocksOf, isRecord, memberOf, toolResultsOf, toolUsesOf } from './blocks.js';
 import type {
   BedrockContentBlock,
   BedrockConversationMessage,
   BedrockMessage,
   BedrockSystemBlock,
-} from './types.js';
+} from '../../messages/bedrock-types.js';
+import type { Message } from '../../messages/types.js';
+import { InvalidUsageError, type UsageSample, usageCount } from '../../meter/usage.js';
+import { blocksOf, isRecord, memberOf, toolResultsOf, toolUsesOf } from './blocks.js';
 
 type Rec = Record<string, unknown>;
 

@@ -4,10 +4,10 @@
  */
 
 import type { ContextManager } from '../../manager.js';
+import type { BedrockConversationMessage } from '../../messages/bedrock-types.js';
 import type { AddMessageOptions } from '../../options.js';
 import { isRecord } from './blocks.js';
 import { bedrockReplyMessages, usageFromBedrock } from './request.js';
-import type { BedrockConversationMessage } from './types.js';
 
 /**
  * Adds a Converse response's `output.message` to the conversation and records its `usage`

@@ -5,8 +5,7 @@
  * What a view repairs (blank text, a call left unanswered) is not a problem of the message.
  */
 import type { MessageIssue } from '../../errors.js';
-import { isRecord, memberOf } from './blocks.js';
-import { BEDROCK_BLOCK_MEMBERS } from './types.js';
+import { BEDROCK_BLOCK_MEMBERS, isRecord, memberOf } from './blocks.js';
 
 type Rec = Record<string, unknown>;
 

@@ -11,11 +11,11 @@
 import type { Atom, BuildResult, Repair, ToolResultSlot } from '../../messages/atom-kit.js';
 import { groupEntries, missingResultText, ResultScan } from '../../messages/atom-kit.js';
 import { freezeDeep } from '../../messages/freeze.js';
+import type { GeminiContentPart } from '../../messages/gemini-types.js';
 import type { HistoryEntry, Message } from '../../messages/types.js';
 import {
   callKeyOf,
   type GeminiCallRef,
-  type GeminiContentPart,
   geminiCalls,
   geminiResponses,
   pairGemini,

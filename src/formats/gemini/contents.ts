@@ -29,6 +29,7 @@
  *   (the API refuses them); consecutive turns of one role are merged into one `Content`.
  */
 
+import type { GeminiMessage } from '../../messages/gemini-types.js';
 import type {
   AnthropicContentBlock,
   AnthropicDocumentBlock,
@@ -39,7 +40,6 @@ import type {
 } from '../../messages/types.js';
 import { toAnthropicRequest } from '../anthropic/request.js';
 import type { ViewReader } from '../wire-format.js';
-import type { GeminiMessage } from './parts.js';
 import { toGeminiRequest } from './request.js';
 
 /** One Gemini `Part`: exactly one of its fields is set. */

@@ -19,6 +19,7 @@
  */
 
 import { InvalidMessageError, type MessageIssue } from '../../errors.js';
+import type { GeminiContentPart, GeminiMessage } from '../../messages/gemini-types.js';
 import type {
   AnthropicContentBlock,
   AnthropicMessage,
@@ -26,15 +27,7 @@ import type {
   AnthropicToolResultBlock,
 } from '../../messages/types.js';
 import { THINKING_BLOCKS } from '../anthropic/blocks.js';
-import {
-  type GeminiCallRef,
-  type GeminiContentPart,
-  type GeminiMessage,
-  geminiCalls,
-  geminiResponses,
-  pairGemini,
-  partKind,
-} from './parts.js';
+import { type GeminiCallRef, geminiCalls, geminiResponses, pairGemini, partKind } from './parts.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -4,6 +4,7 @@
  */
 
 import { InvalidMessageError } from '../../errors.js';
+import type { GeminiContent, GeminiMessage } from '../../messages/gemini-types.js';
 import { userTurnProblem } from '../../messages/request-kit.js';
 import { toolShapes } from '../../messages/tool-shapes.js';
 import type { AnthropicMessage } from '../../messages/types.js';
@@ -13,7 +14,7 @@ import { buildGemini } from './atoms.js';
 import { anthropicToGemini, geminiToAnthropic } from './convert.js';
 import { geminiCountEndpoint } from './count.js';
 import { geminiClearedResult, geminiEdits, geminiResultSize } from './edits.js';
-import { type GeminiContent, type GeminiMessage, geminiMessageIssues, textMessageAsGemini } from './parts.js';
+import { geminiMessageIssues, textMessageAsGemini } from './parts.js';
 import { geminiReader } from './reader.js';
 import { geminiProblems, toGeminiRequest } from './request.js';
 import { shownGemini } from './shown.js';

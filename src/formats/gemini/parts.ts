@@ -15,53 +15,6 @@
  * else by name.
  */
 
-/** Inline media: base64 `data` of the given IANA type. */
-export interface GeminiBlob {
-  mimeType: string;
-  data: string;
-}
-
-/** One Gemini `Part` (exactly one datum set), with its thought flag and signature. */
-export interface GeminiContentPart {
-  text?: string;
-  inlineData?: GeminiBlob;
-  fileData?: { mimeType?: string; fileUri: string; displayName?: string };
-  functionCall?: { name: string; args?: Record<string, unknown>; id?: string };
-  functionResponse?: {
-    name: string;
-    response: Record<string, unknown>;
-    id?: string;
-    parts?: unknown[];
-    willContinue?: boolean;
-    scheduling?: string;
-  };
-  executableCode?: { language: string; code: string };
-  codeExecutionResult?: { outcome: string; output?: string };
-  /** A thought summary (only with `text`). */
-  thought?: boolean;
-  /** Opaque signature of the model's reasoning; sent back unchanged, with its part. */
-  thoughtSignature?: string;
-  videoMetadata?: unknown;
-  [key: string]: unknown;
-}
-
-/** A user or model turn. */
-export interface GeminiContent {
-  role: 'user' | 'model';
-  parts: GeminiContentPart[];
-  content?: undefined;
-}
-
-/** The system instruction, given as a message; views send it as `systemInstruction`. */
-export interface GeminiSystemMessage {
-  role: 'system';
-  parts: Array<{ text: string }>;
-  content?: undefined;
-}
-
-/** Any message of the `'gemini'` format. */
-export type GeminiMessage = GeminiContent | GeminiSystemMessage;
-
 /** The data fields of a part, one of which it holds. */
 export const GEMINI_DATA_FIELDS: readonly string[] = [
   'text',

@@ -1,5 +1,5 @@
 /**
- * Reading Gemini contents for the shared readers (`messages/content.ts`, `entrySegments`, the
+ * Reading Gemini contents for the shared readers (`wire/content.ts`, `entrySegments`, the
  * CLI's breakdown): text, calls and responses part by part. Thoughts are not conversation text.
  */
 import type { Message } from '../../messages/types.js';

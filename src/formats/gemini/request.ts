@@ -12,8 +12,9 @@
  */
 
 import { InvalidMessageError } from '../../errors.js';
+import type { GeminiContent, GeminiMessage } from '../../messages/gemini-types.js';
 import type { RequestProblem } from '../../messages/request-kit.js';
-import { type GeminiContent, type GeminiMessage, geminiCalls, geminiResponses, pairGemini } from './parts.js';
+import { geminiCalls, geminiResponses, pairGemini } from './parts.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -4,9 +4,9 @@
  */
 
 import { MEMORY_TOOL_SHAPES } from '../../memory/memory-spec.js';
+import type { GeminiContent } from '../../messages/gemini-types.js';
 import type { ToolDefinition } from '../../messages/types.js';
 import { RECALL_TOOL_SHAPES } from '../../recall/recall-spec.js';
-import type { GeminiContent } from './parts.js';
 
 /** The tool as a Gemini function declaration (`tools: [{ functionDeclarations: [geminiRecallTool] }]`). */
 export const geminiRecallTool: ToolDefinition = RECALL_TOOL_SHAPES.gemini;

@@ -5,13 +5,14 @@
  */
 
 import { InvalidMessageError } from '../../errors.js';
+import type { ResponsesItem } from '../../messages/responses-types.js';
 import { toolShapes } from '../../messages/tool-shapes.js';
 import type { Message, OpenAIMessage } from '../../messages/types.js';
 import { usageFromOpenAI } from '../../meter/usage.js';
 import type { WireFormat } from '../wire-format.js';
 import { buildResponses } from './atoms.js';
 import { chatToResponses, responsesToChat } from './convert.js';
-import { isCompactionItem, RESPONSES_ITEM_TYPES, RESPONSES_PART_TYPES, type ResponsesItem } from './items.js';
+import { isCompactionItem, RESPONSES_ITEM_TYPES, RESPONSES_PART_TYPES } from './items.js';
 import { responsesReader } from './reader.js';
 import { responsesProblems } from './request.js';
 import { shownResponses } from './shown.js';

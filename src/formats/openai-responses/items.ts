@@ -16,6 +16,8 @@
  * lets a client drop the items before the latest compaction item, and views do.
  */
 
+import type { ResponsesOtherItem } from '../../messages/responses-types.js';
+
 /** Call items answered by an output item with the same `call_id`, and the output's type. */
 export const RESPONSES_CALLS: Readonly<Record<string, string>> = {
   function_call: 'function_call_output',
@@ -61,40 +63,6 @@ export const RESPONSES_PART_TYPES: ReadonlySet<string> = new Set([
   'output_text',
   'refusal',
 ]);
-
-/** A Responses message item: `type: "message"` may be left out in input (EasyInputMessage). */
-export interface ResponsesMessageItem {
-  type?: 'message';
-  role: 'user' | 'assistant' | 'system' | 'developer';
-  content: string | ResponsesContentPart[];
-  id?: string;
-  status?: string;
-}
-
-/** A part of a Responses message. */
-export type ResponsesContentPart =
-  | { type: 'input_text'; text: string }
-  | { type: 'output_text'; text: string; annotations?: unknown[] }
-  | { type: 'refusal'; refusal: string }
-  | { type: 'input_image'; image_url?: string; file_id?: string; detail?: string }
-  | { type: 'input_file'; file_id?: string; file_data?: string; file_url?: string; filename?: string }
-  | { type: 'input_audio'; input_audio: { data: string; format: string } };
-
-/**
- * Any other Responses item (a call, an output, reasoning, a hosted tool call, an MCP item, an
- * item reference). These have no `role`; the fields are the API's and kept as they came.
- */
-export interface ResponsesOtherItem {
-  type: string;
-  role?: undefined;
-  content?: undefined;
-  id?: string;
-  call_id?: string;
-  [key: string]: unknown;
-}
-
-/** Any Responses API input item. */
-export type ResponsesItem = ResponsesMessageItem | ResponsesOtherItem;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

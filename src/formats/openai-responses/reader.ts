@@ -1,6 +1,6 @@
 /**
  * Reading Responses items without a role (calls, outputs, reasoning, hosted tools) for the shared
- * readers (`messages/content.ts`): what kind each is, which call it makes or answers. Their text
+ * readers (`wire/content.ts`): what kind each is, which call it makes or answers. Their text
  * (`output`, `content`) is read the shared way.
  */
 import type { Message } from '../../messages/types.js';

@@ -4,9 +4,9 @@
  */
 
 import { MEMORY_TOOL_SHAPES } from '../../memory/memory-spec.js';
+import type { ResponsesItem } from '../../messages/responses-types.js';
 import type { ToolDefinition } from '../../messages/types.js';
 import { RECALL_TOOL_SHAPES } from '../../recall/recall-spec.js';
-import type { ResponsesItem } from './items.js';
 
 /** The tool as an OpenAI Responses function tool (`tools: [responsesMemoryTool]`). */
 export const responsesMemoryTool: ToolDefinition = MEMORY_TOOL_SHAPES.responses;

@@ -2,9 +2,9 @@ import type { ModelMessage } from 'ai';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ContextManager } from '../../manager.js';
-import { toAnthropic } from '../../messages/convert.js';
 import type { OpenAIMessage } from '../../messages/types.js';
-import { validateRequest } from '../../messages/validate-request.js';
+import { toAnthropic } from '../../wire/convert.js';
+import { validateRequest } from '../../wire/validate-request.js';
 import { fromModelMessages, toModelMessages } from './model-messages.js';
 
 // A 1×1 PNG: the image type is read from its bytes when the SDK leaves it open.

@@ -11,7 +11,6 @@
  */
 
 import type { LanguageModelMiddleware, ModelMessage } from 'ai';
-import { convertMessages } from '../../messages/convert.js';
 import type {
   Message,
   OpenAIAssistantMessage,
@@ -19,6 +18,7 @@ import type {
   OpenAIMessage,
   OpenAIToolCall,
 } from '../../messages/types.js';
+import { convertMessages } from '../../wire/convert.js';
 
 /** The prompt a language model is called with (`LanguageModelV3Prompt`), as middleware sees it. */
 export type LanguageModelPrompt = Parameters<

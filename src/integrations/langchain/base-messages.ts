@@ -12,8 +12,8 @@ import {
   SystemMessage,
   ToolMessage,
 } from '@langchain/core/messages';
-import { convertMessages } from '../../messages/convert.js';
 import type { Message, OpenAIContentPart, OpenAIMessage, OpenAIToolCall } from '../../messages/types.js';
+import { convertMessages } from '../../wire/convert.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

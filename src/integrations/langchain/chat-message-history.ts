@@ -8,12 +8,12 @@ import {
 import { ConfigurationError } from '../../errors.js';
 import { ContextManager } from '../../manager.js';
 import type { MessageMetadata } from '../../messages/types.js';
-import { validateMessage } from '../../messages/validate-message.js';
 import { checkOptionNamesOf } from '../../option-names.js';
 import type { RecallHit, RecallOptions } from '../../recall/recall-hit.js';
 import { MemoryStore } from '../../stores/memory.js';
 import { resolveStore } from '../../stores/resolve.js';
 import type { ConversationStore } from '../../stores/types.js';
+import { validateMessage } from '../../wire/validate-message.js';
 import { checkStorable } from '../storable.js';
 import { toBaseMessages, toOpenAIMessage } from './base-messages.js';
 

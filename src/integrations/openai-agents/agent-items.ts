@@ -17,7 +17,7 @@
 
 import type { AgentInputItem } from '@openai/agents';
 import type { MessageIssue } from '../../errors.js';
-import type { ResponsesContentPart, ResponsesItem } from '../../formats/openai-responses/items.js';
+import type { ResponsesContentPart, ResponsesItem } from '../../messages/responses-types.js';
 
 type Item = Record<string, unknown>;
 

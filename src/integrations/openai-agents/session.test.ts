@@ -22,11 +22,11 @@ import {
 } from '../../../test/support/fake-openai-server.js';
 import { type FakeResponsesServer, startFakeResponses } from '../../../test/support/fake-responses-server.js';
 import { InvalidMessageError } from '../../errors.js';
-import { validateRequest } from '../../messages/validate-request.js';
 import { FileStore } from '../../stores/file.js';
 import { MemoryStore } from '../../stores/memory.js';
 import { getModelInfo } from '../../tokens/catalog.js';
 import { createTokenCounter } from '../../tokens/counter.js';
+import { validateRequest } from '../../wire/validate-request.js';
 import { agentItemsToResponses } from './agent-items.js';
 import { ContextkitSession } from './session.js';
 

@@ -8,9 +8,9 @@ import {
   MessageIdConflictError,
 } from '../../errors.js';
 import type { CompactionReceipt } from '../../events.js';
-import type { ResponsesItem } from '../../formats/openai-responses/items.js';
 import { firstDifference } from '../../history/message-diff.js';
 import { ContextManager, type ContextManagerOptions } from '../../manager.js';
+import type { ResponsesItem } from '../../messages/responses-types.js';
 import type { Message, MessageMetadata } from '../../messages/types.js';
 import { checkOptionNamesOf } from '../../option-names.js';
 import type { RecallHit, RecallOptions } from '../../recall/recall-hit.js';

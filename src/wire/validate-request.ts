@@ -10,11 +10,11 @@
 
 import { InvalidMessageError } from '../errors.js';
 import { wireFormat } from '../formats/registry.js';
-import { at, type RequestProblem } from './request-kit.js';
-import type { Message, MessageFormat } from './types.js';
+import { at, type RequestProblem } from '../messages/request-kit.js';
+import type { Message, MessageFormat } from '../messages/types.js';
 import { messageProblems } from './validate-message.js';
 
-export type { RequestProblem } from './request-kit.js';
+export type { RequestProblem } from '../messages/request-kit.js';
 
 /** The outcome of `validateRequest`: valid exactly when there are no problems. */
 export interface RequestValidation {

@@ -9,8 +9,8 @@
  */
 
 import type { WireFormat } from '../formats/wire-format.js';
+import type { HistoryEntry, Message } from '../messages/types.js';
 import { formatEvidence } from './detect.js';
-import type { HistoryEntry, Message } from './types.js';
 
 const shownMemo = new WeakMap<Message, { format: string; shown: Message | undefined }>();
 

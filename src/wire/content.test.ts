@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { AnthropicMessage, Message, OpenAIMessage } from '../messages/types.js';
 import {
   hasNonToolResultContent,
   hasToolCalls,
@@ -7,7 +8,6 @@ import {
   toolCallIds,
   toolResultIds,
 } from './content.js';
-import type { AnthropicMessage, Message, OpenAIMessage } from './types.js';
 
 const openaiCall: OpenAIMessage = {
   role: 'assistant',

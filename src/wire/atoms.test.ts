@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { historyEntries } from '../../test/support/history-entries.js';
+import type { Message } from '../messages/types.js';
 import { AtomIndex, buildAtoms } from './atoms.js';
-import type { Message } from './types.js';
 
 const call = (id: string, name = 'read_file') => ({
   id,

@@ -1,8 +1,8 @@
 import { wireFormat } from '../formats/registry.js';
 import type { WireFormat } from '../formats/wire-format.js';
-import { type Atom, layeredIds, type Repair } from './atom-kit.js';
+import { type Atom, layeredIds, type Repair } from '../messages/atom-kit.js';
+import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
 import { shownEntries } from './shown-entries.js';
-import type { HistoryEntry, Message, MessageFormat } from './types.js';
 
 /**
  * Atoms are the units a view keeps or drops whole. Building them also repairs, in the view only,
@@ -23,7 +23,7 @@ export {
   type Repair,
   type SeenIds,
   type ToolResultSlot,
-} from './atom-kit.js';
+} from '../messages/atom-kit.js';
 
 // ------------------------------------------------------------------------------------ incremental
 

@@ -1,8 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FormatMismatchError, InvalidMessageError } from '../errors.js';
+import type {
+  AnthropicMessage,
+  Message,
+  OpenAIContentPart,
+  OpenAIMessage,
+  OpenAITextPart,
+} from '../messages/types.js';
 import { convertMessages, toAnthropic, toOpenAI } from './convert.js';
-import type { AnthropicMessage, Message, OpenAIContentPart, OpenAIMessage, OpenAITextPart } from './types.js';
 import { validateRequest } from './validate-request.js';
 
 function deepFreeze<T>(value: T): T {

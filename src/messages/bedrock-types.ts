@@ -115,24 +115,3 @@ export interface BedrockConversationMessage {
 
 /** Any Bedrock Converse message, with the system prompt as a `role: "system"` message. */
 export type BedrockMessage = BedrockSystemMessage | BedrockConversationMessage;
-
-/** The member names a content block may set, as the ContentBlock union documents them. */
-export const BEDROCK_BLOCK_MEMBERS: readonly string[] = Object.freeze([
-  'text',
-  'image',
-  'document',
-  'video',
-  'audio',
-  'toolUse',
-  'toolResult',
-  'reasoningContent',
-  'cachePoint',
-  'guardContent',
-  'citationsContent',
-  'searchResult',
-]);
-
-/** Members only Bedrock's blocks have (not `text`, which a Gemini part shares). */
-export const BEDROCK_ONLY_MEMBERS: ReadonlySet<string> = new Set(
-  BEDROCK_BLOCK_MEMBERS.filter((m) => m !== 'text'),
-);

@@ -10,12 +10,12 @@
 
 import { FORMATS } from '../formats/registry.js';
 import type { WireFormat } from '../formats/wire-format.js';
-import type { ConvertOptions } from './convert-options.js';
+import type { ConvertOptions } from '../messages/convert-options.js';
+import type { AnthropicMessage, Message, MessageFormat, OpenAIMessage } from '../messages/types.js';
 import { detectConversationFormat } from './detect.js';
-import type { AnthropicMessage, Message, MessageFormat, OpenAIMessage } from './types.js';
 
 export { toAnthropic, toOpenAI } from '../formats/anthropic/convert-openai.js';
-export type { ConvertOptions } from './convert-options.js';
+export type { ConvertOptions } from '../messages/convert-options.js';
 
 /** `messages` in `from`'s format as `to`'s, step by step along the pivots. */
 function route(

@@ -8,7 +8,7 @@
 
 import { DETECTION_ORDER } from '../formats/registry.js';
 import type { MessageReader } from '../formats/wire-format.js';
-import type { Message } from './types.js';
+import type { Message } from '../messages/types.js';
 
 /** The formats' readers for shapes only they have, in detection order (gathered on first use). */
 let readers: readonly MessageReader[] | undefined;

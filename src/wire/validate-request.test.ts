@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { InvalidMessageError } from '../errors.js';
+import type { OpenAIMessage } from '../messages/types.js';
 import { toAnthropic } from './convert.js';
-import type { OpenAIMessage } from './types.js';
 import { assertValidRequest, type RequestProblem, validateRequest } from './validate-request.js';
 
 function deepFreeze<T>(value: T): T {

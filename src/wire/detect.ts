@@ -6,7 +6,7 @@
 
 import { FormatMismatchError } from '../errors.js';
 import { DETECTION_ORDER, FORMATS, WIRE_FORMATS } from '../formats/registry.js';
-import type { MessageFormat } from './types.js';
+import type { MessageFormat } from '../messages/types.js';
 
 /** The field that shows a message's format, relative to the message (`content[0].type`). */
 export interface FormatEvidence {

@@ -5,7 +5,7 @@
  * properties ("Extra inputs are not permitted").
  */
 import { wireFormat } from '../formats/registry.js';
-import type { Message, MessageFormat } from './types.js';
+import type { Message, MessageFormat } from '../messages/types.js';
 
 /** Copies made of stored messages, so that every view sends the same object for one message. */
 const copies = new WeakMap<object, Message>();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidMessageError } from '../errors.js';
-import type { MessageFormat } from './types.js';
+import type { MessageFormat } from '../messages/types.js';
 import { messageProblems, validateMessage } from './validate-message.js';
 
 function deepFreeze<T>(value: T): T {

@@ -7,10 +7,10 @@
 
 import { InvalidMessageError, type MessageIssue } from '../errors.js';
 import { PLAIN_FORMAT, wireFormat } from '../formats/registry.js';
+import { jsonValueIssues } from '../messages/json-limits.js';
+import type { Message, MessageFormat } from '../messages/types.js';
+import { type Issues, isRecord } from '../messages/validate-kit.js';
 import { formatEvidence } from './detect.js';
-import { jsonValueIssues } from './json-limits.js';
-import type { Message, MessageFormat } from './types.js';
-import { type Issues, isRecord } from './validate-kit.js';
 
 function messageIssues(message: unknown, path: string, format: MessageFormat | undefined): Issues {
   if (!isRecord(message)) return [{ path, message: 'expected a message object with "role" and "content"' }];
