@@ -4,12 +4,24 @@
  * message. See `cost-meter.ts` for the provider rules.
  */
 
-import type { GuardConversation } from '../guard/guard.js';
 import type { ContextMeasurer, ResolvedRequest } from '../measure/measurer.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
 import type { RequestOptions } from '../options.js';
 import type { TokenCounter } from '../tokens/types.js';
 import { CostMeter, type MeterSource, messageFingerprint, objectKey, type UsageCost } from './cost-meter.js';
+
+/**
+ * What metering reads and keeps of a conversation (the guard's `MeteredConversation` has it): its own
+ * shape here, so the meter does not depend on the guard that calls it.
+ */
+export interface MeteredConversation {
+  readonly entries: readonly HistoryEntry[];
+  readonly format: MessageFormat | undefined;
+  readonly view: { closedMark(): { readonly closedMessages: number } | null };
+  meters?: Map<string, CostMeter>;
+  meterMark?: { model: string; build: object; closed: number; plain: boolean } | undefined;
+  meterSource?: MessageSource;
+}
 
 /**
  * Bills the view about to be sent with the conversation's meter for the model, at the time of
@@ -19,7 +31,7 @@ import { CostMeter, type MeterSource, messageFingerprint, objectKey, type UsageC
  */
 export function billRequest(
   measurer: ContextMeasurer,
-  c: GuardConversation,
+  c: MeteredConversation,
   r: ResolvedRequest,
   messages: readonly Message[],
   tools: RequestOptions['tools'],
