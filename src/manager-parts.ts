@@ -4,7 +4,8 @@
  * one event emitter. Kept apart so the manager itself reads as the short composition it is.
  */
 
-import { decodePlan } from './compaction/plan.js';
+import { randomUUID } from 'node:crypto';
+import { type CompactionPlan, decodePlan, encodePlan } from './compaction/plan.js';
 import {
   createResponsesCompact,
   type NoteCompaction,
@@ -15,6 +16,7 @@ import type { Level } from './compaction/zones.js';
 import type { ContextEmitter } from './events.js';
 import type { AppliedEdit } from './guard/applied-edits.js';
 import { ContextGuard, type GuardConversation } from './guard/guard.js';
+import type { PlanMade } from './guard/guard-types.js';
 import { History } from './history/history.js';
 import { LiveEntries } from './history/live-entries.js';
 import { StoredCounts } from './manager-counts.js';
@@ -177,6 +179,8 @@ export function composeParts(
     },
     { protectTask: settings.protectTask },
   );
+  // Which stored record each plan this view held came from (or was written as): see `storedPlanRecord`.
+  const planIds = new WeakMap<CompactionPlan, string>();
   const conversation: GuardConversation = {
     get entries() {
       return live.of(history.entries, history.format);
@@ -195,9 +199,15 @@ export function composeParts(
     lastUsage: null,
     // The plan of a view that holds ephemeral messages is this process's own: never stored.
     ...(store
-      ? { save: (patch) => (history.hasEphemeral ? Promise.resolve() : history.saveMeta(patch)) }
+      ? {
+          save: (patch) => (history.hasEphemeral ? Promise.resolve() : history.saveMeta(patch)),
+          storedPlan: (current, made) => adoptableStoredPlan(history, planIds, current, made),
+          savePlan: (plan, previous, made, patch) =>
+            savePlanUnlessTaken(history, planIds, plan, previous, made, patch),
+        }
       : {}),
   };
+  storedPlanIds.set(conversation, planIds);
   const recallIndex = new RecallIndex({
     entries: () => history.entries,
     generation: () => history.generation,
@@ -273,6 +283,8 @@ export function llmTools(
 export function restoreMeta(conversation: GuardConversation, meta: Record<string, unknown> | null): void {
   conversation.view.reset();
   conversation.view.setPlan(decodePlan(meta?.plan));
+  const plan = conversation.view.plan;
+  if (plan && typeof meta?.planId === 'string') storedPlanIds.get(conversation)?.set(plan, meta.planId);
   const guard = meta?.guard as { level?: Level; usage?: number } | undefined;
   if (guard)
     conversation.state = {
@@ -375,4 +387,78 @@ function roundedPrices<T extends { price?: number; uncachedPrice?: number }>(fig
   if (copy.price !== undefined) copy.price = Math.round(copy.price * 1e9) / 1e9;
   if (copy.uncachedPrice !== undefined) copy.uncachedPrice = Math.round(copy.uncachedPrice * 1e9) / 1e9;
   return copy;
+}
+
+/** Each conversation's plan ids (see `composeParts`), for `restoreMeta`. */
+const storedPlanIds = new WeakMap<GuardConversation, WeakMap<CompactionPlan, string>>();
+
+/**
+ * The plan a conversation's metadata holds, with the id it was stored under, when it can be
+ * adopted by a view of `history` made for `made`: stored in the generation this history holds
+ * (a replaced conversation's plan is not this one's), for the same budget and counter, and about
+ * messages this history holds (it covers no more than its length).
+ */
+function storedPlanRecord(
+  value: Record<string, unknown> | null,
+  history: History,
+  made: PlanMade,
+): { plan: CompactionPlan; id: string } | null {
+  if (!value || typeof value.planId !== 'string') return null;
+  if ((value.planEpoch ?? null) !== history.storeEpoch) return null;
+  const plan = decodePlan(value.plan);
+  if (!plan || plan.budget !== made.budget || plan.counterId !== made.counterId) return null;
+  return { plan, id: value.planId };
+}
+
+/**
+ * Issue 32, workers agree: the plan another worker stored after the one this view holds (a record
+ * with another id, made at this plan's history length or later), when this history holds all it
+ * covers; null when there is none.
+ */
+async function adoptableStoredPlan(
+  history: History,
+  planIds: WeakMap<CompactionPlan, string>,
+  current: CompactionPlan | null,
+  made: PlanMade,
+): Promise<CompactionPlan | null> {
+  if (history.hasEphemeral) return null;
+  const stored = storedPlanRecord(await history.readMeta(), history, made);
+  if (!stored || (current && planIds.get(current) === stored.id)) return null;
+  if (current && stored.plan.historyLength < current.historyLength) return null;
+  if (stored.plan.historyLength > history.entries.length) return null;
+  planIds.set(stored.plan, stored.id);
+  return stored.plan;
+}
+
+/**
+ * Stores a plan just made, with a new id, unless another worker stored one at the same history
+ * length or later since the plan this view held (compare-and-set: the first to store wins):
+ * resolves with that plan then, when this history holds all it covers, else null.
+ */
+async function savePlanUnlessTaken(
+  history: History,
+  planIds: WeakMap<CompactionPlan, string>,
+  plan: CompactionPlan,
+  previous: CompactionPlan | null,
+  made: PlanMade,
+  patch: Record<string, unknown>,
+): Promise<CompactionPlan | null> {
+  if (history.hasEphemeral) return null;
+  const id = randomUUID();
+  const knownId = previous ? planIds.get(previous) : undefined;
+  let taken: { plan: CompactionPlan; id: string } | null = null;
+  await history.updateMeta((value) => {
+    const stored = storedPlanRecord(value, history, made);
+    taken = stored && stored.id !== knownId && stored.plan.historyLength >= plan.historyLength ? stored : null;
+    if (taken) return null;
+    return { ...patch, plan: encodePlan(plan), planId: id, planEpoch: history.storeEpoch };
+  });
+  const winner = taken as { plan: CompactionPlan; id: string } | null;
+  if (!winner) {
+    planIds.set(plan, id);
+    return null;
+  }
+  if (winner.plan.historyLength > history.entries.length) return null;
+  planIds.set(winner.plan, winner.id);
+  return winner.plan;
 }

@@ -1,4 +1,5 @@
 import type { CompactionHooks } from '../compaction/hooks.js';
+import type { CompactionPlan } from '../compaction/plan.js';
 /**
  * The shapes `ContextGuard` works with: its options, the per-conversation state it keeps in the
  * conversation it is given, and its decisions; and the overflow breakdown it reports.
@@ -107,6 +108,32 @@ export interface GuardConversation {
   aheadDue?: ResolvedRequest | undefined;
   /** Keeps the plan and guard state beside the history (in its store), where there is one. */
   save?: (patch: Record<string, unknown>) => Promise<void>;
+  /**
+   * The plan another worker stored for this conversation after the one this view holds, when this
+   * history holds all it covers and it was made for the same budget and counter: the guard adopts
+   * it before compacting on its own, so workers sharing a store serve the same view (issue 32).
+   * Null when there is none. Only with a store.
+   */
+  storedPlan?: (current: CompactionPlan | null, made: PlanMade) => Promise<CompactionPlan | null>;
+  /**
+   * Keeps a plan just made (with `patch`, the guard state) beside the history, unless another
+   * worker stored a plan at the same history length or later since `previous` (the plan the view
+   * held before): resolves with
+   * that plan then, for the guard to adopt instead (compare-and-set: the first to store wins),
+   * else null.
+   */
+  savePlan?: (
+    plan: CompactionPlan,
+    previous: CompactionPlan | null,
+    made: PlanMade,
+    patch: Record<string, unknown>,
+  ) => Promise<CompactionPlan | null>;
+}
+
+/** What a stored plan must have been made for to be adopted: the request's budget and counter. */
+export interface PlanMade {
+  budget: number;
+  counterId: string;
 }
 
 /** Options of {@link ContextGuard}. */

@@ -550,11 +550,25 @@ export class ContextGuard {
         built = c.view.build(c.entries, format, r.counter);
         total = built.tokens + r.fixedTokens;
         c.view.plan!.tokens = total;
-        if (c.save) await c.save({ plan: encodePlan(c.view.plan!) });
+        // Changed in place: no longer the stored record another worker may hold (`planId` dropped).
+        if (c.save) await c.save({ plan: encodePlan(c.view.plan!), planId: undefined });
       }
     }
-    const replanAt = this.replanAt(c, r);
+    let replanAt = this.replanAt(c, r);
     let reason = this.autoCompact ? this.compactionDue(c, total, r, replanAt) : undefined;
+    // Another worker sharing the store may have compacted already: its plan is adopted rather than
+    // a second one made, so every worker serves the same view (issue 32).
+    if (reason && c.storedPlan && c.compactionSeq?.() === undefined) {
+      const stored = await c.storedPlan(c.view.plan, { budget: r.budget, counterId: r.counter.id });
+      if (stored) {
+        c.view.setPlan(stored);
+        built = c.view.build(c.entries, format, r.counter);
+        total = built.tokens + r.fixedTokens;
+        c.state.level = levelOf(total / r.budget);
+        replanAt = this.replanAt(c, r);
+        reason = this.compactionDue(c, total, r, replanAt);
+      }
+    }
     if (
       !reason &&
       !c.state.compactedLast &&
@@ -832,10 +846,13 @@ export class ContextGuard {
     if (result.warn !== undefined) this.measurer.warn('strategy_warn', result.warn);
     const { plan, receipt } = result;
     await this.pinAfter(c, r, format, atoms, plan, receipt, pinned);
-    if (c.save) {
-      const after = plan.tokens / r.budget;
-      await c.save({ plan: encodePlan(plan), guard: { level: levelOf(after) ?? null, usage: after } });
-    }
+    const after = plan.tokens / r.budget;
+    const guardState = { guard: { level: levelOf(after) ?? null, usage: after } };
+    if (c.savePlan) {
+      // Another worker stored its plan first: this one gives way to it (the view is built from it).
+      const taken = await c.savePlan(plan, previousPlan, { budget: r.budget, counterId: r.counter.id }, guardState);
+      if (taken) view.setPlan(taken);
+    } else if (c.save) await c.save({ plan: encodePlan(plan), ...guardState });
     c.noticeDue = receipt;
     this.measurer.events.emit('context:post_compact', {
       messageCount: receipt.messagesAfter,

@@ -626,6 +626,43 @@ export class History {
     this.epoch = this.store ? epoch : null;
   }
 
+  /** The conversation's stored metadata (null without a store, or when none was written). */
+  async readMeta(): Promise<Record<string, unknown> | null> {
+    return this.store ? (await this.store.getMeta(this.conversationId)).value : null;
+  }
+
+  /** The store generation this history holds (null: none yet, or no store). */
+  get storeEpoch(): string | null {
+    return this.epoch;
+  }
+
+  /**
+   * Compare-and-set of the conversation's metadata: `change` is given what is stored now and
+   * returns the patch to merge into it, or null to write nothing; a lost race is retried from a
+   * fresh read (another writer's change is never overwritten). Resolves with what was stored when
+   * `change` returned null (null without a store), or undefined once the patch is written.
+   */
+  async updateMeta(
+    change: (stored: Record<string, unknown> | null) => Record<string, unknown> | null,
+  ): Promise<Record<string, unknown> | null | undefined> {
+    if (!this.store) return null;
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.store.getMeta(this.conversationId);
+      const patch = change(current.value);
+      if (patch === null) return current.value;
+      try {
+        await this.store.setMeta(
+          this.conversationId,
+          { ...(current.value ?? {}), ...patch },
+          { expectedVersion: current.version },
+        );
+        return undefined;
+      } catch (err) {
+        if (!(err instanceof ConflictError) || attempt >= READ_ATTEMPTS) throw err;
+      }
+    }
+  }
+
   /**
    * Merges `patch` into the conversation's stored metadata. Losing a race to another writer is not
    * an error: what is kept there (plans, guard state) any process can make again.

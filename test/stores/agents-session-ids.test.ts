@@ -11,8 +11,7 @@ import { ContextkitSession } from '../../src/integrations/openai-agents/session.
 import { MemoryStore } from '../../src/stores/memory.js';
 import type { ConversationStore } from '../../src/stores/types.js';
 import { skipFor } from '../support/requirements.js';
-import { sharedDrivers } from './fixtures/drivers.js';
-import { openSpec } from './fixtures/open-store.js';
+import { workerDrivers } from './fixtures/drivers.js';
 
 const SESSION = 'agents-ids';
 const cleanups: Array<() => Promise<void>> = [];
@@ -20,27 +19,7 @@ afterAll(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-const drivers: Array<{
-  name: string;
-  missing?: string | undefined;
-  open: () => Promise<() => Promise<ConversationStore>>;
-}> = [
-  {
-    name: 'memory',
-    open: async () => {
-      const shared = new MemoryStore();
-      return async () => shared;
-    },
-  },
-  ...sharedDrivers(cleanups, [SESSION]).map((driver) => ({
-    name: driver.name,
-    missing: driver.missing,
-    open: async () => {
-      const spec = await driver.spec();
-      return () => openSpec(spec);
-    },
-  })),
-];
+const drivers = workerDrivers(cleanups, [SESSION]);
 
 const user = (text: string): AgentInputItem => ({ role: 'user', content: text });
 const reply = (id: string, text: string): AgentInputItem => ({
