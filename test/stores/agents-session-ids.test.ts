@@ -8,8 +8,6 @@ import type { AgentInputItem } from '@openai/agents';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MessageIdConflictError } from '../../src/errors.js';
 import { ContextkitSession } from '../../src/integrations/openai-agents/session.js';
-import { MemoryStore } from '../../src/stores/memory.js';
-import type { ConversationStore } from '../../src/stores/types.js';
 import { skipFor } from '../support/requirements.js';
 import { workerDrivers } from './fixtures/drivers.js';
 

@@ -8,8 +8,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { ContextManager } from '../../src/manager.js';
 import type { Message } from '../../src/messages/types.js';
-import { MemoryStore } from '../../src/stores/memory.js';
-import type { ConversationStore } from '../../src/stores/types.js';
 import { createOfflineTools } from '../../src/tools/offline.js';
 import type { ContextTools } from '../../src/tools/types.js';
 import { longSessionMessages } from '../support/arbitraries.js';
