@@ -449,7 +449,8 @@ async function savePlanUnlessTaken(
   let taken: { plan: CompactionPlan; id: string } | null = null;
   await history.updateMeta((value) => {
     const stored = storedPlanRecord(value, history, made);
-    taken = stored && stored.id !== knownId && stored.plan.historyLength >= plan.historyLength ? stored : null;
+    taken =
+      stored && stored.id !== knownId && stored.plan.historyLength >= plan.historyLength ? stored : null;
     if (taken) return null;
     return { ...patch, plan: encodePlan(plan), planId: id, planEpoch: history.storeEpoch };
   });

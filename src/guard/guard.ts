@@ -850,7 +850,12 @@ export class ContextGuard {
     const guardState = { guard: { level: levelOf(after) ?? null, usage: after } };
     if (c.savePlan) {
       // Another worker stored its plan first: this one gives way to it (the view is built from it).
-      const taken = await c.savePlan(plan, previousPlan, { budget: r.budget, counterId: r.counter.id }, guardState);
+      const taken = await c.savePlan(
+        plan,
+        previousPlan,
+        { budget: r.budget, counterId: r.counter.id },
+        guardState,
+      );
       if (taken) view.setPlan(taken);
     } else if (c.save) await c.save({ plan: encodePlan(plan), ...guardState });
     c.noticeDue = receipt;
