@@ -40,7 +40,17 @@ describe('viewRows', () => {
 
   it('reads no tail when the view holds only the system prompt and new messages', () => {
     const history: Message[] = [{ role: 'system', content: 's' }, user('a'), user('b')];
-    expect(viewRows(history, [history[0]!, user('summary')])).toEqual({ prefix: 1, fromSeq: 3 });
+    expect(viewRows(history, [history[0]!, user('summary')])).toEqual({ prefix: 1, singles: [], fromSeq: 3 });
+  });
+
+  it('reads the task kept at the start on its own, not every row between it and the tail', () => {
+    const history: Message[] = [
+      { role: 'system', content: 's' },
+      user('the task'),
+      ...Array.from({ length: 100 }, (_, i) => user(`turn ${i}`)),
+    ];
+    const view = [history[0]!, user('facts'), history[1]!, user('summary'), ...history.slice(90)];
+    expect(viewRows(history, view)).toEqual({ prefix: 1, singles: [1], fromSeq: 90 });
   });
 });
 
