@@ -24,6 +24,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { ConflictError, DuplicateMessageIdError, EpochConflictError, StoreError } from '../errors.js';
 import { redactUrl, redactUrlsIn } from '../redact-url.js';
+import { mapInSlices } from '../slices.js';
 import {
   checkSaveCounts,
   decodeCounts,
@@ -599,7 +600,9 @@ export class PostgresStore implements ConversationStore {
        LIMIT $3`,
       [idBytes(conversationId), fromSeq, Number.isFinite(limit) ? limit : null],
     );
-    return rows.map((row) => {
+    // Parsed (and their counts checked) in slices that yield: a resume of a long conversation
+    // never holds the event loop for the whole of it (issue 32: no stall over 50 ms).
+    return mapInSlices(rows, (row) => {
       const entry = parseStoredEntry(conversationId, toCount(row.seq), row.metadata, row.message);
       if (typeof row.message_id === 'string') entry.id = row.message_id;
       return withCounts(

@@ -32,6 +32,7 @@ import { createClient } from 'redis';
 import { ConflictError, DuplicateMessageIdError, EpochConflictError, StoreError } from '../errors.js';
 import type { Message, MessageMetadata } from '../messages/types.js';
 import { redactUrl, redactUrlsIn } from '../redact-url.js';
+import { mapInSlices } from '../slices.js';
 import { checkSaveCounts, decodeCounts, encodeCounts, withCounts, withUpdates } from './entry-counts.js';
 import { encodeId, validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
@@ -552,7 +553,8 @@ export class RedisStore implements ConversationStore {
       const tail = listed.length > 0 ? await this.#client.hmGet(counts, seqs(listed.length)) : [];
       return [listed, fieldMap(tail, fromSeq)] as const;
     });
-    return elements.map((element, i) =>
+    // Parsed in slices that yield, as the other drivers do: no stall the length of the history.
+    return mapInSlices(elements, (element, i) =>
       parseCounted(conversationId, fromSeq + i, element, records[String(fromSeq + i)]),
     );
   }
