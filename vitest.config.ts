@@ -11,7 +11,8 @@ export default defineConfig({
     execArgv: ['--expose-gc'],
     // Redis and PostgreSQL on their default local addresses, when they answer and the
     // environment names none: their tests then run without REDIS_URL / DATABASE_URL.
-    globalSetup: ['./test/support/local-services.ts'],
+    // And the CLI the tests spawn, bundled once from the sources (test/support/cli-bundle.ts).
+    globalSetup: ['./test/support/local-services.ts', './test/support/cli-bundle.ts'],
     reporters: ['default', './test/reporters/closing-line.ts'],
   },
 });

@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { expect } from 'vitest';
 
-/** The repository root (tests spawn the CLI from its sources, so no build is needed). */
+/** The repository root (tests spawn the CLI from its sources, so no build is needed: see cli-bundle.ts). */
 export const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
 const RUN = join(REPO_ROOT, 'src/cli/run.ts');
@@ -31,7 +32,10 @@ export function runCli(
   } = {},
 ): Promise<CliRun> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--import', TSX, RUN, ...args], {
+    // The CLI bundled from the sources for this run (test/support/cli-bundle.ts), else the sources through tsx.
+    const bundle = process.env.CONTEXTKIT_TEST_CLI;
+    const command = bundle && existsSync(bundle) ? [bundle] : ['--import', TSX, RUN];
+    const child = spawn(process.execPath, [...command, ...args], {
       cwd: options.cwd ?? REPO_ROOT,
       env: options.env ?? { ...process.env, CONTEXTKIT_DEBUG: '', NO_COLOR: '1' },
       ...(options.timeoutMs !== undefined
