@@ -446,15 +446,15 @@ async function savePlanUnlessTaken(
   if (history.hasEphemeral) return null;
   const id = randomUUID();
   const knownId = previous ? planIds.get(previous) : undefined;
-  let taken: { plan: CompactionPlan; id: string } | null = null;
-  await history.updateMeta((value) => {
+  // Another worker's record since `previous`, at this plan's history length or later.
+  const takenIn = (value: Record<string, unknown> | null) => {
     const stored = storedPlanRecord(value, history, made);
-    taken =
-      stored && stored.id !== knownId && stored.plan.historyLength >= plan.historyLength ? stored : null;
-    if (taken) return null;
-    return { ...patch, plan: encodePlan(plan), planId: id, planEpoch: history.storeEpoch };
-  });
-  const winner = taken as { plan: CompactionPlan; id: string } | null;
+    return stored && stored.id !== knownId && stored.plan.historyLength >= plan.historyLength ? stored : null;
+  };
+  const unwritten = await history.updateMeta((value) =>
+    takenIn(value) ? null : { ...patch, plan: encodePlan(plan), planId: id, planEpoch: history.storeEpoch },
+  );
+  const winner = unwritten === undefined ? null : takenIn(unwritten);
   if (!winner) {
     planIds.set(plan, id);
     return null;

@@ -30,3 +30,9 @@ function editDistance(a: string, b: string, limit: number): number {
   }
   return prev[b.length]!;
 }
+
+/** `; did you mean X?` for a name one or two edits from a known one, else `; the options are …`. */
+export function didYouMean(name: string, known: readonly string[]): string {
+  const best = nearestName(name, known);
+  return best ? `; did you mean ${best}?` : `; the options are ${known.join(', ')}`;
+}

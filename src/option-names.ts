@@ -1,9 +1,10 @@
 import { ConfigurationError } from './errors.js';
-import { nearestName } from './nearest-name.js';
+import { didYouMean } from './nearest-name.js';
 
 /**
- * Names the integrations took before they used the seed contract's names, each with what to pass
- * instead (issue 34: one name for one thing).
+ * Option names taken before 1.0 (issue 34: one name for one thing), each with what to pass instead:
+ * the integrations' and `replayConversation`'s `budget`, their `sessionId`, the manager's
+ * `memoryShare` ("memory" names the memory tool only).
  */
 const RENAMED: Readonly<Record<string, string>> = {
   budget:
@@ -11,7 +12,19 @@ const RENAMED: Readonly<Record<string, string>> = {
   tokenBudget:
     'maxTokens (an integration fits every call to one limit; tokenBudget is per request on ContextManager)',
   sessionId: 'conversationId (the id of the conversation in the store)',
+  memoryShare: 'summaryShare (the share of the summary and facts block; "memory" names the memory tool)',
 };
+
+/**
+ * What an option name that is not one among `known` is told: `was renamed: pass …` when it is a
+ * name taken before 1.0 whose new name is among `known`, else `is not an option` and the nearest
+ * known name (or the list).
+ */
+export function unknownOptionText(key: string, known: readonly string[]): string {
+  const renamed = RENAMED[key];
+  if (renamed !== undefined && known.includes(renamed.split(' ')[0]!)) return `was renamed: pass ${renamed}`;
+  return `is not an option${didYouMean(key, known)}`;
+}
 
 /**
  * Refuses an option that is not one (of an integration, of `replayConversation`), with a `ConfigurationError` that names the one
@@ -27,14 +40,6 @@ export function checkOptionNamesOf(where: string, options: unknown, known: reado
     );
   }
   for (const key of Object.keys(options)) {
-    if (known.includes(key)) continue;
-    const renamed = RENAMED[key];
-    if (renamed !== undefined)
-      throw new ConfigurationError(`${where}: ${key}`, `was renamed: pass ${renamed}`);
-    const best = nearestName(key, known);
-    throw new ConfigurationError(
-      `${where}: ${key}`,
-      `is not an option${best ? `; did you mean ${best}?` : `; the options are ${known.join(', ')}`}`,
-    );
+    if (!known.includes(key)) throw new ConfigurationError(`${where}: ${key}`, unknownOptionText(key, known));
   }
 }

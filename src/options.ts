@@ -15,6 +15,7 @@ import type { CountClient } from './measure/count-endpoints.js';
 import type { MessageFormat, MessageMetadata, ToolDefinition } from './messages/types.js';
 import type { UsageCost } from './meter/cost-meter.js';
 import { nearestName } from './nearest-name.js';
+import { unknownOptionText } from './option-names.js';
 import { messageIdProblem } from './stores/message-id.js';
 import type { ConversationStore } from './stores/types.js';
 import type { ModelInfoInput } from './tokens/catalog.js';
@@ -649,31 +650,21 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   },
 };
 
-/** Options renamed before 1.0 (issue 34: "memory" names the memory tool only), with the new name. */
-const RENAMED_OPTIONS: Readonly<Record<string, string>> = { memoryShare: 'summaryShare' };
-
 function checkKeys(options: Record<string, unknown>, checks: Record<string, Check>, parent?: string): void {
   for (const [key, value] of Object.entries(options)) {
     const name = parent ? `${parent}.${key}` : key;
     const check = checks[key];
-    const renamed = parent === undefined ? RENAMED_OPTIONS[key] : undefined;
-    if (!check && renamed !== undefined) fail(name, `was renamed: pass ${renamed}`);
     if (!check) {
       const camel = key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-      const hint =
+      fail(
+        name,
         camel !== key && camel in checks
-          ? `; the option is ${parent ? `${parent}.` : ''}${camel} (snake_case names are read by mount())`
-          : nearest(key, Object.keys(checks));
-      fail(name, `is not an option${hint}`);
+          ? `is not an option; the option is ${parent ? `${parent}.` : ''}${camel} (snake_case names are read by mount())`
+          : unknownOptionText(key, Object.keys(checks)),
+      );
     }
     if (value !== undefined) check!(value, name);
   }
-}
-
-/** `; did you mean X?` for a name one or two edits from a known one, else the list. */
-function nearest(key: string, known: readonly string[]): string {
-  const best = nearestName(key, known);
-  return best ? `; did you mean ${best}?` : `; the options are ${known.join(', ')}`;
 }
 
 /** Options of `providerCompaction`. */

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { StoreError } from '../errors.js';
 import { jsonValueIssues } from '../messages/json-limits.js';
-import { nearestName } from '../nearest-name.js';
+import { didYouMean } from '../nearest-name.js';
 import { validateEntryCounts } from './entry-counts.js';
 import { messageIdProblem, quoteId } from './message-id.js';
 import type { AppendOptions, NewEntry } from './types.js';
@@ -240,10 +240,9 @@ export function checkOptionNames(driver: string, options: unknown, known: readon
   }
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
-    const best = nearestName(key, known);
     throw new StoreError(
       undefined,
-      `${driver} store option ${JSON.stringify(key)} is not an option${best ? `; did you mean ${best}?` : `; the options are ${known.join(', ')}`}`,
+      `${driver} store option ${JSON.stringify(key)} is not an option${didYouMean(key, known)}`,
       { code: 'invalid_argument' },
     );
   }

@@ -14,14 +14,15 @@ import { REPO_ROOT } from './run-cli.js';
 export default async function setup(): Promise<() => Promise<void>> {
   const dir = join(REPO_ROOT, `.test-cli-${process.pid}`);
   await build({
-    // The drivers a store URL loads on demand (`importDriver`: `./sqlite.js` beside the code that
-    // asks, as in `dist/`), built into the same bundle so they share its modules (error classes).
+    // The drivers a store URL loads on demand (`importDriver` tries `./sqlite.js` beside the code that
+    // asks, which bundles into cli/run.js), built into the same bundle so they share its modules
+    // (the error classes the CLI words by `instanceof`).
     entry: {
       'cli/run': join(REPO_ROOT, 'src/cli/run.ts'),
       ...Object.fromEntries(
-        ['sqlite', 'redis', 'postgres'].flatMap((driver) => [
-          [driver, join(REPO_ROOT, `src/stores/${driver}.ts`)],
-          [`cli/${driver}`, join(REPO_ROOT, `src/stores/${driver}.ts`)],
+        ['sqlite', 'redis', 'postgres'].map((driver) => [
+          `cli/${driver}`,
+          join(REPO_ROOT, `src/stores/${driver}.ts`),
         ]),
       ),
     },
