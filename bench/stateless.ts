@@ -19,6 +19,7 @@ import { FileStore } from '../src/stores/file.js';
 import { openSqliteStore } from '../src/stores/sqlite.js';
 import type { ConversationStore } from '../src/stores/types.js';
 import { longSessionMessages } from '../test/support/arbitraries.js';
+import { keepOpen } from '../test/support/workers.js';
 import { withTimer } from './cold.js';
 import { ensurePeersInstalled } from './peers-install.js';
 import { formatBytes, formatCount, formatMs, formatRatio, Report, verdict } from './report.js';
@@ -165,20 +166,6 @@ function heapExcess(row: SizeRow): number {
 }
 
 /**
- * The store as a worker shares it between conversations: a manager's `close()` closes its store,
- * so each manager gets this view of the one connected store, whose `close` does nothing.
- */
-function shared(store: ConversationStore): ConversationStore {
-  return new Proxy(store, {
-    get(target, key) {
-      if (key === 'close') return async () => {};
-      const value: unknown = Reflect.get(target, key, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-}
-
-/**
  * Which stored rows (seq ranges) a view holds: its leading messages equal to the history's first
  * ones (the system prompt), and the history from the oldest other message it holds verbatim to
  * the end (a tool result cleared in that stretch is still a row read). The view's messages are
@@ -285,7 +272,7 @@ async function measureStore(
   failures: string[],
 ): Promise<SizeRow[]> {
   const store = await spec.open();
-  const worker = shared(store);
+  const worker = keepOpen(store);
   const out: SizeRow[] = [];
   try {
     // The worker already serves another conversation: the store is connected, the tokenizer loaded.

@@ -8,7 +8,7 @@ import type { ContextEmitter } from './events.js';
 import { WIRE_FORMATS, wireFormat } from './formats/registry.js';
 import type { WireFormat } from './formats/wire-format.js';
 import type { ManagerParts } from './manager-parts.js';
-import type { HistoryEntry, Message } from './messages/types.js';
+import type { HistoryEntry, Message, MessageFormat } from './messages/types.js';
 import type { AddMessageOptions } from './options.js';
 import { roleOf } from './wire/content.js';
 
@@ -49,10 +49,15 @@ export class AfterAdded {
   }
 
   /** What follows a store of new entries: warnings, a server compaction's reset, the events. */
-  async added(entries: readonly HistoryEntry[], options: AddMessageOptions): Promise<void> {
+  async added(
+    entries: readonly HistoryEntry[],
+    options: AddMessageOptions,
+    /** The conversation's format where the history is not loaded (appended unread). */
+    unloadedFormat?: MessageFormat,
+  ): Promise<void> {
     const { history, conversation, measurer } = this.parts;
     this.warnFutureBlocks(entries.map((e) => e.message));
-    const stored = history.format;
+    const stored = history.format ?? unloadedFormat;
     for (const entry of entries) {
       if (stored !== undefined && wireFormat(stored).isCompactionStart?.(entry.message)) {
         // The server compacted: a plan kept beside the history was made on the view it replaced.
@@ -61,13 +66,13 @@ export class AfterAdded {
       }
     }
     if (!this.emitter.has('context:message_added')) return;
-    const format = history.format ?? 'openai';
+    const format = stored ?? 'openai';
     for (const entry of entries) {
       this.emitter.emit('context:message_added', {
         seq: entry.seq,
         role: roleOf(entry.message),
         ephemeral: !!options.ephemeral,
-        tokens: measurer.count(measurer.defaultCounter(history.format), entry.message, format),
+        tokens: measurer.count(measurer.defaultCounter(stored), entry.message, format),
       });
     }
   }

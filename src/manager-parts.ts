@@ -42,6 +42,7 @@ export type ManagerSettings = Readonly<
       | 'compactThreshold'
       | 'targetUsage'
       | 'preserveSystem'
+      | 'storedView'
       | 'protectTask'
       | 'keepToolResults'
       | 'safetyMargin'
@@ -84,6 +85,7 @@ export function composeParts(
     compactThreshold: economy.compactThreshold,
     targetUsage: economy.targetUsage,
     preserveSystem: options.preserveSystem ?? DEFAULTS.preserveSystem,
+    storedView: options.storedView ?? true,
     protectTask: options.protectTask ?? DEFAULTS.protectTask,
     keepToolResults: economy.keepToolResults,
     safetyMargin: options.safetyMargin ?? DEFAULTS.safetyMargin,

@@ -11,7 +11,7 @@ import { isContextOverflowError, overflowNumbers } from './guard/overflow-errors
 import type { AnthropicContextManagement } from './guard/provider-compaction.js';
 import type { ManagerCounting } from './manager-counting.js';
 import type { ManagerParts } from './manager-parts.js';
-import type { ContextMeasurer } from './measure/measurer.js';
+import type { ContextMeasurer, ResolvedRequest } from './measure/measurer.js';
 import type { Message } from './messages/types.js';
 import type { RequestOptions } from './options.js';
 
@@ -21,6 +21,8 @@ export interface RequestHost {
   counting: ManagerCounting;
   /** Runs an operation in the manager's queue. */
   enqueue<T>(op: () => Promise<T> | T): Promise<T>;
+  /** After a view was fitted from the whole history (the stored view record kept: src/manager-stored-view.ts). */
+  afterFit?(r: ResolvedRequest): Promise<void>;
 }
 
 /** `getMessagesForRequest`'s body, run in the queue. */
@@ -35,6 +37,7 @@ export async function fitRequest(host: RequestHost, request: RequestOptions): Pr
   const building = c.view.buildAhead(c.entries, c.format ?? r.format, r.counter);
   if (building) await building;
   const decision = await guard.fit(c, r, request);
+  if (decision.action !== 'decline') await host.afterFit?.(r);
   host.counting.countBounded(r);
   prepareAhead(host);
   if (decision.action === 'decline') throw decision.error;

@@ -14,6 +14,7 @@ import {
   restoreMeta,
 } from './manager-parts.js';
 import { anthropicRequest, fitRequest, type RequestHost, recoverFromOverflow } from './manager-requests.js';
+import { UnloadedCalls } from './manager-stored-view.js';
 import { handleToolCall } from './manager-tool-calls.js';
 import { recordUsage } from './manager-usage.js';
 import type { ContextMeasurer } from './measure/measurer.js';
@@ -76,6 +77,8 @@ export class ContextManager {
   private readonly requests: RequestHost;
   /** False until the stored conversation was read; every operation first retries a failed load. */
   private loaded: boolean;
+  /** Calls answered before the conversation is loaded, and the stored view record (`storedView`). */
+  private readonly unloaded: UnloadedCalls;
 
   constructor(options: ContextManagerOptions = {}) {
     checkOptions(options);
@@ -90,9 +93,17 @@ export class ContextManager {
     this.recallEnabled = parts.settings.recall;
     this.counting = new ManagerCounting(parts);
     this.after = new AfterAdded(parts, this.emitter);
-    this.requests = { parts, counting: this.counting, enqueue: (op) => this.enqueue(op) };
+    this.requests = {
+      parts,
+      counting: this.counting,
+      enqueue: (op) => this.enqueue(op),
+      afterFit: (r) => this.unloaded.keep(r),
+    };
+    this.unloaded = new UnloadedCalls(parts, this.after);
+    // With a store, the conversation is read by the first call that needs it (a request may need
+    // only the view's rows: `storedView`).
     this.loaded = !parts.store;
-    this.queue = parts.store ? this.load().catch(() => undefined) : Promise.resolve();
+    this.queue = Promise.resolve();
   }
 
   /** Subscribes to an event; returns a function that unsubscribes. */
@@ -105,12 +116,22 @@ export class ContextManager {
     this.emitter.off(event, listener);
   }
 
-  /** Runs operations one at a time, in call order, so a request sees a consistent history. */
-  private enqueue<T>(op: () => Promise<T> | T): Promise<T> {
+  /**
+   * Runs operations one at a time, in call order, so a request sees a consistent history. Before
+   * the conversation is loaded, `unloaded` (when given) may answer instead, without loading it.
+   */
+  private enqueue<T>(
+    op: () => Promise<T> | T,
+    unloaded?: () => Promise<{ served: T } | undefined>,
+  ): Promise<T> {
     const run = this.queue.then(async () => {
-      // A store that could not be read (down, or a stored entry that is not a message) fails
-      // each operation with its error until it can, rather than letting one run on a partial history.
-      if (!this.loaded) await this.load();
+      if (!this.loaded) {
+        const answer = unloaded ? await unloaded() : undefined;
+        if (answer) return answer.served;
+        // A store that could not be read (down, or a stored entry that is not a message) fails
+        // each operation with its error until it can, rather than letting one run on a partial history.
+        await this.load();
+      }
       return op();
     });
     this.queue = run.catch(() => undefined);
@@ -121,6 +142,7 @@ export class ContextManager {
     const meta = await this.history.load();
     this.loaded = true;
     restoreMeta(this.conversation, meta);
+    this.unloaded.loaded(meta);
   }
 
   /**
@@ -143,15 +165,22 @@ export class ContextManager {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.enqueue(async () => {
-      const { entry, duplicate } = await this.history.add(message, options);
-      const added: AddedMessage = { seq: entry.seq, duplicate };
-      if (options.id !== undefined) added.id = options.id;
-      // A duplicate stored nothing, but what other writers appended before it was taken in.
-      this.parts.recallIndex.update();
-      if (!duplicate) await this.after.added([entry], options);
-      return added;
-    });
+    const added = (seq: number, duplicate: boolean): AddedMessage =>
+      options.id === undefined ? { seq, duplicate } : { seq, duplicate, id: options.id };
+    return this.enqueue(
+      async () => {
+        const { entry, duplicate } = await this.history.add(message, options);
+        // A duplicate stored nothing, but what other writers appended before it was taken in.
+        this.parts.recallIndex.update();
+        if (!duplicate) await this.after.added([entry], options);
+        return added(entry.seq, duplicate);
+      },
+      // Not loaded yet: appended unread, when the stored view record says enough (`storedView`).
+      async () => {
+        const entries = await this.unloaded.add([message], options);
+        return entries && { served: added(entries[0]!.seq, false) };
+      },
+    );
   }
 
   /**
@@ -166,11 +195,14 @@ export class ContextManager {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.enqueue(async () => {
-      const entries = await this.history.addAll(messages, options);
-      this.parts.recallIndex.update();
-      await this.after.added(entries, options);
-    });
+    return this.enqueue(
+      async () => {
+        const entries = await this.history.addAll(messages, options);
+        this.parts.recallIndex.update();
+        await this.after.added(entries, options);
+      },
+      async () => ((await this.unloaded.add(messages, options)) ? { served: undefined } : undefined),
+    );
   }
 
   /**
@@ -242,7 +274,14 @@ export class ContextManager {
    * writer replaced or cleared is reloaded, with a `context:warn`, before the view is built.
    */
   getMessagesForRequest(request: RequestOptions = {}): Promise<Message[]> {
-    return this.enqueue(() => fitRequest(this.requests, request));
+    return this.enqueue(
+      () => fitRequest(this.requests, request),
+      // Not loaded yet: served from the stored view record and the rows the view holds, when it can.
+      async () => {
+        const messages = await this.unloaded.request(request);
+        return messages && { served: messages };
+      },
+    );
   }
 
   /**
@@ -343,7 +382,7 @@ export class ContextManager {
 
   /** The conversation's format once a message has shown it. */
   get messageFormat(): MessageFormat | undefined {
-    return this.history.format;
+    return this.history.format ?? this.unloaded.format;
   }
 
   /**

@@ -67,6 +67,16 @@ export interface ContextManagerOptions {
   /** Never compact system messages (default true). */
   preserveSystem?: boolean;
   /**
+   * With a store (default true): keep the view's record beside the conversation (the closed part
+   * of the view as the rows it shows and the messages the plan made, with their tokens), and
+   * serve a request of a manager that has not loaded the conversation from it and the rows the view
+   * holds, without reading the whole history (a worker that has never seen the conversation pays
+   * for its view, not its history). A request that needs more (a compaction, a decline) loads the
+   * whole history first, as does every other call. The view is the same either way. `false`: the
+   * first call always loads the whole history.
+   */
+  storedView?: boolean;
+  /**
    * Keep the conversation's first user message (the task) verbatim, like a pinned message
    * (default true): compaction never loses the original instructions (an agent that loses them
    * cannot finish; a view metric such as facts kept must not outvote that). A task over a quarter
@@ -553,6 +563,7 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   compactThreshold: share,
   targetUsage: share,
   preserveSystem: bool,
+  storedView: bool,
   protectTask: bool,
   summaryInstructions: (v, name) => {
     if (typeof v !== 'string') fail(name, `expected a string, got ${show(v)}`);

@@ -106,6 +106,12 @@ export interface GuardConversation {
   compactAhead?: CompactAheadState;
   /** The request after which a range should be prepared (taken by `ContextGuard.preparation`). */
   aheadDue?: ResolvedRequest | undefined;
+  /**
+   * True for a conversation served from its stored view record (src/manager-stored-view.ts):
+   * `entries` are only the rows after the record's prefix, which the view starts with. Whatever
+   * needs more (see `WholeHistoryNeeded`) throws before anything is emitted.
+   */
+  partial?: boolean;
   /** Keeps the plan and guard state beside the history (in its store), where there is one. */
   save?: (patch: Record<string, unknown>) => Promise<void>;
   /**
@@ -128,6 +134,19 @@ export interface GuardConversation {
     made: PlanMade,
     patch: Record<string, unknown>,
   ) => Promise<CompactionPlan | null>;
+}
+
+/**
+ * Thrown by the guard for a conversation served from its stored view record (`partial`) when the
+ * request needs more than the record and the rows after it: a compaction, the provider's count,
+ * a decline, a summary to prepare. The manager then loads the whole history and fits the request
+ * again; nothing was emitted or stored before it is thrown.
+ */
+export class WholeHistoryNeeded extends Error {
+  constructor(readonly reason: string) {
+    super(`the request needs the whole history: ${reason}`);
+    this.name = 'WholeHistoryNeeded';
+  }
 }
 
 /** What a stored plan must have been made for to be adopted: the request's budget and counter. */

@@ -43,6 +43,7 @@ import {
   type GuardConversation,
   type GuardDecision,
   overflowBreakdown,
+  WholeHistoryNeeded,
 } from './guard-types.js';
 import { ProviderCompaction } from './provider-compaction.js';
 import { emptyAheadState, leftView, recordingTools, SummaryAhead } from './summary-ahead.js';
@@ -221,6 +222,7 @@ export class ContextGuard {
       });
       // Near the budget with an estimate, ask the provider for the exact count where it offers one.
       if (this.measurer.wantsExactCount(r, out.total)) {
+        if (c.partial) throw new WholeHistoryNeeded("the provider's count");
         const exact = await this.measurer.exactCount(r, out.messages, request.tools);
         if (exact !== undefined && exact > r.declared) {
           const tighter: ResolvedRequest = {
@@ -232,6 +234,8 @@ export class ContextGuard {
           r = tighter;
         }
       }
+      const declines = this.declineAt !== undefined && out.total > this.declineAt * r.budget;
+      if (c.partial && (out.total > r.budget || declines)) throw new WholeHistoryNeeded('a decline');
       if (out.total > r.budget) throw this.overflow(c, r, out.total, out.noticeTokens);
       // Warn on what is sent, after compacting: a view still this full leaves the model little room.
       const sent = out.total / r.budget;
@@ -538,6 +542,7 @@ export class ContextGuard {
     onCompact?: (receipt: CompactionReceipt) => void,
   ): Promise<SentView> {
     const format = c.format ?? r.format;
+    if (c.partial && this.provider) throw new WholeHistoryNeeded('provider compaction');
     let built = c.view.build(c.entries, format, r.counter);
     let total = built.tokens + r.fixedTokens;
     if (this.autoCompact) {
@@ -577,6 +582,7 @@ export class ContextGuard {
       this.dueSoonWithColdCache(c, r, total, replanAt)
     )
       reason = 'cache_expired';
+    if (c.partial && reason) throw new WholeHistoryNeeded(`compaction (${reason})`);
     if (this.provider) {
       c.provider ??= { request: null };
       const provider = c.provider;
@@ -612,6 +618,7 @@ export class ContextGuard {
     // After a compaction too: the next one's range is planned from the plan just made.
     if ((this.ahead || this.compactAhead) && this.autoCompact) {
       c.aheadDue = this.aheadIsDue(c, c.view.plan, total / r.budget) ? r : undefined;
+      if (c.partial && c.aheadDue) throw new WholeHistoryNeeded('a summary to prepare ahead');
     }
     const notice = this.notice ? c.noticeDue : null;
     c.noticeDue = null;

@@ -195,6 +195,14 @@ export class History {
     return this.ephemeral;
   }
 
+  /**
+   * Whether each entry held is the stored one at its own seq, and only those: no ephemeral entry,
+   * none left out as invalid (what a stored view record refers to by seq must be these).
+   */
+  get storedInOrder(): boolean {
+    return this.store !== null && !this.ephemeral && this.list.length === this.storeHead;
+  }
+
   /** True when the entries came from the store (a resumed conversation). */
   get loadedFromStore(): boolean {
     return this.resumed;
@@ -425,6 +433,58 @@ export class History {
     if (options.pinned) metadata.pinned = true;
     if (options.ephemeral) metadata.ephemeral = true;
     return metadata;
+  }
+
+  /**
+   * Appends `messages` without reading the conversation, for a manager that has not loaded it
+   * (src/manager-stored-view.ts): each validated as `add` validates it, in `format` (the
+   * conversation's, as its stored view record names it), stamped as `add` stamps it, appended in one
+   * batch naming the generation `epoch` (a conversation replaced since refuses it). Nothing is
+   * taken into this history. Resolves with the entries as stored, or undefined, having stored
+   * nothing, when this cannot say what `add` would: a message not valid in `format` or showing
+   * another, one `refuse` names, an id the conversation holds, another generation (the caller
+   * then loads the conversation and adds as always, with `add`'s errors).
+   */
+  async appendUnloaded(
+    messages: readonly unknown[],
+    options: AddMessageOptions,
+    format: MessageFormat,
+    epoch: string,
+    refuse: (message: Message) => boolean,
+  ): Promise<HistoryEntry[] | undefined> {
+    if (!this.store || options.ephemeral) return undefined;
+    if (messages.length === 0) return [];
+    const batch: NewEntry[] = [];
+    for (const [i, message] of messages.entries()) {
+      let valid: Message;
+      try {
+        const copy = plainCopy(message, `messages[${i}]`);
+        let moved = false;
+        const resolved = resolveConversationFormat(format, copy, i, () => {
+          moved = true;
+          return [];
+        });
+        if (moved || resolved !== format) return undefined;
+        valid = validateMessage(copy, `messages[${i}]`, format);
+      } catch (err) {
+        if (err instanceof InvalidMessageError) return undefined;
+        throw err;
+      }
+      if (refuse(valid)) return undefined;
+      const metadata = this.metadataOf(options, i);
+      const counts = this.counter?.one(valid, format);
+      const entry: NewEntry = counts ? { message: valid, metadata, counts } : { message: valid, metadata };
+      if (options.id !== undefined) entry.id = options.id;
+      batch.push(entry);
+    }
+    let seq: number;
+    try {
+      seq = await this.store.append(this.conversationId, batch, { epoch });
+    } catch (err) {
+      if (err instanceof EpochConflictError || err instanceof DuplicateMessageIdError) return undefined;
+      throw err;
+    }
+    return batch.map((e, i) => frozenEntry(seq + i, e.message, e.metadata, e.id));
   }
 
   /**
@@ -713,7 +773,12 @@ export class History {
 }
 
 /** A history entry, frozen deep (its message and metadata frozen in place). */
-function frozenEntry(seq: number, message: Message, metadata: MessageMetadata, id?: string): HistoryEntry {
+export function frozenEntry(
+  seq: number,
+  message: Message,
+  metadata: MessageMetadata,
+  id?: string,
+): HistoryEntry {
   const entry: { -readonly [K in keyof HistoryEntry]: HistoryEntry[K] } = {
     seq,
     message: freezeDeep(message),

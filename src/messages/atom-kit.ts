@@ -293,10 +293,17 @@ export interface SeenIds {
   add(id: string): void;
 }
 
-/** Closed ids read through, the tail's kept apart: no copy of the closed set per update. */
-export function layeredIds(closed: ReadonlySet<string>): SeenIds {
+/**
+ * Closed ids read through, the tail's kept apart: no copy of the closed set per update. `earlier`,
+ * when given, is told each id the closed set lacks (ids of atoms grouped by another process, which
+ * this index never held: see `AtomIndex`'s `earlierIds`); it answers for them too.
+ */
+export function layeredIds(closed: ReadonlySet<string>, earlier?: (id: string) => boolean): SeenIds {
   const tail = new Set<string>();
-  return { has: (id) => closed.has(id) || tail.has(id), add: (id) => void tail.add(id) };
+  return {
+    has: (id) => closed.has(id) || tail.has(id) || (earlier?.(id) ?? false),
+    add: (id) => void tail.add(id),
+  };
 }
 
 /** A lone message as an atom: `results` for what clearing may shorten inside it. */

@@ -49,6 +49,12 @@ export interface BuiltView {
 
 interface ViewCache extends BuiltView {
   key: string;
+  /**
+   * For each message, the stored seq it shows as that message stored (the message the atom
+   * builder read for that seq, not edited by the plan), or -1 (contextkit's own, edited or
+   * repaired): what a stored view record refers to by seq (src/view/stored-view.ts).
+   */
+  sources: number[];
   plan: CompactionPlan | null;
   edits: PlanEdits;
   /** The summary message, or the window a provider's compaction returned in its place. */
@@ -60,6 +66,33 @@ interface ViewCache extends BuiltView {
   closedAtoms: number;
   closedMessages: number;
   closedTokens: number;
+}
+
+/** One of the plan's own messages in a view: the facts block, the hooks' block, a summary message. */
+export type PrefixSource =
+  | { facts: true; pinned?: never; summary?: never }
+  | { pinned: true; facts?: never; summary?: never }
+  | { summary: number; facts?: never; pinned?: never };
+
+/** A prefix item naming one of the plan's messages: one key, `facts`/`pinned` true or a `summary` index. */
+function isPrefixSource(item: Message | PrefixSource): item is PrefixSource {
+  const named = item as { facts?: unknown; pinned?: unknown; summary?: unknown };
+  return (
+    Object.keys(item).length === 1 &&
+    (named.facts === true || named.pinned === true || typeof named.summary === 'number')
+  );
+}
+
+/** The closed part of a view (see `View.closedPrefix`). */
+export interface ClosedPrefix {
+  plan: CompactionPlan | null;
+  messages: Message[];
+  /** For each message: the stored seq it shows, the plan's message it is, or null (edited, repaired). */
+  sources: Array<number | PrefixSource | null>;
+  tokens: number;
+  /** How many of the entries the view was last built from its closed atoms cover. */
+  entries: number;
+  toolIds: ReadonlySet<string>;
 }
 
 /** What a request sends: the messages, their tokens with the fixed ones, and the notice's share. */
@@ -186,6 +219,85 @@ export class View {
     })();
   }
 
+  /**
+   * The closed part of the last build, as a stored view record keeps it (src/view/stored-view.ts):
+   * its messages, the seq each shows or how contextkit made it, their tokens, how many of the
+   * entries last given its atoms cover, and the tool ids they show. Null before a build, and for a
+   * view a record cannot stand for (one a provider's compaction item restarted).
+   */
+  closedPrefix(): ClosedPrefix | null {
+    const view = this.cache;
+    const atoms = this.atomIndex;
+    if (!view || !atoms || view.closedAtoms !== atoms.closedCount) return null;
+    if (atoms.compactedBefore > 0) return null;
+    const n = view.closedMessages;
+    const made = new Map<Message, PrefixSource>();
+    if (view.facts) made.set(view.facts, { facts: true });
+    if (view.pinned) made.set(view.pinned, { pinned: true });
+    view.summary?.forEach((m, i) => {
+      made.set(m, { summary: i });
+    });
+    const sources: Array<number | PrefixSource | null> = [];
+    for (let i = 0; i < n; i++) {
+      const seq = view.sources[i]!;
+      sources.push(seq >= 0 ? seq : (made.get(view.messages[i]!) ?? null));
+    }
+    return {
+      plan: view.plan,
+      messages: view.messages.slice(0, n),
+      sources,
+      tokens: view.closedTokens,
+      entries: atoms.openFrom,
+      toolIds: atoms.closedToolIds,
+    };
+  }
+
+  /**
+   * Starts the view from a stored view record (src/view/stored-view.ts): `prefix` stands for every
+   * atom before the entries the builds that follow are given, which are only those after it (a
+   * null is the plan's own message `made` names, made here from the plan); `count` gives each
+   * prefix message's tokens; `earlierIds` says whether the prefix's atoms showed a tool id.
+   */
+  seed(
+    plan: CompactionPlan | null,
+    format: MessageFormat,
+    counterId: string,
+    prefix: ReadonlyArray<Message | PrefixSource>,
+    count: (message: Message, index: number) => number,
+    earlierIds?: (id: string) => boolean,
+  ): void {
+    this.reset();
+    this.setPlan(plan);
+    this.atomIndex = new AtomIndex(format, this.protectTask, earlierIds);
+    const blocks = this.blocks.planMessages(plan, format);
+    let tokens = 0;
+    const messages = prefix.map((item, i) => {
+      const made = isPrefixSource(item) ? item : undefined;
+      const own = made?.facts
+        ? blocks.facts
+        : made?.pinned
+          ? blocks.pinned
+          : blocks.summary?.[made?.summary ?? -1];
+      if (made && own === undefined) throw new Error('View.seed: the plan makes no such message');
+      const m = own ?? (item as Message);
+      tokens += count(m, i);
+      return m;
+    });
+    this.cache = {
+      key: `${counterId}|${format}|${this.planVersion}|0`,
+      plan,
+      edits: this.blocks.edits(plan),
+      ...blocks,
+      messages,
+      sources: messages.map(() => -1),
+      tokens,
+      atomsCovered: 0,
+      closedAtoms: 0,
+      closedMessages: messages.length,
+      closedTokens: tokens,
+    };
+  }
+
   /** Brings the view up to date with the entries: re-renders only atoms that are new or still open. */
   build(entries: readonly HistoryEntry[], format: MessageFormat, counter: TokenCounter): BuiltView {
     return this.extend(entries, format, counter, Number.POSITIVE_INFINITY);
@@ -212,6 +324,7 @@ export class View {
         edits: this.blocks.edits(plan),
         ...this.blocks.planMessages(plan, atoms.format),
         messages: [],
+        sources: [],
         tokens: 0,
         atomsCovered: 0,
         closedAtoms: 0,
@@ -221,6 +334,7 @@ export class View {
       this.cache = view;
     } else if (view.atomsCovered > view.closedAtoms) {
       view.messages.length = view.closedMessages;
+      view.sources.length = view.closedMessages;
       view.tokens = view.closedTokens;
       view.atomsCovered = view.closedAtoms;
     }
@@ -242,34 +356,26 @@ export class View {
         atoms.wire.isCompactionStart?.(atom.messages[0]!) === true;
       // The hooks' pinned block is a system message: it goes before a facts block in a user
       // message, so no system message follows the conversation's start.
-      if (view.pinned && atom.id === plan?.pinnedAt) {
-        view.messages.push(view.pinned);
-        view.tokens += this.counting.count(counter, view.pinned, f);
-      }
-      if (factsHere && !factsAfter) {
-        view.messages.push(view.facts!);
-        view.tokens += this.counting.count(counter, view.facts!, f);
-      }
+      const put = (m: Message, source: number) => {
+        view!.messages.push(m);
+        view!.sources.push(source);
+        view!.tokens += this.counting.count(counter, m, f);
+      };
+      if (view.pinned && atom.id === plan?.pinnedAt) put(view.pinned, -1);
+      if (factsHere && !factsAfter) put(view.facts!, -1);
       const superseded = k < compactedBefore && !keptBefore?.has(k);
       if (view.summary && atom.id === plan?.summary?.at && !superseded) {
-        for (const m of view.summary) {
-          view.messages.push(m);
-          view.tokens += this.counting.count(counter, m, f);
-        }
+        for (const m of view.summary) put(m, -1);
       }
       if (!edits.dropped.has(atom.id) && !superseded) {
         const rendered = atom.id < planned ? renderAtom(atom, edits, atoms.wire) : atom.messages;
-        for (const stored of rendered) {
+        const bySeq = atom.messages.length === atom.seqs.length;
+        rendered.forEach((stored, j) => {
           // Fields the format does not document stay in storage (see wire-fields.ts).
-          const m = wireMessage(stored, f);
-          view.messages.push(m);
-          view.tokens += this.counting.count(counter, m, f);
-        }
+          put(wireMessage(stored, f), bySeq && stored === atom.messages[j] ? atom.seqs[j]! : -1);
+        });
       }
-      if (factsAfter) {
-        view.messages.push(view.facts!);
-        view.tokens += this.counting.count(counter, view.facts!, f);
-      }
+      if (factsAfter) put(view.facts!, -1);
       view.atomsCovered = k + 1;
       if (k < atoms.closedCount) {
         view.closedAtoms = k + 1;

@@ -55,6 +55,12 @@ export class AtomIndex {
     format: MessageFormat,
     /** Keep the first user message (the task) before a compaction item, as `protectTask` does. */
     private readonly protectTask = false,
+    /**
+     * For an index that groups only the entries after a point another process grouped up to (a
+     * view served from its stored record, src/view/stored-view.ts): asked about each tool id the
+     * closed atoms here lack, whether the atoms before that point showed it.
+     */
+    private readonly earlierIds?: (id: string) => boolean,
   ) {
     this.format = format;
     this.wire = wireFormat(format);
@@ -69,7 +75,7 @@ export class AtomIndex {
     if (upTo < this.seen) throw new Error('AtomIndex.update: history shrank; call reset() first');
     this.entries = entries;
     const shown = shownEntries(entries, this.closedUntil, this.wire, upTo);
-    const built = this.wire.buildAtoms(shown.entries, 0, layeredIds(this.closedIds));
+    const built = this.wire.buildAtoms(shown.entries, 0, layeredIds(this.closedIds, this.earlierIds));
     const closedUntil = built.closedUntil < shown.entries.length ? shown.at[built.closedUntil]! : upTo;
     // Atoms before the open tail can never change again: later entries cannot reach back past it.
     let split = built.atoms.length;
@@ -191,6 +197,11 @@ export class AtomIndex {
     if (from === 0) return all;
     const kept = this.keptBeforeCompaction();
     return all.filter((_atom, k) => k >= from || kept.has(k));
+  }
+
+  /** The tool ids the closed atoms show, where the format wants them unique (else none). */
+  get closedToolIds(): ReadonlySet<string> {
+    return this.closedIds;
   }
 
   /** Number of atoms that will never change again. */

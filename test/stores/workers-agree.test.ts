@@ -7,11 +7,11 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { ContextManager } from '../../src/manager.js';
-import type { Message } from '../../src/messages/types.js';
 import { createOfflineTools } from '../../src/tools/offline.js';
 import type { ContextTools } from '../../src/tools/types.js';
 import { longSessionMessages } from '../support/arbitraries.js';
 import { skipFor } from '../support/requirements.js';
+import { turnsOf } from '../support/workers.js';
 import { workerDrivers } from './fixtures/drivers.js';
 
 const CONVERSATION = 'workers-agree';
@@ -21,17 +21,6 @@ afterAll(async () => {
 });
 
 const drivers = workerDrivers(cleanups, [CONVERSATION, `${CONVERSATION}-race`]);
-
-/** The session cut into turns: each starts at a user message (the system prompt goes with the first). */
-function turnsOf(messages: readonly Message[]): Message[][] {
-  const turns: Message[][] = [];
-  for (const m of messages) {
-    if (m.role === 'user' && typeof m.content === 'string' && turns.length > 0) turns.push([m]);
-    else if (turns.length === 0) turns.push([m]);
-    else turns.at(-1)!.push(m);
-  }
-  return turns;
-}
 
 const OPTIONS = { model: 'gpt-4o', maxTokens: 6_000, compactWhenCacheExpired: false } as const;
 

@@ -1,0 +1,385 @@
+/**
+ * Issue 32 item 1, a turn costs its view, not its history: the manager's side of the stored view
+ * record (src/view/stored-view.ts). A manager that built a view from the whole history keeps the
+ * record beside the conversation when what is stored is stale (`keepStoredView`); a manager that
+ * has not loaded the conversation serves a request from the record and the rows the view holds
+ * (`serveStoredView`), or says it cannot (the caller then loads the whole history and fits the
+ * request as always). Both build the view with the same `View` and guard, so it is the same view.
+ */
+
+import { decodePlan, encodePlan } from './compaction/plan.js';
+import { wireFormat } from './formats/registry.js';
+import type { GuardConversation } from './guard/guard.js';
+import { WholeHistoryNeeded } from './guard/guard-types.js';
+import { frozenEntry } from './history/history.js';
+import type { AfterAdded } from './manager-added.js';
+import type { ManagerParts } from './manager-parts.js';
+import { restoreMeta } from './manager-parts.js';
+import type { ResolvedRequest } from './measure/measurer.js';
+import { freezeDeep } from './messages/freeze.js';
+import { jsonValueIssues } from './messages/json-limits.js';
+import type { HistoryEntry, Message, MessageFormat } from './messages/types.js';
+import { resetUsageWarning } from './meter/usage-warning.js';
+import type { AddMessageOptions, RequestOptions } from './options.js';
+import type { StoredEntry } from './stores/types.js';
+import { countKey } from './tokens/count-key.js';
+import {
+  decodeStoredView,
+  encodeStoredView,
+  filterMayHold,
+  idFilter,
+  planDigest,
+  prefixItems,
+  STORED_VIEW_VERSION,
+  type StoredView,
+} from './view/stored-view.js';
+import type { PrefixSource } from './view/view.js';
+import { resolveConversationFormat } from './wire/detect.js';
+import { shownMessage } from './wire/shown-entries.js';
+import { validateMessage } from './wire/validate-message.js';
+import { wireMessage } from './wire/wire-fields.js';
+
+/** Entries past a record's prefix after which a manager that built the view whole writes a new one. */
+export const REWRITE_AFTER = 256;
+
+/** What a manager knows of the record stored for its conversation (none: null). */
+export interface KnownRecord {
+  epoch: string | null;
+  plan: string | null;
+  entries: number;
+  counterId: string;
+}
+
+/** The record's figures this manager knows of, from the metadata it loaded. */
+export function knownRecord(meta: Record<string, unknown> | null): KnownRecord | null {
+  const record = decodeStoredView(meta?.storedView);
+  if (typeof record === 'string') return null;
+  return { epoch: record.epoch, plan: record.plan, entries: record.entries, counterId: record.counterId };
+}
+
+/**
+ * After a request built from the whole history: writes the record of its view's closed part when
+ * the one stored is stale (another generation, plan or counter, or `REWRITE_AFTER` entries behind),
+ * unless the view cannot be stood for by one (ephemeral or skipped entries, a provider's compaction,
+ * counts still bounds) or the plan stored is no longer the view's (compare-and-set on its digest).
+ * Resolves with what is stored then; a failed write only warns.
+ */
+export async function keepStoredView(
+  parts: Pick<ManagerParts, 'history' | 'conversation' | 'measurer' | 'live'>,
+  r: ResolvedRequest,
+  known: KnownRecord | null,
+  warn: (code: string, message: string) => void,
+): Promise<KnownRecord | null> {
+  const { history, conversation: c, measurer, live } = parts;
+  const format = history.format;
+  if (!history.storedInOrder || format === undefined || live.compactionSeq !== undefined) return known;
+  if (measurer.hasBounds(r.counter)) return known;
+  const prefix = c.view.closedPrefix();
+  if (!prefix || c.entries !== history.entries) return known;
+  const plan = planDigest(prefix.plan ? encodePlan(prefix.plan) : null);
+  const epoch = history.storeEpoch;
+  if (
+    known &&
+    known.epoch === epoch &&
+    known.plan === plan &&
+    known.counterId === r.counter.id &&
+    prefix.entries - known.entries < REWRITE_AFTER
+  )
+    return known;
+  const wire = wireFormat(format);
+  if (prefix.messages.some((m) => wire.holdsCompaction?.(m))) return known;
+  const counts = prefix.messages.map((m) => measurer.count(r.counter, m, format));
+  if (counts.reduce((a, b) => a + b, 0) !== prefix.tokens) return known;
+  const entries = history.entries;
+  const items = prefixItems(prefix.messages, prefix.sources, (seq) => {
+    const entry = entries[seq];
+    const shown = entry && shownMessage(entry.message, wire);
+    return shown && wireMessage(shown, format);
+  });
+  const record: StoredView = {
+    v: STORED_VIEW_VERSION,
+    epoch,
+    plan,
+    counterId: r.counter.id,
+    format,
+    entries: prefix.entries,
+    items,
+    counts,
+  };
+  const ids = wire.uniqueToolIds ? idFilter(prefix.toolIds) : undefined;
+  if (ids !== undefined) record.ids = ids;
+  try {
+    const unwritten = await history.updateMeta((stored) =>
+      planDigest(stored?.plan) === plan ? { storedView: encodeStoredView(record) } : null,
+    );
+    if (unwritten !== undefined) return known;
+  } catch (err) {
+    warn('stored_view', `could not keep the view's record beside the conversation: ${String(err)}`);
+    return known;
+  }
+  return { epoch, plan, entries: prefix.entries, counterId: r.counter.id };
+}
+
+/**
+ * A request of a manager that has not loaded its conversation, served from the stored record and
+ * the rows the view holds: the record's runs and the rows after its prefix read, checked as a load
+ * checks them, counted (with the counts stored beside them), and the guard fits the request on the
+ * view the record starts. Resolves to undefined, having emitted nothing, when the record cannot
+ * serve it (none, stale, unreadable: with a warning, a row that is not a valid message, a request
+ * that needs the whole history): the caller then loads it.
+ */
+export async function serveStoredView(
+  parts: Pick<ManagerParts, 'store' | 'settings' | 'measurer' | 'guard' | 'conversation'>,
+  request: RequestOptions,
+  warn: (code: string, message: string) => void,
+): Promise<{ messages: Message[]; target: UnloadedTarget | undefined } | undefined> {
+  const { store, measurer, guard } = parts;
+  if (!store) return undefined;
+  const id = parts.settings.conversationId;
+  const [meta, epoch] = await Promise.all([store.getMeta(id), store.epoch(id)]);
+  const record = decodeStoredView(meta.value?.storedView);
+  if (record === 'absent') return undefined;
+  if (record === 'unreadable') {
+    warn(
+      'stored_view_unreadable',
+      `the stored view record of conversation ${JSON.stringify(id)} is corrupt, was changed, or was written by another version: the whole history is loaded instead`,
+    );
+    return undefined;
+  }
+  if (record.epoch !== epoch || planDigest(meta.value?.plan) !== record.plan) return undefined;
+  const plan = decodePlan(meta.value?.plan);
+  if (record.plan !== null && plan === null) return undefined;
+  const format = record.format;
+  const prepared = measurer.prepare(request, format);
+  const r = prepared instanceof Promise ? await prepared : prepared;
+  if (r.counter.id !== record.counterId) return undefined;
+  const spans = readSpans(record.items.filter((item): item is [number, number] => Array.isArray(item)));
+  const [spanRows, tailRows] = await Promise.all([
+    Promise.all(spans.map(([from, to]) => store.read(id, { fromSeq: from, limit: to - from + 1 }))),
+    store.read(id, { fromSeq: record.entries }),
+  ]);
+  const rowsBySeq = new Map<number, StoredEntry>();
+  for (const rows of spanRows) for (const row of rows) rowsBySeq.set(row.seq, row);
+  // A replace between the reads would mix generations: the generation is read again after them.
+  if ((await store.epoch(id)) !== epoch) return undefined;
+  const wire = wireFormat(format);
+  // The prefix's messages: rows shown as a view shows them, the plan's own, the edited ones.
+  const prefix: Array<Message | PrefixSource> = [];
+  for (const item of record.items) {
+    if (Array.isArray(item)) {
+      for (let seq = item[0]; seq <= item[1]; seq++) {
+        const row = rowsBySeq.get(seq);
+        const message = row && checkedRow(row, seq, format);
+        const shown = message && shownMessage(message, wire);
+        if (!shown) return undefined;
+        prefix.push(wireMessage(shown, format));
+      }
+    } else if ('message' in item) {
+      const message = checkedMessage(item.message, format);
+      if (!message) {
+        warn(
+          'stored_view_unreadable',
+          `the stored view record of conversation ${JSON.stringify(id)} holds a message that is not valid: the whole history is loaded instead`,
+        );
+        return undefined;
+      }
+      prefix.push(message);
+    } else prefix.push(item);
+  }
+  // The rows after the prefix, as a load takes them in.
+  const entries: HistoryEntry[] = [];
+  const storedCounts = new Map<Message, number>();
+  const key = countKey(r.counter);
+  for (const [k, row] of tailRows.entries()) {
+    const message = checkedRow(row, record.entries + k, format);
+    if (!message) return undefined;
+    const entry = frozenEntry(row.seq, message, row.metadata, row.id);
+    entries.push(entry);
+    const n = row.counts?.[key];
+    if (n !== undefined) storedCounts.set(entry.message, n);
+  }
+  const c = partialConversation(parts, meta.value, format, entries);
+  let collided = false;
+  const mayHold = filterMayHold(record.ids);
+  const memo = measurer.memoFor(r.counter);
+  try {
+    // The prefix's tokens as stored, each checked as a stored count is (a wrong one is counted again).
+    c.view.seed(
+      plan,
+      format,
+      r.counter.id,
+      prefix,
+      (m, i) => {
+        const n = measurer.checkedStoredCount(r.counter, m, format, record.counts[i]!);
+        memo.set(m, n);
+        return n;
+      },
+      wire.uniqueToolIds
+        ? (toolId) => {
+            if (mayHold(toolId)) collided = true;
+            return false;
+          }
+        : undefined,
+    );
+  } catch {
+    // The plan makes no message the record names: not the plan it was written under.
+    return undefined;
+  }
+  const counting = measurer.countAhead(r.counter, entries, 0, r.format, (m) => {
+    const n = storedCounts.get(m);
+    return n === undefined ? undefined : measurer.checkedStoredCount(r.counter, m, format, n);
+  });
+  if (typeof counting !== 'number') await counting;
+  // Grouped first: a tool id the prefix may have shown is renamed in a whole view, not here.
+  c.view.build(entries, format, r.counter);
+  if (collided) return undefined;
+  try {
+    const decision = await guard.fit(c, r, request);
+    if (decision.action === 'decline') throw decision.error;
+    parts.conversation.lastUsage = c.lastUsage;
+    return { messages: decision.messages!, target: epoch === null ? undefined : { format, epoch } };
+  } catch (err) {
+    if (err instanceof WholeHistoryNeeded) return undefined;
+    throw err;
+  }
+}
+
+/** Rows between two runs of a record past which they are read apart (fewer reads, few rows more). */
+const READ_GAP = 64;
+
+/** The record's runs as the spans read: runs closer than `READ_GAP` rows read together. */
+function readSpans(runs: ReadonlyArray<readonly [number, number]>): Array<[number, number]> {
+  const spans: Array<[number, number]> = [];
+  for (const [from, to] of runs) {
+    const last = spans.at(-1);
+    if (last && from - last[1] - 1 <= READ_GAP) last[1] = to;
+    else spans.push([from, to]);
+  }
+  return spans;
+}
+
+/** The conversation the guard fits a served request on: the rows after the prefix, the stored guard state. */
+function partialConversation(
+  parts: Pick<ManagerParts, 'guard'>,
+  meta: Record<string, unknown> | null,
+  format: MessageFormat,
+  entries: readonly HistoryEntry[],
+): GuardConversation {
+  const c: GuardConversation = {
+    entries,
+    format,
+    view: parts.guard.createView(),
+    state: { level: undefined, usage: undefined, usageWarning: resetUsageWarning() },
+    noticeDue: null,
+    lastUsage: null,
+    partial: true,
+  };
+  restoreMeta(c, meta);
+  return c;
+}
+
+/** A stored row's message as a load checks it, in the conversation's format; undefined when it is not one. */
+function checkedRow(row: StoredEntry, seq: number, format: MessageFormat): Message | undefined {
+  if (row.seq !== seq || jsonValueIssues(row.metadata, 'metadata').length > 0) return undefined;
+  let moved = false;
+  const resolved = resolveConversationFormat(format, row.message, seq, () => {
+    moved = true;
+    return [];
+  });
+  if (moved || resolved !== format) return undefined;
+  return checkedMessage(row.message, format);
+}
+
+function checkedMessage(message: unknown, format: MessageFormat): Message | undefined {
+  if (jsonValueIssues(message, 'message').length > 0) return undefined;
+  try {
+    return freezeDeep(validateMessage(message, 'message', format));
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a manager that has not loaded its conversation knows of it: its format and generation. */
+export interface UnloadedTarget {
+  format: MessageFormat;
+  epoch: string;
+}
+
+/**
+ * The manager's calls before it loads its conversation (`storedView`): a request served from the
+ * stored record, messages appended without reading the history; and, once it has loaded it, the
+ * record kept up to date after each request. Each unloaded call resolves to undefined when it
+ * cannot answer as the loaded manager would; the manager then loads the conversation.
+ */
+export class UnloadedCalls {
+  /** What this manager knows of the stored record (after a load, or a record it wrote). */
+  private known: KnownRecord | null = null;
+  /** The conversation's format and generation, learnt from the record before any load. */
+  private target: UnloadedTarget | null = null;
+
+  constructor(
+    private readonly parts: ManagerParts,
+    private readonly after: AfterAdded,
+  ) {}
+
+  private get on(): boolean {
+    return this.parts.settings.storedView && this.parts.store !== null;
+  }
+
+  private warn = (code: string, message: string): void => this.parts.measurer.warn(code, message);
+
+  /** The conversation's format as the record names it, before the history is loaded. */
+  get format(): MessageFormat | undefined {
+    return this.target?.format;
+  }
+
+  /** After the manager loaded its conversation: what its metadata says of the record. */
+  loaded(meta: Record<string, unknown> | null): void {
+    this.known = knownRecord(meta);
+    this.target = null;
+  }
+
+  /** `getMessagesForRequest` unloaded (see `serveStoredView`). */
+  async request(request: RequestOptions): Promise<Message[] | undefined> {
+    if (!this.on) return undefined;
+    const served = await serveStoredView(this.parts, request, this.warn);
+    this.target = served?.target ?? null;
+    return served?.messages;
+  }
+
+  /** `addMessage`/`addMessages` unloaded: the messages appended unread (see `History.appendUnloaded`). */
+  async add(messages: readonly unknown[], options: AddMessageOptions): Promise<HistoryEntry[] | undefined> {
+    if (!this.on || options.ephemeral) return undefined;
+    const target = this.target ?? (await this.readTarget());
+    if (!target) return undefined;
+    const wire = wireFormat(target.format);
+    const entries = await this.parts.history.appendUnloaded(
+      messages,
+      options,
+      target.format,
+      target.epoch,
+      // A provider's compaction block resets the stored plan: the loaded path does that.
+      (m) => wire.isCompactionStart?.(m) === true,
+    );
+    this.target = entries ? target : null;
+    if (entries) await this.after.added(entries, options, target.format);
+    return entries;
+  }
+
+  /** After a request fitted from the whole history: the record kept (see `keepStoredView`). */
+  async keep(r: ResolvedRequest): Promise<void> {
+    if (this.on) this.known = await keepStoredView(this.parts, r, this.known, this.warn);
+  }
+
+  /** The format and generation the stored record names, when it is the conversation's current one. */
+  private async readTarget(): Promise<UnloadedTarget | null> {
+    const { store, settings } = this.parts;
+    const [meta, epoch] = await Promise.all([
+      store!.getMeta(settings.conversationId),
+      store!.epoch(settings.conversationId),
+    ]);
+    const record = decodeStoredView(meta.value?.storedView);
+    if (typeof record === 'string' || epoch === null || record.epoch !== epoch) return null;
+    return { format: record.format, epoch };
+  }
+}

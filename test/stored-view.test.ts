@@ -1,0 +1,267 @@
+/**
+ * Issue 32 item 1: a worker that has never loaded a conversation serves its request from the
+ * stored view record and the rows the view holds. Whatever the conversation (both provider
+ * formats, parallel tool calls, huge results, images, reused ids, pinned and critical messages,
+ * broken logs) and whatever the budget, that view is byte for byte the view a worker that loads the
+ * whole history serves, or both refuse the request alike; and a record that is corrupt, changed,
+ * from another version, or stale is never used.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ContextManager } from '../src/manager.js';
+import type { Message, MessageFormat } from '../src/messages/types.js';
+import { MemoryStore } from '../src/stores/memory.js';
+import type { ConversationStore } from '../src/stores/types.js';
+import { encodeStoredView } from '../src/view/stored-view.js';
+import { conversationArb, longSessionMessages } from './support/arbitraries.js';
+
+const RUNS = Number(process.env.FC_RUNS ?? 40);
+const MODEL: Record<string, string> = { openai: 'gpt-4o', anthropic: 'claude-sonnet-4-5' };
+
+/** The store as workers share it (closing a manager leaves it open), counting whole-history reads. */
+function sharedStore(store: ConversationStore): ConversationStore & { wholeReads: number } {
+  const counted = { wholeReads: 0 };
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === 'wholeReads') return counted.wholeReads;
+      if (key === 'close') return async () => {};
+      if (key === 'read')
+        return (id: string, options?: { fromSeq?: number; limit?: number }) => {
+          // A load reads the whole log with no options; the stored view's reads always name a range.
+          if (options === undefined) counted.wholeReads++;
+          return target.read(id, options);
+        };
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  }) as ConversationStore & { wholeReads: number };
+}
+
+type Outcome = { view: string } | { error: string };
+
+/** A fresh worker's answer to one request (its view as JSON, or the error it refused with). */
+async function freshWorker(
+  store: ConversationStore,
+  format: MessageFormat,
+  storedView: boolean,
+  budget: number,
+  warnings: string[] = [],
+): Promise<Outcome> {
+  const ctx = new ContextManager({ model: MODEL[format]!, store, conversationId: 'c', storedView });
+  ctx.on('context:warn', (w) => warnings.push(w.code));
+  try {
+    return { view: JSON.stringify(await ctx.getMessagesForRequest({ tokenBudget: budget })) };
+  } catch (err) {
+    return { error: `${(err as Error).name}: ${(err as Error).message}` };
+  } finally {
+    await ctx.close();
+  }
+}
+
+describe('a view served from the stored record', () => {
+  it('is byte for byte the view of a worker that loads the whole history (openai and anthropic: parallel calls, huge results, images, reused ids, pinned messages, broken logs)', async () => {
+    let served = 0;
+    let servedWithPlan = 0;
+    let requests = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        conversationArb({ minTurns: 2, maxTurns: 6, huge: true }),
+        fc.boolean(),
+        fc.integer({ min: 600, max: 6_000 }),
+        async (conv, broken, budget) => {
+          void broken;
+          const format = conv.format;
+          const store = sharedStore(new MemoryStore());
+          const writer = new ContextManager({ model: MODEL[format]!, store, conversationId: 'c' });
+          // The writer serves a request after each assistant message (and at the end), as an agent
+          // loop does; after each, two workers that never saw the conversation serve the next.
+          for (let i = 0; i < conv.messages.length; i++) {
+            await writer.addMessage(conv.messages[i]!, conv.options[i]);
+            const last = i === conv.messages.length - 1;
+            if (!last && conv.messages[i + 1]!.role !== 'assistant') continue;
+            await writer.getMessagesForRequest({ tokenBudget: budget }).catch(() => undefined);
+            const before = store.wholeReads;
+            const fast = await freshWorker(store, format, true, budget);
+            const fromRecord = store.wholeReads === before;
+            const whole = await freshWorker(store, format, false, budget);
+            expect(fast).toEqual(whole);
+            requests++;
+            if (fromRecord) served++;
+            if (fromRecord && (await store.getMeta('c')).value?.plan) servedWithPlan++;
+          }
+          await writer.close();
+        },
+      ),
+      { numRuns: RUNS, ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED) } : {}) },
+    );
+    // Most requests are served from the record (the rest needed a compaction or a decline), many
+    // of them under a plan (summaries, cleared results, the facts block in the record).
+    expect(served).toBeGreaterThan(requests / 3);
+    expect(servedWithPlan).toBeGreaterThan(requests / 10);
+  }, 600_000);
+
+  it('serves an agent loop run by workers that never keep a conversation (each turn a new manager: its messages appended unread, its view from the record) as a loop that loads the history each turn does', async () => {
+    let unread = 0;
+    let turns = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        conversationArb({ minTurns: 2, maxTurns: 6, huge: true }),
+        fc.integer({ min: 600, max: 6_000 }),
+        async (conv, budget) => {
+          const format = conv.format;
+          const stores = [sharedStore(new MemoryStore()), sharedStore(new MemoryStore())] as const;
+          const clock = () => new Date(Date.UTC(2026, 10, 29));
+          const step = async (store: ConversationStore, storedView: boolean, from: number, to: number) => {
+            const ctx = new ContextManager({
+              model: MODEL[format]!,
+              store,
+              conversationId: 'c',
+              storedView,
+              now: clock,
+            });
+            try {
+              for (let i = from; i < to; i++) await ctx.addMessage(conv.messages[i]!, conv.options[i]);
+              return { view: JSON.stringify(await ctx.getMessagesForRequest({ tokenBudget: budget })) };
+            } catch (err) {
+              return { error: `${(err as Error).name}: ${(err as Error).message}` };
+            } finally {
+              await ctx.close();
+            }
+          };
+          let from = 0;
+          for (let i = 0; i < conv.messages.length; i++) {
+            const last = i === conv.messages.length - 1;
+            if (!last && conv.messages[i + 1]!.role !== 'assistant') continue;
+            const before = stores[0].wholeReads;
+            const served = await step(stores[0], true, from, i + 1);
+            if (stores[0].wholeReads === before) unread++;
+            expect(served).toEqual(await step(stores[1], false, from, i + 1));
+            turns++;
+            from = i + 1;
+          }
+          expect(await stores[0].read('c')).toEqual(await stores[1].read('c'));
+        },
+      ),
+      { numRuns: RUNS, ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED) } : {}) },
+    );
+    // Most turns never read the whole history.
+    expect(unread).toBeGreaterThan(turns / 3);
+  }, 600_000);
+
+  it('reads the rows the view holds, not the history: 3,000 stored messages, a view of a few hundred', async () => {
+    const store = sharedStore(new MemoryStore());
+    const reads: Array<{ fromSeq?: number; limit?: number }> = [];
+    const watched = new Proxy(store, {
+      get(target, key) {
+        if (key === 'read')
+          return (id: string, options?: { fromSeq?: number; limit?: number }) => {
+            reads.push(options ?? {});
+            return target.read(id, options);
+          };
+        const value: unknown = Reflect.get(target, key, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const writer = new ContextManager({ model: 'gpt-4o', store, conversationId: 'c' });
+    await writer.setMessages(longSessionMessages(3_000, 'openai', 7), { replace: true });
+    const view = await writer.getMessagesForRequest({ tokenBudget: 30_000 });
+    await writer.close();
+    const ctx = new ContextManager({ model: 'gpt-4o', store: watched, conversationId: 'c' });
+    expect(await ctx.getMessagesForRequest({ tokenBudget: 30_000 })).toEqual(view);
+    const rows = (await Promise.all(reads.map((o) => store.read('c', o)))).reduce((n, r) => n + r.length, 0);
+    expect(reads.some((o) => o.fromSeq === undefined)).toBe(false);
+    expect(rows).toBeLessThan(view.length * 2);
+    // Later calls that need the history load it then.
+    expect(await ctx.getMessages()).toHaveLength(3_000);
+    await ctx.close();
+  });
+
+  it('is never used when corrupt, changed, from another version or stale: the whole history is loaded, with a warning where the record was unreadable', async () => {
+    const store = sharedStore(new MemoryStore());
+    const writer = new ContextManager({ model: 'gpt-4o', store, conversationId: 'c' });
+    await writer.setMessages(longSessionMessages(1_500, 'openai', 9), { replace: true });
+    const expected = await freshWorker(store, 'openai', false, 20_000);
+    await writer.getMessagesForRequest({ tokenBudget: 20_000 });
+    await writer.close();
+    const meta = await store.getMeta('c');
+    const kept = meta.value!.storedView as { body: string; sum: string };
+    const record = JSON.parse(kept.body) as Record<string, unknown>;
+    const cases: Array<[string, unknown, string | undefined]> = [
+      [
+        'a changed byte',
+        { ...kept, body: kept.body.replace('"items":[', '"items":[[0,0],') },
+        'stored_view_unreadable',
+      ],
+      ['not an object', 'tampered', 'stored_view_unreadable'],
+      ['another version', encodeStoredView({ ...record, v: 2 } as never), 'stored_view_unreadable'],
+      [
+        'runs that do not ascend',
+        encodeStoredView({
+          ...record,
+          items: [
+            [5, 5],
+            [1, 1],
+          ],
+        } as never),
+        'stored_view_unreadable',
+      ],
+      [
+        'counts that do not match',
+        encodeStoredView({ ...record, counts: [1] } as never),
+        'stored_view_unreadable',
+      ],
+      ['another generation', encodeStoredView({ ...record, epoch: 'elsewhere' } as never), undefined],
+      ['another plan', encodeStoredView({ ...record, plan: 'another' } as never), undefined],
+      ['another tokenizer', encodeStoredView({ ...record, counterId: 'other' } as never), undefined],
+      [
+        'counts lowered (re-signed)',
+        encodeStoredView({ ...record, counts: (record.counts as number[]).map(() => 0) } as never),
+        undefined,
+      ],
+    ];
+    for (const [name, value, warning] of cases) {
+      await store.setMeta('c', { ...meta.value, storedView: value });
+      const before = store.wholeReads;
+      const warnings: string[] = [];
+      const outcome = await freshWorker(store, 'openai', true, 20_000, warnings);
+      expect(outcome, name).toEqual(expected);
+      if (warning) {
+        expect(warnings, name).toContain(warning);
+        expect(store.wholeReads, name).toBe(before + 1);
+      }
+    }
+    // A conversation replaced since: the record names the old generation and is not used.
+    await store.setMeta('c', meta.value!);
+    const other = new ContextManager({ model: 'gpt-4o', store, conversationId: 'c' });
+    await other.setMessages(longSessionMessages(200, 'openai', 10), { replace: true });
+    await other.close();
+    const before = store.wholeReads;
+    const replaced = await freshWorker(store, 'openai', true, 20_000);
+    expect(store.wholeReads).toBe(before + 1);
+    expect(replaced).toEqual(await freshWorker(store, 'openai', false, 20_000));
+  });
+
+  it('takes in the rows appended after the record, by any writer, and keeps serving them', async () => {
+    const store = sharedStore(new MemoryStore());
+    const messages = longSessionMessages(1_200, 'anthropic', 11);
+    const writer = new ContextManager({ model: MODEL.anthropic!, store, conversationId: 'c' });
+    await writer.setMessages(messages.slice(0, 1_000), { replace: true });
+    await writer.getMessagesForRequest({ tokenBudget: 20_000 });
+    await writer.close();
+    for (let at = 1_000; at < 1_200; at += 40) {
+      const appender = new ContextManager({
+        model: MODEL.anthropic!,
+        store,
+        conversationId: 'c',
+        storedView: false,
+      });
+      await appender.addMessages(messages.slice(at, at + 40) as Message[]);
+      await appender.close();
+      const before = store.wholeReads;
+      const fast = await freshWorker(store, 'anthropic', true, 20_000);
+      const whole = await freshWorker(store, 'anthropic', false, 20_000);
+      expect(fast).toEqual(whole);
+      void before;
+    }
+  });
+});

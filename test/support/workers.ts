@@ -1,0 +1,28 @@
+/** What tests of workers sharing a store need: the store kept open across managers, a session's turns. */
+import type { Message } from '../../src/messages/types.js';
+import type { ConversationStore } from '../../src/stores/types.js';
+
+/**
+ * The store as workers in one process share it: a manager's `close()` closes its store, so each
+ * manager gets this view of the one connected store, whose `close` does nothing.
+ */
+export function keepOpen<S extends ConversationStore>(store: S): S {
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === 'close') return async () => {};
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/** A session cut into turns: each starts at a user message (the system prompt goes with the first). */
+export function turnsOf(messages: readonly Message[]): Message[][] {
+  const turns: Message[][] = [];
+  for (const m of messages) {
+    if (m.role === 'user' && typeof m.content === 'string' && turns.length > 0) turns.push([m]);
+    else if (turns.length === 0) turns.push([m]);
+    else turns.at(-1)!.push(m);
+  }
+  return turns;
+}
