@@ -209,6 +209,7 @@ export async function serveStoredView(
       format,
       r.counter.id,
       prefix,
+      record.entries,
       (m, i) => {
         const n = measurer.checkedStoredCount(r.counter, m, format, record.counts[i]!);
         memo.set(m, n);

@@ -66,6 +66,8 @@ function row(store: string, size: number, over: Partial<SizeRow> = {}): SizeRow 
     viewMessages: 100,
     viewJsonBytes: 1000,
     heapBytes: 1000,
+    wholeMs: 100,
+    agentTurnMs: 12,
     ...over,
   };
 }

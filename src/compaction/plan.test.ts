@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { wireFormat } from '../formats/registry.js';
 import type { HistoryEntry, Message } from '../messages/types.js';
@@ -7,7 +8,7 @@ import type { PlanContext, Protection } from './draft.js';
 import { initialDraft } from './draft.js';
 import { dropOldest } from './drop-oldest.js';
 import { NO_EDITS, renderAtom } from './edit-atom.js';
-import { type PlanEdits, startDraft } from './plan.js';
+import { type CompactionPlan, decodePlan, encodePlan, type PlanEdits, startDraft } from './plan.js';
 import { capProtectedOversized, fitText, truncateOversized } from './truncate-oversized.js';
 
 const countText = (t: string) => Math.ceil(t.length / 4);
@@ -149,5 +150,47 @@ describe('a new plan over a previous one', () => {
     for (const key of first.cleared.keys())
       expect(second.cleared.has(key) || second.dropped.has(Number(key.split(':')[0]))).toBe(true);
     expect(second.total).toBeLessThanOrEqual(400);
+  });
+});
+
+describe('a plan as kept in a store', () => {
+  it('reads back as it was, its long id lists kept as bitmaps a fraction of their JSON size', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.nat(200_000), { maxLength: 3_000 }),
+        fc.uniqueArray(fc.nat(200_000), { maxLength: 3_000 }),
+        fc.boolean(),
+        (dropped, summarized, sorted) => {
+          const order = (ids: number[]) => (sorted ? ids.sort((a, b) => a - b) : ids);
+          const plan: CompactionPlan = {
+            v: 1,
+            dropped: order(dropped),
+            cleared: [['3:0', 120]],
+            truncated: [],
+            historyLength: 200_001,
+            budget: 1_000,
+            tokens: 900,
+            counterId: 'o200k',
+            summarized: order(summarized),
+          };
+          const stored = JSON.parse(JSON.stringify(encodePlan(plan)));
+          expect(decodePlan(stored)).toEqual(plan);
+        },
+      ),
+    );
+    const ids = Array.from({ length: 50_000 }, (_, i) => i * 2);
+    const plan = {
+      v: 1,
+      dropped: ids,
+      summarized: ids,
+      cleared: [],
+      truncated: [],
+      historyLength: 100_000,
+      budget: 1,
+      tokens: 1,
+      counterId: 'x',
+    } as CompactionPlan;
+    expect(JSON.stringify(encodePlan(plan)).length).toBeLessThan(JSON.stringify(plan).length / 10);
+    expect(decodePlan({ ...encodePlan(plan), dropped: { bits: 7 } })).toBeNull();
   });
 });

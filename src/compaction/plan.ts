@@ -65,16 +65,56 @@ export function startDraft(ctx: PlanContext, previous: PlanEdits, measured?: num
   return initialDraft(ctx, previous, previous.dropped, previous.summarized, measured);
 }
 
-/** A plan as kept in a store's metadata (plain JSON). */
+/**
+ * A plan as kept in a store's metadata (plain JSON). The atom ids it drops and summarizes, which
+ * grow with the history (tens of thousands in a long one), are kept as a bitmap over seqs (base64:
+ * a bit per seq, set for an id listed) once there are more than a few: an eighth of a byte per seq
+ * where a JSON list takes about six bytes per id, so a worker reading the plan to serve a turn reads
+ * kilobytes, not megabytes.
+ */
 export function encodePlan(plan: CompactionPlan): Record<string, unknown> {
-  return { ...plan };
+  const encoded: Record<string, unknown> = { ...plan, dropped: encodeIds(plan.dropped) };
+  if (plan.summarized) encoded.summarized = encodeIds(plan.summarized);
+  return encoded;
 }
 
 /** A plan read back from a store, or null when what was stored is not one this version can apply. */
 export function decodePlan(value: unknown): CompactionPlan | null {
-  const p = value as Partial<CompactionPlan> | undefined;
-  if (p?.v !== 1 || !Array.isArray(p.dropped) || !Array.isArray(p.cleared) || !Array.isArray(p.truncated)) {
-    return null;
+  const p = value as Record<string, unknown> | undefined;
+  if (p?.v !== 1 || !Array.isArray(p.cleared) || !Array.isArray(p.truncated)) return null;
+  const dropped = decodeIds(p.dropped);
+  const summarized = p.summarized === undefined ? undefined : decodeIds(p.summarized);
+  if (!dropped || summarized === null) return null;
+  const plan = { ...p, dropped } as unknown as CompactionPlan;
+  if (summarized) plan.summarized = summarized;
+  return plan;
+}
+
+/** Lists up to this long stay JSON lists (a short plan reads as it always did). */
+const LISTED_IDS = 64;
+
+/** Ascending ids as kept: a short list as it is, a longer one as `{ bits }` (see `encodePlan`). */
+function encodeIds(ids: readonly number[]): number[] | { bits: string } {
+  const ascending = ids.every(
+    (id, i) => Number.isSafeInteger(id) && id >= 0 && (i === 0 || id > ids[i - 1]!),
+  );
+  if (ids.length <= LISTED_IDS || !ascending) return ids.slice();
+  const bytes = new Uint8Array((ids.at(-1)! >> 3) + 1);
+  for (const id of ids) bytes[id >> 3]! |= 1 << (id & 7);
+  return { bits: Buffer.from(bytes).toString('base64') };
+}
+
+/** Ids as `encodeIds` keeps them, ascending; null when what is stored is neither form. */
+function decodeIds(value: unknown): number[] | null {
+  if (Array.isArray(value)) return value.every((id) => Number.isSafeInteger(id)) ? (value as number[]) : null;
+  const bits = (value as { bits?: unknown } | null)?.bits;
+  if (typeof bits !== 'string') return null;
+  const bytes = Buffer.from(bits, 'base64');
+  const ids: number[] = [];
+  for (let at = 0; at < bytes.length; at++) {
+    const byte = bytes[at]!;
+    if (byte === 0) continue;
+    for (let bit = 0; bit < 8; bit++) if (byte & (1 << bit)) ids.push(at * 8 + bit);
   }
-  return p as CompactionPlan;
+  return ids;
 }

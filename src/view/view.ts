@@ -263,6 +263,8 @@ export class View {
     format: MessageFormat,
     counterId: string,
     prefix: ReadonlyArray<Message | PrefixSource>,
+    /** How many stored entries the prefix covers: the first entry a build will be given is this one. */
+    covered: number,
     count: (message: Message, index: number) => number,
     earlierIds?: (id: string) => boolean,
   ): void {
@@ -286,7 +288,9 @@ export class View {
     this.cache = {
       key: `${counterId}|${format}|${this.planVersion}|0`,
       plan,
-      edits: this.blocks.edits(plan),
+      // Only atoms the plan was made over are edited or dropped: none of them after the prefix when
+      // it covers them all (the usual case), so the plan's sets are not built.
+      edits: plan && plan.historyLength > covered ? this.blocks.edits(plan) : this.blocks.edits(null),
       ...blocks,
       messages,
       sources: messages.map(() => -1),
