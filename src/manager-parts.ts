@@ -287,6 +287,14 @@ export function restoreMeta(conversation: GuardConversation, meta: Record<string
   conversation.view.setPlan(decodePlan(meta?.plan));
   const plan = conversation.view.plan;
   if (plan && typeof meta?.planId === 'string') storedPlanIds.get(conversation)?.set(plan, meta.planId);
+  restoreGuardState(conversation, meta);
+}
+
+/** The guard's level and usage as the stored conversation kept them (`restoreMeta` without the plan). */
+export function restoreGuardState(
+  conversation: GuardConversation,
+  meta: Record<string, unknown> | null,
+): void {
   const guard = meta?.guard as { level?: Level; usage?: number } | undefined;
   if (guard)
     conversation.state = {

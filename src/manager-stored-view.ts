@@ -14,7 +14,7 @@ import { WholeHistoryNeeded } from './guard/guard-types.js';
 import { frozenEntry } from './history/history.js';
 import type { AfterAdded } from './manager-added.js';
 import type { ManagerParts } from './manager-parts.js';
-import { restoreMeta } from './manager-parts.js';
+import { restoreGuardState } from './manager-parts.js';
 import type { ResolvedRequest } from './measure/measurer.js';
 import { freezeDeep } from './messages/freeze.js';
 import { jsonValueIssues } from './messages/json-limits.js';
@@ -155,7 +155,10 @@ export async function serveStoredView(
   if (r.counter.id !== record.counterId) return undefined;
   const spans = readSpans(record.items.filter((item): item is [number, number] => Array.isArray(item)));
   const [spanRows, tailRows] = await Promise.all([
-    Promise.all(spans.map(([from, to]) => store.read(id, { fromSeq: from, limit: to - from + 1 }))),
+    // The prefix's counts are the record's: its rows are read without theirs.
+    Promise.all(
+      spans.map(([from, to]) => store.read(id, { fromSeq: from, limit: to - from + 1, counts: false })),
+    ),
     store.read(id, { fromSeq: record.entries }),
   ]);
   const rowsBySeq = new Map<number, StoredEntry>();
@@ -275,7 +278,7 @@ function partialConversation(
     lastUsage: null,
     partial: true,
   };
-  restoreMeta(c, meta);
+  restoreGuardState(c, meta);
   return c;
 }
 

@@ -16,6 +16,7 @@ import type {
   GenerationWatch,
   MetaRecord,
   NewEntry,
+  ReadOptions,
   StoredEntry,
   StoreSearch,
 } from './stores/types.js';
@@ -354,7 +355,7 @@ class PooledStore implements ConversationStore {
     return (await this.#use(false)).epoch(conversationId);
   }
 
-  async read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]> {
+  async read(conversationId: string, options?: ReadOptions): Promise<StoredEntry[]> {
     return (await this.#use(true)).read(conversationId, options);
   }
 

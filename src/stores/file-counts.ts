@@ -7,7 +7,7 @@
  * holds another entry, finds no count. Lines of one seq merge in file order.
  */
 
-import { forEachInSlices, Slices } from '../slices.js';
+import { Slices } from '../slices.js';
 import {
   type CountsRecord,
   countsDigest,
@@ -54,7 +54,11 @@ export function parseCountsFile(text: string, from: number, to: number): Map<num
   return parser.bySeq;
 }
 
-/** `parseCountsFile` a slice at a time, yielding between slices (a long conversation's counts). */
+/**
+ * `parseCountsFile` a slice at a time, yielding between slices (a long conversation's counts).
+ * Only the lines of seqs in range are parsed: the seq is read off each line's `{"seq":N,` prefix
+ * first (a worker reading the rows of one view reads a few lines of a long file's thousands).
+ */
 export async function parseCountsFileInSlices(
   text: string,
   from: number,
@@ -62,8 +66,35 @@ export async function parseCountsFileInSlices(
   slices: Slices = new Slices(),
 ): Promise<Map<number, CountsRecord[]>> {
   const parser = countsParser(from, to);
-  await forEachInSlices(text.split('\n'), parser.line, slices);
+  let lines = 0;
+  for (let start = 0; start < text.length; ) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    const seq = leadingSeq(text, start);
+    // A line whose prefix is not read as a seq goes to the parser, which decides.
+    if (seq === undefined || (seq >= from && seq < to)) parser.line(text.slice(start, end));
+    start = end + 1;
+    // The clock read every few hundred lines: most lines cost a prefix check.
+    if (++lines % 256 === 0) {
+      const pause = slices.step();
+      if (pause) await pause;
+    }
+  }
   return parser.bySeq;
+}
+
+/** N of a line starting `{"seq":N,` at `at`, or undefined when it does not start so. */
+function leadingSeq(text: string, at: number): number | undefined {
+  if (!text.startsWith('{"seq":', at)) return undefined;
+  let n = 0;
+  let i = at + 7;
+  const first = i;
+  for (; i < text.length && i - first < 16; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) break;
+    n = n * 10 + (c - 48);
+  }
+  return i > first && text.charCodeAt(i) === 44 ? n : undefined;
 }
 
 function countsParser(

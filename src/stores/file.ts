@@ -72,6 +72,7 @@ import type {
   EntryCountsUpdate,
   MetaRecord,
   NewEntry,
+  ReadOptions,
   StoredEntry,
 } from './types.js';
 import {
@@ -689,7 +690,7 @@ export class FileStore implements ConversationStore {
     });
   }
 
-  async read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]> {
+  async read(conversationId: string, options?: ReadOptions): Promise<StoredEntry[]> {
     return this.#run('read', conversationId, async (where, name, paths) => {
       const { fromSeq, limit } = readRange(conversationId, options);
       await this.#checkIdFile(conversationId, name, paths, false);
@@ -700,7 +701,7 @@ export class FileStore implements ConversationStore {
         const start = index.offsets[fromSeq] as number;
         const end = endSeq < count ? (index.offsets[endSeq] as number) : index.validEnd;
         const bytes = await readBytes(handle, start, end);
-        const counts = await readFile(paths.counts, 'utf8').catch(() => '');
+        const counts = options?.counts === false ? '' : await readFile(paths.counts, 'utf8').catch(() => '');
         const slices = new Slices();
         const records =
           counts.length > 0 ? await parseCountsFileInSlices(counts, fromSeq, endSeq, slices) : null;

@@ -12,6 +12,7 @@ import type {
   GenerationWatch,
   MetaRecord,
   NewEntry,
+  ReadOptions,
   StoredEntry,
   StoreSearch,
   StoreSearchResult,
@@ -80,7 +81,7 @@ export class LazyStore implements ConversationStore {
     return (await this.#store()).epoch(conversationId);
   }
 
-  async read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]> {
+  async read(conversationId: string, options?: ReadOptions): Promise<StoredEntry[]> {
     return (await this.#store()).read(conversationId, options);
   }
 

@@ -13,6 +13,7 @@ import type {
   EntryCountsUpdate,
   MetaRecord,
   NewEntry,
+  ReadOptions,
   StoredEntry,
 } from './types.js';
 import {
@@ -114,7 +115,7 @@ export class MemoryStore implements ConversationStore {
     return head;
   }
 
-  async read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]> {
+  async read(conversationId: string, options?: ReadOptions): Promise<StoredEntry[]> {
     this.#open(conversationId);
     const { fromSeq, limit } = readRange(conversationId, options);
     const log = this.#logs.get(conversationId) ?? [];

@@ -46,6 +46,7 @@ import type {
   GenerationWatch,
   MetaRecord,
   NewEntry,
+  ReadOptions,
   StoredEntry,
 } from './types.js';
 import {
@@ -579,7 +580,7 @@ export class PostgresStore implements ConversationStore {
     return rows[0]?.epoch ?? null;
   }
 
-  async read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]> {
+  async read(conversationId: string, options?: ReadOptions): Promise<StoredEntry[]> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
     const { fromSeq, limit } = readRange(conversationId, options);

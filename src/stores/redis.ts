@@ -47,6 +47,7 @@ import type {
   GenerationWatch,
   MetaRecord,
   NewEntry,
+  ReadOptions,
   StoredEntry,
 } from './types.js';
 import {
@@ -532,7 +533,7 @@ export class RedisStore implements ConversationStore {
     return this.#call(conversationId, 'epoch', [epoch], () => this.#client.get(epoch));
   }
 
-  async read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]> {
+  async read(conversationId: string, options?: ReadOptions): Promise<StoredEntry[]> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
     const { fromSeq, limit } = readRange(conversationId, options);

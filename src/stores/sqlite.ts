@@ -46,6 +46,7 @@ import type {
   EntryCountsUpdate,
   MetaRecord,
   NewEntry,
+  ReadOptions,
   StoredEntry,
 } from './types.js';
 import {
@@ -234,12 +235,12 @@ function nextPageRows(rows: number, ms: number): number {
   return rows;
 }
 
-function storedRow(conversationId: string, row: EntryRow): StoredEntry {
+function storedRow(conversationId: string, row: EntryRow, counts = true): StoredEntry {
   const entry = parseStoredEntry(conversationId, row.seq, row.metadata, row.message);
   if (typeof row.message_id === 'string') entry.id = row.message_id;
   return withCounts(
     entry,
-    typeof row.message === 'string' ? decodeCounts(row.counts, row.message) : undefined,
+    counts && typeof row.message === 'string' ? decodeCounts(row.counts, row.message) : undefined,
   );
 }
 
@@ -496,7 +497,7 @@ export class SqliteStore implements ConversationStore {
    * transaction; a page of another generation than the first (a replace, a pop came between)
    * starts the read again, and after {@link READ_ATTEMPTS} such starts it is read in one go.
    */
-  async read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]> {
+  async read(conversationId: string, options?: ReadOptions): Promise<StoredEntry[]> {
     const { fromSeq, limit } = this.#run(conversationId, 'read', () => {
       validateConversationId(conversationId);
       return readRange(conversationId, options);
@@ -513,7 +514,7 @@ export class SqliteStore implements ConversationStore {
         const page = this.#run(conversationId, 'read', () => this.#readPage(conversationId, from, want));
         if (epoch === undefined) epoch = page.epoch;
         else if (page.epoch !== epoch) break;
-        for (const row of page.rows) out.push(storedRow(conversationId, row));
+        for (const row of page.rows) out.push(storedRow(conversationId, row, options?.counts !== false));
         if (page.rows.length < want || out.length >= limit) return out;
         from = page.rows.at(-1)!.seq + 1;
         pageRows = nextPageRows(pageRows, performance.now() - started);
@@ -523,7 +524,7 @@ export class SqliteStore implements ConversationStore {
     }
     return this.#run(conversationId, 'read', () => {
       const rows = this.#selectEntries.all(conversationId, fromSeq, Number.isFinite(limit) ? limit : -1);
-      return rows.map((row) => storedRow(conversationId, row));
+      return rows.map((row) => storedRow(conversationId, row, options?.counts !== false));
     });
   }
 

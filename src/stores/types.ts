@@ -40,6 +40,20 @@ export interface EntryCountsUpdate {
   counts: EntryCounts;
 }
 
+/** Options of {@link ConversationStore.read}. */
+export interface ReadOptions {
+  /** The first seq to read (default 0). */
+  fromSeq?: number;
+  /** At most this many entries (default: all). */
+  limit?: number;
+  /**
+   * `false`: the caller needs no token counts (a view served from its stored record has them),
+   * so a driver may leave them out and save reading and checking them (the file store's counts
+   * file is read whole). Default true.
+   */
+  counts?: boolean;
+}
+
 /** Options of {@link ConversationStore.append}. */
 export interface AppendOptions {
   /** Append only when the conversation holds exactly this many entries. */
@@ -166,7 +180,7 @@ export interface ConversationStore {
    */
   watch?(conversationId: string, onChange: () => void): GenerationWatch;
   /** Entries in sequence order, from `fromSeq` (default 0), at most `limit`. */
-  read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]>;
+  read(conversationId: string, options?: ReadOptions): Promise<StoredEntry[]>;
   /** How many entries the conversation holds (the next sequence number); 0 when absent. */
   head(conversationId: string): Promise<number>;
   /**

@@ -889,6 +889,13 @@ export function testStore(name: string, factory: () => Promise<StoreFixture>): v
         expect(got[0]?.message).toEqual({ role: 'user', content: 'a' });
         expect(got[0]?.metadata).toEqual({ timestamp: TIMESTAMP });
         expect(countsOf(await store.read('c', { fromSeq: 2 }))).toEqual([{ k: 3 }]);
+        // Read without counts (`counts: false`): the same entries, counts left out or kept as they are.
+        const bare = await store.read('c', { fromSeq: 0, counts: false });
+        expect(bare.map(({ counts: _counts, ...rest }) => rest)).toEqual(
+          got.map(({ counts: _counts, ...rest }) => rest),
+        );
+        for (const [i, e] of bare.entries())
+          if (e.counts !== undefined) expect(e.counts).toEqual(got[i]?.counts);
       });
 
       it('saveCounts merges counts into stored entries, in the generation named only', async () => {

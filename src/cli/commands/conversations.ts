@@ -31,6 +31,7 @@ import type {
   ConversationStore,
   MetaRecord,
   NewEntry,
+  ReadOptions,
   StoredEntry,
 } from '../../stores/types.js';
 import { type ModelCounter, modelCounter } from '../../tokens/model-counter.js';
@@ -350,7 +351,7 @@ export class ReadOnlyStoreView implements ConversationStore {
     return this.#refuse('append', conversationId);
   }
 
-  read(conversationId: string, options?: { fromSeq?: number; limit?: number }): Promise<StoredEntry[]> {
+  read(conversationId: string, options?: ReadOptions): Promise<StoredEntry[]> {
     return this.#store.read(conversationId, options);
   }
 
