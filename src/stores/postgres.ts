@@ -594,9 +594,13 @@ export class PostgresStore implements ConversationStore {
     }>(
       conversationId,
       'read',
+      // The conversation's id looked up first (an InitPlan), so the rows come off the primary key
+      // in seq order and a LIMIT stops the scan: joined, the planner read every row of the
+      // conversation and sorted them (43 ms for the first two of 100k rows, 0.05 ms so).
       `SELECT e.seq, e.metadata, e.message, e.counts, e.message_id
-       FROM ${this.#t.entries} e JOIN ${this.#t.conversations} c ON c.id = e.conversation_id
-       WHERE c.name_hash = sha256($1) AND e.seq >= $2
+       FROM ${this.#t.entries} e
+       WHERE e.conversation_id = (SELECT id FROM ${this.#t.conversations} WHERE name_hash = sha256($1))
+         AND e.seq >= $2
        ORDER BY e.seq
        LIMIT $3`,
       [idBytes(conversationId), fromSeq, Number.isFinite(limit) ? limit : null],
