@@ -240,7 +240,10 @@ export async function serveStoredView(
   try {
     const decision = await guard.fit(c, r, request);
     if (decision.action === 'decline') throw decision.error;
+    // What `usage()` and `recordUsage` read of the last request, and the cost meter's state, which
+    // later requests (served so or not) go on from.
     parts.conversation.lastUsage = c.lastUsage;
+    if (c.meters) parts.conversation.meters = c.meters;
     return { messages: decision.messages!, target: epoch === null ? undefined : { format, epoch } };
   } catch (err) {
     if (err instanceof WholeHistoryNeeded) return undefined;
@@ -264,7 +267,7 @@ function readSpans(runs: ReadonlyArray<readonly [number, number]>): Array<[numbe
 
 /** The conversation the guard fits a served request on: the rows after the prefix, the stored guard state. */
 function partialConversation(
-  parts: Pick<ManagerParts, 'guard'>,
+  parts: Pick<ManagerParts, 'guard' | 'conversation'>,
   meta: Record<string, unknown> | null,
   format: MessageFormat,
   entries: readonly HistoryEntry[],
@@ -278,6 +281,7 @@ function partialConversation(
     lastUsage: null,
     partial: true,
   };
+  if (parts.conversation.meters) c.meters = parts.conversation.meters;
   restoreGuardState(c, meta);
   return c;
 }

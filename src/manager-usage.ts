@@ -10,20 +10,22 @@
 import type { ContextEmitter } from './events.js';
 import { appliedEditsOf } from './guard/applied-edits.js';
 import { compareCache, type ManagerParts, recordProviderContext } from './manager-parts.js';
-import type { Message } from './messages/types.js';
+import type { Message, MessageFormat } from './messages/types.js';
 import { readUsage, type UsageInput, usageSource } from './meter/usage-reader.js';
 
 /** The parts of the manager recording usage reads. */
-export type UsageParts = Pick<ManagerParts, 'measurer' | 'history' | 'conversation'>;
+export type UsageParts = Pick<ManagerParts, 'measurer' | 'conversation'>;
 
 /** `ContextManager.recordUsage`'s body, run in the queue. */
 export async function recordUsage(
   parts: UsageParts,
+  /** The conversation's format (the history's, or the stored view record's before a load). */
+  format: MessageFormat | undefined,
   emitter: ContextEmitter,
   usageOrResponse: UsageInput,
   messages?: readonly Message[],
 ): Promise<void> {
-  await parts.measurer.recordUsage(usageOrResponse, messages, parts.history.format);
+  await parts.measurer.recordUsage(usageOrResponse, messages, format);
   if (messages) return;
   const source = usageSource(usageOrResponse);
   const sample = readUsage(usageOrResponse, source);

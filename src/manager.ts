@@ -339,7 +339,13 @@ export class ContextManager {
    * the last request, the provider's cache figures are also set beside the cost meter's prediction.
    */
   recordUsage(usageOrResponse: UsageInput, messages?: readonly Message[]): Promise<void> {
-    return this.enqueue(() => recordUsage(this.parts, this.emitter, usageOrResponse, messages));
+    const record = (format: MessageFormat | undefined) =>
+      recordUsage(this.parts, format, this.emitter, usageOrResponse, messages);
+    return this.enqueue(
+      () => record(this.history.format),
+      // After a request served from the stored view record, without loading the history.
+      async () => (this.unloaded.format ? { served: await record(this.unloaded.format) } : undefined),
+    );
   }
 
   /**

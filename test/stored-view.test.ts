@@ -176,6 +176,47 @@ describe('a view served from the stored record', () => {
     await ctx.close();
   });
 
+  it('serves a stateless agent step (add, view, usage recorded, reply added) without reading the history whole', async () => {
+    const store = sharedStore(new MemoryStore());
+    const writer = new ContextManager({ model: 'gpt-4o', store, conversationId: 'c' });
+    await writer.setMessages(longSessionMessages(1_500, 'openai', 12), { replace: true });
+    await writer.getMessagesForRequest({ tokenBudget: 20_000 });
+    await writer.close();
+    const before = store.wholeReads;
+    const ctx = new ContextManager({ model: 'gpt-4o', store, conversationId: 'c' });
+    const added = await ctx.addMessage({ role: 'user', content: 'Next: run the tests.' });
+    expect(added).toEqual({ seq: 1_500, duplicate: false });
+    const view = await ctx.getMessagesForRequest({ tokenBudget: 20_000 });
+    expect(view.at(-1)).toEqual({ role: 'user', content: 'Next: run the tests.' });
+    expect(ctx.messageFormat).toBe('openai');
+    await ctx.recordUsage({
+      id: 'chatcmpl-1',
+      object: 'chat.completion',
+      model: 'gpt-4o',
+      choices: [
+        { index: 0, message: { role: 'assistant', content: 'Running them.' }, finish_reason: 'stop' },
+      ],
+      usage: {
+        prompt_tokens: 15_000,
+        completion_tokens: 4,
+        total_tokens: 15_004,
+        prompt_tokens_details: { cached_tokens: 12_000 },
+      },
+    });
+    const usage = ctx.usage();
+    expect(usage.messages).toBe(view.length);
+    expect(usage.cost?.reported?.reportedCached).toBe(12_000);
+    await ctx.addMessage({ role: 'assistant', content: 'Running them.' });
+    expect(store.wholeReads).toBe(before);
+    // Later calls that need the history read it then, and find both messages stored once.
+    expect((await ctx.getMessages()).slice(-2).map((m) => m.content)).toEqual([
+      'Next: run the tests.',
+      'Running them.',
+    ]);
+    expect(store.wholeReads).toBe(before + 1);
+    await ctx.close();
+  });
+
   it('is never used when corrupt, changed, from another version or stale: the whole history is loaded, with a warning where the record was unreadable', async () => {
     const store = sharedStore(new MemoryStore());
     const writer = new ContextManager({ model: 'gpt-4o', store, conversationId: 'c' });
