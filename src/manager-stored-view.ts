@@ -20,7 +20,7 @@ import { freezeDeep } from './messages/freeze.js';
 import { jsonValueIssues } from './messages/json-limits.js';
 import type { HistoryEntry, Message, MessageFormat } from './messages/types.js';
 import { resetUsageWarning } from './meter/usage-warning.js';
-import type { AddMessageOptions, RequestOptions } from './options.js';
+import type { AddedMessage, AddMessageOptions, RequestOptions } from './options.js';
 import type { StoredEntry } from './stores/types.js';
 import { countKey } from './tokens/count-key.js';
 import {
@@ -307,6 +307,11 @@ function checkedMessage(message: unknown, format: MessageFormat): Message | unde
   }
 }
 
+/** What `addMessage` resolves with. */
+export function addedMessage(seq: number, duplicate: boolean, options: AddMessageOptions): AddedMessage {
+  return options.id === undefined ? { seq, duplicate } : { seq, duplicate, id: options.id };
+}
+
 /** What a manager that has not loaded its conversation knows of it: its format and generation. */
 export interface UnloadedTarget {
   format: MessageFormat;
@@ -348,15 +353,42 @@ export class UnloadedCalls {
   }
 
   /** `getMessagesForRequest` unloaded (see `serveStoredView`). */
-  async request(request: RequestOptions): Promise<Message[] | undefined> {
+  async request(request: RequestOptions): Promise<{ served: Message[] } | undefined> {
     if (!this.on) return undefined;
     const served = await serveStoredView(this.parts, request, this.warn);
     this.target = served?.target ?? null;
-    return served?.messages;
+    return served && { served: served.messages };
+  }
+
+  /** `addMessage` unloaded (see `add`). */
+  async addOne(message: unknown, options: AddMessageOptions): Promise<{ served: AddedMessage } | undefined> {
+    const entries = await this.add([message], options);
+    if (!entries) return undefined;
+    const seq = entries[0]!.seq;
+    return {
+      served:
+        options.id === undefined ? { seq, duplicate: false } : { seq, duplicate: false, id: options.id },
+    };
+  }
+
+  /** `addMessages` unloaded (see `add`). */
+  async addAll(
+    messages: readonly unknown[],
+    options: AddMessageOptions,
+  ): Promise<{ served: undefined } | undefined> {
+    return (await this.add(messages, options)) ? { served: undefined } : undefined;
+  }
+
+  /** `op` with the conversation's format, when an unloaded call learnt it (else undefined: load). */
+  async whenFormatKnown<T>(op: (format: MessageFormat) => Promise<T>): Promise<{ served: T } | undefined> {
+    return this.target ? { served: await op(this.target.format) } : undefined;
   }
 
   /** `addMessage`/`addMessages` unloaded: the messages appended unread (see `History.appendUnloaded`). */
-  async add(messages: readonly unknown[], options: AddMessageOptions): Promise<HistoryEntry[] | undefined> {
+  private async add(
+    messages: readonly unknown[],
+    options: AddMessageOptions,
+  ): Promise<HistoryEntry[] | undefined> {
     if (!this.on || options.ephemeral) return undefined;
     const target = this.target ?? (await this.readTarget());
     if (!target) return undefined;

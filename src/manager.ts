@@ -14,7 +14,7 @@ import {
   restoreMeta,
 } from './manager-parts.js';
 import { anthropicRequest, fitRequest, type RequestHost, recoverFromOverflow } from './manager-requests.js';
-import { UnloadedCalls } from './manager-stored-view.js';
+import { addedMessage, UnloadedCalls } from './manager-stored-view.js';
 import { handleToolCall } from './manager-tool-calls.js';
 import { recordUsage } from './manager-usage.js';
 import type { ContextMeasurer } from './measure/measurer.js';
@@ -165,21 +165,16 @@ export class ContextManager {
     } catch (err) {
       return Promise.reject(err);
     }
-    const added = (seq: number, duplicate: boolean): AddedMessage =>
-      options.id === undefined ? { seq, duplicate } : { seq, duplicate, id: options.id };
     return this.enqueue(
       async () => {
         const { entry, duplicate } = await this.history.add(message, options);
         // A duplicate stored nothing, but what other writers appended before it was taken in.
         this.parts.recallIndex.update();
         if (!duplicate) await this.after.added([entry], options);
-        return added(entry.seq, duplicate);
+        return addedMessage(entry.seq, duplicate, options);
       },
       // Not loaded yet: appended unread, when the stored view record says enough (`storedView`).
-      async () => {
-        const entries = await this.unloaded.add([message], options);
-        return entries && { served: added(entries[0]!.seq, false) };
-      },
+      () => this.unloaded.addOne(message, options),
     );
   }
 
@@ -201,7 +196,7 @@ export class ContextManager {
         this.parts.recallIndex.update();
         await this.after.added(entries, options);
       },
-      async () => ((await this.unloaded.add(messages, options)) ? { served: undefined } : undefined),
+      () => this.unloaded.addAll(messages, options),
     );
   }
 
@@ -277,10 +272,7 @@ export class ContextManager {
     return this.enqueue(
       () => fitRequest(this.requests, request),
       // Not loaded yet: served from the stored view record and the rows the view holds, when it can.
-      async () => {
-        const messages = await this.unloaded.request(request);
-        return messages && { served: messages };
-      },
+      () => this.unloaded.request(request),
     );
   }
 
@@ -341,10 +333,10 @@ export class ContextManager {
   recordUsage(usageOrResponse: UsageInput, messages?: readonly Message[]): Promise<void> {
     const record = (format: MessageFormat | undefined) =>
       recordUsage(this.parts, format, this.emitter, usageOrResponse, messages);
+    // After a request served from the stored view record, without loading the history.
     return this.enqueue(
       () => record(this.history.format),
-      // After a request served from the stored view record, without loading the history.
-      async () => (this.unloaded.format ? { served: await record(this.unloaded.format) } : undefined),
+      () => this.unloaded.whenFormatKnown(record),
     );
   }
 
