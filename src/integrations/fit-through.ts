@@ -30,15 +30,32 @@ export async function syncThrough(
 ): Promise<HistoryEntry[] | undefined> {
   const entries = await manager.getEntries();
   if (entries.length > messages.length) return undefined;
-  for (const entry of entries) {
-    if (messageKey(entry.message) !== keys[entry.seq]) return undefined;
+  // Keys given as the same array as last time, grown only (a caller that keeps its messages, such
+  // as the Agents session): the entries synced then are its first ones, unchanged, and are not
+  // keyed again, so a call costs the new messages, not the prompt.
+  const last = synced.get(manager);
+  if (!(last && last.keys === keys && last.count === entries.length)) {
+    for (const entry of entries) {
+      if (messageKey(entry.message) !== keys[entry.seq]) return undefined;
+    }
   }
-  if (entries.length === messages.length) return entries;
+  if (entries.length === messages.length) {
+    synced.set(manager, { keys, count: entries.length });
+    return entries;
+  }
   for (let i = entries.length; i < messages.length; i++) {
     await manager.addMessage(messages[i], pinned.has(i) ? { pinned: true } : {});
   }
-  return manager.getEntries();
+  const after = await manager.getEntries();
+  synced.set(manager, { keys, count: after.length });
+  return after;
 }
+
+/**
+ * The keys array each manager was last synced to and how many entries it then held: while the
+ * caller passes that array again (grown only) and the manager holds that many, the prefix holds.
+ */
+const synced = new WeakMap<ContextManager, { keys: readonly string[]; count: number }>();
 
 /**
  * Brings `manager` up to `messages` and returns its request view with, per message, the seq of the

@@ -208,8 +208,8 @@ export function agentItemIssue(item: unknown, path: string): MessageIssue | unde
 }
 
 /** The SDK's items as Responses API input items, one for one, in order. */
-export function agentItemsToResponses(items: readonly AgentInputItem[]): ResponsesItem[] {
-  return items.map((item, index) => itemToResponses(item as Item, index));
+export function agentItemsToResponses(items: readonly AgentInputItem[], start = 0): ResponsesItem[] {
+  return items.map((item, index) => itemToResponses(item as Item, start + index));
 }
 
 function textOf(item: Item): string {

@@ -295,6 +295,58 @@ describe('ContextkitSession as a Session', () => {
     );
   });
 
+  it('a session kept between calls reads and converts only the items stored since (issue 32: a call costs the new items), and fits what a new session fits; another writer, a pop and a clear are taken in', async () => {
+    const store = new MemoryStore();
+    const reads: Array<number | undefined> = [];
+    const watched = new Proxy(store, {
+      get(target, key) {
+        if (key === 'read')
+          return (id: string, options?: { fromSeq?: number; limit?: number }) => {
+            reads.push(options?.fromSeq);
+            return target.read(id, options);
+          };
+        const value: unknown = Reflect.get(target, key, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const kept = new ContextkitSession({
+      store: watched,
+      conversationId: 'kept',
+      maxTokens: 900,
+      model: 'gpt-4o',
+    });
+    const other = new ContextkitSession({ store, conversationId: 'kept', maxTokens: 900, model: 'gpt-4o' });
+    // The reference reads and converts every item on every call, as sessions did before: its
+    // kept items are forgotten before each call (a kept session's plan grows with its calls, so the
+    // reference is kept too).
+    const whole = new ContextkitSession({ store, conversationId: 'kept', maxTokens: 900, model: 'gpt-4o' });
+    const reference = () => {
+      (whole as unknown as { held: unknown }).held = null;
+      return whole.getItems();
+    };
+    let stored = 0;
+    for (let turn = 0; turn < 8; turn++) {
+      const items: AgentInputItem[] = [
+        { role: 'user', content: `question ${turn}` },
+        call(`k${turn}`, turn),
+        result(`k${turn}`, longResult(`k${turn}`, turn)),
+      ];
+      // Every other turn is stored by another writer.
+      await (turn % 2 === 0 ? kept : other).addItems(items);
+      stored += items.length;
+      reads.length = 0;
+      const view = await kept.getItems();
+      // One read, from the first item it has not seen.
+      expect(reads).toEqual([stored - items.length]);
+      expect(view).toEqual(await reference());
+    }
+    await kept.popItem();
+    expect(await kept.getItems()).toEqual(await reference());
+    await other.clearSession();
+    await other.addItems([{ role: 'user', content: 'after the clear' }]);
+    expect(await kept.getItems()).toEqual([{ role: 'user', content: 'after the clear' }]);
+  });
+
   it('clears old outputs on their own items and never splits a call from its result', async () => {
     // Just above the last turn (question, two calls, two long results, answer: 693 tokens as
     // Responses items, each call and result framed on its own), far below the whole history.

@@ -73,6 +73,15 @@ export interface ContextkitSessionOptions {
   recall?: boolean;
 }
 
+/** The session's items as last read (see `ContextkitSession.current`); the arrays only grow. */
+interface HeldItems {
+  epoch: string | null;
+  clearedAt: number;
+  items: AgentInputItem[];
+  messages: ResponsesItem[];
+  keys: string[];
+}
+
 /** The key of the session's record in its conversation's metadata. */
 const META_KEY = 'agentsSession';
 
@@ -117,6 +126,8 @@ export class ContextkitSession implements Session {
   private manager: ContextManager;
   /** Holds every stored item, cleared or not, for `recall`. */
   private archive: ContextManager;
+  /** The session's items as last read (see `current`). */
+  private held: HeldItems | null = null;
 
   constructor(options: ContextkitSessionOptions = {}) {
     checkOptionNamesOf('ContextkitSession', options, [
@@ -160,8 +171,39 @@ export class ContextkitSession implements Session {
 
   /** The session's items since its last clear, in order, never fitted. */
   async getAllItems(): Promise<AgentInputItem[]> {
-    const entries = await this.store.read(this.conversationId, { fromSeq: await this.clearedAt() });
-    return entries.map((e) => e.message as unknown as AgentInputItem);
+    return (await this.current()).items.slice();
+  }
+
+  /**
+   * The session's items since its last clear with their Responses forms and keys, as last read,
+   * brought up to the store: only the items stored since are read and converted (issue 32 item 4:
+   * a call costs the new items, not the history). Read whole again when the session was cleared,
+   * or its conversation replaced or popped (another generation) since.
+   */
+  private async current(): Promise<HeldItems> {
+    const id = this.conversationId;
+    for (let attempt = 1; ; attempt++) {
+      const [meta, epoch] = await Promise.all([this.store.getMeta(id), this.store.epoch(id)]);
+      const { clearedAt } = sessionMetaOf(meta.value);
+      const kept = this.held;
+      const held: HeldItems =
+        kept && kept.epoch === epoch && kept.clearedAt === clearedAt
+          ? kept
+          : { epoch, clearedAt, items: [], messages: [], keys: [] };
+      const entries = await this.store.read(id, { fromSeq: clearedAt + held.items.length });
+      // A replace or pop between the reads: the rows read may be of another generation.
+      if ((await this.store.epoch(id)) !== epoch) {
+        this.held = null;
+        if (attempt < 5) continue;
+      }
+      const items = entries.map((e) => e.message as unknown as AgentInputItem);
+      const messages = agentItemsToResponses(items, held.items.length);
+      held.items.push(...items);
+      held.messages.push(...messages);
+      for (const m of messages) held.keys.push(messageKey(m as Message));
+      this.held = held;
+      return held;
+    }
   }
 
   /** Every stored item, those before a `clearSession` included, in order, never fitted. */
@@ -176,10 +218,8 @@ export class ContextkitSession implements Session {
    * cut off.
    */
   async getItems(limit?: number): Promise<AgentInputItem[]> {
-    const items = await this.getAllItems();
+    const { items, messages, keys } = await this.current();
     if (items.length === 0 || limit === 0) return [];
-    const messages = agentItemsToResponses(items);
-    const keys = messages.map((m) => messageKey(m as Message));
     const request = this.settings.maxTokens !== undefined ? { tokenBudget: this.settings.maxTokens } : {};
     const fitView = () =>
       fitThrough<ResponsesItem>(this.manager, messages, request, keys, 'openai-responses');
@@ -229,8 +269,7 @@ export class ContextkitSession implements Session {
 
   /** The manager that fits the session's items, holding them all (a new one when they were rewritten). */
   private async syncedManager(): Promise<ContextManager> {
-    const messages = agentItemsToResponses(await this.getAllItems());
-    const keys = messages.map((m) => messageKey(m as Message));
+    const { messages, keys } = await this.current();
     if (!(await syncThrough(this.manager, messages, keys))) {
       this.manager = this.newManager();
       await syncThrough(this.manager, messages, keys);
