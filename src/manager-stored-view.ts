@@ -71,8 +71,9 @@ export async function keepStoredView(
   warn: (code: string, message: string) => void,
 ): Promise<KnownRecord | null> {
   const { history, conversation: c, measurer, live } = parts;
-  const format = history.format;
-  if (!history.storedInOrder || format === undefined || live.compactionSeq !== undefined) return known;
+  // The format the view was built in: the conversation's, or the request's while it shows none.
+  const format = history.format ?? r.format;
+  if (!history.storedInOrder || live.compactionSeq !== undefined) return known;
   if (measurer.hasBounds(r.counter)) return known;
   const prefix = c.view.closedPrefix();
   if (!prefix || c.entries !== history.entries) return known;
@@ -106,6 +107,7 @@ export async function keepStoredView(
     items,
     counts,
   };
+  if (history.format === undefined) record.formatless = true;
   const ids = wire.uniqueToolIds ? idFilter(prefix.toolIds) : undefined;
   if (ids !== undefined) record.ids = ids;
   try {
@@ -149,10 +151,14 @@ export async function serveStoredView(
   if (record.epoch !== epoch || planDigest(meta.value?.plan) !== record.plan) return undefined;
   const plan = decodePlan(meta.value?.plan);
   if (record.plan !== null && plan === null) return undefined;
+  // The format the view is built in; the conversation's own, unless it showed none yet.
   const format = record.format;
-  const prepared = measurer.prepare(request, format);
+  const conversationFormat = record.formatless ? undefined : format;
+  const prepared = measurer.prepare(request, conversationFormat);
   const r = prepared instanceof Promise ? await prepared : prepared;
   if (r.counter.id !== record.counterId) return undefined;
+  // A conversation without a format is built in the request's: another request, another view.
+  if (conversationFormat === undefined && r.format !== format) return undefined;
   const spans = readSpans(record.items.filter((item): item is [number, number] => Array.isArray(item)));
   const [spanRows, tailRows] = await Promise.all([
     // The prefix's counts are the record's: its rows are read without theirs.
@@ -172,13 +178,13 @@ export async function serveStoredView(
     if (Array.isArray(item)) {
       for (let seq = item[0]; seq <= item[1]; seq++) {
         const row = rowsBySeq.get(seq);
-        const message = row && checkedRow(row, seq, format);
+        const message = row && checkedRow(row, seq, conversationFormat);
         const shown = message && shownMessage(message, wire);
         if (!shown) return undefined;
         prefix.push(wireMessage(shown, format));
       }
     } else if ('message' in item) {
-      const message = checkedMessage(item.message, format);
+      const message = checkedMessage(item.message, conversationFormat);
       if (!message) {
         warn(
           'stored_view_unreadable',
@@ -194,14 +200,14 @@ export async function serveStoredView(
   const storedCounts = new Map<Message, number>();
   const key = countKey(r.counter);
   for (const [k, row] of tailRows.entries()) {
-    const message = checkedRow(row, record.entries + k, format);
+    const message = checkedRow(row, record.entries + k, conversationFormat);
     if (!message) return undefined;
     const entry = frozenEntry(row.seq, message, row.metadata, row.id);
     entries.push(entry);
     const n = row.counts?.[key];
     if (n !== undefined) storedCounts.set(entry.message, n);
   }
-  const c = partialConversation(parts, meta.value, format, entries);
+  const c = partialConversation(parts, meta.value, conversationFormat, entries);
   let collided = false;
   const mayHold = filterMayHold(record.ids);
   const memo = measurer.memoFor(r.counter);
@@ -231,7 +237,9 @@ export async function serveStoredView(
   }
   const counting = measurer.countAhead(r.counter, entries, 0, r.format, (m) => {
     const n = storedCounts.get(m);
-    return n === undefined ? undefined : measurer.checkedStoredCount(r.counter, m, format, n);
+    return n === undefined
+      ? undefined
+      : measurer.checkedStoredCount(r.counter, m, conversationFormat ?? 'openai', n);
   });
   if (typeof counting !== 'number') await counting;
   // Grouped first: a tool id the prefix may have shown is renamed in a whole view, not here.
@@ -244,7 +252,10 @@ export async function serveStoredView(
     // later requests (served so or not) go on from.
     parts.conversation.lastUsage = c.lastUsage;
     if (c.meters) parts.conversation.meters = c.meters;
-    return { messages: decision.messages!, target: epoch === null ? undefined : { format, epoch } };
+    return {
+      messages: decision.messages!,
+      target: epoch === null ? undefined : { format: conversationFormat, epoch },
+    };
   } catch (err) {
     if (err instanceof WholeHistoryNeeded) return undefined;
     throw err;
@@ -269,7 +280,7 @@ function readSpans(runs: ReadonlyArray<readonly [number, number]>): Array<[numbe
 function partialConversation(
   parts: Pick<ManagerParts, 'guard' | 'conversation'>,
   meta: Record<string, unknown> | null,
-  format: MessageFormat,
+  format: MessageFormat | undefined,
   entries: readonly HistoryEntry[],
 ): GuardConversation {
   const c: GuardConversation = {
@@ -287,7 +298,7 @@ function partialConversation(
 }
 
 /** A stored row's message as a load checks it, in the conversation's format; undefined when it is not one. */
-function checkedRow(row: StoredEntry, seq: number, format: MessageFormat): Message | undefined {
+function checkedRow(row: StoredEntry, seq: number, format: MessageFormat | undefined): Message | undefined {
   if (row.seq !== seq || jsonValueIssues(row.metadata, 'metadata').length > 0) return undefined;
   let moved = false;
   const resolved = resolveConversationFormat(format, row.message, seq, () => {
@@ -298,7 +309,7 @@ function checkedRow(row: StoredEntry, seq: number, format: MessageFormat): Messa
   return checkedMessage(row.message, format);
 }
 
-function checkedMessage(message: unknown, format: MessageFormat): Message | undefined {
+function checkedMessage(message: unknown, format: MessageFormat | undefined): Message | undefined {
   if (jsonValueIssues(message, 'message').length > 0) return undefined;
   try {
     return freezeDeep(validateMessage(message, 'message', format));
@@ -312,9 +323,9 @@ export function addedMessage(seq: number, duplicate: boolean, options: AddMessag
   return options.id === undefined ? { seq, duplicate } : { seq, duplicate, id: options.id };
 }
 
-/** What a manager that has not loaded its conversation knows of it: its format and generation. */
+/** What a manager that has not loaded its conversation knows of it: its format (none yet: undefined) and generation. */
 export interface UnloadedTarget {
-  format: MessageFormat;
+  format: MessageFormat | undefined;
   epoch: string;
 }
 
@@ -329,6 +340,8 @@ export class UnloadedCalls {
   private known: KnownRecord | null = null;
   /** The conversation's format and generation, learnt from the record before any load. */
   private target: UnloadedTarget | null = null;
+  /** Set when a request could not be served from the record: the next record is written whatever it is. */
+  private rewrite = false;
 
   constructor(
     private readonly parts: ManagerParts,
@@ -357,6 +370,9 @@ export class UnloadedCalls {
     if (!this.on) return undefined;
     const served = await serveStoredView(this.parts, request, this.warn);
     this.target = served?.target ?? null;
+    // Not served (no record, a tool id the record may have shown, a row it could not take): the
+    // request loads the history, and its view's record is written afresh for the next worker.
+    if (!served) this.rewrite = true;
     return served && { served: served.messages };
   }
 
@@ -380,7 +396,9 @@ export class UnloadedCalls {
   }
 
   /** `op` with the conversation's format, when an unloaded call learnt it (else undefined: load). */
-  async whenFormatKnown<T>(op: (format: MessageFormat) => Promise<T>): Promise<{ served: T } | undefined> {
+  async whenFormatKnown<T>(
+    op: (format: MessageFormat | undefined) => Promise<T>,
+  ): Promise<{ served: T } | undefined> {
     return this.target ? { served: await op(this.target.format) } : undefined;
   }
 
@@ -392,14 +410,14 @@ export class UnloadedCalls {
     if (!this.on || options.ephemeral) return undefined;
     const target = this.target ?? (await this.readTarget());
     if (!target) return undefined;
-    const wire = wireFormat(target.format);
+    const starts = target.format === undefined ? undefined : wireFormat(target.format).isCompactionStart;
     const entries = await this.parts.history.appendUnloaded(
       messages,
       options,
       target.format,
       target.epoch,
       // A provider's compaction block resets the stored plan: the loaded path does that.
-      (m) => wire.isCompactionStart?.(m) === true,
+      (m) => starts?.(m) === true,
     );
     this.target = entries ? target : null;
     if (entries) await this.after.added(entries, options, target.format);
@@ -408,7 +426,9 @@ export class UnloadedCalls {
 
   /** After a request fitted from the whole history: the record kept (see `keepStoredView`). */
   async keep(r: ResolvedRequest): Promise<void> {
-    if (this.on) this.known = await keepStoredView(this.parts, r, this.known, this.warn);
+    if (!this.on) return;
+    this.known = await keepStoredView(this.parts, r, this.rewrite ? null : this.known, this.warn);
+    this.rewrite = false;
   }
 
   /** The format and generation the stored record names, when it is the conversation's current one. */
@@ -420,6 +440,6 @@ export class UnloadedCalls {
     ]);
     const record = decodeStoredView(meta.value?.storedView);
     if (typeof record === 'string' || epoch === null || record.epoch !== epoch) return null;
-    return { format: record.format, epoch };
+    return { format: record.formatless ? undefined : record.format, epoch };
   }
 }

@@ -14,6 +14,7 @@ import { MemoryStore } from '../src/stores/memory.js';
 import type { ConversationStore } from '../src/stores/types.js';
 import { encodeStoredView } from '../src/view/stored-view.js';
 import { conversationArb, longSessionMessages } from './support/arbitraries.js';
+import { workerStep } from './support/workers.js';
 
 const RUNS = Number(process.env.FC_RUNS ?? 40);
 const MODEL: Record<string, string> = { openai: 'gpt-4o', anthropic: 'claude-sonnet-4-5' };
@@ -111,23 +112,14 @@ describe('a view served from the stored record', () => {
           const format = conv.format;
           const stores = [sharedStore(new MemoryStore()), sharedStore(new MemoryStore())] as const;
           const clock = () => new Date(Date.UTC(2026, 10, 29));
-          const step = async (store: ConversationStore, storedView: boolean, from: number, to: number) => {
-            const ctx = new ContextManager({
-              model: MODEL[format]!,
-              store,
-              conversationId: 'c',
-              storedView,
-              now: clock,
-            });
-            try {
-              for (let i = from; i < to; i++) await ctx.addMessage(conv.messages[i]!, conv.options[i]);
-              return { view: JSON.stringify(await ctx.getMessagesForRequest({ tokenBudget: budget })) };
-            } catch (err) {
-              return { error: `${(err as Error).name}: ${(err as Error).message}` };
-            } finally {
-              await ctx.close();
-            }
-          };
+          const step = (store: ConversationStore, storedView: boolean, from: number, to: number) =>
+            workerStep(
+              { model: MODEL[format]!, store, conversationId: 'c', storedView, now: clock },
+              async (ctx) => {
+                for (let i = from; i < to; i++) await ctx.addMessage(conv.messages[i]!, conv.options[i]);
+              },
+              budget,
+            );
           let from = 0;
           for (let i = 0; i < conv.messages.length; i++) {
             const last = i === conv.messages.length - 1;

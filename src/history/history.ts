@@ -448,7 +448,7 @@ export class History {
   async appendUnloaded(
     messages: readonly unknown[],
     options: AddMessageOptions,
-    format: MessageFormat,
+    format: MessageFormat | undefined,
     epoch: string,
     refuse: (message: Message) => boolean,
   ): Promise<HistoryEntry[] | undefined> {

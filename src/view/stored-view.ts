@@ -39,7 +39,10 @@ export interface StoredView {
   /** Digest of the stored plan it was built under (`planDigest`), null when there was none. */
   plan: string | null;
   counterId: string;
+  /** The format the view was built in: the conversation's, or the request's while it showed none. */
   format: MessageFormat;
+  /** The conversation showed no format yet (plain messages): the view was built in the request's. */
+  formatless?: true;
   /** How many stored entries the prefix covers: the rows from this seq on follow it. */
   entries: number;
   items: StoredViewItem[];
@@ -88,6 +91,7 @@ function isRecord(r: Partial<StoredView>): r is StoredView {
   if (!Number.isSafeInteger(r.entries) || r.entries! < 0) return false;
   if (!Array.isArray(r.items) || !Array.isArray(r.counts)) return false;
   if (r.ids !== undefined && typeof r.ids !== 'string') return false;
+  if (r.formatless !== undefined && r.formatless !== true) return false;
   if (!r.counts.every((n) => Number.isSafeInteger(n) && n >= 0)) return false;
   let messages = 0;
   let next = 0;
@@ -184,7 +188,9 @@ function probes(id: string, size: number): number[] {
     a = Math.imul(a ^ c, 0x01000193) >>> 0;
     b = Math.imul(b ^ c, 0x5bd1e995) >>> 0;
   }
+  // `| 1` gives a signed 32-bit value: made unsigned again, so every position is within the filter.
+  const step = (b | 1) >>> 0;
   const out: number[] = [];
-  for (let k = 0; k < PROBES; k++) out.push(((a + k * (b | 1)) % size) >>> 0);
+  for (let k = 0; k < PROBES; k++) out.push((a + k * step) % size);
   return out;
 }

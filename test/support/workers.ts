@@ -1,4 +1,5 @@
 /** What tests of workers sharing a store need: the store kept open across managers, a session's turns. */
+import { ContextManager, type ContextManagerOptions } from '../../src/manager.js';
 import type { Message } from '../../src/messages/types.js';
 import type { ConversationStore } from '../../src/stores/types.js';
 
@@ -25,4 +26,27 @@ export function turnsOf(messages: readonly Message[]): Message[][] {
     else turns.at(-1)!.push(m);
   }
   return turns;
+}
+
+/** What a worker's step ended with: its view as JSON, or the error it refused the request with. */
+export type WorkerOutcome = { view: string } | { error: string };
+
+/**
+ * One step of a worker that keeps no conversation: a new manager made with `options` runs `add`
+ * (its messages for this step), serves a view within `budget`, and closes.
+ */
+export async function workerStep(
+  options: ContextManagerOptions,
+  add: (ctx: ContextManager) => Promise<unknown>,
+  budget: number,
+): Promise<WorkerOutcome> {
+  const ctx = new ContextManager(options);
+  try {
+    await add(ctx);
+    return { view: JSON.stringify(await ctx.getMessagesForRequest({ tokenBudget: budget })) };
+  } catch (err) {
+    return { error: `${(err as Error).name}: ${(err as Error).message}` };
+  } finally {
+    await ctx.close();
+  }
 }
