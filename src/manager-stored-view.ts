@@ -211,26 +211,23 @@ export async function serveStoredView(
   let collided = false;
   const mayHold = filterMayHold(record.ids);
   const memo = measurer.memoFor(r.counter);
+  const earlierIds = wire.uniqueToolIds
+    ? (toolId: string) => {
+        if (mayHold(toolId)) collided = true;
+        return false;
+      }
+    : undefined;
+  const seed = (count: (m: Message, i: number) => number) =>
+    c.view.seed(plan, format, r.counter.id, prefix, record.entries, count, earlierIds);
+  const seeded: Array<{ message: Message }> = [];
   try {
     // The prefix's tokens as stored, each checked as a stored count is (a wrong one is counted again).
-    c.view.seed(
-      plan,
-      format,
-      r.counter.id,
-      prefix,
-      record.entries,
-      (m, i) => {
-        const n = measurer.checkedStoredCount(r.counter, m, format, record.counts[i]!);
-        memo.set(m, n);
-        return n;
-      },
-      wire.uniqueToolIds
-        ? (toolId) => {
-            if (mayHold(toolId)) collided = true;
-            return false;
-          }
-        : undefined,
-    );
+    seed((m, i) => {
+      const n = measurer.checkedStoredCount(r.counter, m, format, record.counts[i]!);
+      memo.set(m, n);
+      seeded.push({ message: m });
+      return n;
+    });
   } catch {
     // The plan makes no message the record names: not the plan it was written under.
     return undefined;
@@ -242,6 +239,11 @@ export async function serveStoredView(
       : measurer.checkedStoredCount(r.counter, m, conversationFormat ?? 'openai', n);
   });
   if (typeof counting !== 'number') await counting;
+  // The stored counts of the whole view checked together, as a load checks them (issue 31): too
+  // little in all, and each is counted again; the prefix then starts from the corrected counts.
+  const mismatches = measurer.storedMismatches;
+  await measurer.recheckStoredCounts(r.counter, [...seeded, ...entries], r.format, r.budget);
+  if (measurer.storedMismatches !== mismatches) seed((m) => measurer.count(r.counter, m, format));
   // Grouped first: a tool id the prefix may have shown is renamed in a whole view, not here.
   c.view.build(entries, format, r.counter);
   if (collided) return undefined;

@@ -38,7 +38,7 @@ function sharedStore(store: ConversationStore): ConversationStore & { wholeReads
   }) as ConversationStore & { wholeReads: number };
 }
 
-type Outcome = { view: string } | { error: string };
+type Outcome = { view: string; tokens: number } | { error: string };
 
 /** A fresh worker's answer to one request (its view as JSON, or the error it refused with). */
 async function freshWorker(
@@ -51,7 +51,9 @@ async function freshWorker(
   const ctx = new ContextManager({ model: MODEL[format]!, store, conversationId: 'c', storedView });
   ctx.on('context:warn', (w) => warnings.push(w.code));
   try {
-    return { view: JSON.stringify(await ctx.getMessagesForRequest({ tokenBudget: budget })) };
+    const view = JSON.stringify(await ctx.getMessagesForRequest({ tokenBudget: budget }));
+    // The view's tokens too: a stored count that was wrong never leaves a view counted under its size.
+    return { view, tokens: ctx.usage().tokens };
   } catch (err) {
     return { error: `${(err as Error).name}: ${(err as Error).message}` };
   } finally {
@@ -246,6 +248,16 @@ describe('a view served from the stored record', () => {
       ['another generation', encodeStoredView({ ...record, epoch: 'elsewhere' } as never), undefined],
       ['another plan', encodeStoredView({ ...record, plan: 'another' } as never), undefined],
       ['another tokenizer', encodeStoredView({ ...record, counterId: 'other' } as never), undefined],
+      [
+        // Checked as counts stored with rows are (issue 31): each against what its message can hold
+        // (at least an eighth of its UTF-8 bound), all together against the view's.
+        'counts each a tenth of what they are (re-signed)',
+        encodeStoredView({
+          ...record,
+          counts: (record.counts as number[]).map((n) => Math.floor(n / 10)),
+        } as never),
+        undefined,
+      ],
       [
         'counts lowered (re-signed)',
         encodeStoredView({ ...record, counts: (record.counts as number[]).map(() => 0) } as never),
