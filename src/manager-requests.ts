@@ -61,9 +61,21 @@ export async function anthropicRequest(
   host: RequestHost,
   request: RequestOptions,
 ): Promise<AnthropicRequestParts & Partial<AnthropicContextManagement>> {
-  const view = await fitRequest(host, { provider: 'anthropic', ...request });
+  return anthropicBody(host.parts.conversation, await fitRequest(host, anthropicOptions(request)));
+}
+
+/** The request options of `getAnthropicRequest`: Anthropic's format unless another is asked. */
+export function anthropicOptions(request: RequestOptions): RequestOptions {
+  return { provider: 'anthropic', ...request };
+}
+
+/** A view fitted for Anthropic as the body of a Messages request, with the edits the server makes. */
+export function anthropicBody(
+  conversation: Pick<ManagerParts['conversation'], 'provider'>,
+  view: Message[],
+): AnthropicRequestParts & Partial<AnthropicContextManagement> {
   const body = wireFormat('anthropic').toRequest(view) as AnthropicRequestParts;
-  const managed = host.parts.conversation.provider?.request;
+  const managed = conversation.provider?.request;
   return managed ? { ...body, ...structuredClone(managed) } : body;
 }
 

@@ -13,7 +13,14 @@ import {
   resetDerived,
   restoreMeta,
 } from './manager-parts.js';
-import { anthropicRequest, fitRequest, type RequestHost, recoverFromOverflow } from './manager-requests.js';
+import {
+  anthropicBody,
+  anthropicOptions,
+  anthropicRequest,
+  fitRequest,
+  type RequestHost,
+  recoverFromOverflow,
+} from './manager-requests.js';
 import { addedMessage, UnloadedCalls } from './manager-stored-view.js';
 import { handleToolCall } from './manager-tool-calls.js';
 import { recordUsage } from './manager-usage.js';
@@ -286,7 +293,15 @@ export class ContextManager {
   getAnthropicRequest(
     request: RequestOptions = {},
   ): Promise<AnthropicRequestParts & Partial<AnthropicContextManagement>> {
-    return this.enqueue(() => anthropicRequest(this.requests, request));
+    return this.enqueue(
+      () => anthropicRequest(this.requests, request),
+      // Not loaded yet: served from the stored view record (never with provider compaction, which
+      // needs the whole history: `serveStoredView` declines it).
+      async () => {
+        const served = await this.unloaded.request(anthropicOptions(request));
+        return served && { served: anthropicBody(this.conversation, served.served) };
+      },
+    );
   }
 
   /**

@@ -211,6 +211,28 @@ describe('a view served from the stored record', () => {
     await ctx.close();
   });
 
+  it('serves getAnthropicRequest too: the same body, the history not read whole', async () => {
+    const store = sharedStore(new MemoryStore());
+    const writer = new ContextManager({ model: MODEL.anthropic!, store, conversationId: 'c' });
+    await writer.setMessages(longSessionMessages(1_200, 'anthropic', 13), { replace: true });
+    await writer.getAnthropicRequest({ tokenBudget: 20_000 });
+    await writer.close();
+    const before = store.wholeReads;
+    const served = new ContextManager({ model: MODEL.anthropic!, store, conversationId: 'c' });
+    const body = await served.getAnthropicRequest({ tokenBudget: 20_000 });
+    expect(store.wholeReads).toBe(before);
+    const whole = new ContextManager({
+      model: MODEL.anthropic!,
+      store,
+      conversationId: 'c',
+      storedView: false,
+    });
+    expect(body).toEqual(await whole.getAnthropicRequest({ tokenBudget: 20_000 }));
+    expect(body.system).toBeDefined();
+    await served.close();
+    await whole.close();
+  });
+
   it('is never used when corrupt, changed, from another version or stale: the whole history is loaded, with a warning where the record was unreadable', async () => {
     const store = sharedStore(new MemoryStore());
     const writer = new ContextManager({ model: 'gpt-4o', store, conversationId: 'c' });
