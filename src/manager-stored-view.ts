@@ -8,10 +8,11 @@
  */
 
 import { decodePlan, encodePlan } from './compaction/plan.js';
+import { InvalidMessageError } from './errors.js';
 import { wireFormat } from './formats/registry.js';
 import type { GuardConversation } from './guard/guard.js';
 import { WholeHistoryNeeded } from './guard/guard-types.js';
-import { frozenEntry } from './history/history.js';
+import { frozenEntry, keepsFormat, storedMessageOf } from './history/history.js';
 import type { AfterAdded } from './manager-added.js';
 import type { ManagerParts } from './manager-parts.js';
 import { restoreGuardState } from './manager-parts.js';
@@ -34,7 +35,6 @@ import {
   type StoredView,
 } from './view/stored-view.js';
 import type { PrefixSource } from './view/view.js';
-import { resolveConversationFormat } from './wire/detect.js';
 import { shownMessage } from './wire/shown-entries.js';
 import { validateMessage } from './wire/validate-message.js';
 import { wireMessage } from './wire/wire-fields.js';
@@ -299,24 +299,28 @@ function partialConversation(
   return c;
 }
 
-/** A stored row's message as a load checks it, in the conversation's format; undefined when it is not one. */
+/**
+ * A stored row's message as a load checks it (`storedMessageOf`), frozen; undefined when it is not
+ * one, is not the row at `seq`, or would change the conversation's format.
+ */
 function checkedRow(row: StoredEntry, seq: number, format: MessageFormat | undefined): Message | undefined {
-  if (row.seq !== seq || jsonValueIssues(row.metadata, 'metadata').length > 0) return undefined;
-  let moved = false;
-  const resolved = resolveConversationFormat(format, row.message, seq, () => {
-    moved = true;
-    return [];
-  });
-  if (moved || resolved !== format) return undefined;
-  return checkedMessage(row.message, format);
+  if (row.seq !== seq || !keepsFormat(format, row.message, seq)) return undefined;
+  try {
+    return freezeDeep(storedMessageOf(row, format, () => []).message);
+  } catch (err) {
+    if (err instanceof InvalidMessageError) return undefined;
+    throw err;
+  }
 }
 
+/** A message the record keeps whole, checked as a message is; undefined when it is not one. */
 function checkedMessage(message: unknown, format: MessageFormat | undefined): Message | undefined {
   if (jsonValueIssues(message, 'message').length > 0) return undefined;
   try {
     return freezeDeep(validateMessage(message, 'message', format));
-  } catch {
-    return undefined;
+  } catch (err) {
+    if (err instanceof InvalidMessageError) return undefined;
+    throw err;
   }
 }
 
@@ -381,12 +385,7 @@ export class UnloadedCalls {
   /** `addMessage` unloaded (see `add`). */
   async addOne(message: unknown, options: AddMessageOptions): Promise<{ served: AddedMessage } | undefined> {
     const entries = await this.add([message], options);
-    if (!entries) return undefined;
-    const seq = entries[0]!.seq;
-    return {
-      served:
-        options.id === undefined ? { seq, duplicate: false } : { seq, duplicate: false, id: options.id },
-    };
+    return entries && { served: addedMessage(entries[0]!.seq, false, options) };
   }
 
   /** `addMessages` unloaded (see `add`). */

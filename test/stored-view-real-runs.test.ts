@@ -11,7 +11,7 @@ import { MemoryStore } from '../src/stores/memory.js';
 import type { ConversationStore } from '../src/stores/types.js';
 import { LOCOMO_DIR, loadChats } from './support/locomo.js';
 import { hasTauBench, loadTauBench, TAU_BENCH_PATH } from './support/tau-bench.js';
-import { type WorkerOutcome, workerStep } from './support/workers.js';
+import { countingLoads, type WorkerOutcome, workerStep } from './support/workers.js';
 
 const MODEL: Record<string, string> = { openai: 'gpt-4o', anthropic: 'claude-sonnet-4-5' };
 const CLOCK = () => new Date(Date.UTC(2026, 10, 29));
@@ -20,25 +20,6 @@ const tau = hasTauBench();
 if (!tau) console.warn(`skipping the stored-view tau-bench test: ${TAU_BENCH_PATH} is absent`);
 const chats = loadChats();
 if (!chats) console.warn(`skipping the stored-view LoCoMo test: ${LOCOMO_DIR} is absent`);
-
-/** A memory store as workers of one process share it, counting the loads (reads with no range). */
-function shared(): { store: ConversationStore; loads: () => number } {
-  const target = new MemoryStore();
-  let loads = 0;
-  const store = new Proxy(target, {
-    get(t, key) {
-      if (key === 'close') return async () => {};
-      if (key === 'read')
-        return (id: string, options?: { fromSeq?: number; limit?: number }) => {
-          if (options === undefined) loads++;
-          return t.read(id, options);
-        };
-      const value: unknown = Reflect.get(t, key, t);
-      return typeof value === 'function' ? value.bind(t) : value;
-    },
-  });
-  return { store, loads: () => loads };
-}
 
 /** One step of a worker that keeps no conversation: a new manager adds `messages`, then serves a view. */
 function step(
@@ -62,18 +43,18 @@ async function compare(
   format: MessageFormat,
   budget: number,
 ): Promise<{ steps: number; unread: number }> {
-  const served = shared();
-  const whole = shared();
+  const served = countingLoads(new MemoryStore());
+  const whole = countingLoads(new MemoryStore());
   let from = 0;
   let steps = 0;
   let unread = 0;
   for (let i = 1; i <= messages.length; i++) {
     if (i < messages.length && messages[i]!.role !== 'assistant') continue;
     const part = messages.slice(from, i);
-    const before = served.loads();
-    const outcome = await step(served.store, format, true, part, budget);
-    if (served.loads() === before) unread++;
-    expect(outcome).toEqual(await step(whole.store, format, false, part, budget));
+    const before = served.wholeReads;
+    const outcome = await step(served, format, true, part, budget);
+    if (served.wholeReads === before) unread++;
+    expect(outcome).toEqual(await step(whole, format, false, part, budget));
     steps++;
     from = i;
   }
@@ -116,14 +97,14 @@ describe.skipIf(!chats)('workers that keep no conversation, on the LoCoMo chats'
     for (const chat of chats ?? []) {
       const messages = chat.entries.map((e) => e.message);
       const budget = Math.max(2_000, Math.floor(JSON.stringify(messages).length / 16));
-      const served = shared();
-      const whole = shared();
+      const served = countingLoads(new MemoryStore());
+      const whole = countingLoads(new MemoryStore());
       for (let at = 0; at < messages.length; at += 40) {
         const part = messages.slice(at, at + 40);
-        const before = served.loads();
-        const outcome = await step(served.store, 'openai', true, part, budget);
-        if (served.loads() === before) unread++;
-        expect(outcome).toEqual(await step(whole.store, 'openai', false, part, budget));
+        const before = served.wholeReads;
+        const outcome = await step(served, 'openai', true, part, budget);
+        if (served.wholeReads === before) unread++;
+        expect(outcome).toEqual(await step(whole, 'openai', false, part, budget));
         steps++;
       }
     }

@@ -14,29 +14,10 @@ import { MemoryStore } from '../src/stores/memory.js';
 import type { ConversationStore } from '../src/stores/types.js';
 import { encodeStoredView } from '../src/view/stored-view.js';
 import { conversationArb, longSessionMessages } from './support/arbitraries.js';
-import { workerStep } from './support/workers.js';
+import { countingLoads, workerStep } from './support/workers.js';
 
 const RUNS = Number(process.env.FC_RUNS ?? 40);
 const MODEL: Record<string, string> = { openai: 'gpt-4o', anthropic: 'claude-sonnet-4-5' };
-
-/** The store as workers share it (closing a manager leaves it open), counting whole-history reads. */
-function sharedStore(store: ConversationStore): ConversationStore & { wholeReads: number } {
-  const counted = { wholeReads: 0 };
-  return new Proxy(store, {
-    get(target, key) {
-      if (key === 'wholeReads') return counted.wholeReads;
-      if (key === 'close') return async () => {};
-      if (key === 'read')
-        return (id: string, options?: { fromSeq?: number; limit?: number }) => {
-          // A load reads the whole log with no options; the stored view's reads always name a range.
-          if (options === undefined) counted.wholeReads++;
-          return target.read(id, options);
-        };
-      const value: unknown = Reflect.get(target, key, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  }) as ConversationStore & { wholeReads: number };
-}
 
 type Outcome = { view: string; tokens: number } | { error: string };
 
@@ -74,7 +55,7 @@ describe('a view served from the stored record', () => {
         async (conv, broken, budget) => {
           void broken;
           const format = conv.format;
-          const store = sharedStore(new MemoryStore());
+          const store = countingLoads(new MemoryStore());
           const writer = new ContextManager({ model: MODEL[format]!, store, conversationId: 'c' });
           // The writer serves a request after each assistant message (and at the end), as an agent
           // loop does; after each, two workers that never saw the conversation serve the next.
@@ -112,7 +93,7 @@ describe('a view served from the stored record', () => {
         fc.integer({ min: 600, max: 6_000 }),
         async (conv, budget) => {
           const format = conv.format;
-          const stores = [sharedStore(new MemoryStore()), sharedStore(new MemoryStore())] as const;
+          const stores = [countingLoads(new MemoryStore()), countingLoads(new MemoryStore())] as const;
           const clock = () => new Date(Date.UTC(2026, 10, 29));
           const step = (store: ConversationStore, storedView: boolean, from: number, to: number) =>
             workerStep(
@@ -143,7 +124,7 @@ describe('a view served from the stored record', () => {
   }, 600_000);
 
   it('reads the rows the view holds, not the history: 3,000 stored messages, a view of a few hundred', async () => {
-    const store = sharedStore(new MemoryStore());
+    const store = countingLoads(new MemoryStore());
     const reads: Array<{ fromSeq?: number; limit?: number }> = [];
     const watched = new Proxy(store, {
       get(target, key) {
@@ -171,7 +152,7 @@ describe('a view served from the stored record', () => {
   });
 
   it('serves a stateless agent step (add, view, usage recorded, reply added) without reading the history whole', async () => {
-    const store = sharedStore(new MemoryStore());
+    const store = countingLoads(new MemoryStore());
     const writer = new ContextManager({ model: 'gpt-4o', store, conversationId: 'c' });
     await writer.setMessages(longSessionMessages(1_500, 'openai', 12), { replace: true });
     await writer.getMessagesForRequest({ tokenBudget: 20_000 });
@@ -212,7 +193,7 @@ describe('a view served from the stored record', () => {
   });
 
   it('serves getAnthropicRequest too: the same body, the history not read whole', async () => {
-    const store = sharedStore(new MemoryStore());
+    const store = countingLoads(new MemoryStore());
     const writer = new ContextManager({ model: MODEL.anthropic!, store, conversationId: 'c' });
     await writer.setMessages(longSessionMessages(1_200, 'anthropic', 13), { replace: true });
     await writer.getAnthropicRequest({ tokenBudget: 20_000 });
@@ -234,7 +215,7 @@ describe('a view served from the stored record', () => {
   });
 
   it('is never used when corrupt, changed, from another version or stale: the whole history is loaded, with a warning where the record was unreadable', async () => {
-    const store = sharedStore(new MemoryStore());
+    const store = countingLoads(new MemoryStore());
     const writer = new ContextManager({ model: 'gpt-4o', store, conversationId: 'c' });
     await writer.setMessages(longSessionMessages(1_500, 'openai', 9), { replace: true });
     const expected = await freshWorker(store, 'openai', false, 20_000);
@@ -309,7 +290,7 @@ describe('a view served from the stored record', () => {
   });
 
   it('takes in the rows appended after the record, by any writer, and keeps serving them', async () => {
-    const store = sharedStore(new MemoryStore());
+    const store = countingLoads(new MemoryStore());
     const messages = longSessionMessages(1_200, 'anthropic', 11);
     const writer = new ContextManager({ model: MODEL.anthropic!, store, conversationId: 'c' });
     await writer.setMessages(messages.slice(0, 1_000), { replace: true });

@@ -289,15 +289,7 @@ export class History {
     earlier: () => readonly unknown[],
   ): { message: Message; format: MessageFormat | undefined } | null {
     try {
-      // What `add` refuses (a number JSON cannot hold, such as a hand-edited 1e999 read back as
-      // Infinity; nesting no walk may take) is checked first, metadata included.
-      const path = `stored entry ${entry.seq}`;
-      const issues = jsonValueIssues(entry.message, path);
-      const metadataIssues = jsonValueIssues(entry.metadata, `${path}.metadata`);
-      if (issues.length > 0 || metadataIssues.length > 0)
-        throw new InvalidMessageError([...issues, ...metadataIssues]);
-      const resolved = resolveConversationFormat(format, entry.message, entry.seq, earlier);
-      return { message: validateMessage(entry.message, path, resolved), format: resolved };
+      return storedMessageOf(entry, format, earlier);
     } catch (err) {
       if (!(err instanceof InvalidMessageError)) throw err;
       const error = new InvalidStoredMessageError(this.conversationId, entry.seq, err.issues);
@@ -459,12 +451,7 @@ export class History {
       let valid: Message;
       try {
         const copy = plainCopy(message, `messages[${i}]`);
-        let moved = false;
-        const resolved = resolveConversationFormat(format, copy, i, () => {
-          moved = true;
-          return [];
-        });
-        if (moved || resolved !== format) return undefined;
+        if (!keepsFormat(format, copy, i)) return undefined;
         valid = validateMessage(copy, `messages[${i}]`, format);
       } catch (err) {
         if (err instanceof InvalidMessageError) return undefined;
@@ -770,6 +757,41 @@ export class History {
     this.resumed = false;
     this.generationCounter++;
   }
+}
+
+/**
+ * A stored entry's message checked as a load checks it (`InvalidMessageError` when it is not one):
+ * what `add` refuses (a number JSON cannot hold, such as a hand-edited 1e999 read back as Infinity;
+ * nesting no walk may take) first, metadata included, then the message in the conversation's format
+ * as resolved against `format` and the messages before it (`earlier`); with that format.
+ */
+export function storedMessageOf(
+  entry: Pick<StoredEntry, 'seq' | 'message' | 'metadata'>,
+  format: MessageFormat | undefined,
+  earlier: () => readonly unknown[],
+): { message: Message; format: MessageFormat | undefined } {
+  const path = `stored entry ${entry.seq}`;
+  const issues = jsonValueIssues(entry.message, path);
+  const metadataIssues = jsonValueIssues(entry.metadata, `${path}.metadata`);
+  if (issues.length > 0 || metadataIssues.length > 0)
+    throw new InvalidMessageError([...issues, ...metadataIssues]);
+  const resolved = resolveConversationFormat(format, entry.message, entry.seq, earlier);
+  return { message: validateMessage(entry.message, path, resolved), format: resolved };
+}
+
+/**
+ * Whether a message at `seq` leaves a conversation in `format` in that format, told without the
+ * messages before it: false when it shows another (or would move the conversation to one, which
+ * only the earlier messages can decide). What is appended or served without loading the history
+ * must keep it (see `appendUnloaded`, src/manager-stored-view.ts).
+ */
+export function keepsFormat(format: MessageFormat | undefined, message: unknown, seq: number): boolean {
+  let asked = false;
+  const resolved = resolveConversationFormat(format, message, seq, () => {
+    asked = true;
+    return [];
+  });
+  return !asked && resolved === format;
 }
 
 /** A history entry, frozen deep (its message and metadata frozen in place). */

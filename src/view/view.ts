@@ -51,10 +51,10 @@ interface ViewCache extends BuiltView {
   key: string;
   /**
    * For each message, the stored seq it shows as that message stored (the message the atom
-   * builder read for that seq, not edited by the plan), or -1 (contextkit's own, edited or
-   * repaired): what a stored view record refers to by seq (src/view/stored-view.ts).
+   * builder read for that seq, not edited by the plan), which of the plan's own messages it is, or
+   * null (edited or repaired): what a stored view record refers to (src/view/stored-view.ts).
    */
-  sources: number[];
+  sources: Array<number | PrefixSource | null>;
   plan: CompactionPlan | null;
   edits: PlanEdits;
   /** The summary message, or the window a provider's compaction returned in its place. */
@@ -73,6 +73,9 @@ export type PrefixSource =
   | { facts: true; pinned?: never; summary?: never }
   | { pinned: true; facts?: never; summary?: never }
   | { summary: number; facts?: never; pinned?: never };
+
+const FACTS: PrefixSource = Object.freeze({ facts: true });
+const PINNED: PrefixSource = Object.freeze({ pinned: true });
 
 /** A prefix item naming one of the plan's messages: one key, `facts`/`pinned` true or a `summary` index. */
 function isPrefixSource(item: Message | PrefixSource): item is PrefixSource {
@@ -231,21 +234,10 @@ export class View {
     if (!view || !atoms || view.closedAtoms !== atoms.closedCount) return null;
     if (atoms.compactedBefore > 0) return null;
     const n = view.closedMessages;
-    const made = new Map<Message, PrefixSource>();
-    if (view.facts) made.set(view.facts, { facts: true });
-    if (view.pinned) made.set(view.pinned, { pinned: true });
-    view.summary?.forEach((m, i) => {
-      made.set(m, { summary: i });
-    });
-    const sources: Array<number | PrefixSource | null> = [];
-    for (let i = 0; i < n; i++) {
-      const seq = view.sources[i]!;
-      sources.push(seq >= 0 ? seq : (made.get(view.messages[i]!) ?? null));
-    }
     return {
       plan: view.plan,
       messages: view.messages.slice(0, n),
-      sources,
+      sources: view.sources.slice(0, n),
       tokens: view.closedTokens,
       entries: atoms.openFrom,
       toolIds: atoms.closedToolIds,
@@ -254,9 +246,9 @@ export class View {
 
   /**
    * Starts the view from a stored view record (src/view/stored-view.ts): `prefix` stands for every
-   * atom before the entries the builds that follow are given, which are only those after it (a
-   * null is the plan's own message `made` names, made here from the plan); `count` gives each
-   * prefix message's tokens; `earlierIds` says whether the prefix's atoms showed a tool id.
+   * atom before the entries the builds that follow are given, which are only those after it (an
+   * item naming one of the plan's own messages is that message, made here from the plan); `count`
+   * gives each prefix message's tokens; `earlierIds` says whether the prefix's atoms showed a tool id.
    */
   seed(
     plan: CompactionPlan | null,
@@ -293,7 +285,7 @@ export class View {
       edits: plan && plan.historyLength > covered ? this.blocks.edits(plan) : this.blocks.edits(null),
       ...blocks,
       messages,
-      sources: messages.map(() => -1),
+      sources: prefix.map((item) => (isPrefixSource(item) ? item : null)),
       tokens,
       atomsCovered: 0,
       closedAtoms: 0,
@@ -347,6 +339,11 @@ export class View {
     const planned = plan ? plan.historyLength : 0;
     const f = atoms.format;
     const end = Math.min(atoms.length, view.atomsCovered + maxAtoms);
+    const put = (m: Message, source: number | PrefixSource | null) => {
+      view.messages.push(m);
+      view.sources.push(source);
+      view.tokens += this.counting.count(counter, m, f);
+    };
     for (let k = view.atomsCovered; k < end; k++) {
       const atom = atoms.at(k);
       // A facts block in a user message goes after a server compaction block its atom opens with
@@ -360,26 +357,23 @@ export class View {
         atoms.wire.isCompactionStart?.(atom.messages[0]!) === true;
       // The hooks' pinned block is a system message: it goes before a facts block in a user
       // message, so no system message follows the conversation's start.
-      const put = (m: Message, source: number) => {
-        view!.messages.push(m);
-        view!.sources.push(source);
-        view!.tokens += this.counting.count(counter, m, f);
-      };
-      if (view.pinned && atom.id === plan?.pinnedAt) put(view.pinned, -1);
-      if (factsHere && !factsAfter) put(view.facts!, -1);
+      if (view.pinned && atom.id === plan?.pinnedAt) put(view.pinned, PINNED);
+      if (factsHere && !factsAfter) put(view.facts!, FACTS);
       const superseded = k < compactedBefore && !keptBefore?.has(k);
       if (view.summary && atom.id === plan?.summary?.at && !superseded) {
-        for (const m of view.summary) put(m, -1);
+        view.summary.forEach((m, i) => {
+          put(m, { summary: i });
+        });
       }
       if (!edits.dropped.has(atom.id) && !superseded) {
         const rendered = atom.id < planned ? renderAtom(atom, edits, atoms.wire) : atom.messages;
         const bySeq = atom.messages.length === atom.seqs.length;
         rendered.forEach((stored, j) => {
           // Fields the format does not document stay in storage (see wire-fields.ts).
-          put(wireMessage(stored, f), bySeq && stored === atom.messages[j] ? atom.seqs[j]! : -1);
+          put(wireMessage(stored, f), bySeq && stored === atom.messages[j] ? atom.seqs[j]! : null);
         });
       }
-      if (factsAfter) put(view.facts!, -1);
+      if (factsAfter) put(view.facts!, FACTS);
       view.atomsCovered = k + 1;
       if (k < atoms.closedCount) {
         view.closedAtoms = k + 1;

@@ -1,7 +1,7 @@
 /** What tests of workers sharing a store need: the store kept open across managers, a session's turns. */
 import { ContextManager, type ContextManagerOptions } from '../../src/manager.js';
 import type { Message } from '../../src/messages/types.js';
-import type { ConversationStore } from '../../src/stores/types.js';
+import type { ConversationStore, ReadOptions } from '../../src/stores/types.js';
 
 /**
  * The store as workers in one process share it: a manager's `close()` closes its store, so each
@@ -15,6 +15,27 @@ export function keepOpen<S extends ConversationStore>(store: S): S {
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
+}
+
+/**
+ * `keepOpen(store)` that also counts the loads: reads of the whole log (a `read` with no options,
+ * what loading a conversation does; a served view's reads always name a range).
+ */
+export function countingLoads<S extends ConversationStore>(store: S): S & { readonly wholeReads: number } {
+  let wholeReads = 0;
+  return new Proxy(store, {
+    get(target, key) {
+      if (key === 'wholeReads') return wholeReads;
+      if (key === 'close') return async () => {};
+      if (key === 'read')
+        return (id: string, options?: ReadOptions) => {
+          if (options === undefined) wholeReads++;
+          return target.read(id, options);
+        };
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  }) as S & { readonly wholeReads: number };
 }
 
 /** A session cut into turns: each starts at a user message (the system prompt goes with the first). */

@@ -6,6 +6,7 @@ import {
   DuplicateMessageIdError,
   InvalidMessageError,
   MessageIdConflictError,
+  StoreError,
 } from '../../errors.js';
 import type { CompactionReceipt } from '../../events.js';
 import { firstDifference } from '../../history/message-diff.js';
@@ -81,6 +82,9 @@ interface HeldItems {
   messages: ResponsesItem[];
   keys: string[];
 }
+
+/** How many times `getItems` reads again when the conversation is replaced while it reads. */
+const READ_ATTEMPTS = 5;
 
 /** The key of the session's record in its conversation's metadata. */
 const META_KEY = 'agentsSession';
@@ -194,7 +198,12 @@ export class ContextkitSession implements Session {
       // A replace or pop between the reads: the rows read may be of another generation.
       if ((await this.store.epoch(id)) !== epoch) {
         this.held = null;
-        if (attempt < 5) continue;
+        if (attempt < READ_ATTEMPTS) continue;
+        throw new StoreError(
+          id,
+          `the session's conversation was replaced ${READ_ATTEMPTS} times while it was being read; try again`,
+          { code: 'conflict' },
+        );
       }
       const items = entries.map((e) => e.message as unknown as AgentInputItem);
       const messages = agentItemsToResponses(items, held.items.length);
