@@ -48,8 +48,10 @@ export const GOALS = {
   /** Heap held per conversation at most this many times its view's JSON, plus `heapSlackBytes`. */
   heapFactor: 2,
   heapSlackBytes: 1024 * 1024,
-  /** No event-loop stall over this in a first turn. */
+  /** No event-loop stall over this in a first turn, a `setMessages` or a resume. */
   stallMs: 50,
+  /** `getMessages()` of 100k messages from SQLite within this. */
+  getAll100kSqliteMs: 500,
 } as const;
 
 function progress(text: string): void {
@@ -76,6 +78,13 @@ export interface SizeRow {
   wholeMs: number;
   /** A whole agent turn of a new manager: the user's message added, the view, the reply added. */
   agentTurnMs: number;
+  /** `setMessages` of the whole history (checked, counted, stored): its time and longest stall. */
+  setMs: number;
+  setStallMs: number;
+  /** A new manager's `getMessages()` of the whole stored history (a resume): time, cpu, longest stall. */
+  getAllMs: number;
+  getAllCpuMs: number;
+  getAllStallMs: number;
 }
 
 export interface PeerRow {
@@ -107,6 +116,28 @@ export function judgeGoals(rows: readonly SizeRow[], peers: readonly PeerRow[]):
       });
     }
     const storeRows = rows.filter((r) => r.store === store);
+    for (const [what, stall] of [
+      ['setMessages', (r: SizeRow) => r.setStallMs],
+      ['resume (getMessages)', (r: SizeRow) => r.getAllStallMs],
+    ] as const) {
+      const longest = storeRows.reduce<SizeRow | undefined>(
+        (w, r) => (!w || stall(r) > stall(w) ? r : w),
+        undefined,
+      );
+      if (longest)
+        goals.push({
+          goal: `${store}: no event-loop stall over ${GOALS.stallMs} ms in a ${what}`,
+          measured: `longest ${formatMs(stall(longest))} (at ${formatCount(longest.size)})`,
+          met: stall(longest) <= GOALS.stallMs,
+        });
+    }
+    const whole = at(store, 100_000);
+    if (store === 'sqlite' && whole)
+      goals.push({
+        goal: `sqlite: getMessages() of 100,000 ≤ ${formatMs(GOALS.getAll100kSqliteMs)}`,
+        measured: `${formatMs(whole.getAllMs)} (cpu ${formatMs(whole.getAllCpuMs)})`,
+        met: whole.getAllMs <= GOALS.getAll100kSqliteMs,
+      });
     const worst = storeRows.reduce<SizeRow | undefined>(
       (w, r) => (!w || r.firstMs / r.rowsMs > w.firstMs / w.rowsMs ? r : w),
       undefined,
@@ -318,7 +349,7 @@ async function measureSize(
   progress(`${spec.name}: storing ${formatCount(size)} messages…`);
   // The conversation as an earlier worker left it: stored with its counts, one view served.
   const writer = new ContextManager({ model: MODEL, store: worker, conversationId: id });
-  await writer.setMessages(history, { replace: true });
+  const set = await withTimer(() => writer.setMessages(history, { replace: true }));
   await writer.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
   await writer.close();
   progress(`${spec.name}: first turns at ${formatCount(size)}…`);
@@ -382,7 +413,22 @@ async function measureSize(
     agentTurns.push(performance.now() - start);
     await ctx.close();
   }
+  // A resume: a new manager reads the whole history back (`getMessages()`).
+  collectGarbage();
+  const getAll = await withTimer(async () => {
+    const ctx = new ContextManager({ model: MODEL, store: worker, conversationId: id });
+    const all = await ctx.getMessages();
+    await ctx.close();
+    return all.length;
+  });
+  if (getAll.value !== history.length + 2 * repeats)
+    throw new Error(`${spec.name}: getMessages() gave ${getAll.value} messages`);
   return {
+    setMs: set.ms,
+    setStallMs: set.longestWait,
+    getAllMs: getAll.ms,
+    getAllCpuMs: getAll.cpuMs,
+    getAllStallMs: getAll.longestWait,
     store: spec.name,
     size,
     firstMs: summarize(firsts).median,
@@ -523,6 +569,22 @@ export async function runStatelessBenchmark(args: readonly string[]): Promise<vo
       `First turn: a new \`ContextManager\` on the stored conversation and its \`getMessagesForRequest()\`, ${repeats} times (a new manager each time), median; cpu is this process's user + system time; the longest stall is the longest gap of a 10 ms interval timer during any of them. Reading the view's rows: the same driver's \`read\` of the rows the view holds (its leading system rows; each row it holds before a gap of more than ${TAIL_GAP} rows it does not hold, such as the task, on its own; and from the oldest other row it holds to the end), all reads at once, median of ${repeats}. Heap held: live heap after a full collection with the first repeat's manager and view still referenced, less the live heap before it. The first turn is served from the stored view record and the rows the view holds (\`storedView\`, issue 32 item 1); the baseline beside it, same run, is the same turn with \`storedView: false\` (the whole history read and checked), whose view must be the same byte for byte. Agent turn: a new manager adds the user's message (appended unread), serves the view, adds the reply: median of ${repeats}.`,
       ...(skipped.length > 0 ? [`Not measured: ${skipped.join('; ')}.`] : []),
     ].join('\n'),
+  );
+  report.heading('Storing and reading back the whole conversation, per store');
+  report.table(
+    ['store', 'messages', 'setMessages', 'longest stall', 'getMessages() (resume)', 'cpu', 'longest stall'],
+    rows.map((r) => [
+      r.store,
+      formatCount(r.size),
+      formatMs(r.setMs),
+      formatMs(r.setStallMs),
+      formatMs(r.getAllMs),
+      formatMs(r.getAllCpuMs),
+      formatMs(r.getAllStallMs),
+    ]),
+  );
+  report.note(
+    "setMessages: the writer's `setMessages(history, { replace: true })` above (every message checked, counted and stored with its counts), once; the tokenizer is already loaded (the warm-up turn). getMessages(): a new manager's `getMessages()` of the whole stored history (read, every row checked), once, after the turns above. The longest stall is the longest gap of a 10 ms interval timer during the call.",
   );
   report.heading(`Peers' stateless calls at ${formatCount(PEER_SIZE)} messages`);
   report.table(

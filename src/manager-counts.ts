@@ -10,6 +10,7 @@
 import type { EntryCounter, History } from './history/history.js';
 import type { ContextMeasurer } from './measure/measurer.js';
 import type { HistoryEntry, Message, MessageFormat } from './messages/types.js';
+import { mapInSlices } from './slices.js';
 import type { EntryCounts } from './stores/types.js';
 import { countKey } from './tokens/count-key.js';
 import type { TokenCounter } from './tokens/types.js';
@@ -56,7 +57,7 @@ export class StoredCounts implements EntryCounter {
     );
     if (typeof done !== 'number') await done;
     const key = countKey(counter);
-    return messages.map((message) => ({ [key]: this.measurer.countExact(counter, message, f) }));
+    return mapInSlices(messages, (message) => ({ [key]: this.measurer.countExact(counter, message, f) }));
   }
 
   /**

@@ -290,17 +290,22 @@ export function restoreMeta(conversation: GuardConversation, meta: Record<string
   restoreGuardState(conversation, meta);
 }
 
-/** The guard's level and usage as the stored conversation kept them (`restoreMeta` without the plan). */
+/**
+ * The guard's level, usage and whether the last request compacted, as the stored conversation kept
+ * them (`restoreMeta` without the plan).
+ */
 export function restoreGuardState(
   conversation: GuardConversation,
   meta: Record<string, unknown> | null,
 ): void {
-  const guard = meta?.guard as { level?: Level; usage?: number } | undefined;
+  const guard = meta?.guard as { level?: Level; usage?: number; compacted?: number | null } | undefined;
   if (guard)
     conversation.state = {
       level: guard.level ?? undefined,
-      usage: guard.usage,
+      usage: guard.usage ?? undefined,
       usageWarning: resetUsageWarning(),
+      // The last request compacted, leaving a view of this many tokens (cleared by the next one).
+      compactedLast: typeof guard.compacted === 'number' ? { tokens: guard.compacted } : undefined,
     };
 }
 

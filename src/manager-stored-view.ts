@@ -295,6 +295,9 @@ function partialConversation(
     partial: true,
   };
   if (parts.conversation.meters) c.meters = parts.conversation.meters;
+  // The guard's stored state is written as a loaded conversation writes it (the flag of a
+  // compaction the request before made is cleared).
+  if (parts.conversation.save) c.save = parts.conversation.save;
   restoreGuardState(c, meta);
   return c;
 }

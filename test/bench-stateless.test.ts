@@ -68,6 +68,11 @@ function row(store: string, size: number, over: Partial<SizeRow> = {}): SizeRow 
     heapBytes: 1000,
     wholeMs: 100,
     agentTurnMs: 12,
+    setMs: 100,
+    setStallMs: 5,
+    getAllMs: 100,
+    getAllCpuMs: 100,
+    getAllStallMs: 5,
     ...over,
   };
 }
@@ -79,8 +84,8 @@ describe('judgeGoals', () => {
       row('sqlite', 2_000, { firstMs: 10, heapBytes: heapLimit }),
       row('sqlite', 10_000, { firstMs: 10 }),
       row('sqlite', 20_000, { firstMs: 15 }),
-      row('sqlite', 100_000, { firstMs: 15.1, rowsMs: 7.5, stallMs: 50 }),
-      row('redis', 2_000, { heapBytes: heapLimit + 1, stallMs: 50.1 }),
+      row('sqlite', 100_000, { firstMs: 15.1, rowsMs: 7.5, stallMs: 50, getAllMs: 500, setStallMs: 50 }),
+      row('redis', 2_000, { heapBytes: heapLimit + 1, stallMs: 50.1, getAllStallMs: 50.1 }),
     ];
     const goals = judgeGoals(rows, [{ name: 'Peer', ms: 100 }]);
     const met = (text: string) => goals.find((g) => g.goal.includes(text))?.met;
@@ -92,9 +97,20 @@ describe('judgeGoals', () => {
     expect(sqlite.find((g) => g.goal.includes('< 50 ms'))?.met).toBe(true);
     expect(sqlite.find((g) => g.goal.includes('Peer'))?.met).toBe(true);
     expect(sqlite.find((g) => g.goal.includes('heap'))?.met).toBe(true);
-    expect(sqlite.find((g) => g.goal.includes('stall'))?.met).toBe(true);
+    expect(sqlite.find((g) => g.goal.includes('stall over 50 ms in a first turn'))?.met).toBe(true);
+    expect(sqlite.find((g) => g.goal.includes('in a setMessages'))?.met).toBe(true);
+    expect(sqlite.find((g) => g.goal.includes('getMessages() of 100,000'))?.met).toBe(true);
     expect(met('redis: heap')).toBe(false);
-    expect(met('redis: no event-loop stall')).toBe(false);
+    expect(met('redis: no event-loop stall over 50 ms in a first turn')).toBe(false);
+    expect(met('redis: no event-loop stall over 50 ms in a resume')).toBe(false);
+    expect(met('redis: no event-loop stall over 50 ms in a setMessages')).toBe(true);
+    // getMessages() of 100k is a goal on SQLite alone, judged where 100k was measured.
+    expect(goals.filter((g) => g.goal.includes('getMessages() of 100,000'))).toHaveLength(1);
+    expect(
+      judgeGoals([row('sqlite', 100_000, { getAllMs: 500.1 })], []).find((g) =>
+        g.goal.includes('getMessages()'),
+      )?.met,
+    ).toBe(false);
     // Sizes not measured are not judged.
     expect(goals.some((g) => g.goal.startsWith('redis: first turn at'))).toBe(false);
     expect(goals.some((g) => g.goal.startsWith('redis') && g.goal.includes('Peer'))).toBe(false);

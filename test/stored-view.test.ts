@@ -14,7 +14,7 @@ import { MemoryStore } from '../src/stores/memory.js';
 import type { ConversationStore } from '../src/stores/types.js';
 import { encodeStoredView } from '../src/view/stored-view.js';
 import { conversationArb, longSessionMessages } from './support/arbitraries.js';
-import { countingLoads, workerStep } from './support/workers.js';
+import { countingLoads, keepOpen, type WorkerOutcome, workerStep } from './support/workers.js';
 
 const RUNS = Number(process.env.FC_RUNS ?? 40);
 const MODEL: Record<string, string> = { openai: 'gpt-4o', anthropic: 'claude-sonnet-4-5' };
@@ -40,6 +40,47 @@ async function freshWorker(
   } finally {
     await ctx.close();
   }
+}
+
+/**
+ * Runs `longSessionMessages(length, format, seed)` with a request after every message twice: on one
+ * manager kept all along, and on a fresh worker per message (another store with the same input).
+ * Expects the same view (or the same refusal) at every step; resolves with the compactions made.
+ */
+async function longLivedAgainstFresh(
+  format: MessageFormat,
+  seed: number,
+  length: number,
+  budget: number,
+): Promise<number> {
+  const messages = longSessionMessages(length, format, seed);
+  const options = { model: MODEL[format]!, conversationId: 'c', now: () => new Date(Date.UTC(2026, 10, 29)) };
+  const kept = new ContextManager({ ...options, store: keepOpen(new MemoryStore()) });
+  const freshStore = keepOpen(new MemoryStore());
+  let compactions = 0;
+  kept.on('context:post_compact', () => {
+    compactions++;
+  });
+  try {
+    for (const message of messages) {
+      const fresh = await workerStep(
+        { ...options, store: freshStore },
+        (ctx) => ctx.addMessage(message),
+        budget,
+      );
+      let longLived: WorkerOutcome;
+      try {
+        await kept.addMessage(message);
+        longLived = { view: JSON.stringify(await kept.getMessagesForRequest({ tokenBudget: budget })) };
+      } catch (err) {
+        longLived = { error: `${(err as Error).name}: ${(err as Error).message}` };
+      }
+      expect(fresh).toEqual(longLived);
+    }
+  } finally {
+    await kept.close();
+  }
+  return compactions;
 }
 
 describe('a view served from the stored record', () => {
@@ -121,6 +162,31 @@ describe('a view served from the stored record', () => {
     );
     // Most turns never read the whole history.
     expect(unread).toBeGreaterThan(turns / 3);
+  }, 600_000);
+
+  it('serves the views a long-lived worker serves, whichever worker serves each step: the flag that the request before compacted is stored state', async () => {
+    // Sessions where the flag decided a view before it was stored (found by search: a fresh worker
+    // compacted again on the request right after a compaction, above the trigger and under the budget).
+    expect(await longLivedAgainstFresh('openai', 8, 80, 1_500)).toBeGreaterThan(0);
+    expect(await longLivedAgainstFresh('anthropic', 9, 80, 1_500)).toBeGreaterThan(0);
+    let compactions = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        // Agent sessions (long turns of tool calls, huge results) at budgets that compact within a turn.
+        fc.constantFrom<MessageFormat>('openai', 'anthropic'),
+        fc.integer({ min: 1, max: 10_000 }),
+        fc.integer({ min: 30, max: 100 }),
+        fc.integer({ min: 1_200, max: 4_000 }),
+        async (format, seed, length, budget) => {
+          compactions += await longLivedAgainstFresh(format, seed, length, budget);
+        },
+      ),
+      {
+        numRuns: Math.max(10, RUNS / 2),
+        ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED) } : {}),
+      },
+    );
+    expect(compactions).toBeGreaterThan(0);
   }, 600_000);
 
   it('reads the rows the view holds, not the history: 3,000 stored messages, a view of a few hundred', async () => {

@@ -601,6 +601,12 @@ export class ContextGuard {
     const last = c.state.compactedLast;
     const receipt = reason ? await this.compactNow(c, r, reason) : null;
     c.state.compactedLast = receipt ? { tokens: receipt.tokensAfter } : undefined;
+    // The stored flag goes with the request after the compaction, as this worker's own does (issue
+    // 32: workers agree whichever serves, and whether it saw the compaction or not).
+    if (last && !receipt && c.save)
+      await c.save({
+        guard: { level: c.state.level ?? null, usage: c.state.usage ?? null, compacted: null },
+      });
     if (receipt && last) {
       receipt.consecutive = {
         addedTokens: Math.max(0, total - last.tokens),
@@ -854,7 +860,11 @@ export class ContextGuard {
     const { plan, receipt } = result;
     await this.pinAfter(c, r, format, atoms, plan, receipt, pinned);
     const after = plan.tokens / r.budget;
-    const guardState = { guard: { level: levelOf(after) ?? null, usage: after } };
+    // Stored with the plan, the flag that this request compacted (see `fit`): a worker that never
+    // saw the conversation holds back the next compaction as the one that compacted would.
+    const guardState = {
+      guard: { level: levelOf(after) ?? null, usage: after, compacted: receipt.tokensAfter },
+    };
     if (c.savePlan) {
       // Another worker stored its plan first: this one gives way to it (the view is built from it).
       const taken = await c.savePlan(

@@ -35,17 +35,23 @@ export async function writeAll(handle: FileHandle, data: Buffer): Promise<void> 
 }
 
 /**
- * Replaces `path` with `data` atomically and durably: after it resolves a crash leaves the new
+ * Replaces `path` with `data` (text, bytes, or bytes in parts written in order) atomically and durably: after it resolves a crash leaves the new
  * content, before it the old one, never a mix. The temp file starts with `.` and ends in
  * `.tmp`, so listings that skip dot files never see it; it is removed on failure.
  */
-export async function writeFileAtomic(path: string, data: string | Buffer): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  data: string | Buffer | readonly Buffer[],
+): Promise<void> {
   const dir = dirname(path);
   const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const handle = await open(temp, 'wx');
   try {
     try {
-      await writeAll(handle, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+      if (typeof data === 'string') await writeAll(handle, Buffer.from(data, 'utf8'));
+      else if (Buffer.isBuffer(data)) await writeAll(handle, data);
+      // In parts (a long history made ready in slices): each written before the next.
+      else for (const part of data) await writeAll(handle, part);
       await handle.sync();
     } finally {
       await handle.close();

@@ -49,12 +49,13 @@ import {
 } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConflictError, DuplicateMessageIdError, EpochConflictError, StoreError } from '../errors.js';
-import { Slices } from '../slices.js';
+import { forEachInSlices, Slices } from '../slices.js';
 import { makeDirectory, syncDirectory, writeAll, writeFileAtomic } from './atomic-write.js';
 import { checkSaveCounts } from './entry-counts.js';
 import { attachCounts, countsLine, parseCountsFileInSlices, splitLines } from './file-counts.js';
 import { type FileLockOptions, withFileLock } from './file-lock.js';
 import {
+  batchLine,
   formatBatch,
   indexLog,
   indexLogInSlices,
@@ -64,6 +65,7 @@ import {
 } from './jsonl-log.js';
 import { decodeId, encodeId, isHashedName, validateConversationId } from './keys.js';
 import { listOptions, pageIds } from './page.js';
+import { serializeInSlices, WRITE_CHUNK_BYTES } from './replace-rows.js';
 import { serializeEntries, stringifyForStore } from './stored-json.js';
 import type {
   AppendOptions,
@@ -80,7 +82,7 @@ import {
   checkAppendArguments,
   checkDeleteArguments,
   checkOptionNames,
-  checkReplaceArguments,
+  checkReplaceArgumentsInSlices,
   checkSetMetaArguments,
   newEpoch,
   readRange,
@@ -187,16 +189,15 @@ function checkEpoch(conversationId: string, epoch: string | undefined, current: 
 }
 
 /**
- * Writes the counts of entries just written as `data` (their log lines from seq `first` on)
- * beside the log: appended, or as the whole counts file on `replace` (none: the file removed).
- * Not flushed: counts are a cache (see file-counts.ts).
+ * Appends the counts of entries just appended as `data` (their log lines from seq `first` on)
+ * beside the log (a replace writes the whole file: `replaceFiles`). Not flushed: counts are a
+ * cache (see file-counts.ts).
  */
-async function writeCounts(
+async function appendCounts(
   path: string,
   first: number,
   data: Buffer,
   entries: readonly NewEntry[],
-  mode: 'append' | 'replace',
 ): Promise<void> {
   let text = '';
   if (entries.some((entry) => entry.counts !== undefined)) {
@@ -206,10 +207,41 @@ async function writeCounts(
         text += countsLine(first + i, lines[i] as Buffer, entry.counts);
     });
   }
-  if (mode === 'replace' && text.length === 0) await unlinkIfExists(path);
-  else if (mode === 'replace') await writeFile(path, text);
   // Each append starts on a line of its own, so a line torn by a crash spoils no later one.
-  else if (text.length > 0) await appendFile(path, `\n${text}`);
+  if (text.length > 0) await appendFile(path, `\n${text}`);
+}
+
+/**
+ * A replace's log (in parts of about {@link WRITE_CHUNK_BYTES}) and counts file, made in slices
+ * that yield (issue 32: one stretch of 100,000 entries held the event loop for 0.6 s). The bytes
+ * are those `formatBatch` and `writeCounts` make for the same entries.
+ */
+async function replaceFiles(
+  conversationId: string,
+  entries: readonly NewEntry[],
+  slices: Slices,
+): Promise<{ log: Buffer[]; counts: string }> {
+  const rows = await serializeInSlices(conversationId, entries, slices);
+  const log: Buffer[] = [];
+  let part = '';
+  let counts = '';
+  await forEachInSlices(
+    rows,
+    ([metadata, message], i) => {
+      const entry = entries[i] as NewEntry;
+      const line = batchLine(0, i, rows.length, { metadata, message, id: entry.id });
+      if (entry.counts !== undefined && Object.keys(entry.counts).length > 0)
+        counts += countsLine(i, Buffer.from(line.slice(0, -1), 'utf8'), entry.counts);
+      part += line;
+      if (part.length >= WRITE_CHUNK_BYTES) {
+        log.push(Buffer.from(part, 'utf8'));
+        part = '';
+      }
+    },
+    slices,
+  );
+  if (part.length > 0) log.push(Buffer.from(part, 'utf8'));
+  return { log, counts };
 }
 
 async function readBytes(handle: FileHandle, start: number, end: number): Promise<Buffer> {
@@ -652,7 +684,7 @@ export class FileStore implements ConversationStore {
           await handle.datasync();
           if (start === 0) await syncDirectory(this.dir);
           if (epoch !== undefined && current === null) await writeFileAtomic(paths.epoch, `${epoch}\n`);
-          await writeCounts(paths.counts, head, data, entries, 'append');
+          await appendCounts(paths.counts, head, data, entries);
           const info = await handle.stat();
           if (info.size === start + data.length) {
             // Every line of `data` ends in a newline: record where each one starts.
@@ -748,25 +780,22 @@ export class FileStore implements ConversationStore {
     options?: { epoch?: string },
   ): Promise<void> {
     return this.#run('replace', conversationId, async (_where, name, paths) => {
-      const epoch = checkReplaceArguments(conversationId, entries, options);
-      const serialized = serializeEntries(conversationId, entries).map(([metadata, message], i) => ({
-        metadata,
-        message,
-        id: entries[i]?.id,
-      }));
+      const slices = new Slices();
+      const epoch = await checkReplaceArgumentsInSlices(conversationId, entries, options, slices);
+      const { log, counts } = await replaceFiles(conversationId, entries, slices);
       await this.#ensureDir();
       await this.#locked(paths, conversationId, async () => {
-        await this.#checkIdFile(conversationId, name, paths, serialized.length > 0);
+        await this.#checkIdFile(conversationId, name, paths, entries.length > 0);
         this.#cache.delete(name);
         await writeFileAtomic(paths.epoch, `${epoch}\n`);
-        if (serialized.length === 0) {
+        if (entries.length === 0) {
           await unlinkIfExists(paths.log);
           await unlinkIfExists(paths.counts);
           await syncDirectory(this.dir);
         } else {
-          const data = formatBatch(0, serialized);
-          await writeFileAtomic(paths.log, data);
-          await writeCounts(paths.counts, 0, data, entries, 'replace');
+          await writeFileAtomic(paths.log, log);
+          if (counts.length === 0) await unlinkIfExists(paths.counts);
+          else await writeFile(paths.counts, counts);
         }
       });
     });

@@ -302,9 +302,23 @@ export function formatBatch(
 ): Buffer {
   let text = '';
   batch.forEach((entry, i) => {
-    const marker = i === 0 && batch.length > 1 ? `,"batch":${batch.length}` : '';
-    const id = entry.id === undefined ? '' : `,"id":${JSON.stringify(entry.id)}`;
-    text += `{"seq":${firstSeq + i}${marker}${id},"metadata":${entry.metadata},"message":${entry.message}}\n`;
+    text += batchLine(firstSeq, i, batch.length, entry);
   });
   return Buffer.from(text, 'utf8');
+}
+
+/**
+ * Line `i` of a batch of `n` entries whose first is `firstSeq` (with its newline): the first line
+ * of a batch of more than one says how many it holds, so a batch torn by a crash is seen whole or
+ * not at all.
+ */
+export function batchLine(
+  firstSeq: number,
+  i: number,
+  n: number,
+  entry: { metadata: string; message: string; id?: string | undefined },
+): string {
+  const marker = i === 0 && n > 1 ? `,"batch":${n}` : '';
+  const id = entry.id === undefined ? '' : `,"id":${JSON.stringify(entry.id)}`;
+  return `{"seq":${firstSeq + i}${marker}${id},"metadata":${entry.metadata},"message":${entry.message}}\n`;
 }

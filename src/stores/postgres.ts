@@ -37,6 +37,7 @@ import { validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
 import { PostgresSearch, postgresSearchMigration, searchTexts } from './postgres-search.js';
 import { pageStart, prefixUpperBound } from './prefix-range.js';
+import { prepareSqlReplace } from './replace-rows.js';
 import { parseStoredEntry, parseStoredObject, serializeEntries, stringifyForStore } from './stored-json.js';
 import type {
   AppendOptions,
@@ -54,7 +55,6 @@ import {
   checkAppendArguments,
   checkDeleteArguments,
   checkOptionNames,
-  checkReplaceArguments,
   checkSetMetaArguments,
   newEpoch,
   readRange,
@@ -636,26 +636,27 @@ export class PostgresStore implements ConversationStore {
   ): Promise<void> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
-    const epoch = checkReplaceArguments(conversationId, entries, options);
-    const rows = serializeEntries(conversationId, entries);
-    const counts = newCountsRecords(entries, rows);
-    const texts = searchTexts(entries);
+    // Checked and made ready in slices that yield, and written a chunk of rows per statement: one
+    // statement of 100,000 rows held the event loop for seconds while the driver bound it.
+    const { epoch, rows, counts, texts, chunks } = await prepareSqlReplace(conversationId, entries, options);
+    const ids = entries.map((entry) => entry.id ?? null);
     const name = idBytes(conversationId);
     await this.#transaction(conversationId, 'replace', async (client) => {
       // The row is kept (or made) even when nothing is left in it: it holds the new generation,
       // which must never go back (ConversationStore.epoch); `list` leaves empty rows out.
       const locked = (await this.#lock(client, name, true)) as LockedConversation;
       await client.query(`DELETE FROM ${this.#t.entries} WHERE conversation_id = $1`, [locked.id]);
-      if (rows.length > 0)
+      for (const [start, end] of chunks) {
         await this.#insertEntries(
           client,
           locked.id,
-          0,
-          rows,
-          texts,
-          counts,
-          entries.map((entry) => entry.id ?? null),
+          start,
+          rows.slice(start, end),
+          texts.slice(start, end),
+          counts.slice(start, end),
+          ids.slice(start, end),
         );
+      }
       await client.query(
         `UPDATE ${this.#t.conversations} SET head = $2, search_head = $2, epoch = $3 WHERE id = $1`,
         [locked.id, rows.length, epoch],

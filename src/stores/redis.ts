@@ -32,11 +32,12 @@ import { createClient } from 'redis';
 import { ConflictError, DuplicateMessageIdError, EpochConflictError, StoreError } from '../errors.js';
 import type { Message, MessageMetadata } from '../messages/types.js';
 import { redactUrl, redactUrlsIn } from '../redact-url.js';
-import { mapInSlices } from '../slices.js';
+import { mapInSlices, Slices } from '../slices.js';
 import { checkSaveCounts, decodeCounts, encodeCounts, withCounts, withUpdates } from './entry-counts.js';
 import { encodeId, validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
 import { pageStart, prefixUpperBound } from './prefix-range.js';
+import { countsInSlices, serializeInSlices, writeChunks } from './replace-rows.js';
 import { describeFound, parseStoredObject, serializeEntries, stringifyForStore } from './stored-json.js';
 import type {
   AppendOptions,
@@ -54,7 +55,7 @@ import {
   checkAppendArguments,
   checkDeleteArguments,
   checkOptionNames,
-  checkReplaceArguments,
+  checkReplaceArgumentsInSlices,
   checkSetMetaArguments,
   newEpoch,
   readRange,
@@ -135,12 +136,8 @@ end
 return {'ok', head}
 `;
 
-/**
- * KEYS: log, meta, index, epoch, counts, ids. ARGV: id, epoch, n, n entries, n counts records,
- * n message ids ('' for none).
- * Returns {'ok', 0} | {'wrongtype', key, type}.
- */
-const REPLACE = `${PUSH_SLICE}
+/** A replace's check of the keys it writes (KEYS as `REPLACE`'s): each of its type, or none. */
+const REPLACE_TYPES = `
 for _, key in ipairs({KEYS[1], KEYS[2], KEYS[5], KEYS[6]}) do
   local t = kind(key)
   local want = key == KEYS[1] and 'list' or 'hash'
@@ -148,7 +145,14 @@ for _, key in ipairs({KEYS[1], KEYS[2], KEYS[5], KEYS[6]}) do
 end
 local it = kind(KEYS[3])
 if it ~= 'zset' and it ~= 'none' then return {'wrongtype', KEYS[3], it} end
-redis.call('DEL', KEYS[1], KEYS[5], KEYS[6])
+`;
+
+/**
+ * KEYS: log, meta, index, epoch, counts, ids. ARGV: id, epoch, n, n entries, n counts records,
+ * n message ids ('' for none).
+ * Returns {'ok', 0} | {'wrongtype', key, type}.
+ */
+const REPLACE = `${PUSH_SLICE}${REPLACE_TYPES}redis.call('DEL', KEYS[1], KEYS[5], KEYS[6])
 redis.call('SET', KEYS[4], ARGV[2])
 redis.call('PUBLISH', KEYS[4] .. ':changed', ARGV[2])
 local n = tonumber(ARGV[3])
@@ -163,6 +167,49 @@ if n > 0 then
 elseif redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('ZREM', KEYS[3], ARGV[1])
 end
+return {'ok', 0}
+`;
+
+/**
+ * A part of a replace too large for one script (see `replace`), pushed onto keys of its own that
+ * no reader knows. KEYS: staged log, counts, ids. ARGV: seq of its first entry, n, time to live
+ * (ms), n entries, n counts records, n message ids ('' for none). The keys expire unless the
+ * replace's last script takes them: a writer that dies halfway leaves nothing for long.
+ * Returns {'ok', head} | {'lost', length} (the staged log is not as long as the parts before).
+ */
+const STAGE = `${PUSH_SLICE}
+local seq0 = tonumber(ARGV[1])
+local n = tonumber(ARGV[2])
+local length = redis.call('LLEN', KEYS[1])
+if length ~= seq0 then return {'lost', length} end
+push(KEYS[1], 4, 3 + n)
+setCounts(KEYS[2], 4, n, seq0)
+for i = 1, n do
+  local mid = ARGV[3 + 2 * n + i]
+  if mid ~= '' then redis.call('HSET', KEYS[3], mid, seq0 + i - 1) end
+end
+for _, key in ipairs(KEYS) do redis.call('PEXPIRE', key, ARGV[3]) end
+return {'ok', seq0 + n}
+`;
+
+/**
+ * The end of a staged replace: the staged keys take the conversation's place at once (RENAME).
+ * KEYS: log, meta, index, epoch, counts, ids, staged log, counts, ids. ARGV: id, epoch, n.
+ * Returns {'ok', 0} | {'lost', length} | {'wrongtype', key, type}.
+ */
+const REPLACE_STAGED = `${PUSH_SLICE}${REPLACE_TYPES}local length = redis.call('LLEN', KEYS[7])
+if length ~= tonumber(ARGV[3]) then return {'lost', length} end
+redis.call('DEL', KEYS[1], KEYS[5], KEYS[6])
+redis.call('SET', KEYS[4], ARGV[2])
+redis.call('PUBLISH', KEYS[4] .. ':changed', ARGV[2])
+for i, key in ipairs({KEYS[1], KEYS[5], KEYS[6]}) do
+  local staged = KEYS[6 + i]
+  if redis.call('EXISTS', staged) == 1 then
+    redis.call('RENAME', staged, key)
+    redis.call('PERSIST', key)
+  end
+end
+redis.call('ZADD', KEYS[3], 0, ARGV[1])
 return {'ok', 0}
 `;
 
@@ -249,11 +296,22 @@ function script(source: string): Script {
 const SCRIPTS = {
   append: script(APPEND),
   replace: script(REPLACE),
+  stage: script(STAGE),
+  replaceStaged: script(REPLACE_STAGED),
   pop: script(POP),
   setMeta: script(SET_META),
   delete: script(DELETE),
   saveCounts: script(SAVE_COUNTS),
 };
+
+/** How long staged keys of a replace live unless its last script takes them (see STAGE). */
+const STAGED_TTL_MS = 10 * 60_000;
+
+/** An entry's list element: `{"id":…,"metadata":{…},"message":{…}}` (no `id` without one). */
+function listElement(id: string | undefined, metadata: string, message: string): string {
+  const head = id === undefined ? '' : `"id":${JSON.stringify(id)},`;
+  return `{${head}"metadata":${metadata},"message":${message}}`;
+}
 
 /** An entry from its list element, `{"metadata":{…},"message":{…}}`. */
 function parseElement(conversationId: string, seq: number, element: unknown): StoredEntry {
@@ -488,11 +546,9 @@ export class RedisStore implements ConversationStore {
    * their message ids ('' for none).
    */
   #serialize(conversationId: string, entries: readonly NewEntry[]): string[] {
-    const elements = serializeEntries(conversationId, entries).map(([metadata, message], i) => {
-      const id = entries[i]?.id;
-      const head = id === undefined ? '' : `"id":${JSON.stringify(id)},`;
-      return `{${head}"metadata":${metadata},"message":${message}}`;
-    });
+    const elements = serializeEntries(conversationId, entries).map(([metadata, message], i) =>
+      listElement(entries[i]?.id, metadata, message),
+    );
     const counts = entries.map((entry, i) => encodeCounts(elements[i] as string, entry.counts) ?? '');
     return [String(elements.length), ...elements, ...counts, ...entries.map((entry) => entry.id ?? '')];
   }
@@ -574,15 +630,69 @@ export class RedisStore implements ConversationStore {
   ): Promise<void> {
     this.#checkOpen(conversationId);
     validateConversationId(conversationId);
-    const epoch = checkReplaceArguments(conversationId, entries, options);
-    const elements = this.#serialize(conversationId, entries);
+    // Made ready in slices that yield (issue 32: a replace of 100,000 entries held the event loop
+    // for a second). What fits one script is written by one; a larger history is pushed in parts
+    // onto staged keys, which its last script renames into place: readers see the old history or
+    // the new, whole, never a part.
+    const slices = new Slices();
+    const epoch = await checkReplaceArgumentsInSlices(conversationId, entries, options, slices);
+    const rows = await serializeInSlices(conversationId, entries, slices);
+    const elements = await mapInSlices(
+      rows,
+      ([metadata, message], i) => listElement(entries[i]?.id, metadata, message),
+      slices,
+    );
+    const counts = (await countsInSlices(entries, elements, slices)).map((record) => record ?? '');
+    const ids = entries.map((entry) => entry.id ?? '');
     const keys = this.#keys(conversationId);
-    await this.#eval(
+    const chunks = writeChunks(elements.map((element) => element.length));
+    if (chunks.length <= 1) {
+      await this.#eval(
+        conversationId,
+        'replace',
+        SCRIPTS.replace,
+        [keys.log, keys.meta, this.#index, keys.epoch, keys.counts, keys.ids],
+        [conversationId, epoch, String(elements.length), ...elements, ...counts, ...ids],
+      );
+      return;
+    }
+    const staged = [
+      `${keys.log}:staged:${epoch}`,
+      `${keys.counts}:staged:${epoch}`,
+      `${keys.ids}:staged:${epoch}`,
+    ];
+    try {
+      for (const [start, end] of chunks) {
+        const [status, length] = await this.#eval(conversationId, 'replace', SCRIPTS.stage, staged, [
+          String(start),
+          String(end - start),
+          String(STAGED_TTL_MS),
+          ...elements.slice(start, end),
+          ...counts.slice(start, end),
+          ...ids.slice(start, end),
+        ]);
+        if (status === 'lost') throw this.#lostStage(conversationId, start, Number(length));
+      }
+      const [status, length] = await this.#eval(
+        conversationId,
+        'replace',
+        SCRIPTS.replaceStaged,
+        [keys.log, keys.meta, this.#index, keys.epoch, keys.counts, keys.ids, ...staged],
+        [conversationId, epoch, String(elements.length)],
+      );
+      if (status === 'lost') throw this.#lostStage(conversationId, elements.length, Number(length));
+    } catch (error) {
+      await this.#client.del(staged).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** A staged replace whose staged log is not as long as what was pushed (it expired, or was touched). */
+  #lostStage(conversationId: string, expected: number, found: number): StoreError {
+    return new StoreError(
       conversationId,
-      'replace',
-      SCRIPTS.replace,
-      [keys.log, keys.meta, this.#index, keys.epoch, keys.counts, keys.ids],
-      [conversationId, epoch, ...elements],
+      `replace not done: its staged entries (${expected} pushed) are ${found} in Redis store ${this.#where}; the conversation is unchanged`,
+      { code: 'conflict' },
     );
   }
 

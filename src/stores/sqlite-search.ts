@@ -76,6 +76,8 @@ export function searchTexts(entries: ReadonlyArray<{ message: Message }>): strin
 export class SqliteSearch implements StoreSearch {
   readonly #db: Database.Database;
   readonly #run: <T>(conversationId: string | undefined, what: string, work: () => T) => T;
+  /** Resolves once the store's connection is free (a replace in slices holds it meanwhile). */
+  readonly #idle: () => Promise<void> | undefined;
   readonly #statements = new Map<string, Database.Statement>();
   /** Per conversation, committed entries from `head` on that wait to be indexed. */
   readonly #waiting = new Map<string, { head: number; rowids: number[]; texts: string[] }>();
@@ -83,9 +85,11 @@ export class SqliteSearch implements StoreSearch {
   constructor(
     db: Database.Database,
     run: <T>(conversationId: string | undefined, what: string, work: () => T) => T,
+    idle: () => Promise<void> | undefined = () => undefined,
   ) {
     this.#db = db;
     this.#run = run;
+    this.#idle = idle;
   }
 
   /** A statement prepared on first use (the table may be missing until `rebuild` makes it). */
@@ -170,11 +174,44 @@ export class SqliteSearch implements StoreSearch {
     }
   }
 
-  /** Inside a replace's transaction, after the new entries were inserted from seq 0: indexes them all. */
-  afterReplace(conversationId: string, rowids: readonly number[], texts: readonly string[]): void {
+  /**
+   * Inside a replace's transaction, after new entries were inserted from seq `head` on (0: the
+   * first of them, the index of the conversation starts afresh): indexes them. A replace in
+   * chunks calls it once per chunk, in order.
+   */
+  afterReplace(conversationId: string, rowids: readonly number[], texts: readonly string[], head = 0): void {
+    if (head === 0) {
+      this.#waiting.delete(conversationId);
+      this.#statement('UPDATE conversations SET search_head = 0 WHERE conversation_id = ?').run(
+        conversationId,
+      );
+    }
+    this.#index(conversationId, head, rowids, texts);
+  }
+
+  /**
+   * Inside a replace's transaction, before the conversation's entries from `fromSeq` to before
+   * `toSeq` go: removes their rows from the index. A failing index is left for `rebuild`.
+   */
+  removeRange(conversationId: string, fromSeq: number, toSeq: number): void {
     this.#waiting.delete(conversationId);
-    this.#statement('UPDATE conversations SET search_head = 0 WHERE conversation_id = ?').run(conversationId);
-    this.#index(conversationId, 0, rowids, texts);
+    this.#savepoint(() =>
+      this.#statement(
+        'DELETE FROM entries_fts WHERE rowid IN (SELECT rowid FROM entries WHERE conversation_id = ? AND seq >= ? AND seq < ?)',
+      ).run(conversationId, fromSeq, toSeq),
+    );
+  }
+
+  /** Runs `work` in a savepoint, rolled back (and left for `rebuild`) when it fails. */
+  #savepoint(work: () => void): void {
+    try {
+      this.#db.exec('SAVEPOINT contextkit_fts');
+      work();
+      this.#db.exec('RELEASE contextkit_fts');
+    } catch {
+      this.#db.exec('ROLLBACK TO contextkit_fts');
+      this.#db.exec('RELEASE contextkit_fts');
+    }
   }
 
   /**
@@ -214,16 +251,11 @@ export class SqliteSearch implements StoreSearch {
    */
   beforeRemove(conversationId: string): void {
     this.#waiting.delete(conversationId);
-    try {
-      this.#db.exec('SAVEPOINT contextkit_fts');
+    this.#savepoint(() =>
       this.#statement(
         'DELETE FROM entries_fts WHERE rowid IN (SELECT rowid FROM entries WHERE conversation_id = ?)',
-      ).run(conversationId);
-      this.#db.exec('RELEASE contextkit_fts');
-    } catch {
-      this.#db.exec('ROLLBACK TO contextkit_fts');
-      this.#db.exec('RELEASE contextkit_fts');
-    }
+      ).run(conversationId),
+    );
   }
 
   async find(
@@ -232,6 +264,7 @@ export class SqliteSearch implements StoreSearch {
     limit: number,
     within?: SearchWithin,
   ): Promise<StoreSearchResult> {
+    await this.#idle();
     return this.#run(conversationId, 'search', () => {
       validateConversationId(conversationId);
       this.flush(conversationId);
@@ -299,6 +332,7 @@ export class SqliteSearch implements StoreSearch {
   }
 
   async catchUp(conversationId: string): Promise<number> {
+    await this.#idle();
     return this.#run(conversationId, 'search catch-up', () => {
       validateConversationId(conversationId);
       const token = conversationToken(conversationId);
@@ -333,6 +367,7 @@ export class SqliteSearch implements StoreSearch {
   }
 
   async rebuild(conversationId: string): Promise<number> {
+    await this.#idle();
     this.#run(conversationId, 'search rebuild', () => {
       validateConversationId(conversationId);
       try {

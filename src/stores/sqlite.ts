@@ -17,6 +17,7 @@
 
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { ConflictError, DuplicateMessageIdError, EpochConflictError, StoreError } from '../errors.js';
 import { SLICE_MS, Slices } from '../slices.js';
@@ -31,6 +32,7 @@ import {
 import { validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
 import { pageStart, prefixUpperBound } from './prefix-range.js';
+import { prepareSqlReplace } from './replace-rows.js';
 import { SQLITE_SEARCH_MIGRATION, SqliteSearch, searchTexts } from './sqlite-search.js';
 import {
   describeFound,
@@ -54,7 +56,6 @@ import {
   checkAppendArguments,
   checkDeleteArguments,
   checkOptionNames,
-  checkReplaceArguments,
   checkSetMetaArguments,
   newEpoch,
   readRange,
@@ -225,6 +226,9 @@ const READ_PAGE_ROWS = 256;
 /** Pages stay between these many rows (a page of long messages shrinks, of short ones grows). */
 const MIN_PAGE_ROWS = 16;
 const MAX_PAGE_ROWS = 8192;
+/** Old rows a large replace deletes per slice (`#replaceInSlices`). */
+const REPLACE_DELETE_ROWS = 2_000;
+
 /** How many times `read` starts again when a replace comes between its pages. */
 const READ_ATTEMPTS = 4;
 
@@ -257,6 +261,13 @@ export class SqliteStore implements ConversationStore {
   readonly #db: Database.Database;
   readonly #busyTimeoutMs: number;
   #closed = false;
+  /**
+   * Set while a large replace holds its transaction open across slices that yield (`replace`):
+   * every other use of the connection waits for it, or it would run inside that transaction.
+   */
+  #replacing: Promise<void> | null = null;
+  /** Whether the replace holding the transaction is the one running now (its own statements). */
+  #replaceRunning = false;
   /** Full-text search over the entries, kept in the same file (FTS5). */
   readonly search: SqliteSearch;
 
@@ -268,6 +279,7 @@ export class SqliteStore implements ConversationStore {
   readonly #upsertHead: Database.Statement<[string, number]>;
   readonly #setEpoch: Database.Statement<[string, string]>;
   readonly #deleteEntries: Database.Statement<[string]>;
+  readonly #deleteRange: Database.Statement<[string, number, number]>;
   readonly #tombstone: Database.Statement<[string, string]>;
   readonly #selectEntries: Database.Statement<[string, number, number], EntryRow>;
   readonly #selectMeta: Database.Statement<[string], MetaRow>;
@@ -311,7 +323,11 @@ export class SqliteStore implements ConversationStore {
       });
     }
     this.#db = db;
-    this.search = new SqliteSearch(db, (id, what, work) => this.#run(id, what, work));
+    this.search = new SqliteSearch(
+      db,
+      (id, what, work) => this.#run(id, what, work),
+      () => this.#idle(),
+    );
     try {
       // Checked before the journal mode is set, which would already write to a foreign file.
       if (mustExist && !hasSchemaTable(db)) {
@@ -348,6 +364,9 @@ export class SqliteStore implements ConversationStore {
          ON CONFLICT (conversation_id) DO UPDATE SET epoch = excluded.epoch`,
       );
       this.#deleteEntries = db.prepare<[string]>('DELETE FROM entries WHERE conversation_id = ?');
+      this.#deleteRange = db.prepare<[string, number, number]>(
+        'DELETE FROM entries WHERE conversation_id = ? AND seq >= ? AND seq < ?',
+      );
       // A deleted conversation keeps its row, empty, with a new generation (ConversationStore.epoch):
       // an emptied row is never deleted, or an append naming the old generation would be taken.
       this.#tombstone = db.prepare<[string, string]>(
@@ -421,6 +440,10 @@ export class SqliteStore implements ConversationStore {
     if (this.#closed) {
       throw new StoreError(conversationId, `SQLite store ${this.path} is closed`, { code: 'closed' });
     }
+    if (this.#replacing !== null && !this.#replaceRunning) {
+      // A call that did not wait for `#idle` would run inside the replace's open transaction.
+      throw new Error(`internal: SQLite store ${this.path} used for ${what} while a replace holds it`);
+    }
     try {
       return work();
     } catch (error) {
@@ -441,11 +464,24 @@ export class SqliteStore implements ConversationStore {
     }
   }
 
+  /**
+   * Resolves once no replace holds the connection (at once, with no promise, when none does):
+   * each method waits for it before its first statement, as it would have waited for the
+   * replace's transaction had it run in one synchronous stretch.
+   */
+  #idle(): Promise<void> | undefined {
+    if (this.#replacing === null) return undefined;
+    return (async () => {
+      while (this.#replacing !== null) await this.#replacing;
+    })();
+  }
+
   async append(
     conversationId: string,
     entries: readonly NewEntry[],
     options?: AppendOptions,
   ): Promise<number> {
+    await this.#idle();
     return this.#run(conversationId, 'append', () => {
       validateConversationId(conversationId);
       const { expected, epoch } = checkAppendArguments(conversationId, entries, options);
@@ -498,6 +534,7 @@ export class SqliteStore implements ConversationStore {
    * starts the read again, and after {@link READ_ATTEMPTS} such starts it is read in one go.
    */
   async read(conversationId: string, options?: ReadOptions): Promise<StoredEntry[]> {
+    await this.#idle();
     const { fromSeq, limit } = this.#run(conversationId, 'read', () => {
       validateConversationId(conversationId);
       return readRange(conversationId, options);
@@ -509,6 +546,9 @@ export class SqliteStore implements ConversationStore {
       let epoch: string | null | undefined;
       let from = fromSeq;
       for (;;) {
+        // A replace that began since the last page holds the connection: its end is a new generation.
+        const wait = this.#idle();
+        if (wait) await wait;
         const want = Math.min(limit - out.length, pageRows);
         const started = performance.now();
         const page = this.#run(conversationId, 'read', () => this.#readPage(conversationId, from, want));
@@ -541,6 +581,7 @@ export class SqliteStore implements ConversationStore {
   }
 
   async head(conversationId: string): Promise<number> {
+    await this.#idle();
     return this.#run(conversationId, 'head', () => {
       validateConversationId(conversationId);
       return this.#selectHead.get(conversationId)?.head ?? 0;
@@ -548,6 +589,7 @@ export class SqliteStore implements ConversationStore {
   }
 
   async epoch(conversationId: string): Promise<string | null> {
+    await this.#idle();
     return this.#run(conversationId, 'epoch', () => {
       validateConversationId(conversationId);
       return this.#selectHead.get(conversationId)?.epoch ?? null;
@@ -559,36 +601,113 @@ export class SqliteStore implements ConversationStore {
     entries: readonly NewEntry[],
     options?: { epoch?: string },
   ): Promise<void> {
-    this.#run(conversationId, 'replace', () => {
-      validateConversationId(conversationId);
-      const epoch = checkReplaceArguments(conversationId, entries, options);
-      const rows = serializeEntries(conversationId, entries);
-      const counts = newCountsRecords(entries, rows);
-      const texts = searchTexts(entries);
-      this.#db
-        .transaction(() => {
-          this.search.beforeRemove(conversationId);
-          this.#deleteEntries.run(conversationId);
-          const rowids = rows.map(
-            ([metadata, message], seq) =>
-              this.#insertEntry.run(
-                conversationId,
-                seq,
-                metadata,
-                message,
-                counts[seq] ?? null,
-                entries[seq]?.id ?? null,
-              ).lastInsertRowid as number,
-          );
-          this.#upsertHead.run(conversationId, rows.length);
-          this.#setEpoch.run(conversationId, epoch);
-          this.search.afterReplace(conversationId, rowids, texts);
-        })
-        .immediate();
+    await this.#idle();
+    this.#run(conversationId, 'replace', () => validateConversationId(conversationId));
+    // Checked and made ready in slices that yield (issue 32: a replace of 100,000 entries held
+    // the event loop for 2.5 s in one stretch).
+    const { epoch, rows, counts, texts, chunks } = await prepareSqlReplace(conversationId, entries, options);
+    // Entries [start, end) inserted and indexed (from 0: the index of the conversation afresh).
+    const insert = (start: number, end: number): void => {
+      const rowids: number[] = [];
+      for (let seq = start; seq < end; seq++) {
+        const [metadata, message] = rows[seq] as [string, string];
+        const id = entries[seq]?.id ?? null;
+        rowids.push(
+          this.#insertEntry.run(conversationId, seq, metadata, message, counts[seq] ?? null, id)
+            .lastInsertRowid as number,
+        );
+      }
+      this.search.afterReplace(conversationId, rowids, texts.slice(start, end), start);
+    };
+    const finish = () => {
+      this.#upsertHead.run(conversationId, rows.length);
+      this.#setEpoch.run(conversationId, epoch);
+    };
+    const wait = this.#idle();
+    if (wait) await wait;
+    if (chunks.length <= 1) {
+      this.#run(conversationId, 'replace', () =>
+        this.#db
+          .transaction(() => {
+            this.search.beforeRemove(conversationId);
+            this.#deleteEntries.run(conversationId);
+            insert(0, rows.length);
+            finish();
+          })
+          .immediate(),
+      );
+      return;
+    }
+    await this.#replaceInSlices(conversationId, chunks, insert, finish);
+  }
+
+  /**
+   * A replace too large for one stretch: one `BEGIN IMMEDIATE` transaction (other processes see
+   * the old history until it commits, as with a replace in one go), written a chunk of rows at a
+   * time with the event loop let run between chunks. Meanwhile every other call on this store
+   * waits (`#idle`) instead of running inside the open transaction; a failure rolls it all back.
+   */
+  async #replaceInSlices(
+    conversationId: string,
+    chunks: ReadonlyArray<[number, number]>,
+    insert: (start: number, end: number) => void,
+    finish: () => void,
+  ): Promise<void> {
+    let release!: () => void;
+    this.#replacing = new Promise((resolve) => {
+      release = resolve;
     });
+    const step = <T>(work: () => T): T => {
+      this.#replaceRunning = true;
+      try {
+        return this.#run(conversationId, 'replace', work);
+      } finally {
+        this.#replaceRunning = false;
+      }
+    };
+    let open = false;
+    try {
+      step(() => this.#db.exec('BEGIN IMMEDIATE'));
+      open = true;
+      const held = step(() => this.#selectHead.get(conversationId)?.head ?? 0);
+      // The old rows go a chunk at a time too (their index rows first).
+      for (let from = 0; from < held; from += REPLACE_DELETE_ROWS) {
+        step(() => {
+          this.search.removeRange(conversationId, from, from + REPLACE_DELETE_ROWS);
+          this.#deleteRange.run(conversationId, from, from + REPLACE_DELETE_ROWS);
+        });
+        await setImmediatePromise();
+      }
+      // Rows past the head (none in a sound file) go with the last chunk.
+      step(() => {
+        this.search.beforeRemove(conversationId);
+        this.#deleteEntries.run(conversationId);
+      });
+      for (const [start, end] of chunks) {
+        step(() => insert(start, end));
+        await setImmediatePromise();
+      }
+      step(finish);
+      step(() => this.#db.exec('COMMIT'));
+      open = false;
+    } finally {
+      if (open) {
+        this.#replaceRunning = true;
+        try {
+          if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
+        } catch {
+          // The connection rolled back on its own.
+        } finally {
+          this.#replaceRunning = false;
+        }
+      }
+      this.#replacing = null;
+      release();
+    }
   }
 
   async pop(conversationId: string): Promise<StoredEntry | undefined> {
+    await this.#idle();
     return this.#run(conversationId, 'pop', () => {
       validateConversationId(conversationId);
       const epoch = newEpoch();
@@ -613,6 +732,7 @@ export class SqliteStore implements ConversationStore {
     updates: readonly EntryCountsUpdate[],
     options: { epoch: string | null },
   ): Promise<boolean> {
+    await this.#idle();
     return this.#run(conversationId, 'saveCounts', () => {
       const epoch = checkSaveCounts(conversationId, updates, options);
       return this.#db
@@ -632,6 +752,7 @@ export class SqliteStore implements ConversationStore {
   }
 
   async getMeta(conversationId: string): Promise<MetaRecord> {
+    await this.#idle();
     return this.#run(conversationId, 'getMeta', () => {
       validateConversationId(conversationId);
       const row = this.#selectMeta.get(conversationId);
@@ -648,6 +769,7 @@ export class SqliteStore implements ConversationStore {
     value: Record<string, unknown>,
     options?: { expectedVersion?: number },
   ): Promise<number> {
+    await this.#idle();
     return this.#run(conversationId, 'setMeta', () => {
       validateConversationId(conversationId);
       const expected = checkSetMetaArguments(conversationId, value, options);
@@ -666,6 +788,7 @@ export class SqliteStore implements ConversationStore {
   }
 
   async list(options?: { prefix?: string; cursor?: string; limit?: number }): Promise<ConversationPage> {
+    await this.#idle();
     return this.#run(undefined, 'list', () => {
       const { prefix, cursor, limit } = listOptions(options);
       const start = pageStart(prefix, cursor);
@@ -695,6 +818,7 @@ export class SqliteStore implements ConversationStore {
   }
 
   async delete(conversationId: string, options?: { epoch?: string }): Promise<void> {
+    await this.#idle();
     this.#run(conversationId, 'delete', () => {
       validateConversationId(conversationId);
       const epoch = checkDeleteArguments(conversationId, options);
@@ -710,6 +834,7 @@ export class SqliteStore implements ConversationStore {
 
   /** Closes the file (checkpointing the WAL when this is the last connection); idempotent. */
   async close(): Promise<void> {
+    await this.#idle();
     if (this.#closed) return;
     this.#closed = true;
     this.search.flush();

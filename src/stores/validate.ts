@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { StoreError } from '../errors.js';
 import { jsonValueIssues } from '../messages/json-limits.js';
 import { didYouMean } from '../nearest-name.js';
+import { forEachInSlices, type Slices } from '../slices.js';
 import { validateEntryCounts } from './entry-counts.js';
 import { messageIdProblem, quoteId } from './message-id.js';
 import type { AppendOptions, NewEntry } from './types.js';
@@ -29,43 +30,69 @@ export function validateNewEntries(
   conversationId: string,
   entries: unknown,
 ): asserts entries is readonly NewEntry[] {
+  checkArray(conversationId, entries);
+  entries.forEach((entry: unknown, i) => {
+    checkNewEntry(conversationId, entry, i);
+  });
+  checkBatchIds(conversationId, entries);
+}
+
+/** `validateNewEntries` in slices that yield (a replace of a whole history): the same checks, in order. */
+export async function validateNewEntriesInSlices(
+  conversationId: string,
+  entries: unknown,
+  slices: Slices,
+): Promise<readonly NewEntry[]> {
+  checkArray(conversationId, entries);
+  await forEachInSlices(entries, (entry, i) => checkNewEntry(conversationId, entry, i), slices);
+  checkBatchIds(conversationId, entries);
+  return entries as readonly NewEntry[];
+}
+
+function checkArray(conversationId: string, entries: unknown): asserts entries is unknown[] {
   if (!Array.isArray(entries)) {
     throw new StoreError(conversationId, `entries must be an array, got ${describe(entries)}`, {
       code: 'invalid_argument',
     });
   }
-  entries.forEach((entry: unknown, i) => {
-    if (!isPlainObject(entry)) {
-      throw new StoreError(conversationId, `entries[${i}] must be an object, got ${describe(entry)}`, {
+}
+
+/** One entry of a batch, `entries[i]`: its shape, counts and id. */
+function checkNewEntry(conversationId: string, entry: unknown, i: number): asserts entry is NewEntry {
+  if (!isPlainObject(entry)) {
+    throw new StoreError(conversationId, `entries[${i}] must be an object, got ${describe(entry)}`, {
+      code: 'invalid_argument',
+    });
+  }
+  if (!isPlainObject(entry.message)) {
+    throw new StoreError(
+      conversationId,
+      `entries[${i}].message must be an object, got ${describe(entry.message)}`,
+      {
         code: 'invalid_argument',
-      });
+      },
+    );
+  }
+  if (!isPlainObject(entry.metadata)) {
+    throw new StoreError(
+      conversationId,
+      `entries[${i}].metadata must be an object, got ${describe(entry.metadata)}`,
+      { code: 'invalid_argument' },
+    );
+  }
+  validateEntryCounts(conversationId, `entries[${i}].counts`, entry.counts);
+  if (entry.id !== undefined) {
+    const problem = messageIdProblem(entry.id);
+    if (problem !== undefined) {
+      throw new StoreError(conversationId, `entries[${i}].id: ${problem}`, { code: 'invalid_argument' });
     }
-    if (!isPlainObject(entry.message)) {
-      throw new StoreError(
-        conversationId,
-        `entries[${i}].message must be an object, got ${describe(entry.message)}`,
-        {
-          code: 'invalid_argument',
-        },
-      );
-    }
-    if (!isPlainObject(entry.metadata)) {
-      throw new StoreError(
-        conversationId,
-        `entries[${i}].metadata must be an object, got ${describe(entry.metadata)}`,
-        { code: 'invalid_argument' },
-      );
-    }
-    validateEntryCounts(conversationId, `entries[${i}].counts`, entry.counts);
-    if (entry.id !== undefined) {
-      const problem = messageIdProblem(entry.id);
-      if (problem !== undefined) {
-        throw new StoreError(conversationId, `entries[${i}].id: ${problem}`, { code: 'invalid_argument' });
-      }
-    }
-  });
+  }
+}
+
+/** Refuses a batch holding one id twice. */
+function checkBatchIds(conversationId: string, entries: readonly unknown[]): void {
   const seen = new Map<string, number>();
-  entries.forEach((entry: { id?: unknown }, i) => {
+  (entries as ReadonlyArray<{ id?: unknown }>).forEach((entry, i) => {
     if (typeof entry.id !== 'string') return;
     const first = seen.get(entry.id);
     if (first !== undefined) {
@@ -94,16 +121,18 @@ export function batchIds(entries: readonly NewEntry[]): Array<{ id: string; inde
  * `±Infinity`, `-0`, nesting past `MAX_JSON_DEPTH`, values JSON drops), made again here so that
  * every path into a store (sessions, histories, `setMessages`, imports, direct calls) gets them.
  * Drivers check the depth (`depthOnly`) before serializing or copying, which would overflow the
- * stack on a deep value, and the rest once their own serialization succeeded.
+ * stack on a deep value, and the rest once their own serialization succeeded. `offset` is the
+ * index of `entries[0]` in the whole batch (a batch checked in parts names its own indices).
  */
 export function checkEntryValues(
   conversationId: string,
   entries: ReadonlyArray<{ message: unknown; metadata: unknown }>,
   options: { depthOnly?: boolean } = {},
+  offset = 0,
 ): void {
   entries.forEach((entry, i) => {
     for (const part of ['message', 'metadata'] as const) {
-      const [issue] = jsonValueIssues(entry[part], `entries[${i}].${part}`, options);
+      const [issue] = jsonValueIssues(entry[part], `entries[${offset + i}].${part}`, options);
       if (issue) {
         throw new StoreError(conversationId, `${issue.path}: ${issue.message}`, { code: 'invalid_argument' });
       }
@@ -201,6 +230,17 @@ export function checkReplaceArguments(
   options: { epoch?: string } | undefined,
 ): string {
   validateNewEntries(conversationId, entries);
+  return validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
+}
+
+/** `checkReplaceArguments` in slices that yield (a whole history): the same checks, in order. */
+export async function checkReplaceArgumentsInSlices(
+  conversationId: string,
+  entries: readonly NewEntry[],
+  options: { epoch?: string } | undefined,
+  slices: Slices,
+): Promise<string> {
+  await validateNewEntriesInSlices(conversationId, entries, slices);
   return validateEpoch(conversationId, 'epoch', options?.epoch) ?? newEpoch();
 }
 
