@@ -38,14 +38,23 @@ function writeCanonical(value: unknown, out: string[]): void {
     return;
   }
   const record = value as Record<string, unknown>;
-  const keys = Object.keys(record)
-    .filter((k) => record[k] !== undefined)
-    .sort();
+  const keys = Object.keys(record);
+  // Most objects come with their keys in order already: sorted only when they are not.
+  for (let i = 1; i < keys.length; i++) {
+    if (keys[i - 1]! > keys[i]!) {
+      keys.sort();
+      break;
+    }
+  }
   out.push('{');
-  keys.forEach((key, i) => {
-    out.push(i > 0 ? `,${JSON.stringify(key)}:` : `${JSON.stringify(key)}:`);
-    writeCanonical(record[key], out);
-  });
+  let first = true;
+  for (const key of keys) {
+    const item = record[key];
+    if (item === undefined) continue;
+    out.push(first ? `${JSON.stringify(key)}:` : `,${JSON.stringify(key)}:`);
+    first = false;
+    writeCanonical(item, out);
+  }
   out.push('}');
 }
 
