@@ -13,6 +13,7 @@ import { wireFormat } from './formats/registry.js';
 import type { GuardConversation } from './guard/guard.js';
 import { WholeHistoryNeeded } from './guard/guard-types.js';
 import { frozenEntry, keepsFormat, storedMessageOf } from './history/history.js';
+import { markStoredSeq } from './history/stored-seq.js';
 import type { AfterAdded } from './manager-added.js';
 import type { ManagerParts } from './manager-parts.js';
 import { restoreGuardState } from './manager-parts.js';
@@ -181,6 +182,8 @@ export async function serveStoredView(
         const message = row && checkedRow(row, seq, conversationFormat);
         const shown = message && shownMessage(message, wire);
         if (!shown) return undefined;
+        // As a loaded history's entry is (`frozenEntry`): the view shows this row as this object.
+        markStoredSeq(message, seq);
         prefix.push(wireMessage(shown, format));
       }
     } else if ('message' in item) {

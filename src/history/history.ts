@@ -32,6 +32,7 @@ import { newEpoch } from '../stores/validate.js';
 import { resolveConversationFormat } from '../wire/detect.js';
 import { validateMessage } from '../wire/validate-message.js';
 import { firstDifference } from './message-diff.js';
+import { markStoredSeq } from './stored-seq.js';
 
 /**
  * How many times an append retries after finding the conversation replaced under it (each retry
@@ -807,6 +808,7 @@ export function frozenEntry(
     metadata: freezeDeep(metadata),
   };
   if (id !== undefined) entry.id = id;
+  markStoredSeq(entry.message, seq);
   return Object.freeze(entry);
 }
 

@@ -6,11 +6,23 @@ import {
   type ToolSet,
 } from 'ai';
 import type { ToolDefinition } from '../../messages/types.js';
-import type { LanguageModelPrompt } from './model-messages.js';
-import { type FitOptions, PromptFitter } from './prompt-fitter.js';
+import { checkOptionNamesOf } from '../../option-names.js';
+import type { AnyModelMessage, LanguageModelPrompt } from './model-messages.js';
+import { FIT_OPTION_NAMES, type FitOptions, type FitRequest, PromptFitter } from './prompt-fitter.js';
+import { StoredPromptFitter } from './stored-prompt-fitter.js';
 
 /** Options of `contextMiddleware` and `contextPrepareStep`. */
 export type ContextMiddlewareOptions = FitOptions;
+
+/** What fits a call's prompt: the stored conversation's fitter with `store`, else the in-memory one. */
+function promptFitter(options: FitOptions): {
+  fit(all: readonly AnyModelMessage[], request?: FitRequest): Promise<ModelMessage[]>;
+} {
+  checkOptionNamesOf('contextMiddleware', options, FIT_OPTION_NAMES);
+  return options.store !== undefined || options.conversationId !== undefined
+    ? new StoredPromptFitter(options)
+    : new PromptFitter(options);
+}
 
 type CallParams = Parameters<NonNullable<LanguageModelMiddleware['transformParams']>>[0]['params'];
 
@@ -44,7 +56,7 @@ function toolDefinitions(tools: CallParams['tools']): ToolDefinition[] {
  * cannot fit.
  */
 export function contextMiddleware(options: ContextMiddlewareOptions = {}): LanguageModelMiddleware {
-  const fitter = new PromptFitter(options);
+  const fitter = promptFitter(options);
   return {
     specificationVersion: 'v3',
     transformParams: async ({ params, model }) => {
@@ -100,7 +112,7 @@ export function contextPrepareStep(
   options: ContextPrepareStepOptions = {},
 ): (step: PrepareStepInput) => Promise<{ messages: ModelMessage[] }> {
   const { tools, ...fitOptions } = options;
-  const fitter = new PromptFitter(fitOptions);
+  const fitter = promptFitter(fitOptions);
   let definitions: Promise<ToolDefinition[]> | undefined;
   return async ({ messages, model }) => {
     definitions ??= tools ? toolSetDefinitions(tools) : Promise.resolve([]);

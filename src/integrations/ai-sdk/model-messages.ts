@@ -37,14 +37,14 @@ interface LooseMessage {
 }
 
 /** Which SDK message, and which of its parts, one OpenAI message stands for. */
-interface Origin {
+export interface Origin {
   message: number;
   /** Part indexes, or `string` when the SDK message's content is a string. */
   parts: number[] | 'string';
 }
 
 /** Where a tool call or result sits among the SDK messages. */
-interface PartAt {
+export interface PartAt {
   message: number;
   part: number;
   /** The proxy that stands for it, whose riders follow it. */
@@ -228,6 +228,119 @@ function contentOf(message: AnyModelMessage): string | Part[] {
 }
 
 /**
+ * How one SDK message stands among the OpenAI messages: the parts each of its proxies stands for
+ * (`'string'`: its string content), in order; `'rider'` for a tool message with nothing to count
+ * (approvals only), which goes with the proxy before it; `'none'` for what makes nothing (a tool
+ * message with string content, an unknown role). Depends on the message alone, so a prompt's
+ * messages can be laid out, and converted, one at a time (see `PromptLayout`).
+ */
+export type MessageLayout = Array<number[] | 'string'> | 'rider' | 'none';
+
+/** The layout of one SDK message (see `MessageLayout`). */
+export function layoutOf(message: AnyModelMessage): MessageLayout {
+  const content = contentOf(message);
+  switch (message.role) {
+    case 'system':
+    case 'user':
+    case 'assistant':
+      return [typeof content === 'string' ? 'string' : content.map((_, k) => k)];
+    case 'tool': {
+      if (typeof content === 'string') return 'none';
+      // Each result is a proxy; approvals ride with the result before them (or the first one).
+      const groups: number[][] = [];
+      let pendingRiders: number[] = [];
+      content.forEach((part, k) => {
+        if (part.type === 'tool-result') {
+          groups.push([...pendingRiders, k]);
+          pendingRiders = [];
+        } else if (groups.length > 0) groups[groups.length - 1]!.push(k);
+        else pendingRiders.push(k);
+      });
+      return groups.length === 0 ? 'rider' : groups;
+    }
+    default:
+      return 'none';
+  }
+}
+
+/**
+ * How many OpenAI messages one SDK message makes (`layoutOf`'s groups, counted without building
+ * them): 0 for a rider or nothing. Cheap enough to run over a whole prompt on every call.
+ */
+export function proxyCountOf(message: AnyModelMessage): number {
+  switch (message.role) {
+    case 'system':
+    case 'user':
+    case 'assistant':
+      return 1;
+    case 'tool': {
+      const content: unknown = message.content;
+      if (!Array.isArray(content)) return 0;
+      let n = 0;
+      for (const part of content as Part[]) if (part.type === 'tool-result') n++;
+      return n;
+    }
+    default:
+      return 0;
+  }
+}
+
+/** Whether an SDK message rides with the proxy before it (`layoutOf` says `'rider'`). */
+export function isRider(message: AnyModelMessage): boolean {
+  return message.role === 'tool' && Array.isArray(message.content) && proxyCountOf(message) === 0;
+}
+
+/**
+ * The client-side tool calls and results of the SDK message at `index`, whose proxies start at
+ * `first`, as `fromModelMessages` keeps them in its side map.
+ */
+export function toolPartsOf(
+  message: AnyModelMessage,
+  index: number,
+  groups: ReadonlyArray<number[] | 'string'>,
+  first: number,
+  calls: Map<string, PartAt>,
+  results: Map<string, PartAt>,
+): void {
+  const content = contentOf(message);
+  if (typeof content === 'string') return;
+  if (message.role === 'assistant') {
+    content.forEach((part, k) => {
+      if (isClientCall(part)) calls.set(String(part.toolCallId), { message: index, part: k, proxy: first });
+    });
+  } else if (message.role === 'tool') {
+    groups.forEach((group, g) => {
+      if (group === 'string') return;
+      const k = group.find((i) => content[i]!.type === 'tool-result')!;
+      results.set(String(content[k]!.toolCallId), { message: index, part: k, proxy: first + g });
+    });
+  }
+}
+
+/** The OpenAI messages one SDK message makes, one per group of its layout. */
+export function proxiesOf(
+  message: AnyModelMessage,
+  groups: ReadonlyArray<number[] | 'string'>,
+): OpenAIMessage[] {
+  const content = contentOf(message);
+  switch (message.role) {
+    case 'system':
+      return [{ role: 'system', content: typeof content === 'string' ? content : '' }];
+    case 'user':
+      return [userProxy(content)];
+    case 'assistant':
+      return [assistantProxy(content)];
+    default:
+      return groups.map((group) => {
+        const part = (content as Part[])[
+          (group as number[]).find((k) => (content as Part[])[k]!.type === 'tool-result')!
+        ]!;
+        return { role: 'tool', tool_call_id: String(part.toolCallId), content: toolOutputText(part.output) };
+      });
+  }
+}
+
+/**
  * Converts the SDK's messages (or a model's prompt) to OpenAI Chat Completions messages for
  * contextkit, with the side map that gives them back whole through `toModelMessages`. A tool
  * message becomes one `tool` message per result; an assistant message one message with its text
@@ -240,73 +353,24 @@ export function fromModelMessages(messages: readonly AnyModelMessage[]): Convert
   const leading: number[] = [];
   const calls = new Map<string, PartAt>();
   const results = new Map<string, PartAt>();
-  const push = (proxy: OpenAIMessage, origin: Origin) => {
-    proxies.push(proxy);
-    origins.push(origin);
-  };
-  const ride = (index: number) => {
-    if (proxies.length === 0) leading.push(index);
-    else {
-      const list = riders.get(proxies.length - 1) ?? [];
-      list.push(index);
-      riders.set(proxies.length - 1, list);
-    }
-  };
 
   messages.forEach((message, index) => {
-    const content = contentOf(message);
-    const all: Origin = {
-      message: index,
-      parts: typeof content === 'string' ? 'string' : content.map((_, k) => k),
-    };
-    switch (message.role) {
-      case 'system':
-        push({ role: 'system', content: typeof content === 'string' ? content : '' }, all);
-        return;
-      case 'user':
-        push(userProxy(content), all);
-        return;
-      case 'assistant':
-        if (typeof content !== 'string') {
-          content.forEach((part, k) => {
-            if (isClientCall(part)) {
-              calls.set(String(part.toolCallId), { message: index, part: k, proxy: proxies.length });
-            }
-          });
-        }
-        push(assistantProxy(content), all);
-        return;
-      case 'tool': {
-        if (typeof content === 'string') return;
-        // Each result is a proxy; approvals ride with the result before them (or the first one).
-        const groups: number[][] = [];
-        let pendingRiders: number[] = [];
-        content.forEach((part, k) => {
-          if (part.type === 'tool-result') {
-            results.set(String(part.toolCallId), {
-              message: index,
-              part: k,
-              proxy: proxies.length + groups.length,
-            });
-            groups.push([...pendingRiders, k]);
-            pendingRiders = [];
-          } else if (groups.length > 0) groups[groups.length - 1]!.push(k);
-          else pendingRiders.push(k);
-        });
-        if (groups.length === 0) {
-          ride(index);
-          return;
-        }
-        for (const group of groups) {
-          const part = content[group.find((k) => content[k]!.type === 'tool-result')!]!;
-          push(
-            { role: 'tool', tool_call_id: String(part.toolCallId), content: toolOutputText(part.output) },
-            { message: index, parts: group },
-          );
-        }
-        return;
+    const layout = layoutOf(message);
+    if (layout === 'none') return;
+    if (layout === 'rider') {
+      if (proxies.length === 0) leading.push(index);
+      else {
+        const list = riders.get(proxies.length - 1) ?? [];
+        list.push(index);
+        riders.set(proxies.length - 1, list);
       }
+      return;
     }
+    toolPartsOf(message, index, layout, proxies.length, calls, results);
+    proxiesOf(message, layout).forEach((proxy, g) => {
+      proxies.push(proxy);
+      origins.push({ message: index, parts: layout[g]! });
+    });
   });
 
   const byKey = new Map<string, number[]>();

@@ -1,16 +1,33 @@
 import type { ModelMessage } from 'ai';
 import { OMITTED_START_TEXT } from '../../compaction/placeholders.js';
 import { ConfigurationError } from '../../errors.js';
-import { ContextManager, type ContextManagerOptions } from '../../manager.js';
+import type { ContextEvents } from '../../events.js';
+import { ContextManager, type ContextManagerOptions, type RequestOptions } from '../../manager.js';
 import type { ToolDefinition } from '../../messages/types.js';
 import { checkOptionNamesOf } from '../../option-names.js';
-import { createModelCatalog } from '../../tokens/catalog.js';
+import type { ConversationStore } from '../../stores/types.js';
+import { createModelCatalog, type ModelCatalog } from '../../tokens/catalog.js';
 import { FACTS_OPEN } from '../../tools/facts-block.js';
 import { type FittedEntry, fitThrough, messageKey } from '../fit-through.js';
-import { type AnyModelMessage, fromModelMessages, restoreModelMessages } from './model-messages.js';
+import {
+  type AnyModelMessage,
+  fromModelMessages,
+  type ModelMessageSideMap,
+  type ProxyEntry,
+  restoreModelMessages,
+} from './model-messages.js';
 
 /** The names `FitOptions` takes (`contextPrepareStep` adds `tools`). */
-export const FIT_OPTION_NAMES = ['manager', 'options', 'maxTokens', 'model', 'conversations'] as const;
+export const FIT_OPTION_NAMES = [
+  'manager',
+  'options',
+  'maxTokens',
+  'model',
+  'conversations',
+  'store',
+  'conversationId',
+  'onWarning',
+] as const;
 
 /** How the AI SDK integrations fit messages: shared by the middleware and the `prepareStep` helper. */
 export interface FitOptions {
@@ -19,9 +36,14 @@ export interface FitOptions {
    * conversation each call); the rest of the prompt is added to it, so it is stored and its plan
    * lives on. Without one, in-memory managers are made from `options` and reused while the prompt
    * grows (each step of a tool loop extends the last), so the plan and the prompt cache hold.
+   * Not with `store` (which makes the manager of the stored conversation).
    */
   manager?: ContextManager;
-  /** Options for the in-memory managers (ignored with `manager`); each keeps its own history, so no store. */
+  /**
+   * Options for the managers made here (ignored with `manager`): the in-memory ones, each keeping
+   * its own history, or, with `store`, the stored conversation's. Store and conversation id are
+   * given to the middleware itself.
+   */
   options?: Omit<ContextManagerOptions, 'store' | 'conversationId'>;
   /**
    * The context's limit: tokens of the messages and tools each call may send (the seeds'
@@ -30,8 +52,70 @@ export interface FitOptions {
   maxTokens?: number;
   /** Catalog model id that decides the tokenizer and the default budget; by default the SDK model's id when the catalog knows it. */
   model?: string;
-  /** How many conversations keep their in-memory manager between calls (default 16; 0 makes a new one every call). */
+  /** How many conversations keep their in-memory manager between calls (default 16; 0 makes a new one every call). Not with `store`. */
   conversations?: number;
+  /**
+   * Where the conversation is kept between calls, with `conversationId`: a store, or a store URL
+   * as `ContextManager` takes it (`sqlite:PATH`, `redis://…`; opened once per middleware, so a
+   * worker that makes a middleware per request passes a store it keeps open). Each call then adds
+   * only the prompt's messages the store does not hold yet (the stored prefix is told by a digest
+   * kept in the conversation's metadata) and serves its view from the stored plan and view record,
+   * so a call costs its new messages and its view, not the prompt, in a new process too. A prompt
+   * that does not extend the stored conversation (history edited, another conversation) replaces
+   * it, with a `context:warn` `prompt_replaced_conversation` (see `onWarning`).
+   */
+  store?: ConversationStore | string;
+  /** The conversation in `store` (required with it): one middleware serves one conversation. */
+  conversationId?: string;
+  /** Called with each `context:warn` the managers made here raise (not those of a `manager` of your own). */
+  onWarning?: (warning: ContextEvents['context:warn']) => void;
+}
+
+/** What the SDK's call tells the fitter besides the prompt. */
+export interface FitRequest {
+  modelId?: string;
+  provider?: string;
+  tools?: readonly ToolDefinition[];
+}
+
+/** The catalog model to count with: the one configured, else the SDK model's when the catalog knows it. */
+export function modelFor(
+  settings: FitOptions,
+  catalog: ModelCatalog,
+  modelId: string | undefined,
+): string | undefined {
+  if (settings.model !== undefined) return settings.model;
+  if (settings.options?.model !== undefined) return undefined;
+  return modelId !== undefined && catalog.get(modelId) ? modelId : undefined;
+}
+
+/** The manager's request options for one SDK call. */
+export function requestOptionsFor(
+  settings: FitOptions,
+  catalog: ModelCatalog,
+  request: FitRequest,
+): RequestOptions {
+  const model = modelFor(settings, catalog, request.modelId);
+  return {
+    ...(settings.maxTokens !== undefined ? { tokenBudget: settings.maxTokens } : {}),
+    ...(model !== undefined ? { model } : {}),
+    ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
+  };
+}
+
+/**
+ * The SDK messages for a fitted view: its entries given back as the SDK's own messages, what
+ * contextkit wrote placed for the provider, and the prompt opened right after a server compaction.
+ */
+export function sdkPrompt(
+  entries: readonly ProxyEntry[],
+  sideMap: ModelMessageSideMap,
+  provider: string | undefined,
+): ModelMessage[] {
+  // OpenAI takes system messages anywhere; the other providers only at the start.
+  const systemInside = provider?.startsWith('openai') ? 'system' : 'user';
+  // Also when the whole conversation is fitted, as its compaction may leave that reply first.
+  return openedAtCompaction(restoreModelMessages(entries, sideMap, { systemInside }));
 }
 
 /**
@@ -50,7 +134,7 @@ function serverCompactionStart(messages: readonly AnyModelMessage[]): number {
 }
 
 /** Whether an SDK message is an assistant reply holding an Anthropic compaction part. */
-function holdsCompactionPart(message: AnyModelMessage): boolean {
+export function holdsCompactionPart(message: AnyModelMessage): boolean {
   if (message.role !== 'assistant' || !Array.isArray(message.content)) return false;
   for (const part of message.content as readonly { type: string; providerOptions?: unknown }[]) {
     const anthropic = (part.providerOptions as { anthropic?: { type?: unknown } } | undefined)?.anthropic;
@@ -67,7 +151,7 @@ function holdsCompactionPart(message: AnyModelMessage): boolean {
  * message that is not the user's ("the first message must use the user role"), and drops this one
  * unread, as it precedes the compaction block: not counted.
  */
-function openedAtCompaction(prompt: ModelMessage[]): ModelMessage[] {
+export function openedAtCompaction(prompt: ModelMessage[]): ModelMessage[] {
   let first = 0;
   while (first < prompt.length && prompt[first]!.role === 'system') first++;
   // The facts block is a user message before the first turn (issue 30): before the compaction
@@ -120,22 +204,12 @@ export class PromptFitter {
     }
   }
 
-  /** The catalog model to count with: the one configured, else the SDK model's when known. */
-  modelFor(modelId: string | undefined): string | undefined {
-    if (this.settings.model !== undefined) return this.settings.model;
-    if (this.settings.options?.model !== undefined) return undefined;
-    return modelId !== undefined && this.catalog.get(modelId) ? modelId : undefined;
-  }
-
   /**
    * Fits `messages` to the budget. After an Anthropic server compaction, only what the API reads
    * (see `serverCompactionStart`) is counted, fitted and sent, unless a `manager` of your own
    * holds the whole conversation: then it is all fitted, as its history must be a prefix.
    */
-  async fit(
-    all: readonly AnyModelMessage[],
-    request: { modelId?: string; provider?: string; tools?: readonly ToolDefinition[] } = {},
-  ): Promise<ModelMessage[]> {
+  async fit(all: readonly AnyModelMessage[], request: FitRequest = {}): Promise<ModelMessage[]> {
     const messages = this.settings.manager ? all : liveMessages(all);
     const { messages: proxies, sideMap } = fromModelMessages(messages);
     const keys = proxies.map(messageKey);
@@ -145,12 +219,7 @@ export class PromptFitter {
     sideMap.origins.forEach((origin, i) => {
       if (holdsCompactionPart(messages[origin.message]!)) pinned.add(i);
     });
-    const model = this.modelFor(request.modelId);
-    const options = {
-      ...(this.settings.maxTokens !== undefined ? { tokenBudget: this.settings.maxTokens } : {}),
-      ...(model !== undefined ? { model } : {}),
-      ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
-    };
+    const options = requestOptionsFor(this.settings, this.catalog, request);
     let fitted: FittedEntry[] | undefined;
     if (this.settings.manager) {
       fitted = await fitThrough(this.settings.manager, proxies, options, keys, 'openai', pinned);
@@ -166,7 +235,7 @@ export class PromptFitter {
         fitted = await fitThrough(lease.manager, proxies, options, keys, 'openai', pinned);
         if (!fitted) {
           // Its history went astray (a message it refused half-way): start that conversation over.
-          lease.manager = new ContextManager(this.settings.options);
+          lease.manager = this.newManager();
           fitted = await fitThrough(lease.manager, proxies, options, keys, 'openai', pinned);
         }
         lease.keys = keys;
@@ -178,15 +247,18 @@ export class PromptFitter {
         lease.busy = false;
       }
     }
-    // OpenAI takes system messages anywhere; the other providers only at the start.
-    const systemInside = request.provider?.startsWith('openai') ? 'system' : 'user';
-    const prompt = restoreModelMessages(
+    return sdkPrompt(
       fitted!.map(({ message, seq }) => ({ message, proxy: seq })),
       sideMap,
-      { systemInside },
+      request.provider,
     );
-    // Also with a manager of your own, whose compaction may leave that reply first.
-    return openedAtCompaction(prompt);
+  }
+
+  /** An in-memory manager made from `options`, its warnings passed to `onWarning`. */
+  private newManager(): ContextManager {
+    const manager = new ContextManager(this.settings.options);
+    if (this.settings.onWarning) manager.on('context:warn', this.settings.onWarning);
+    return manager;
   }
 
   /** The idle pooled manager whose history is the longest prefix of `keys`, or a new one. */
@@ -204,7 +276,7 @@ export class PromptFitter {
       best.busy = true;
       return best;
     }
-    const entry: PooledManager = { manager: new ContextManager(this.settings.options), keys: [], busy: true };
+    const entry: PooledManager = { manager: this.newManager(), keys: [], busy: true };
     if (this.capacity > 0) {
       this.pool.push(entry);
       const idle = this.pool.findIndex((e) => !e.busy);
