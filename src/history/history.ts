@@ -30,7 +30,7 @@ import type {
 } from '../stores/types.js';
 import { newEpoch } from '../stores/validate.js';
 import { resolveConversationFormat } from '../wire/detect.js';
-import { validateMessage } from '../wire/validate-message.js';
+import { validateJsonCheckedMessage, validateMessage } from '../wire/validate-message.js';
 import { firstDifference } from './message-diff.js';
 
 /**
@@ -776,7 +776,8 @@ export function storedMessageOf(
   if (issues.length > 0 || metadataIssues.length > 0)
     throw new InvalidMessageError([...issues, ...metadataIssues]);
   const resolved = resolveConversationFormat(format, entry.message, entry.seq, earlier);
-  return { message: validateMessage(entry.message, path, resolved), format: resolved };
+  // Its depth is bounded now: the shape check does not walk it for that again.
+  return { message: validateJsonCheckedMessage(entry.message, path, resolved), format: resolved };
 }
 
 /**
