@@ -36,7 +36,7 @@ import {
 } from './view/stored-view.js';
 import type { PrefixSource } from './view/view.js';
 import { shownMessage } from './wire/shown-entries.js';
-import { validateMessage } from './wire/validate-message.js';
+import { validateJsonCheckedMessage } from './wire/validate-message.js';
 import { wireMessage } from './wire/wire-fields.js';
 
 /** Entries past a record's prefix after which a manager that built the view whole writes a new one. */
@@ -131,7 +131,7 @@ export async function keepStoredView(
  * that needs the whole history): the caller then loads it.
  */
 export async function serveStoredView(
-  parts: Pick<ManagerParts, 'store' | 'settings' | 'measurer' | 'guard' | 'conversation'>,
+  parts: Pick<ManagerParts, 'store' | 'settings' | 'measurer' | 'guard' | 'conversation' | 'heldMeta'>,
   request: RequestOptions,
   warn: (code: string, message: string) => void,
 ): Promise<{ messages: Message[]; target: UnloadedTarget | undefined } | undefined> {
@@ -154,8 +154,15 @@ export async function serveStoredView(
   // The format the view is built in; the conversation's own, unless it showed none yet.
   const format = record.format;
   const conversationFormat = record.formatless ? undefined : format;
-  const prepared = measurer.prepare(request, conversationFormat);
-  const r = prepared instanceof Promise ? await prepared : prepared;
+  // The calibration's first load reads the metadata just read rather than reading it again.
+  parts.heldMeta.record = meta;
+  let r: ResolvedRequest;
+  try {
+    const prepared = measurer.prepare(request, conversationFormat);
+    r = prepared instanceof Promise ? await prepared : prepared;
+  } finally {
+    parts.heldMeta.record = undefined;
+  }
   if (r.counter.id !== record.counterId) return undefined;
   // A conversation without a format is built in the request's: another request, another view.
   if (conversationFormat === undefined && r.format !== format) return undefined;
@@ -317,7 +324,7 @@ function checkedRow(row: StoredEntry, seq: number, format: MessageFormat | undef
 function checkedMessage(message: unknown, format: MessageFormat | undefined): Message | undefined {
   if (jsonValueIssues(message, 'message').length > 0) return undefined;
   try {
-    return freezeDeep(validateMessage(message, 'message', format));
+    return freezeDeep(validateJsonCheckedMessage(message, 'message', format));
   } catch (err) {
     if (err instanceof InvalidMessageError) return undefined;
     throw err;
