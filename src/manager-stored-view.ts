@@ -12,7 +12,7 @@ import { InvalidMessageError } from './errors.js';
 import { wireFormat } from './formats/registry.js';
 import type { GuardConversation } from './guard/guard.js';
 import { WholeHistoryNeeded } from './guard/guard-types.js';
-import { frozenEntry, keepsFormat, storedMessageOf } from './history/history.js';
+import { frozenEntry, storedMessageKeeping } from './history/history.js';
 import type { AfterAdded } from './manager-added.js';
 import type { ManagerParts } from './manager-parts.js';
 import { restoreGuardState } from './manager-parts.js';
@@ -307,13 +307,14 @@ function partialConversation(
 }
 
 /**
- * A stored row's message as a load checks it (`storedMessageOf`), frozen; undefined when it is not
+ * A stored row's message as a load checks it (`storedMessageKeeping`), frozen; undefined when it is not
  * one, is not the row at `seq`, or would change the conversation's format.
  */
 function checkedRow(row: StoredEntry, seq: number, format: MessageFormat | undefined): Message | undefined {
-  if (row.seq !== seq || !keepsFormat(format, row.message, seq)) return undefined;
+  if (row.seq !== seq) return undefined;
   try {
-    return freezeDeep(storedMessageOf(row, format, () => []).message);
+    const message = storedMessageKeeping(row, format);
+    return message && freezeDeep(message);
   } catch (err) {
     if (err instanceof InvalidMessageError) return undefined;
     throw err;

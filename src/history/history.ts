@@ -771,13 +771,34 @@ export function storedMessageOf(
   earlier: () => readonly unknown[],
 ): { message: Message; format: MessageFormat | undefined } {
   const path = `stored entry ${entry.seq}`;
+  checkStoredValues(entry, path);
+  const resolved = resolveConversationFormat(format, entry.message, entry.seq, earlier);
+  // Its depth is bounded now: the shape check does not walk it for that again.
+  return { message: validateJsonCheckedMessage(entry.message, path, resolved), format: resolved };
+}
+
+/**
+ * `storedMessageOf` for a stored entry taken without the messages before it (a row a stored view
+ * record serves): undefined when it would not keep the conversation in `format` (see `keepsFormat`),
+ * else the message checked as a load checks it, whose format is then `format` (told once, not
+ * again). `InvalidMessageError` when it is not a message.
+ */
+export function storedMessageKeeping(
+  entry: Pick<StoredEntry, 'seq' | 'message' | 'metadata'>,
+  format: MessageFormat | undefined,
+): Message | undefined {
+  if (!keepsFormat(format, entry.message, entry.seq)) return undefined;
+  const path = `stored entry ${entry.seq}`;
+  checkStoredValues(entry, path);
+  return validateJsonCheckedMessage(entry.message, path, format);
+}
+
+/** Refuses (`InvalidMessageError`) a stored message or metadata JSON would not hold (see `storedMessageOf`). */
+function checkStoredValues(entry: Pick<StoredEntry, 'message' | 'metadata'>, path: string): void {
   const issues = jsonValueIssues(entry.message, path);
   const metadataIssues = jsonValueIssues(entry.metadata, `${path}.metadata`);
   if (issues.length > 0 || metadataIssues.length > 0)
     throw new InvalidMessageError([...issues, ...metadataIssues]);
-  const resolved = resolveConversationFormat(format, entry.message, entry.seq, earlier);
-  // Its depth is bounded now: the shape check does not walk it for that again.
-  return { message: validateJsonCheckedMessage(entry.message, path, resolved), format: resolved };
 }
 
 /**

@@ -128,9 +128,11 @@ function isClean(v: unknown, depth: number, inArray: boolean, numbers: boolean):
     return true;
   }
   const record = v as Record<string, unknown>;
-  const keys = Object.keys(record);
-  for (let i = 0; i < keys.length; i++)
-    if (!isClean(record[keys[i]!], depth + 1, false, numbers)) return false;
+  // `Object.keys` order without its array: own keys come first in a for-in, inherited ones after.
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    if (!isClean(record[key], depth + 1, false, numbers)) return false;
+  }
   return true;
 }
 
