@@ -15,7 +15,7 @@ import {
   StoreError,
 } from '../errors.js';
 import { freezeDeep } from '../messages/freeze.js';
-import { jsonValueIssues } from '../messages/json-limits.js';
+import { jsonValueIsClean, jsonValueIssues } from '../messages/json-limits.js';
 import type { HistoryEntry, Message, MessageFormat, MessageMetadata } from '../messages/types.js';
 import type { AddMessageOptions } from '../options.js';
 import { forEachInSlices, mapInSlices, Slices } from '../slices.js';
@@ -731,8 +731,10 @@ export class History {
   /** Takes a list `entryList` built as this history's entries (after `reset`). */
   private take(next: EntryList): void {
     this.list = next.list;
-    for (const entry of next.list)
+    for (let i = 0; i < next.list.length; i++) {
+      const entry = next.list[i]!;
       if (entry.id !== undefined && !this.ids.has(entry.id)) this.ids.set(entry.id, entry);
+    }
     this.conversationFormat = next.format;
     this.ephemeral = next.ephemeral;
   }
@@ -795,6 +797,7 @@ export function storedMessageKeeping(
 
 /** Refuses (`InvalidMessageError`) a stored message or metadata JSON would not hold (see `storedMessageOf`). */
 function checkStoredValues(entry: Pick<StoredEntry, 'message' | 'metadata'>, path: string): void {
+  if (jsonValueIsClean(entry.message) && jsonValueIsClean(entry.metadata)) return;
   const issues = jsonValueIssues(entry.message, path);
   const metadataIssues = jsonValueIssues(entry.metadata, `${path}.metadata`);
   if (issues.length > 0 || metadataIssues.length > 0)

@@ -81,9 +81,9 @@ function numberIssue(n: number): string | undefined {
 export function jsonValueIssues(
   value: unknown,
   path: string,
-  options: { depthOnly?: boolean } = {},
+  options?: { depthOnly?: boolean },
 ): MessageIssue[] {
-  const numbers = options.depthOnly !== true;
+  const numbers = options?.depthOnly !== true;
   try {
     // Nearly every value is clean: told by a walk that allocates nothing; the issues, with their
     // paths, by the full walk only when it is not.
@@ -99,6 +99,16 @@ export function jsonValueIssues(
       { path, message: `cannot be read as JSON (${(error as Error)?.message ?? String(error)}); refused` },
     ];
   }
+}
+
+/** Whether `jsonValueIssues(value, …)` finds nothing, told without making a list when it does not. */
+export function jsonValueIsClean(value: unknown): boolean {
+  try {
+    if (isClean(value, 0, false, true)) return true;
+  } catch {
+    // A throwing getter or proxy trap: the full walk reports it.
+  }
+  return jsonValueIssues(value, '').length === 0;
 }
 
 /**
