@@ -358,9 +358,10 @@ async function measureSize(
   let stall = 0;
   let heapBytes = 0;
   let view: Message[] = [];
+  // No collection is forced before a timed turn: its concurrent sweep of this process's heap (the
+  // sessions of every size are held) would be timed with the turn, and with none of the row reads
+  // it is compared to.
   for (let r = 0; r < repeats; r++) {
-    collectGarbage();
-    const before = process.memoryUsage().heapUsed;
     const turn = await withTimer(async () => {
       const ctx = new ContextManager({ model: MODEL, store: worker, conversationId: id });
       const messages = await ctx.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
@@ -369,13 +370,20 @@ async function measureSize(
     firsts.push(turn.ms);
     cpus.push(turn.cpuMs);
     stall = Math.max(stall, turn.longestWait);
-    if (r === 0) {
-      // Held: the manager and its view, as a server keeping the conversation between turns.
-      collectGarbage();
-      heapBytes = process.memoryUsage().heapUsed - before;
-    }
     view = turn.value.messages;
     await turn.value.ctx.close();
+  }
+  {
+    // Held: the manager and its view, as a server keeping the conversation between turns (one more
+    // first turn, untimed, between full collections).
+    collectGarbage();
+    const before = process.memoryUsage().heapUsed;
+    const ctx = new ContextManager({ model: MODEL, store: worker, conversationId: id });
+    const messages = await ctx.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
+    collectGarbage();
+    heapBytes = process.memoryUsage().heapUsed - before;
+    if (JSON.stringify(messages) !== JSON.stringify(view)) throw new Error(`${spec.name}: the views differ`);
+    await ctx.close();
   }
   const { prefix, singles, fromSeq } = viewRows(history, view);
   const reads: number[] = [];
@@ -566,7 +574,7 @@ export async function runStatelessBenchmark(args: readonly string[]): Promise<vo
   report.note(
     [
       `History: \`longSessionMessages(N, 'openai', ${SEED})\` (an agent session with tool calls), model ${MODEL}, budget ${formatCount(BUDGET)} tokens, default strategy. Each conversation is stored by a manager (\`setMessages\`, counts kept) that serves one view and closes, as an earlier worker leaves it. The worker then already serves another conversation on the same connected store (a ${WARM_SIZE}-message turn ran first: tokenizer loaded, connection up).`,
-      `First turn: a new \`ContextManager\` on the stored conversation and its \`getMessagesForRequest()\`, ${repeats} times (a new manager each time), median; cpu is this process's user + system time; the longest stall is the longest gap of a 10 ms interval timer during any of them. Reading the view's rows: the same driver's \`read\` of the rows the view holds (its leading system rows; each row it holds before a gap of more than ${TAIL_GAP} rows it does not hold, such as the task, on its own; and from the oldest other row it holds to the end), all reads at once, median of ${repeats}. Heap held: live heap after a full collection with the first repeat's manager and view still referenced, less the live heap before it. The first turn is served from the stored view record and the rows the view holds (\`storedView\`, issue 32 item 1); the baseline beside it, same run, is the same turn with \`storedView: false\` (the whole history read and checked), whose view must be the same byte for byte. Agent turn: a new manager adds the user's message (appended unread), serves the view, adds the reply: median of ${repeats}.`,
+      `First turn: a new \`ContextManager\` on the stored conversation and its \`getMessagesForRequest()\`, ${repeats} times (a new manager each time), median; cpu is this process's user + system time; the longest stall is the longest gap of a 10 ms interval timer during any of them. Reading the view's rows: the same driver's \`read\` of the rows the view holds (its leading system rows; each row it holds before a gap of more than ${TAIL_GAP} rows it does not hold, such as the task, on its own; and from the oldest other row it holds to the end), all reads at once, median of ${repeats}. No collection is forced before a timed turn (its concurrent sweep of this process's heap would be timed with the turn; runs before this one forced one before each). Heap held: live heap after a full collection with the manager and view of one more, untimed first turn still referenced, less the live heap before it. The first turn is served from the stored view record and the rows the view holds (\`storedView\`, issue 32 item 1); the baseline beside it, same run, is the same turn with \`storedView: false\` (the whole history read and checked), whose view must be the same byte for byte. Agent turn: a new manager adds the user's message (appended unread), serves the view, adds the reply: median of ${repeats}.`,
       ...(skipped.length > 0 ? [`Not measured: ${skipped.join('; ')}.`] : []),
     ].join('\n'),
   );

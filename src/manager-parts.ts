@@ -27,7 +27,7 @@ import { cacheUnreported, type UsageSample } from './meter/usage.js';
 import { resetUsageWarning } from './meter/usage-warning.js';
 import { type ContextManagerOptions, DEFAULTS, economySettings, type Usage } from './options.js';
 import { RecallIndex } from './recall/recall-index.js';
-import { metaPersistence } from './stores/meta-persistence.js';
+import { type HeldMeta, metaPersistence } from './stores/meta-persistence.js';
 import { resolveStore } from './stores/resolve.js';
 import type { ConversationStore } from './stores/types.js';
 import { createAnthropicTools, createOpenAITools, type LLMWarning } from './tools/llm.js';
@@ -68,6 +68,8 @@ export interface ManagerParts {
   /** What the provider still reads after its own compaction (the guard's entries). */
   live: LiveEntries;
   recallIndex: RecallIndex;
+  /** Metadata a request just read, lent to the calibration's first read (see `HeldMeta`). */
+  heldMeta: HeldMeta;
 }
 
 /**
@@ -102,6 +104,7 @@ export function composeParts(
     options.store === undefined
       ? null
       : resolveStore(options.store, { onWarning: (message) => warn('store_warning', message) });
+  const heldMeta: HeldMeta = { record: undefined };
   const measurer = new ContextMeasurer({
     ...(options.model !== undefined ? { model: options.model } : {}),
     ...(options.tokenCounter !== undefined ? { counter: options.tokenCounter } : {}),
@@ -109,7 +112,9 @@ export function composeParts(
     ...(options.countClient !== undefined ? { countClient: options.countClient } : {}),
     calibration:
       options.calibration ??
-      createCalibration(store ? { persistence: metaPersistence(store, conversationId, 'calibration') } : {}),
+      createCalibration(
+        store ? { persistence: metaPersistence(store, conversationId, 'calibration', heldMeta) } : {},
+      ),
     exactCountAt: settings.exactCountAt,
     // As given: a maxTokens the user set caps the model's budget; the default does not.
     ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
@@ -219,7 +224,7 @@ export function composeParts(
     eager: settings.recall,
     onWarn: warn,
   });
-  return { settings, store, history, measurer, counts, guard, conversation, live, recallIndex };
+  return { settings, store, history, measurer, counts, guard, conversation, live, recallIndex, heldMeta };
 }
 
 /**

@@ -12,7 +12,7 @@ import { InvalidMessageError } from './errors.js';
 import { wireFormat } from './formats/registry.js';
 import type { GuardConversation } from './guard/guard.js';
 import { WholeHistoryNeeded } from './guard/guard-types.js';
-import { frozenEntry, keepsFormat, storedMessageOf } from './history/history.js';
+import { frozenEntry, storedMessageKeeping } from './history/history.js';
 import { markStoredSeq } from './history/stored-seq.js';
 import type { AfterAdded } from './manager-added.js';
 import type { ManagerParts } from './manager-parts.js';
@@ -37,7 +37,7 @@ import {
 } from './view/stored-view.js';
 import type { PrefixSource } from './view/view.js';
 import { shownMessage } from './wire/shown-entries.js';
-import { validateMessage } from './wire/validate-message.js';
+import { validateJsonCheckedMessage } from './wire/validate-message.js';
 import { wireMessage } from './wire/wire-fields.js';
 
 /** Entries past a record's prefix after which a manager that built the view whole writes a new one. */
@@ -132,7 +132,7 @@ export async function keepStoredView(
  * that needs the whole history): the caller then loads it.
  */
 export async function serveStoredView(
-  parts: Pick<ManagerParts, 'store' | 'settings' | 'measurer' | 'guard' | 'conversation'>,
+  parts: Pick<ManagerParts, 'store' | 'settings' | 'measurer' | 'guard' | 'conversation' | 'heldMeta'>,
   request: RequestOptions,
   warn: (code: string, message: string) => void,
 ): Promise<{ messages: Message[]; target: UnloadedTarget | undefined } | undefined> {
@@ -155,8 +155,15 @@ export async function serveStoredView(
   // The format the view is built in; the conversation's own, unless it showed none yet.
   const format = record.format;
   const conversationFormat = record.formatless ? undefined : format;
-  const prepared = measurer.prepare(request, conversationFormat);
-  const r = prepared instanceof Promise ? await prepared : prepared;
+  // The calibration's first load reads the metadata just read rather than reading it again.
+  parts.heldMeta.record = meta;
+  let r: ResolvedRequest;
+  try {
+    const prepared = measurer.prepare(request, conversationFormat);
+    r = prepared instanceof Promise ? await prepared : prepared;
+  } finally {
+    parts.heldMeta.record = undefined;
+  }
   if (r.counter.id !== record.counterId) return undefined;
   // A conversation without a format is built in the request's: another request, another view.
   if (conversationFormat === undefined && r.format !== format) return undefined;
@@ -306,13 +313,14 @@ function partialConversation(
 }
 
 /**
- * A stored row's message as a load checks it (`storedMessageOf`), frozen; undefined when it is not
+ * A stored row's message as a load checks it (`storedMessageKeeping`), frozen; undefined when it is not
  * one, is not the row at `seq`, or would change the conversation's format.
  */
 function checkedRow(row: StoredEntry, seq: number, format: MessageFormat | undefined): Message | undefined {
-  if (row.seq !== seq || !keepsFormat(format, row.message, seq)) return undefined;
+  if (row.seq !== seq) return undefined;
   try {
-    return freezeDeep(storedMessageOf(row, format, () => []).message);
+    const message = storedMessageKeeping(row, format);
+    return message && freezeDeep(message);
   } catch (err) {
     if (err instanceof InvalidMessageError) return undefined;
     throw err;
@@ -323,7 +331,7 @@ function checkedRow(row: StoredEntry, seq: number, format: MessageFormat | undef
 function checkedMessage(message: unknown, format: MessageFormat | undefined): Message | undefined {
   if (jsonValueIssues(message, 'message').length > 0) return undefined;
   try {
-    return freezeDeep(validateMessage(message, 'message', format));
+    return freezeDeep(validateJsonCheckedMessage(message, 'message', format));
   } catch (err) {
     if (err instanceof InvalidMessageError) return undefined;
     throw err;

@@ -33,7 +33,7 @@ export { recallResultMessage, recallResultText } from './recall/recall-tool.js';
 export { Cache, DEFAULT_TTL_MS } from './stores/cache.js';
 export { historyPages } from './stores/history-pages.js';
 export { compareIds, decodeId, encodeId, isHashedName, MAX_NAME_BYTES } from './stores/keys.js';
-export { metaPersistence } from './stores/meta-persistence.js';
+export { type HeldMeta, metaPersistence } from './stores/meta-persistence.js';
 export { FilePersistence, MemoryPersistence } from './stores/persistence.js';
 export { CLAUDE_TOKENIZER, DEFAULT_TOKENIZERS, GEMINI_TOKENIZER } from './tokens/catalog.js';
 export { PROVIDER_FRAMING } from './tokens/counter.js';

@@ -6,6 +6,10 @@
  * whole history serves, or both refuse the request alike; and a record that is corrupt, changed,
  * from another version, or stale is never used.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ContextManager } from '../src/manager.js';
@@ -353,6 +357,42 @@ describe('a view served from the stored record', () => {
     const replaced = await freshWorker(store, 'openai', true, 20_000);
     expect(store.wholeReads).toBe(before + 1);
     expect(replaced).toEqual(await freshWorker(store, 'openai', false, 20_000));
+  });
+
+  it('takes a served row of another format as a load does: under invalidStored skip, left out with a warning, not thrown', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'stored-view-format-'));
+    try {
+      const url = `sqlite:${join(dir, 'db.sqlite')}`;
+      const writer = new ContextManager({ model: 'gpt-4o', store: url, conversationId: 'c' });
+      await writer.setMessages(longSessionMessages(1_500, 'openai', 9), { replace: true });
+      await writer.getMessagesForRequest({ tokenBudget: 20_000 });
+      await writer.close();
+      // A row the view holds, changed by hand to an Anthropic message (the generation unchanged).
+      const db = new Database(join(dir, 'db.sqlite'));
+      const anthropic = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'x', content: 'hi' }] };
+      db.prepare("UPDATE entries SET message = ? WHERE conversation_id = 'c' AND seq = 1497").run(
+        JSON.stringify(anthropic),
+      );
+      db.close();
+      const views: Message[][] = [];
+      for (const storedView of [true, false]) {
+        const warnings: string[] = [];
+        const ctx = new ContextManager({
+          model: 'gpt-4o',
+          store: url,
+          conversationId: 'c',
+          storedView,
+          invalidStored: 'skip',
+        });
+        ctx.on('context:warn', (event) => warnings.push(event.code));
+        views.push(await ctx.getMessagesForRequest({ tokenBudget: 20_000 }));
+        await ctx.close();
+        expect(warnings, `storedView ${storedView}`).toContain('invalid_stored_message');
+      }
+      expect(views[0]).toEqual(views[1]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('takes in the rows appended after the record, by any writer, and keeps serving them', async () => {

@@ -192,5 +192,16 @@ describe('a plan as kept in a store', () => {
     } as CompactionPlan;
     expect(JSON.stringify(encodePlan(plan)).length).toBeLessThan(JSON.stringify(plan).length / 10);
     expect(decodePlan({ ...encodePlan(plan), dropped: { bits: 7 } })).toBeNull();
+    expect(decodePlan({ ...encodePlan(plan), summarized: [1, 'x'] })).toBeNull();
+    // Decoded when first read, then the same list; JSON, spreads and clones see the ids; a list set replaces them.
+    const decoded = decodePlan(JSON.parse(JSON.stringify(encodePlan(plan))))!;
+    expect(decoded.dropped).toBe(decoded.dropped);
+    expect(decoded.dropped).toEqual(ids);
+    expect(JSON.parse(JSON.stringify(decoded))).toEqual(plan);
+    expect(structuredClone(decoded)).toEqual(plan);
+    expect({ ...decoded }.summarized).toEqual(ids);
+    expect(Object.keys(decoded)).toEqual(Object.keys(encodePlan(plan)));
+    decoded.summarized = [4];
+    expect(decoded.summarized).toEqual([4]);
   });
 });

@@ -78,16 +78,45 @@ export function encodePlan(plan: CompactionPlan): Record<string, unknown> {
   return encoded;
 }
 
-/** A plan read back from a store, or null when what was stored is not one this version can apply. */
+/**
+ * A plan read back from a store, or null when what was stored is not one this version can apply.
+ * Its `dropped` and `summarized` ids are decoded from their bitmaps when first read: a worker
+ * serving a turn from a stored view record (which covers the plan) never reads them, and at 100k
+ * messages they are over 100,000 ids.
+ */
 export function decodePlan(value: unknown): CompactionPlan | null {
   const p = value as Record<string, unknown> | undefined;
   if (p?.v !== 1 || !Array.isArray(p.cleared) || !Array.isArray(p.truncated)) return null;
-  const dropped = decodeIds(p.dropped);
-  const summarized = p.summarized === undefined ? undefined : decodeIds(p.summarized);
-  if (!dropped || summarized === null) return null;
-  const plan = { ...p, dropped } as unknown as CompactionPlan;
-  if (summarized) plan.summarized = summarized;
+  if (!idsReadable(p.dropped) || (p.summarized !== undefined && !idsReadable(p.summarized))) return null;
+  const plan = { ...p } as unknown as CompactionPlan;
+  decodedWhenRead(plan, 'dropped', p.dropped);
+  if (p.summarized !== undefined) decodedWhenRead(plan, 'summarized', p.summarized);
   return plan;
+}
+
+/** Whether `decodeIds` reads `value` (a list of integers, or a bitmap: any base64 text decodes). */
+function idsReadable(value: unknown): boolean {
+  if (Array.isArray(value)) return value.every((id) => Number.isSafeInteger(id));
+  return typeof (value as { bits?: unknown } | null)?.bits === 'string';
+}
+
+/**
+ * Makes `plan[key]` the ids `stored` holds, decoded on the first read (an enumerable property, as
+ * JSON, spreads and clones see it); a value set on it replaces them.
+ */
+function decodedWhenRead(plan: CompactionPlan, key: 'dropped' | 'summarized', stored: unknown): void {
+  let ids: number[] | undefined;
+  Object.defineProperty(plan, key, {
+    enumerable: true,
+    configurable: true,
+    get: () => {
+      ids ??= decodeIds(stored)!;
+      return ids;
+    },
+    set: (value: number[]) => {
+      ids = value;
+    },
+  });
 }
 
 /** Lists up to this long stay JSON lists (a short plan reads as it always did). */
@@ -104,17 +133,31 @@ function encodeIds(ids: readonly number[]): number[] | { bits: string } {
   return { bits: Buffer.from(bytes).toString('base64') };
 }
 
+/** How many bits each byte value has set. */
+const BITS_SET = Uint8Array.from({ length: 256 }, (_, byte) => {
+  let n = 0;
+  for (let b = byte; b !== 0; b &= b - 1) n++;
+  return n;
+});
+
 /** Ids as `encodeIds` keeps them, ascending; null when what is stored is neither form. */
 function decodeIds(value: unknown): number[] | null {
   if (Array.isArray(value)) return value.every((id) => Number.isSafeInteger(id)) ? (value as number[]) : null;
   const bits = (value as { bits?: unknown } | null)?.bits;
   if (typeof bits !== 'string') return null;
   const bytes = Buffer.from(bits, 'base64');
-  const ids: number[] = [];
+  let n = 0;
+  for (let at = 0; at < bytes.length; at++) n += BITS_SET[bytes[at]!]!;
+  // Sized once (a list grown id by id is copied again and again).
+  const ids = new Array<number>(n);
+  let k = 0;
   for (let at = 0; at < bytes.length; at++) {
-    const byte = bytes[at]!;
-    if (byte === 0) continue;
-    for (let bit = 0; bit < 8; bit++) if (byte & (1 << bit)) ids.push(at * 8 + bit);
+    let byte = bytes[at]!;
+    while (byte !== 0) {
+      const lowest = byte & -byte;
+      ids[k++] = at * 8 + 31 - Math.clz32(lowest);
+      byte ^= lowest;
+    }
   }
   return ids;
 }

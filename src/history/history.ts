@@ -15,7 +15,7 @@ import {
   StoreError,
 } from '../errors.js';
 import { freezeDeep } from '../messages/freeze.js';
-import { jsonValueIssues } from '../messages/json-limits.js';
+import { jsonValueIsClean, jsonValueIssues } from '../messages/json-limits.js';
 import type { HistoryEntry, Message, MessageFormat, MessageMetadata } from '../messages/types.js';
 import type { AddMessageOptions } from '../options.js';
 import { forEachInSlices, mapInSlices, Slices } from '../slices.js';
@@ -30,7 +30,7 @@ import type {
 } from '../stores/types.js';
 import { newEpoch } from '../stores/validate.js';
 import { resolveConversationFormat } from '../wire/detect.js';
-import { validateMessage } from '../wire/validate-message.js';
+import { validateJsonCheckedMessage, validateMessage } from '../wire/validate-message.js';
 import { firstDifference } from './message-diff.js';
 import { markStoredSeq } from './stored-seq.js';
 
@@ -732,8 +732,10 @@ export class History {
   /** Takes a list `entryList` built as this history's entries (after `reset`). */
   private take(next: EntryList): void {
     this.list = next.list;
-    for (const entry of next.list)
+    for (let i = 0; i < next.list.length; i++) {
+      const entry = next.list[i]!;
       if (entry.id !== undefined && !this.ids.has(entry.id)) this.ids.set(entry.id, entry);
+    }
     this.conversationFormat = next.format;
     this.ephemeral = next.ephemeral;
   }
@@ -772,12 +774,35 @@ export function storedMessageOf(
   earlier: () => readonly unknown[],
 ): { message: Message; format: MessageFormat | undefined } {
   const path = `stored entry ${entry.seq}`;
+  checkStoredValues(entry, path);
+  const resolved = resolveConversationFormat(format, entry.message, entry.seq, earlier);
+  // Its depth is bounded now: the shape check does not walk it for that again.
+  return { message: validateJsonCheckedMessage(entry.message, path, resolved), format: resolved };
+}
+
+/**
+ * `storedMessageOf` for a stored entry taken without the messages before it (a row a stored view
+ * record serves): undefined when it would not keep the conversation in `format` (see `keepsFormat`),
+ * else the message checked as a load checks it, whose format is then `format` (told once, not
+ * again). `InvalidMessageError` when it is not a message.
+ */
+export function storedMessageKeeping(
+  entry: Pick<StoredEntry, 'seq' | 'message' | 'metadata'>,
+  format: MessageFormat | undefined,
+): Message | undefined {
+  if (!keepsFormat(format, entry.message, entry.seq)) return undefined;
+  const path = `stored entry ${entry.seq}`;
+  checkStoredValues(entry, path);
+  return validateJsonCheckedMessage(entry.message, path, format);
+}
+
+/** Refuses (`InvalidMessageError`) a stored message or metadata JSON would not hold (see `storedMessageOf`). */
+function checkStoredValues(entry: Pick<StoredEntry, 'message' | 'metadata'>, path: string): void {
+  if (jsonValueIsClean(entry.message) && jsonValueIsClean(entry.metadata)) return;
   const issues = jsonValueIssues(entry.message, path);
   const metadataIssues = jsonValueIssues(entry.metadata, `${path}.metadata`);
   if (issues.length > 0 || metadataIssues.length > 0)
     throw new InvalidMessageError([...issues, ...metadataIssues]);
-  const resolved = resolveConversationFormat(format, entry.message, entry.seq, earlier);
-  return { message: validateMessage(entry.message, path, resolved), format: resolved };
 }
 
 /**

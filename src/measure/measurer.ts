@@ -180,8 +180,16 @@ export class ContextMeasurer {
   private readonly warned = new Set<string>();
   /** Stored counts found wrong and counted again (see `checkedStoredCount`). */
   storedMismatches = 0;
-  /** Messages whose memoized count is one the store kept, taken after the per-message check. */
-  private readonly storedTaken = new WeakSet<object>();
+  /**
+   * Messages whose memoized count is one the store kept, taken after the per-message check, with
+   * the bound it was checked against (and the counter and format of that bound).
+   */
+  private readonly storedTaken = new WeakMap<
+    object,
+    { counter: TokenCounter; format: MessageFormat; bound: number | undefined; notes: number }
+  >();
+  /** Compaction items' costs noted so far (a bound of such an item may change with one). */
+  private notesNoted = 0;
   /** Counts taken from the store since `recheckStoredCounts` last looked. */
   private storedTakenSince = 0;
   private lastBudget: { budget: number; source: string } | null = null;
@@ -242,6 +250,7 @@ export class ContextMeasurer {
       return;
     }
     this.compactionNotes.note(encryptedContent, tokens);
+    this.notesNoted++;
   }
 
   /** The memo of a counter's message counts (what `count` reads first). */
@@ -276,7 +285,7 @@ export class ContextMeasurer {
   checkedStoredCount(counter: TokenCounter, message: Message, format: MessageFormat, stored: number): number {
     const bound = counter.boundMessage?.(message, format);
     if (bound === undefined || (stored <= bound && stored * STORED_COUNT_RATIO >= bound)) {
-      this.storedTaken.add(message);
+      this.storedTaken.set(message, { counter, format, bound, notes: this.notesNoted });
       this.storedTakenSince++;
       return stored;
     }
@@ -309,10 +318,18 @@ export class ContextMeasurer {
       const message = entries[i]!.message as Message;
       const n = memo.get(message) ?? this.bounds.get(counter.id)?.bounds.get(message) ?? 0;
       walked += n;
-      if (!this.storedTaken.has(message) || !memo.has(message)) continue;
+      const takenAs = this.storedTaken.get(message);
+      if (!takenAs || !memo.has(message)) continue;
       taken.push(message);
       counted += n;
-      bound += counter.boundMessage(message, format);
+      // The bound its count was checked against, when it is still this one (no note since).
+      bound +=
+        takenAs.counter === counter &&
+        takenAs.format === format &&
+        takenAs.notes === this.notesNoted &&
+        takenAs.bound !== undefined
+          ? takenAs.bound
+          : counter.boundMessage(message, format);
       const pause = slices.step();
       if (pause) await pause;
     }

@@ -5,7 +5,9 @@
 export function freezeDeep<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
-    for (const key of Object.keys(value)) freezeDeep((value as Record<string, unknown>)[key]);
+    // Each own enumerable property, as `Object.keys` lists them, without making that list.
+    const record = value as Record<string, unknown>;
+    for (const key in record) if (Object.hasOwn(record, key)) freezeDeep(record[key]);
   }
   return value;
 }

@@ -51,6 +51,56 @@ describe('jsonValueIssues and jsonTextDepth', () => {
     ).toEqual(['m.d', 'm.m', 'm.b', 'm.f', 'm.u[0]']);
   });
 
+  it('finds each single flaw at the edge of what is allowed, wherever it sits (the quick check lets none by)', () => {
+    // Each flaw alone: in an object, in an array, and at the deepest level allowed.
+    const flaws: Array<[string, unknown]> = [
+      ['NaN', Number.NaN],
+      ['Infinity', Number.POSITIVE_INFINITY],
+      ['-Infinity', Number.NEGATIVE_INFINITY],
+      ['-0', -0],
+      ['a Date', new Date(0)],
+      ['a Map', new Map()],
+      ['a class instance', new (class Thing {})()],
+      ['a BigInt', 1n],
+      ['a function', () => 1],
+      ['a symbol', Symbol('s')],
+      ['too deep', nested(MAX_JSON_DEPTH)],
+    ];
+    const wrapped = (v: unknown, levels: number): unknown => {
+      let out = v;
+      for (let i = 0; i < levels; i++) out = { a: out };
+      return out;
+    };
+    for (const [name, flaw] of flaws) {
+      for (const value of [{ ok: 1, a: flaw }, [1, flaw], wrapped(flaw, MAX_JSON_DEPTH)]) {
+        expect(jsonValueIssues(value, 'm').length, name).toBeGreaterThan(0);
+        // The depth alone: only what is nested too deep.
+        const depthOnly = jsonValueIssues(value, 'm', { depthOnly: true });
+        if (name === 'too deep') expect(depthOnly.length, name).toBeGreaterThan(0);
+        else expect(depthOnly, name).toEqual([]);
+      }
+    }
+    // Undefined: dropped by JSON as a property (allowed), changed to null in an array (refused).
+    expect(jsonValueIssues({ a: undefined, b: [1] }, 'm')).toEqual([]);
+    expect(jsonValueIssues(undefined, 'm')).toEqual([]);
+    expect(jsonValueIssues([1, undefined], 'm')).toHaveLength(1);
+    // biome-ignore lint/suspicious/noSparseArray: a hole is what is checked
+    expect(jsonValueIssues([1, , 2], 'm')).toHaveLength(1);
+    expect(jsonValueIssues([1, undefined], 'm', { depthOnly: true })).toEqual([]);
+    // An object without a prototype is plain; the deepest level allowed passes, one more does not.
+    expect(jsonValueIssues(Object.assign(Object.create(null), { a: 1 }), 'm')).toEqual([]);
+    expect(jsonValueIssues(deepArray(MAX_JSON_DEPTH), 'm')).toEqual([]);
+    expect(jsonValueIssues(deepArray(MAX_JSON_DEPTH + 1), 'm')).toHaveLength(1);
+    expect(jsonValueIssues(deepArray(MAX_JSON_DEPTH + 1), 'm', { depthOnly: true })).toHaveLength(1);
+    // A getter that throws is reported, not thrown.
+    const trap = {
+      get x(): number {
+        throw new Error('no');
+      },
+    };
+    expect(jsonValueIssues(trap, 'm')[0]!.message).toMatch(/cannot be read as JSON \(no\)/);
+  });
+
   it('measures the depth of JSON text in one pass, ignoring brackets inside strings', () => {
     expect(jsonTextDepth('{"a":[1,{"b":"]]]["}]}')).toBe(3);
     expect(jsonTextDepth('"[[[[\\"[["')).toBe(0);

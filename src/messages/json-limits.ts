@@ -81,16 +81,69 @@ function numberIssue(n: number): string | undefined {
 export function jsonValueIssues(
   value: unknown,
   path: string,
-  options: { depthOnly?: boolean } = {},
+  options?: { depthOnly?: boolean },
 ): MessageIssue[] {
+  const numbers = options?.depthOnly !== true;
   try {
-    return walkIssues(value, path, options.depthOnly !== true);
+    // Nearly every value is clean: told by a walk that allocates nothing; the issues, with their
+    // paths, by the full walk only when it is not.
+    if (isClean(value, 0, false, numbers)) return [];
+  } catch {
+    // A throwing getter or proxy trap: the full walk reports it.
+  }
+  try {
+    return walkIssues(value, path, numbers);
   } catch (error) {
     // A throwing getter or proxy trap: the value cannot be read, let alone stored.
     return [
       { path, message: `cannot be read as JSON (${(error as Error)?.message ?? String(error)}); refused` },
     ];
   }
+}
+
+/** Whether `jsonValueIssues(value, …)` finds nothing, told without making a list when it does not. */
+export function jsonValueIsClean(value: unknown): boolean {
+  try {
+    if (isClean(value, 0, false, true)) return true;
+  } catch {
+    // A throwing getter or proxy trap: the full walk reports it.
+  }
+  return jsonValueIssues(value, '').length === 0;
+}
+
+/**
+ * Whether `walkIssues(value, …, numbers)` finds nothing, told without allocating: recursive, but
+ * never deeper than {@link MAX_JSON_DEPTH} + 1 calls (an object at that depth is not clean).
+ * `inArray`: the value is an array element (where `undefined` is a hole JSON would change).
+ */
+function isClean(v: unknown, depth: number, inArray: boolean, numbers: boolean): boolean {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      // Finite (NaN and ±Infinity give NaN here) and not -0.
+      return !numbers || (v - v === 0 && (v !== 0 || 1 / v > 0));
+    case 'object':
+      break;
+    default:
+      return !numbers || (v === undefined && !inArray);
+  }
+  if (v === null) return true;
+  const array = Array.isArray(v);
+  if (!array && !isPlain(v)) return !numbers;
+  if (depth >= MAX_JSON_DEPTH) return false;
+  if (array) {
+    for (let i = 0; i < v.length; i++) if (!isClean(v[i], depth + 1, true, numbers)) return false;
+    return true;
+  }
+  const record = v as Record<string, unknown>;
+  // `Object.keys` order without its array: own keys come first in a for-in, inherited ones after.
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    if (!isClean(record[key], depth + 1, false, numbers)) return false;
+  }
+  return true;
 }
 
 function walkIssues(value: unknown, path: string, numbers: boolean): MessageIssue[] {

@@ -133,8 +133,6 @@ export function roleContentIssues(
   if (message.name !== undefined) str(issues, message.name, `${path}.name`);
   const accepted = rules.accepted(role);
   const content = message.content;
-  const contentPath = `${path}.content`;
-  const noun = contentNoun(rules, accepted);
   if (role === 'assistant' && rules.assistant) {
     rules.assistant(issues, message, path, rules);
     return issues;
@@ -143,7 +141,15 @@ export function roleContentIssues(
     str(issues, message.tool_call_id, `${path}.tool_call_id`, true);
   }
   if (typeof content !== 'string') {
-    blockList(issues, content, contentPath, accepted, rules, `expected a string or an array of ${noun}`);
+    const noun = contentNoun(rules, accepted);
+    blockList(
+      issues,
+      content,
+      `${path}.content`,
+      accepted,
+      rules,
+      `expected a string or an array of ${noun}`,
+    );
   }
   return issues;
 }

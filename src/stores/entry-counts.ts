@@ -22,9 +22,12 @@ export interface CountsRecord {
   c: EntryCounts;
 }
 
+/** Characters of a `countsDigest`: the first 132 bits of the sha256 in base64url. */
+const DIGEST_CHARS = 22;
+
 /** A short digest (sha256, 132 bits in base64url) of a stored message's bytes. */
 export function countsDigest(bytes: string | Uint8Array): string {
-  return hash('sha256', bytes, 'base64url').slice(0, 22);
+  return hash('sha256', bytes, 'base64url').slice(0, DIGEST_CHARS);
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -151,14 +154,41 @@ export function parseCountsRecord(stored: unknown): CountsRecord | undefined {
 }
 
 /**
+ * How many keys `value` holds when it is usable as counts (`countsIssue` finds nothing), else -1;
+ * told without making a list of its keys (a read decodes a record per row).
+ */
+function usableCountKeys(value: unknown): number {
+  if (!isPlainObject(value)) return -1;
+  let keys = 0;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    if (++keys > MAX_COUNT_KEYS || key.length === 0 || key.length > MAX_KEY_CHARS) return -1;
+    const n = value[key];
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) return -1;
+  }
+  return keys;
+}
+
+/**
  * The counts of a stored record that still hold for the message stored as `bytes`: undefined
- * when there is no record, it is damaged, or the message changed since (its digest differs).
+ * when there is no record, it is damaged, holds no counts, or the message changed since (its
+ * digest differs). What `parseCountsRecord` takes, checked as it checks it, without its copies.
  */
 export function decodeCounts(stored: unknown, bytes: string | Uint8Array): EntryCounts | undefined {
   if (stored === null || stored === undefined) return undefined;
-  const record = parseCountsRecord(stored);
-  if (!record || record.d !== countsDigest(bytes) || Object.keys(record.c).length === 0) return undefined;
-  return record.c;
+  let value = stored;
+  if (typeof stored === 'string') {
+    try {
+      value = JSON.parse(stored);
+    } catch {
+      return undefined;
+    }
+  }
+  if (!isPlainObject(value) || typeof value.d !== 'string' || usableCountKeys(value.c) <= 0) return undefined;
+  // `d === countsDigest(bytes)`, without cutting the digest to compare it.
+  const d = value.d;
+  if (d.length !== DIGEST_CHARS || !hash('sha256', bytes, 'base64url').startsWith(d)) return undefined;
+  return value.c as EntryCounts;
 }
 
 /** `entry` with `counts` set when there are any (never an `undefined` property). */

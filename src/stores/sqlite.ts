@@ -240,12 +240,21 @@ function nextPageRows(rows: number, ms: number): number {
 }
 
 function storedRow(conversationId: string, row: EntryRow, counts = true): StoredEntry {
-  const entry = parseStoredEntry(conversationId, row.seq, row.metadata, row.message);
-  if (typeof row.message_id === 'string') entry.id = row.message_id;
-  return withCounts(
-    entry,
-    counts && typeof row.message === 'string' ? decodeCounts(row.counts, row.message) : undefined,
+  return storedTuple(
+    conversationId,
+    [row.seq, row.metadata, row.message, row.counts, row.message_id],
+    counts,
   );
+}
+
+/** An entry row as `read` takes it: its columns in order (no object with named fields per row). */
+type EntryTuple = [seq: number, metadata: unknown, message: unknown, counts: unknown, message_id: unknown];
+
+function storedTuple(conversationId: string, row: EntryTuple, counts: boolean): StoredEntry {
+  const message = row[2];
+  const entry = parseStoredEntry(conversationId, row[0], row[1], message);
+  if (typeof row[4] === 'string') entry.id = row[4];
+  return withCounts(entry, counts && typeof message === 'string' ? decodeCounts(row[3], message) : undefined);
 }
 
 /**
@@ -281,7 +290,7 @@ export class SqliteStore implements ConversationStore {
   readonly #deleteEntries: Database.Statement<[string]>;
   readonly #deleteRange: Database.Statement<[string, number, number]>;
   readonly #tombstone: Database.Statement<[string, string]>;
-  readonly #selectEntries: Database.Statement<[string, number, number], EntryRow>;
+  readonly #selectEntries: Database.Statement<[string, number, number], EntryTuple>;
   readonly #selectMeta: Database.Statement<[string], MetaRow>;
   readonly #selectLast: Database.Statement<[string, number], EntryRow & { rowid: number }>;
   readonly #deleteEntry: Database.Statement<[string, number]>;
@@ -374,9 +383,11 @@ export class SqliteStore implements ConversationStore {
          ON CONFLICT (conversation_id) DO UPDATE
          SET head = 0, search_head = 0, meta_value = NULL, meta_version = 0, epoch = excluded.epoch`,
       );
-      this.#selectEntries = db.prepare<[string, number, number], EntryRow>(
-        'SELECT seq, metadata, message, counts, message_id FROM entries WHERE conversation_id = ? AND seq >= ? ORDER BY seq LIMIT ?',
-      );
+      this.#selectEntries = db
+        .prepare<[string, number, number], EntryTuple>(
+          'SELECT seq, metadata, message, counts, message_id FROM entries WHERE conversation_id = ? AND seq >= ? ORDER BY seq LIMIT ?',
+        )
+        .raw();
       this.#selectLast = db.prepare<[string, number], EntryRow & { rowid: number }>(
         'SELECT rowid, seq, metadata, message, counts, message_id FROM entries WHERE conversation_id = ? AND seq = ?',
       );
@@ -554,9 +565,9 @@ export class SqliteStore implements ConversationStore {
         const page = this.#run(conversationId, 'read', () => this.#readPage(conversationId, from, want));
         if (epoch === undefined) epoch = page.epoch;
         else if (page.epoch !== epoch) break;
-        for (const row of page.rows) out.push(storedRow(conversationId, row, options?.counts !== false));
+        for (const row of page.rows) out.push(storedTuple(conversationId, row, options?.counts !== false));
         if (page.rows.length < want || out.length >= limit) return out;
-        from = page.rows.at(-1)!.seq + 1;
+        from = page.rows.at(-1)![0] + 1;
         pageRows = nextPageRows(pageRows, performance.now() - started);
         const pause = slices.step();
         if (pause) await pause;
@@ -564,7 +575,7 @@ export class SqliteStore implements ConversationStore {
     }
     return this.#run(conversationId, 'read', () => {
       const rows = this.#selectEntries.all(conversationId, fromSeq, Number.isFinite(limit) ? limit : -1);
-      return rows.map((row) => storedRow(conversationId, row, options?.counts !== false));
+      return rows.map((row) => storedTuple(conversationId, row, options?.counts !== false));
     });
   }
 
@@ -573,7 +584,7 @@ export class SqliteStore implements ConversationStore {
     conversationId: string,
     fromSeq: number,
     limit: number,
-  ): { epoch: string | null; rows: EntryRow[] } {
+  ): { epoch: string | null; rows: EntryTuple[] } {
     return this.#db.transaction(() => ({
       epoch: this.#selectHead.get(conversationId)?.epoch ?? null,
       rows: this.#selectEntries.all(conversationId, fromSeq, limit),

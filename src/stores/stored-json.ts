@@ -20,6 +20,20 @@ export function describeFound(value: unknown): string {
   return value.length > PREVIEW_CHARS ? `${head}… (${value.length} characters)` : head;
 }
 
+/** The object stored JSON text holds, or undefined when it holds none (or is not JSON text). */
+function storedObject(text: unknown): Record<string, unknown> | undefined {
+  if (typeof text !== 'string') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
 /**
  * Parses stored JSON text that must hold an object. `where` says which part of the
  * conversation it is (`entry 12 message`, `metadata`).
@@ -29,6 +43,11 @@ export function parseStoredObject(
   where: string,
   text: unknown,
 ): Record<string, unknown> {
+  return storedObject(text) ?? refuseStored(conversationId, where, text);
+}
+
+/** The `StoreError` saying what is wrong with stored text `storedObject` found no object in. */
+function refuseStored(conversationId: string, where: string, text: unknown): never {
   if (typeof text !== 'string') {
     throw new StoreError(
       conversationId,
@@ -38,9 +57,8 @@ export function parseStoredObject(
       },
     );
   }
-  let value: unknown;
   try {
-    value = JSON.parse(text);
+    JSON.parse(text);
   } catch (cause) {
     throw new StoreError(
       conversationId,
@@ -51,25 +69,27 @@ export function parseStoredObject(
       },
     );
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new StoreError(
-      conversationId,
-      `${where} is damaged: expected a JSON object, found ${describeFound(text)}`,
-      { code: 'corrupt' },
-    );
-  }
-  return value as Record<string, unknown>;
+  throw new StoreError(
+    conversationId,
+    `${where} is damaged: expected a JSON object, found ${describeFound(text)}`,
+    { code: 'corrupt' },
+  );
 }
 
-/** Rebuilds an entry from its stored columns; the message and metadata stay as written. */
+/**
+ * Rebuilds an entry from its stored columns; the message and metadata stay as written. What a
+ * damaged column's error names is made only for a damaged one (a read parses many rows).
+ */
 export function parseStoredEntry(
   conversationId: string,
   seq: number,
   metadataText: unknown,
   messageText: unknown,
 ): StoredEntry {
-  const metadata = parseStoredObject(conversationId, `entry ${seq} metadata`, metadataText);
-  const message = parseStoredObject(conversationId, `entry ${seq} message`, messageText);
+  const metadata =
+    storedObject(metadataText) ?? refuseStored(conversationId, `entry ${seq} metadata`, metadataText);
+  const message =
+    storedObject(messageText) ?? refuseStored(conversationId, `entry ${seq} message`, messageText);
   return { seq, message: message as unknown as Message, metadata: metadata as MessageMetadata };
 }
 

@@ -81,8 +81,8 @@ const PINNED: PrefixSource = Object.freeze({ pinned: true });
 function isPrefixSource(item: Message | PrefixSource): item is PrefixSource {
   const named = item as { facts?: unknown; pinned?: unknown; summary?: unknown };
   return (
-    Object.keys(item).length === 1 &&
-    (named.facts === true || named.pinned === true || typeof named.summary === 'number')
+    (named.facts === true || named.pinned === true || typeof named.summary === 'number') &&
+    Object.keys(item).length === 1
   );
 }
 

@@ -12,11 +12,18 @@ import type { Message, MessageFormat } from '../messages/types.js';
 import { type Issues, isRecord } from '../messages/validate-kit.js';
 import { formatEvidence } from './detect.js';
 
-function messageIssues(message: unknown, path: string, format: MessageFormat | undefined): Issues {
+function messageIssues(
+  message: unknown,
+  path: string,
+  format: MessageFormat | undefined,
+  depthChecked = false,
+): Issues {
   if (!isRecord(message)) return [{ path, message: 'expected a message object with "role" and "content"' }];
   // Every walk below (and every later one) is bounded by this depth.
-  const deep = jsonValueIssues(message, path, { depthOnly: true });
-  if (deep.length > 0) return deep;
+  if (!depthChecked) {
+    const deep = jsonValueIssues(message, path, { depthOnly: true });
+    if (deep.length > 0) return deep;
+  }
   const scope = format ?? (formatEvidence(message)?.format as MessageFormat | undefined);
   if (scope !== undefined) return wireFormat(scope).messageIssues(message, path);
   const plain = wireFormat(PLAIN_FORMAT);
@@ -37,6 +44,16 @@ function messageIssues(message: unknown, path: string, format: MessageFormat | u
  */
 export function validateMessage(message: unknown, path: string, format?: MessageFormat): Message {
   const issues = messageIssues(message, path, format);
+  if (issues.length > 0) throw new InvalidMessageError(issues);
+  return message as Message;
+}
+
+/**
+ * `validateMessage` of a message `jsonValueIssues` already found nothing wrong with (which bounds
+ * its depth as the depth walk here would): the same answer without walking it twice.
+ */
+export function validateJsonCheckedMessage(message: unknown, path: string, format?: MessageFormat): Message {
+  const issues = messageIssues(message, path, format, true);
   if (issues.length > 0) throw new InvalidMessageError(issues);
   return message as Message;
 }
