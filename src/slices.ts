@@ -85,3 +85,61 @@ export async function forEachInSlices<T>(
     if (pause) await pause;
   }
 }
+
+/**
+ * Work written once as a generator whose every `yield` is a place it may pause: run whole in place
+ * by {@link runSteps}, or by {@link runStepsInSlices} with the event loop let run when a slice is
+ * spent. Both give the same result.
+ */
+export type Steps<T> = Generator<void, T, void>;
+
+/** Runs `steps` to its end without pausing. */
+export function runSteps<T>(steps: Steps<T>): T {
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+  }
+}
+
+/** Runs `steps` to its end, pausing at a `yield` whenever the slice is spent. */
+export async function runStepsInSlices<T>(steps: Steps<T>, slices: Slices = new Slices()): Promise<T> {
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+    const pause = slices.step();
+    if (pause) await pause;
+  }
+}
+
+/** Items a run of {@link sortSteps} sorts in one go before it merges runs. */
+const SORT_RUN = 2_048;
+
+/**
+ * Sorts `items` in place by `compare` (as `items.sort(compare)` does, stable), yielding between
+ * runs and every few thousand items merged: a sort of 200,000 statements took 0.6 s in one stretch.
+ */
+export function* sortSteps<T>(items: T[], compare: (a: T, b: T) => number): Steps<void> {
+  const n = items.length;
+  for (let start = 0; start < n; start += SORT_RUN) {
+    const run = items.slice(start, start + SORT_RUN).sort(compare);
+    for (let i = 0; i < run.length; i++) items[start + i] = run[i]!;
+    yield;
+  }
+  let from = items;
+  let to: T[] = new Array(n);
+  for (let width = SORT_RUN; width < n; width *= 2) {
+    for (let left = 0; left < n; left += 2 * width) {
+      const mid = Math.min(left + width, n);
+      const end = Math.min(left + 2 * width, n);
+      let i = left;
+      let j = mid;
+      for (let k = left; k < end; k++) {
+        // Stable: on a tie the left run's item goes first.
+        to[k] = j >= end || (i < mid && compare(from[i]!, from[j]!) <= 0) ? from[i++]! : from[j++]!;
+        if ((k & 4_095) === 4_095) yield;
+      }
+    }
+    [from, to] = [to, from];
+  }
+  if (from !== items) for (let k = 0; k < n; k++) items[k] = from[k]!;
+}

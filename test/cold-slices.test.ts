@@ -8,17 +8,26 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CompactionReceipt } from '../src/events.js';
 import { ContextManager } from '../src/manager.js';
 import { ContextMeasurer } from '../src/measure/measurer.js';
 import type { HistoryEntry, Message, MessageFormat } from '../src/messages/types.js';
-import { mapInSlices, useSliceClock } from '../src/slices.js';
+import { mapInSlices, sortSteps, useSliceClock } from '../src/slices.js';
 import { openSqliteStore } from '../src/stores/sqlite.js';
+import { getModelInfo } from '../src/tokens/catalog.js';
 import { countKey } from '../src/tokens/count-key.js';
-import { isDialogue } from '../src/tools/dialogue-memory.js';
+import { createTokenCounter } from '../src/tokens/counter.js';
+import { dialogueMemory, dialogueMemoryInSlices, isDialogue } from '../src/tools/dialogue-memory.js';
 import { entrySegments } from '../src/tools/entry-segments.js';
+import { createOfflineTools } from '../src/tools/offline.js';
+import { summarizeOffline } from '../src/tools/offline-summarizer.js';
 import { longSessionMessages } from './support/arbitraries.js';
+import { LOCOMO_DIR, loadChats } from './support/locomo.js';
+import { missingData, skipFor } from './support/requirements.js';
+
+const chatSet = loadChats();
 
 let restoreClock: (() => void) | undefined;
 afterEach(() => {
@@ -173,6 +182,10 @@ describe('work in slices gives what it gives in place', () => {
       // The replace lands while the read is paused after its first page.
       const reading = store.read('c');
       await new Promise((resolve) => setImmediate(resolve));
+      // The replace itself runs in place (it too would pause between items otherwise, and the
+      // paused read would end first): it lands before the read's next page.
+      restoreClock?.();
+      neverPause();
       await store.replace('c', entries('new', 1_500));
       const read = await reading;
       expect(read).toHaveLength(1_500);
@@ -272,4 +285,72 @@ describe('a cold start lets timers run', () => {
     expect(set, 'longest stretch of setMessages, ms of CPU time').toBeLessThan(120);
     expect(first, 'longest stretch of the first request, ms of CPU time').toBeLessThan(120);
   });
+});
+
+describe('sorting and summarizing in slices', () => {
+  it('sortSteps sorts as Array.prototype.sort does (stable), pausing between runs and merges', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 9_000 }),
+        fc.integer({ min: 1, max: 50 }),
+        fc.integer(),
+        (n, keys, seed) => {
+          let state = seed >>> 0 || 1;
+          const next = () => {
+            state ^= state << 13;
+            state ^= state >>> 17;
+            state ^= state << 5;
+            return (state >>> 0) % keys;
+          };
+          const items = Array.from({ length: n }, (_, i) => ({ key: next(), i }));
+          const compare = (a: { key: number }, b: { key: number }) => a.key - b.key;
+          const expected = items.slice().sort(compare);
+          const sorted = items.slice();
+          let pauses = 0;
+          const steps = sortSteps(sorted, compare);
+          for (let step = steps.next(); !step.done; step = steps.next()) pauses++;
+          expect(sorted).toEqual(expected);
+          if (n > 2 * 2_048) expect(pauses).toBeGreaterThan(2);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it(
+    'the dialogue memory of a long chat made in slices is the one made in place, pausing throughout',
+    skipFor(missingData(LOCOMO_DIR)),
+    async () => {
+      const counter = createTokenCounter(getModelInfo('gpt-4o')!);
+      const countText = (t: string) => counter.countText(t);
+      // Five chats one after another: a few thousand statements.
+      const entries: HistoryEntry[] = (chatSet ?? [])
+        .slice(0, 5)
+        .flatMap((chat) => chat.entries)
+        .map((entry, seq) => ({ ...entry, seq }));
+      expect(isDialogue(entries)).toBe(true);
+      const inPlace = dialogueMemory(entries, { maxTokens: 2_000, countText });
+      let reads = 0;
+      let t = 0;
+      restoreClock = useSliceClock({
+        now: () => {
+          reads++;
+          t += 1_000;
+          return t;
+        },
+      });
+      const sliced = await dialogueMemoryInSlices(entries, { maxTokens: 2_000, countText });
+      expect(sliced).toBe(inPlace);
+      expect(reads).toBeGreaterThan(entries.length);
+      // A memory built on top of it, as the next compaction builds one.
+      const more = { maxTokens: 2_000, countText, previousSummary: inPlace };
+      expect(await dialogueMemoryInSlices(entries.slice(-500), more)).toBe(
+        dialogueMemory(entries.slice(-500), more),
+      );
+      // The offline tools' summary is the sliced one.
+      expect(await createOfflineTools().summarize(entries, { maxTokens: 2_000, countText })).toBe(
+        summarizeOffline(entries, { maxTokens: 2_000, countText }),
+      );
+    },
+  );
 });

@@ -16,7 +16,8 @@
  */
 
 import type { HistoryEntry } from '../messages/types.js';
-import { entrySegments } from './entry-segments.js';
+import { runSteps, runStepsInSlices, type Slices, type Steps, sortSteps } from '../slices.js';
+import { entrySegments, type Segment } from './entry-segments.js';
 import { splitLong, splitSentences } from './sentences.js';
 
 /** One statement: what was said, by whom, on which date (or `''`), and where it came from. */
@@ -143,20 +144,39 @@ function stampDate(stamp: string): string {
   return date === '' ? stamp.trim() : date;
 }
 
+/** Entries read into segments at a time by `entryStatementSteps`. */
+const SEGMENT_CHUNK = 256;
+
 /** The statements of new entries, in order, with speaker and date. */
 export function entryStatements(entries: readonly HistoryEntry[], firstOrder = 0): Statement[] {
+  return runSteps(entryStatementSteps(entries, firstOrder));
+}
+
+function* entryStatementSteps(entries: readonly HistoryEntry[], firstOrder: number): Steps<Statement[]> {
   const out: Statement[] = [];
   const dates = new Map<number, string>();
-  for (const e of entries) dates.set(e.seq, dayOf(e.metadata?.timestamp));
+  for (const e of entries) {
+    dates.set(e.seq, dayOf(e.metadata?.timestamp));
+    yield;
+  }
   let order = firstOrder;
-  const segments = entrySegments(entries).filter((s) => s.role !== 'system' && s.kind === 'text');
+  // Read a few hundred entries at a time (the call names carried across, as one read would).
+  const callNames = new Map<string, string>();
+  const segments: Segment[] = [];
+  for (let i = 0; i < entries.length; i += SEGMENT_CHUNK) {
+    for (const s of entrySegments(entries.slice(i, i + SEGMENT_CHUNK), callNames))
+      if (s.role !== 'system' && s.kind === 'text') segments.push(s);
+    yield;
+  }
   // A leading `Name:` is a speaker when turns of the batch use it more than once (not a `Note:`).
   const prefixes = new Map<string, number>();
   for (const s of segments) {
     const name = SPEAKER.exec(s.text.replace(STAMP, ''))?.[1];
     if (name !== undefined) prefixes.set(name, (prefixes.get(name) ?? 0) + 1);
+    yield;
   }
   for (const segment of segments) {
+    yield;
     let text = segment.text;
     let date = dates.get(segment.seq) ?? '';
     const stamp = STAMP.exec(text);
@@ -350,40 +370,77 @@ export function renderStatements(statements: readonly Statement[]): string {
  * repeats of a taken one skipped; the result is measured whole and trimmed until it fits.
  */
 export function dialogueMemory(entries: readonly HistoryEntry[], options: DialogueMemoryOptions): string {
+  return runSteps(dialogueMemorySteps(entries, options));
+}
+
+/**
+ * {@link dialogueMemory} in slices that yield (the same text): over a long chat (100,000 messages
+ * leaving a cold first view) scoring and counting every statement took seconds in one stretch.
+ */
+export function dialogueMemoryInSlices(
+  entries: readonly HistoryEntry[],
+  options: DialogueMemoryOptions,
+  slices?: Slices,
+): Promise<string> {
+  return runStepsInSlices(dialogueMemorySteps(entries, options), slices);
+}
+
+interface Candidate extends Statement {
+  score: number;
+  cost: number;
+  /** What it is ranked by: its score per square root of its tokens. */
+  rank: number;
+}
+
+function* dialogueMemorySteps(
+  entries: readonly HistoryEntry[],
+  options: DialogueMemoryOptions,
+): Steps<string> {
   const budget = Math.floor(options.maxTokens);
   if (!(budget > 0)) return '';
   const previous = options.previousSummary ? memoryStatements(options.previousSummary) : [];
-  const fresh = entryStatements(entries);
+  const fresh = yield* entryStatementSteps(entries, 0);
+  yield;
+  const statements = [...previous, ...fresh];
   const speakers = new Set<string>();
-  for (const s of [...previous, ...fresh])
+  for (const s of statements) {
     for (const w of s.speaker.toLowerCase().split(' ')) if (w.length > 1) speakers.add(w);
-  const candidates = [...previous, ...fresh]
-    .map((s) => {
-      const text = s.previous ? s.text : trimStatement(s.text);
-      const score = statementScore(text, speakers);
-      return { ...s, text, score, cost: options.countText(text) + 1 };
-    })
-    .filter((c) => c.score > 0)
-    .sort((a, b) => b.score / Math.sqrt(b.cost) - a.score / Math.sqrt(a.cost) || a.order - b.order);
-  const kept: typeof candidates = [];
+    yield;
+  }
+  const candidates: Candidate[] = [];
+  for (const s of statements) {
+    const text = s.previous ? s.text : trimStatement(s.text);
+    const score = statementScore(text, speakers);
+    if (score > 0) {
+      const cost = options.countText(text) + 1;
+      candidates.push({ ...s, text, score, cost, rank: score / Math.sqrt(cost) });
+    }
+    yield;
+  }
+  yield* sortSteps(candidates, (a, b) => b.rank - a.rank || a.order - b.order);
+  yield;
+  const kept: Candidate[] = [];
   const keptWords: Array<Set<string>> = [];
   const index = new Map<string, number[]>();
   // A new statement that repeats one the earlier memory holds is merged into it (left out).
   const earlierWords: Array<Set<string>> = [];
   const earlierIndex = new Map<string, number[]>();
   for (const c of candidates) {
+    yield;
     if (!c.previous) continue;
     const words = new Set(repeatWords(c.text));
     for (const w of words) earlierIndex.set(w, [...(earlierIndex.get(w) ?? []), earlierWords.length]);
     earlierWords.push(words);
   }
-  const notRepeats = candidates.filter(
-    (c) => c.previous || !isRepeat(repeatWords(c.text), earlierWords, earlierIndex),
-  );
+  const notRepeats: Candidate[] = [];
+  for (const c of candidates) {
+    if (c.previous || !isRepeat(repeatWords(c.text), earlierWords, earlierIndex)) notRepeats.push(c);
+    yield;
+  }
   let used = 0;
   const header = (s: Statement) => options.countText(`[${s.date}] ${s.speaker}: `);
   const dates = new Set<string>();
-  const take = (c: (typeof candidates)[number], limit: number): void => {
+  const take = (c: Candidate, limit: number): void => {
     if (used >= limit) return;
     const cw = repeatWords(c.text);
     // The earlier memory holds no repeats, and new statements repeating it were left out.
@@ -406,7 +463,10 @@ export function dialogueMemory(entries: readonly HistoryEntry[], options: Dialog
   // that repeats one of them was left out above): the memory holds the statements worth most over
   // the whole history, whenever they left the view, and one compaction after another keeps what
   // one compaction of everything would.
-  for (const c of notRepeats) take(c, budget);
+  for (const c of notRepeats) {
+    take(c, budget);
+    yield;
+  }
   const ranked = kept.slice();
   const inOrder = () => ranked.slice().sort((a, b) => a.order - b.order);
   let text = renderStatements(inOrder());
@@ -414,6 +474,7 @@ export function dialogueMemory(entries: readonly HistoryEntry[], options: Dialog
   while (ranked.length > 0 && options.countText(text) > budget) {
     ranked.pop();
     text = renderStatements(inOrder());
+    yield;
   }
   return text;
 }

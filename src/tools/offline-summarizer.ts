@@ -16,7 +16,13 @@
  */
 
 import type { HistoryEntry } from '../messages/types.js';
-import { dialogueMemory, isDialogue, isDialogueMemory } from './dialogue-memory.js';
+import {
+  type DialogueMemoryOptions,
+  dialogueMemory,
+  dialogueMemoryInSlices,
+  isDialogue,
+  isDialogueMemory,
+} from './dialogue-memory.js';
 import { entrySegments, type Segment } from './entry-segments.js';
 import { isInstructionLike, quotedData } from './quoted-data.js';
 import { type TextUnit, textUnits } from './sentences.js';
@@ -327,16 +333,51 @@ function rankUnits(score: readonly number[]): Float64Array {
  * the body only, one line per message; the caller adds its own header. Empty when nothing fits.
  */
 export function summarizeOffline(entries: readonly HistoryEntry[], options: SummarizeOptions): string {
-  const count = options.countText ?? estimateTokens;
   const budget = Math.floor(options.maxTokens);
   if (!(budget > 0)) return '';
-  // A conversation between people gets a dialogue memory: statements with speaker and date.
+  const memory = dialogueOptions(entries, options);
+  if (memory) return dialogueMemory(entries, memory);
+  return extractiveSummary(entries, options, budget);
+}
+
+/**
+ * {@link summarizeOffline} in slices that yield (the same text): a dialogue memory of a long chat
+ * scores and counts every statement, seconds of work at 100,000 messages.
+ */
+export async function summarizeOfflineInSlices(
+  entries: readonly HistoryEntry[],
+  options: SummarizeOptions,
+): Promise<string> {
+  const budget = Math.floor(options.maxTokens);
+  if (!(budget > 0)) return '';
+  const memory = dialogueOptions(entries, options);
+  if (memory) return dialogueMemoryInSlices(entries, memory);
+  return extractiveSummary(entries, options, budget);
+}
+
+/** A conversation between people gets a dialogue memory (statements with speaker and date): its options. */
+function dialogueOptions(
+  entries: readonly HistoryEntry[],
+  options: SummarizeOptions,
+): DialogueMemoryOptions | undefined {
   const previous = options.previousSummary;
-  if (previous ? isDialogueMemory(previous) && isDialogue(entries, 1) : isDialogue(entries)) {
-    const memory: Parameters<typeof dialogueMemory>[1] = { maxTokens: budget, countText: count };
-    if (options.previousSummary) memory.previousSummary = options.previousSummary;
-    return dialogueMemory(entries, memory);
-  }
+  if (!(previous ? isDialogueMemory(previous) && isDialogue(entries, 1) : isDialogue(entries)))
+    return undefined;
+  const memory: DialogueMemoryOptions = {
+    maxTokens: Math.floor(options.maxTokens),
+    countText: options.countText ?? estimateTokens,
+  };
+  if (previous) memory.previousSummary = previous;
+  return memory;
+}
+
+/** The extractive summary of what is not a dialogue: sentences chosen by score within `budget`. */
+function extractiveSummary(
+  entries: readonly HistoryEntry[],
+  options: SummarizeOptions,
+  budget: number,
+): string {
+  const count = options.countText ?? estimateTokens;
   const focus = focusWords(options.focus);
   const groups: Group[] = [];
   const units: Units = { text: [], score: [], group: [], line: [], place: [] };

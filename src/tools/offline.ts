@@ -5,7 +5,7 @@
  */
 import type { HistoryEntry } from '../messages/types.js';
 import { extractFactsOffline } from './offline-facts.js';
-import { summarizeOffline } from './offline-summarizer.js';
+import { summarizeOfflineInSlices } from './offline-summarizer.js';
 import type { ContextTools, ExtractedFact, ExtractFactsOptions, SummarizeOptions } from './types.js';
 
 /** The offline `ContextTools` (kind `'offline'`): the extractive summarizer and pattern fact extractor. */
@@ -13,7 +13,8 @@ export function createOfflineTools(): ContextTools {
   return {
     kind: 'offline',
     async summarize(entries: readonly HistoryEntry[], options: SummarizeOptions): Promise<string> {
-      return summarizeOffline(entries, options);
+      // In slices that yield: a dialogue memory of a long chat is seconds of scoring and counting.
+      return summarizeOfflineInSlices(entries, options);
     },
     async extractFacts(
       entries: readonly HistoryEntry[],
