@@ -138,16 +138,19 @@ export function encodeCounts(bytes: string | Uint8Array, counts: EntryCounts | u
   return JSON.stringify(record);
 }
 
+/** A stored record as a value: text parsed (undefined when it is not JSON), anything else as it is. */
+function parsedRecord(stored: unknown): unknown {
+  if (typeof stored !== 'string') return stored;
+  try {
+    return JSON.parse(stored);
+  } catch {
+    return undefined;
+  }
+}
+
 /** A stored counts record as text or parsed, or undefined when it is not one (damaged: no counts). */
 export function parseCountsRecord(stored: unknown): CountsRecord | undefined {
-  let value = stored;
-  if (typeof stored === 'string') {
-    try {
-      value = JSON.parse(stored);
-    } catch {
-      return undefined;
-    }
-  }
+  const value = parsedRecord(stored);
   if (!isPlainObject(value) || typeof value.d !== 'string' || countsIssue(value.c) !== undefined)
     return undefined;
   return { d: value.d, c: value.c as EntryCounts };
@@ -176,14 +179,7 @@ function usableCountKeys(value: unknown): number {
  */
 export function decodeCounts(stored: unknown, bytes: string | Uint8Array): EntryCounts | undefined {
   if (stored === null || stored === undefined) return undefined;
-  let value = stored;
-  if (typeof stored === 'string') {
-    try {
-      value = JSON.parse(stored);
-    } catch {
-      return undefined;
-    }
-  }
+  const value = parsedRecord(stored);
   if (!isPlainObject(value) || typeof value.d !== 'string' || usableCountKeys(value.c) <= 0) return undefined;
   // `d === countsDigest(bytes)`, without cutting the digest to compare it.
   const d = value.d;

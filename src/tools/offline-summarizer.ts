@@ -335,7 +335,7 @@ function rankUnits(score: readonly number[]): Float64Array {
 export function summarizeOffline(entries: readonly HistoryEntry[], options: SummarizeOptions): string {
   const budget = Math.floor(options.maxTokens);
   if (!(budget > 0)) return '';
-  const memory = dialogueOptions(entries, options);
+  const memory = dialogueOptions(entries, options, budget);
   if (memory) return dialogueMemory(entries, memory);
   return extractiveSummary(entries, options, budget);
 }
@@ -350,7 +350,7 @@ export async function summarizeOfflineInSlices(
 ): Promise<string> {
   const budget = Math.floor(options.maxTokens);
   if (!(budget > 0)) return '';
-  const memory = dialogueOptions(entries, options);
+  const memory = dialogueOptions(entries, options, budget);
   if (memory) return dialogueMemoryInSlices(entries, memory);
   return extractiveSummary(entries, options, budget);
 }
@@ -359,12 +359,13 @@ export async function summarizeOfflineInSlices(
 function dialogueOptions(
   entries: readonly HistoryEntry[],
   options: SummarizeOptions,
+  budget: number,
 ): DialogueMemoryOptions | undefined {
   const previous = options.previousSummary;
   if (!(previous ? isDialogueMemory(previous) && isDialogue(entries, 1) : isDialogue(entries)))
     return undefined;
   const memory: DialogueMemoryOptions = {
-    maxTokens: Math.floor(options.maxTokens),
+    maxTokens: budget,
     countText: options.countText ?? estimateTokens,
   };
   if (previous) memory.previousSummary = previous;
