@@ -182,6 +182,7 @@ export async function serveStoredView(
   const wire = wireFormat(format);
   // The prefix's messages: rows shown as a view shows them, the plan's own, the edited ones.
   const prefix: Array<Message | PrefixSource> = [];
+  const prefixSeqs: Array<number | null> = [];
   for (const item of record.items) {
     if (Array.isArray(item)) {
       for (let seq = item[0]; seq <= item[1]; seq++) {
@@ -192,6 +193,7 @@ export async function serveStoredView(
         // As a loaded history's entry is (`frozenEntry`): the view shows this row as this object.
         markStoredSeq(message, seq);
         prefix.push(wireMessage(shown, format));
+        prefixSeqs.push(seq);
       }
     } else if ('message' in item) {
       const message = checkedMessage(item.message, conversationFormat);
@@ -203,7 +205,11 @@ export async function serveStoredView(
         return undefined;
       }
       prefix.push(message);
-    } else prefix.push(item);
+      prefixSeqs.push(null);
+    } else {
+      prefix.push(item);
+      prefixSeqs.push(null);
+    }
   }
   // The rows after the prefix, as a load takes them in.
   const entries: HistoryEntry[] = [];
@@ -228,7 +234,7 @@ export async function serveStoredView(
       }
     : undefined;
   const seed = (count: (m: Message, i: number) => number) =>
-    c.view.seed(plan, format, r.counter.id, prefix, record.entries, count, earlierIds);
+    c.view.seed(plan, format, r.counter.id, prefix, record.entries, count, earlierIds, prefixSeqs);
   const seeded: Array<{ message: Message }> = [];
   try {
     // The prefix's tokens as stored, each checked as a stored count is (a wrong one is counted again).

@@ -81,6 +81,39 @@ describe('layered strategy and the guard', () => {
     await ctx2.getMessagesForRequest({ tokenBudget: budget2 });
     expect(receipts2).toHaveLength(1);
     expect(firstLeft).toBeGreaterThan(0);
+    // The leap was acted on: the same step asked for again is no leap (it is older than the plan).
+    await ctx2.getMessagesForRequest({ tokenBudget: budget2 });
+    await ctx2.getMessagesForRequest({ tokenBudget: budget2 });
+    expect(receipts2).toHaveLength(1);
+  });
+
+  it('reads a leap from the history: a worker that never saw the request before it escalates alike', async () => {
+    const leapTo = async (ctx: ContextManager, budget: number) => {
+      await ctx.addMessage(call('big', 'dump'));
+      await ctx.addMessage({
+        role: 'tool',
+        tool_call_id: 'big',
+        content: filler(Math.floor(budget / 11), 1),
+      });
+      return JSON.stringify(await ctx.getMessagesForRequest({ tokenBudget: budget }));
+    };
+    const { ctx: seen, receipts: seenReceipts } = await build({ strategy: 'layered' }, 20);
+    const budget = Math.floor((await seen.getTokenCount()) / 0.4);
+    await seen.getMessagesForRequest({ tokenBudget: budget });
+    const seenView = await leapTo(seen, budget);
+    // The same history, never asked for a view before the leap.
+    const { ctx: fresh, receipts: freshReceipts } = await build({ strategy: 'layered' }, 20);
+    expect(await leapTo(fresh, budget)).toBe(seenView);
+    const timeless = (list: CompactionReceipt[]) => list.map(({ durationMs: _, ...receipt }) => receipt);
+    expect(timeless(freshReceipts)).toEqual(timeless(seenReceipts));
+    expect(freshReceipts.map((r) => r.reason)).toEqual(['threshold']);
+    // Escalated (pressure to urgent): without the escalation the same usage is planned otherwise.
+    const { ctx: calm, receipts: calmReceipts } = await build(
+      { strategy: 'layered', guard: { jumpEscalation: 1 } },
+      20,
+    );
+    await leapTo(calm, budget);
+    expect(timeless(calmReceipts)).not.toEqual(timeless(freshReceipts));
   });
 
   it('warns once when usage passes warnAt, again only after it fell back', async () => {

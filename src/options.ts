@@ -38,7 +38,11 @@ export interface GuardLevels {
   warnAt?: number;
   /** `ContextOverflowError` when a view would still be above this share after compacting. */
   declineAt?: number;
-  /** A leap of this share of the budget in one request escalates the layered strategy (0.3). */
+  /**
+   * A leap of this share of the budget in one request escalates the layered strategy (0.3): the
+   * messages new since the model last spoke (its latest message and what followed), after the last
+   * compaction.
+   */
   jumpEscalation?: number;
 }
 
@@ -139,7 +143,9 @@ export interface ContextManagerOptions {
    * (default 0.8; it re-arms once usage falls again), and `ContextOverflowError` when a view
    * would still be above `declineAt` after compacting (default: only above the budget).
    * `jumpEscalation` (default 0.3): a leap of that share of the budget in one request escalates
-   * the layered strategy one level; the first measurement is never a leap.
+   * the layered strategy one level. A leap is read from the history, so that every worker finds the
+   * same: the messages new since the model last spoke (its latest message and what followed it),
+   * stored after the last compaction; what a compaction already acted on is never a leap again.
    */
   guard?: GuardLevels;
   /**

@@ -14,6 +14,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ContextManager } from '../src/manager.js';
 import type { Message, MessageFormat } from '../src/messages/types.js';
+import type { ContextManagerOptions } from '../src/options.js';
 import { MemoryStore } from '../src/stores/memory.js';
 import type { ConversationStore } from '../src/stores/types.js';
 import { encodeStoredView } from '../src/view/stored-view.js';
@@ -56,9 +57,15 @@ async function longLivedAgainstFresh(
   seed: number,
   length: number,
   budget: number,
+  more: Partial<ContextManagerOptions> = {},
 ): Promise<number> {
   const messages = longSessionMessages(length, format, seed);
-  const options = { model: MODEL[format]!, conversationId: 'c', now: () => new Date(Date.UTC(2026, 10, 29)) };
+  const options = {
+    model: MODEL[format]!,
+    conversationId: 'c',
+    now: () => new Date(Date.UTC(2026, 10, 29)),
+    ...more,
+  };
   const kept = new ContextManager({ ...options, store: keepOpen(new MemoryStore()) });
   const freshStore = keepOpen(new MemoryStore());
   let compactions = 0;
@@ -191,6 +198,35 @@ describe('a view served from the stored record', () => {
       },
     );
     expect(compactions).toBeGreaterThan(0);
+  }, 600_000);
+
+  it("serves the views a long-lived worker serves under strategy 'layered': a leap is read from the view, not from the request before", async () => {
+    // Sessions where a fresh worker escalated apart from a long-lived one while a leap was measured
+    // against the previous request's usage, which only the long-lived worker knew (found by search:
+    // 18 of 120 session/budget pairs).
+    const layered = { strategy: 'layered' as const };
+    expect(await longLivedAgainstFresh('openai', 21, 60, 1_200, layered)).toBeGreaterThan(0);
+    expect(await longLivedAgainstFresh('anthropic', 6, 60, 1_200, layered)).toBeGreaterThan(0);
+    expect(await longLivedAgainstFresh('anthropic', 16, 60, 2_600, layered)).toBeGreaterThan(0);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom<MessageFormat>('openai', 'anthropic'),
+        fc.integer({ min: 1, max: 10_000 }),
+        fc.integer({ min: 30, max: 80 }),
+        fc.integer({ min: 1_200, max: 4_000 }),
+        fc.constantFrom(0.1, 0.3),
+        async (format, seed, length, budget, jumpEscalation) => {
+          await longLivedAgainstFresh(format, seed, length, budget, {
+            ...layered,
+            guard: { jumpEscalation },
+          });
+        },
+      ),
+      {
+        numRuns: Math.max(10, RUNS / 4),
+        ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED) } : {}),
+      },
+    );
   }, 600_000);
 
   it('reads the rows the view holds, not the history: 3,000 stored messages, a view of a few hundred', async () => {

@@ -695,8 +695,12 @@ export class ContextGuard {
     if (c.state.compactedLast && total <= r.budget) return undefined;
     const usage = total / r.budget;
     let level = levelOf(usage);
-    const last = c.state.usage;
-    if (last !== undefined && usage - last >= this.jumpEscalation) level = escalate(level);
+    // A leap: what arrived since the model last spoke (and since the last plan) takes this share of
+    // the budget. Read from the view, not from the previous request's usage, so that a worker that
+    // never saw that request finds the same (issue 32).
+    const format = c.format ?? r.format;
+    const leap = c.view.newestStep().reduce((n, m) => n + this.measurer.count(r.counter, m, format), 0);
+    if (leap > 0 && leap / r.budget >= this.jumpEscalation) level = escalate(level);
     if (this.strategy === 'layered' && level !== undefined && rank(level) > rank(c.state.level)) {
       c.pendingLevel = level;
       return total > r.budget ? 'over_budget' : 'threshold';

@@ -259,6 +259,8 @@ export class View {
     covered: number,
     count: (message: Message, index: number) => number,
     earlierIds?: (id: string) => boolean,
+    /** The stored seq each prefix message shows as stored (else null), as a whole build finds it. */
+    seqs?: ReadonlyArray<number | null>,
   ): void {
     this.reset();
     this.setPlan(plan);
@@ -285,13 +287,34 @@ export class View {
       edits: plan && plan.historyLength > covered ? this.blocks.edits(plan) : this.blocks.edits(null),
       ...blocks,
       messages,
-      sources: prefix.map((item) => (isPrefixSource(item) ? item : null)),
+      sources: prefix.map((item, i) => (isPrefixSource(item) ? item : (seqs?.[i] ?? null))),
       tokens,
       atomsCovered: 0,
       closedAtoms: 0,
       closedMessages: messages.length,
       closedTokens: tokens,
     };
+  }
+
+  /**
+   * The messages at the end of the view last built that are new since the model last spoke: the
+   * latest assistant message and what follows it, stored after the plan was made (none of the
+   * plan's own messages, none it edited). What one request of an agent loop adds to the one
+   * before, read from the view alone, so that every worker finds the same (issue 32).
+   */
+  newestStep(): Message[] {
+    const view = this.cache;
+    if (!view) return [];
+    const planned = view.plan ? view.plan.historyLength : 0;
+    const step: Message[] = [];
+    for (let i = view.messages.length - 1; i >= 0; i--) {
+      const source = view.sources[i];
+      if (source !== null && (typeof source !== 'number' || source < planned)) break;
+      const message = view.messages[i]!;
+      step.push(message);
+      if (message.role === 'assistant') break;
+    }
+    return step;
   }
 
   /** Brings the view up to date with the entries: re-renders only atoms that are new or still open. */
