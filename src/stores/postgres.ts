@@ -585,6 +585,7 @@ export class PostgresStore implements ConversationStore {
     validateConversationId(conversationId);
     const { fromSeq, limit } = readRange(conversationId, options);
     if (limit === 0) return [];
+    const withCountsColumn = options?.counts !== false;
     const rows = await this.#query<{
       seq: string;
       metadata: unknown;
@@ -597,7 +598,8 @@ export class PostgresStore implements ConversationStore {
       // The conversation's id looked up first (an InitPlan), so the rows come off the primary key
       // in seq order and a LIMIT stops the scan: joined, the planner read every row of the
       // conversation and sorted them (43 ms for the first two of 100k rows, 0.05 ms so).
-      `SELECT e.seq, e.metadata, e.message, e.counts, e.message_id
+      // Without counts (`counts: false`) the column is not sent, nor its digest checked.
+      `SELECT e.seq, e.metadata, e.message, ${withCountsColumn ? 'e.counts' : 'NULL AS counts'}, e.message_id
        FROM ${this.#t.entries} e
        WHERE e.conversation_id = (SELECT id FROM ${this.#t.conversations} WHERE name_hash = sha256($1))
          AND e.seq >= $2
@@ -612,7 +614,9 @@ export class PostgresStore implements ConversationStore {
       if (typeof row.message_id === 'string') entry.id = row.message_id;
       return withCounts(
         entry,
-        typeof row.message === 'string' ? decodeCounts(row.counts, row.message) : undefined,
+        withCountsColumn && typeof row.message === 'string'
+          ? decodeCounts(row.counts, row.message)
+          : undefined,
       );
     });
   }

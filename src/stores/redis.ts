@@ -601,6 +601,15 @@ export class RedisStore implements ConversationStore {
     // unknown length (`sync`) asks for its seqs' counts once it knows them.
     const seqs = (n: number) => Array.from({ length: n }, (_, i) => String(fromSeq + i));
     const bounded = limit <= 10_000;
+    // Without counts (`counts: false`): the log alone, its counts neither fetched nor checked.
+    if (options?.counts === false) {
+      const listed = await this.#call(conversationId, 'read', [log], () =>
+        this.#client.lRange(log, fromSeq, last),
+      );
+      return mapInSlices(listed, (element, i) =>
+        parseCounted(conversationId, fromSeq + i, element, undefined),
+      );
+    }
     const [elements, records] = await this.#call(conversationId, 'read', [log, counts], async () => {
       const multi = this.#client.multi().lRange(log, fromSeq, last);
       if (bounded) multi.hmGet(counts, seqs(limit));

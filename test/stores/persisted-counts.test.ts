@@ -105,7 +105,29 @@ async function countedOnResume(store: ConversationStore, model = MODEL): Promise
   return counted;
 }
 
-describe.each(cases)('$name: counts that persist', ({ missing: reason, opener }) => {
+describe.each(cases)('$name: counts that persist', ({ name, missing: reason, opener }) => {
+  it(
+    'a read that asks for no counts (`counts: false`) gives the same entries without them, bounded or not',
+    skipFor(reason),
+    async () => {
+      const open = await opener();
+      const a = manager(await open(), countingCounter().counter);
+      await a.setMessages(HISTORY, { replace: true });
+      await a.close();
+      const store = await open();
+      for (const range of [{}, { fromSeq: 1 }, { fromSeq: 1, limit: 2 }]) {
+        const counted = await store.read(ID, range);
+        expect(counted.some((e) => e.counts !== undefined)).toBe(true);
+        const bare = await store.read(ID, { ...range, counts: false });
+        // Drivers may leave the counts out; whatever they give is the entries, the counts aside.
+        expect(bare.map(({ counts: _, ...e }) => e)).toEqual(counted.map(({ counts: _, ...e }) => e));
+        // The drivers that store text leave them out, neither reading nor checking them.
+        if (name !== 'memory') expect(bare.every((e) => e.counts === undefined)).toBe(true);
+      }
+      await store.close();
+    },
+  );
+
   it(
     'resuming with the same model counts nothing again, and gives the same view and count',
     skipFor(reason),
