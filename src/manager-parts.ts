@@ -17,6 +17,8 @@ import type { ContextEmitter } from './events.js';
 import type { AppliedEdit } from './guard/applied-edits.js';
 import { ContextGuard, type GuardConversation } from './guard/guard.js';
 import type { PlanMade } from './guard/guard-types.js';
+import { decodeStoredAhead, STORED_AHEAD_VERSION, type StoredAhead } from './guard/stored-ahead.js';
+import { emptyAheadState } from './guard/summary-ahead.js';
 import { History } from './history/history.js';
 import { LiveEntries } from './history/live-entries.js';
 import { StoredCounts } from './manager-counts.js';
@@ -32,6 +34,7 @@ import { resolveStore } from './stores/resolve.js';
 import type { ConversationStore } from './stores/types.js';
 import { createAnthropicTools, createOpenAITools, type LLMWarning } from './tools/llm.js';
 import type { ContextTools } from './tools/types.js';
+import { planDigest } from './view/stored-view.js';
 
 /** The options the manager keeps as given or defaulted (the parts keep the rest). */
 export type ManagerSettings = Readonly<
@@ -211,6 +214,18 @@ export function composeParts(
           storedPlan: (current, made) => adoptableStoredPlan(history, planIds, current, made),
           savePlan: (plan, previous, made, patch) =>
             savePlanUnlessTaken(history, planIds, plan, previous, made, patch),
+          keepAhead: (plan, mark, memory) =>
+            history.hasEphemeral
+              ? Promise.resolve()
+              : history.saveMeta({
+                  ahead: {
+                    v: STORED_AHEAD_VERSION,
+                    epoch: history.storeEpoch,
+                    plan: planDigest(plan ? encodePlan(plan) : null),
+                    ...mark,
+                    ...(memory ? { memory } : {}),
+                  } satisfies StoredAhead,
+                }),
         }
       : {}),
   };
@@ -287,12 +302,40 @@ export function llmTools(
  * Restores what the stored conversation kept beside its messages (`meta`): the plan of its view
  * and the guard's level and usage; the view starts afresh.
  */
-export function restoreMeta(conversation: GuardConversation, meta: Record<string, unknown> | null): void {
+export function restoreMeta(
+  conversation: GuardConversation,
+  meta: Record<string, unknown> | null,
+  epoch: string | null,
+): void {
   conversation.view.reset();
   conversation.view.setPlan(decodePlan(meta?.plan));
   const plan = conversation.view.plan;
   if (plan && typeof meta?.planId === 'string') storedPlanIds.get(conversation)?.set(plan, meta.planId);
   restoreGuardState(conversation, meta);
+  restoreAhead(conversation, meta, epoch);
+}
+
+/**
+ * The summary prepared ahead for the successor of the plan the view holds, as a worker stored it
+ * (src/guard/stored-ahead.ts): where the preparation stands and the model's answer, to be taken
+ * in where this history still holds what it covers. None where it is of another generation or
+ * plan, or unusable.
+ */
+export function restoreAhead(
+  conversation: GuardConversation,
+  meta: Record<string, unknown> | null,
+  epoch: string | null,
+): void {
+  const stored = decodeStoredAhead(meta?.ahead);
+  if (!stored || stored.epoch !== epoch || stored.plan !== planDigest(meta?.plan)) return;
+  conversation.ahead = {
+    ...emptyAheadState(),
+    plan: conversation.view.plan,
+    seqs: new Set(stored.seqs),
+    triedAt: stored.triedAt,
+    settled: stored.settled,
+    stored: stored.memory,
+  };
 }
 
 /**

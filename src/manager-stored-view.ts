@@ -16,7 +16,7 @@ import { frozenEntry, storedMessageKeeping } from './history/history.js';
 import { markStoredSeq } from './history/stored-seq.js';
 import type { AfterAdded } from './manager-added.js';
 import type { ManagerParts } from './manager-parts.js';
-import { restoreGuardState } from './manager-parts.js';
+import { restoreAhead, restoreGuardState } from './manager-parts.js';
 import type { ResolvedRequest } from './measure/measurer.js';
 import { freezeDeep } from './messages/freeze.js';
 import { jsonValueIssues } from './messages/json-limits.js';
@@ -224,6 +224,9 @@ export async function serveStoredView(
     if (n !== undefined) storedCounts.set(entry.message, n);
   }
   const c = partialConversation(parts, meta.value, conversationFormat, entries);
+  // The view starts on `plan` (seeded below): a summary prepared for its successor is restored on it.
+  c.view.setPlan(plan);
+  restoreAhead(c, meta.value, epoch);
   let collided = false;
   const mayHold = filterMayHold(record.ids);
   const memo = measurer.memoFor(r.counter);

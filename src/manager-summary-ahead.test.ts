@@ -4,10 +4,13 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeLLMServer, type FakePrompt, startFakeLLMServer } from '../test/support/fake-llm-server.js';
 import { VirtualClock } from '../test/support/virtual-clock.js';
+import { countingLoads, keepOpen } from '../test/support/workers.js';
 import type { CompactionReceipt } from './events.js';
 import { ContextManager } from './manager.js';
 import type { Message } from './messages/types.js';
 import { useSliceClock } from './slices.js';
+import { MemoryStore } from './stores/memory.js';
+import { openSqliteStore } from './stores/sqlite.js';
 import type { PreparingTools } from './tools/llm.js';
 
 const filler = (n: number, seed = 0) =>
@@ -238,6 +241,139 @@ describe.each(['openai', 'anthropic'] as const)('summaries prepared ahead (%s)',
       await a.close();
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  /** Turns until `until`, each served by `worker(t)` (a new manager per turn, or one kept), with time for what runs after it. */
+  async function runTurns(
+    worker: (t: number) => ContextManager,
+    stateless: boolean,
+    until: () => boolean,
+    views: Message[][] = [],
+  ): Promise<Message[][]> {
+    // Turns go on from the views given: each turn's messages are new.
+    for (let t = views.length; !until() && t < 200; t++) {
+      const ctx = worker(t);
+      await turn(ctx, t, views);
+      await idle();
+      if (stateless) await ctx.close();
+    }
+    return views;
+  }
+
+  it('stateless workers (a new manager each turn) ask the model as a long-lived manager does, and compact with its summary: what is prepared is stored state', async () => {
+    const gate = gatedFetch();
+    gate.open();
+    const figures: Record<string, { asked: number; loads: number; receipts: string[] }> = {};
+    const dir = await mkdtemp(join(tmpdir(), 'contextkit-ahead-stored-'));
+    for (const stateless of [false, true]) {
+      server = await startFakeLLMServer({ provider, apiKey: 'sk-test', reply: modelReply });
+      // On SQLite: the stored state goes through a real driver's metadata.
+      const sqlite = await openSqliteStore(join(dir, `${stateless}.db`));
+      const store = countingLoads(sqlite);
+      const options = {
+        model: 'gpt-4o',
+        store,
+        conversationId: 'c',
+        protectTask: false,
+        llm: { provider, baseURL: server.baseURL, apiKey: 'sk-test', model: 'small', fetch: gate.fetch },
+      };
+      const receipts: CompactionReceipt[] = [];
+      const open = () => {
+        const ctx = new ContextManager(options);
+        ctx.on('context:post_compact', (e) => receipts.push(e.receipt));
+        return ctx;
+      };
+      const kept = open();
+      await kept.addMessage({ role: 'system', content: 'sys' });
+      await runTurns(
+        (_) => (stateless ? open() : kept),
+        stateless,
+        () => receipts.length >= 4,
+      );
+      await kept.close();
+      await idle();
+      await sqlite.close();
+      figures[String(stateless)] = {
+        asked: server.requests.length,
+        loads: store.wholeReads,
+        receipts: receipts.map((r) => `${r.prepared}/${r.summary?.tools}`),
+      };
+      await server.close();
+      server = undefined;
+    }
+    await rm(dir, { recursive: true, force: true });
+    const [longLived, fresh] = [figures.false!, figures.true!];
+    // Every compaction takes the model's summary on either, and the model is not asked more often
+    // by workers that never saw the preparation (before: asked at almost every turn, its answers
+    // lost with the worker, every compaction offline).
+    expect(longLived.receipts).toEqual(Array(4).fill(`used/${provider}`));
+    expect(fresh.receipts).toEqual(longLived.receipts);
+    expect(fresh.asked).toBeLessThanOrEqual(longLived.asked);
+    // The whole history is loaded to compact and to prepare once per compaction, not at every turn.
+    expect(fresh.loads).toBeLessThanOrEqual(2 * 4 + 2);
+  });
+
+  it('a stored answer is taken only for the messages it was asked of, as they were', async () => {
+    for (const tamper of [false, true]) {
+      server = await startFakeLLMServer({ provider, apiKey: 'sk-test', reply: modelReply });
+      const store = keepOpen(new MemoryStore());
+      const gate = gatedFetch();
+      gate.open();
+      const options = (fetch: typeof globalThis.fetch) => ({
+        model: 'gpt-4o',
+        store,
+        conversationId: 'c',
+        protectTask: false,
+        llm: { provider, baseURL: server!.baseURL, apiKey: 'sk-test', model: 'small', fetch },
+      });
+      // A worker prepares the next compaction's range, and the model's answer is stored.
+      const a = new ContextManager(options(gate.fetch));
+      await a.addMessage({ role: 'system', content: 'sys' });
+      const stored = async () =>
+        (await store.getMeta('c')).value?.ahead as
+          | { memory?: { entries: Array<[number, string]> } }
+          | undefined;
+      const views = await runTurns(
+        () => a,
+        false,
+        () => server!.requests.length > 0,
+      );
+      for (let i = 0; i < 50 && !(await stored())?.memory; i++) await idle();
+      await a.close();
+      expect((await stored())?.memory?.entries.length).toBeGreaterThan(0);
+      if (tamper) {
+        // As if a message it covers read otherwise now: its digest no longer matches.
+        const meta = await store.getMeta('c');
+        const ahead = structuredClone(meta.value!.ahead) as { memory: { entries: Array<[number, string]> } };
+        ahead.memory.entries[0]![1] = 'not-this-message';
+        await store.setMeta('c', { ...meta.value, ahead }, { expectedVersion: meta.version });
+      }
+      // Another worker, whose model never answers, compacts.
+      const silent = gatedFetch();
+      const b = new ContextManager(options(silent.fetch));
+      const receipts: CompactionReceipt[] = [];
+      b.on('context:post_compact', (e) => receipts.push(e.receipt));
+      await runTurns(
+        () => b,
+        false,
+        () => receipts.length > 0,
+        views,
+      );
+      const view = JSON.stringify(views.at(-1));
+      if (tamper) {
+        expect(receipts[0]!.prepared).not.toBe('used');
+        expect(receipts[0]!.summary?.tools).toBe('offline');
+        expect(view).not.toContain('MODEL SUMMARY');
+      } else {
+        expect(['used', 'partial']).toContain(receipts[0]!.prepared);
+        expect(receipts[0]!.summary?.tools).toContain(provider);
+        expect(view).toContain('MODEL SUMMARY');
+      }
+      silent.open();
+      await b.close();
+      await server.close();
+      server = undefined;
     }
   });
 

@@ -148,7 +148,7 @@ export class ContextManager {
   private async load(): Promise<void> {
     const meta = await this.history.load();
     this.loaded = true;
-    restoreMeta(this.conversation, meta);
+    restoreMeta(this.conversation, meta, this.history.storeEpoch);
     this.unloaded.loaded(meta);
   }
 

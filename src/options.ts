@@ -243,7 +243,9 @@ export interface ContextManagerOptions {
    * summary of what it did not cover is carried into the next compaction. Its receipt says which
    * (`prepared`). Default on with `llm` (and with your own `tools` when they implement
    * `prepareMemory`, see `PreparingTools`); `false` asks the model at the compaction, as the
-   * request waits.
+   * request waits. With a store, where the preparation stands and the model's answer are stored
+   * beside the conversation (bound to the messages they cover by content), so a worker that never
+   * saw them neither asks the model again nor compacts without its summary.
    */
   summaryAhead?: boolean | { at?: number };
   /**

@@ -1,5 +1,6 @@
 import type { CompactionHooks } from '../compaction/hooks.js';
 import type { CompactionPlan } from '../compaction/plan.js';
+import type { StoredAheadMemory } from './stored-ahead.js';
 /**
  * The shapes `ContextGuard` works with: its options, the per-conversation state it keeps in the
  * conversation it is given, and its decisions; and the overflow breakdown it reports.
@@ -112,6 +113,15 @@ export interface GuardConversation {
    * needs more (see `WholeHistoryNeeded`) throws before anything is emitted.
    */
   partial?: boolean;
+  /**
+   * Keeps where the summary prepared for the successor of `plan` stands, and the model's answer
+   * (src/guard/stored-ahead.ts), beside the history, where there is a store.
+   */
+  keepAhead?: (
+    plan: CompactionPlan | null,
+    mark: { triedAt: number; settled: boolean; seqs: number[] },
+    memory: StoredAheadMemory | undefined,
+  ) => Promise<void>;
   /** Keeps the plan and guard state beside the history (in its store), where there is one. */
   save?: (patch: Record<string, unknown>) => Promise<void>;
   /**

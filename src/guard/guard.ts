@@ -412,7 +412,7 @@ export class ContextGuard {
     const generation = c.generation?.() ?? 0;
     if (this.ahead) {
       c.ahead ??= emptyAheadState();
-      if (this.ahead.due(c.ahead, plan, usage, generation)) return true;
+      if (this.ahead.due(c.ahead, plan, usage, generation, c.partial === true)) return true;
     }
     if (this.compactAhead && wireFormat(c.format ?? 'openai').serverCompaction === 'endpoint') {
       c.compactAhead ??= emptyCompactAheadState();
@@ -486,6 +486,8 @@ export class ContextGuard {
       this.compactAhead!.prepare(c.compactAhead!, plan, { spec, atoms, settled, usage, generation });
     }
     if (!summaryDue || !ahead) return;
+    // An answer another worker stored for this plan's successor is taken in first: asked once.
+    await ahead.hydrate(c.ahead!, plan, bySeq, generation, (t) => r.counter.countText(t));
     ahead.prepare(c.ahead!, plan, {
       seqs,
       calls: recorded.calls,
@@ -494,9 +496,23 @@ export class ContextGuard {
       generation,
       usage,
     });
+    const state = c.ahead!;
+    // Stored for workers that did not prepare it: where it stands now, and the model's answer once back.
+    if (c.keepAhead) {
+      const keep = c.keepAhead;
+      const stored = () =>
+        keep(
+          plan,
+          { triedAt: state.triedAt, settled: state.settled, seqs: [...(state.seqs ?? [])] },
+          ahead.storedMemory(state),
+        );
+      state.onMemory = () => {
+        if (state.plan === plan) void stored().catch(() => undefined);
+      };
+      await stored().catch(() => undefined);
+    }
     // The fallback summary after the queue moved on (it reads only the entries recorded): the
     // model's call is under way meanwhile, and the next operation does not wait for it.
-    const state = c.ahead!;
     setImmediate(() => {
       ahead
         .writeFallback(state)
@@ -763,6 +779,8 @@ export class ContextGuard {
     if (this.ahead) {
       c.ahead ??= emptyAheadState();
       const generation = c.generation?.() ?? 0;
+      // What another worker prepared (and stored) for this compaction is taken in first.
+      await this.ahead.hydrate(c.ahead, previousPlan, bySeq, generation, (t) => r.counter.countText(t));
       adoption = await this.ahead.adoption(c.ahead, previousPlan, bySeq, generation);
       ahead = this.ahead.compactionTools(c.ahead, previousPlan, bySeq, generation);
       const seqs = c.ahead.plan === previousPlan ? c.ahead.seqs : null;

@@ -22,9 +22,10 @@
  *
  * A prepared summary may cover older entries than the range it stands for (a repeat the plan
  * drops since it was prepared): the guard takes it only where those entries left the view
- * (`extras`). What is prepared lives in this process only, bound to the entries it read: another
- * process sharing the store, or a history replaced or edited since, never gets a summary of other
- * messages.
+ * (`extras`). What is prepared is bound to the entries it read: a history replaced or edited
+ * since never gets a summary of other messages. Where the preparation and the model's answer are
+ * stored (src/guard/stored-ahead.ts), another worker takes them in by the content of those
+ * entries (`hydrate`), never by their place alone.
  */
 
 import type { CompactionPlan, PlanSummary } from '../compaction/plan.js';
@@ -35,6 +36,7 @@ import { type CheckedFacts, checkedFactsIn, checkFactsInSlices } from '../tools/
 import { mergeFacts } from '../tools/merge-facts.js';
 import type { ContextTools, ExtractedFact, SummarizeOptions } from '../tools/types.js';
 import type { Atom } from '../wire/atoms.js';
+import { entryDigest, type StoredAheadMemory, storedEntriesOf, textDigest } from './stored-ahead.js';
 
 /** What a compaction's receipt says of the prepared summary (see `CompactionReceipt.prepared`). */
 export type PreparedOutcome = NonNullable<CompactionReceipt['prepared']>;
@@ -98,6 +100,14 @@ export interface AheadState {
   triedAt: number;
   /** Whether the last plan made ahead reached the target: its range is the one the trigger will take. */
   settled: boolean;
+  /**
+   * The model's answer another worker (or an earlier manager) stored for this plan's successor
+   * (src/guard/stored-ahead.ts), not taken in yet: taken (`hydrate`) where the range is prepared
+   * or compacted, if the messages it covers are still stored as they were.
+   */
+  stored?: StoredAheadMemory | undefined;
+  /** Called when the model's answer for the prepared range is back (to store it). */
+  onMemory?: (() => void) | undefined;
 }
 
 /** How far usage must grow past the last preparation to plan the range again. */
@@ -234,14 +244,102 @@ export class SummaryAhead {
    * this plan (or this history) yet; usage just past `at`; or usage grown by a step since the
    * last time, while the range is not settled or the model not asked (or its call failed).
    */
-  due(state: AheadState, plan: CompactionPlan | null, usage: number, generation: number): boolean {
+  due(
+    state: AheadState,
+    plan: CompactionPlan | null,
+    usage: number,
+    generation: number,
+    /**
+     * Preparing costs a load of the whole history here (a worker serving from the stored view
+     * record): only from `at` on, where the model must be asked at the latest.
+     */
+    costly = false,
+  ): boolean {
     if (usage < this.from) return false;
+    if (costly && usage < this.at) return false;
     if (state.plan !== plan || state.seqs === null) return true;
     if (state.job && state.job.generation !== generation) return true;
-    if (usage >= this.at && state.triedAt < this.at) return true;
+    if (usage >= this.at && state.triedAt < this.at) {
+      // A settled range whose answer another worker stored: the model was asked already.
+      return !(state.job === null && state.settled && state.stored !== undefined);
+    }
     if (usage < state.triedAt + RETRY_STEP) return false;
     const model = state.job?.model;
-    return !state.settled || !model || model.failed !== undefined;
+    // An answer stored for this plan's successor stands for a model asked (see `hydrate`).
+    if (!model) return !state.settled || state.stored === undefined;
+    return !state.settled || model.failed !== undefined;
+  }
+
+  /**
+   * Takes in the model's answer stored for the successor of the plan the view holds (another
+   * worker asked for it, or this conversation's earlier manager), where nothing is prepared here
+   * for it yet: as the job it answered, when every message it covers is still stored as it was
+   * (`stored` by seq) and the plan's summary is the one it built on. Otherwise it is forgotten.
+   */
+  async hydrate(
+    state: AheadState,
+    plan: CompactionPlan | null,
+    stored: readonly HistoryEntry[],
+    generation: number,
+    countText: (text: string) => number,
+  ): Promise<void> {
+    const memory = state.stored;
+    if (!memory || state.plan !== plan || state.job) return;
+    state.stored = undefined;
+    const previousSummary = plan?.summary?.text;
+    if (textDigest(previousSummary) !== memory.previous) return;
+    const summaryEntries = storedEntriesOf(memory.entries, stored);
+    const factEntries = storedEntriesOf(memory.factEntries, stored);
+    if (!summaryEntries || !factEntries || summaryEntries.length === 0) return;
+    const focus = memory.focus ?? undefined;
+    const answer: PreparedMemory = { summary: memory.summary, facts: memory.facts };
+    const part: ModelPart = {
+      entries: new Set(summaryEntries),
+      factEntries,
+      memory: answer,
+      checked: [await checkFactsInSlices(answer.facts, factEntries)],
+      settled: Promise.resolve(answer),
+      before: null,
+    };
+    // Another operation may have prepared meanwhile (the checks above yield).
+    if (state.job || state.plan !== plan) return;
+    state.job = {
+      summaryEntries,
+      previousSummary,
+      focus,
+      factEntries,
+      generation,
+      options: {
+        maxTokens: memory.maxTokens,
+        countText,
+        ...(previousSummary !== undefined ? { previousSummary } : {}),
+        ...(focus !== undefined ? { focus } : {}),
+      },
+      model: part,
+    };
+  }
+
+  /**
+   * The model's answer for the prepared range, as stored (src/guard/stored-ahead.ts): the latest
+   * of its calls that is back; the one stored before, while none is; undefined for neither.
+   */
+  storedMemory(state: AheadState): StoredAheadMemory | undefined {
+    const job = state.job;
+    let model = job?.model ?? null;
+    while (model?.before && !model.memory) model = model.before;
+    const memory = model?.memory;
+    if (!job || !model || !memory) return state.stored;
+    const digested = (entries: Iterable<HistoryEntry>) =>
+      [...entries].sort((a, b) => a.seq - b.seq).map((e): [number, string] => [e.seq, entryDigest(e)]);
+    return {
+      previous: textDigest(job.previousSummary),
+      focus: job.focus ?? null,
+      maxTokens: job.options.maxTokens,
+      entries: digested(model.entries),
+      factEntries: digested(model.factEntries),
+      summary: memory.summary,
+      facts: memory.facts,
+    };
   }
 
   /**
@@ -528,7 +626,12 @@ export class SummaryAhead {
       late && previous !== undefined && late.offlineText === previous && late.job.model
         ? late.job.model.settled.then((memory) => memory?.summary ?? previous)
         : Promise.resolve(previous);
-    job.model = this.extend(job.model, job, builtOn);
+    const part = this.extend(job.model, job, builtOn);
+    job.model = part;
+    // Once back, the answer is stored for the workers that did not ask (see `storedMemory`).
+    void part.settled.then((memory) => {
+      if (memory && state.job === job) state.onMemory?.();
+    });
   }
 
   /**

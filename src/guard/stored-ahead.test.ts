@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import type { HistoryEntry } from '../messages/types.js';
+import {
+  decodeStoredAhead,
+  entryDigest,
+  STORED_AHEAD_VERSION,
+  storedEntriesOf,
+  textDigest,
+} from './stored-ahead.js';
+
+const entry = (seq: number, content: string): HistoryEntry =>
+  ({ seq, message: { role: 'user', content }, metadata: {} }) as unknown as HistoryEntry;
+
+const record = {
+  v: STORED_AHEAD_VERSION,
+  epoch: 'e1',
+  plan: null,
+  triedAt: 0.5,
+  settled: true,
+  seqs: [3, 4],
+  memory: {
+    previous: null,
+    focus: null,
+    maxTokens: 200,
+    entries: [[3, 'd3']],
+    factEntries: [],
+    summary: 'S',
+    facts: [{ key: 'k', value: 'v' }],
+  },
+};
+
+describe('the stored summary prepared ahead', () => {
+  it('reads a record of this version and shape, and nothing else', () => {
+    expect(decodeStoredAhead(record)).toEqual(record);
+    expect(decodeStoredAhead({ ...record, memory: undefined })).toBeDefined();
+    for (const bad of [
+      undefined,
+      null,
+      'text',
+      { ...record, v: 2 },
+      { ...record, epoch: 7 },
+      { ...record, triedAt: Number.NaN },
+      { ...record, settled: 'yes' },
+      { ...record, seqs: [-1] },
+      { ...record, seqs: [1.5] },
+      { ...record, memory: { ...record.memory, entries: [[3]] } },
+      { ...record, memory: { ...record.memory, summary: 1 } },
+      { ...record, memory: { ...record.memory, maxTokens: -3 } },
+      { ...record, memory: { ...record.memory, facts: 'x' } },
+    ]) {
+      expect(decodeStoredAhead(bad)).toBeUndefined();
+    }
+  });
+
+  it('names messages by their content: a message changed, moved or gone is not the one it names', () => {
+    const stored = [entry(0, 'a'), entry(1, 'b'), entry(2, 'c')];
+    const named: Array<[number, string]> = [
+      [0, entryDigest(stored[0]!)],
+      [2, entryDigest(stored[2]!)],
+    ];
+    expect(storedEntriesOf(named, stored)).toEqual([stored[0], stored[2]]);
+    expect(storedEntriesOf(named, [stored[0]!, stored[1]!, entry(2, 'c, edited')])).toBeUndefined();
+    expect(storedEntriesOf(named, [stored[0]!, stored[1]!])).toBeUndefined();
+    expect(storedEntriesOf([[1, entryDigest(stored[0]!)]], stored)).toBeUndefined();
+    expect(textDigest(undefined)).toBeNull();
+    expect(textDigest('x')).not.toBe(textDigest('y'));
+  });
+});
