@@ -16,6 +16,7 @@
  */
 
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { open as openFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import Database from 'better-sqlite3';
@@ -33,6 +34,7 @@ import { validateConversationId } from './keys.js';
 import { listOptions } from './page.js';
 import { pageStart, prefixUpperBound } from './prefix-range.js';
 import { prepareSqlReplace } from './replace-rows.js';
+import { SqliteCheckpointer } from './sqlite-checkpoint.js';
 import { SQLITE_SEARCH_MIGRATION, SqliteSearch, searchTexts } from './sqlite-search.js';
 import {
   describeFound,
@@ -258,6 +260,24 @@ function storedTuple(conversationId: string, row: EntryTuple, counts: boolean): 
 }
 
 /**
+ * Flushes to disk what was written to `path` so far (`fdatasync` on the thread pool, off the event
+ * loop). Best effort: a file that cannot be opened is left to the commit's own sync.
+ */
+async function syncFile(path: string): Promise<void> {
+  let file: Awaited<ReturnType<typeof openFile>> | undefined;
+  try {
+    // SQLite holds no lock on the WAL file itself (its locks are on the database and -shm files),
+    // so opening and closing it here releases none of them.
+    file = await openFile(path, 'r+');
+    await file.datasync();
+  } catch {
+    // The commit syncs the WAL anyway.
+  } finally {
+    await file?.close().catch(() => {});
+  }
+}
+
+/**
  * Conversations in one SQLite file. Open it with {@link openSqliteStore} (or construct it
  * directly: opening is synchronous). A WAL journal; each write is one
  * `BEGIN IMMEDIATE` transaction, other processes waiting up to `busyTimeoutMs` for the lock;
@@ -279,6 +299,13 @@ export class SqliteStore implements ConversationStore {
   #replaceRunning = false;
   /** Full-text search over the entries, kept in the same file (FTS5). */
   readonly search: SqliteSearch;
+  /** Whether every commit fsyncs (`synchronous: 'full'`). */
+  readonly #syncFull: boolean;
+  /**
+   * Checkpoints the WAL a large replace left, off the event loop (null for a database without a
+   * WAL: `:memory:`, a temporary one).
+   */
+  #checkpointer: SqliteCheckpointer | null = null;
 
   readonly #selectHead: Database.Statement<[string], HeadRow>;
   readonly #insertEntry: Database.Statement<[string, number, string, string, string | null, string | null]>;
@@ -320,6 +347,7 @@ export class SqliteStore implements ConversationStore {
     }
     this.path = path;
     this.#busyTimeoutMs = busyTimeoutMs;
+    this.#syncFull = synchronous === 'full';
     const mustExist = options.mustExist === true;
     checkDatabaseFile(path, mustExist);
     let db: Database.Database;
@@ -346,8 +374,9 @@ export class SqliteStore implements ConversationStore {
           { code: 'not_found' },
         );
       }
-      db.pragma('journal_mode = WAL');
+      const journal = db.pragma('journal_mode = WAL', { simple: true });
       db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
+      if (journal === 'wal') this.#checkpointer = new SqliteCheckpointer(db, synchronous);
       this.#migrate();
       this.#selectHead = db.prepare<[string], HeadRow>(
         'SELECT head, meta_version, epoch FROM conversations WHERE conversation_id = ?',
@@ -699,7 +728,7 @@ export class SqliteStore implements ConversationStore {
         await setImmediatePromise();
       }
       step(finish);
-      step(() => this.#db.exec('COMMIT'));
+      await this.#commitLarge(step);
       open = false;
     } finally {
       if (open) {
@@ -714,6 +743,29 @@ export class SqliteStore implements ConversationStore {
       }
       this.#replacing = null;
       release();
+    }
+  }
+
+  /**
+   * Commits a large replace's transaction without the stretch its `COMMIT` would hold (issue 32:
+   * 205 ms at 100,000 messages). Of that, about 100 ms was the automatic checkpoint copying the
+   * ~100 MB the transaction wrote to the WAL into the database file, and with `synchronous: 'full'`
+   * 30–80 ms the fsync of those WAL pages. So the checkpoint is kept out of this commit and run
+   * afterwards by {@link SqliteCheckpointer} on a connection of its own in a worker thread (the
+   * automatic one is back on once it is done, so the WAL cannot keep growing), and the WAL's pages
+   * already written are flushed to disk first from the thread pool, leaving the commit's own
+   * fsync (kept: durability as configured) little to wait for.
+   */
+  async #commitLarge(step: <T>(work: () => T) => T): Promise<void> {
+    const checkpointer = this.#checkpointer;
+    if (checkpointer !== null && this.#syncFull) await syncFile(`${this.#db.name}-wal`);
+    const deferred = checkpointer?.deferAutomatic() ?? false;
+    let committed = false;
+    try {
+      step(() => this.#db.exec('COMMIT'));
+      committed = true;
+    } finally {
+      if (deferred) checkpointer!.afterCommit(committed);
     }
   }
 
@@ -849,6 +901,8 @@ export class SqliteStore implements ConversationStore {
     if (this.#closed) return;
     this.#closed = true;
     this.search.flush();
+    // Its connection first, so that this one is the file's last and checkpoints the WAL on close.
+    await this.#checkpointer?.close();
     this.#db.close();
   }
 }
