@@ -306,27 +306,35 @@ export function restoreMeta(
   conversation: GuardConversation,
   meta: Record<string, unknown> | null,
   epoch: string | null,
+  warn?: (code: string, message: string) => void,
 ): void {
   conversation.view.reset();
   conversation.view.setPlan(decodePlan(meta?.plan));
   const plan = conversation.view.plan;
   if (plan && typeof meta?.planId === 'string') storedPlanIds.get(conversation)?.set(plan, meta.planId);
   restoreGuardState(conversation, meta);
-  restoreAhead(conversation, meta, epoch);
+  restoreAhead(conversation, meta, epoch, warn);
 }
 
 /**
  * The summary prepared ahead for the successor of the plan the view holds, as a worker stored it
  * (src/guard/stored-ahead.ts): where the preparation stands and the model's answer, to be taken
  * in where this history still holds what it covers. None where it is of another generation or
- * plan, or unusable.
+ * plan, or unusable (with a warning: corrupt, changed, or written by another version).
  */
 export function restoreAhead(
   conversation: GuardConversation,
   meta: Record<string, unknown> | null,
   epoch: string | null,
+  warn?: (code: string, message: string) => void,
 ): void {
   const stored = decodeStoredAhead(meta?.ahead);
+  if (!stored && meta?.ahead !== undefined && meta.ahead !== null) {
+    warn?.(
+      'stored_ahead_unreadable',
+      'the summary prepared ahead stored beside the conversation is corrupt, was changed, or was written by another version: it is prepared again',
+    );
+  }
   if (!stored || stored.epoch !== epoch || stored.plan !== planDigest(meta?.plan)) return;
   conversation.ahead = {
     ...emptyAheadState(),

@@ -226,6 +226,7 @@ export async function serveStoredView(
   const c = partialConversation(parts, meta.value, conversationFormat, entries);
   // The view starts on `plan` (seeded below): a summary prepared for its successor is restored on it.
   c.view.setPlan(plan);
+  // Unwarned here: a record it cannot read makes a preparation due, which loads and warns.
   restoreAhead(c, meta.value, epoch);
   let collided = false;
   const mayHold = filterMayHold(record.ids);

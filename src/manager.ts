@@ -148,7 +148,9 @@ export class ContextManager {
   private async load(): Promise<void> {
     const meta = await this.history.load();
     this.loaded = true;
-    restoreMeta(this.conversation, meta, this.history.storeEpoch);
+    restoreMeta(this.conversation, meta, this.history.storeEpoch, (code, message) =>
+      this.measurer.warn(code, message),
+    );
     this.unloaded.loaded(meta);
   }
 

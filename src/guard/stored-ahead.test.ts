@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { keepOpen } from '../../test/support/workers.js';
+import { ContextManager } from '../manager.js';
 import type { HistoryEntry } from '../messages/types.js';
+import { MemoryStore } from '../stores/memory.js';
 import {
   decodeStoredAhead,
   entryDigest,
@@ -64,5 +67,22 @@ describe('the stored summary prepared ahead', () => {
     expect(storedEntriesOf([[1, entryDigest(stored[0]!)]], stored)).toBeUndefined();
     expect(textDigest(undefined)).toBeNull();
     expect(textDigest('x')).not.toBe(textDigest('y'));
+  });
+
+  it('a corrupt record warns once loaded, and nothing stored is changed by reading it', async () => {
+    const store = keepOpen(new MemoryStore());
+    const writer = new ContextManager({ model: 'gpt-4o', store, conversationId: 'c' });
+    await writer.addMessage({ role: 'user', content: 'hello' });
+    await writer.close();
+    const meta = await store.getMeta('c');
+    const corrupt = { ...meta.value, ahead: { ...record, v: 99 } };
+    await store.setMeta('c', corrupt, { expectedVersion: meta.version });
+    const reader = new ContextManager({ model: 'gpt-4o', store, conversationId: 'c' });
+    const warnings: string[] = [];
+    reader.on('context:warn', (w) => warnings.push(w.code));
+    expect(await reader.getMessages()).toHaveLength(1);
+    await reader.close();
+    expect(warnings).toEqual(['stored_ahead_unreadable']);
+    expect((await store.getMeta('c')).value?.ahead).toEqual(corrupt.ahead);
   });
 });
