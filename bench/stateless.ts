@@ -439,8 +439,10 @@ async function measureSize(
     agentTurns.push(performance.now() - start);
     await ctx.close();
   }
-  // A resume: a new manager reads the whole history back (`getMessages()`).
+  // A resume: a new manager reads the whole history back (`getMessages()`), after the bench's own
+  // garbage was collected and its sweep let finish (not charged to the resume).
   collectGarbage();
+  await new Promise((resolve) => setTimeout(resolve, 100));
   const getAll = await withTimer(async () => {
     const ctx = new ContextManager({ model: MODEL, store: worker, conversationId: id });
     const all = await ctx.getMessages();

@@ -190,8 +190,6 @@ export async function serveStoredView(
         const message = row && checkedRow(row, seq, conversationFormat);
         const shown = message && shownMessage(message, wire);
         if (!shown) return undefined;
-        // As a loaded history's entry is (`frozenEntry`): the view shows this row as this object.
-        markStoredSeq(message, seq);
         prefix.push(wireMessage(shown, format));
         prefixSeqs.push(seq);
       }
@@ -330,7 +328,10 @@ function checkedRow(row: StoredEntry, seq: number, format: MessageFormat | undef
   if (row.seq !== seq) return undefined;
   try {
     const message = storedMessageKeeping(row, format);
-    return message && freezeDeep(message);
+    if (!message) return undefined;
+    // As a loaded history's entry is (`frozenEntry`): a view shows this row as this object.
+    markStoredSeq(message, seq);
+    return freezeDeep(message);
   } catch (err) {
     if (err instanceof InvalidMessageError) return undefined;
     throw err;

@@ -827,13 +827,14 @@ export function frozenEntry(
   metadata: MessageMetadata,
   id?: string,
 ): HistoryEntry {
+  // Marked before it is frozen (see stored-seq.ts).
+  markStoredSeq(message, seq);
   const entry: { -readonly [K in keyof HistoryEntry]: HistoryEntry[K] } = {
     seq,
     message: freezeDeep(message),
     metadata: freezeDeep(metadata),
   };
   if (id !== undefined) entry.id = id;
-  markStoredSeq(entry.message, seq);
   return Object.freeze(entry);
 }
 
