@@ -299,8 +299,9 @@ export function llmTools(
 }
 
 /**
- * Restores what the stored conversation kept beside its messages (`meta`): the plan of its view
- * and the guard's level and usage; the view starts afresh.
+ * Restores what the stored conversation kept beside its messages (`meta`): the plan of its view,
+ * the guard's level and usage, and the summary prepared for the plan's successor; the view starts
+ * afresh.
  */
 export function restoreMeta(
   conversation: GuardConversation,
@@ -313,19 +314,21 @@ export function restoreMeta(
   const plan = conversation.view.plan;
   if (plan && typeof meta?.planId === 'string') storedPlanIds.get(conversation)?.set(plan, meta.planId);
   restoreGuardState(conversation, meta);
-  restoreAhead(conversation, meta, epoch, warn);
+  restoreAhead(conversation, meta, epoch, { plan }, warn);
 }
 
 /**
  * The summary prepared ahead for the successor of the plan the view holds, as a worker stored it
  * (src/guard/stored-ahead.ts): where the preparation stands and the model's answer, to be taken
  * in where this history still holds what it covers. None where it is of another generation or
- * plan, or unusable (with a warning: corrupt, changed, or written by another version).
+ * plan, or unusable (with a warning: corrupt, changed, or written by another version). `view` is
+ * the plan the view starts on (decoded from `meta`) and, where the caller has it, its digest.
  */
 export function restoreAhead(
   conversation: GuardConversation,
   meta: Record<string, unknown> | null,
   epoch: string | null,
+  view: { plan: CompactionPlan | null; digest?: string | null },
   warn?: (code: string, message: string) => void,
 ): void {
   const stored = decodeStoredAhead(meta?.ahead);
@@ -335,10 +338,11 @@ export function restoreAhead(
       'the summary prepared ahead stored beside the conversation is corrupt, was changed, or was written by another version: it is prepared again',
     );
   }
-  if (!stored || stored.epoch !== epoch || stored.plan !== planDigest(meta?.plan)) return;
+  if (!stored || stored.epoch !== epoch) return;
+  if (stored.plan !== (view.digest !== undefined ? view.digest : planDigest(meta?.plan))) return;
   conversation.ahead = {
     ...emptyAheadState(),
-    plan: conversation.view.plan,
+    plan: view.plan,
     seqs: new Set(stored.seqs),
     triedAt: stored.triedAt,
     settled: stored.settled,

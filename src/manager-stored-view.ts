@@ -222,10 +222,10 @@ export async function serveStoredView(
     if (n !== undefined) storedCounts.set(entry.message, n);
   }
   const c = partialConversation(parts, meta.value, conversationFormat, entries);
-  // The view starts on `plan` (seeded below): a summary prepared for its successor is restored on it.
-  c.view.setPlan(plan);
+  // The view starts on `plan` (seeded below), whose digest the record was just checked against: a
+  // summary prepared for its successor is restored on it.
   // Unwarned here: a record it cannot read makes a preparation due, which loads and warns.
-  restoreAhead(c, meta.value, epoch);
+  restoreAhead(c, meta.value, epoch, { plan, digest: record.plan });
   let collided = false;
   const mayHold = filterMayHold(record.ids);
   const memo = measurer.memoFor(r.counter);
