@@ -13,7 +13,6 @@ import { wireFormat } from './formats/registry.js';
 import type { GuardConversation } from './guard/guard.js';
 import { WholeHistoryNeeded } from './guard/guard-types.js';
 import { frozenEntry, storedMessageKeeping } from './history/history.js';
-import { markStoredSeq } from './history/stored-seq.js';
 import type { AfterAdded } from './manager-added.js';
 import type { ManagerParts } from './manager-parts.js';
 import { restoreAhead, restoreGuardState } from './manager-parts.js';
@@ -135,6 +134,7 @@ export async function serveStoredView(
   parts: Pick<ManagerParts, 'store' | 'settings' | 'measurer' | 'guard' | 'conversation' | 'heldMeta'>,
   request: RequestOptions,
   warn: (code: string, message: string) => void,
+  seqs: WeakMap<object, number>,
 ): Promise<{ messages: Message[]; target: UnloadedTarget | undefined } | undefined> {
   const { store, measurer, guard } = parts;
   if (!store) return undefined;
@@ -187,7 +187,7 @@ export async function serveStoredView(
     if (Array.isArray(item)) {
       for (let seq = item[0]; seq <= item[1]; seq++) {
         const row = rowsBySeq.get(seq);
-        const message = row && checkedRow(row, seq, conversationFormat);
+        const message = row && checkedRow(row, seq, conversationFormat, seqs);
         const shown = message && shownMessage(message, wire);
         if (!shown) return undefined;
         prefix.push(wireMessage(shown, format));
@@ -214,7 +214,7 @@ export async function serveStoredView(
   const storedCounts = new Map<Message, number>();
   const key = countKey(r.counter);
   for (const [k, row] of tailRows.entries()) {
-    const message = checkedRow(row, record.entries + k, conversationFormat);
+    const message = checkedRow(row, record.entries + k, conversationFormat, seqs);
     if (!message) return undefined;
     const entry = frozenEntry(row.seq, message, row.metadata, row.id);
     entries.push(entry);
@@ -324,13 +324,18 @@ function partialConversation(
  * A stored row's message as a load checks it (`storedMessageKeeping`), frozen; undefined when it is not
  * one, is not the row at `seq`, or would change the conversation's format.
  */
-function checkedRow(row: StoredEntry, seq: number, format: MessageFormat | undefined): Message | undefined {
+function checkedRow(
+  row: StoredEntry,
+  seq: number,
+  format: MessageFormat | undefined,
+  seqs: WeakMap<object, number>,
+): Message | undefined {
   if (row.seq !== seq) return undefined;
   try {
     const message = storedMessageKeeping(row, format);
     if (!message) return undefined;
-    // As a loaded history's entry is (`frozenEntry`): a view shows this row as this object.
-    markStoredSeq(message, seq);
+    // A view shows this row as this object: `storedSeqOf` tells it by its seq.
+    seqs.set(message, seq);
     return freezeDeep(message);
   } catch (err) {
     if (err instanceof InvalidMessageError) return undefined;
@@ -371,6 +376,8 @@ export class UnloadedCalls {
   private known: KnownRecord | null = null;
   /** The conversation's format and generation, learnt from the record before any load. */
   private target: UnloadedTarget | null = null;
+  /** The seq of each stored row a served view held (`storedSeqOf`): only those, never the history. */
+  private readonly seqs = new WeakMap<object, number>();
   /** Set when a request could not be served from the record: the next record is written whatever it is. */
   private rewrite = false;
 
@@ -390,6 +397,11 @@ export class UnloadedCalls {
     return this.target?.format;
   }
 
+  /** The seq of a stored row a view served here holds as this very object, else undefined. */
+  storedSeqOf(message: object): number | undefined {
+    return this.seqs.get(message);
+  }
+
   /** After the manager loaded its conversation: what its metadata says of the record. */
   loaded(meta: Record<string, unknown> | null): void {
     this.known = knownRecord(meta);
@@ -399,7 +411,7 @@ export class UnloadedCalls {
   /** `getMessagesForRequest` unloaded (see `serveStoredView`). */
   async request(request: RequestOptions): Promise<{ served: Message[] } | undefined> {
     if (!this.on) return undefined;
-    const served = await serveStoredView(this.parts, request, this.warn);
+    const served = await serveStoredView(this.parts, request, this.warn, this.seqs);
     this.target = served?.target ?? null;
     // Not served (no record, a tool id the record may have shown, a row it could not take): the
     // request loads the history, and its view's record is written afresh for the next worker.

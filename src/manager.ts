@@ -224,6 +224,17 @@ export class ContextManager {
     });
   }
 
+  /**
+   * The seq in the store of a message a view returned unchanged (the very object, as views share
+   * the history's objects; a view served without loading the history included), so an integration
+   * can map a view's messages back to what it stored, without a map of the whole history:
+   * undefined for what a plan edited or made (a cleared result, a summary), a copy, an ephemeral
+   * message, or without a store. A lookup by identity, answered at once.
+   */
+  storedSeqOf(message: Message): number | undefined {
+    return this.history.storedSeqOf(message) ?? this.unloaded.storedSeqOf(message);
+  }
+
   /** The full stored history, never compacted (ephemeral messages included). */
   getMessages(): Promise<Message[]> {
     return this.enqueue(() => this.history.messages());

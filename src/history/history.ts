@@ -32,7 +32,6 @@ import { newEpoch } from '../stores/validate.js';
 import { resolveConversationFormat } from '../wire/detect.js';
 import { validateJsonCheckedMessage, validateMessage } from '../wire/validate-message.js';
 import { firstDifference } from './message-diff.js';
-import { markStoredSeq } from './stored-seq.js';
 
 /**
  * How many times an append retries after finding the conversation replaced under it (each retry
@@ -137,6 +136,15 @@ export class History {
   /** Whether `message` (an entry's) is in the store, so counts can be kept with it. */
   isStored(message: object): boolean {
     return this.stored.has(message);
+  }
+
+  /**
+   * The seq in the store of `message` when it is one of this history's stored messages, as this
+   * very object (a view shows a message the plan left alone as the history's object), else
+   * undefined: for what a plan edited or made, a copy, an ephemeral message, any other object.
+   */
+  storedSeqOf(message: object): number | undefined {
+    return this.stored.get(message)?.seq;
   }
 
   /** The token counts the store holds for a stored message (checked against its bytes by the store). */
@@ -827,8 +835,6 @@ export function frozenEntry(
   metadata: MessageMetadata,
   id?: string,
 ): HistoryEntry {
-  // Marked before it is frozen (see stored-seq.ts).
-  markStoredSeq(message, seq);
   const entry: { -readonly [K in keyof HistoryEntry]: HistoryEntry[K] } = {
     seq,
     message: freezeDeep(message),

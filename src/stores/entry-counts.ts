@@ -187,6 +187,50 @@ export function decodeCounts(stored: unknown, bytes: string | Uint8Array): Entry
   return value.c as EntryCounts;
 }
 
+/** How many distinct counts a `CountsRecords` keeps the decoding of. */
+const DECODED_COUNTS = 4096;
+
+/** A record as `encodeCounts` writes it: its digest, then its counts as JSON text (group 1). */
+const ENCODED_RECORD = /^\{"d":"[\w-]{22}","c":(\{.*\})\}$/s;
+
+/**
+ * Decodes the counts records a driver reads for a store that keeps them true to their message
+ * itself (SQLite clears an entry's counts in the same statement that changes its message), so the
+ * digest is not checked against the message again. A record is still checked as a record and its
+ * counts as counts: anything else is no count. Records of equal counts (a read of many rows holds
+ * one per token count seen) are parsed once and share one frozen object.
+ */
+export class CountsRecords {
+  /** Decoded counts by their text; `null` where the text is no JSON (the record holds more keys). */
+  readonly #decoded = new Map<string, EntryCounts | undefined | null>();
+
+  decode(stored: unknown): EntryCounts | undefined {
+    if (typeof stored !== 'string') return undefined;
+    const text = ENCODED_RECORD.exec(stored)?.[1];
+    if (text === undefined) return this.#unusual(stored);
+    let decoded = this.#decoded.get(text);
+    if (decoded === undefined && !this.#decoded.has(text)) {
+      const value = parsedRecord(text);
+      decoded =
+        value === undefined
+          ? null
+          : usableCountKeys(value) > 0
+            ? Object.freeze(value as EntryCounts)
+            : undefined;
+      if (this.#decoded.size < DECODED_COUNTS) this.#decoded.set(text, decoded);
+    }
+    return decoded === null ? this.#unusual(stored) : decoded;
+  }
+
+  /** A record not written as `encodeCounts` writes it (spaced, keys reordered, damaged). */
+  #unusual(stored: string): EntryCounts | undefined {
+    const value = parsedRecord(stored);
+    if (!isPlainObject(value) || typeof value.d !== 'string' || usableCountKeys(value.c) <= 0)
+      return undefined;
+    return value.c as EntryCounts;
+  }
+}
+
 /** `entry` with `counts` set when there are any (never an `undefined` property). */
 export function withCounts(entry: StoredEntry, counts: EntryCounts | undefined): StoredEntry {
   if (counts !== undefined) entry.counts = counts;

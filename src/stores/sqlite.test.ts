@@ -24,6 +24,17 @@ function entry(text: string): NewEntry {
   return { message: { role: 'user', content: text }, metadata: { timestamp: '2025-01-02T03:04:05.678Z' } };
 }
 
+/** A new store file holding conversation `c`: messages 'a' and 'b', stored with counts. */
+async function twoCounted(): Promise<{ path: string; store: SqliteStore }> {
+  const path = tempPath();
+  const store = await openSqliteStore(path);
+  await store.append('c', [
+    { ...entry('a'), counts: { k: 1 } },
+    { ...entry('b'), counts: { k: 2 } },
+  ]);
+  return { path, store };
+}
+
 testStore('sqlite', async () => {
   const path = tempPath();
   return { store: await openSqliteStore(path), reopen: () => openSqliteStore(path) };
@@ -156,13 +167,8 @@ describe('SqliteStore', () => {
 
   // A count whose message bytes changed is left out on every driver (test/stores/corruption.test.ts).
   it('reads a damaged or foreign counts record as no count, and keeps the rest', async () => {
-    const path = tempPath();
-    const store = await openSqliteStore(path);
+    const { path, store } = await twoCounted();
     try {
-      await store.append('c', [
-        { ...entry('a'), counts: { k: 1 } },
-        { ...entry('b'), counts: { k: 2 } },
-      ]);
       const db = new Database(path);
       db.prepare("UPDATE entries SET counts = '{not json' WHERE seq = 0").run();
       db.prepare(`UPDATE entries SET counts = '{"d":"x","c":{"k":-5}}' WHERE seq = 1`).run();
@@ -171,6 +177,77 @@ describe('SqliteStore', () => {
       expect((await store.read('c')).map((e) => e.message.content)).toEqual(['a', 'b']);
     } finally {
       await store.close();
+    }
+  });
+
+  it('clears the counts of a message changed by hand, in the statement that changes it', async () => {
+    const { path, store } = await twoCounted();
+    try {
+      const db = new Database(path);
+      db.prepare(`UPDATE entries SET message = '{"role":"user","content":"b, longer"}' WHERE seq = 1`).run();
+      // Changing the message and setting counts at once still leaves none: they were not made for it.
+      db.prepare(
+        `UPDATE entries SET message = '{"role":"user","content":"z"}', counts = (SELECT counts FROM entries WHERE seq = 0) WHERE seq = 0`,
+      ).run();
+      const raw = db.prepare('SELECT seq, counts FROM entries ORDER BY seq').all();
+      db.close();
+      expect(raw).toEqual([
+        { seq: 0, counts: null },
+        { seq: 1, counts: null },
+      ]);
+      expect((await store.read('c')).map((e) => [e.message.content, e.counts])).toEqual([
+        ['z', undefined],
+        ['b, longer', undefined],
+      ]);
+      // Counts kept again after the edit are read as they were kept.
+      expect(
+        await store.saveCounts('c', [{ seq: 1, counts: { k: 3 } }], { epoch: await store.epoch('c') }),
+      ).toBe(true);
+      expect((await store.read('c')).map((e) => e.counts)).toEqual([undefined, { k: 3 }]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps, on upgrading a version 5 file, only the counts whose digest still matches their message', async () => {
+    const path = tempPath();
+    const store = await openSqliteStore(path);
+    await store.append('c', [
+      { ...entry('kept'), counts: { k: 1 } },
+      { ...entry('edited'), counts: { k: 2 } },
+      { ...entry('no counts') },
+      { ...entry('kept too'), counts: { k: 4, j: 5 } },
+    ]);
+    await store.close();
+    // The file as version 5 left it, then a message edited by hand (no trigger then to clear its counts).
+    const db = new Database(path);
+    db.exec(`DROP TRIGGER entries_counts_follow_message; UPDATE contextkit_schema SET version = 5;
+      UPDATE entries SET message = '{"role":"user","content":"edited by hand"}' WHERE seq = 1;`);
+    expect(db.prepare('SELECT count(*) AS n FROM entries WHERE counts IS NOT NULL').get()).toEqual({ n: 3 });
+    db.close();
+    const upgraded = await openSqliteStore(path);
+    try {
+      expect((await upgraded.read('c')).map((e) => [e.message.content, e.counts])).toEqual([
+        ['kept', { k: 1 }],
+        ['edited by hand', undefined],
+        ['no counts', undefined],
+        ['kept too', { k: 4, j: 5 }],
+      ]);
+      const check = new Database(path, { readonly: true });
+      expect(check.prepare('SELECT version FROM contextkit_schema').get()).toEqual({
+        version: SQLITE_SCHEMA_VERSION,
+      });
+      expect(check.prepare('SELECT counts FROM entries WHERE seq = 1').get()).toEqual({ counts: null });
+      expect(
+        check
+          .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name = 'entries_counts_follow_message'",
+          )
+          .all(),
+      ).toHaveLength(1);
+      check.close();
+    } finally {
+      await upgraded.close();
     }
   });
 

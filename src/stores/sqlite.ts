@@ -8,6 +8,9 @@
  *   power loss too (the promise of `ConversationStore.append`). `synchronous: 'normal'` keeps
  *   crash safety for the process but may lose the last commits on power loss; it is about 10×
  *   faster for one-at-a-time appends.
+ * - An entry's token counts are cleared by a trigger in the statement that changes its message,
+ *   by contextkit or by hand, so what the table holds was made for the message beside it and a
+ *   read takes it without hashing every message again (schema version 6).
  * - Each write is one `BEGIN IMMEDIATE` transaction that reads the head and checks
  *   `expectedSeq` while holding the write lock; other processes wait up to `busyTimeoutMs`.
  *
@@ -23,6 +26,7 @@ import Database from 'better-sqlite3';
 import { ConflictError, DuplicateMessageIdError, EpochConflictError, StoreError } from '../errors.js';
 import { SLICE_MS, Slices } from '../slices.js';
 import {
+  CountsRecords,
   checkSaveCounts,
   decodeCounts,
   encodeCounts,
@@ -81,7 +85,7 @@ export interface SqliteStoreOptions {
 }
 
 /** The schema version this code writes; a newer file is refused rather than misread. */
-export const SQLITE_SCHEMA_VERSION = 5;
+export const SQLITE_SCHEMA_VERSION = 6;
 
 const SQLITE_HEADER = 'SQLite format 3\u0000';
 
@@ -93,7 +97,7 @@ const SQLITE_HEADER = 'SQLite format 3\u0000';
  * through its primary key. `entries` is a rowid table (not WITHOUT ROWID) because a message
  * may be megabytes.
  */
-const MIGRATIONS: readonly string[] = [
+const MIGRATIONS: ReadonlyArray<string | ((db: Database.Database) => void)> = [
   `CREATE TABLE conversations (
      conversation_id TEXT NOT NULL PRIMARY KEY,
      head INTEGER NOT NULL DEFAULT 0,
@@ -116,6 +120,18 @@ const MIGRATIONS: readonly string[] = [
   // The caller's message ids (NewEntry.id), one entry per id in a conversation, looked up by append.
   `ALTER TABLE entries ADD COLUMN message_id TEXT;
    CREATE UNIQUE INDEX entries_message_id ON entries (conversation_id, message_id) WHERE message_id IS NOT NULL;`,
+  // Counts follow their message in the database itself (`CountsRecords`): what an earlier
+  // version kept is kept only where its digest still matches the message, then a trigger clears
+  // an entry's counts whenever its message is changed.
+  (db) => {
+    db.function('contextkit_counts_hold', { deterministic: true }, (counts: unknown, message: unknown) =>
+      typeof message === 'string' && decodeCounts(counts, message) !== undefined ? 1 : 0,
+    );
+    db.exec(`UPDATE entries SET counts = NULL
+               WHERE counts IS NOT NULL AND contextkit_counts_hold(counts, message) = 0;
+             CREATE TRIGGER entries_counts_follow_message AFTER UPDATE OF message ON entries
+             BEGIN UPDATE entries SET counts = NULL WHERE rowid = NEW.rowid; END;`);
+  },
 ];
 
 interface HeadRow {
@@ -241,22 +257,22 @@ function nextPageRows(rows: number, ms: number): number {
   return rows;
 }
 
-function storedRow(conversationId: string, row: EntryRow, counts = true): StoredEntry {
+function storedRow(conversationId: string, row: EntryRow): StoredEntry {
   return storedTuple(
     conversationId,
     [row.seq, row.metadata, row.message, row.counts, row.message_id],
-    counts,
+    new CountsRecords(),
   );
 }
 
 /** An entry row as `read` takes it: its columns in order (no object with named fields per row). */
 type EntryTuple = [seq: number, metadata: unknown, message: unknown, counts: unknown, message_id: unknown];
 
-function storedTuple(conversationId: string, row: EntryTuple, counts: boolean): StoredEntry {
-  const message = row[2];
-  const entry = parseStoredEntry(conversationId, row[0], row[1], message);
+/** An entry from its row, its counts record decoded by `counts` (none with `null`). */
+function storedTuple(conversationId: string, row: EntryTuple, counts: CountsRecords | null): StoredEntry {
+  const entry = parseStoredEntry(conversationId, row[0], row[1], row[2]);
   if (typeof row[4] === 'string') entry.id = row[4];
-  return withCounts(entry, counts && typeof message === 'string' ? decodeCounts(row[3], message) : undefined);
+  return withCounts(entry, counts?.decode(row[3]));
 }
 
 /**
@@ -466,8 +482,11 @@ export class SqliteStore implements ConversationStore {
           { code: 'schema_version' },
         );
       }
-      for (let version = current; version < MIGRATIONS.length; version++)
-        db.exec(MIGRATIONS[version] as string);
+      for (let version = current; version < MIGRATIONS.length; version++) {
+        const migration = MIGRATIONS[version]!;
+        if (typeof migration === 'string') db.exec(migration);
+        else migration(db);
+      }
       if (row === undefined)
         db.prepare('INSERT INTO contextkit_schema (version) VALUES (?)').run(MIGRATIONS.length);
       else if (current !== MIGRATIONS.length)
@@ -579,6 +598,8 @@ export class SqliteStore implements ConversationStore {
       validateConversationId(conversationId);
       return readRange(conversationId, options);
     });
+    // Counts repeat (one per token count seen): each is parsed and checked once per read.
+    const counts = options?.counts === false ? null : new CountsRecords();
     const slices = new Slices();
     let pageRows = READ_PAGE_ROWS;
     for (let attempt = 1; attempt < READ_ATTEMPTS; attempt++) {
@@ -594,7 +615,7 @@ export class SqliteStore implements ConversationStore {
         const page = this.#run(conversationId, 'read', () => this.#readPage(conversationId, from, want));
         if (epoch === undefined) epoch = page.epoch;
         else if (page.epoch !== epoch) break;
-        for (const row of page.rows) out.push(storedTuple(conversationId, row, options?.counts !== false));
+        for (const row of page.rows) out.push(storedTuple(conversationId, row, counts));
         if (page.rows.length < want || out.length >= limit) return out;
         from = page.rows.at(-1)![0] + 1;
         pageRows = nextPageRows(pageRows, performance.now() - started);
@@ -604,7 +625,7 @@ export class SqliteStore implements ConversationStore {
     }
     return this.#run(conversationId, 'read', () => {
       const rows = this.#selectEntries.all(conversationId, fromSeq, Number.isFinite(limit) ? limit : -1);
-      return rows.map((row) => storedTuple(conversationId, row, options?.counts !== false));
+      return rows.map((row) => storedTuple(conversationId, row, counts));
     });
   }
 

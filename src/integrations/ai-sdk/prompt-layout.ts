@@ -1,7 +1,7 @@
 /**
  * Where each of a prompt's OpenAI messages (its proxies, `fromModelMessages`) comes from, without
  * converting the prompt: the proxies of a stored conversation are its seqs, so a view's message
- * that is a stored one unchanged (`storedSeqOf`) names the SDK message to give back. The side map
+ * that is a stored one unchanged (`ContextManager.storedSeqOf`) names the SDK message to give back. The side map
  * `restoreModelMessages` needs is then made for the view's messages only (`sideMapFor`), not for
  * the whole prompt, so a call that serves a long conversation from its store converts no more
  * than the view asks for.

@@ -7,13 +7,12 @@
  * of it, cheap), adds only the messages past the stored prefix, and asks the conversation's
  * manager for the view: served from the stored plan and view record by a manager that never
  * loaded the conversation (src/manager-stored-view.ts). The view's messages that are stored ones
- * unchanged name their seq (`storedSeqOf`), which names the prompt's SDK message
+ * unchanged name their seq (`ContextManager.storedSeqOf`), which names the prompt's SDK message
  * (`PromptLayout`), so the SDK's own objects are given back without a map of the whole prompt.
  */
 
 import type { ModelMessage } from 'ai';
 import { ConfigurationError, ConflictError } from '../../errors.js';
-import { storedSeqOf } from '../../history/stored-seq.js';
 import { ContextManager } from '../../manager.js';
 import type { OpenAIMessage } from '../../messages/types.js';
 import { checkOptionNamesOf } from '../../option-names.js';
@@ -161,7 +160,7 @@ export class StoredPromptFitter {
     });
     const total = layout.proxiesBefore(all.length);
     const entries: ProxyEntry[] = view.map((message) => {
-      const seq = storedSeqOf(message);
+      const seq = this.manager.storedSeqOf(message);
       return { message: message as OpenAIMessage, proxy: seq !== undefined && seq < total ? seq : undefined };
     });
     return sdkPrompt(entries, layout.sideMapFor(entries), request.provider);
