@@ -62,6 +62,25 @@ describe('storedSeqOf', () => {
     await ctx.close();
   });
 
+  it('names no message of a generation another writer replaced', async () => {
+    const { store } = await stored();
+    const ctx = new ContextManager({ model: 'gpt-4o', store, conversationId: 'c', storedView: false });
+    const old = await ctx.getMessagesForRequest({ tokenBudget: BUDGET });
+    const last = old.at(-1)!;
+    expect(ctx.storedSeqOf(last)).toBe(1_499);
+    const other = new ContextManager({ model: 'gpt-4o', store, conversationId: 'c', storedView: false });
+    await other.setMessages(longSessionMessages(300, 'openai', 5), { replace: true });
+    await other.close();
+    const warnings: string[] = [];
+    ctx.on('context:warn', (w) => warnings.push(w.code));
+    const view = await ctx.getMessagesForRequest({ tokenBudget: BUDGET });
+    expect(warnings).toContain('history_replaced');
+    // Seq 1,499 is no more, and what the old view showed is no stored message of this history.
+    expect(old.map((m) => ctx.storedSeqOf(m)).filter((s) => s !== undefined)).toEqual([]);
+    expect(ctx.storedSeqOf(view.at(-1)!)).toBe(299);
+    await ctx.close();
+  });
+
   it('names the same seqs on a worker that served the view without loading the history', async () => {
     const { store } = await stored();
     const loaded = new ContextManager({ model: 'gpt-4o', store, conversationId: 'c', storedView: false });

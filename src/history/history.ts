@@ -120,8 +120,13 @@ export class History {
   private generationReported = true;
   /** The entries added with an id, by id (the first, should the store hold an id twice). */
   private ids = new Map<string, HistoryEntry>();
-  /** Each stored message's seq in the store and the counts the store holds for it, by message. */
-  private readonly stored = new WeakMap<object, { seq: number; counts: EntryCounts | undefined }>();
+  /**
+   * Each stored message of this history's entries: its seq in the store and the counts the store
+   * holds for it, by message object. A `Map` rather than a `WeakMap`: it holds nothing the entries
+   * do not (it is replaced with them), and a 100k-message load filled a `WeakMap` for about 40 ms
+   * more and made every garbage collection meanwhile trace it as ephemerons.
+   */
+  private stored = new Map<object, StoredMessage>();
 
   constructor(options: HistoryOptions) {
     this.store = options.store;
@@ -160,7 +165,7 @@ export class History {
   async saveCounts(counted: ReadonlyArray<{ message: object; counts: EntryCounts }>): Promise<boolean> {
     if (!this.store) return false;
     const updates: EntryCountsUpdate[] = [];
-    const held: Array<{ seq: number; counts: EntryCounts | undefined }> = [];
+    const held: StoredMessage[] = [];
     for (const { message, counts } of counted) {
       const stored = this.stored.get(message);
       if (!stored) continue;
@@ -267,6 +272,8 @@ export class History {
     const next: EntryList = { list: [], format: undefined, ephemeral: false };
     const messages: Message[] = [];
     const earlier = () => messages;
+    // The new messages are no entries of this history yet: they are remembered with them.
+    const stored = new Map<object, StoredMessage>();
     await forEachInSlices(entries, (entry) => {
       const checked = this.checkStored(entry, next.format, earlier);
       if (!checked) return;
@@ -274,11 +281,11 @@ export class History {
       messages.push(checked.message);
       next.list.push(frozenEntry(next.list.length, checked.message, entry.metadata, entry.id));
       if (entry.metadata.ephemeral) next.ephemeral = true;
-      // The new messages are no entries of this history yet: what is kept of them may go first.
-      this.remember(checked.message, entry.seq, entry.counts);
+      stored.set(checked.message, { seq: entry.seq, counts: entry.counts });
     });
     this.reset();
     this.take(next);
+    this.stored = stored;
     this.storeHead = entries.length;
     this.epoch = epoch;
     this.resumed = entries.length > 0;
@@ -762,12 +769,19 @@ export class History {
 
   private reset(): void {
     this.list = [];
+    this.stored = new Map();
     this.ids = new Map();
     this.conversationFormat = undefined;
     this.ephemeral = false;
     this.resumed = false;
     this.generationCounter++;
   }
+}
+
+/** Where a stored message of a history is stored, and the counts the store holds for it. */
+interface StoredMessage {
+  seq: number;
+  counts: EntryCounts | undefined;
 }
 
 /**
