@@ -23,7 +23,9 @@ function reference(stored: string): unknown {
   const usable =
     entries.length > 0 &&
     entries.length <= 8 &&
-    entries.every(([k, n]) => k.length > 0 && k.length <= 200 && Number.isSafeInteger(n) && (n as number) >= 0);
+    entries.every(
+      ([k, n]) => k.length > 0 && k.length <= 200 && Number.isSafeInteger(n) && (n as number) >= 0,
+    );
   return usable ? c : undefined;
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { expectCountsFollowMessage } from '../../test/support/counts-follow.js';
 import { DATABASE_URL, missing, skipFor } from '../../test/support/requirements.js';
 import { testStore } from '../../test/support/store-conformance.js';
 import { StoreError } from '../errors.js';
@@ -144,6 +145,79 @@ describe('postgres', skipFor(missing.postgres), () => {
           const found = await store.search.find('c', ['lighthouse'], 5);
           expect(found.hits.map((h) => h.seq).sort()).toEqual([0, 2]);
           expect((await store.read('c')).slice(0, 2)).toStrictEqual(before);
+        } finally {
+          await store.close();
+        }
+      } finally {
+        await dropSchema(schema);
+      }
+    });
+
+    it('clears the counts of a message changed by hand, in the statement that changes it', async () => {
+      const schema = uniqueSchema();
+      const store = await openPostgresStore(url as string, { schema });
+      try {
+        await store.append('c', [
+          { ...entry('a'), counts: { k: 1 } },
+          { ...entry('b'), counts: { k: 2 } },
+        ]);
+        const client = await adminClient();
+        await client.query(`SET search_path TO "${schema}"`);
+        try {
+          await expectCountsFollowMessage(store, async (statement) => {
+            const sql = statement
+              .replaceAll('entries', 'contextkit_entries')
+              .replace('SELECT seq,', 'SELECT seq::int,');
+            return (await client.query(sql)).rows;
+          });
+        } finally {
+          await client.query('RESET search_path');
+        }
+      } finally {
+        await store.close();
+        await dropSchema(schema);
+      }
+    });
+
+    it('keeps, on upgrading a version 5 schema, only the counts whose digest still matches their message', async () => {
+      const schema = uniqueSchema();
+      try {
+        const first = await openPostgresStore(url as string, { schema });
+        await first.append('c', [
+          { ...entry('kept, with ünïcode and 🚀'), counts: { k: 1 } },
+          { ...entry('edited'), counts: { k: 2 } },
+          entry('no counts'),
+          { ...entry('damaged record'), counts: { k: 4 } },
+          { ...entry('kept too'), counts: { k: 4, j: 5 } },
+        ]);
+        await first.close();
+        // The schema as version 5 left it, then a message edited by hand and a record damaged.
+        const client = await adminClient();
+        const entries = `"${schema}".contextkit_entries`;
+        await client.query(`DROP TRIGGER contextkit_entries_counts_follow_message ON ${entries}`);
+        await client.query(`UPDATE "${schema}".contextkit_schema SET version = 5`);
+        await client.query(
+          `UPDATE ${entries} SET message = '{"role":"user","content":"edited by hand"}' WHERE seq = 1`,
+        );
+        await client.query(`UPDATE ${entries} SET counts = '{not json' WHERE seq = 3`);
+        const store = await openPostgresStore(url as string, { schema });
+        try {
+          expect((await store.read('c')).map((e) => [e.message.content, e.counts])).toEqual([
+            ['kept, with ünïcode and 🚀', { k: 1 }],
+            ['edited by hand', undefined],
+            ['no counts', undefined],
+            ['damaged record', undefined],
+            ['kept too', { k: 4, j: 5 }],
+          ]);
+          const { rows } = await client.query(
+            `SELECT seq::int FROM ${entries} WHERE counts IS NULL ORDER BY seq`,
+          );
+          expect(rows).toEqual([{ seq: 1 }, { seq: 2 }, { seq: 3 }]);
+          const version = await client.query(`SELECT version FROM "${schema}".contextkit_schema`);
+          expect(version.rows).toEqual([{ version: POSTGRES_SCHEMA_VERSION }]);
+          // The trigger is back: an edit now clears the counts it leaves behind.
+          await client.query(`UPDATE ${entries} SET message = '{"role":"user","content":"x"}' WHERE seq = 4`);
+          expect((await store.read('c'))[4]!.counts).toBeUndefined();
         } finally {
           await store.close();
         }

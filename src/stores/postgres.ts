@@ -26,6 +26,7 @@ import { ConflictError, DuplicateMessageIdError, EpochConflictError, StoreError 
 import { redactUrl, redactUrlsIn } from '../redact-url.js';
 import { mapInSlices } from '../slices.js';
 import {
+  CountsRecords,
   checkSaveCounts,
   decodeCounts,
   encodeCounts,
@@ -77,7 +78,7 @@ export interface PostgresStoreOptions {
 }
 
 /** The schema version this code writes; a newer database is refused rather than misread. */
-export const POSTGRES_SCHEMA_VERSION = 5;
+export const POSTGRES_SCHEMA_VERSION = 6;
 
 /** Bytes of an id that the listing index covers: a btree entry must stay under ~2.7 kB. */
 const INDEXED_ID_BYTES = 1024;
@@ -129,6 +130,37 @@ const MIGRATIONS: ReadonlyArray<(t: Tables) => string[]> = [
     `CREATE UNIQUE INDEX IF NOT EXISTS ${quote(`${t.indexPrefix}entries_message_id`)}
        ON ${t.entries} (conversation_id, message_id) WHERE message_id IS NOT NULL`,
   ],
+  // Counts follow their message in the database itself (`CountsRecords`): what an earlier version
+  // kept is kept only where its digest (`countsDigest`: the sha256 of the message's UTF-8 bytes,
+  // base64url, 22 characters) still matches the message, then a trigger clears an entry's counts
+  // whenever its message is changed, by contextkit or by hand.
+  (t) => {
+    const recordDigest = `${t.schema}.${quote(`${t.indexPrefix}counts_record_digest`)}`;
+    const follow = `${t.schema}.${quote(`${t.indexPrefix}counts_follow_message`)}`;
+    return [
+      `CREATE OR REPLACE FUNCTION ${recordDigest}(record text) RETURNS text LANGUAGE plpgsql IMMUTABLE AS $$
+       BEGIN
+         RETURN (record::jsonb) ->> 'd';
+       EXCEPTION WHEN others THEN
+         RETURN NULL;
+       END $$`,
+      `UPDATE ${t.entries} SET counts = NULL
+       WHERE counts IS NOT NULL
+         AND ${recordDigest}(counts) IS DISTINCT FROM
+             left(translate(encode(sha256(convert_to(message, 'UTF8')), 'base64'), '+/=', '-_'), 22)`,
+      `DROP FUNCTION ${recordDigest}(text)`,
+      `CREATE OR REPLACE FUNCTION ${follow}() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN
+         NEW.counts := NULL;
+         RETURN NEW;
+       END $$`,
+      `DROP TRIGGER IF EXISTS ${quote(`${t.indexPrefix}entries_counts_follow_message`)} ON ${t.entries}`,
+      `CREATE TRIGGER ${quote(`${t.indexPrefix}entries_counts_follow_message`)}
+       BEFORE UPDATE OF message ON ${t.entries}
+       FOR EACH ROW WHEN (OLD.message IS DISTINCT FROM NEW.message)
+       EXECUTE FUNCTION ${follow}()`,
+    ];
+  },
 ];
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
@@ -607,17 +639,15 @@ export class PostgresStore implements ConversationStore {
        LIMIT $3`,
       [idBytes(conversationId), fromSeq, Number.isFinite(limit) ? limit : null],
     );
-    // Parsed (and their counts checked) in slices that yield: a resume of a long conversation
-    // never holds the event loop for the whole of it (issue 32: no stall over 50 ms).
+    // Parsed (and their counts decoded) in slices that yield: a resume of a long conversation
+    // never holds the event loop for the whole of it (issue 32: no stall over 50 ms). A counts
+    // record the table holds was made for the message beside it (the trigger of the last
+    // migration clears it when the message changes): its digest is not checked again.
+    const counts = withCountsColumn ? new CountsRecords() : null;
     return mapInSlices(rows, (row) => {
       const entry = parseStoredEntry(conversationId, toCount(row.seq), row.metadata, row.message);
       if (typeof row.message_id === 'string') entry.id = row.message_id;
-      return withCounts(
-        entry,
-        withCountsColumn && typeof row.message === 'string'
-          ? decodeCounts(row.counts, row.message)
-          : undefined,
-      );
+      return withCounts(entry, counts?.decode(row.counts));
     });
   }
 

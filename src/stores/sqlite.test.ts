@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { expectCountsFollowMessage } from '../../test/support/counts-follow.js';
 import { testStore } from '../../test/support/store-conformance.js';
 import { ConflictError, StoreError } from '../errors.js';
 import { openSqliteStore, SQLITE_SCHEMA_VERSION, SqliteStore } from './sqlite.js';
@@ -182,29 +183,16 @@ describe('SqliteStore', () => {
 
   it('clears the counts of a message changed by hand, in the statement that changes it', async () => {
     const { path, store } = await twoCounted();
+    const db = new Database(path);
     try {
-      const db = new Database(path);
-      db.prepare(`UPDATE entries SET message = '{"role":"user","content":"b, longer"}' WHERE seq = 1`).run();
-      // Changing the message and setting counts at once still leaves none: they were not made for it.
-      db.prepare(
-        `UPDATE entries SET message = '{"role":"user","content":"z"}', counts = (SELECT counts FROM entries WHERE seq = 0) WHERE seq = 0`,
-      ).run();
-      const raw = db.prepare('SELECT seq, counts FROM entries ORDER BY seq').all();
-      db.close();
-      expect(raw).toEqual([
-        { seq: 0, counts: null },
-        { seq: 1, counts: null },
-      ]);
-      expect((await store.read('c')).map((e) => [e.message.content, e.counts])).toEqual([
-        ['z', undefined],
-        ['b, longer', undefined],
-      ]);
-      // Counts kept again after the edit are read as they were kept.
-      expect(
-        await store.saveCounts('c', [{ seq: 1, counts: { k: 3 } }], { epoch: await store.epoch('c') }),
-      ).toBe(true);
-      expect((await store.read('c')).map((e) => e.counts)).toEqual([undefined, { k: 3 }]);
+      await expectCountsFollowMessage(store, async (statement) => {
+        const prepared = db.prepare(statement);
+        if (prepared.reader) return prepared.all() as Array<Record<string, unknown>>;
+        prepared.run();
+        return [];
+      });
     } finally {
+      db.close();
       await store.close();
     }
   });

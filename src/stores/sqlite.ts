@@ -129,7 +129,7 @@ const MIGRATIONS: ReadonlyArray<string | ((db: Database.Database) => void)> = [
     );
     db.exec(`UPDATE entries SET counts = NULL
                WHERE counts IS NOT NULL AND contextkit_counts_hold(counts, message) = 0;
-             CREATE TRIGGER entries_counts_follow_message AFTER UPDATE OF message ON entries
+             CREATE TRIGGER IF NOT EXISTS entries_counts_follow_message AFTER UPDATE OF message ON entries
              BEGIN UPDATE entries SET counts = NULL WHERE rowid = NEW.rowid; END;`);
   },
 ];
