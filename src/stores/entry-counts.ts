@@ -226,8 +226,8 @@ function encodedCountsText(stored: string): string | undefined {
 
 /**
  * Decodes the counts records a driver reads for a store that keeps them true to their message
- * itself (SQLite clears an entry's counts in the same statement that changes its message), so the
- * digest is not checked against the message again. A record is still checked as a record and its
+ * itself (SQLite and Postgres clear an entry's counts, by trigger, in the statement that changes
+ * its message), so the digest is not checked against the message again. A record is still checked as a record and its
  * counts as counts: anything else is no count. Records of equal counts (a read of many rows holds
  * one per token count seen) are parsed once and share one frozen object.
  */
