@@ -134,7 +134,7 @@ export async function serveStoredView(
   parts: Pick<ManagerParts, 'store' | 'settings' | 'measurer' | 'guard' | 'conversation' | 'heldMeta'>,
   request: RequestOptions,
   warn: (code: string, message: string) => void,
-  seqs: WeakMap<object, number>,
+  seqsFor: (epoch: string | null) => WeakMap<object, number>,
 ): Promise<{ messages: Message[]; target: UnloadedTarget | undefined } | undefined> {
   const { store, measurer, guard } = parts;
   if (!store) return undefined;
@@ -179,6 +179,7 @@ export async function serveStoredView(
   for (const rows of spanRows) for (const row of rows) rowsBySeq.set(row.seq, row);
   // A replace between the reads would mix generations: the generation is read again after them.
   if ((await store.epoch(id)) !== epoch) return undefined;
+  const seqs = seqsFor(epoch);
   const wire = wireFormat(format);
   // The prefix's messages: rows shown as a view shows them, the plan's own, the edited ones.
   const prefix: Array<Message | PrefixSource> = [];
@@ -376,8 +377,15 @@ export class UnloadedCalls {
   private known: KnownRecord | null = null;
   /** The conversation's format and generation, learnt from the record before any load. */
   private target: UnloadedTarget | null = null;
-  /** The seq of each stored row a served view held (`storedSeqOf`): only those, never the history. */
-  private readonly seqs = new WeakMap<object, number>();
+  /**
+   * The seq of each stored row the views served here held (`storedSeqOf`; only those, never the
+   * history), in the one generation they were read in: a view of another one starts anew.
+   */
+  private served: { epoch: string | null; seqs: WeakMap<object, number> } | null = null;
+  private seqsFor = (epoch: string | null): WeakMap<object, number> => {
+    if (this.served?.epoch !== epoch) this.served = { epoch, seqs: new WeakMap() };
+    return this.served.seqs;
+  };
   /** Set when a request could not be served from the record: the next record is written whatever it is. */
   private rewrite = false;
 
@@ -397,9 +405,15 @@ export class UnloadedCalls {
     return this.target?.format;
   }
 
-  /** The seq of a stored row a view served here holds as this very object, else undefined. */
-  storedSeqOf(message: object): number | undefined {
-    return this.seqs.get(message);
+  /**
+   * The seq of a stored row a view served here holds as this very object, else undefined; also
+   * undefined once the manager holds another generation than the view was served in (`epoch`,
+   * once it loaded: a seq of a replaced conversation names another message, or none).
+   */
+  storedSeqOf(message: object, epoch?: string | null): number | undefined {
+    const served = this.served;
+    if (served === null || (epoch !== undefined && served.epoch !== epoch)) return undefined;
+    return served.seqs.get(message);
   }
 
   /** After the manager loaded its conversation: what its metadata says of the record. */
@@ -411,7 +425,7 @@ export class UnloadedCalls {
   /** `getMessagesForRequest` unloaded (see `serveStoredView`). */
   async request(request: RequestOptions): Promise<{ served: Message[] } | undefined> {
     if (!this.on) return undefined;
-    const served = await serveStoredView(this.parts, request, this.warn, this.seqs);
+    const served = await serveStoredView(this.parts, request, this.warn, this.seqsFor);
     this.target = served?.target ?? null;
     // Not served (no record, a tool id the record may have shown, a row it could not take): the
     // request loads the history, and its view's record is written afresh for the next worker.

@@ -232,7 +232,10 @@ export class ContextManager {
    * message, or without a store. A lookup by identity, answered at once.
    */
   storedSeqOf(message: Message): number | undefined {
-    return this.history.storedSeqOf(message) ?? this.unloaded.storedSeqOf(message);
+    return (
+      this.history.storedSeqOf(message) ??
+      this.unloaded.storedSeqOf(message, this.loaded ? this.history.storeEpoch : undefined)
+    );
   }
 
   /** The full stored history, never compacted (ephemeral messages included). */

@@ -98,6 +98,9 @@ describe('storedSeqOf', () => {
     expect(store.wholeReads).toBe(before + 1);
     expect(worker.storedSeqOf(entries[1_499]!.message)).toBe(1_499);
     expect(view.map((m) => worker.storedSeqOf(m))).toEqual(seqs);
+    // Replaced, the conversation's seqs name other messages: the served view's are named no more.
+    await worker.setMessages(longSessionMessages(300, 'openai', 5), { replace: true });
+    expect(view.map((m) => worker.storedSeqOf(m)).filter((s) => s !== undefined)).toEqual([]);
     await loaded.close();
     await worker.close();
   });
