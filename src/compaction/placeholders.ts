@@ -66,5 +66,12 @@ export function truncationMarker(removedChars: number): string {
 export const OMITTED_START_TEXT =
   '[contextkit: earlier messages of this conversation are omitted from this request.]';
 
+/**
+ * The model's turn a view puts between two user messages that one turn could not hold together
+ * (`WireFormat.turnBreaks`: Converse's documents and images per turn), where what stood between
+ * them was left out.
+ */
+export const TURN_BREAK_TEXT = '[contextkit: messages between these turns are omitted from this request.]';
+
 /** Opens an Anthropic view of a conversation that itself starts with the assistant. */
 export const CONVERSATION_START_TEXT = '[contextkit: start of the conversation.]';

@@ -238,6 +238,16 @@ export interface WireFormat<M extends object = Message> {
    */
   requestProblems(messages: readonly unknown[], problems: RequestProblem[]): void;
   /**
+   * Where a view must put a turn of the model's between two user messages so that the provider
+   * takes the request (Converse joins messages side by side into one turn, whose media are
+   * limited): `at` gives the indexes of the messages to put one before, ascending. Absent: never.
+   */
+  turnBreaks?: {
+    at(messages: readonly unknown[]): number[];
+    /** The model's turn with `text` (what a view puts at each break). */
+    message(text: string): M;
+  };
+  /**
    * The fields the provider's request takes for `message` (a view sends only these), or
    * undefined to send the message as stored.
    */

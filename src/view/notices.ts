@@ -1,4 +1,4 @@
-import { CONVERSATION_START_TEXT, OMITTED_START_TEXT } from '../compaction/placeholders.js';
+import { CONVERSATION_START_TEXT, OMITTED_START_TEXT, TURN_BREAK_TEXT } from '../compaction/placeholders.js';
 import { midConversationMessage } from '../compaction/summary-message.js';
 import type { CompactionReceipt } from '../events.js';
 import { wireFormat } from '../formats/registry.js';
@@ -6,15 +6,20 @@ import { freezeDeep } from '../messages/freeze.js';
 import type { Message, MessageFormat } from '../messages/types.js';
 
 /** The start notices of each format, one object each, so views stay byte-stable. */
-const NOTICES = new Map<string, { omitted: Message; start: Message }>();
+const NOTICES = new Map<string, { omitted: Message; start: Message; turnBreak: Message | undefined }>();
 
-function noticesOf(format: MessageFormat): { omitted: Message; start: Message } {
+function noticesOf(format: MessageFormat): {
+  omitted: Message;
+  start: Message;
+  turnBreak: Message | undefined;
+} {
   let notices = NOTICES.get(format);
   if (notices === undefined) {
     const wire = wireFormat(format);
     notices = {
       omitted: freezeDeep(wire.textMessage('user', OMITTED_START_TEXT)),
       start: freezeDeep(wire.textMessage('user', CONVERSATION_START_TEXT)),
+      turnBreak: wire.turnBreaks && freezeDeep(wire.turnBreaks.message(TURN_BREAK_TEXT) as Message),
     };
     NOTICES.set(format, notices);
   }
@@ -36,6 +41,20 @@ export function startNotice(
   if (first < 0 || messages[first]!.role === 'user') return undefined;
   const notices = noticesOf(format);
   return { at: first, message: omitted ? notices.omitted : notices.start };
+}
+
+/**
+ * Where a view in a format whose turns hold limited media (`WireFormat.turnBreaks`: Converse)
+ * needs a turn of the model's between two user messages, and the message to put there.
+ */
+export function turnBreaks(
+  messages: readonly Message[],
+  format: MessageFormat,
+): { at: readonly number[]; message: Message } | undefined {
+  const at = wireFormat(format).turnBreaks?.at(messages);
+  const message = noticesOf(format).turnBreak;
+  if (at === undefined || at.length === 0 || message === undefined) return undefined;
+  return { at, message };
 }
 
 /** The note that tells the model what the last compaction took out of its view. */

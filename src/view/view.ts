@@ -17,7 +17,7 @@ import { convertMessages } from '../wire/convert.js';
 import { wireMessage } from '../wire/wire-fields.js';
 import { type BudgetNoticeState, budgetNoticeText, nextBudgetNotice } from './budget-notice.js';
 import { stablePrefixEnds, unchangedPrefix } from './cache-breakpoints.js';
-import { budgetNote, compactionNote, startNotice } from './notices.js';
+import { budgetNote, compactionNote, startNotice, turnBreaks } from './notices.js';
 import type { PlanBlocks } from './plan-blocks.js';
 
 /** Tokens kept aside for the Anthropic start notice, which a view may need. */
@@ -495,6 +495,14 @@ export class View {
         }
         put.set('start_notice', notice.message);
       }
+    }
+    // Two user messages side by side whose media one turn cannot hold: a model turn between them.
+    const breaks = turnBreaks(messages, format);
+    if (breaks) {
+      const cost = this.counting.count(counter, breaks.message, format);
+      for (let k = breaks.at.length - 1; k >= 0; k--) messages.splice(breaks.at[k]!, 0, breaks.message);
+      noticeTokens += cost * breaks.at.length;
+      total += cost * breaks.at.length;
     }
     if (wire.withCacheBreakpoints && options.cacheBreakpoints === 'auto') {
       // Marks cost no tokens: the total stands.

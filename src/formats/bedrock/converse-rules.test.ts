@@ -16,6 +16,7 @@ import { ContextManager } from '../../manager.js';
 import type { Message } from '../../messages/types.js';
 import { validateRequest } from '../../wire/validate-request.js';
 import { toBedrockRequest } from './request.js';
+import { bedrockTurnBreaks } from './request-problems.js';
 
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Page >> endobj\n%%EOF').toString('base64');
 const PNG = (() => {
@@ -128,5 +129,49 @@ describe('Converse rules on message content', () => {
       '"name":"a b"',
     ]);
     expect(JSON.stringify(view[2])).toContain('[documents: Q3 results (final) v2 pdf, notes 2024 pdf]');
+  });
+
+  it('breaks a run of user messages whose documents or images one turn cannot hold with a model turn', async () => {
+    const look = (k: number, docs: number, images = 0) => ({
+      role: 'user',
+      content: [
+        { text: `Look at these ${k}` },
+        ...Array.from({ length: docs }, (_, d) => doc(`Report ${k} ${d}`)),
+        ...Array.from({ length: images }, () => image),
+      ],
+    });
+    const long = { role: 'assistant', content: [{ text: 'words '.repeat(40_000) }] };
+    const messages = [look(0, 3), long, look(1, 3, 11), long, look(2, 2, 11)];
+    const ctx = new ContextManager({ model: 'claude-sonnet-4-5' });
+    await ctx.addMessage(messages[0]!, { critical: true });
+    await ctx.addMessage(messages[1]!);
+    await ctx.addMessage(messages[2]!, { pinned: true });
+    await ctx.addMessage(messages[3]!);
+    await ctx.addMessage(messages[4]!);
+    const view = await ctx.getMessagesForRequest({ tokenBudget: 45_000 });
+    // The long replies left out, the three user messages stand side by side: 8 documents, 22 images.
+    const shown = view.map((m) => JSON.stringify(m));
+    for (const kept of [messages[0], messages[2], messages[4]]) expect(shown).toContain(JSON.stringify(kept));
+    expect(shown).not.toContain(JSON.stringify(long));
+    expect(validateRequest(view, 'bedrock').problems).toEqual([]);
+    expect(fakeProblems(view)).toEqual([]);
+    const breaks = view.filter(
+      (m) => m.role === 'assistant' && JSON.stringify(m).includes('are omitted from this request'),
+    );
+    expect(breaks).toHaveLength(2);
+    expect(await ctx.getMessages()).toEqual(messages);
+  });
+
+  it('puts no break before a user message that answers tool calls, nor between turns that fit', () => {
+    const calls = { role: 'assistant', content: [{ toolUse: { toolUseId: 't1', name: 'read', input: {} } }] };
+    const results = {
+      role: 'user',
+      content: [{ toolResult: { toolUseId: 't1', content: [{ text: 'ok' }] } }, doc('a'), doc('b'), doc('c')],
+    };
+    const three = { role: 'user', content: [{ text: 'x' }, doc('d'), doc('e'), doc('f')] };
+    expect(bedrockTurnBreaks([three, calls, results, three])).toEqual([3]);
+    expect(bedrockTurnBreaks([three, three, three])).toEqual([1, 2]);
+    expect(bedrockTurnBreaks([three, calls, three])).toEqual([]);
+    expect(bedrockTurnBreaks([{ role: 'user', content: [{ text: 'x' }, doc('a')] }, three])).toEqual([]);
   });
 });

@@ -15,7 +15,7 @@ import { anthropicToBedrock, bedrockToAnthropic } from './convert.js';
 import { bedrockEvidence, bedrockShown, bedrockTextMessage, bedrockToolResultMessage } from './messages.js';
 import { bedrockReader } from './reader.js';
 import { bedrockReplyMessages, toBedrockRequest, usageFromBedrock } from './request.js';
-import { bedrockProblems } from './request-problems.js';
+import { bedrockProblems, bedrockTurnBreaks } from './request-problems.js';
 import {
   bedrockClearedResult,
   bedrockInputsCleared,
@@ -40,6 +40,7 @@ export const bedrock: WireFormat<BedrockMessage> = {
   messageEvidence: bedrockEvidence,
   messageIssues: bedrockMessageIssues,
   requestProblems: bedrockProblems,
+  turnBreaks: { at: bedrockTurnBreaks, message: (text) => bedrockTextMessage('assistant', text) },
   wireFields: () => FIELDS,
   shownMessage: (message) => bedrockShown(message),
   buildAtoms: buildBedrock,

@@ -173,3 +173,44 @@ export function bedrockProblems(messages: readonly unknown[], problems: BedrockR
   closeMedia();
   closeTurn();
 }
+
+/**
+ * Where a view must break a run of user messages with a turn of the model's so that Converse
+ * takes it: joined into one turn (`toBedrockRequest`), messages side by side (a view leaves out
+ * what stood between them) may hold more than five documents or twenty images together, which
+ * each of them alone does not. The indexes of the messages to put a break before, ascending: a
+ * user message past those limits with what precedes it in its run, unless it answers tool calls
+ * (its results must follow the turn that asked, with nothing between).
+ */
+export function bedrockTurnBreaks(messages: readonly unknown[]): number[] {
+  const breaks: number[] = [];
+  let role: unknown;
+  let documents = 0;
+  let images = 0;
+  messages.forEach((message, i) => {
+    if (!isRecord(message) || message.role === 'system') return;
+    let ownDocuments = 0;
+    let ownImages = 0;
+    let answers = false;
+    for (const block of blocksOf(message)) {
+      const member = memberOf(block);
+      if (member === 'document') ownDocuments++;
+      else if (member === 'image') ownImages++;
+      else if (member === 'toolResult') answers = true;
+    }
+    if (message.role === 'user' && role === 'user' && !answers) {
+      if (documents + ownDocuments > MAX_DOCUMENTS || images + ownImages > MAX_IMAGES) {
+        breaks.push(i);
+        documents = 0;
+        images = 0;
+      }
+    } else if (message.role !== role) {
+      documents = 0;
+      images = 0;
+    }
+    documents += ownDocuments;
+    images += ownImages;
+    role = message.role;
+  });
+  return breaks;
+}
