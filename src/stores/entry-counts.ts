@@ -179,12 +179,16 @@ function usableCountKeys(value: unknown): number {
  */
 export function decodeCounts(stored: unknown, bytes: string | Uint8Array): EntryCounts | undefined {
   if (stored === null || stored === undefined) return undefined;
-  const value = parsedRecord(stored);
-  if (!isPlainObject(value) || typeof value.d !== 'string' || usableCountKeys(value.c) <= 0) return undefined;
+  const record = usableRecord(parsedRecord(stored));
   // `d === countsDigest(bytes)`, without cutting the digest to compare it.
-  const d = value.d;
-  if (d.length !== DIGEST_CHARS || !hash('sha256', bytes, 'base64url').startsWith(d)) return undefined;
-  return value.c as EntryCounts;
+  if (record === undefined || record.d.length !== DIGEST_CHARS) return undefined;
+  return hash('sha256', bytes, 'base64url').startsWith(record.d) ? record.c : undefined;
+}
+
+/** `value` as a record when it is one (a digest, and counts `usableCountKeys` takes), else undefined. */
+function usableRecord(value: unknown): CountsRecord | undefined {
+  if (!isPlainObject(value) || typeof value.d !== 'string' || usableCountKeys(value.c) <= 0) return undefined;
+  return value as unknown as CountsRecord;
 }
 
 /** How many distinct counts a `CountsRecords` keeps the decoding of. */
@@ -255,10 +259,7 @@ export class CountsRecords {
 
   /** A record not written as `encodeCounts` writes it (spaced, keys reordered, damaged). */
   #unusual(stored: string): EntryCounts | undefined {
-    const value = parsedRecord(stored);
-    if (!isPlainObject(value) || typeof value.d !== 'string' || usableCountKeys(value.c) <= 0)
-      return undefined;
-    return value.c as EntryCounts;
+    return usableRecord(parsedRecord(stored))?.c;
   }
 }
 
