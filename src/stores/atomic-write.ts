@@ -38,11 +38,15 @@ export async function writeAll(handle: FileHandle, data: Buffer): Promise<void> 
  * Replaces `path` with `data` (text, bytes, or bytes in parts written in order) atomically and durably: after it resolves a crash leaves the new
  * content, before it the old one, never a mix. The temp file starts with `.` and ends in
  * `.tmp`, so listings that skip dot files never see it; it is removed on failure.
+ * `durable: false` (a cache, which a crash may lose) keeps the atomic swap without syncing: a
+ * reader still sees the old content or the new, whole.
  */
 export async function writeFileAtomic(
   path: string,
   data: string | Buffer | readonly Buffer[],
+  options?: { durable?: boolean },
 ): Promise<void> {
+  const durable = options?.durable !== false;
   const dir = dirname(path);
   const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const handle = await open(temp, 'wx');
@@ -52,7 +56,7 @@ export async function writeFileAtomic(
       else if (Buffer.isBuffer(data)) await writeAll(handle, data);
       // In parts (a long history made ready in slices): each written before the next.
       else for (const part of data) await writeAll(handle, part);
-      await handle.sync();
+      if (durable) await handle.sync();
     } finally {
       await handle.close();
     }
@@ -61,7 +65,7 @@ export async function writeFileAtomic(
     await unlink(temp).catch(() => undefined);
     throw error;
   }
-  await syncDirectory(dir);
+  if (durable) await syncDirectory(dir);
 }
 
 function errorCode(error: unknown): string | undefined {

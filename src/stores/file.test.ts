@@ -505,4 +505,45 @@ describe('FileStore token counts', () => {
       await store.close();
     }
   });
+
+  it('shows a reader in another instance each replace whole with its counts, never the log of one and the counts of another', async () => {
+    // A reader takes the log, then the counts file. A replace that swapped both between those two
+    // reads left it the old entries without their counts (found by CI, 1 run in 8 of
+    // test/stores/replace-in-slices.test.ts); one between the swaps, the new entries without theirs.
+    const dir = await tempDir();
+    const writer = new FileStore(dir);
+    const reader = new FileStore(dir);
+    const generation = (tag: string, n: number): NewEntry[] =>
+      Array.from({ length: n }, (_, i) => ({
+        ...entry(`${tag} ${i} ${'word '.repeat(40)}`),
+        counts: { k: i + 1 },
+      }));
+    const shapes = [generation('a', 30), generation('b', 45), generation('c', 30)];
+    const expected = (entries: readonly NewEntry[]) =>
+      entries.map((e) => ({ content: e.message.content, counts: e.counts }));
+    try {
+      await writer.replace('c', shapes[0]!);
+      let writing = true;
+      const replaces = (async () => {
+        for (let i = 1; i <= 60; i++) await writer.replace('c', shapes[i % 3]!);
+        await writer.delete('c');
+        writing = false;
+      })();
+      let reads = 0;
+      while (writing) {
+        const got = (await reader.read('c')).map((e) => ({ content: e.message.content, counts: e.counts }));
+        reads++;
+        if (got.length === 0) continue;
+        const tag = String(got[0]?.content).slice(0, 1);
+        expect(got).toEqual(expected(shapes['abc'.indexOf(tag)]!));
+      }
+      await replaces;
+      expect(reads).toBeGreaterThan(10);
+      expect(await reader.read('c')).toEqual([]);
+    } finally {
+      await writer.close();
+      await reader.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -37,16 +37,7 @@
 
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
-import {
-  appendFile,
-  type FileHandle,
-  open,
-  readdir,
-  readFile,
-  stat,
-  unlink,
-  writeFile,
-} from 'node:fs/promises';
+import { appendFile, type FileHandle, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConflictError, DuplicateMessageIdError, EpochConflictError, StoreError } from '../errors.js';
 import { forEachInSlices, Slices } from '../slices.js';
@@ -146,8 +137,14 @@ function anchorOf(index: LogIndex, bytes: Buffer, base: number): string {
   return last === undefined ? '' : digest(bytes.subarray(last - base, index.validEnd - base));
 }
 
-/** The file changed under a read (it shrank): index it again. */
+/** The file changed under a read (it shrank, or another took its name): index it again. */
 class FileChanged extends Error {}
+
+/** Whether `path` still names the file `handle` has open (not replaced or removed since). */
+async function sameFile(path: string, handle: FileHandle): Promise<boolean> {
+  const [named, open] = await Promise.all([stat(path).catch(() => null), handle.stat()]);
+  return named !== null && named.ino === open.ino && named.dev === open.dev;
+}
 
 function errorCode(error: unknown): string | undefined {
   return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
@@ -734,6 +731,9 @@ export class FileStore implements ConversationStore {
         const end = endSeq < count ? (index.offsets[endSeq] as number) : index.validEnd;
         const bytes = await readBytes(handle, start, end);
         const counts = options?.counts === false ? '' : await readFile(paths.counts, 'utf8').catch(() => '');
+        // The counts file is of the log in place now: if that is no longer the log read (a replace,
+        // a clear or a delete since), its records may be of another generation only. Read again.
+        if (options?.counts !== false && !(await sameFile(paths.log, handle))) throw new FileChanged();
         const slices = new Slices();
         const records =
           counts.length > 0 ? await parseCountsFileInSlices(counts, fromSeq, endSeq, slices) : null;
@@ -793,9 +793,19 @@ export class FileStore implements ConversationStore {
           await unlinkIfExists(paths.counts);
           await syncDirectory(this.dir);
         } else {
+          // A reader elsewhere takes the log and then the counts file, without the lock. Until the
+          // new log is in place the counts file holds both generations' records (each tied to its
+          // line by digest: the old log's and the new one's each find theirs), then the new one's
+          // alone; a read whose log was replaced before it took the counts reads again (`read`).
+          // Both swaps are atomic, never a file half written.
+          if (counts.length > 0) {
+            const previous = await readFile(paths.counts, 'utf8').catch(() => '');
+            const joined = previous.length === 0 || previous.endsWith('\n') ? previous : `${previous}\n`;
+            await writeFileAtomic(paths.counts, joined + counts, { durable: false });
+          }
           await writeFileAtomic(paths.log, log);
           if (counts.length === 0) await unlinkIfExists(paths.counts);
-          else await writeFile(paths.counts, counts);
+          else await writeFileAtomic(paths.counts, counts, { durable: false });
         }
       });
     });
