@@ -19,7 +19,7 @@ import { FileStore } from '../src/stores/file.js';
 import { openSqliteStore } from '../src/stores/sqlite.js';
 import type { ConversationStore } from '../src/stores/types.js';
 import { longSessionMessages } from '../test/support/arbitraries.js';
-import { keepOpen } from '../test/support/workers.js';
+import { countingLoads, keepOpen } from '../test/support/workers.js';
 import { withTimer } from './cold.js';
 import { ensurePeersInstalled } from './peers-install.js';
 import { formatBytes, formatCount, formatMs, formatRatio, Report, verdict } from './report.js';
@@ -38,6 +38,9 @@ const PEER_SIZE = 10_000;
  */
 const WARM_SIZE = 2_000;
 const WARM_TURNS = 20;
+/** The agent loop across workers: the conversation's size before it, and its steps. */
+const LOOP_SIZE = 20_000;
+const LOOP_STEPS = 120;
 const POSTGRES_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -96,6 +99,118 @@ export interface SizeRow {
 export interface PeerRow {
   name: string;
   ms: number;
+}
+
+/** An agent loop served step by step by workers that never saw the conversation, beside one long-lived manager. */
+export interface LoopRow {
+  store: string;
+  /** Messages stored before the loop's first step. */
+  size: number;
+  steps: number;
+  /** Steps where the long-lived manager compacted (its plan changed). */
+  compactions: number;
+  /** Steps where the worker read the whole history (a request the stored view record could not serve). */
+  loadedSteps: number;
+  /** Steps whose worker view differed from the long-lived manager's (byte for byte). */
+  differingSteps: number;
+  /** A worker's step (new manager, messages added, view), over the steps: median, 95th percentile, longest, mean. */
+  worker: { median: number; p95: number; max: number; mean: number };
+  /** The same for the worker's steps that read the whole history. */
+  loadedMean: number;
+  /** The long-lived manager's step (messages added, view): median and mean. */
+  longLived: { median: number; mean: number };
+}
+
+/** The messages of agent step `i`: a tool call and its result (about 1,200 tokens), a user message every tenth. */
+export function loopStep(i: number): Message[] {
+  const out: Message[] = [];
+  if (i % 10 === 0)
+    out.push({ role: 'user', content: `Step ${i}: read the next module and note what it exports.` });
+  const id = `loop_${i}`;
+  out.push({
+    role: 'assistant',
+    content: null,
+    tool_calls: [
+      {
+        id,
+        type: 'function',
+        function: { name: 'read_file', arguments: JSON.stringify({ path: `src/module-${i}.ts` }) },
+      },
+    ],
+  });
+  const lines = Array.from(
+    { length: 60 },
+    (_, k) =>
+      `export const value${i}_${k} = compute(${(i * 7919 + k * 104729) % 100_003}, "module ${i} line ${k}");`,
+  );
+  out.push({ role: 'tool', tool_call_id: id, content: lines.join('\n') });
+  return out;
+}
+
+/**
+ * `steps` agent steps on a conversation of `history` stored as an earlier worker left it: each
+ * step by a new manager on the stored conversation (the step's messages added, then its view),
+ * and the same steps by one manager kept across them, on a copy of the conversation.
+ */
+async function measureLoop(
+  storeName: string,
+  store: ConversationStore,
+  history: readonly Message[],
+  steps: number,
+): Promise<LoopRow> {
+  const id = `loop-${history.length}`;
+  const copy = `loop-${history.length}-long-lived`;
+  const counting = countingLoads(store);
+  const writer = new ContextManager({ model: MODEL, store: counting, conversationId: id });
+  await writer.setMessages(history, { replace: true });
+  await writer.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
+  await writer.close();
+  const kept = new ContextManager({ model: MODEL, store: keepOpen(store), conversationId: copy });
+  await kept.setMessages(history, { replace: true });
+  await kept.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
+  let compactions = 0;
+  kept.on('context:post_compact', () => {
+    compactions++;
+  });
+  const workerMs: number[] = [];
+  const loadedMs: number[] = [];
+  const keptMs: number[] = [];
+  let differing = 0;
+  try {
+    for (let i = 0; i < steps; i++) {
+      const messages = loopStep(i);
+      const before = counting.wholeReads;
+      const start = performance.now();
+      const ctx = new ContextManager({ model: MODEL, store: counting, conversationId: id });
+      await ctx.addMessages(messages);
+      const view = await ctx.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
+      const ms = performance.now() - start;
+      await ctx.close();
+      workerMs.push(ms);
+      if (counting.wholeReads > before) loadedMs.push(ms);
+      const keptStart = performance.now();
+      await kept.addMessages(messages);
+      const keptView = await kept.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
+      keptMs.push(performance.now() - keptStart);
+      if (JSON.stringify(view) !== JSON.stringify(keptView)) differing++;
+    }
+  } finally {
+    await kept.close();
+    await store.delete(id).catch(() => {});
+    await store.delete(copy).catch(() => {});
+  }
+  const worker = summarize(workerMs);
+  return {
+    store: storeName,
+    size: history.length,
+    steps,
+    compactions,
+    loadedSteps: loadedMs.length,
+    differingSteps: differing,
+    worker: { median: worker.median, p95: worker.p95, max: worker.max, mean: worker.mean },
+    loadedMean: loadedMs.length === 0 ? 0 : summarize(loadedMs).mean,
+    longLived: { median: summarize(keptMs).median, mean: summarize(keptMs).mean },
+  };
 }
 
 export interface Goal {
@@ -196,6 +311,15 @@ export function judgeGoals(rows: readonly SizeRow[], peers: readonly PeerRow[]):
     }
   }
   return goals;
+}
+
+/** The agent loops' goal: views byte-identical whichever worker serves, compactions included. */
+export function judgeLoops(loops: readonly LoopRow[]): Goal[] {
+  return loops.map((l) => ({
+    goal: `${l.store}: views byte-identical whichever worker serves (agent loop, compactions included)`,
+    measured: `${formatCount(l.differingSteps)} of ${formatCount(l.steps)} steps differ (${formatCount(l.compactions)} compactions)`,
+    met: l.differingSteps === 0,
+  }));
 }
 
 function heapAllowance(row: SizeRow): number {
@@ -311,6 +435,7 @@ async function measureStore(
   sizes: readonly number[],
   repeats: number,
   failures: string[],
+  loops: LoopRow[],
 ): Promise<SizeRow[]> {
   const store = await spec.open();
   const worker = keepOpen(store);
@@ -342,6 +467,17 @@ async function measureStore(
       } finally {
         await store.delete(id).catch(() => {});
       }
+    }
+    progress(
+      `${spec.name}: an agent loop of ${LOOP_STEPS} steps at ${formatCount(LOOP_SIZE)}, a new worker each step…`,
+    );
+    try {
+      loops.push(
+        await measureLoop(spec.name, worker, longSessionMessages(LOOP_SIZE, 'openai', SEED), LOOP_STEPS),
+      );
+    } catch (err) {
+      failures.push(`${spec.name} agent loop: ${err instanceof Error ? err.message : String(err)}`);
+      progress(`not measured: ${failures.at(-1)}`);
     }
     await store.delete('warm');
   } finally {
@@ -531,11 +667,12 @@ export async function runStatelessBenchmark(args: readonly string[]): Promise<vo
   const tag = `${process.pid}_${randomBytes(3).toString('hex')}`;
   const dir = await mkdtemp(join(tmpdir(), 'contextkit-stateless-'));
   const rows: SizeRow[] = [];
+  const loops: LoopRow[] = [];
   const skipped: string[] = [];
   try {
     for (const spec of storesUnderTest(dir, tag).filter((s) => stores.has(s.name))) {
       try {
-        rows.push(...(await measureStore(spec, sizes, repeats, skipped)));
+        rows.push(...(await measureStore(spec, sizes, repeats, skipped, loops)));
       } catch (err) {
         skipped.push(`${spec.name}: ${err instanceof Error ? err.message : String(err)}`);
         progress(`${spec.name} not measured: ${skipped.at(-1)}`);
@@ -625,7 +762,41 @@ export async function runStatelessBenchmark(args: readonly string[]): Promise<vo
   report.note(
     `Each call is what a stateless route handler does with the conversation's messages already read: a new session (\`bench/peers/mastra.ts\`, \`bench/peers/langchain.ts\` with the o200k count), every message converted and added, one view at ${formatCount(BUDGET)} tokens; median of ${repeats}, after a warm-up call (tokenizers loaded). Their read of the messages is not counted; contextkit's first turn includes its read.`,
   );
-  const goals = judgeGoals(rows, peers);
+  report.heading(
+    `An agent loop served by workers that never saw the conversation (${formatCount(LOOP_SIZE)} messages, ${LOOP_STEPS} steps)`,
+  );
+  report.table(
+    [
+      'store',
+      'compactions',
+      'steps that read the whole history',
+      'worker step: median',
+      'p95',
+      'longest',
+      'mean',
+      'mean of steps that read it whole',
+      'long-lived manager: median',
+      'mean',
+      'views differing',
+    ],
+    loops.map((l) => [
+      l.store,
+      formatCount(l.compactions),
+      `${formatCount(l.loadedSteps)} of ${formatCount(l.steps)}`,
+      formatMs(l.worker.median),
+      formatMs(l.worker.p95),
+      formatMs(l.worker.max),
+      formatMs(l.worker.mean),
+      l.loadedSteps > 0 ? formatMs(l.loadedMean) : '–',
+      formatMs(l.longLived.median),
+      formatMs(l.longLived.mean),
+      formatCount(l.differingSteps),
+    ]),
+  );
+  report.note(
+    `Each step (\`loopStep\`: a tool call and its result of about 1,200 tokens, a user message every tenth step) is served by a new \`ContextManager\` on the stored conversation (the step's messages added, then \`getMessagesForRequest()\`, budget ${formatCount(BUDGET)}), as a stateless worker serves it; beside it, in the same run, one manager kept across the steps does the same on a copy of the conversation. A step reads the whole history when the stored view record cannot serve it: a compaction is due (issue 32 item 1: planning one still needs the whole history), or the record is stale. Views differing: steps whose worker view is not byte for byte the long-lived manager's.`,
+  );
+  const goals = [...judgeGoals(rows, peers), ...judgeLoops(loops)];
   report.heading("The issue's goals");
   report.table(
     ['goal', 'measured', ''],

@@ -3,9 +3,19 @@
  * and how the issue's goals are judged from one run's figures.
  */
 import fc from 'fast-check';
+import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
-import { GOALS, judgeGoals, type SizeRow, viewRows } from '../bench/stateless.js';
+import {
+  GOALS,
+  judgeGoals,
+  judgeLoops,
+  type LoopRow,
+  loopStep,
+  type SizeRow,
+  viewRows,
+} from '../bench/stateless.js';
 import type { Message } from '../src/messages/types.js';
+import { validateRequest } from '../src/wire/validate-request.js';
 
 const user = (content: string): Message => ({ role: 'user', content });
 
@@ -114,5 +124,35 @@ describe('judgeGoals', () => {
     // Sizes not measured are not judged.
     expect(goals.some((g) => g.goal.startsWith('redis: first turn at'))).toBe(false);
     expect(goals.some((g) => g.goal.startsWith('redis') && g.goal.includes('Peer'))).toBe(false);
+  });
+});
+
+describe('the agent loop across workers', () => {
+  it('steps of valid messages: each call answered, a user message every tenth step', () => {
+    const steps = Array.from({ length: 25 }, (_, i) => loopStep(i));
+    const messages = steps.flat();
+    expect(validateRequest(messages, 'openai').problems).toEqual([]);
+    expect(steps.map((s) => s.filter((m) => m.role === 'user').length)).toEqual(
+      steps.map((_, i) => (i % 10 === 0 ? 1 : 0)),
+    );
+    // Each result is about a thousand tokens, and no two alike.
+    const results = messages.filter((m) => m.role === 'tool').map((m) => String(m.content));
+    expect(results.every((r) => encode(r).length > 900 && encode(r).length < 1_400)).toBe(true);
+    expect(new Set(results).size).toBe(results.length);
+  });
+
+  it('judges byte-identical views per store', () => {
+    const loop = (store: string, differingSteps: number): LoopRow => ({
+      store,
+      size: 20_000,
+      steps: 120,
+      compactions: 5,
+      loadedSteps: 5,
+      differingSteps,
+      worker: { median: 10, p95: 300, max: 400, mean: 30 },
+      loadedMean: 350,
+      longLived: { median: 2, mean: 20 },
+    });
+    expect(judgeLoops([loop('sqlite', 0), loop('redis', 1)]).map((g) => g.met)).toEqual([true, false]);
   });
 });
