@@ -506,6 +506,38 @@ describe('FileStore token counts', () => {
     }
   });
 
+  it('shows a reader in another instance every appended entry with its counts', async () => {
+    // A reader that found new entries in the log before their counts were written beside it got
+    // them without counts (the log was written first).
+    const dir = await tempDir();
+    const writer = new FileStore(dir);
+    const reader = new FileStore(dir);
+    try {
+      let writing = true;
+      const appends = (async () => {
+        for (let i = 0; i < 80; i++)
+          await writer.append('c', [
+            { ...entry(`m${i} ${'word '.repeat(40)}`), counts: { k: i + 1 } },
+            { ...entry(`n${i}`), counts: { k: i + 2 } },
+          ]);
+        writing = false;
+      })();
+      let reads = 0;
+      while (writing) {
+        const got = await reader.read('c');
+        reads++;
+        expect(got.map((e) => e.counts)).toEqual(got.map((e) => ({ k: (e.seq >> 1) + 1 + (e.seq & 1) })));
+      }
+      await appends;
+      expect(reads).toBeGreaterThan(10);
+      expect((await reader.read('c')).every((e) => e.counts !== undefined)).toBe(true);
+    } finally {
+      await writer.close();
+      await reader.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('shows a reader in another instance each replace whole with its counts, never the log of one and the counts of another', async () => {
     // A reader takes the log, then the counts file. A replace that swapped both between those two
     // reads left it the old entries without their counts (found by CI, 1 run in 8 of

@@ -186,9 +186,9 @@ function checkEpoch(conversationId: string, epoch: string | undefined, current: 
 }
 
 /**
- * Appends the counts of entries just appended as `data` (their log lines from seq `first` on)
- * beside the log (a replace writes the whole file: `replaceFiles`). Not flushed: counts are a
- * cache (see file-counts.ts).
+ * Appends the counts of entries about to be appended as `data` (their log lines from seq `first`
+ * on) beside the log, before the log's own write (a replace writes the whole file:
+ * `replaceFiles`). Not flushed: counts are a cache (see file-counts.ts).
  */
 async function appendCounts(
   path: string,
@@ -677,11 +677,14 @@ export class FileStore implements ConversationStore {
           }
           const data = formatBatch(head, serialized);
           const start = index.validEnd;
+          // The counts first: a reader elsewhere that finds the new entries in the log then finds
+          // their counts too. Until then they are of seqs its log does not reach, and if the log
+          // write fails they are tied (by digest) to lines that never come.
+          await appendCounts(paths.counts, head, data, entries);
           await writeAll(handle, data);
           await handle.datasync();
           if (start === 0) await syncDirectory(this.dir);
           if (epoch !== undefined && current === null) await writeFileAtomic(paths.epoch, `${epoch}\n`);
-          await appendCounts(paths.counts, head, data, entries);
           const info = await handle.stat();
           if (info.size === start + data.length) {
             // Every line of `data` ends in a newline: record where each one starts.
