@@ -140,6 +140,9 @@ function anchorOf(index: LogIndex, bytes: Buffer, base: number): string {
 /** The file changed under a read (it shrank, or another took its name): index it again. */
 class FileChanged extends Error {}
 
+/** How many times a read starts again on a log that changed under it before it gives up. */
+const SNAPSHOT_RETRIES = 5;
+
 /** Whether `path` still names the file `handle` has open (not replaced or removed since). */
 async function sameFile(path: string, handle: FileHandle): Promise<boolean> {
   const [named, open] = await Promise.all([stat(path).catch(() => null), handle.stat()]);
@@ -519,7 +522,8 @@ export class FileStore implements ConversationStore {
     name: string,
     paths: Paths,
     absent: T,
-    use: (handle: FileHandle, index: CachedIndex) => Promise<T>,
+    /** `lastTry`: a `FileChanged` thrown now fails the call rather than reading again. */
+    use: (handle: FileHandle, index: CachedIndex, lastTry: boolean) => Promise<T>,
   ): Promise<T> {
     const attempt = async (locked: boolean): Promise<{ value: T } | undefined> => {
       for (let tries = 0; ; tries++) {
@@ -531,9 +535,9 @@ export class FileStore implements ConversationStore {
         try {
           const index = await this.#index(where, name, handle, locked);
           if (index.torn && !locked) return undefined;
-          return { value: await use(handle, index) };
+          return { value: await use(handle, index, tries >= SNAPSHOT_RETRIES) };
         } catch (error) {
-          if (!(error instanceof FileChanged) || tries >= 5) throw error;
+          if (!(error instanceof FileChanged) || tries >= SNAPSHOT_RETRIES) throw error;
           this.#cache.delete(name);
         } finally {
           await handle.close();
@@ -726,7 +730,7 @@ export class FileStore implements ConversationStore {
     return this.#run('read', conversationId, async (where, name, paths) => {
       const { fromSeq, limit } = readRange(conversationId, options);
       await this.#checkIdFile(conversationId, name, paths, false);
-      return this.#snapshot<StoredEntry[]>(where, name, paths, [], async (handle, index) => {
+      return this.#snapshot<StoredEntry[]>(where, name, paths, [], async (handle, index, lastTry) => {
         const count = index.offsets.length;
         if (fromSeq >= count || limit === 0) return [];
         const endSeq = Math.min(count, fromSeq + limit);
@@ -735,8 +739,11 @@ export class FileStore implements ConversationStore {
         const bytes = await readBytes(handle, start, end);
         const counts = options?.counts === false ? '' : await readFile(paths.counts, 'utf8').catch(() => '');
         // The counts file is of the log in place now: if that is no longer the log read (a replace,
-        // a clear or a delete since), its records may be of another generation only. Read again.
-        if (options?.counts !== false && !(await sameFile(paths.log, handle))) throw new FileChanged();
+        // a clear or a delete since), its records may be of another generation only. Read again;
+        // after several replaces in a row, take what counts still match (never a wrong one: each
+        // is tied to its line by digest) rather than fail the read.
+        if (options?.counts !== false && !lastTry && !(await sameFile(paths.log, handle)))
+          throw new FileChanged();
         const slices = new Slices();
         const records =
           counts.length > 0 ? await parseCountsFileInSlices(counts, fromSeq, endSeq, slices) : null;
