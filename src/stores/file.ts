@@ -143,10 +143,10 @@ class FileChanged extends Error {}
 /** How many times a read starts again on a log that changed under it before it gives up. */
 const SNAPSHOT_RETRIES = 5;
 
-/** Whether `path` still names the file `handle` has open (not replaced or removed since). */
-async function sameFile(path: string, handle: FileHandle): Promise<boolean> {
-  const [named, open] = await Promise.all([stat(path).catch(() => null), handle.stat()]);
-  return named !== null && named.ino === open.ino && named.dev === open.dev;
+/** Whether `path` still names the file indexed as `index` (its inode: not replaced or removed since). */
+async function stillNamed(path: string, index: CachedIndex): Promise<boolean> {
+  const named = await stat(path).catch(() => null);
+  return named !== null && named.ino === index.ino;
 }
 
 function errorCode(error: unknown): string | undefined {
@@ -742,7 +742,7 @@ export class FileStore implements ConversationStore {
         // a clear or a delete since), its records may be of another generation only. Read again;
         // after several replaces in a row, take what counts still match (never a wrong one: each
         // is tied to its line by digest) rather than fail the read.
-        if (options?.counts !== false && !lastTry && !(await sameFile(paths.log, handle)))
+        if (options?.counts !== false && !lastTry && !(await stillNamed(paths.log, index)))
           throw new FileChanged();
         const slices = new Slices();
         const records =

@@ -52,9 +52,8 @@ export function turnBreaks(
   format: MessageFormat,
 ): { at: readonly number[]; message: Message } | undefined {
   const at = wireFormat(format).turnBreaks?.at(messages);
-  const message = noticesOf(format).turnBreak;
-  if (at === undefined || at.length === 0 || message === undefined) return undefined;
-  return { at, message };
+  if (at === undefined || at.length === 0) return undefined;
+  return { at, message: noticesOf(format).turnBreak! };
 }
 
 /** The note that tells the model what the last compaction took out of its view. */
