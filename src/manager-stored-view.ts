@@ -135,7 +135,7 @@ export async function serveStoredView(
   request: RequestOptions,
   warn: (code: string, message: string) => void,
   seqsFor: (epoch: string | null) => WeakMap<object, number>,
-): Promise<{ messages: Message[]; target: UnloadedTarget | undefined } | undefined> {
+): Promise<ServedView | undefined> {
   const { store, measurer, guard } = parts;
   if (!store) return undefined;
   const id = parts.settings.conversationId;
@@ -273,14 +273,27 @@ export async function serveStoredView(
     // later requests (served so or not) go on from.
     parts.conversation.lastUsage = c.lastUsage;
     if (c.meters) parts.conversation.meters = c.meters;
-    return {
+    const served: ServedView = {
       messages: decision.messages!,
       target: epoch === null ? undefined : { format: conversationFormat, epoch },
     };
+    if (c.aheadDue) served.ahead = { request: c.aheadDue, usage: c.state.usage ?? 0 };
+    return served;
   } catch (err) {
     if (err instanceof WholeHistoryNeeded) return undefined;
     throw err;
   }
+}
+
+/** A request served from the stored record (see `serveStoredView`). */
+export interface ServedView {
+  messages: Message[];
+  target: UnloadedTarget | undefined;
+  /**
+   * The summary to prepare ahead that the request found due (summaryAhead), with the usage the
+   * view was at: it needs the whole history, so the manager prepares it after the request.
+   */
+  ahead?: { request: ResolvedRequest; usage: number };
 }
 
 /** Rows between two runs of a record past which they are read apart (fewer reads, few rows more). */
@@ -392,6 +405,8 @@ export class UnloadedCalls {
   constructor(
     private readonly parts: ManagerParts,
     private readonly after: AfterAdded,
+    /** Queues an operation after the ones already queued; it runs once the history is loaded. */
+    private readonly enqueue: (op: () => Promise<void>) => Promise<void>,
   ) {}
 
   private get on(): boolean {
@@ -430,7 +445,27 @@ export class UnloadedCalls {
     // Not served (no record, a tool id the record may have shown, a row it could not take): the
     // request loads the history, and its view's record is written afresh for the next worker.
     if (!served) this.rewrite = true;
+    if (served?.ahead) this.prepareAfter(served.ahead);
     return served && { served: served.messages };
+  }
+
+  /**
+   * The summary a served request found due to prepare ahead, prepared after it: the history is
+   * loaded then, off the request path (the request before this one loaded it first, and waited
+   * for it). Queued right behind the request, so the next call and `close()` wait for it: a
+   * stateless worker that closes after its turn still prepares. The loaded conversation takes the
+   * usage the served view was at (what is stored of it dates from the last compaction), and the
+   * preparation runs as after a request fitted from the whole history; its failures are warnings,
+   * as there.
+   */
+  private prepareAfter(ahead: NonNullable<ServedView['ahead']>): void {
+    this.enqueue(async () => {
+      const { conversation, guard } = this.parts;
+      conversation.state.usage = ahead.usage;
+      conversation.aheadDue = ahead.request;
+      await guard.preparation(conversation)?.();
+      // The queue's own failures (a store that cannot load) are the next operation's to report.
+    }).catch(() => undefined);
   }
 
   /** `addMessage` unloaded (see `add`). */

@@ -11,6 +11,7 @@ import type { Message } from './messages/types.js';
 import { useSliceClock } from './slices.js';
 import { MemoryStore } from './stores/memory.js';
 import { openSqliteStore } from './stores/sqlite.js';
+import type { ConversationStore } from './stores/types.js';
 import type { PreparingTools } from './tools/llm.js';
 
 const filler = (n: number, seed = 0) =>
@@ -261,6 +262,33 @@ describe.each(['openai', 'anthropic'] as const)('summaries prepared ahead (%s)',
     return views;
   }
 
+  /**
+   * Managers on `store` asking `server` through `gate` (a new one per `open()`), the compactions
+   * they make, and one opened already, which stored the system prompt.
+   */
+  async function workersOn(
+    store: ConversationStore,
+    model: FakeLLMServer,
+    gate: ReturnType<typeof gatedFetch>,
+  ): Promise<{ receipts: CompactionReceipt[]; open: () => ContextManager; kept: ContextManager }> {
+    const options = {
+      model: 'gpt-4o',
+      store,
+      conversationId: 'c',
+      protectTask: false,
+      llm: { provider, baseURL: model.baseURL, apiKey: 'sk-test', model: 'small', fetch: gate.fetch },
+    };
+    const receipts: CompactionReceipt[] = [];
+    const open = () => {
+      const ctx = new ContextManager(options);
+      ctx.on('context:post_compact', (e) => receipts.push(e.receipt));
+      return ctx;
+    };
+    const kept = open();
+    await kept.addMessage({ role: 'system', content: 'sys' });
+    return { receipts, open, kept };
+  }
+
   it('stateless workers (a new manager each turn) ask the model as a long-lived manager does, and compact with its summary: what is prepared is stored state', async () => {
     const gate = gatedFetch();
     gate.open();
@@ -271,21 +299,7 @@ describe.each(['openai', 'anthropic'] as const)('summaries prepared ahead (%s)',
       // On SQLite: the stored state goes through a real driver's metadata.
       const sqlite = await openSqliteStore(join(dir, `${stateless}.db`));
       const store = countingLoads(sqlite);
-      const options = {
-        model: 'gpt-4o',
-        store,
-        conversationId: 'c',
-        protectTask: false,
-        llm: { provider, baseURL: server.baseURL, apiKey: 'sk-test', model: 'small', fetch: gate.fetch },
-      };
-      const receipts: CompactionReceipt[] = [];
-      const open = () => {
-        const ctx = new ContextManager(options);
-        ctx.on('context:post_compact', (e) => receipts.push(e.receipt));
-        return ctx;
-      };
-      const kept = open();
-      await kept.addMessage({ role: 'system', content: 'sys' });
+      const { receipts, open, kept } = await workersOn(store, server, gate);
       await runTurns(
         (_) => (stateless ? open() : kept),
         stateless,
@@ -312,6 +326,55 @@ describe.each(['openai', 'anthropic'] as const)('summaries prepared ahead (%s)',
     expect(fresh.asked).toBeLessThanOrEqual(longLived.asked);
     // The whole history is loaded to compact and to prepare once per compaction, not at every turn.
     expect(fresh.loads).toBeLessThanOrEqual(2 * 4 + 2);
+  });
+
+  it('a stateless worker serves the request that finds the next summary due from the stored record: it loads the history after the request, to prepare it', async () => {
+    const gate = gatedFetch();
+    gate.open();
+    const figures: Record<
+      string,
+      { requestLoads: number[]; loads: number; receipts: string[]; views: string }
+    > = {};
+    for (const stateless of [false, true]) {
+      server = await startFakeLLMServer({ provider, apiKey: 'sk-test', reply: modelReply });
+      const store = countingLoads(new MemoryStore());
+      const { receipts, open, kept } = await workersOn(store, server, gate);
+      const views: Message[][] = [];
+      // The whole-history reads each request made before it resolved (what the request waited for).
+      const requestLoads: number[] = [];
+      for (let t = 0; receipts.length < 3 && t < 200; t++) {
+        const ctx = stateless ? open() : kept;
+        await ctx.addMessage({
+          role: 'user',
+          content: `Please update src/mod${t}.ts for ticket T-${100 + t}. ${filler(40, t)}`,
+        });
+        const before = store.wholeReads;
+        views.push(await ctx.getMessagesForRequest({ tokenBudget: BUDGET }));
+        requestLoads.push(store.wholeReads - before);
+        await ctx.addMessage({ role: 'assistant', content: `Updated src/mod${t}.ts. ${filler(20, t)}` });
+        await idle();
+        if (stateless) await ctx.close();
+      }
+      await kept.close();
+      figures[String(stateless)] = {
+        requestLoads,
+        loads: store.wholeReads,
+        receipts: receipts.map((r) => `${r.prepared}/${r.summary?.tools}`),
+        views: JSON.stringify(views),
+      };
+      await server.close();
+      server = undefined;
+    }
+    const [longLived, fresh] = [figures.false!, figures.true!];
+    // The same views and compactions, with the model's summary, whichever way the turns are served.
+    expect(fresh.views).toBe(longLived.views);
+    expect(fresh.receipts).toEqual(Array(3).fill(`used/${provider}`));
+    // On the request path, a stateless worker reads the whole history only to compact: before, also
+    // at each request that found the next summary due (as often again).
+    const onRequestPath = fresh.requestLoads.filter((n) => n > 0).length;
+    expect(onRequestPath).toBeLessThanOrEqual(3);
+    // The preparations still read it, after their requests.
+    expect(fresh.loads).toBeGreaterThan(onRequestPath);
   });
 
   it('a stored answer is taken only for the messages it was asked of, as they were', async () => {

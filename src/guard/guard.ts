@@ -639,8 +639,9 @@ export class ContextGuard {
     c.state.usage = total / r.budget;
     // After a compaction too: the next one's range is planned from the plan just made.
     if ((this.ahead || this.compactAhead) && this.autoCompact) {
+      // Served from the stored view record (`partial`), the preparation is the manager's to run
+      // after the request, once it has loaded the history (off the request path, as here).
       c.aheadDue = this.aheadIsDue(c, c.view.plan, total / r.budget) ? r : undefined;
-      if (c.partial && c.aheadDue) throw new WholeHistoryNeeded('a summary to prepare ahead');
     }
     const notice = this.notice ? c.noticeDue : null;
     c.noticeDue = null;
