@@ -50,6 +50,8 @@ interface Run {
   views: Message[][];
   receipts: Array<Omit<CompactionReceipt, 'durationMs'>>;
   tokens: number;
+  /** With a store: the messages whose stored seq the manager tells right after `setMessages`. */
+  storedSeqs?: number;
 }
 
 /** setMessages, then requests at three budgets; the views and receipts (timings left out). */
@@ -63,12 +65,16 @@ async function coldRun(history: readonly Message[], store?: string): Promise<Run
     receipts.push(rest);
   });
   await ctx.setMessages(history, { replace: true });
+  // The table of stored messages `setMessages` fills (in slices too): every message, at its seq.
+  const storedSeqs = store
+    ? (await ctx.getMessages()).filter((m, seq) => ctx.storedSeqOf(m) === seq).length
+    : undefined;
   const views: Message[][] = [];
   for (const tokenBudget of [60_000, 20_000, 8_000])
     views.push(await ctx.getMessagesForRequest({ tokenBudget }));
   const tokens = await ctx.getTokenCount();
   await ctx.close();
-  return { views, receipts, tokens };
+  return { views, receipts, tokens, ...(storedSeqs === undefined ? {} : { storedSeqs }) };
 }
 
 describe('work in slices gives what it gives in place', () => {
@@ -124,6 +130,7 @@ describe('work in slices gives what it gives in place', () => {
         restoreClock?.();
         pauseEverywhere();
         const sliced = await coldRun(history, spec('sliced'));
+        expect(sliced.storedSeqs).toBe(history.length);
         expect(sliced).toEqual(inPlace);
         // A new manager resumes what was stored: the same history, read a part at a time.
         const resumed = new ContextManager({
