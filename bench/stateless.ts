@@ -79,6 +79,14 @@ export interface SizeRow {
   /** Median time to read the rows the view holds, through the same driver. */
   rowsMs: number;
   rows: number;
+  /**
+   * Median time to read those rows and the conversation's metadata together: the plan (its
+   * summary and facts, which the view holds), the stored view record (the cleared results'
+   * placeholders it holds) and the guard's state, which no turn can skip.
+   */
+  rowsMetaMs: number;
+  /** The metadata's size (its JSON). */
+  metaBytes: number;
   viewMessages: number;
   viewJsonBytes: number;
   /** Live heap held after the turn, with the manager and its view still referenced. */
@@ -267,7 +275,8 @@ export function judgeGoals(rows: readonly SizeRow[], peers: readonly PeerRow[]):
       const ratio = worst.firstMs / worst.rowsMs;
       goals.push({
         goal: `${store}: first turn ≤ ${GOALS.overRows}× reading the view's rows (worst size)`,
-        measured: `${formatRatio(ratio)} at ${formatCount(worst.size)} (${formatMs(worst.firstMs)} vs ${formatMs(worst.rowsMs)})`,
+        // Beside it, not judged: the rows read with the metadata the view also holds (see `rowsMetaMs`).
+        measured: `${formatRatio(ratio)} at ${formatCount(worst.size)} (${formatMs(worst.firstMs)} vs ${formatMs(worst.rowsMs)}; ${formatRatio(worst.firstMs / worst.rowsMetaMs)} of the rows and metadata read together, ${formatMs(worst.rowsMetaMs)})`,
         met: ratio <= GOALS.overRows,
       });
     }
@@ -552,6 +561,20 @@ async function measureSize(
     reads.push(performance.now() - start);
     rows = parts.reduce((sum, part) => sum + part.length, 0);
   }
+  // The same reads with the metadata's beside them.
+  const withMeta: number[] = [];
+  let metaBytes = 0;
+  for (let r = 0; r < repeats; r++) {
+    const start = performance.now();
+    const [meta] = await Promise.all([
+      store.getMeta(id),
+      store.read(id, { limit: prefix }),
+      ...singles.map((seq) => store.read(id, { fromSeq: seq, limit: 1 })),
+      store.read(id, { fromSeq }),
+    ]);
+    withMeta.push(performance.now() - start);
+    metaBytes = Buffer.byteLength(JSON.stringify(meta.value));
+  }
   const expected = prefix + singles.length + history.length - fromSeq;
   if (rows !== expected) throw new Error(`${spec.name}: read ${rows} rows, expected ${expected}`);
   // The baseline: the same first turn read from the whole history.
@@ -600,6 +623,8 @@ async function measureSize(
     stallMs: stall,
     rowsMs: summarize(reads).median,
     rows,
+    rowsMetaMs: summarize(withMeta).median,
+    metaBytes,
     viewMessages: view.length,
     viewJsonBytes: Buffer.byteLength(JSON.stringify(view)),
     heapBytes,
@@ -700,6 +725,8 @@ export async function runStatelessBenchmark(args: readonly string[]): Promise<vo
       'longest stall',
       "reading the view's rows",
       'turn / rows',
+      'rows and metadata',
+      'turn / both',
       'view (messages, JSON)',
       'heap held',
       'whole history read (baseline)',
@@ -716,6 +743,8 @@ export async function runStatelessBenchmark(args: readonly string[]): Promise<vo
         formatMs(r.stallMs),
         `${formatMs(r.rowsMs)} (${formatCount(r.rows)} rows)`,
         formatRatio(r.firstMs / r.rowsMs),
+        `${formatMs(r.rowsMetaMs)} (${formatBytes(r.metaBytes)})`,
+        formatRatio(r.firstMs / r.rowsMetaMs),
         `${formatCount(r.viewMessages)}, ${formatBytes(r.viewJsonBytes)}`,
         formatBytes(r.heapBytes),
         `${formatMs(r.wholeMs)} (${formatRatio(r.wholeMs / r.firstMs)} slower)`,
@@ -726,7 +755,7 @@ export async function runStatelessBenchmark(args: readonly string[]): Promise<vo
   report.note(
     [
       `History: \`longSessionMessages(N, 'openai', ${SEED})\` (an agent session with tool calls), model ${MODEL}, budget ${formatCount(BUDGET)} tokens, default strategy; each size's session is made before its measurements and let go after them (the bench holds one at a time). Each conversation is stored by a manager (\`setMessages\`, counts kept) that serves one view and closes, as an earlier worker leaves it. The worker then already serves another conversation on the same connected store (${WARM_TURNS} first turns of a ${formatCount(WARM_SIZE)}-message conversation ran first, as did ${WARM_TURNS} calls of each peer: tokenizer loaded, connection up, code compiled).`,
-      `First turn: a new \`ContextManager\` on the stored conversation and its \`getMessagesForRequest()\`, ${repeats} times (a new manager each time), median; cpu is this process's user + system time; the longest stall is the longest gap of a 10 ms interval timer during any of them. Reading the view's rows: the same driver's \`read\` of the rows the view holds (its leading system rows; each row it holds before a gap of more than ${TAIL_GAP} rows it does not hold, such as the task, on its own; and from the oldest other row it holds to the end), all reads at once, median of ${repeats}. No collection is forced before a timed turn (its concurrent sweep of this process's heap would be timed with the turn; runs before this one forced one before each). Heap held: live heap after a full collection with the manager and view of one more, untimed first turn still referenced, less the live heap before it. The first turn is served from the stored view record and the rows the view holds (\`storedView\`, issue 32 item 1); the baseline beside it, same run, is the same turn with \`storedView: false\` (the whole history read and checked), whose view must be the same byte for byte. Agent turn: a new manager adds the user's message (appended unread), serves the view, adds the reply: median of ${repeats}.`,
+      `First turn: a new \`ContextManager\` on the stored conversation and its \`getMessagesForRequest()\`, ${repeats} times (a new manager each time), median; cpu is this process's user + system time; the longest stall is the longest gap of a 10 ms interval timer during any of them. Reading the view's rows: the same driver's \`read\` of the rows the view holds (its leading system rows; each row it holds before a gap of more than ${TAIL_GAP} rows it does not hold, such as the task, on its own; and from the oldest other row it holds to the end), all reads at once, median of ${repeats}. Rows and metadata: the same reads with the driver's \`getMeta\` beside them, all at once, median of ${repeats}: the metadata holds what the view holds beside the rows (the plan's summary and facts, the cleared results' placeholders in the stored view record), which no turn can skip; \`turn / both\` is shown beside the issue's goal, not judged. No collection is forced before a timed turn (its concurrent sweep of this process's heap would be timed with the turn; runs before this one forced one before each). Heap held: live heap after a full collection with the manager and view of one more, untimed first turn still referenced, less the live heap before it. The first turn is served from the stored view record and the rows the view holds (\`storedView\`, issue 32 item 1); the baseline beside it, same run, is the same turn with \`storedView: false\` (the whole history read and checked), whose view must be the same byte for byte. Agent turn: a new manager adds the user's message (appended unread), serves the view, adds the reply: median of ${repeats}.`,
       ...(skipped.length > 0 ? [`Not measured: ${skipped.join('; ')}.`] : []),
     ].join('\n'),
   );

@@ -73,6 +73,8 @@ function row(store: string, size: number, over: Partial<SizeRow> = {}): SizeRow 
     stallMs: 5,
     rowsMs: 10,
     rows: 100,
+    rowsMetaMs: 12,
+    metaBytes: 5000,
     viewMessages: 100,
     viewJsonBytes: 1000,
     heapBytes: 1000,
