@@ -47,13 +47,16 @@ export async function fitRequest(host: RequestHost, request: RequestOptions): Pr
 /**
  * Summaries prepared ahead (`summaryAhead`): the preparation the request found due runs after it,
  * in the queue (so it sees a history no operation is changing), never inside the request; the
- * model's answer is a promise the guard keeps, which no request awaits.
+ * model's answer is a promise the guard keeps, which no request awaits. Queued right behind the
+ * request (this runs inside it), so it works on the history the request saw whenever the next
+ * call comes, as a worker serving from the stored record prepares (src/manager-stored-view.ts),
+ * and `close()` waits for it: a worker that closes after its turn still prepares.
  */
 function prepareAhead(host: RequestHost): void {
   const prepare = host.parts.guard.preparation(host.parts.conversation);
   if (!prepare) return;
   // The queue's own failures (a store that cannot load) are the next operation's to report.
-  setImmediate(() => host.enqueue(prepare).catch(() => undefined));
+  host.enqueue(prepare).catch(() => undefined);
 }
 
 /** `getAnthropicRequest`'s body: the view as an Anthropic request, with the edits the server makes. */

@@ -377,6 +377,58 @@ describe.each(['openai', 'anthropic'] as const)('summaries prepared ahead (%s)',
     expect(fresh.loads).toBeGreaterThan(onRequestPath);
   });
 
+  it('a worker that closes right after its turn has prepared the next summary before close() resolves (served from the record or loaded)', async () => {
+    for (const storedView of [true, false]) {
+      // The model never answers: nothing is written after a turn but what the preparation writes.
+      const gate = gatedFetch();
+      server = await startFakeLLMServer({ provider, apiKey: 'sk-test', reply: modelReply });
+      const base = new MemoryStore();
+      let callsAfterClose = 0;
+      let marked = false;
+      const receipts: CompactionReceipt[] = [];
+      for (let t = 0; receipts.length === 0 && t < 200; t++) {
+        // This worker's view of the store: any call once it closed is counted (close is not passed on).
+        let closed = false;
+        const store = new Proxy(base, {
+          get(target, key) {
+            if (key === 'close')
+              return async () => {
+                closed = true;
+              };
+            const value: unknown = Reflect.get(target, key, target);
+            if (typeof value !== 'function') return value;
+            return (...args: unknown[]) => {
+              if (closed) callsAfterClose++;
+              return (value as (...a: unknown[]) => unknown).apply(target, args);
+            };
+          },
+        });
+        const ctx = new ContextManager({
+          model: 'gpt-4o',
+          store,
+          conversationId: 'c',
+          protectTask: false,
+          storedView,
+          llm: { provider, baseURL: server.baseURL, apiKey: 'sk-test', model: 'small', fetch: gate.fetch },
+        });
+        ctx.on('context:post_compact', (e) => receipts.push(e.receipt));
+        if (t === 0) await ctx.addMessage({ role: 'system', content: 'sys' });
+        await turn(ctx, t, []);
+        await ctx.close();
+        marked ||= (await base.getMeta('c')).value?.ahead !== undefined;
+        // Time for anything scheduled after the turn to run (it would be counted).
+        await idle();
+      }
+      expect(receipts).toHaveLength(1);
+      // The preparation ran (its mark is stored) and all of it before close() resolved.
+      expect(marked).toBe(true);
+      expect(callsAfterClose).toBe(0);
+      gate.open();
+      await server.close();
+      server = undefined;
+    }
+  });
+
   it('a stored answer is taken only for the messages it was asked of, as they were', async () => {
     for (const tamper of [false, true]) {
       server = await startFakeLLMServer({ provider, apiKey: 'sk-test', reply: modelReply });
