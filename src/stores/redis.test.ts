@@ -145,6 +145,64 @@ describe('redis', skipFor(missing.redis), () => {
         await deleteKeys(keyPrefix);
       }
     });
+
+    /** `n` entries tagged `tag`, each with its own counts. */
+    const generation = (tag: string, n: number): NewEntry[] =>
+      Array.from({ length: n }, (_, i) => ({ ...entry(`${tag} ${i}`), counts: { k: i + 1 } }));
+    const shown = (entries: ReadonlyArray<NewEntry>) =>
+      entries.map((e) => ({ content: (e.message as { content?: unknown }).content, counts: e.counts }));
+
+    it('reads a log longer than a page a page at a time: every entry with its counts, from any seq, to any limit', async () => {
+      const keyPrefix = uniquePrefix();
+      const store = await openRedisStore(url as string, { keyPrefix });
+      try {
+        const entries = generation('m', 4_500);
+        await store.replace('c', entries);
+        expect(shown(await store.read('c'))).toEqual(shown(entries));
+        const from = await store.read('c', { fromSeq: 1_999 });
+        expect(from.map((e) => e.seq)).toEqual(entries.slice(1_999).map((_, i) => 1_999 + i));
+        expect(shown(from)).toEqual(shown(entries.slice(1_999)));
+        expect(shown(await store.read('c', { fromSeq: 100, limit: 4_001 }))).toEqual(
+          shown(entries.slice(100, 4_101)),
+        );
+        expect(await store.read('c', { fromSeq: 4_500 })).toEqual([]);
+      } finally {
+        await store.close();
+        await deleteKeys(keyPrefix);
+      }
+    });
+
+    it('shows a reader each replace whole, though its read spans pages: never the pages of two generations', async () => {
+      const keyPrefix = uniquePrefix();
+      const writer = await openRedisStore(url as string, { keyPrefix });
+      const reader = await openRedisStore(url as string, { keyPrefix });
+      // Each longer than two pages, so that a replace can land between a read's pages.
+      const shapes = [generation('a', 5_000), generation('b', 6_500), generation('c', 5_000)];
+      try {
+        await writer.replace('c', shapes[0]!);
+        let writing = true;
+        const replaces = (async () => {
+          for (let i = 1; i <= 40; i++) await writer.replace('c', shapes[i % 3]!);
+          await writer.delete('c');
+          writing = false;
+        })();
+        let reads = 0;
+        while (writing) {
+          const got = shown(await reader.read('c'));
+          reads++;
+          if (got.length === 0) continue;
+          const tag = String(got[0]?.content).slice(0, 1);
+          expect(got).toEqual(shown(shapes['abc'.indexOf(tag)]!));
+        }
+        await replaces;
+        expect(reads).toBeGreaterThan(3);
+        expect(await reader.read('c')).toEqual([]);
+      } finally {
+        await writer.close();
+        await reader.close();
+        await deleteKeys(keyPrefix);
+      }
+    });
   });
 });
 

@@ -333,6 +333,12 @@ function parseElement(conversationId: string, seq: number, element: unknown): St
  * Counts records by seq from an `HGETALL` reply (an object) or an `HMGET` reply (values of the
  * seqs from `fromSeq` on, null where absent).
  */
+/** Entries a long read asks for per round trip (`RedisStore.#readPaged`): about 1 MB of a typical log. */
+const READ_PAGE = 2_000;
+
+/** Starts of a paged read whose pages found another generation, before it reads in one reply. */
+const READ_ATTEMPTS = 5;
+
 function fieldMap(reply: unknown, fromSeq: number): Record<string, unknown> {
   if (!Array.isArray(reply)) return (reply ?? {}) as Record<string, unknown>;
   const map: Record<string, unknown> = {};
@@ -610,6 +616,10 @@ export class RedisStore implements ConversationStore {
         parseCounted(conversationId, fromSeq + i, element, undefined),
       );
     }
+    if (limit > READ_PAGE) {
+      const paged = await this.#readPaged(conversationId, fromSeq, limit);
+      if (paged) return paged;
+    }
     const [elements, records] = await this.#call(conversationId, 'read', [log, counts], async () => {
       const multi = this.#client.multi().lRange(log, fromSeq, last);
       if (bounded) multi.hmGet(counts, seqs(limit));
@@ -623,6 +633,60 @@ export class RedisStore implements ConversationStore {
     return mapInSlices(elements, (element, i) =>
       parseCounted(conversationId, fromSeq + i, element, records[String(fromSeq + i)]),
     );
+  }
+
+  /**
+   * A long read (a resume reads the whole log) a page of `READ_PAGE` entries at a time: each page
+   * with its counts and the conversation's generation in one round trip (MULTI/EXEC), parsed in
+   * slices that yield before the next is asked for. One reply of the whole log (49 MB at 100,000
+   * messages) was decoded in long stretches and held whole until parsed. Within one generation
+   * the log only grows (`replace`, `pop` and `delete` renew it), so pages of one generation are
+   * the entries of one moment; a page of another starts the read again, and after
+   * `READ_ATTEMPTS` such starts it resolves to undefined (the caller reads it in one reply).
+   */
+  async #readPaged(
+    conversationId: string,
+    fromSeq: number,
+    limit: number,
+  ): Promise<StoredEntry[] | undefined> {
+    const { log, counts, epoch: epochKey } = this.#keys(conversationId);
+    const slices = new Slices();
+    for (let attempt = 1; attempt <= READ_ATTEMPTS; attempt++) {
+      const out: StoredEntry[] = [];
+      let epoch: string | null | undefined;
+      let from = fromSeq;
+      for (;;) {
+        const want = Math.min(READ_PAGE, fromSeq + limit - from);
+        const start = from;
+        const [generation, listed, hashed] = await this.#call(
+          conversationId,
+          'read',
+          [log, counts, epochKey],
+          async () =>
+            (await this.#client
+              .multi()
+              .get(epochKey)
+              .lRange(log, start, start + want - 1)
+              .hmGet(
+                counts,
+                Array.from({ length: want }, (_, i) => String(start + i)),
+              )
+              .exec()) as unknown as [string | null, string[], unknown],
+        );
+        if (epoch === undefined) epoch = generation;
+        // Replaced, popped or deleted since the first page: read again from the start.
+        else if (generation !== epoch) break;
+        const records = fieldMap(hashed, start);
+        for (let i = 0; i < listed.length; i++) {
+          out.push(parseCounted(conversationId, start + i, listed[i], records[String(start + i)]));
+          const pause = slices.step();
+          if (pause) await pause;
+        }
+        if (listed.length < want || out.length >= limit) return out;
+        from = start + listed.length;
+      }
+    }
+    return undefined;
   }
 
   async head(conversationId: string): Promise<number> {
