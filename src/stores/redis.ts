@@ -329,16 +329,21 @@ function parseElement(conversationId: string, seq: number, element: unknown): St
   return entry;
 }
 
-/**
- * Counts records by seq from an `HGETALL` reply (an object) or an `HMGET` reply (values of the
- * seqs from `fromSeq` on, null where absent).
- */
 /** Entries a long read asks for per round trip (`RedisStore.#readPaged`): about 1 MB of a typical log. */
 const READ_PAGE = 2_000;
 
 /** Starts of a paged read whose pages found another generation, before it reads in one reply. */
 const READ_ATTEMPTS = 5;
 
+/** The hash fields of `n` seqs from `fromSeq` on (an `HMGET` of their counts). */
+function seqFields(fromSeq: number, n: number): string[] {
+  return Array.from({ length: n }, (_, i) => String(fromSeq + i));
+}
+
+/**
+ * Counts records by seq from an `HGETALL` reply (an object) or an `HMGET` reply (values of the
+ * seqs from `fromSeq` on, null where absent).
+ */
 function fieldMap(reply: unknown, fromSeq: number): Record<string, unknown> {
   if (!Array.isArray(reply)) return (reply ?? {}) as Record<string, unknown>;
   const map: Record<string, unknown> = {};
@@ -605,7 +610,7 @@ export class RedisStore implements ConversationStore {
     // The entries and their counts in one round trip (MULTI/EXEC), so both are of one moment:
     // a bounded range asks for its own seqs' counts, a whole log for all of them. A tail of
     // unknown length (`sync`) asks for its seqs' counts once it knows them.
-    const seqs = (n: number) => Array.from({ length: n }, (_, i) => String(fromSeq + i));
+    const seqs = (n: number) => seqFields(fromSeq, n);
     const bounded = limit <= 10_000;
     // Without counts (`counts: false`): the log alone, its counts neither fetched nor checked.
     if (options?.counts === false) {
@@ -667,18 +672,15 @@ export class RedisStore implements ConversationStore {
               .multi()
               .get(epochKey)
               .lRange(log, start, start + want - 1)
-              .hmGet(
-                counts,
-                Array.from({ length: want }, (_, i) => String(start + i)),
-              )
-              .exec()) as unknown as [string | null, string[], unknown],
+              .hmGet(counts, seqFields(start, want))
+              .exec()) as unknown as [string | null, string[], unknown[]],
         );
         if (epoch === undefined) epoch = generation;
         // Replaced, popped or deleted since the first page: read again from the start.
         else if (generation !== epoch) break;
-        const records = fieldMap(hashed, start);
+        // The HMGET reply holds the page's seqs' counts in order.
         for (let i = 0; i < listed.length; i++) {
-          out.push(parseCounted(conversationId, start + i, listed[i], records[String(start + i)]));
+          out.push(parseCounted(conversationId, start + i, listed[i], hashed[i]));
           const pause = slices.step();
           if (pause) await pause;
         }
