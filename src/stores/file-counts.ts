@@ -7,6 +7,7 @@
  * holds another entry, finds no count. Lines of one seq merge in file order.
  */
 
+import { type FileHandle, open } from 'node:fs/promises';
 import { Slices } from '../slices.js';
 import {
   type CountsRecord,
@@ -54,33 +55,112 @@ export function parseCountsFile(text: string, from: number, to: number): Map<num
   return parser.bySeq;
 }
 
+/** The first chunk {@link readCountsRange} reads from the end of a counts file; each next one is twice as large. */
+const FIRST_CHUNK_BYTES = 64 * 1024;
+/** The largest chunk it reads at once. */
+const MAX_CHUNK_BYTES = 4 * 1024 * 1024;
+/** Lines below the range in a row, read backwards, after which the range's records are all read. */
+const STOP_AFTER_LINES_BELOW = 512;
+
+/** What {@link readCountsRange} found, and how many bytes of the file it read for it. */
+export interface CountsRange {
+  bySeq: Map<number, CountsRecord[]>;
+  bytesRead: number;
+}
+
 /**
- * `parseCountsFile` a slice at a time, yielding between slices (a long conversation's counts).
- * Only the lines of seqs in range are parsed: the seq is read off each line's `{"seq":N,` prefix
- * first (a worker reading the rows of one view reads a few lines of a long file's thousands).
+ * The records of seqs in `[from, to)` of the counts file at `path` (none when it cannot be read),
+ * read from its end backwards a chunk at a time, so that the counts of a conversation's last rows
+ * (a worker serving a turn reads the rows after its view's record) cost what they hold, not the
+ * whole file: 7.5 MB at 100,000 messages, read and scanned for every such read before.
+ *
+ * Lines are appended in seq order as entries are (a replace writes them in seq order too), and a
+ * count made later for an older entry is appended then: every record of a seq from `from` on was
+ * written after that entry was appended. So the scan stops once it has read
+ * {@link STOP_AFTER_LINES_BELOW} lines in a row of seqs below `from`. A record it does not reach
+ * (one written before a longer run of later counts of older entries, such as a manager counting
+ * the whole history with a new tokenizer) is only a count the reader makes again: counts are a
+ * cache, each tied to its line by digest, so a missing one is never a wrong one. Records of one seq
+ * keep their file order. From seq 0 the whole file is read, as before.
  */
-export async function parseCountsFileInSlices(
-  text: string,
+export async function readCountsRange(
+  path: string,
   from: number,
   to: number,
   slices: Slices = new Slices(),
-): Promise<Map<number, CountsRecord[]>> {
+  firstChunk = FIRST_CHUNK_BYTES,
+): Promise<CountsRange> {
   const parser = countsParser(from, to);
-  let lines = 0;
-  for (let start = 0; start < text.length; ) {
-    let end = text.indexOf('\n', start);
-    if (end < 0) end = text.length;
-    const seq = leadingSeq(text, start);
-    // A line whose prefix is not read as a seq goes to the parser, which decides.
-    if (seq === undefined || (seq >= from && seq < to)) parser.line(text.slice(start, end));
-    start = end + 1;
-    // The clock read every few hundred lines: most lines cost a prefix check.
-    if (++lines % 256 === 0) {
-      const pause = slices.step();
-      if (pause) await pause;
-    }
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'r');
+  } catch {
+    return { bySeq: parser.bySeq, bytesRead: 0 };
   }
-  return parser.bySeq;
+  // The in-range lines, from the file's last backwards.
+  const found: string[] = [];
+  let bytesRead = 0;
+  let scanned = 0;
+  // Lines below the range read since the last line in it.
+  let below = 0;
+  try {
+    let end = (await handle.stat()).size;
+    // The head of the later chunk's first line: the tail of a line that starts in this one.
+    let carry: Buffer | undefined;
+    scan: for (let chunk = firstChunk; end > 0; chunk = Math.min(chunk * 2, MAX_CHUNK_BYTES)) {
+      const start = Math.max(0, end - chunk);
+      const chunkBytes = Buffer.allocUnsafe(end - start);
+      const { bytesRead: got } = await handle.read(chunkBytes, 0, chunkBytes.length, start);
+      if (got !== chunkBytes.length) return { bySeq: countsParser(from, to).bySeq, bytesRead };
+      bytesRead += got;
+      const bytes = carry ? Buffer.concat([chunkBytes, carry]) : chunkBytes;
+      // Its first line starts in an earlier chunk unless this one starts the file.
+      const first = start === 0 ? -1 : bytes.indexOf(NEWLINE);
+      end = start;
+      if (start > 0 && first < 0) {
+        carry = bytes;
+        continue;
+      }
+      carry = start > 0 ? bytes.subarray(0, first) : undefined;
+      // Whole lines only: a chunk boundary never splits a character.
+      const text = bytes.toString('utf8', first + 1);
+      // Its lines from the last to the first.
+      for (let stop = text.length; ; ) {
+        const nl = stop > 0 ? text.lastIndexOf('\n', stop - 1) : -1;
+        const at = nl + 1;
+        if (stop > at) {
+          const seq = leadingSeq(text, at) ?? seqOfLine(text.slice(at, stop));
+          if (seq !== undefined && seq >= from && seq < to) {
+            found.push(text.slice(at, stop));
+            below = 0;
+          } else if (seq !== undefined && seq < from && ++below >= STOP_AFTER_LINES_BELOW) break scan;
+        }
+        if (nl < 0) break;
+        stop = nl;
+        // The clock read every few hundred lines: most lines cost a prefix check.
+        if (++scanned % 256 === 0) {
+          const pause = slices.step();
+          if (pause) await pause;
+        }
+      }
+    }
+  } catch {
+    return { bySeq: countsParser(from, to).bySeq, bytesRead };
+  } finally {
+    await handle.close().catch(() => {});
+  }
+  for (let i = found.length - 1; i >= 0; i--) parser.line(found[i]!);
+  return { bySeq: parser.bySeq, bytesRead };
+}
+
+/** The seq a line that does not start `{"seq":N,` holds, if it is a JSON object with one. */
+function seqOfLine(line: string): number | undefined {
+  try {
+    const seq = (JSON.parse(line) as { seq?: unknown } | null)?.seq;
+    return typeof seq === 'number' && Number.isSafeInteger(seq) ? seq : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** N of a line starting `{"seq":N,` at `at`, or undefined when it does not start so. */

@@ -43,7 +43,7 @@ import { ConflictError, DuplicateMessageIdError, EpochConflictError, StoreError 
 import { forEachInSlices, Slices } from '../slices.js';
 import { makeDirectory, syncDirectory, writeAll, writeFileAtomic } from './atomic-write.js';
 import { checkSaveCounts } from './entry-counts.js';
-import { attachCounts, countsLine, parseCountsFileInSlices, splitLines } from './file-counts.js';
+import { attachCounts, countsLine, readCountsRange, splitLines } from './file-counts.js';
 import { type FileLockOptions, withFileLock } from './file-lock.js';
 import {
   batchLine,
@@ -737,16 +737,17 @@ export class FileStore implements ConversationStore {
         const start = index.offsets[fromSeq] as number;
         const end = endSeq < count ? (index.offsets[endSeq] as number) : index.validEnd;
         const bytes = await readBytes(handle, start, end);
-        const counts = options?.counts === false ? '' : await readFile(paths.counts, 'utf8').catch(() => '');
+        const slices = new Slices();
+        // The records of the rows read, read from the counts file's end (see `readCountsRange`).
+        const records =
+          options?.counts === false
+            ? null
+            : (await readCountsRange(paths.counts, fromSeq, endSeq, slices)).bySeq;
         // The counts file is of the log in place now: if that is no longer the log read (a replace,
         // a clear or a delete since), its records may be of another generation only. Read again;
         // after several replaces in a row, take what counts still match (never a wrong one: each
         // is tied to its line by digest) rather than fail the read.
-        if (options?.counts !== false && !lastTry && !(await stillNamed(paths.log, index)))
-          throw new FileChanged();
-        const slices = new Slices();
-        const records =
-          counts.length > 0 ? await parseCountsFileInSlices(counts, fromSeq, endSeq, slices) : null;
+        if (records && !lastTry && !(await stillNamed(paths.log, index))) throw new FileChanged();
         // Parsed (and their counts checked) a part of the bytes read at a time, yielding between
         // parts when the slice is spent: a long conversation (a resume) never holds the process.
         const entries: StoredEntry[] = [];
