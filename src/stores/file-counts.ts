@@ -149,7 +149,14 @@ export async function readCountsRange(
   } finally {
     await handle.close().catch(() => {});
   }
-  for (let i = found.length - 1; i >= 0; i--) parser.line(found[i]!);
+  // Parsed in file order, in slices too (a whole conversation's counts are 100,000 lines).
+  for (let i = found.length - 1; i >= 0; i--) {
+    parser.line(found[i]!);
+    if (i % 256 === 0) {
+      const pause = slices.step();
+      if (pause) await pause;
+    }
+  }
   return { bySeq: parser.bySeq, bytesRead };
 }
 

@@ -72,7 +72,8 @@ describe('FileStore on disk', () => {
       '{"seq":2,"metadata":{"timestamp":"2025-01-01T00:00:00.000Z"},"message":{"role":"user","content":"c"}}',
       '',
     ]);
-    expect((await readdir(dir)).sort()).toEqual(['%52un%2042.jsonl']);
+    // Beside the log, its index (where each line starts: file-index.ts).
+    expect((await readdir(dir)).sort()).toEqual(['%52un%2042.idx', '%52un%2042.jsonl']);
   });
 
   it('keeps a long id in a sidecar and every file name under 255 bytes', async () => {
@@ -80,7 +81,8 @@ describe('FileStore on disk', () => {
     await store.append(id, [entry('a')]);
     await store.setMeta(id, { a: 1 });
     const files = await readdir(dir);
-    expect(files).toHaveLength(3);
+    // The log, its index, the metadata and the id sidecar.
+    expect(files).toHaveLength(4);
     for (const file of files) expect(Buffer.byteLength(file)).toBeLessThanOrEqual(255);
     const sidecar = files.find((f) => f.endsWith('.id')) as string;
     expect(await readFile(join(dir, sidecar), 'utf8')).toBe(id);
@@ -236,7 +238,7 @@ describe('FileStore on disk', () => {
     await store.replace('m', [entry('x')]);
     const files = (await readdir(dir)).sort();
     // The replace gave the conversation a generation, kept beside the log.
-    expect(files).toEqual(['m.epoch', 'm.jsonl', 'm.meta.json']);
+    expect(files).toEqual(['m.epoch', 'm.idx', 'm.jsonl', 'm.meta.json']);
     expect(JSON.parse(await readFile(join(dir, 'm.meta.json'), 'utf8'))).toMatchObject({ version: 20 });
     expect((await readFile(join(dir, 'm.epoch'), 'utf8')).trim()).toBe(await store.epoch('m'));
   });

@@ -10,6 +10,9 @@
  * - `NAME.epoch`: the conversation's generation (see `ConversationStore.epoch`), written before
  *   the log on `replace` (so a crash between the two can only make writers reload needlessly);
  * - `NAME.counts`: token counts of entries (format in `file-counts.ts`), a cache beside the log;
+ * - `NAME.idx`: where each entry of the log starts (format in `file-index.ts`), a cache written
+ *   by the writer that changed the log, so a process that never read it reads 8 bytes an entry
+ *   and the lines it needs, not the whole log;
  * - `NAME.lock`: present while one process writes (see `file-lock.ts`);
  * - `NAME.jsonl.torn-TIME`: the bytes of a torn write, moved aside (never deleted) on repair.
  * Encoded names contain no `.`, so the part before the first `.` is always the name, and temp
@@ -44,6 +47,7 @@ import { forEachInSlices, Slices } from '../slices.js';
 import { makeDirectory, syncDirectory, writeAll, writeFileAtomic } from './atomic-write.js';
 import { checkSaveCounts } from './entry-counts.js';
 import { attachCounts, countsLine, readCountsRange, splitLines } from './file-counts.js';
+import { extendIndex, readIndex, writeIndex } from './file-index.js';
 import { type FileLockOptions, withFileLock } from './file-lock.js';
 import {
   batchLine,
@@ -108,6 +112,8 @@ interface Paths {
   id: string;
   epoch: string;
   counts: string;
+  /** The log's index (file-index.ts). */
+  idx: string;
 }
 
 interface CachedIndex extends LogIndex {
@@ -118,6 +124,21 @@ interface CachedIndex extends LogIndex {
   /** Digest of the last entry's line (bytes `offsets[n - 1]` to `validEnd`); '' when there is none. */
   anchor: string;
   warned?: boolean;
+  /** How many entries' starts `NAME.idx` holds for this log (unknown: it is written whole next). */
+  persisted?: number;
+  /** Read from `NAME.idx`, whose lines this process has not all checked. */
+  fromIndexFile?: true;
+  /** The log has ids this index does not know (read from `NAME.idx`): an append with ids indexes it whole. */
+  idsUnknown?: true;
+}
+
+/** What of a cached index carries over to the index of more of the same log. */
+function sameLogFields(index: CachedIndex): Pick<CachedIndex, 'persisted' | 'fromIndexFile' | 'idsUnknown'> {
+  return {
+    ...(index.persisted !== undefined ? { persisted: index.persisted } : {}),
+    ...(index.fromIndexFile ? { fromIndexFile: true } : {}),
+    ...(index.idsUnknown ? { idsUnknown: true } : {}),
+  };
 }
 
 /** The file's identity as `stat` gives it, which a delete and re-create may keep (see above). */
@@ -220,11 +241,15 @@ async function replaceFiles(
   conversationId: string,
   entries: readonly NewEntry[],
   slices: Slices,
-): Promise<{ log: Buffer[]; counts: string }> {
+): Promise<{ log: Buffer[]; counts: string; offsets: number[]; anchor: string }> {
   const rows = await serializeInSlices(conversationId, entries, slices);
   const log: Buffer[] = [];
   let part = '';
   let counts = '';
+  // Where each line starts in the log (its index, file-index.ts), and the digest of the last.
+  const offsets: number[] = [];
+  let bytes = 0;
+  let anchor = '';
   await forEachInSlices(
     rows,
     ([metadata, message], i) => {
@@ -232,6 +257,9 @@ async function replaceFiles(
       const line = batchLine(0, i, rows.length, { metadata, message, id: entry.id });
       if (entry.counts !== undefined && Object.keys(entry.counts).length > 0)
         counts += countsLine(i, Buffer.from(line.slice(0, -1), 'utf8'), entry.counts);
+      offsets.push(bytes);
+      bytes += Buffer.byteLength(line, 'utf8');
+      if (i === rows.length - 1) anchor = digest(Buffer.from(line, 'utf8'));
       part += line;
       if (part.length >= WRITE_CHUNK_BYTES) {
         log.push(Buffer.from(part, 'utf8'));
@@ -241,7 +269,7 @@ async function replaceFiles(
     slices,
   );
   if (part.length > 0) log.push(Buffer.from(part, 'utf8'));
-  return { log, counts };
+  return { log, counts, offsets, anchor };
 }
 
 async function readBytes(handle: FileHandle, start: number, end: number): Promise<Buffer> {
@@ -282,7 +310,8 @@ function checkDirectory(dir: string, given: string): void {
 /**
  * Conversation logs as JSONL files in one directory (`file:DIR`), durable before `append`
  * resolves, safe to share between processes, and readable by hand. One `.jsonl` log and
- * one metadata file per conversation; every write holds the conversation's lock file
+ * one metadata file per conversation (beside them, caches of its token counts and of where each
+ * entry starts, so a process that never read a long log need not read it whole); every write holds the conversation's lock file
  * (`lockTimeoutMs`, `staleLockMs`); a torn write is moved aside (never deleted), with a warning.
  */
 export class FileStore implements ConversationStore {
@@ -296,6 +325,8 @@ export class FileStore implements ConversationStore {
   readonly #pending = new Set<Promise<void>>();
   readonly #verifiedIds = new Set<string>();
   readonly #skippedNames = new Set<string>();
+  /** Conversations whose `NAME.idx` pointed a read at a line that is not there: indexed whole from then on. */
+  readonly #indexDistrusted = new Set<string>();
   #dirReady: Promise<void> | undefined;
   #closed = false;
 
@@ -327,6 +358,7 @@ export class FileStore implements ConversationStore {
       id: `${base}.id`,
       epoch: `${base}.epoch`,
       counts: `${base}.counts`,
+      idx: `${base}.idx`,
     };
   }
 
@@ -474,7 +506,75 @@ export class FileStore implements ConversationStore {
       ids ??= new Map();
       for (const [id, seq] of more.ids) if (!ids.has(id)) ids.set(id, seq);
     }
-    return { offsets, validEnd: more.validEnd, ...info, anchor, ...(ids ? { ids } : {}) };
+    return {
+      ...sameLogFields(cached),
+      offsets,
+      validEnd: more.validEnd,
+      ...info,
+      anchor,
+      ...(ids ? { ids } : {}),
+    };
+  }
+
+  /**
+   * The log's index as `NAME.idx` keeps it (file-index.ts), when it was written for this log and
+   * its last entry's line is unchanged; undefined otherwise (the caller indexes the whole log).
+   */
+  async #persistedIndex(
+    where: LogLocation,
+    name: string,
+    handle: FileHandle,
+    info: FileStamp,
+  ): Promise<CachedIndex | undefined> {
+    if (this.#indexDistrusted.has(name)) return undefined;
+    const kept = await readIndex(this.#paths(name).idx, info);
+    if (!kept) return undefined;
+    const last = kept.offsets[kept.offsets.length - 1];
+    const anchor = last === undefined ? '' : digest(await readBytes(handle, last, kept.validEnd));
+    if (anchor !== kept.anchor) return undefined;
+    const cached: CachedIndex = {
+      offsets: kept.offsets,
+      validEnd: kept.validEnd,
+      ino: kept.ino,
+      birthtimeMs: kept.birthtimeMs,
+      size: kept.size,
+      mtimeMs: kept.mtimeMs,
+      anchor,
+      persisted: kept.offsets.length,
+      fromIndexFile: true,
+      ...(kept.hasIds ? { idsUnknown: true } : {}),
+    };
+    if (info.size === kept.size) return info.mtimeMs === kept.mtimeMs ? cached : undefined;
+    return this.#indexAppended(where, handle, cached, info);
+  }
+
+  /**
+   * Keeps `index` (this log's, just changed under the lock) in `NAME.idx`: the new entries' starts
+   * added when the file holds the first `index.persisted`, else written whole. A failed write only
+   * costs a later reader a whole-log index.
+   */
+  async #persistIndex(paths: Paths, index: CachedIndex): Promise<void> {
+    const kept = {
+      ino: index.ino,
+      birthtimeMs: index.birthtimeMs,
+      size: index.size,
+      mtimeMs: index.mtimeMs,
+      validEnd: index.validEnd,
+      offsets: index.offsets,
+      hasIds: index.ids !== undefined || index.idsUnknown === true,
+      anchor: index.anchor,
+    };
+    try {
+      if (index.validEnd !== index.size) throw new Error('not the whole file');
+      const persisted = index.persisted;
+      if (persisted !== undefined && persisted <= index.offsets.length)
+        await extendIndex(paths.idx, kept, persisted);
+      else await writeIndex(paths.idx, kept);
+      index.persisted = index.offsets.length;
+    } catch {
+      delete index.persisted;
+      await unlinkIfExists(paths.idx).catch(() => {});
+    }
   }
 
   /** The log's index, from the cache when the file is unchanged, else by reading it. */
@@ -491,7 +591,10 @@ export class FileStore implements ConversationStore {
           cached && !cached.torn && info.size > cached.size
             ? await this.#indexAppended(where, handle, cached, info)
             : undefined;
-        const next = appended ?? (await this.#fullIndex(where, handle, info));
+        const next =
+          appended ??
+          (await this.#persistedIndex(where, name, handle, info)) ??
+          (await this.#fullIndex(where, handle, info));
         this.#cache.set(name, next);
         if (next.torn && locked) this.#warnTorn(where, next);
         return next;
@@ -665,6 +768,12 @@ export class FileStore implements ConversationStore {
         try {
           let index = await this.#index(where, name, handle, true);
           if (index.torn) index = await this.#setTornAside(where, name, handle, index);
+          // An index read from `NAME.idx` does not know the log's ids: they are read from the log.
+          if (index.idsUnknown && batchIds(entries).length > 0) {
+            const whole = await this.#fullIndex(where, handle, fileStamp(await handle.stat()));
+            index = index.persisted === undefined ? whole : { ...whole, persisted: index.persisted };
+            this.#cache.set(name, index);
+          }
           const head = index.offsets.length;
           // The ids are looked up in the index, made from the log under the lock: one map lookup each.
           const held = batchIds(entries).flatMap(({ id }) => {
@@ -704,13 +813,16 @@ export class FileStore implements ConversationStore {
               ids ??= new Map();
               ids.set(id, head + i);
             }
-            this.#cache.set(name, {
+            const next: CachedIndex = {
+              ...sameLogFields(index),
               offsets: index.offsets,
               validEnd: end,
               ...fileStamp(info),
               anchor: digest(data.subarray(last - start)),
               ...(ids ? { ids } : {}),
-            });
+            };
+            this.#cache.set(name, next);
+            await this.#persistIndex(paths, next);
           } else {
             this.#cache.delete(name);
           }
@@ -759,7 +871,17 @@ export class FileStore implements ConversationStore {
             offset - start,
             (to < endSeq ? (index.offsets[to] as number) : end) - start,
           );
-          const parsed = parseEntries(part, from, where);
+          let parsed: StoredEntry[];
+          try {
+            parsed = parseEntries(part, from, where);
+          } catch (error) {
+            // `NAME.idx` pointed at bytes that are not those lines: the log is indexed whole again.
+            if (!(error instanceof StoreError) || !index.fromIndexFile) throw error;
+            this.#indexDistrusted.add(name);
+            this.#cache.delete(name);
+            await unlinkIfExists(paths.idx);
+            throw new FileChanged();
+          }
           if (records) attachCounts(parsed, part, records);
           for (const entry of parsed) entries.push(entry);
           from = to;
@@ -793,7 +915,7 @@ export class FileStore implements ConversationStore {
     return this.#run('replace', conversationId, async (_where, name, paths) => {
       const slices = new Slices();
       const epoch = await checkReplaceArgumentsInSlices(conversationId, entries, options, slices);
-      const { log, counts } = await replaceFiles(conversationId, entries, slices);
+      const { log, counts, offsets, anchor } = await replaceFiles(conversationId, entries, slices);
       await this.#ensureDir();
       await this.#locked(paths, conversationId, async () => {
         await this.#checkIdFile(conversationId, name, paths, entries.length > 0);
@@ -802,6 +924,7 @@ export class FileStore implements ConversationStore {
         if (entries.length === 0) {
           await unlinkIfExists(paths.log);
           await unlinkIfExists(paths.counts);
+          await unlinkIfExists(paths.idx);
           await syncDirectory(this.dir);
         } else {
           // A reader elsewhere takes the log and then the counts file, without the lock. Until the
@@ -817,6 +940,12 @@ export class FileStore implements ConversationStore {
           await writeFileAtomic(paths.log, log);
           if (counts.length === 0) await unlinkIfExists(paths.counts);
           else await writeFileAtomic(paths.counts, counts, { durable: false });
+          // The new log's index beside it, so that a process that never read it need not read it whole.
+          const info = fileStamp(await stat(paths.log));
+          const validEnd = offsets.length === 0 ? 0 : log.reduce((sum, part) => sum + part.length, 0);
+          const index: CachedIndex = { offsets, validEnd, ...info, anchor };
+          if (entries.some((entry) => entry.id !== undefined)) index.idsUnknown = true;
+          await this.#persistIndex(paths, index);
         }
       });
     });
@@ -835,6 +964,9 @@ export class FileStore implements ConversationStore {
         try {
           let index = await this.#index(where, name, handle, true);
           if (index.torn) index = await this.#setTornAside(where, name, handle, index);
+          // The whole log is read here: checked whole too, not taken from `NAME.idx`.
+          if (index.fromIndexFile)
+            index = await this.#fullIndex(where, handle, fileStamp(await handle.stat()));
           entries = parseEntries(await readBytes(handle, 0, index.validEnd), 0, where);
         } finally {
           await handle.close();
@@ -843,6 +975,7 @@ export class FileStore implements ConversationStore {
         if (!last) return undefined;
         // The rest is rewritten whole: the last entry may end a batch, which cut short would look torn.
         this.#cache.delete(name);
+        await unlinkIfExists(paths.idx);
         await writeFileAtomic(paths.epoch, `${newEpoch()}\n`);
         if (entries.length === 0) {
           await unlinkIfExists(paths.log);
@@ -990,6 +1123,7 @@ export class FileStore implements ConversationStore {
         await unlinkIfExists(paths.log);
         await unlinkIfExists(paths.meta);
         await unlinkIfExists(paths.counts);
+        await unlinkIfExists(paths.idx);
         this.#cache.delete(name);
         this.#verifiedIds.delete(name);
         await syncDirectory(this.dir);

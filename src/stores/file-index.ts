@@ -1,0 +1,145 @@
+/**
+ * The file store's log index kept beside the log (`NAME.idx`, issue 32: a worker that never saw a
+ * conversation serves its turn at the cost of its view). Without it, a process's first read of a
+ * conversation read and scanned the whole log to find where each entry starts: 54 MB at 100,000
+ * messages, 60–95 ms before a first turn that otherwise takes about 10. With it, that process
+ * reads 8 bytes per entry and the lines it needs.
+ *
+ * Layout (little-endian): a 96-byte header (the magic `CKIDX01\n`; then, as 64-bit floats, the
+ * log's inode, birth time, size and modification time when the index was written, the end of its
+ * valid entries, the number of entries and a flag saying whether any entry has an id; then the
+ * digest of the last entry's line, in 32 ASCII bytes), then each entry's start as a 64-bit float.
+ *
+ * It is a cache. It is written only under the conversation's lock, by the writer that changed the
+ * log (an append adds its entries' starts, then the header; a replace writes it whole beside the
+ * new log), and never flushed. A reader uses it only for the log it was written for: the same
+ * inode and birth time, its last entry's line unchanged (by digest), and either the same size and
+ * modification time, or a log that has only grown since (its new bytes are then indexed as an
+ * instance that had indexed the log before indexes them). Anything else (another log in its place,
+ * a log cut or edited, a crash between the log's write and the index's, an index of another
+ * version, torn or damaged) and the reader indexes the whole log, as without it.
+ */
+
+import { type FileHandle, open } from 'node:fs/promises';
+import { writeFileAtomic } from './atomic-write.js';
+
+const MAGIC = Buffer.from('CKIDX01\n', 'latin1');
+/** Bytes before the first entry's start. */
+export const INDEX_HEADER_BYTES = 96;
+const ANCHOR_AT = 64;
+const ANCHOR_BYTES = 32;
+
+/** What an index records of its log. */
+export interface PersistedIndex {
+  ino: number;
+  birthtimeMs: number;
+  size: number;
+  mtimeMs: number;
+  validEnd: number;
+  /** Each entry's byte offset in the log, by seq. */
+  offsets: number[];
+  /** Whether an entry of the log has an id (the index does not keep them: see `idsUnknown`). */
+  hasIds: boolean;
+  /** Digest of the last entry's line; '' when there is none. */
+  anchor: string;
+}
+
+function header(index: Omit<PersistedIndex, 'offsets'>, count: number): Buffer {
+  const buf = Buffer.alloc(INDEX_HEADER_BYTES, 0x20);
+  MAGIC.copy(buf, 0);
+  const fields = [
+    index.ino,
+    index.birthtimeMs,
+    index.size,
+    index.mtimeMs,
+    index.validEnd,
+    count,
+    index.hasIds ? 1 : 0,
+  ];
+  for (const [i, value] of fields.entries()) buf.writeDoubleLE(value, 8 + 8 * i);
+  buf.write(index.anchor.slice(0, ANCHOR_BYTES), ANCHOR_AT, 'latin1');
+  return buf;
+}
+
+function offsetsBytes(offsets: readonly number[], from: number): Buffer {
+  const buf = Buffer.allocUnsafe(8 * (offsets.length - from));
+  for (let i = from; i < offsets.length; i++) buf.writeDoubleLE(offsets[i] as number, 8 * (i - from));
+  return buf;
+}
+
+/** Writes the index of a log whole, in place of any other (atomically: a reader sees one or the other). */
+export async function writeIndex(path: string, index: PersistedIndex): Promise<void> {
+  await writeFileAtomic(path, [header(index, index.offsets.length), offsetsBytes(index.offsets, 0)], {
+    durable: false,
+  });
+}
+
+/**
+ * Adds the starts of entries `persisted` and on to an index that holds the first `persisted`
+ * (written for the same log), then its header: a reader that reads the header before the new
+ * starts are written sees the old count, and never a count beyond the starts written.
+ */
+export async function extendIndex(path: string, index: PersistedIndex, persisted: number): Promise<void> {
+  const handle = await open(path, 'r+');
+  try {
+    const more = offsetsBytes(index.offsets, persisted);
+    await writeAt(handle, more, INDEX_HEADER_BYTES + 8 * persisted);
+    await writeAt(handle, header(index, index.offsets.length), 0);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function writeAt(handle: FileHandle, buf: Buffer, position: number): Promise<void> {
+  let written = 0;
+  while (written < buf.length) {
+    const { bytesWritten } = await handle.write(buf, written, buf.length - written, position + written);
+    written += bytesWritten;
+  }
+}
+
+/**
+ * The index at `path` when it was written for the log whose identity `log` gives (same inode and
+ * birth time, not shorter), read whole; undefined when there is none, it is of another log or
+ * version, or it does not hold together (its starts must rise from 0 and end before its end).
+ * The caller checks the last entry's line against `anchor`.
+ */
+export async function readIndex(
+  path: string,
+  log: { ino: number; birthtimeMs: number; size: number },
+): Promise<PersistedIndex | undefined> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const head = Buffer.alloc(INDEX_HEADER_BYTES);
+    const { bytesRead } = await handle.read(head, 0, INDEX_HEADER_BYTES, 0);
+    if (bytesRead !== INDEX_HEADER_BYTES || !head.subarray(0, MAGIC.length).equals(MAGIC)) return undefined;
+    const [ino, birthtimeMs, size, mtimeMs, validEnd, count, flags] = Array.from({ length: 7 }, (_, i) =>
+      head.readDoubleLE(8 + 8 * i),
+    ) as [number, number, number, number, number, number, number];
+    if (ino !== log.ino || birthtimeMs !== log.birthtimeMs || size > log.size) return undefined;
+    if (!Number.isSafeInteger(count) || count < 0 || !Number.isSafeInteger(validEnd) || validEnd !== size)
+      return undefined;
+    const body = Buffer.allocUnsafe(8 * count);
+    const got = count === 0 ? 0 : (await handle.read(body, 0, body.length, INDEX_HEADER_BYTES)).bytesRead;
+    if (got !== body.length) return undefined;
+    const offsets = new Array<number>(count);
+    let previous = -1;
+    for (let i = 0; i < count; i++) {
+      const offset = body.readDoubleLE(8 * i);
+      if (!(offset > previous) || !Number.isSafeInteger(offset) || offset >= validEnd) return undefined;
+      offsets[i] = offset;
+      previous = offset;
+    }
+    if (count > 0 && offsets[0] !== 0) return undefined;
+    if (count === 0 && validEnd !== 0) return undefined;
+    const anchor = head.toString('latin1', ANCHOR_AT, ANCHOR_AT + ANCHOR_BYTES).trimEnd();
+    return { ino, birthtimeMs, size, mtimeMs, validEnd, offsets, hasIds: flags === 1, anchor };
+  } finally {
+    await handle.close();
+  }
+}
