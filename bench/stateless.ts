@@ -163,13 +163,13 @@ export function loopStep(i: number): Message[] {
 async function measureLoop(
   storeName: string,
   store: ConversationStore,
+  turnStore: TurnStore,
   history: readonly Message[],
   steps: number,
 ): Promise<LoopRow> {
   const id = `loop-${history.length}`;
   const copy = `loop-${history.length}-long-lived`;
-  const counting = countingLoads(store);
-  const writer = new ContextManager({ model: MODEL, store: counting, conversationId: id });
+  const writer = new ContextManager({ model: MODEL, store, conversationId: id });
   await writer.setMessages(history, { replace: true });
   await writer.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
   await writer.close();
@@ -187,15 +187,17 @@ async function measureLoop(
   try {
     for (let i = 0; i < steps; i++) {
       const messages = loopStep(i);
-      const before = counting.wholeReads;
+      const handle = turnStore();
+      const counting = countingLoads(handle.store);
       const start = performance.now();
       const ctx = new ContextManager({ model: MODEL, store: counting, conversationId: id });
       await ctx.addMessages(messages);
       const view = await ctx.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
       const ms = performance.now() - start;
       await ctx.close();
+      await handle.release();
       workerMs.push(ms);
-      if (counting.wholeReads > before) loadedMs.push(ms);
+      if (counting.wholeReads > 0) loadedMs.push(ms);
       const keptStart = performance.now();
       await kept.addMessages(messages);
       const keptView = await kept.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
@@ -401,8 +403,17 @@ const TAIL_GAP = 16;
 interface StoreUnderTest {
   name: string;
   open(): Promise<ConversationStore>;
+  /**
+   * A handle on the same data as a worker that never saw the conversation has it, where the store
+   * keeps per-conversation state in its instance (the file store's log index): a new instance.
+   * Without it, the connected store is that handle (it keeps nothing of a conversation).
+   */
+  fresh?(): ConversationStore;
   cleanup(): Promise<void>;
 }
+
+/** The store a first turn uses, as a worker that never saw the conversation holds it, and its release. */
+type TurnStore = () => { store: ConversationStore; release(): Promise<void> };
 
 function storesUnderTest(dir: string, tag: string): StoreUnderTest[] {
   const schema = `stateless_${tag}`;
@@ -410,6 +421,7 @@ function storesUnderTest(dir: string, tag: string): StoreUnderTest[] {
     {
       name: 'file',
       open: async () => new FileStore(join(dir, 'file')),
+      fresh: () => new FileStore(join(dir, 'file')),
       cleanup: async () => {},
     },
     {
@@ -448,6 +460,11 @@ async function measureStore(
 ): Promise<SizeRow[]> {
   const store = await spec.open();
   const worker = keepOpen(store);
+  const turnStore: TurnStore = () => {
+    if (!spec.fresh) return { store: worker, release: async () => {} };
+    const fresh = spec.fresh();
+    return { store: keepOpen(fresh), release: () => fresh.close() };
+  };
   const out: SizeRow[] = [];
   try {
     // The worker already serves another conversation: the store is connected, the tokenizer loaded.
@@ -466,7 +483,7 @@ async function measureStore(
       // timed its own collections' pauses in the resumes measured here.
       const history = longSessionMessages(size, 'openai', SEED);
       try {
-        out.push(await measureSize(spec.name, store, worker, id, history, repeats));
+        out.push(await measureSize(spec.name, worker, turnStore, id, history, repeats));
       } catch (err) {
         // One size failing (a driver limit) leaves the others measured; the report names it.
         failures.push(
@@ -482,7 +499,13 @@ async function measureStore(
     );
     try {
       loops.push(
-        await measureLoop(spec.name, worker, longSessionMessages(LOOP_SIZE, 'openai', SEED), LOOP_STEPS),
+        await measureLoop(
+          spec.name,
+          worker,
+          turnStore,
+          longSessionMessages(LOOP_SIZE, 'openai', SEED),
+          LOOP_STEPS,
+        ),
       );
     } catch (err) {
       failures.push(`${spec.name} agent loop: ${err instanceof Error ? err.message : String(err)}`);
@@ -497,8 +520,8 @@ async function measureStore(
 
 async function measureSize(
   storeName: string,
-  store: ConversationStore,
   worker: ConversationStore,
+  turnStore: TurnStore,
   id: string,
   history: readonly Message[],
   repeats: number,
@@ -525,8 +548,9 @@ async function measureSize(
   // sessions of every size are held) would be timed with the turn, and with none of the row reads
   // it is compared to.
   for (let r = 0; r < repeats; r++) {
+    const handle = turnStore();
     const turn = await withTimer(async () => {
-      const ctx = new ContextManager({ model: MODEL, store: worker, conversationId: id });
+      const ctx = new ContextManager({ model: MODEL, store: handle.store, conversationId: id });
       const messages = await ctx.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
       return { ctx, messages };
     });
@@ -535,22 +559,25 @@ async function measureSize(
     stall = Math.max(stall, turn.longestWait);
     view = turn.value.messages;
     await turn.value.ctx.close();
+    await handle.release();
   }
   {
     // Held: the manager and its view, as a server keeping the conversation between turns (one more
     // first turn, untimed, between full collections).
+    const handle = turnStore();
     collectGarbage();
     const before = process.memoryUsage().heapUsed;
-    const ctx = new ContextManager({ model: MODEL, store: worker, conversationId: id });
+    const ctx = new ContextManager({ model: MODEL, store: handle.store, conversationId: id });
     const messages = await ctx.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
     collectGarbage();
     heapBytes = process.memoryUsage().heapUsed - before;
     if (JSON.stringify(messages) !== JSON.stringify(view)) throw new Error(`${spec.name}: the views differ`);
     await ctx.close();
+    await handle.release();
   }
   const { prefix, singles, fromSeq } = viewRows(history, view);
-  // The reads of the rows the view holds, all at once.
-  const rowReads = () => [
+  // The reads of the rows the view holds, all at once, through the store as a first turn holds it.
+  const rowReads = (store: ConversationStore) => [
     store.read(id, { limit: prefix }),
     ...singles.map((seq) => store.read(id, { fromSeq: seq, limit: 1 })),
     store.read(id, { fromSeq }),
@@ -558,53 +585,68 @@ async function measureSize(
   const reads: number[] = [];
   let rows = 0;
   for (let r = 0; r < repeats; r++) {
+    const handle = turnStore();
     const start = performance.now();
-    const parts = await Promise.all(rowReads());
+    const parts = await Promise.all(rowReads(handle.store));
     reads.push(performance.now() - start);
     rows = parts.reduce((sum, part) => sum + part.length, 0);
+    await handle.release();
   }
   // The same reads with the metadata's beside them.
   const withMeta: number[] = [];
   let metaBytes = 0;
   for (let r = 0; r < repeats; r++) {
+    const handle = turnStore();
     const start = performance.now();
-    const [meta] = await Promise.all([store.getMeta(id), ...rowReads()]);
+    const [meta] = await Promise.all([handle.store.getMeta(id), ...rowReads(handle.store)]);
     withMeta.push(performance.now() - start);
     metaBytes = Buffer.byteLength(JSON.stringify(meta.value));
+    await handle.release();
   }
   const expected = prefix + singles.length + history.length - fromSeq;
   if (rows !== expected) throw new Error(`${spec.name}: read ${rows} rows, expected ${expected}`);
   // The baseline: the same first turn read from the whole history.
   const wholes: number[] = [];
   for (let r = 0; r < repeats; r++) {
+    const handle = turnStore();
     const start = performance.now();
-    const ctx = new ContextManager({ model: MODEL, store: worker, conversationId: id, storedView: false });
+    const ctx = new ContextManager({
+      model: MODEL,
+      store: handle.store,
+      conversationId: id,
+      storedView: false,
+    });
     const whole = await ctx.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
     wholes.push(performance.now() - start);
     await ctx.close();
+    await handle.release();
     if (JSON.stringify(whole) !== JSON.stringify(view)) throw new Error(`${spec.name}: the views differ`);
   }
   // What a stateless worker does for one step of an agent: add, view, add (the conversation grows).
   const agentTurns: number[] = [];
   for (let r = 0; r < repeats; r++) {
+    const handle = turnStore();
     const start = performance.now();
-    const ctx = new ContextManager({ model: MODEL, store: worker, conversationId: id });
+    const ctx = new ContextManager({ model: MODEL, store: handle.store, conversationId: id });
     await ctx.addMessage({ role: 'user', content: `Next: check step ${r} and report.` });
     await ctx.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
     await ctx.addMessage({ role: 'assistant', content: `Step ${r} checked.` });
     agentTurns.push(performance.now() - start);
     await ctx.close();
+    await handle.release();
   }
   // A resume: a new manager reads the whole history back (`getMessages()`), after the bench's own
   // garbage was collected and its sweep let finish (not charged to the resume).
   collectGarbage();
   await new Promise((resolve) => setTimeout(resolve, 100));
+  const resumer = turnStore();
   const getAll = await withTimer(async () => {
-    const ctx = new ContextManager({ model: MODEL, store: worker, conversationId: id });
+    const ctx = new ContextManager({ model: MODEL, store: resumer.store, conversationId: id });
     const all = await ctx.getMessages();
     await ctx.close();
     return all.length;
   });
+  await resumer.release();
   if (getAll.value !== history.length + 2 * repeats)
     throw new Error(`${spec.name}: getMessages() gave ${getAll.value} messages`);
   return {
@@ -751,7 +793,7 @@ export async function runStatelessBenchmark(args: readonly string[]): Promise<vo
   );
   report.note(
     [
-      `History: \`longSessionMessages(N, 'openai', ${SEED})\` (an agent session with tool calls), model ${MODEL}, budget ${formatCount(BUDGET)} tokens, default strategy; each size's session is made before its measurements and let go after them (the bench holds one at a time). Each conversation is stored by a manager (\`setMessages\`, counts kept) that serves one view and closes, as an earlier worker leaves it. The worker then already serves another conversation on the same connected store (${WARM_TURNS} first turns of a ${formatCount(WARM_SIZE)}-message conversation ran first, as did ${WARM_TURNS} calls of each peer: tokenizer loaded, connection up, code compiled).`,
+      `History: \`longSessionMessages(N, 'openai', ${SEED})\` (an agent session with tool calls), model ${MODEL}, budget ${formatCount(BUDGET)} tokens, default strategy; each size's session is made before its measurements and let go after them (the bench holds one at a time). Each conversation is stored by a manager (\`setMessages\`, counts kept) that serves one view and closes, as an earlier worker leaves it. The worker then already serves another conversation on the same connected store (${WARM_TURNS} first turns of a ${formatCount(WARM_SIZE)}-message conversation ran first, as did ${WARM_TURNS} calls of each peer: tokenizer loaded, connection up, code compiled). The file store keeps each conversation's log index in its instance, so there every timed call below (first turns, row reads, the baseline, the agent turn, the resume, each agent-loop step) is made on a new instance, as by a worker that never saw the conversation: its figures include reading the index kept beside the log (\`NAME.idx\`).`,
       `First turn: a new \`ContextManager\` on the stored conversation and its \`getMessagesForRequest()\`, ${repeats} times (a new manager each time), median; cpu is this process's user + system time; the longest stall is the longest gap of a 10 ms interval timer during any of them. Reading the view's rows: the same driver's \`read\` of the rows the view holds (its leading system rows; each row it holds before a gap of more than ${TAIL_GAP} rows it does not hold, such as the task, on its own; and from the oldest other row it holds to the end), all reads at once, median of ${repeats}. Rows and metadata: the same reads with the driver's \`getMeta\` beside them, all at once, median of ${repeats}: the metadata holds what the view holds beside the rows (the plan's summary and facts, the cleared results' placeholders in the stored view record), which no turn can skip; \`turn / both\` is shown beside the issue's goal, not judged. No collection is forced before a timed turn (its concurrent sweep of this process's heap would be timed with the turn; runs before this one forced one before each). Heap held: live heap after a full collection with the manager and view of one more, untimed first turn still referenced, less the live heap before it. The first turn is served from the stored view record and the rows the view holds (\`storedView\`, issue 32 item 1); the baseline beside it, same run, is the same turn with \`storedView: false\` (the whole history read and checked), whose view must be the same byte for byte. Agent turn: a new manager adds the user's message (appended unread), serves the view, adds the reply: median of ${repeats}.`,
       ...(skipped.length > 0 ? [`Not measured: ${skipped.join('; ')}.`] : []),
     ].join('\n'),
