@@ -37,6 +37,35 @@ function entry(text: string, id?: string): NewEntry {
 const contents = (entries: Array<{ message: { content?: unknown } }>) =>
   entries.map((e) => e.message.content);
 
+/** An operation on the conversation by instance `by`: items appended or replacing the log, a pop, a delete, a crash. */
+type StoreOp<T> =
+  | { kind: 'append' | 'replace'; items: T[]; by: number }
+  | { kind: 'pop' | 'delete' | 'stale'; by: number };
+
+/**
+ * Operations made of `append` and `replace` items, by one of `instances`; with `stale`, also a crash
+ * between the log's append and its index's (the index put back as it was before the last append).
+ */
+function storeOps<T>(
+  append: fc.Arbitrary<T[]>,
+  replace: fc.Arbitrary<T[]>,
+  instances: number,
+  stale: boolean,
+): fc.Arbitrary<StoreOp<T>> {
+  const by = fc.nat(instances - 1);
+  const plain = (kind: 'pop' | 'delete' | 'stale') => ({
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant(kind), by }),
+  });
+  return fc.oneof(
+    { weight: 6, arbitrary: fc.record({ kind: fc.constant('append' as const), items: append, by }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('replace' as const), items: replace, by }) },
+    plain('pop'),
+    plain('delete'),
+    ...(stale ? [plain('stale')] : []),
+  );
+}
+
 describe("the file store's log index (NAME.idx)", () => {
   let dir: string;
   const stores: FileStore[] = [];
@@ -163,33 +192,111 @@ describe("the file store's log index (NAME.idx)", () => {
     expect(contents(await later.read('c'))).toEqual(['a', 'b', 'c', 'd']);
   });
 
+  it('checks the ids of an append by an instance that never read the log against NAME.ids, not the log', async () => {
+    const writer = open();
+    await writer.replace(
+      'c',
+      Array.from({ length: 300 }, (_, i) => entry(`message ${i} ${'x'.repeat(200)}`, `id-${i}`)),
+    );
+    for (let i = 300; i < 320; i++) await writer.append('c', [entry(`message ${i}`, `id-${i}`)]);
+    const size = (await readFile(log())).length;
+    bytesRead.clear();
+    const fresh = open();
+    const refused = await fresh.append('c', [entry('again', 'id-7')]).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(DuplicateMessageIdError);
+    expect((refused as DuplicateMessageIdError).message).toContain('id-7');
+    expect(await fresh.append('c', [entry('new', 'id-new')])).toBe(320);
+    expect(bytesRead.get('c.jsonl') ?? 0).toBeLessThan(size / 10);
+    const later = open();
+    for (const id of ['id-319', 'id-new', 'id-0']) {
+      const error = await later.append('c', [entry('again', id)]).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error, id).toBeInstanceOf(DuplicateMessageIdError);
+    }
+  });
+
+  it('refuses exactly the ids the log holds, whichever instance appends, after any appends, replaces, pops and deletes (property)', async () => {
+    // Ids from a small pool, so that appends repeat them; -1 is an entry without an id.
+    const id = fc.integer({ min: -1, max: 9 });
+    const op = storeOps(
+      fc.array(id, { minLength: 1, maxLength: 3 }),
+      fc.uniqueArray(id, { maxLength: 5 }),
+      4,
+      true,
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 14 }), async (ops) => {
+        await rm(dir, { recursive: true, force: true });
+        // Instances 0–2 live across the operations; 3 is a new one each time.
+        const writers = [open(), open(), open()];
+        const pick = (n: number) => (n < 3 ? (writers[n] as FileStore) : open());
+        let model: number[] = [];
+        const saved = join(dir, '..', `${dir.split('/').pop()}-saved.idx`);
+        let savedReady = false;
+        for (const o of ops) {
+          const w = pick(o.by);
+          if (o.kind === 'append') {
+            const named = o.items.filter((i) => i >= 0);
+            const repeated = named.some((i, k) => model.includes(i) || named.indexOf(i) !== k);
+            await copyFile(idx(), saved).then(
+              () => {
+                savedReady = true;
+              },
+              () => {
+                savedReady = false;
+              },
+            );
+            const outcome = await w
+              .append(
+                'c',
+                o.items.map((i) => entry(`t${i}`, i >= 0 ? `id-${i}` : undefined)),
+              )
+              .then(
+                () => 'appended',
+                (e: unknown) => e,
+              );
+            if (repeated) expect(outcome, JSON.stringify({ model, ids: o.items })).not.toBe('appended');
+            else {
+              expect(outcome, JSON.stringify({ model, ids: o.items })).toBe('appended');
+              model = [...model, ...o.items];
+            }
+          } else if (o.kind === 'replace') {
+            await w.replace(
+              'c',
+              o.items.map((i) => entry(`t${i}`, i >= 0 ? `id-${i}` : undefined)),
+            );
+            model = [...o.items];
+            savedReady = false;
+          } else if (o.kind === 'pop') {
+            await w.pop('c');
+            model = model.slice(0, -1);
+            savedReady = false;
+          } else if (o.kind === 'delete') {
+            await w.delete('c');
+            model = [];
+            savedReady = false;
+          } else if (savedReady) await copyFile(saved, idx());
+          const fresh = open();
+          expect(contents(await fresh.read('c'))).toEqual(model.map((i) => `t${i}`));
+        }
+        await rm(saved, { force: true });
+      }),
+      { numRuns: 80 },
+    );
+  });
+
   it('agrees with the log after any appends, replaces, pops and deletes by any instance (property)', async () => {
-    type Op =
-      | { kind: 'append'; texts: string[]; by: number }
-      | { kind: 'replace'; texts: string[]; by: number }
-      | { kind: 'pop'; by: number }
-      | { kind: 'delete'; by: number };
     const text = fc.string({ minLength: 0, maxLength: 12 });
-    const by = fc.nat(2);
-    const op: fc.Arbitrary<Op> = fc.oneof(
-      {
-        weight: 5,
-        arbitrary: fc.record({
-          kind: fc.constant('append' as const),
-          texts: fc.array(text, { minLength: 1, maxLength: 4 }),
-          by,
-        }),
-      },
-      {
-        weight: 1,
-        arbitrary: fc.record({
-          kind: fc.constant('replace' as const),
-          texts: fc.array(text, { maxLength: 6 }),
-          by,
-        }),
-      },
-      { weight: 1, arbitrary: fc.record({ kind: fc.constant('pop' as const), by }) },
-      { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), by }) },
+    const op = storeOps(
+      fc.array(text, { minLength: 1, maxLength: 4 }),
+      fc.array(text, { maxLength: 6 }),
+      3,
+      false,
     );
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), fc.nat(8), async (ops, from) => {
@@ -202,15 +309,15 @@ describe("the file store's log index (NAME.idx)", () => {
           if (o.kind === 'append') {
             await w.append(
               'c',
-              o.texts.map((t) => entry(t)),
+              o.items.map((t) => entry(t)),
             );
-            model = [...model, ...o.texts];
+            model = [...model, ...o.items];
           } else if (o.kind === 'replace') {
             await w.replace(
               'c',
-              o.texts.map((t) => entry(t)),
+              o.items.map((t) => entry(t)),
             );
-            model = [...o.texts];
+            model = [...o.items];
           } else if (o.kind === 'pop') {
             await w.pop('c');
             model = model.slice(0, -1);

@@ -5,10 +5,14 @@
  * messages, 60–95 ms before a first turn that otherwise takes about 10. With it, that process
  * reads 8 bytes per entry and the lines it needs.
  *
- * Layout (little-endian): a 96-byte header (the magic `CKIDX01\n`; then, as 64-bit floats, the
+ * Layout (little-endian): a 104-byte header (the magic `CKIDX01\n`; then, as 64-bit floats, the
  * log's inode, birth time, size and modification time when the index was written, the end of its
- * valid entries, the number of entries and a flag saying whether any entry has an id; then the
- * digest of the last entry's line, in 32 ASCII bytes), then each entry's start as a 64-bit float.
+ * valid entries, the number of entries, a flag saying whether any entry has an id, and how many
+ * bytes of `NAME.ids` hold all of them (-1: it does not); then the digest of the last entry's line,
+ * in 32 ASCII bytes), then each entry's start as a 64-bit float. `NAME.ids` holds a line
+ * `[seq,"id"]` per entry with an id, in seq order: an append with ids by a process that never
+ * read the log checks them against it (the index's count bounds its seqs; bytes past the header's
+ * length, from a crash, are not read).
  *
  * It is a cache. It is written only under the conversation's lock, by the writer that changed the
  * log (an append adds its entries' starts, then the header; a replace writes it whole beside the
@@ -25,8 +29,8 @@ import { writeFileAtomic } from './atomic-write.js';
 
 const MAGIC = Buffer.from('CKIDX01\n', 'latin1');
 /** Bytes before the first entry's start. */
-export const INDEX_HEADER_BYTES = 96;
-const ANCHOR_AT = 64;
+export const INDEX_HEADER_BYTES = 104;
+const ANCHOR_AT = 72;
 const ANCHOR_BYTES = 32;
 
 /** What an index records of its log. */
@@ -38,8 +42,13 @@ export interface PersistedIndex {
   validEnd: number;
   /** Each entry's byte offset in the log, by seq. */
   offsets: number[];
-  /** Whether an entry of the log has an id (the index does not keep them: see `idsUnknown`). */
+  /** Whether an entry of the log has an id. */
   hasIds: boolean;
+  /**
+   * The bytes of `NAME.ids` (see {@link idsText}) that hold every id of the log, or null when it
+   * does not (then an append with ids reads the log whole).
+   */
+  idsBytes: number | null;
   /** Digest of the last entry's line; '' when there is none. */
   anchor: string;
 }
@@ -55,6 +64,7 @@ function header(index: Omit<PersistedIndex, 'offsets'>, count: number): Buffer {
     index.validEnd,
     count,
     index.hasIds ? 1 : 0,
+    index.idsBytes ?? -1,
   ];
   for (const [i, value] of fields.entries()) buf.writeDoubleLE(value, 8 + 8 * i);
   buf.write(index.anchor.slice(0, ANCHOR_BYTES), ANCHOR_AT, 'latin1');
@@ -118,9 +128,10 @@ export async function readIndex(
     const head = Buffer.alloc(INDEX_HEADER_BYTES);
     const { bytesRead } = await handle.read(head, 0, INDEX_HEADER_BYTES, 0);
     if (bytesRead !== INDEX_HEADER_BYTES || !head.subarray(0, MAGIC.length).equals(MAGIC)) return undefined;
-    const [ino, birthtimeMs, size, mtimeMs, validEnd, count, flags] = Array.from({ length: 7 }, (_, i) =>
-      head.readDoubleLE(8 + 8 * i),
-    ) as [number, number, number, number, number, number, number];
+    const [ino, birthtimeMs, size, mtimeMs, validEnd, count, flags, idsBytes] = Array.from(
+      { length: 8 },
+      (_, i) => head.readDoubleLE(8 + 8 * i),
+    ) as [number, number, number, number, number, number, number, number];
     if (ino !== log.ino || birthtimeMs !== log.birthtimeMs || size > log.size) return undefined;
     if (!Number.isSafeInteger(count) || count < 0 || !Number.isSafeInteger(validEnd) || validEnd !== size)
       return undefined;
@@ -138,7 +149,91 @@ export async function readIndex(
     if (count > 0 && offsets[0] !== 0) return undefined;
     if (count === 0 && validEnd !== 0) return undefined;
     const anchor = head.toString('latin1', ANCHOR_AT, ANCHOR_AT + ANCHOR_BYTES).trimEnd();
-    return { ino, birthtimeMs, size, mtimeMs, validEnd, offsets, hasIds: flags === 1, anchor };
+    const idsKept = Number.isSafeInteger(idsBytes) && idsBytes >= 0 ? idsBytes : null;
+    return {
+      ino,
+      birthtimeMs,
+      size,
+      mtimeMs,
+      validEnd,
+      offsets,
+      hasIds: flags === 1,
+      idsBytes: idsKept,
+      anchor,
+    };
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The lines `NAME.ids` keeps for message ids (one `[seq,"id"]` a line, in seq order): what an
+ * append with ids checks its ids against when its process never read the log whole.
+ */
+export function idsText(ids: Iterable<readonly [string, number]>): string {
+  let text = '';
+  for (const [id, seq] of ids) text += `${JSON.stringify([seq, id])}\n`;
+  return text;
+}
+
+/**
+ * The ids the first `bytes` bytes of `NAME.ids` hold, each with its seq, for a log of `count`
+ * entries; undefined when the file is not that long or a line is not one `idsText` writes, in seq
+ * order under `count` (the caller then reads the log whole).
+ */
+export async function readIds(
+  path: string,
+  bytes: number,
+  count: number,
+): Promise<Map<string, number> | undefined> {
+  const ids = new Map<string, number>();
+  if (bytes === 0) return ids;
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'r');
+  } catch {
+    return undefined;
+  }
+  let text: string;
+  try {
+    const buf = Buffer.allocUnsafe(bytes);
+    const { bytesRead } = await handle.read(buf, 0, bytes, 0);
+    if (bytesRead !== bytes) return undefined;
+    text = buf.toString('utf8');
+  } finally {
+    await handle.close();
+  }
+  if (!text.endsWith('\n')) return undefined;
+  let previous = -1;
+  for (const line of text.slice(0, -1).split('\n')) {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      return undefined;
+    }
+    if (!Array.isArray(value) || value.length !== 2) return undefined;
+    const [seq, id] = value as [unknown, unknown];
+    if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq <= previous || seq >= count)
+      return undefined;
+    if (typeof id !== 'string' || id.length === 0) return undefined;
+    if (!ids.has(id)) ids.set(id, seq);
+    previous = seq;
+  }
+  return ids;
+}
+
+/** Writes `text` into the file at `path` from byte `position` on (made when absent and `position` is 0). */
+export async function writeTextAt(path: string, text: string, position: number): Promise<void> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'r+');
+  } catch (error) {
+    if (position !== 0) throw error;
+    handle = await open(path, 'w');
+  }
+  try {
+    await writeAt(handle, Buffer.from(text, 'utf8'), position);
   } finally {
     await handle.close();
   }

@@ -13,6 +13,8 @@
  * - `NAME.idx`: where each entry of the log starts (format in `file-index.ts`), a cache written
  *   by the writer that changed the log, so a process that never read it reads 8 bytes an entry
  *   and the lines it needs, not the whole log;
+ * - `NAME.ids`: the log's message ids with their seqs (same file), a cache beside the index that
+ *   an append with ids checks them against;
  * - `NAME.lock`: present while one process writes (see `file-lock.ts`);
  * - `NAME.jsonl.torn-TIME`: the bytes of a torn write, moved aside (never deleted) on repair.
  * Encoded names contain no `.`, so the part before the first `.` is always the name, and temp
@@ -47,7 +49,7 @@ import { forEachInSlices, Slices } from '../slices.js';
 import { makeDirectory, syncDirectory, writeAll, writeFileAtomic } from './atomic-write.js';
 import { checkSaveCounts } from './entry-counts.js';
 import { attachCounts, countsLine, readCountsRange, splitLines } from './file-counts.js';
-import { extendIndex, readIndex, writeIndex } from './file-index.js';
+import { extendIndex, idsText, readIds, readIndex, writeIndex, writeTextAt } from './file-index.js';
 import { type FileLockOptions, withFileLock } from './file-lock.js';
 import {
   batchLine,
@@ -114,6 +116,8 @@ interface Paths {
   counts: string;
   /** The log's index (file-index.ts). */
   idx: string;
+  /** The log's message ids (file-index.ts). */
+  ids: string;
 }
 
 interface CachedIndex extends LogIndex {
@@ -130,11 +134,16 @@ interface CachedIndex extends LogIndex {
   fromIndexFile?: true;
   /** The log has ids this index does not know (read from `NAME.idx`): an append with ids indexes it whole. */
   idsUnknown?: true;
+  /** The bytes of `NAME.ids` that hold every id of this log as `NAME.idx` holds it (unknown: written whole next). */
+  idsPersisted?: number;
 }
 
 /** What of a cached index carries over to the index of more of the same log. */
-function sameLogFields(index: CachedIndex): Pick<CachedIndex, 'persisted' | 'fromIndexFile' | 'idsUnknown'> {
+function sameLogFields(
+  index: CachedIndex,
+): Pick<CachedIndex, 'persisted' | 'fromIndexFile' | 'idsUnknown' | 'idsPersisted'> {
   return {
+    ...(index.idsPersisted !== undefined ? { idsPersisted: index.idsPersisted } : {}),
     ...(index.persisted !== undefined ? { persisted: index.persisted } : {}),
     ...(index.fromIndexFile ? { fromIndexFile: true } : {}),
     ...(index.idsUnknown ? { idsUnknown: true } : {}),
@@ -359,6 +368,7 @@ export class FileStore implements ConversationStore {
       epoch: `${base}.epoch`,
       counts: `${base}.counts`,
       idx: `${base}.idx`,
+      ids: `${base}.ids`,
     };
   }
 
@@ -543,36 +553,63 @@ export class FileStore implements ConversationStore {
       persisted: kept.offsets.length,
       fromIndexFile: true,
       ...(kept.hasIds ? { idsUnknown: true } : {}),
+      ...(kept.idsBytes !== null ? { idsPersisted: kept.idsBytes } : {}),
     };
     if (info.size === kept.size) return info.mtimeMs === kept.mtimeMs ? cached : undefined;
     return this.#indexAppended(where, handle, cached, info);
   }
 
   /**
-   * Keeps `index` (this log's, just changed under the lock) in `NAME.idx`: the new entries' starts
-   * added when the file holds the first `index.persisted`, else written whole. A failed write only
-   * costs a later reader a whole-log index.
+   * Keeps `index` (this log's, just changed under the lock) in `NAME.idx`, and its ids in
+   * `NAME.ids`: the new entries' starts (and the ids `added`, of the entries from seq `from` on)
+   * added when the files hold the rest of this log's, else written whole. A failed write only costs
+   * a later reader a whole-log index.
    */
-  async #persistIndex(paths: Paths, index: CachedIndex): Promise<void> {
-    const kept = {
-      ino: index.ino,
-      birthtimeMs: index.birthtimeMs,
-      size: index.size,
-      mtimeMs: index.mtimeMs,
-      validEnd: index.validEnd,
-      offsets: index.offsets,
-      hasIds: index.ids !== undefined || index.idsUnknown === true,
-      anchor: index.anchor,
-    };
+  async #persistIndex(
+    paths: Paths,
+    index: CachedIndex,
+    added?: { from: number; ids: ReadonlyArray<readonly [string, number]> },
+  ): Promise<void> {
     try {
       if (index.validEnd !== index.size) throw new Error('not the whole file');
       const persisted = index.persisted;
-      if (persisted !== undefined && persisted <= index.offsets.length)
-        await extendIndex(paths.idx, kept, persisted);
+      const extend = persisted !== undefined && persisted <= index.offsets.length;
+      // Only entries from `added.from` on are new since the files were written: the ids file grows by theirs.
+      const grows = extend && added !== undefined && added.from === persisted;
+      let idsBytes: number | null;
+      if (index.idsUnknown) {
+        // Ids this process does not know: the file still holds them all if nothing since added one.
+        const none = (index.ids?.size ?? 0) === 0 && (added?.ids.length ?? 0) === 0;
+        idsBytes = none && grows ? (index.idsPersisted ?? null) : null;
+      } else if ((index.ids?.size ?? 0) === 0) idsBytes = 0;
+      else if (grows && index.idsPersisted !== undefined) {
+        const text = idsText(added.ids);
+        if (text.length > 0) await writeTextAt(paths.ids, text, index.idsPersisted);
+        idsBytes = index.idsPersisted + Buffer.byteLength(text);
+      } else {
+        const text = idsText([...(index.ids as Map<string, number>)].sort((x, y) => x[1] - y[1]));
+        await writeFileAtomic(paths.ids, text, { durable: false });
+        idsBytes = Buffer.byteLength(text);
+      }
+      const kept = {
+        ino: index.ino,
+        birthtimeMs: index.birthtimeMs,
+        size: index.size,
+        mtimeMs: index.mtimeMs,
+        validEnd: index.validEnd,
+        offsets: index.offsets,
+        hasIds: (index.ids?.size ?? 0) > 0 || index.idsUnknown === true,
+        idsBytes,
+        anchor: index.anchor,
+      };
+      if (extend) await extendIndex(paths.idx, kept, persisted);
       else await writeIndex(paths.idx, kept);
       index.persisted = index.offsets.length;
+      if (idsBytes === null) delete index.idsPersisted;
+      else index.idsPersisted = idsBytes;
     } catch {
       delete index.persisted;
+      delete index.idsPersisted;
       await unlinkIfExists(paths.idx).catch(() => {});
     }
   }
@@ -768,10 +805,21 @@ export class FileStore implements ConversationStore {
         try {
           let index = await this.#index(where, name, handle, true);
           if (index.torn) index = await this.#setTornAside(where, name, handle, index);
-          // An index read from `NAME.idx` does not know the log's ids: they are read from the log.
+          // An index read from `NAME.idx` does not know the log's ids: they are read from `NAME.ids`
+          // (those of the entries it holds; the ones indexed since are known), else from the log.
           if (index.idsUnknown && batchIds(entries).length > 0) {
-            const whole = await this.#fullIndex(where, handle, fileStamp(await handle.stat()));
-            index = index.persisted === undefined ? whole : { ...whole, persisted: index.persisted };
+            const kept =
+              index.idsPersisted !== undefined && index.persisted !== undefined
+                ? await readIds(paths.ids, index.idsPersisted, index.persisted)
+                : undefined;
+            if (kept) {
+              for (const [id, seq] of index.ids ?? []) if (!kept.has(id)) kept.set(id, seq);
+              const { idsUnknown: _, ...known } = index;
+              index = kept.size > 0 ? { ...known, ids: kept } : known;
+            } else {
+              const whole = await this.#fullIndex(where, handle, fileStamp(await handle.stat()));
+              index = index.persisted === undefined ? whole : { ...whole, persisted: index.persisted };
+            }
             this.#cache.set(name, index);
           }
           const head = index.offsets.length;
@@ -822,7 +870,10 @@ export class FileStore implements ConversationStore {
               ...(ids ? { ids } : {}),
             };
             this.#cache.set(name, next);
-            await this.#persistIndex(paths, next);
+            await this.#persistIndex(paths, next, {
+              from: head,
+              ids: batchIds(entries).map(({ id, index: i }) => [id, head + i] as const),
+            });
           } else {
             this.#cache.delete(name);
           }
@@ -925,6 +976,7 @@ export class FileStore implements ConversationStore {
           await unlinkIfExists(paths.log);
           await unlinkIfExists(paths.counts);
           await unlinkIfExists(paths.idx);
+          await unlinkIfExists(paths.ids);
           await syncDirectory(this.dir);
         } else {
           // A reader elsewhere takes the log and then the counts file, without the lock. Until the
@@ -944,7 +996,9 @@ export class FileStore implements ConversationStore {
           const info = fileStamp(await stat(paths.log));
           const validEnd = offsets.length === 0 ? 0 : log.reduce((sum, part) => sum + part.length, 0);
           const index: CachedIndex = { offsets, validEnd, ...info, anchor };
-          if (entries.some((entry) => entry.id !== undefined)) index.idsUnknown = true;
+          const ids = new Map<string, number>();
+          for (const { id, index: seq } of batchIds(entries)) if (!ids.has(id)) ids.set(id, seq);
+          if (ids.size > 0) index.ids = ids;
           await this.#persistIndex(paths, index);
         }
       });
@@ -976,6 +1030,7 @@ export class FileStore implements ConversationStore {
         // The rest is rewritten whole: the last entry may end a batch, which cut short would look torn.
         this.#cache.delete(name);
         await unlinkIfExists(paths.idx);
+        await unlinkIfExists(paths.ids);
         await writeFileAtomic(paths.epoch, `${newEpoch()}\n`);
         if (entries.length === 0) {
           await unlinkIfExists(paths.log);
@@ -1124,6 +1179,7 @@ export class FileStore implements ConversationStore {
         await unlinkIfExists(paths.meta);
         await unlinkIfExists(paths.counts);
         await unlinkIfExists(paths.idx);
+        await unlinkIfExists(paths.ids);
         this.#cache.delete(name);
         this.#verifiedIds.delete(name);
         await syncDirectory(this.dir);
