@@ -290,6 +290,21 @@ describe("the file store's log index (NAME.idx)", () => {
     );
   });
 
+  it('serves more conversations than one instance keeps indexes of (256): every read and id check right after its index was let go', async () => {
+    const store = open();
+    const ids = Array.from({ length: 300 }, (_, i) => `conv-${i}`);
+    for (const c of ids) await store.append(c, [entry(`${c} a`, `${c}/a`)]);
+    for (const c of ids) await store.append(c, [entry(`${c} b`)]);
+    for (const c of ids) {
+      expect(contents(await store.read(c))).toEqual([`${c} a`, `${c} b`]);
+      const again = await store.append(c, [entry('again', `${c}/a`)]).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(again, c).toBeInstanceOf(DuplicateMessageIdError);
+    }
+  });
+
   it('agrees with the log after any appends, replaces, pops and deletes by any instance (property)', async () => {
     const text = fc.string({ minLength: 0, maxLength: 12 });
     const op = storeOps(

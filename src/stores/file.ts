@@ -170,6 +170,9 @@ function anchorOf(index: LogIndex, bytes: Buffer, base: number): string {
 /** The file changed under a read (it shrank, or another took its name): index it again. */
 class FileChanged extends Error {}
 
+/** Conversations whose log index one store instance keeps in memory (8 bytes an entry, and its ids). */
+const INDEX_CACHE_CONVERSATIONS = 256;
+
 /** How many times a read starts again on a log that changed under it before it gives up. */
 const SNAPSHOT_RETRIES = 5;
 
@@ -329,6 +332,7 @@ export class FileStore implements ConversationStore {
   readonly dir: string;
   readonly #warnHandler: (message: string) => void;
   readonly #lock: FileLockOptions;
+  /** Log indexes by name, least recently used first, at most {@link INDEX_CACHE_CONVERSATIONS}. */
   readonly #cache = new Map<string, CachedIndex>();
   readonly #queues = new Map<string, Promise<void>>();
   readonly #pending = new Set<Promise<void>>();
@@ -460,13 +464,37 @@ export class FileStore implements ConversationStore {
     this.#verifiedIds.add(name);
   }
 
+  /** The cached index of `name`, now the most recently used. */
+  #cachedIndex(name: string): CachedIndex | undefined {
+    const cached = this.#cache.get(name);
+    if (cached) {
+      this.#cache.delete(name);
+      this.#cache.set(name, cached);
+    }
+    return cached;
+  }
+
+  /**
+   * Caches `index` as the most recently used, letting the least recently used go past
+   * {@link INDEX_CACHE_CONVERSATIONS} (a process serving many conversations holds a bounded number
+   * of indexes; one let go is read again from `NAME.idx`).
+   */
+  #keepIndex(name: string, index: CachedIndex): void {
+    this.#cache.delete(name);
+    this.#cache.set(name, index);
+    for (const oldest of this.#cache.keys()) {
+      if (this.#cache.size <= INDEX_CACHE_CONVERSATIONS) break;
+      this.#cache.delete(oldest);
+    }
+  }
+
   /**
    * The cached index, when it still describes the start of this file: same inode and birth
    * time, not shorter, and the line it ended on still there byte for byte. A file deleted and
    * written again can pass the `stat` checks alone.
    */
   async #trusted(name: string, handle: FileHandle, info: FileStamp): Promise<CachedIndex | undefined> {
-    const cached = this.#cache.get(name);
+    const cached = this.#cachedIndex(name);
     if (
       !cached ||
       cached.ino !== info.ino ||
@@ -632,7 +660,7 @@ export class FileStore implements ConversationStore {
           appended ??
           (await this.#persistedIndex(where, name, handle, info)) ??
           (await this.#fullIndex(where, handle, info));
-        this.#cache.set(name, next);
+        this.#keepIndex(name, next);
         if (next.torn && locked) this.#warnTorn(where, next);
         return next;
       } catch (error) {
@@ -700,7 +728,7 @@ export class FileStore implements ConversationStore {
     if (!index.torn) return index;
     // Cut only what the whole file, read now under the lock, shows to be torn.
     const fresh = await this.#fullIndex(where, handle, fileStamp(await handle.stat()));
-    this.#cache.set(name, fresh);
+    this.#keepIndex(name, fresh);
     const torn = fresh.torn;
     if (!torn) return fresh;
     const bytes = await readBytes(handle, torn.fromByte, torn.fromByte + torn.bytes);
@@ -735,7 +763,7 @@ export class FileStore implements ConversationStore {
       anchor: fresh.anchor,
       ...(fresh.ids ? { ids: fresh.ids } : {}),
     };
-    this.#cache.set(name, repaired);
+    this.#keepIndex(name, repaired);
     return repaired;
   }
 
@@ -820,7 +848,7 @@ export class FileStore implements ConversationStore {
               const whole = await this.#fullIndex(where, handle, fileStamp(await handle.stat()));
               index = index.persisted === undefined ? whole : { ...whole, persisted: index.persisted };
             }
-            this.#cache.set(name, index);
+            this.#keepIndex(name, index);
           }
           const head = index.offsets.length;
           // The ids are looked up in the index, made from the log under the lock: one map lookup each.
@@ -869,7 +897,7 @@ export class FileStore implements ConversationStore {
               anchor: digest(data.subarray(last - start)),
               ...(ids ? { ids } : {}),
             };
-            this.#cache.set(name, next);
+            this.#keepIndex(name, next);
             await this.#persistIndex(paths, next, {
               from: head,
               ids: batchIds(entries).map(({ id, index: i }) => [id, head + i] as const),
