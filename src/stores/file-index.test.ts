@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DuplicateMessageIdError, StoreError } from '../errors.js';
 import { FileStore } from './file.js';
+import { findIds, idsText } from './file-index.js';
 import type { NewEntry } from './types.js';
 
 /** Bytes read from each file (by name), counted through the file store's own `open`. */
@@ -287,6 +288,40 @@ describe("the file store's log index (NAME.idx)", () => {
         await rm(saved, { force: true });
       }),
       { numRuns: 80 },
+    );
+  });
+
+  it('finds in NAME.ids exactly the ids it holds, whatever they contain (quotes, backslashes, brackets, newlines, other ids as parts)', async () => {
+    const idArb = fc.oneof(
+      fc.string({
+        minLength: 1,
+        maxLength: 8,
+        unit: fc.constantFrom('a', 'b', '"', '\\', ']', '[', ',', '\n', 'é', '1'),
+      }),
+      fc.string({ minLength: 1, maxLength: 8 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(idArb, { maxLength: 12 }),
+        fc.array(idArb, { maxLength: 6 }),
+        async (held, others) => {
+          const path = join(dir, `ids-${Math.random().toString(36).slice(2)}`);
+          const entries = held.map((id, i) => [id, 3 * i] as const);
+          const text = idsText(entries);
+          await writeFile(path, text);
+          const wanted = [...held, ...others];
+          const found = await findIds(path, Buffer.byteLength(text), 3 * held.length, wanted);
+          expect(found).toEqual(
+            new Map(wanted.filter((id) => held.includes(id)).map((id) => [id, 3 * held.indexOf(id)])),
+          );
+          // A file whose lines name seqs past the log's end is not taken.
+          if (held.length > 0)
+            expect(
+              await findIds(path, Buffer.byteLength(text), 3 * held.length - 3, [held.at(-1) as string]),
+            ).toBeUndefined();
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 

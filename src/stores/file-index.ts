@@ -177,17 +177,20 @@ export function idsText(ids: Iterable<readonly [string, number]>): string {
 }
 
 /**
- * The ids the first `bytes` bytes of `NAME.ids` hold, each with its seq, for a log of `count`
- * entries; undefined when the file is not that long or a line is not one `idsText` writes, in seq
- * order under `count` (the caller then reads the log whole).
+ * Which of `wanted` the first `bytes` bytes of `NAME.ids` hold, each with its seq, for a log of
+ * `count` entries: each id looked for as its line's end, `,"id"]` and a newline (a quote inside an
+ * id is escaped, so that text ends a line holding that id and no other), its seq read off the
+ * line's start. Undefined when the file is not that long, does not end in a whole line, or a line
+ * found names a seq the log does not reach (the caller then reads the log whole).
  */
-export async function readIds(
+export async function findIds(
   path: string,
   bytes: number,
   count: number,
+  wanted: readonly string[],
 ): Promise<Map<string, number> | undefined> {
-  const ids = new Map<string, number>();
-  if (bytes === 0) return ids;
+  const found = new Map<string, number>();
+  if (bytes === 0 || wanted.length === 0) return found;
   let handle: FileHandle;
   try {
     handle = await open(path, 'r');
@@ -203,25 +206,25 @@ export async function readIds(
   } finally {
     await handle.close();
   }
-  if (!text.endsWith('\n')) return undefined;
-  let previous = -1;
-  for (const line of text.slice(0, -1).split('\n')) {
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      return undefined;
+  if (!text.endsWith('\n') || !IDS_LINE.test(text.slice(text.lastIndexOf('\n', text.length - 2) + 1, -1)))
+    return undefined;
+  for (const id of wanted) {
+    const needle = `,${JSON.stringify(id)}]\n`;
+    for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + 1)) {
+      const start = text.lastIndexOf('\n', at) + 1;
+      const head = /^\[(\d+)$/.exec(text.slice(start, at));
+      if (!head) continue;
+      const seq = Number(head[1]);
+      if (seq >= count) return undefined;
+      found.set(id, seq);
+      break;
     }
-    if (!Array.isArray(value) || value.length !== 2) return undefined;
-    const [seq, id] = value as [unknown, unknown];
-    if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq <= previous || seq >= count)
-      return undefined;
-    if (typeof id !== 'string' || id.length === 0) return undefined;
-    if (!ids.has(id)) ids.set(id, seq);
-    previous = seq;
   }
-  return ids;
+  return found;
 }
+
+/** A line of `NAME.ids` without its newline. */
+const IDS_LINE = /^\[\d+,"(?:[^"\\]|\\.)+"\]$/;
 
 /** Writes `text` into the file at `path` from byte `position` on (made when absent and `position` is 0). */
 export async function writeTextAt(path: string, text: string, position: number): Promise<void> {

@@ -49,7 +49,7 @@ import { forEachInSlices, Slices } from '../slices.js';
 import { makeDirectory, syncDirectory, writeAll, writeFileAtomic } from './atomic-write.js';
 import { checkSaveCounts } from './entry-counts.js';
 import { attachCounts, countsLine, readCountsRange, splitLines } from './file-counts.js';
-import { extendIndex, idsText, readIds, readIndex, writeIndex, writeTextAt } from './file-index.js';
+import { extendIndex, findIds, idsText, readIndex, writeIndex, writeTextAt } from './file-index.js';
 import { type FileLockOptions, withFileLock } from './file-lock.js';
 import {
   batchLine,
@@ -605,16 +605,14 @@ export class FileStore implements ConversationStore {
       // Only entries from `added.from` on are new since the files were written: the ids file grows by theirs.
       const grows = extend && added !== undefined && added.from === persisted;
       let idsBytes: number | null;
-      if (index.idsUnknown) {
-        // Ids this process does not know: the file still holds them all if nothing since added one.
-        const none = (index.ids?.size ?? 0) === 0 && (added?.ids.length ?? 0) === 0;
-        idsBytes = none && grows ? (index.idsPersisted ?? null) : null;
-      } else if ((index.ids?.size ?? 0) === 0) idsBytes = 0;
-      else if (grows && index.idsPersisted !== undefined) {
+      if (grows && index.idsPersisted !== undefined) {
+        // The file holds the ids of every entry before `from`: the new entries' are added to it.
         const text = idsText(added.ids);
         if (text.length > 0) await writeTextAt(paths.ids, text, index.idsPersisted);
         idsBytes = index.idsPersisted + Buffer.byteLength(text);
-      } else {
+      } else if (index.idsUnknown) idsBytes = null;
+      else if ((index.ids?.size ?? 0) === 0) idsBytes = 0;
+      else {
         const text = idsText([...(index.ids as Map<string, number>)].sort((x, y) => x[1] - y[1]));
         await writeFileAtomic(paths.ids, text, { durable: false });
         idsBytes = Buffer.byteLength(text);
@@ -833,27 +831,25 @@ export class FileStore implements ConversationStore {
         try {
           let index = await this.#index(where, name, handle, true);
           if (index.torn) index = await this.#setTornAside(where, name, handle, index);
-          // An index read from `NAME.idx` does not know the log's ids: they are read from `NAME.ids`
-          // (those of the entries it holds; the ones indexed since are known), else from the log.
-          if (index.idsUnknown && batchIds(entries).length > 0) {
-            const kept =
-              index.idsPersisted !== undefined && index.persisted !== undefined
-                ? await readIds(paths.ids, index.idsPersisted, index.persisted)
-                : undefined;
-            if (kept) {
-              for (const [id, seq] of index.ids ?? []) if (!kept.has(id)) kept.set(id, seq);
-              const { idsUnknown: _, ...known } = index;
-              index = kept.size > 0 ? { ...known, ids: kept } : known;
-            } else {
-              const whole = await this.#fullIndex(where, handle, fileStamp(await handle.stat()));
-              index = index.persisted === undefined ? whole : { ...whole, persisted: index.persisted };
-            }
+          // An index read from `NAME.idx` does not know the log's ids: the batch's are looked for in
+          // `NAME.ids` (which holds those of the entries the index file holds) and among those indexed
+          // since; without that file, the log is indexed whole.
+          const wanted = batchIds(entries).map(({ id }) => id);
+          const found =
+            index.idsUnknown && wanted.length > 0
+              ? index.idsPersisted !== undefined && index.persisted !== undefined
+                ? await findIds(paths.ids, index.idsPersisted, index.persisted, wanted)
+                : undefined
+              : new Map<string, number>();
+          if (found === undefined) {
+            const whole = await this.#fullIndex(where, handle, fileStamp(await handle.stat()));
+            index = index.persisted === undefined ? whole : { ...whole, persisted: index.persisted };
             this.#keepIndex(name, index);
           }
           const head = index.offsets.length;
-          // The ids are looked up in the index, made from the log under the lock: one map lookup each.
-          const held = batchIds(entries).flatMap(({ id }) => {
-            const seq = index.ids?.get(id);
+          // Each id looked up where it was found or in the index, made from the log under the lock.
+          const held = wanted.flatMap((id) => {
+            const seq = found?.get(id) ?? index.ids?.get(id);
             return seq === undefined ? [] : [{ id, seq }];
           });
           if (held.length > 0) {
