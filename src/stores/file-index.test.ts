@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DuplicateMessageIdError, StoreError } from '../errors.js';
 import { FileStore } from './file.js';
-import { findIds, idsText } from './file-index.js';
+import { findIds, idsHead, idsText } from './file-index.js';
 import type { NewEntry } from './types.js';
 
 /** Bytes read from each file (by name), counted through the file store's own `open`. */
@@ -193,6 +193,21 @@ describe("the file store's log index (NAME.idx)", () => {
     expect(contents(await later.read('c'))).toEqual(['a', 'b', 'c', 'd']);
   });
 
+  it("does not take another conversation's ids file for a log's: a repeated id is still refused", async () => {
+    const writer = open();
+    await writer.replace('c', [entry('a', 'id-a'), entry('b', 'id-b')]);
+    await writer.replace('d', [entry('x', 'id-x'), entry('y', 'id-y')]);
+    // The same length, other ids: a swap the index's byte count does not show.
+    await copyFile(join(dir, 'd.ids'), join(dir, 'c.ids'));
+    const fresh = open();
+    const refused = await fresh.append('c', [entry('again', 'id-a')]).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(DuplicateMessageIdError);
+    expect(await fresh.append('c', [entry('x', 'id-x')])).toBe(2);
+  });
+
   it('checks the ids of an append by an instance that never read the log against NAME.ids, not the log', async () => {
     const writer = open();
     await writer.replace(
@@ -307,17 +322,26 @@ describe("the file store's log index (NAME.idx)", () => {
         async (held, others) => {
           const path = join(dir, `ids-${Math.random().toString(36).slice(2)}`);
           const entries = held.map((id, i) => [id, 3 * i] as const);
-          const text = idsText(entries);
+          const log = { ino: 7, birthtimeMs: 1.5 };
+          const text = idsHead(log) + idsText(entries);
           await writeFile(path, text);
           const wanted = [...held, ...others];
-          const found = await findIds(path, Buffer.byteLength(text), 3 * held.length, wanted);
+          const found = await findIds(path, Buffer.byteLength(text), 3 * held.length, wanted, log);
           expect(found).toEqual(
             new Map(wanted.filter((id) => held.includes(id)).map((id) => [id, 3 * held.indexOf(id)])),
           );
           // A file whose lines name seqs past the log's end is not taken.
           if (held.length > 0)
             expect(
-              await findIds(path, Buffer.byteLength(text), 3 * held.length - 3, [held.at(-1) as string]),
+              await findIds(path, Buffer.byteLength(text), 3 * held.length - 3, [held.at(-1) as string], log),
+            ).toBeUndefined();
+          // Nor a file written for another log.
+          if (held.length > 0)
+            expect(
+              await findIds(path, Buffer.byteLength(text), 3 * held.length, held, {
+                ino: 8,
+                birthtimeMs: 1.5,
+              }),
             ).toBeUndefined();
         },
       ),

@@ -9,8 +9,9 @@
  * log's inode, birth time, size and modification time when the index was written, the end of its
  * valid entries, the number of entries, a flag saying whether any entry has an id, and how many
  * bytes of `NAME.ids` hold all of them (-1: it does not); then the digest of the last entry's line,
- * in 32 ASCII bytes), then each entry's start as a 64-bit float. `NAME.ids` holds a line
- * `[seq,"id"]` per entry with an id, in seq order: an append with ids by a process that never
+ * in 32 ASCII bytes), then each entry's start as a 64-bit float. `NAME.ids` holds a first line
+ * naming the log it is of (its inode and birth time), then a line `[seq,"id"]` per entry with an
+ * id, in seq order: an append with ids by a process that never
  * read the log checks them against it (the index's count bounds its seqs; bytes past the header's
  * length, from a crash, are not read).
  *
@@ -177,17 +178,27 @@ export function idsText(ids: Iterable<readonly [string, number]>): string {
 }
 
 /**
+ * The first line of `NAME.ids`: the log it was written for (its inode and birth time), so that
+ * the ids of another log (another conversation's file put in its place) are never taken for its.
+ */
+export function idsHead(log: { ino: number; birthtimeMs: number }): string {
+  return `${JSON.stringify({ log: [log.ino, log.birthtimeMs] })}\n`;
+}
+
+/**
  * Which of `wanted` the first `bytes` bytes of `NAME.ids` hold, each with its seq, for a log of
  * `count` entries: each id looked for as its line's end, `,"id"]` and a newline (a quote inside an
  * id is escaped, so that text ends a line holding that id and no other), its seq read off the
- * line's start. Undefined when the file is not that long, does not end in a whole line, or a line
- * found names a seq the log does not reach (the caller then reads the log whole).
+ * line's start. Undefined when the file is not that long, was written for another log (its first
+ * line, {@link idsHead}), does not end in a whole line, or a line found names a seq the log does not
+ * reach (the caller then reads the log whole).
  */
 export async function findIds(
   path: string,
   bytes: number,
   count: number,
   wanted: readonly string[],
+  log: { ino: number; birthtimeMs: number },
 ): Promise<Map<string, number> | undefined> {
   const found = new Map<string, number>();
   if (bytes === 0 || wanted.length === 0) return found;
@@ -206,15 +217,20 @@ export async function findIds(
   } finally {
     await handle.close();
   }
-  if (!text.endsWith('\n') || !IDS_LINE.test(text.slice(text.lastIndexOf('\n', text.length - 2) + 1, -1)))
+  const head = idsHead(log);
+  if (!text.startsWith(head) || !text.endsWith('\n')) return undefined;
+  if (
+    text.length > head.length &&
+    !IDS_LINE.test(text.slice(text.lastIndexOf('\n', text.length - 2) + 1, -1))
+  )
     return undefined;
   for (const id of wanted) {
     const needle = `,${JSON.stringify(id)}]\n`;
     for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + 1)) {
       const start = text.lastIndexOf('\n', at) + 1;
-      const head = /^\[(\d+)$/.exec(text.slice(start, at));
-      if (!head) continue;
-      const seq = Number(head[1]);
+      const line = /^\[(\d+)$/.exec(text.slice(start, at));
+      if (!line) continue;
+      const seq = Number(line[1]);
       if (seq >= count) return undefined;
       found.set(id, seq);
       break;

@@ -49,7 +49,7 @@ import { forEachInSlices, Slices } from '../slices.js';
 import { makeDirectory, syncDirectory, writeAll, writeFileAtomic } from './atomic-write.js';
 import { checkSaveCounts } from './entry-counts.js';
 import { attachCounts, countsLine, readCountsRange, splitLines } from './file-counts.js';
-import { extendIndex, findIds, idsText, readIndex, writeIndex, writeTextAt } from './file-index.js';
+import { extendIndex, findIds, idsHead, idsText, readIndex, writeIndex, writeTextAt } from './file-index.js';
 import { type FileLockOptions, withFileLock } from './file-lock.js';
 import {
   batchLine,
@@ -607,13 +607,16 @@ export class FileStore implements ConversationStore {
       let idsBytes: number | null;
       if (grows && index.idsPersisted !== undefined) {
         // The file holds the ids of every entry before `from`: the new entries' are added to it.
-        const text = idsText(added.ids);
+        // The file starts with the log it is of (written with its first ids).
+        const lines = idsText(added.ids);
+        const text = lines.length > 0 && index.idsPersisted === 0 ? idsHead(index) + lines : lines;
         if (text.length > 0) await writeTextAt(paths.ids, text, index.idsPersisted);
         idsBytes = index.idsPersisted + Buffer.byteLength(text);
       } else if (index.idsUnknown) idsBytes = null;
       else if ((index.ids?.size ?? 0) === 0) idsBytes = 0;
       else {
-        const text = idsText([...(index.ids as Map<string, number>)].sort((x, y) => x[1] - y[1]));
+        const text =
+          idsHead(index) + idsText([...(index.ids as Map<string, number>)].sort((x, y) => x[1] - y[1]));
         await writeFileAtomic(paths.ids, text, { durable: false });
         idsBytes = Buffer.byteLength(text);
       }
@@ -838,7 +841,7 @@ export class FileStore implements ConversationStore {
           const found =
             index.idsUnknown && wanted.length > 0
               ? index.idsPersisted !== undefined && index.persisted !== undefined
-                ? await findIds(paths.ids, index.idsPersisted, index.persisted, wanted)
+                ? await findIds(paths.ids, index.idsPersisted, index.persisted, wanted, index)
                 : undefined
               : new Map<string, number>();
           if (found === undefined) {
