@@ -193,6 +193,30 @@ describe("the file store's log index (NAME.idx)", () => {
     expect(contents(await later.read('c'))).toEqual(['a', 'b', 'c', 'd']);
   });
 
+  it('lags the log by fewer than 32 entries at most, every id still found by an instance that never read it', async () => {
+    const writer = open();
+    await writer.replace(
+      'c',
+      Array.from({ length: 10 }, (_, i) => entry(`r${i}`, `id-${i}`)),
+    );
+    for (let i = 10; i < 110; i++)
+      await writer.append('c', [entry(`a${i}`, i % 3 === 0 ? undefined : `id-${i}`)]);
+    // The header's count of entries (its sixth field).
+    const held = (await readFile(idx())).readDoubleLE(8 + 8 * 5);
+    expect(held).toBeGreaterThan(110 - 32);
+    expect(held).toBeLessThan(110);
+    const fresh = open();
+    expect(await fresh.head('c')).toBe(110);
+    for (const i of [0, 9, 10, 11, 50, 77, 100, 105, 109]) {
+      const outcome = await fresh.append('c', [entry('again', `id-${i}`)]).then(
+        () => 'appended',
+        (e: unknown) => e,
+      );
+      if (i >= 10 && i % 3 === 0) expect(outcome, `id-${i}`).toBe('appended');
+      else expect(outcome, `id-${i}`).toBeInstanceOf(DuplicateMessageIdError);
+    }
+  });
+
   it("does not take another conversation's ids file for a log's: a repeated id is still refused", async () => {
     const writer = open();
     await writer.replace('c', [entry('a', 'id-a'), entry('b', 'id-b')]);

@@ -170,6 +170,9 @@ function anchorOf(index: LogIndex, bytes: Buffer, base: number): string {
 /** The file changed under a read (it shrank, or another took its name): index it again. */
 class FileChanged extends Error {}
 
+/** Entries `NAME.idx` may lag its log by before an append writes it (see `#persistIndex`). */
+const PERSIST_EVERY = 32;
+
 /** Conversations whose log index one store instance keeps in memory (8 bytes an entry, and its ids). */
 const INDEX_CACHE_CONVERSATIONS = 256;
 
@@ -589,26 +592,26 @@ export class FileStore implements ConversationStore {
 
   /**
    * Keeps `index` (this log's, just changed under the lock) in `NAME.idx`, and its ids in
-   * `NAME.ids`: the new entries' starts (and the ids `added`, of the entries from seq `from` on)
-   * added when the files hold the rest of this log's, else written whole. A failed write only costs
-   * a later reader a whole-log index.
+   * `NAME.ids`: the starts and ids of the entries since the files were written added when they
+   * hold the rest of this log's, else written whole. The files may lag the log by fewer than
+   * {@link PERSIST_EVERY} entries: a reader indexes those from the log, as it does the entries
+   * another process appended since. A failed write only costs a later reader a whole-log index.
    */
-  async #persistIndex(
-    paths: Paths,
-    index: CachedIndex,
-    added?: { from: number; ids: ReadonlyArray<readonly [string, number]> },
-  ): Promise<void> {
+  async #persistIndex(paths: Paths, index: CachedIndex): Promise<void> {
+    const persisted = index.persisted;
+    const extend = persisted !== undefined && persisted <= index.offsets.length;
+    if (extend && index.offsets.length - persisted < PERSIST_EVERY) return;
     try {
       if (index.validEnd !== index.size) throw new Error('not the whole file');
-      const persisted = index.persisted;
-      const extend = persisted !== undefined && persisted <= index.offsets.length;
-      // Only entries from `added.from` on are new since the files were written: the ids file grows by theirs.
-      const grows = extend && added !== undefined && added.from === persisted;
       let idsBytes: number | null;
-      if (grows && index.idsPersisted !== undefined) {
-        // The file holds the ids of every entry before `from`: the new entries' are added to it.
+      if (extend && index.idsPersisted !== undefined) {
+        // The file holds the ids of every entry before `persisted`; the index knows every one since
+        // (appended here, or indexed from the log): theirs are added to it.
+        const added = [...(index.ids ?? [])]
+          .filter(([, seq]) => seq >= persisted)
+          .sort((x, y) => x[1] - y[1]);
+        const lines = idsText(added);
         // The file starts with the log it is of (written with its first ids).
-        const lines = idsText(added.ids);
         const text = lines.length > 0 && index.idsPersisted === 0 ? idsHead(index) + lines : lines;
         if (text.length > 0) await writeTextAt(paths.ids, text, index.idsPersisted);
         idsBytes = index.idsPersisted + Buffer.byteLength(text);
@@ -897,10 +900,7 @@ export class FileStore implements ConversationStore {
               ...(ids ? { ids } : {}),
             };
             this.#keepIndex(name, next);
-            await this.#persistIndex(paths, next, {
-              from: head,
-              ids: batchIds(entries).map(({ id, index: i }) => [id, head + i] as const),
-            });
+            await this.#persistIndex(paths, next);
           } else {
             this.#cache.delete(name);
           }
