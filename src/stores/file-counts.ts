@@ -111,7 +111,7 @@ export async function readCountsRange(
       const start = Math.max(0, end - chunk);
       const chunkBytes = Buffer.allocUnsafe(end - start);
       const { bytesRead: got } = await handle.read(chunkBytes, 0, chunkBytes.length, start);
-      if (got !== chunkBytes.length) return { bySeq: countsParser(from, to).bySeq, bytesRead };
+      if (got !== chunkBytes.length) return { bySeq: new Map(), bytesRead };
       bytesRead += got;
       const bytes = carry ? Buffer.concat([chunkBytes, carry]) : chunkBytes;
       // Its first line starts in an earlier chunk unless this one starts the file.
@@ -145,7 +145,7 @@ export async function readCountsRange(
       }
     }
   } catch {
-    return { bySeq: countsParser(from, to).bySeq, bytesRead };
+    return { bySeq: new Map(), bytesRead };
   } finally {
     await handle.close().catch(() => {});
   }

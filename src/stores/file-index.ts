@@ -30,7 +30,7 @@ import { writeFileAtomic } from './atomic-write.js';
 
 const MAGIC = Buffer.from('CKIDX01\n', 'latin1');
 /** Bytes before the first entry's start. */
-export const INDEX_HEADER_BYTES = 104;
+const INDEX_HEADER_BYTES = 104;
 const ANCHOR_AT = 72;
 const ANCHOR_BYTES = 32;
 

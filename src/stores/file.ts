@@ -132,7 +132,10 @@ interface CachedIndex extends LogIndex {
   persisted?: number;
   /** Read from `NAME.idx`, whose lines this process has not all checked. */
   fromIndexFile?: true;
-  /** The log has ids this index does not know (read from `NAME.idx`): an append with ids indexes it whole. */
+  /**
+   * The log has ids this index does not all know (read from `NAME.idx`): an append with ids looks
+   * them up in `NAME.ids`, or indexes the log whole.
+   */
   idsUnknown?: true;
   /** The bytes of `NAME.ids` that hold every id of this log as `NAME.idx` holds it (unknown: written whole next). */
   idsPersisted?: number;
@@ -256,7 +259,7 @@ async function replaceFiles(
   conversationId: string,
   entries: readonly NewEntry[],
   slices: Slices,
-): Promise<{ log: Buffer[]; counts: string; offsets: number[]; anchor: string }> {
+): Promise<{ log: Buffer[]; counts: string; offsets: number[]; size: number; anchor: string }> {
   const rows = await serializeInSlices(conversationId, entries, slices);
   const log: Buffer[] = [];
   let part = '';
@@ -284,7 +287,7 @@ async function replaceFiles(
     slices,
   );
   if (part.length > 0) log.push(Buffer.from(part, 'utf8'));
-  return { log, counts, offsets, anchor };
+  return { log, counts, offsets, size: bytes, anchor };
 }
 
 async function readBytes(handle: FileHandle, start: number, end: number): Promise<Buffer> {
@@ -325,9 +328,10 @@ function checkDirectory(dir: string, given: string): void {
 /**
  * Conversation logs as JSONL files in one directory (`file:DIR`), durable before `append`
  * resolves, safe to share between processes, and readable by hand. One `.jsonl` log and
- * one metadata file per conversation (beside them, caches of its token counts and of where each
- * entry starts, so a process that never read a long log need not read it whole); every write holds the conversation's lock file
- * (`lockTimeoutMs`, `staleLockMs`); a torn write is moved aside (never deleted), with a warning.
+ * one metadata file per conversation (beside them, caches of its token counts, of where each
+ * entry starts and of its ids, so a process that never read a long log need not read it whole);
+ * every write holds the conversation's lock file (`lockTimeoutMs`, `staleLockMs`); a torn write
+ * is moved aside (never deleted), with a warning.
  */
 export class FileStore implements ConversationStore {
   readonly kind = 'file';
@@ -841,12 +845,14 @@ export class FileStore implements ConversationStore {
           // `NAME.ids` (which holds those of the entries the index file holds) and among those indexed
           // since; without that file, the log is indexed whole.
           const wanted = batchIds(entries).map(({ id }) => id);
-          const found =
-            index.idsUnknown && wanted.length > 0
-              ? index.idsPersisted !== undefined && index.persisted !== undefined
-                ? await findIds(paths.ids, index.idsPersisted, index.persisted, wanted, index)
-                : undefined
-              : new Map<string, number>();
+          let found: Map<string, number> | undefined = new Map();
+          if (index.idsUnknown && wanted.length > 0) {
+            const { idsPersisted, persisted } = index;
+            found =
+              idsPersisted !== undefined && persisted !== undefined
+                ? await findIds(paths.ids, idsPersisted, persisted, wanted, index)
+                : undefined;
+          }
           if (found === undefined) {
             const whole = await this.#fullIndex(where, handle, fileStamp(await handle.stat()));
             index = index.persisted === undefined ? whole : { ...whole, persisted: index.persisted };
@@ -993,7 +999,7 @@ export class FileStore implements ConversationStore {
     return this.#run('replace', conversationId, async (_where, name, paths) => {
       const slices = new Slices();
       const epoch = await checkReplaceArgumentsInSlices(conversationId, entries, options, slices);
-      const { log, counts, offsets, anchor } = await replaceFiles(conversationId, entries, slices);
+      const { log, counts, offsets, size, anchor } = await replaceFiles(conversationId, entries, slices);
       await this.#ensureDir();
       await this.#locked(paths, conversationId, async () => {
         await this.#checkIdFile(conversationId, name, paths, entries.length > 0);
@@ -1021,8 +1027,7 @@ export class FileStore implements ConversationStore {
           else await writeFileAtomic(paths.counts, counts, { durable: false });
           // The new log's index beside it, so that a process that never read it need not read it whole.
           const info = fileStamp(await stat(paths.log));
-          const validEnd = offsets.length === 0 ? 0 : log.reduce((sum, part) => sum + part.length, 0);
-          const index: CachedIndex = { offsets, validEnd, ...info, anchor };
+          const index: CachedIndex = { offsets, validEnd: size, ...info, anchor };
           const ids = new Map<string, number>();
           for (const { id, index: seq } of batchIds(entries)) if (!ids.has(id)) ids.set(id, seq);
           if (ids.size > 0) index.ids = ids;
@@ -1045,9 +1050,6 @@ export class FileStore implements ConversationStore {
         try {
           let index = await this.#index(where, name, handle, true);
           if (index.torn) index = await this.#setTornAside(where, name, handle, index);
-          // The whole log is read here: checked whole too, not taken from `NAME.idx`.
-          if (index.fromIndexFile)
-            index = await this.#fullIndex(where, handle, fileStamp(await handle.stat()));
           entries = parseEntries(await readBytes(handle, 0, index.validEnd), 0, where);
         } finally {
           await handle.close();

@@ -610,7 +610,6 @@ export class RedisStore implements ConversationStore {
     // The entries and their counts in one round trip (MULTI/EXEC), so both are of one moment:
     // a bounded range asks for its own seqs' counts, a whole log for all of them. A tail of
     // unknown length (`sync`) asks for its seqs' counts once it knows them.
-    const seqs = (n: number) => seqFields(fromSeq, n);
     const bounded = limit <= 10_000;
     // Without counts (`counts: false`): the log alone, its counts neither fetched nor checked.
     if (options?.counts === false) {
@@ -627,11 +626,12 @@ export class RedisStore implements ConversationStore {
     }
     const [elements, records] = await this.#call(conversationId, 'read', [log, counts], async () => {
       const multi = this.#client.multi().lRange(log, fromSeq, last);
-      if (bounded) multi.hmGet(counts, seqs(limit));
+      if (bounded) multi.hmGet(counts, seqFields(fromSeq, limit));
       else if (fromSeq === 0) multi.hGetAll(counts);
       const [listed, hashed] = (await multi.exec()) as unknown as [string[], unknown];
       if (bounded || fromSeq === 0) return [listed, fieldMap(hashed, fromSeq)] as const;
-      const tail = listed.length > 0 ? await this.#client.hmGet(counts, seqs(listed.length)) : [];
+      const tail =
+        listed.length > 0 ? await this.#client.hmGet(counts, seqFields(fromSeq, listed.length)) : [];
       return [listed, fieldMap(tail, fromSeq)] as const;
     });
     // Parsed in slices that yield, as the other drivers do: no stall the length of the history.
