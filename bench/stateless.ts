@@ -23,7 +23,7 @@ import { countingLoads, keepOpen } from '../test/support/workers.js';
 import { withTimer } from './cold.js';
 import { ensurePeersInstalled } from './peers-install.js';
 import { formatBytes, formatCount, formatMs, formatRatio, Report, verdict } from './report.js';
-import { collectGarbage, summarize } from './stats.js';
+import { collectGarbage, liveMemoryBytes, summarize } from './stats.js';
 import { UsageError } from './usage-error.js';
 
 const SEED = 32;
@@ -565,12 +565,11 @@ async function measureSize(
     // Held: the manager and its view, as a server keeping the conversation between turns (one more
     // first turn, untimed, between full collections).
     const handle = turnStore();
-    collectGarbage();
-    const before = process.memoryUsage().heapUsed;
+    // Array buffers counted with the heap: typed arrays (the file store's log index) live outside it.
+    const before = liveMemoryBytes();
     const ctx = new ContextManager({ model: MODEL, store: handle.store, conversationId: id });
     const messages = await ctx.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
-    collectGarbage();
-    heapBytes = process.memoryUsage().heapUsed - before;
+    heapBytes = liveMemoryBytes() - before;
     if (JSON.stringify(messages) !== JSON.stringify(view)) throw new Error(`${spec.name}: the views differ`);
     await ctx.close();
     await handle.release();
@@ -794,7 +793,7 @@ export async function runStatelessBenchmark(args: readonly string[]): Promise<vo
   report.note(
     [
       `History: \`longSessionMessages(N, 'openai', ${SEED})\` (an agent session with tool calls), model ${MODEL}, budget ${formatCount(BUDGET)} tokens, default strategy; each size's session is made before its measurements and let go after them (the bench holds one at a time). Each conversation is stored by a manager (\`setMessages\`, counts kept) that serves one view and closes, as an earlier worker leaves it. The worker then already serves another conversation on the same connected store (${WARM_TURNS} first turns of a ${formatCount(WARM_SIZE)}-message conversation ran first, as did ${WARM_TURNS} calls of each peer: tokenizer loaded, connection up, code compiled). The file store keeps each conversation's log index in its instance, so there every timed call below (first turns, row reads, the baseline, the agent turn, the resume, each agent-loop step) is made on a new instance, as by a worker that never saw the conversation: its figures include reading the index kept beside the log (\`NAME.idx\`).`,
-      `First turn: a new \`ContextManager\` on the stored conversation and its \`getMessagesForRequest()\`, ${repeats} times (a new manager each time), median; cpu is this process's user + system time; the longest stall is the longest gap of a 10 ms interval timer during any of them. Reading the view's rows: the same driver's \`read\` of the rows the view holds (its leading system rows; each row it holds before a gap of more than ${TAIL_GAP} rows it does not hold, such as the task, on its own; and from the oldest other row it holds to the end), all reads at once, median of ${repeats}. Rows and metadata: the same reads with the driver's \`getMeta\` beside them, all at once, median of ${repeats}: the metadata holds what the view holds beside the rows (the plan's summary and facts, the cleared results' placeholders in the stored view record), which no turn can skip; \`turn / both\` is shown beside the issue's goal, not judged. No collection is forced before a timed turn (its concurrent sweep of this process's heap would be timed with the turn; runs before this one forced one before each). Heap held: live heap after a full collection with the manager and view of one more, untimed first turn still referenced, less the live heap before it. The first turn is served from the stored view record and the rows the view holds (\`storedView\`, issue 32 item 1); the baseline beside it, same run, is the same turn with \`storedView: false\` (the whole history read and checked), whose view must be the same byte for byte. Agent turn: a new manager adds the user's message (appended unread), serves the view, adds the reply: median of ${repeats}.`,
+      `First turn: a new \`ContextManager\` on the stored conversation and its \`getMessagesForRequest()\`, ${repeats} times (a new manager each time), median; cpu is this process's user + system time; the longest stall is the longest gap of a 10 ms interval timer during any of them. Reading the view's rows: the same driver's \`read\` of the rows the view holds (its leading system rows; each row it holds before a gap of more than ${TAIL_GAP} rows it does not hold, such as the task, on its own; and from the oldest other row it holds to the end), all reads at once, median of ${repeats}. Rows and metadata: the same reads with the driver's \`getMeta\` beside them, all at once, median of ${repeats}: the metadata holds what the view holds beside the rows (the plan's summary and facts, the cleared results' placeholders in the stored view record), which no turn can skip; \`turn / both\` is shown beside the issue's goal, not judged. No collection is forced before a timed turn (its concurrent sweep of this process's heap would be timed with the turn; runs before this one forced one before each). Heap held: live heap and array buffers (\`heapUsed + arrayBuffers\`: typed arrays keep their contents outside the heap) after a full collection with the manager and view of one more, untimed first turn still referenced, less the same before it. The first turn is served from the stored view record and the rows the view holds (\`storedView\`, issue 32 item 1); the baseline beside it, same run, is the same turn with \`storedView: false\` (the whole history read and checked), whose view must be the same byte for byte. Agent turn: a new manager adds the user's message (appended unread), serves the view, adds the reply: median of ${repeats}.`,
       ...(skipped.length > 0 ? [`Not measured: ${skipped.join('; ')}.`] : []),
     ].join('\n'),
   );

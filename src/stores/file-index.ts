@@ -27,6 +27,7 @@
 
 import { type FileHandle, open } from 'node:fs/promises';
 import { writeFileAtomic } from './atomic-write.js';
+import { LineStarts } from './line-starts.js';
 
 const MAGIC = Buffer.from('CKIDX01\n', 'latin1');
 /** Bytes before the first entry's start. */
@@ -42,7 +43,7 @@ export interface PersistedIndex {
   mtimeMs: number;
   validEnd: number;
   /** Each entry's byte offset in the log, by seq. */
-  offsets: number[];
+  offsets: LineStarts;
   /** Whether an entry of the log has an id. */
   hasIds: boolean;
   /**
@@ -72,15 +73,9 @@ function header(index: Omit<PersistedIndex, 'offsets'>, count: number): Buffer {
   return buf;
 }
 
-function offsetsBytes(offsets: readonly number[], from: number): Buffer {
-  const buf = Buffer.allocUnsafe(8 * (offsets.length - from));
-  for (let i = from; i < offsets.length; i++) buf.writeDoubleLE(offsets[i] as number, 8 * (i - from));
-  return buf;
-}
-
 /** Writes the index of a log whole, in place of any other (atomically: a reader sees one or the other). */
 export async function writeIndex(path: string, index: PersistedIndex): Promise<void> {
-  await writeFileAtomic(path, [header(index, index.offsets.length), offsetsBytes(index.offsets, 0)], {
+  await writeFileAtomic(path, [header(index, index.offsets.length), index.offsets.doublesFrom(0)], {
     durable: false,
   });
 }
@@ -93,7 +88,7 @@ export async function writeIndex(path: string, index: PersistedIndex): Promise<v
 export async function extendIndex(path: string, index: PersistedIndex, persisted: number): Promise<void> {
   const handle = await open(path, 'r+');
   try {
-    const more = offsetsBytes(index.offsets, persisted);
+    const more = index.offsets.doublesFrom(persisted);
     await writeAt(handle, more, INDEX_HEADER_BYTES + 8 * persisted);
     await writeAt(handle, header(index, index.offsets.length), 0);
   } finally {
@@ -139,15 +134,15 @@ export async function readIndex(
     const body = Buffer.allocUnsafe(8 * count);
     const got = count === 0 ? 0 : (await handle.read(body, 0, body.length, INDEX_HEADER_BYTES)).bytesRead;
     if (got !== body.length) return undefined;
-    const offsets = new Array<number>(count);
+    const offsets = new LineStarts(count);
     let previous = -1;
     for (let i = 0; i < count; i++) {
       const offset = body.readDoubleLE(8 * i);
       if (!(offset > previous) || !Number.isSafeInteger(offset) || offset >= validEnd) return undefined;
-      offsets[i] = offset;
+      offsets.push(offset);
       previous = offset;
     }
-    if (count > 0 && offsets[0] !== 0) return undefined;
+    if (count > 0 && offsets.get(0) !== 0) return undefined;
     if (count === 0 && validEnd !== 0) return undefined;
     const anchor = head.toString('latin1', ANCHOR_AT, ANCHOR_AT + ANCHOR_BYTES).trimEnd();
     const idsKept = Number.isSafeInteger(idsBytes) && idsBytes >= 0 ? idsBytes : null;

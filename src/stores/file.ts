@@ -61,6 +61,7 @@ import {
   parseEntries,
 } from './jsonl-log.js';
 import { decodeId, encodeId, isHashedName, validateConversationId } from './keys.js';
+import { LineStarts } from './line-starts.js';
 import { listOptions, pageIds } from './page.js';
 import { serializeInSlices, WRITE_CHUNK_BYTES } from './replace-rows.js';
 import { serializeEntries, stringifyForStore } from './stored-json.js';
@@ -125,7 +126,7 @@ interface CachedIndex extends LogIndex {
   birthtimeMs: number;
   size: number;
   mtimeMs: number;
-  /** Digest of the last entry's line (bytes `offsets[n - 1]` to `validEnd`); '' when there is none. */
+  /** Digest of the last entry's line (bytes `offsets.last()` to `validEnd`); '' when there is none. */
   anchor: string;
   warned?: boolean;
   /** How many entries' starts `NAME.idx` holds for this log (unknown: it is written whole next). */
@@ -166,7 +167,7 @@ function digest(bytes: Buffer): string {
 
 /** The digest of the last line of an index over `bytes` (which start at byte `base`). */
 function anchorOf(index: LogIndex, bytes: Buffer, base: number): string {
-  const last = index.offsets[index.offsets.length - 1];
+  const last = index.offsets.last();
   return last === undefined ? '' : digest(bytes.subarray(last - base, index.validEnd - base));
 }
 
@@ -259,13 +260,13 @@ async function replaceFiles(
   conversationId: string,
   entries: readonly NewEntry[],
   slices: Slices,
-): Promise<{ log: Buffer[]; counts: string; offsets: number[]; size: number; anchor: string }> {
+): Promise<{ log: Buffer[]; counts: string; offsets: LineStarts; size: number; anchor: string }> {
   const rows = await serializeInSlices(conversationId, entries, slices);
   const log: Buffer[] = [];
   let part = '';
   let counts = '';
   // Where each line starts in the log (its index, file-index.ts), and the digest of the last.
-  const offsets: number[] = [];
+  const offsets = new LineStarts(entries.length);
   let bytes = 0;
   let anchor = '';
   await forEachInSlices(
@@ -510,7 +511,7 @@ export class FileStore implements ConversationStore {
     ) {
       return undefined;
     }
-    const last = cached.offsets[cached.offsets.length - 1];
+    const last = cached.offsets.last();
     if (last !== undefined && digest(await readBytes(handle, last, cached.validEnd)) !== cached.anchor) {
       return undefined;
     }
@@ -544,7 +545,7 @@ export class FileStore implements ConversationStore {
     }
     if (more.torn) return undefined;
     const offsets = cached.offsets;
-    for (const offset of more.offsets) offsets.push(offset);
+    offsets.append(more.offsets);
     const anchor = more.offsets.length > 0 ? anchorOf(more, bytes, cached.size) : cached.anchor;
     let ids = cached.ids;
     if (more.ids) {
@@ -574,7 +575,7 @@ export class FileStore implements ConversationStore {
     if (this.#indexDistrusted.has(name)) return undefined;
     const kept = await readIndex(this.#paths(name).idx, info);
     if (!kept) return undefined;
-    const last = kept.offsets[kept.offsets.length - 1];
+    const last = kept.offsets.last();
     const anchor = last === undefined ? '' : digest(await readBytes(handle, last, kept.validEnd));
     if (anchor !== kept.anchor) return undefined;
     const cached: CachedIndex = {
@@ -891,7 +892,7 @@ export class FileStore implements ConversationStore {
               lineStart = data.indexOf(0x0a, lineStart) + 1;
             }
             const end = start + data.length;
-            const last = index.offsets[index.offsets.length - 1] as number;
+            const last = index.offsets.last() as number;
             let ids = index.ids;
             for (const { id, index: i } of batchIds(entries)) {
               ids ??= new Map();
@@ -930,8 +931,8 @@ export class FileStore implements ConversationStore {
         const count = index.offsets.length;
         if (fromSeq >= count || limit === 0) return [];
         const endSeq = Math.min(count, fromSeq + limit);
-        const start = index.offsets[fromSeq] as number;
-        const end = endSeq < count ? (index.offsets[endSeq] as number) : index.validEnd;
+        const start = index.offsets.get(fromSeq) as number;
+        const end = endSeq < count ? (index.offsets.get(endSeq) as number) : index.validEnd;
         const bytes = await readBytes(handle, start, end);
         const slices = new Slices();
         // The records of the rows read, read from the counts file's end (see `readCountsRange`).
@@ -948,12 +949,12 @@ export class FileStore implements ConversationStore {
         // parts when the slice is spent: a long conversation (a resume) never holds the process.
         const entries: StoredEntry[] = [];
         for (let from = fromSeq; from < endSeq; ) {
-          const offset = index.offsets[from] as number;
+          const offset = index.offsets.get(from) as number;
           let to = from + 1;
-          while (to < endSeq && (index.offsets[to] as number) - offset < PARSE_PART_BYTES) to++;
+          while (to < endSeq && (index.offsets.get(to) as number) - offset < PARSE_PART_BYTES) to++;
           const part = bytes.subarray(
             offset - start,
-            (to < endSeq ? (index.offsets[to] as number) : end) - start,
+            (to < endSeq ? (index.offsets.get(to) as number) : end) - start,
           );
           let parsed: StoredEntry[];
           try {
@@ -1100,8 +1101,9 @@ export class FileStore implements ConversationStore {
           let text = '';
           for (const { seq, counts } of updates) {
             if (seq >= index.offsets.length) continue;
-            const start = index.offsets[seq] as number;
-            const end = seq + 1 < index.offsets.length ? (index.offsets[seq + 1] as number) : index.validEnd;
+            const start = index.offsets.get(seq) as number;
+            const end =
+              seq + 1 < index.offsets.length ? (index.offsets.get(seq + 1) as number) : index.validEnd;
             text += countsLine(
               seq,
               (await readBytes(handle, start, end)).subarray(0, end - start - 1),

@@ -16,6 +16,7 @@
 import { StoreError } from '../errors.js';
 import type { Message, MessageMetadata } from '../messages/types.js';
 import { Slices } from '../slices.js';
+import { LineStarts } from './line-starts.js';
 import type { StoredEntry } from './types.js';
 
 /** Where a log lives, for error messages. */
@@ -39,7 +40,7 @@ export interface TornTail {
 /** Where each entry of a log's valid prefix starts, found without parsing every message. */
 export interface LogIndex {
   /** Byte offset of each entry's line, by sequence number. */
-  offsets: number[];
+  offsets: LineStarts;
   /** Byte offset just after the valid prefix (after its last whole batch). */
   validEnd: number;
   torn?: TornTail;
@@ -201,7 +202,7 @@ function* indexSteps(
   firstSeq: number,
   where: LogLocation,
 ): Generator<void, LogIndex> {
-  const offsets: number[] = [];
+  const offsets = new LineStarts();
   const lineIds: Array<[string, number]> = [];
   let committed = 0;
   let validEnd = 0;
@@ -260,8 +261,9 @@ function* indexSteps(
     if (ids.size > 0) index.ids = ids;
     return index;
   };
-  if (!problem && remaining === 0) return withIds({ offsets, validEnd: base + validEnd });
-  offsets.length = committed;
+  if (!problem && remaining === 0) return withIds({ offsets: offsets.trim(), validEnd: base + validEnd });
+  offsets.truncate(committed);
+  offsets.trim();
   const found = problem
     ? problem.found
     : `a batch with ${remaining} of its line(s) missing (starting at line ${firstSeq + committed + 1})`;
