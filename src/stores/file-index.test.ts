@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DuplicateMessageIdError, StoreError } from '../errors.js';
 import { FileStore } from './file.js';
 import { findIds, idsHead, idsText } from './file-index.js';
+import { PAGE_STARTS } from './line-starts.js';
 import type { NewEntry } from './types.js';
 
 /** Bytes read from each file (by name), counted through the file store's own `open`. */
@@ -108,6 +109,44 @@ describe("the file store's log index (NAME.idx)", () => {
     // The last line (to check the index is this log's) and the rows asked for.
     expect(bytesRead.get('c.jsonl') ?? 0).toBeLessThan(size / 10);
     expect(contents(await fresh.read('c'))).toEqual(texts);
+  });
+
+  it('is read a page at a time: a new instance serving the last rows of a long log reads a few pages of it, and a spoilt page it reads is dropped', async () => {
+    const writer = open();
+    const total = 3 * PAGE_STARTS + 100;
+    const texts = Array.from({ length: total }, (_, i) => `m${i}`);
+    await writer.replace(
+      'c',
+      texts.map((t) => entry(t)),
+    );
+    const idxSize = (await readFile(idx())).length;
+    bytesRead.clear();
+    const fresh = open();
+    expect(contents(await fresh.read('c', { fromSeq: total - 10 }))).toEqual(texts.slice(-10));
+    // The header (read twice) and the last page: 100 starts, not 12,388.
+    expect(bytesRead.get('c.idx') ?? 0).toBeLessThan(idxSize / 10);
+    expect(contents(await fresh.read('c', { fromSeq: PAGE_STARTS + 5, limit: 3 }))).toEqual(
+      texts.slice(PAGE_STARTS + 5, PAGE_STARTS + 8),
+    );
+    expect(bytesRead.get('c.idx') ?? 0).toBeLessThan(idxSize / 2);
+    // Appended to by the instance that read only some pages: every row is still where it is.
+    await fresh.append('c', [entry('late')]);
+    expect(contents(await open().read('c'))).toEqual([...texts, 'late']);
+    // The second page spoilt (its starts no longer rising): the last rows are served from the
+    // pages that hold together; the spoilt page, once a read needs it, is dropped with the file.
+    const bytes = await readFile(idx());
+    for (let i = PAGE_STARTS; i < 2 * PAGE_STARTS; i++) bytes.writeDoubleLE(7, 104 + 8 * i);
+    await writeFile(idx(), bytes);
+    const another = open();
+    expect(contents(await another.read('c', { fromSeq: total - 2 }))).toEqual([...texts.slice(-2), 'late']);
+    expect(contents(await another.read('c', { fromSeq: PAGE_STARTS + 5, limit: 3 }))).toEqual(
+      texts.slice(PAGE_STARTS + 5, PAGE_STARTS + 8),
+    );
+    await expect(readFile(idx())).rejects.toThrow(/ENOENT/);
+    expect(contents(await another.read('c'))).toEqual([...texts, 'late']);
+    expect(contents(await open().read('c', { fromSeq: PAGE_STARTS, limit: 1 }))).toEqual([
+      texts[PAGE_STARTS],
+    ]);
   });
 
   it('is not used for a log edited since it was written: a fresh instance finds the damage as without it', async () => {

@@ -26,6 +26,7 @@
  */
 
 import { type FileHandle, open } from 'node:fs/promises';
+import { endianness } from 'node:os';
 import { writeFileAtomic } from './atomic-write.js';
 import { LineStarts } from './line-starts.js';
 
@@ -106,14 +107,64 @@ async function writeAt(handle: FileHandle, buf: Buffer, position: number): Promi
 
 /**
  * The index at `path` when it was written for the log whose identity `log` gives (same inode and
- * birth time, not shorter), read whole; undefined when there is none, it is of another log or
- * version, or it does not hold together (its starts must rise from 0 and end before its end).
- * The caller checks the last entry's line against `anchor`.
+ * birth time, not shorter): its header and its last page of starts, the other pages read as
+ * reads need them (`LineStarts.load`, each checked then: rising from 0 and before its end).
+ * Undefined when there is none, it is of another log or version, or its last page does not hold
+ * together. The caller checks the last entry's line against `anchor`.
  */
 export async function readIndex(
   path: string,
   log: { ino: number; birthtimeMs: number; size: number },
 ): Promise<PersistedIndex | undefined> {
+  const head = await withHeader(path, async (head) => head);
+  if (!head) return undefined;
+  const [ino, birthtimeMs, size, mtimeMs, validEnd, count, flags, idsBytes] = headerFields(head);
+  if (ino !== log.ino || birthtimeMs !== log.birthtimeMs || size > log.size) return undefined;
+  if (!Number.isSafeInteger(count) || count < 0 || !Number.isSafeInteger(validEnd) || validEnd !== size)
+    return undefined;
+  if (count === 0 && validEnd !== 0) return undefined;
+  // The starts are read a page at a time as reads need them (see `LineStarts`).
+  const offsets = await LineStarts.paged(count, validEnd, (from, n) =>
+    readStarts(path, ino, birthtimeMs, from, n),
+  );
+  if (!offsets) return undefined;
+  const anchor = head.toString('latin1', ANCHOR_AT, ANCHOR_AT + ANCHOR_BYTES).trimEnd();
+  const idsKept = Number.isSafeInteger(idsBytes) && idsBytes >= 0 ? idsBytes : null;
+  return {
+    ino,
+    birthtimeMs,
+    size,
+    mtimeMs,
+    validEnd,
+    offsets,
+    hasIds: flags === 1,
+    idsBytes: idsKept,
+    anchor,
+  };
+}
+
+/** The header's numbers: inode, birth time, size, modification time, valid end, count, flags, ids bytes. */
+function headerFields(head: Buffer): [number, number, number, number, number, number, number, number] {
+  return Array.from({ length: 8 }, (_, i) => head.readDoubleLE(8 + 8 * i)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+}
+
+/**
+ * `use` of the index file at `path` open and its header, when it has one of this version;
+ * undefined when there is no such file or it has none.
+ */
+async function withHeader<T>(
+  path: string,
+  use: (head: Buffer, handle: FileHandle) => Promise<T | undefined>,
+): Promise<T | undefined> {
   let handle: FileHandle;
   try {
     handle = await open(path, 'r');
@@ -124,42 +175,36 @@ export async function readIndex(
     const head = Buffer.alloc(INDEX_HEADER_BYTES);
     const { bytesRead } = await handle.read(head, 0, INDEX_HEADER_BYTES, 0);
     if (bytesRead !== INDEX_HEADER_BYTES || !head.subarray(0, MAGIC.length).equals(MAGIC)) return undefined;
-    const [ino, birthtimeMs, size, mtimeMs, validEnd, count, flags, idsBytes] = Array.from(
-      { length: 8 },
-      (_, i) => head.readDoubleLE(8 + 8 * i),
-    ) as [number, number, number, number, number, number, number, number];
-    if (ino !== log.ino || birthtimeMs !== log.birthtimeMs || size > log.size) return undefined;
-    if (!Number.isSafeInteger(count) || count < 0 || !Number.isSafeInteger(validEnd) || validEnd !== size)
-      return undefined;
-    const body = Buffer.allocUnsafe(8 * count);
-    const got = count === 0 ? 0 : (await handle.read(body, 0, body.length, INDEX_HEADER_BYTES)).bytesRead;
-    if (got !== body.length) return undefined;
-    const offsets = new LineStarts(count);
-    let previous = -1;
-    for (let i = 0; i < count; i++) {
-      const offset = body.readDoubleLE(8 * i);
-      if (!(offset > previous) || !Number.isSafeInteger(offset) || offset >= validEnd) return undefined;
-      offsets.push(offset);
-      previous = offset;
-    }
-    if (count > 0 && offsets.get(0) !== 0) return undefined;
-    if (count === 0 && validEnd !== 0) return undefined;
-    const anchor = head.toString('latin1', ANCHOR_AT, ANCHOR_AT + ANCHOR_BYTES).trimEnd();
-    const idsKept = Number.isSafeInteger(idsBytes) && idsBytes >= 0 ? idsBytes : null;
-    return {
-      ino,
-      birthtimeMs,
-      size,
-      mtimeMs,
-      validEnd,
-      offsets,
-      hasIds: flags === 1,
-      idsBytes: idsKept,
-      anchor,
-    };
+    return await use(head, handle);
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Starts `from` to `from + count - 1` from the index at `path`, when it is still of the log with
+ * inode `ino` and birth time `birthtimeMs` and holds them (the index of a log only grows while
+ * the log does: the starts it held once it still holds); undefined otherwise.
+ */
+function readStarts(
+  path: string,
+  ino: number,
+  birthtimeMs: number,
+  from: number,
+  count: number,
+): Promise<Float64Array | undefined> {
+  return withHeader(path, async (head, handle) => {
+    const [fileIno, fileBirthtime, , , , fileCount] = headerFields(head);
+    if (fileIno !== ino || fileBirthtime !== birthtimeMs || fileCount < from + count) return undefined;
+    // Read straight into the doubles they are (the file is little-endian, as the machines Node
+    // runs on almost all are; elsewhere each is read as little-endian).
+    const doubles = new Float64Array(count);
+    const body = Buffer.from(doubles.buffer);
+    const got = (await handle.read(body, 0, body.length, INDEX_HEADER_BYTES + 8 * from)).bytesRead;
+    if (got !== body.length) return undefined;
+    if (endianness() !== 'LE') for (let i = 0; i < count; i++) doubles[i] = body.readDoubleLE(8 * i);
+    return doubles;
+  });
 }
 
 /**

@@ -11,8 +11,8 @@
  *   the log on `replace` (so a crash between the two can only make writers reload needlessly);
  * - `NAME.counts`: token counts of entries (format in `file-counts.ts`), a cache beside the log;
  * - `NAME.idx`: where each entry of the log starts (format in `file-index.ts`), a cache written
- *   by the writer that changed the log, so a process that never read it reads 8 bytes an entry
- *   and the lines it needs, not the whole log;
+ *   by the writer that changed the log, so a process that never read it reads the pages of it
+ *   that hold the lines it needs (see `line-starts.ts`) and those lines, not the whole log;
  * - `NAME.ids`: the log's message ids with their seqs (same file), a cache beside the index that
  *   an append with ids checks them against;
  * - `NAME.lock`: present while one process writes (see `file-lock.ts`);
@@ -61,7 +61,7 @@ import {
   parseEntries,
 } from './jsonl-log.js';
 import { decodeId, encodeId, isHashedName, validateConversationId } from './keys.js';
-import { LineStarts } from './line-starts.js';
+import { LineStarts, StartsUnreadable } from './line-starts.js';
 import { listOptions, pageIds } from './page.js';
 import { serializeInSlices, WRITE_CHUNK_BYTES } from './replace-rows.js';
 import { serializeEntries, stringifyForStore } from './stored-json.js';
@@ -177,7 +177,7 @@ class FileChanged extends Error {}
 /** Entries `NAME.idx` may lag its log by before an append writes it (see `#persistIndex`). */
 const PERSIST_EVERY = 32;
 
-/** Conversations whose log index one store instance keeps in memory (8 bytes an entry, and its ids). */
+/** Conversations whose log index one store instance keeps in memory (4 bytes an entry read, and its ids). */
 const INDEX_CACHE_CONVERSATIONS = 256;
 
 /** How many times a read starts again on a log that changed under it before it gives up. */
@@ -266,7 +266,7 @@ async function replaceFiles(
   let part = '';
   let counts = '';
   // Where each line starts in the log (its index, file-index.ts), and the digest of the last.
-  const offsets = new LineStarts(entries.length);
+  const offsets = new LineStarts();
   let bytes = 0;
   let anchor = '';
   await forEachInSlices(
@@ -288,7 +288,7 @@ async function replaceFiles(
     slices,
   );
   if (part.length > 0) log.push(Buffer.from(part, 'utf8'));
-  return { log, counts, offsets, size: bytes, anchor };
+  return { log, counts, offsets: offsets.trim(), size: bytes, anchor };
 }
 
 async function readBytes(handle: FileHandle, start: number, end: number): Promise<Buffer> {
@@ -640,7 +640,11 @@ export class FileStore implements ConversationStore {
         anchor: index.anchor,
       };
       if (extend) await extendIndex(paths.idx, kept, persisted);
-      else await writeIndex(paths.idx, kept);
+      else {
+        // Written whole: every start, read from the file it replaces where not read yet.
+        await index.offsets.load(0, index.offsets.length - 1);
+        await writeIndex(paths.idx, kept);
+      }
       index.persisted = index.offsets.length;
       if (idsBytes === null) delete index.idsPersisted;
       else index.idsPersisted = idsBytes;
@@ -648,6 +652,24 @@ export class FileStore implements ConversationStore {
       delete index.persisted;
       delete index.idsPersisted;
       await unlinkIfExists(paths.idx).catch(() => {});
+    }
+  }
+
+  /**
+   * Loads the starts of seqs `from` to `to` into `index` where it read them from `NAME.idx` (see
+   * `LineStarts`). A page that cannot be read or does not hold together means the file is no
+   * longer trusted: it is removed and `FileChanged` thrown (the caller indexes the log whole).
+   */
+  async #loadStarts(name: string, paths: Paths, index: CachedIndex, from: number, to: number): Promise<void> {
+    if (index.offsets.loaded(from, to)) return;
+    try {
+      await index.offsets.load(from, to);
+    } catch (error) {
+      if (!(error instanceof StartsUnreadable)) throw error;
+      this.#indexDistrusted.add(name);
+      this.#cache.delete(name);
+      await unlinkIfExists(paths.idx);
+      throw new FileChanged();
     }
   }
 
@@ -931,6 +953,7 @@ export class FileStore implements ConversationStore {
         const count = index.offsets.length;
         if (fromSeq >= count || limit === 0) return [];
         const endSeq = Math.min(count, fromSeq + limit);
+        await this.#loadStarts(name, paths, index, fromSeq, endSeq);
         const start = index.offsets.get(fromSeq) as number;
         const end = endSeq < count ? (index.offsets.get(endSeq) as number) : index.validEnd;
         const bytes = await readBytes(handle, start, end);
@@ -1097,10 +1120,18 @@ export class FileStore implements ConversationStore {
         const handle = await openIfExists(paths.log, 'r');
         if (!handle) return true;
         try {
-          const index = await this.#index(where, name, handle, true);
+          let index = await this.#index(where, name, handle, true);
           let text = '';
           for (const { seq, counts } of updates) {
             if (seq >= index.offsets.length) continue;
+            try {
+              await this.#loadStarts(name, paths, index, seq, seq + 1);
+            } catch (error) {
+              // `NAME.idx` no longer trusted: the log is indexed whole.
+              if (!(error instanceof FileChanged)) throw error;
+              index = await this.#index(where, name, handle, true);
+              if (seq >= index.offsets.length) continue;
+            }
             const start = index.offsets.get(seq) as number;
             const end =
               seq + 1 < index.offsets.length ? (index.offsets.get(seq + 1) as number) : index.validEnd;
