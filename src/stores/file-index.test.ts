@@ -123,7 +123,7 @@ describe("the file store's log index (NAME.idx)", () => {
     bytesRead.clear();
     const fresh = open();
     expect(contents(await fresh.read('c', { fromSeq: total - 10 }))).toEqual(texts.slice(-10));
-    // The header (read twice) and the last page: 100 starts, not 12,388.
+    // The header and the last page: 100 starts, not 12,388.
     expect(bytesRead.get('c.idx') ?? 0).toBeLessThan(idxSize / 10);
     expect(contents(await fresh.read('c', { fromSeq: PAGE_STARTS + 5, limit: 3 }))).toEqual(
       texts.slice(PAGE_STARTS + 5, PAGE_STARTS + 8),

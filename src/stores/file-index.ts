@@ -116,31 +116,34 @@ export async function readIndex(
   path: string,
   log: { ino: number; birthtimeMs: number; size: number },
 ): Promise<PersistedIndex | undefined> {
-  const head = await withHeader(path, async (head) => head);
-  if (!head) return undefined;
-  const [ino, birthtimeMs, size, mtimeMs, validEnd, count, flags, idsBytes] = headerFields(head);
-  if (ino !== log.ino || birthtimeMs !== log.birthtimeMs || size > log.size) return undefined;
-  if (!Number.isSafeInteger(count) || count < 0 || !Number.isSafeInteger(validEnd) || validEnd !== size)
-    return undefined;
-  if (count === 0 && validEnd !== 0) return undefined;
-  // The starts are read a page at a time as reads need them (see `LineStarts`).
-  const offsets = await LineStarts.paged(count, validEnd, (from, n) =>
-    readStarts(path, ino, birthtimeMs, from, n),
-  );
-  if (!offsets) return undefined;
-  const anchor = head.toString('latin1', ANCHOR_AT, ANCHOR_AT + ANCHOR_BYTES).trimEnd();
-  const idsKept = Number.isSafeInteger(idsBytes) && idsBytes >= 0 ? idsBytes : null;
-  return {
-    ino,
-    birthtimeMs,
-    size,
-    mtimeMs,
-    validEnd,
-    offsets,
-    hasIds: flags === 1,
-    idsBytes: idsKept,
-    anchor,
-  };
+  return withHeader(path, async (head, handle) => {
+    const [ino, birthtimeMs, size, mtimeMs, validEnd, count, flags, idsBytes] = headerFields(head);
+    if (ino !== log.ino || birthtimeMs !== log.birthtimeMs || size > log.size) return undefined;
+    if (!Number.isSafeInteger(count) || count < 0 || !Number.isSafeInteger(validEnd) || validEnd !== size)
+      return undefined;
+    if (count === 0 && validEnd !== 0) return undefined;
+    // The starts are read a page at a time as reads need them (see `LineStarts`): the last one
+    // now, through this handle; the others later, from the file as it is then.
+    let open = true;
+    const offsets = await LineStarts.paged(count, validEnd, (from, n) =>
+      open ? readDoubles(handle, from, n) : readStarts(path, ino, birthtimeMs, from, n),
+    );
+    open = false;
+    if (!offsets) return undefined;
+    const anchor = head.toString('latin1', ANCHOR_AT, ANCHOR_AT + ANCHOR_BYTES).trimEnd();
+    const idsKept = Number.isSafeInteger(idsBytes) && idsBytes >= 0 ? idsBytes : null;
+    return {
+      ino,
+      birthtimeMs,
+      size,
+      mtimeMs,
+      validEnd,
+      offsets,
+      hasIds: flags === 1,
+      idsBytes: idsKept,
+      anchor,
+    };
+  });
 }
 
 /** The header's numbers: inode, birth time, size, modification time, valid end, count, flags, ids bytes. */
@@ -196,15 +199,24 @@ function readStarts(
   return withHeader(path, async (head, handle) => {
     const [fileIno, fileBirthtime, , , , fileCount] = headerFields(head);
     if (fileIno !== ino || fileBirthtime !== birthtimeMs || fileCount < from + count) return undefined;
-    // Read straight into the doubles they are (the file is little-endian, as the machines Node
-    // runs on almost all are; elsewhere each is read as little-endian).
-    const doubles = new Float64Array(count);
-    const body = Buffer.from(doubles.buffer);
-    const got = (await handle.read(body, 0, body.length, INDEX_HEADER_BYTES + 8 * from)).bytesRead;
-    if (got !== body.length) return undefined;
-    if (endianness() !== 'LE') for (let i = 0; i < count; i++) doubles[i] = body.readDoubleLE(8 * i);
-    return doubles;
+    return readDoubles(handle, from, count);
   });
+}
+
+/** Starts `from` to `from + count - 1` of the index open as `handle`; undefined when it ends before them. */
+async function readDoubles(
+  handle: FileHandle,
+  from: number,
+  count: number,
+): Promise<Float64Array | undefined> {
+  // Read straight into the doubles they are (the file is little-endian, as the machines Node
+  // runs on almost all are; elsewhere each is read as little-endian).
+  const doubles = new Float64Array(count);
+  const body = Buffer.from(doubles.buffer);
+  const got = (await handle.read(body, 0, body.length, INDEX_HEADER_BYTES + 8 * from)).bytesRead;
+  if (got !== body.length) return undefined;
+  if (endianness() !== 'LE') for (let i = 0; i < count; i++) doubles[i] = body.readDoubleLE(8 * i);
+  return doubles;
 }
 
 /**
