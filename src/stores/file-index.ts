@@ -124,11 +124,11 @@ export async function readIndex(
     if (count === 0 && validEnd !== 0) return undefined;
     // The starts are read a page at a time as reads need them (see `LineStarts`): the last one
     // now, through this handle; the others later, from the file as it is then.
-    let open = true;
+    let headerHandleOpen = true;
     const offsets = await LineStarts.paged(count, validEnd, (from, n) =>
-      open ? readDoubles(handle, from, n) : readStarts(path, ino, birthtimeMs, from, n),
+      headerHandleOpen ? readDoubles(handle, from, n) : readStarts(path, ino, birthtimeMs, from, n),
     );
-    open = false;
+    headerHandleOpen = false;
     if (!offsets) return undefined;
     const anchor = head.toString('latin1', ANCHOR_AT, ANCHOR_AT + ANCHOR_BYTES).trimEnd();
     const idsKept = Number.isSafeInteger(idsBytes) && idsBytes >= 0 ? idsBytes : null;
