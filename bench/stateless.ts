@@ -539,38 +539,17 @@ async function measureSize(
   collectGarbage();
   await new Promise((resolve) => setTimeout(resolve, 100));
   progress(`${spec.name}: first turns at ${formatCount(size)}…`);
-  const firsts: number[] = [];
-  const cpus: number[] = [];
-  let stall = 0;
   let heapBytes = 0;
-  let view: Message[] = [];
-  // No collection is forced before a timed turn: its concurrent sweep of this process's heap (the
-  // sessions of every size are held) would be timed with the turn, and with none of the row reads
-  // it is compared to.
-  for (let r = 0; r < repeats; r++) {
-    const handle = turnStore();
-    const turn = await withTimer(async () => {
-      const ctx = new ContextManager({ model: MODEL, store: handle.store, conversationId: id });
-      const messages = await ctx.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
-      return { ctx, messages };
-    });
-    firsts.push(turn.ms);
-    cpus.push(turn.cpuMs);
-    stall = Math.max(stall, turn.longestWait);
-    view = turn.value.messages;
-    await turn.value.ctx.close();
-    await handle.release();
-  }
+  let view: Message[];
   {
-    // Held: the manager and its view, as a server keeping the conversation between turns (one more
-    // first turn, untimed, between full collections).
+    // Held: the manager and its view, as a server keeping the conversation between turns (one
+    // first turn, untimed, between full collections). Its view is the one every turn must serve.
     const handle = turnStore();
     // Array buffers counted with the heap: typed arrays (the file store's log index) live outside it.
     const before = liveMemoryBytes();
     const ctx = new ContextManager({ model: MODEL, store: handle.store, conversationId: id });
-    const messages = await ctx.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
+    view = await ctx.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
     heapBytes = liveMemoryBytes() - before;
-    if (JSON.stringify(messages) !== JSON.stringify(view)) throw new Error(`${spec.name}: the views differ`);
     await ctx.close();
     await handle.release();
   }
@@ -584,32 +563,57 @@ async function measureSize(
     ...singles.map((seq) => store.read(id, { fromSeq: seq, limit: 1, counts: false })),
     store.read(id, { fromSeq }),
   ];
+  const firsts: number[] = [];
+  const cpus: number[] = [];
+  let stall = 0;
   const reads: number[] = [];
   let rows = 0;
-  for (let r = 0; r < repeats; r++) {
-    const handle = turnStore();
-    const start = performance.now();
-    const parts = await Promise.all(rowReads(handle.store));
-    reads.push(performance.now() - start);
-    rows = parts.reduce((sum, part) => sum + part.length, 0);
-    await handle.release();
-  }
-  // The same reads with the metadata's beside them.
   const withMeta: number[] = [];
   let metaBytes = 0;
+  // A first turn, the row reads and the row reads with the metadata, in turn within each repeat,
+  // so that what the machine does meanwhile (other processes, this one's collections) falls on
+  // all three alike and their ratios hold. No collection is forced before a timed turn: its
+  // concurrent sweep of this process's heap would be timed with the turn, and with none of the
+  // row reads it is compared to.
   for (let r = 0; r < repeats; r++) {
-    const handle = turnStore();
-    const start = performance.now();
-    const [meta] = await Promise.all([handle.store.getMeta(id), ...rowReads(handle.store)]);
-    withMeta.push(performance.now() - start);
-    metaBytes = Buffer.byteLength(JSON.stringify(meta.value));
-    await handle.release();
+    {
+      const handle = turnStore();
+      const turn = await withTimer(async () => {
+        const ctx = new ContextManager({ model: MODEL, store: handle.store, conversationId: id });
+        const messages = await ctx.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
+        return { ctx, messages };
+      });
+      firsts.push(turn.ms);
+      cpus.push(turn.cpuMs);
+      stall = Math.max(stall, turn.longestWait);
+      await turn.value.ctx.close();
+      await handle.release();
+      if (JSON.stringify(turn.value.messages) !== JSON.stringify(view))
+        throw new Error(`${spec.name}: the views differ`);
+    }
+    {
+      const handle = turnStore();
+      const start = performance.now();
+      const parts = await Promise.all(rowReads(handle.store));
+      reads.push(performance.now() - start);
+      rows = parts.reduce((sum, part) => sum + part.length, 0);
+      await handle.release();
+    }
+    {
+      // The same reads with the metadata's beside them.
+      const handle = turnStore();
+      const start = performance.now();
+      const [meta] = await Promise.all([handle.store.getMeta(id), ...rowReads(handle.store)]);
+      withMeta.push(performance.now() - start);
+      metaBytes = Buffer.byteLength(JSON.stringify(meta.value));
+      await handle.release();
+    }
   }
   const expected = prefix + singles.length + history.length - fromSeq;
   if (rows !== expected) throw new Error(`${spec.name}: read ${rows} rows, expected ${expected}`);
   // The baseline: the same first turn read from the whole history.
   const wholes: number[] = [];
-  for (let r = 0; r < repeats; r++) {
+  for (let r = 0; r < wholeRepeats(repeats); r++) {
     const handle = turnStore();
     const start = performance.now();
     const ctx = new ContextManager({
@@ -703,9 +707,21 @@ async function measurePeers(history: readonly Message[], repeats: number): Promi
 
 const STORES = ['file', 'sqlite', 'postgres', 'redis'] as const;
 
+/**
+ * Repeats of each cheap measurement (a first turn, the row reads, an agent turn, a peer's call) by
+ * default: a median of 5 moved by more than the goals' margins on a busy machine.
+ */
+const DEFAULT_REPEATS = 15;
+/** The whole-history baseline (a second or more at 100,000) is read at most this many times. */
+const WHOLE_REPEATS = 5;
+
+function wholeRepeats(repeats: number): number {
+  return Math.min(repeats, WHOLE_REPEATS);
+}
+
 function parseArgs(args: readonly string[]): { sizes: number[]; repeats: number; stores: Set<string> } {
   let sizes = [2_000, PEER_SIZE, 20_000, 100_000];
-  let repeats = 5;
+  let repeats = DEFAULT_REPEATS;
   let stores: Set<string> | undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
@@ -796,7 +812,7 @@ export async function runStatelessBenchmark(args: readonly string[]): Promise<vo
   report.note(
     [
       `History: \`longSessionMessages(N, 'openai', ${SEED})\` (an agent session with tool calls), model ${MODEL}, budget ${formatCount(BUDGET)} tokens, default strategy; each size's session is made before its measurements and let go after them (the bench holds one at a time). Each conversation is stored by a manager (\`setMessages\`, counts kept) that serves one view and closes, as an earlier worker leaves it. The worker then already serves another conversation on the same connected store (${WARM_TURNS} first turns of a ${formatCount(WARM_SIZE)}-message conversation ran first, as did ${WARM_TURNS} calls of each peer: tokenizer loaded, connection up, code compiled). The file store keeps each conversation's log index in its instance, so there every timed call below (first turns, row reads, the baseline, the agent turn, the resume, each agent-loop step) is made on a new instance, as by a worker that never saw the conversation: its figures include reading the index kept beside the log (\`NAME.idx\`).`,
-      `First turn: a new \`ContextManager\` on the stored conversation and its \`getMessagesForRequest()\`, ${repeats} times (a new manager each time), median; cpu is this process's user + system time; the longest stall is the longest gap of a 10 ms interval timer during any of them. Reading the view's rows: the same driver's \`read\` of the rows the view holds (its leading system rows; each row it holds before a gap of more than ${TAIL_GAP} rows it does not hold, such as the task, on its own; and from the oldest other row it holds to the end, the only read with the rows' token counts, as in the turn, whose stored view record holds the others'), all reads at once, median of ${repeats}. Rows and metadata: the same reads with the driver's \`getMeta\` beside them, all at once, median of ${repeats}: the metadata holds what the view holds beside the rows (the plan's summary and facts, the cleared results' placeholders in the stored view record), which no turn can skip; \`turn / both\` is shown beside the issue's goal, not judged. No collection is forced before a timed turn (its concurrent sweep of this process's heap would be timed with the turn; runs before this one forced one before each). Heap held: live heap and array buffers (\`heapUsed + arrayBuffers\`: typed arrays keep their contents outside the heap) after a full collection with the manager and view of one more, untimed first turn still referenced, less the same before it. The first turn is served from the stored view record and the rows the view holds (\`storedView\`, issue 32 item 1); the baseline beside it, same run, is the same turn with \`storedView: false\` (the whole history read and checked), whose view must be the same byte for byte. Agent turn: a new manager adds the user's message (appended unread), serves the view, adds the reply: median of ${repeats}.`,
+      `First turn: a new \`ContextManager\` on the stored conversation and its \`getMessagesForRequest()\`, ${repeats} times (a new manager each time), median; cpu is this process's user + system time; the longest stall is the longest gap of a 10 ms interval timer during any of them. Reading the view's rows: the same driver's \`read\` of the rows the view holds (its leading system rows; each row it holds before a gap of more than ${TAIL_GAP} rows it does not hold, such as the task, on its own; and from the oldest other row it holds to the end, the only read with the rows' token counts, as in the turn, whose stored view record holds the others'), all reads at once, median of ${repeats}. Rows and metadata: the same reads with the driver's \`getMeta\` beside them, all at once, median of ${repeats}. Each repeat makes a first turn, the row reads and the row reads with the metadata, one after the other, so that what the machine does meanwhile falls on all three alike; an untimed first turn before them gives the view every turn must serve (and the heap held): the metadata holds what the view holds beside the rows (the plan's summary and facts, the cleared results' placeholders in the stored view record), which no turn can skip; \`turn / both\` is shown beside the issue's goal, not judged. No collection is forced before a timed turn (its concurrent sweep of this process's heap would be timed with the turn; runs before this one forced one before each). Heap held: live heap and array buffers (\`heapUsed + arrayBuffers\`: typed arrays keep their contents outside the heap) after a full collection with the manager and view of the untimed first turn still referenced, less the same before it. The first turn is served from the stored view record and the rows the view holds (\`storedView\`, issue 32 item 1); the baseline beside it, same run, is the same turn with \`storedView: false\` (the whole history read and checked), median of ${wholeRepeats(repeats)}, whose view must be the same byte for byte. Agent turn: a new manager adds the user's message (appended unread), serves the view, adds the reply: median of ${repeats}.`,
       ...(skipped.length > 0 ? [`Not measured: ${skipped.join('; ')}.`] : []),
     ].join('\n'),
   );
