@@ -13,6 +13,8 @@ export default defineConfig({
     // environment names none: their tests then run without REDIS_URL / DATABASE_URL.
     // And the CLI the tests spawn, bundled once from the sources (test/support/cli-bundle.ts).
     globalSetup: ['./test/support/local-services.ts', './test/support/cli-bundle.ts'],
+    // `PROPERTY_SEED` replays a property test's failure (see the file).
+    setupFiles: ['./test/support/property-seed.ts'],
     reporters: ['default', './test/reporters/closing-line.ts'],
   },
 });

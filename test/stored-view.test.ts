@@ -21,7 +21,7 @@ import { encodeStoredView } from '../src/view/stored-view.js';
 import { conversationArb, longSessionMessages } from './support/arbitraries.js';
 import { countingLoads, keepOpen, type WorkerOutcome, workerStep } from './support/workers.js';
 
-const RUNS = Number(process.env.FC_RUNS ?? 40);
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 40);
 const MODEL: Record<string, string> = { openai: 'gpt-4o', anthropic: 'claude-sonnet-4-5' };
 
 type Outcome = { view: string; tokens: number } | { error: string };
@@ -128,7 +128,7 @@ describe('a view served from the stored record', () => {
           await writer.close();
         },
       ),
-      { numRuns: RUNS, ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED) } : {}) },
+      { numRuns: RUNS },
     );
     // Most requests are served from the record (the rest needed a compaction or a decline), many
     // of them under a plan (summaries, cleared results, the facts block in the record).
@@ -169,7 +169,7 @@ describe('a view served from the stored record', () => {
           expect(await stores[0].read('c')).toEqual(await stores[1].read('c'));
         },
       ),
-      { numRuns: RUNS, ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED) } : {}) },
+      { numRuns: RUNS },
     );
     // Most turns never read the whole history.
     expect(unread).toBeGreaterThan(turns / 3);
@@ -194,7 +194,6 @@ describe('a view served from the stored record', () => {
       ),
       {
         numRuns: Math.max(10, RUNS / 2),
-        ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED) } : {}),
       },
     );
     expect(compactions).toBeGreaterThan(0);
@@ -224,7 +223,6 @@ describe('a view served from the stored record', () => {
       ),
       {
         numRuns: Math.max(10, RUNS / 4),
-        ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED) } : {}),
       },
     );
   }, 600_000);
