@@ -5,7 +5,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { type CompactionPlan, decodePlan, encodePlan } from './compaction/plan.js';
+import { type CompactionPlan, decodePlan, encodePlan, planSum } from './compaction/plan.js';
 import {
   createResponsesCompact,
   type NoteCompaction,
@@ -29,6 +29,7 @@ import { cacheUnreported, type UsageSample } from './meter/usage.js';
 import { resetUsageWarning } from './meter/usage-warning.js';
 import { type ContextManagerOptions, DEFAULTS, economySettings, type Usage } from './options.js';
 import { RecallIndex } from './recall/recall-index.js';
+import { withSum } from './record-sum.js';
 import { type HeldMeta, metaPersistence } from './stores/meta-persistence.js';
 import { resolveStore } from './stores/resolve.js';
 import type { ConversationStore } from './stores/types.js';
@@ -218,13 +219,14 @@ export function composeParts(
             history.hasEphemeral
               ? Promise.resolve()
               : history.saveMeta({
-                  ahead: {
+                  // With its sum: a record changed where it is kept is prepared again, not taken.
+                  ahead: withSum({
                     v: STORED_AHEAD_VERSION,
                     epoch: history.storeEpoch,
-                    plan: planDigest(plan ? encodePlan(plan) : null),
+                    plan: planSum(plan),
                     ...mark,
                     ...(memory ? { memory } : {}),
-                  } satisfies StoredAhead,
+                  } satisfies StoredAhead),
                 }),
         }
       : {}),
@@ -312,6 +314,12 @@ export function restoreMeta(
   conversation.view.reset();
   conversation.view.setPlan(decodePlan(meta?.plan));
   const plan = conversation.view.plan;
+  if (!plan && meta?.plan !== undefined && meta.plan !== null) {
+    warn?.(
+      'stored_plan_unreadable',
+      'the compaction plan stored beside the conversation is corrupt, was changed, or was written by another version: it is not applied, and the view is planned again from the history',
+    );
+  }
   if (plan && typeof meta?.planId === 'string') storedPlanIds.get(conversation)?.set(plan, meta.planId);
   restoreGuardState(conversation, meta);
   restoreAhead(conversation, meta, epoch, { plan }, warn);

@@ -7,7 +7,7 @@
  * request as always). Both build the view with the same `View` and guard, so it is the same view.
  */
 
-import { decodePlan, encodePlan } from './compaction/plan.js';
+import { decodePlan, planSum } from './compaction/plan.js';
 import { InvalidMessageError } from './errors.js';
 import { wireFormat } from './formats/registry.js';
 import type { GuardConversation } from './guard/guard.js';
@@ -77,7 +77,7 @@ export async function keepStoredView(
   if (measurer.hasBounds(r.counter)) return known;
   const prefix = c.view.closedPrefix();
   if (!prefix || c.entries !== history.entries) return known;
-  const plan = planDigest(prefix.plan ? encodePlan(prefix.plan) : null);
+  const plan = planSum(prefix.plan);
   const epoch = history.storeEpoch;
   if (
     known &&
@@ -150,7 +150,8 @@ export async function serveStoredView(
     return undefined;
   }
   if (record.epoch !== epoch || planDigest(meta.value?.plan) !== record.plan) return undefined;
-  const plan = decodePlan(meta.value?.plan);
+  // Its sum held: `planDigest` is the sum it holds.
+  const plan = decodePlan(meta.value?.plan, { sumChecked: true });
   if (record.plan !== null && plan === null) return undefined;
   // The format the view is built in; the conversation's own, unless it showed none yet.
   const format = record.format;

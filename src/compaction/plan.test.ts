@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { wireFormat } from '../formats/registry.js';
 import type { HistoryEntry, Message } from '../messages/types.js';
+import { withSum } from '../record-sum.js';
 import { buildAtoms } from '../wire/atoms.js';
 import { clearToolResults } from './clear-tool-results.js';
 import type { PlanContext, Protection } from './draft.js';
@@ -191,8 +192,13 @@ describe('a plan as kept in a store', () => {
       counterId: 'x',
     } as CompactionPlan;
     expect(JSON.stringify(encodePlan(plan)).length).toBeLessThan(JSON.stringify(plan).length / 10);
-    expect(decodePlan({ ...encodePlan(plan), dropped: { bits: 7 } })).toBeNull();
-    expect(decodePlan({ ...encodePlan(plan), summarized: [1, 'x'] })).toBeNull();
+    // Refused for their ids (their sums holding), and for a sum that is missing or does not hold.
+    expect(decodePlan(withSum({ ...encodePlan(plan), dropped: { bits: 7 } }))).toBeNull();
+    expect(decodePlan(withSum({ ...encodePlan(plan), summarized: [1, 'x'] }))).toBeNull();
+    const { sum: _, ...unsummed } = encodePlan(plan);
+    expect(decodePlan(unsummed)).toBeNull();
+    expect(decodePlan({ ...encodePlan(plan), budget: 2 })).toBeNull();
+    expect(decodePlan({ ...encodePlan(plan), budget: 2 }, { sumChecked: true })).not.toBeNull();
     // Decoded when first read, then the same list; JSON, spreads and clones see the ids; a list set replaces them.
     const decoded = decodePlan(JSON.parse(JSON.stringify(encodePlan(plan))))!;
     expect(decoded.dropped).toBe(decoded.dropped);
@@ -200,7 +206,10 @@ describe('a plan as kept in a store', () => {
     expect(JSON.parse(JSON.stringify(decoded))).toEqual(plan);
     expect(structuredClone(decoded)).toEqual(plan);
     expect({ ...decoded }.summarized).toEqual(ids);
-    expect(Object.keys(decoded)).toEqual(Object.keys(encodePlan(plan)));
+    // The fields as kept, in order; the sum is the record's, not the plan's.
+    expect(Object.keys(encodePlan(plan)).at(-1)).toBe('sum');
+    expect(Object.keys(decoded)).toEqual(Object.keys(encodePlan(plan)).slice(0, -1));
+    expect(encodePlan(decoded).sum).toBe(encodePlan(plan).sum);
     decoded.summarized = [4];
     expect(decoded.summarized).toEqual([4]);
   });

@@ -1,4 +1,5 @@
 import type { Message } from '../messages/types.js';
+import { heldSum, withSum } from '../record-sum.js';
 import type { ExtractedFact } from '../tools/types.js';
 import { initialDraft, type PlanContext, type PlanDraft } from './draft.js';
 import type { AtomEdits } from './edit-atom.js';
@@ -70,25 +71,35 @@ export function startDraft(ctx: PlanContext, previous: PlanEdits, measured?: num
  * grow with the history (tens of thousands in a long one), are kept as a bitmap over seqs (base64:
  * a bit per seq, set for an id listed) once there are more than a few: an eighth of a byte per seq
  * where a JSON list takes about six bytes per id, so a worker reading the plan to serve a turn reads
- * kilobytes, not megabytes.
+ * kilobytes, not megabytes. Last comes `sum`, the digest of the rest (src/record-sum.ts):
+ * a plan changed or damaged where it is kept is not applied.
  */
-export function encodePlan(plan: CompactionPlan): Record<string, unknown> {
+export function encodePlan(plan: CompactionPlan): Record<string, unknown> & { sum: string } {
   const encoded: Record<string, unknown> = { ...plan, dropped: encodeIds(plan.dropped) };
   if (plan.summarized) encoded.summarized = encodeIds(plan.summarized);
-  return encoded;
+  return withSum(encoded);
+}
+
+/** The digest `plan` is kept under (its `sum` as `encodePlan` keeps it), null for none. */
+export function planSum(plan: CompactionPlan | null): string | null {
+  return plan ? encodePlan(plan).sum : null;
 }
 
 /**
- * A plan read back from a store, or null when what was stored is not one this version can apply.
- * Its `dropped` and `summarized` ids are decoded from their bitmaps when first read: a worker
- * serving a turn from a stored view record (which covers the plan) never reads them, and at 100k
- * messages they are over 100,000 ids.
+ * A plan read back from a store, or null when what was stored is not one this version can apply:
+ * not of this shape, or its `sum` does not hold (damaged, changed by hand, or kept by a version
+ * that wrote none). `sumChecked`: the caller found the sum to hold already (`planDigest` of the
+ * same value). Its `dropped` and `summarized` ids are decoded from their bitmaps when first read:
+ * a worker serving a turn from a stored view record (which covers the plan) never reads them, and
+ * at 100k messages they are over 100,000 ids.
  */
-export function decodePlan(value: unknown): CompactionPlan | null {
+export function decodePlan(value: unknown, options: { sumChecked?: boolean } = {}): CompactionPlan | null {
   const p = value as Record<string, unknown> | undefined;
   if (p?.v !== 1 || !Array.isArray(p.cleared) || !Array.isArray(p.truncated)) return null;
   if (!idsReadable(p.dropped) || (p.summarized !== undefined && !idsReadable(p.summarized))) return null;
-  const plan = { ...p } as unknown as CompactionPlan;
+  if (!options.sumChecked && heldSum(p) === undefined) return null;
+  const { sum: _, ...kept } = p;
+  const plan = kept as unknown as CompactionPlan;
   decodedWhenRead(plan, 'dropped', p.dropped);
   if (p.summarized !== undefined) decodedWhenRead(plan, 'summarized', p.summarized);
   return plan;

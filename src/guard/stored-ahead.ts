@@ -11,12 +11,15 @@
  * content, and to the summary it built on by that summary's digest: it is taken only where every
  * one of those messages is still stored as it was and the previous summary is the same, so a
  * summary of other messages (a history replaced or edited since, another process's) never gets
- * in. A record of another generation or plan, of another version, or not of this shape is
+ * in. The record keeps the digest of its own JSON (`sum`, src/record-sum.ts): one changed where it
+ * is kept (the model's summary rewritten by hand, say) is not taken. A record of another
+ * generation or plan, of another version, not of this shape or whose sum does not hold is
  * ignored: the preparation is then made again, as before it was stored.
  */
 
 import { createHash } from 'node:crypto';
 import type { HistoryEntry } from '../messages/types.js';
+import { heldSum } from '../record-sum.js';
 
 /** The record's version: a record of another is ignored. */
 export const STORED_AHEAD_VERSION = 1;
@@ -61,9 +64,11 @@ export function textDigest(text: string | undefined): string | null {
   return text === undefined ? null : createHash('sha256').update(text).digest('base64url').slice(0, 22);
 }
 
-/** The stored record, or undefined where there is none usable (absent, another version, not of this shape). */
+/** The stored record, or undefined where there is none usable (absent, another version, not of this shape, its sum not holding). */
 export function decodeStoredAhead(value: unknown): StoredAhead | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
+  // Its sum must hold (src/record-sum.ts): a record changed where it is kept is not taken.
+  if (heldSum(value) === undefined) return undefined;
   const r = value as Partial<StoredAhead>;
   if (r.v !== STORED_AHEAD_VERSION) return undefined;
   if (!(r.epoch === null || typeof r.epoch === 'string')) return undefined;

@@ -18,6 +18,7 @@
 
 import { createHash } from 'node:crypto';
 import type { Message, MessageFormat } from '../messages/types.js';
+import { heldSum } from '../record-sum.js';
 import type { PrefixSource } from './view.js';
 
 /** The record's version: a record of another is not used. */
@@ -52,10 +53,14 @@ export interface StoredView {
   ids?: string;
 }
 
-/** The digest a record names its plan by: of the plan as stored (its JSON), null for none. */
-export function planDigest(storedPlan: unknown): string | null {
+/**
+ * The digest a record names its plan by: the stored plan's `sum` (see `encodePlan`), null for
+ * none; undefined when the plan stored is not one whose sum holds (damaged, changed, or kept by
+ * a version that wrote none), which names no record's plan.
+ */
+export function planDigest(storedPlan: unknown): string | null | undefined {
   if (storedPlan === undefined || storedPlan === null) return null;
-  return createHash('sha256').update(JSON.stringify(storedPlan)).digest('base64url');
+  return heldSum(storedPlan);
 }
 
 /** The record as kept in the metadata: its JSON as text (a `jsonb` column would reorder keys) and that text's digest. */
