@@ -312,9 +312,18 @@ export function restoreMeta(
   warn?: (code: string, message: string) => void,
 ): void {
   conversation.view.reset();
-  conversation.view.setPlan(decodePlan(meta?.plan));
+  const stored = decodePlan(meta?.plan);
+  // A plan names messages by seq: one made in another generation of the log (replaced or popped
+  // since, by a writer that left the plan behind) may name other messages, or none.
+  const stale = stored !== null && (meta?.planEpoch ?? null) !== epoch;
+  conversation.view.setPlan(stale ? null : stored);
   const plan = conversation.view.plan;
-  if (!plan && meta?.plan !== undefined && meta.plan !== null) {
+  if (stale) {
+    warn?.(
+      'stored_plan_stale',
+      'the compaction plan stored beside the conversation was made before the conversation was replaced or popped: it is not applied, and the view is planned again from the history',
+    );
+  } else if (!plan && meta?.plan !== undefined && meta.plan !== null) {
     warn?.(
       'stored_plan_unreadable',
       'the compaction plan stored beside the conversation is corrupt, was changed, or was written by another version: it is not applied, and the view is planned again from the history',

@@ -1,8 +1,9 @@
 /**
  * Issue 32, bad input: a compaction plan stored beside a conversation that was changed where it is
- * kept (a hand edit, a damaged row, a version that kept no sum) is not applied. The view is the one
+ * kept (a hand edit, a damaged row, a version that kept no sum), or that is stale (made before
+ * another writer popped or replaced the log and left the plan behind), is not applied. The view is the one
  * the same conversation gets with no plan stored, planned again from the history, with a
- * `context:warn` `stored_plan_unreadable`; what the changed plan said never reaches a view, whether
+ * `context:warn` (`stored_plan_unreadable`, `stored_plan_stale`); what the changed plan said never reaches a view, whether
  * the worker serves from the stored view record or loads the whole history. On every store.
  */
 
@@ -96,12 +97,77 @@ function scenarios(open: () => Promise<ConversationStore>) {
   }
 }
 
+/** What a writer that leaves the plan behind does to the log: pops past the plan, or replaces it. */
+const UNDER: Array<[string, (store: ConversationStore) => Promise<void>]> = [
+  [
+    'popped past what it covers',
+    async (store) => {
+      for (let i = 0; i < 400; i++) await store.pop(CHANGED);
+    },
+  ],
+  [
+    'replaced with another conversation',
+    async (store) => {
+      const other = longSessionMessages(1_500, 'openai', 99);
+      await store.replace(
+        CHANGED,
+        other.map((message) => ({ message, metadata: { timestamp: '2025-01-01T00:00:00.000Z' } })),
+      );
+    },
+  ],
+];
+
+function staleScenarios(open: () => Promise<ConversationStore>) {
+  for (const [name, change] of UNDER) {
+    it(`a plan made before the conversation was ${name} is not applied`, async () => {
+      const store = keepOpen(await open());
+      const writer = new ContextManager({ model: 'gpt-4o', store, conversationId: CHANGED });
+      await writer.setMessages(longSessionMessages(1_500, 'openai', 32), { replace: true });
+      await writer.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
+      await writer.close();
+      const meta = await store.getMeta(CHANGED);
+      expect((meta.value!.plan as Plan).summary?.text).toBeTruthy();
+      // Another writer changes the log and leaves the metadata as it was.
+      await change(store);
+      await store.replace(
+        PLANLESS,
+        (await store.read(CHANGED)).map(({ seq: _, ...entry }) => entry),
+      );
+      const { plan: _, ...rest } = meta.value!;
+      await store.setMeta(PLANLESS, rest);
+
+      for (const storedView of [true, false]) {
+        const ctx = new ContextManager({ model: 'gpt-4o', store, conversationId: CHANGED, storedView });
+        const warnings: string[] = [];
+        ctx.on('context:warn', (w) => warnings.push(w.code));
+        const messages = await ctx.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
+        await ctx.close();
+        // The first worker finds the stale plan and plans again; the next one applies that plan.
+        expect(warnings).toEqual(storedView ? ['stored_plan_stale'] : []);
+        const expected = await view(store, PLANLESS, storedView);
+        expect(JSON.stringify(messages)).toBe(expected.view);
+        // No summary of messages the log no longer holds (the stale plan's covered up to seq 1,4xx).
+        const head = await store.head(CHANGED);
+        for (const m of messages) {
+          const range =
+            typeof m.content === 'string' && /summary of earlier messages \d+–(\d+)/.exec(m.content);
+          if (range) expect(Number(range[1])).toBeLessThan(head);
+        }
+      }
+      await store.delete(CHANGED);
+      await store.delete(PLANLESS);
+    });
+  }
+}
+
 describe('a stored plan changed where it is kept: memory', () => {
   scenarios(async () => new MemoryStore());
+  staleScenarios(async () => new MemoryStore());
 });
 
 for (const driver of sharedDrivers(cleanups, [CHANGED, PLANLESS])) {
   describe(`a stored plan changed where it is kept: ${driver.name}`, skipFor(driver.missing), () => {
     scenarios(async () => openSpec(await driver.spec()));
+    staleScenarios(async () => openSpec(await driver.spec()));
   });
 }
