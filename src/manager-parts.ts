@@ -5,7 +5,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { type CompactionPlan, decodePlan, encodePlan, planSum } from './compaction/plan.js';
+import { type CompactionPlan, decodePlan, encodePlan, planSum, storedPlanSum } from './compaction/plan.js';
 import {
   createResponsesCompact,
   type NoteCompaction,
@@ -35,7 +35,6 @@ import { resolveStore } from './stores/resolve.js';
 import type { ConversationStore } from './stores/types.js';
 import { createAnthropicTools, createOpenAITools, type LLMWarning } from './tools/llm.js';
 import type { ContextTools } from './tools/types.js';
-import { planDigest } from './view/stored-view.js';
 
 /** The options the manager keeps as given or defaulted (the parts keep the rest). */
 export type ManagerSettings = Readonly<
@@ -356,7 +355,7 @@ export function restoreAhead(
     );
   }
   if (!stored || stored.epoch !== epoch) return;
-  if (stored.plan !== (view.digest !== undefined ? view.digest : planDigest(meta?.plan))) return;
+  if (stored.plan !== (view.digest !== undefined ? view.digest : storedPlanSum(meta?.plan))) return;
   conversation.ahead = {
     ...emptyAheadState(),
     plan: view.plan,

@@ -7,7 +7,7 @@
  * request as always). Both build the view with the same `View` and guard, so it is the same view.
  */
 
-import { decodePlan, planSum } from './compaction/plan.js';
+import { decodePlan, planSum, storedPlanSum } from './compaction/plan.js';
 import { InvalidMessageError } from './errors.js';
 import { wireFormat } from './formats/registry.js';
 import type { GuardConversation } from './guard/guard.js';
@@ -29,7 +29,6 @@ import {
   encodeStoredView,
   filterMayHold,
   idFilter,
-  planDigest,
   prefixItems,
   STORED_VIEW_VERSION,
   type StoredView,
@@ -112,7 +111,7 @@ export async function keepStoredView(
   if (ids !== undefined) record.ids = ids;
   try {
     const unwritten = await history.updateMeta((stored) =>
-      planDigest(stored?.plan) === plan ? { storedView: encodeStoredView(record) } : null,
+      storedPlanSum(stored?.plan) === plan ? { storedView: encodeStoredView(record) } : null,
     );
     if (unwritten !== undefined) return known;
   } catch (err) {
@@ -149,8 +148,8 @@ export async function serveStoredView(
     );
     return undefined;
   }
-  if (record.epoch !== epoch || planDigest(meta.value?.plan) !== record.plan) return undefined;
-  // Its sum held: `planDigest` is the sum it holds.
+  if (record.epoch !== epoch || storedPlanSum(meta.value?.plan) !== record.plan) return undefined;
+  // Its sum held: `storedPlanSum` is the sum it holds.
   const plan = decodePlan(meta.value?.plan, { sumChecked: true });
   if (record.plan !== null && plan === null) return undefined;
   // The format the view is built in; the conversation's own, unless it showed none yet.

@@ -86,10 +86,20 @@ export function planSum(plan: CompactionPlan | null): string | null {
 }
 
 /**
+ * The digest of a plan as stored (its `sum`, which records name it by), null for none; undefined
+ * when its sum does not hold (damaged, changed, or kept by a version that wrote none), which names
+ * no record's plan.
+ */
+export function storedPlanSum(stored: unknown): string | null | undefined {
+  if (stored === undefined || stored === null) return null;
+  return heldSum(stored);
+}
+
+/**
  * A plan read back from a store, or null when what was stored is not one this version can apply:
  * not of this shape, or its `sum` does not hold (damaged, changed by hand, or kept by a version
- * that wrote none). `sumChecked`: the caller found the sum to hold already (`planDigest` of the
- * same value). Its `dropped` and `summarized` ids are decoded from their bitmaps when first read:
+ * that wrote none). `sumChecked`: the caller found the sum to hold already (`storedPlanSum` of
+ * the same value). Its `dropped` and `summarized` ids are decoded from their bitmaps when first read:
  * a worker serving a turn from a stored view record (which covers the plan) never reads them, and
  * at 100k messages they are over 100,000 ids.
  */

@@ -45,7 +45,7 @@ export interface StoredAhead {
   v: typeof STORED_AHEAD_VERSION;
   /** The store generation it was made in. */
   epoch: string | null;
-  /** Digest of the stored plan it prepares the successor of (see `planDigest`), null for none. */
+  /** Digest of the stored plan it prepares the successor of (see `storedPlanSum`), null for none. */
   plan: string | null;
   triedAt: number;
   settled: boolean;

@@ -18,7 +18,6 @@
 
 import { createHash } from 'node:crypto';
 import type { Message, MessageFormat } from '../messages/types.js';
-import { heldSum } from '../record-sum.js';
 import type { PrefixSource } from './view.js';
 
 /** The record's version: a record of another is not used. */
@@ -37,7 +36,7 @@ export interface StoredView {
   v: typeof STORED_VIEW_VERSION;
   /** The store generation the record was built in (`ConversationStore.epoch`). */
   epoch: string | null;
-  /** Digest of the stored plan it was built under (`planDigest`), null when there was none. */
+  /** Digest of the stored plan it was built under (`storedPlanSum`), null when there was none. */
   plan: string | null;
   counterId: string;
   /** The format the view was built in: the conversation's, or the request's while it showed none. */
@@ -51,16 +50,6 @@ export interface StoredView {
   counts: number[];
   /** Filter of the tool ids the prefix's atoms showed (formats whose ids must be unique). */
   ids?: string;
-}
-
-/**
- * The digest a record names its plan by: the stored plan's `sum` (see `encodePlan`), null for
- * none; undefined when the plan stored is not one whose sum holds (damaged, changed, or kept by
- * a version that wrote none), which names no record's plan.
- */
-export function planDigest(storedPlan: unknown): string | null | undefined {
-  if (storedPlan === undefined || storedPlan === null) return null;
-  return heldSum(storedPlan);
 }
 
 /** The record as kept in the metadata: its JSON as text (a `jsonb` column would reorder keys) and that text's digest. */

@@ -10,8 +10,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodePlan } from '../../src/compaction/plan.js';
 import { ContextManager } from '../../src/manager.js';
+import type { Message } from '../../src/messages/types.js';
 import { MemoryStore } from '../../src/stores/memory.js';
-import type { ConversationStore } from '../../src/stores/types.js';
+import type { ConversationStore, MetaRecord } from '../../src/stores/types.js';
 import { longSessionMessages } from '../support/arbitraries.js';
 import { skipFor } from '../support/requirements.js';
 import { keepOpen } from '../support/workers.js';
@@ -46,13 +47,37 @@ async function view(
   store: ConversationStore,
   id: string,
   storedView: boolean,
-): Promise<{ view: string; warnings: string[] }> {
+): Promise<{ messages: Message[]; view: string; warnings: string[] }> {
   const ctx = new ContextManager({ model: 'gpt-4o', store, conversationId: id, storedView });
   const warnings: string[] = [];
   ctx.on('context:warn', (w) => warnings.push(w.code));
   const messages = await ctx.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
   await ctx.close();
-  return { view: JSON.stringify(messages), warnings };
+  return { messages, view: JSON.stringify(messages), warnings };
+}
+
+/**
+ * The conversation `CHANGED` stored by a worker whose view compacted (a plan with a summary, its
+ * view record beside it), and its metadata then.
+ */
+async function storeCompacted(store: ConversationStore): Promise<MetaRecord> {
+  const writer = new ContextManager({ model: 'gpt-4o', store, conversationId: CHANGED });
+  await writer.setMessages(longSessionMessages(1_500, 'openai', 32), { replace: true });
+  await writer.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
+  await writer.close();
+  const meta = await store.getMeta(CHANGED);
+  expect((meta.value!.plan as Plan).summary?.text).toBeTruthy();
+  return meta;
+}
+
+/** The oracle: `PLANLESS`, the log `CHANGED` holds now, with `meta` but no plan. */
+async function storePlanless(store: ConversationStore, meta: MetaRecord): Promise<void> {
+  await store.replace(
+    PLANLESS,
+    (await store.read(CHANGED)).map(({ seq: _, ...entry }) => entry),
+  );
+  const { plan: _, ...rest } = meta.value!;
+  await store.setMeta(PLANLESS, rest);
 }
 
 function scenarios(open: () => Promise<ConversationStore>) {
@@ -60,22 +85,9 @@ function scenarios(open: () => Promise<ConversationStore>) {
     for (const storedView of [true, false]) {
       it(`a stored plan changed (${name}) is not applied (${storedView ? 'a worker serving from the record' : 'a worker loading the history'})`, async () => {
         const store = keepOpen(await open());
-        const history = longSessionMessages(1_500, 'openai', 32);
-        // Stored by a worker whose view compacted: a plan with a summary, its view record beside it.
-        const writer = new ContextManager({ model: 'gpt-4o', store, conversationId: CHANGED });
-        await writer.setMessages(history, { replace: true });
-        await writer.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
-        await writer.close();
-        const meta = await store.getMeta(CHANGED);
-        const plan = meta.value?.plan as Plan;
-        expect(plan.summary?.text).toBeTruthy();
-        // The same conversation with no plan stored: the oracle.
-        await store.replace(
-          PLANLESS,
-          (await store.read(CHANGED)).map(({ seq: _, ...entry }) => entry),
-        );
-        const { plan: _, ...rest } = meta.value!;
-        await store.setMeta(PLANLESS, rest);
+        const meta = await storeCompacted(store);
+        const plan = meta.value!.plan as Plan;
+        await storePlanless(store, meta);
         const changed = { ...meta.value, plan: change(plan) };
         await store.setMeta(CHANGED, changed, { expectedVersion: meta.version });
 
@@ -121,31 +133,17 @@ function staleScenarios(open: () => Promise<ConversationStore>) {
   for (const [name, change] of UNDER) {
     it(`a plan made before the conversation was ${name} is not applied`, async () => {
       const store = keepOpen(await open());
-      const writer = new ContextManager({ model: 'gpt-4o', store, conversationId: CHANGED });
-      await writer.setMessages(longSessionMessages(1_500, 'openai', 32), { replace: true });
-      await writer.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
-      await writer.close();
-      const meta = await store.getMeta(CHANGED);
-      expect((meta.value!.plan as Plan).summary?.text).toBeTruthy();
+      const meta = await storeCompacted(store);
       // Another writer changes the log and leaves the metadata as it was.
       await change(store);
-      await store.replace(
-        PLANLESS,
-        (await store.read(CHANGED)).map(({ seq: _, ...entry }) => entry),
-      );
-      const { plan: _, ...rest } = meta.value!;
-      await store.setMeta(PLANLESS, rest);
+      await storePlanless(store, meta);
 
       for (const storedView of [true, false]) {
-        const ctx = new ContextManager({ model: 'gpt-4o', store, conversationId: CHANGED, storedView });
-        const warnings: string[] = [];
-        ctx.on('context:warn', (w) => warnings.push(w.code));
-        const messages = await ctx.getMessagesForRequest({ tokenBudget: BUDGET, provider: 'openai' });
-        await ctx.close();
+        const { messages, view: got, warnings } = await view(store, CHANGED, storedView);
         // The first worker finds the stale plan and plans again; the next one applies that plan.
         expect(warnings).toEqual(storedView ? ['stored_plan_stale'] : []);
         const expected = await view(store, PLANLESS, storedView);
-        expect(JSON.stringify(messages)).toBe(expected.view);
+        expect(got).toBe(expected.view);
         // No summary of messages the log no longer holds (the stale plan's covered up to seq 1,4xx).
         const head = await store.head(CHANGED);
         for (const m of messages) {
