@@ -12,12 +12,12 @@ import {
   type ProviderCompactor,
   responsesCompactor,
 } from './compaction/provider-compaction.js';
-import type { Level } from './compaction/zones.js';
 import type { ContextEmitter } from './events.js';
 import type { AppliedEdit } from './guard/applied-edits.js';
 import { ContextGuard, type GuardConversation } from './guard/guard.js';
 import type { PlanMade } from './guard/guard-types.js';
 import { decodeStoredAhead, STORED_AHEAD_VERSION, type StoredAhead } from './guard/stored-ahead.js';
+import { decodeGuardState } from './guard/stored-guard-state.js';
 import { emptyAheadState } from './guard/summary-ahead.js';
 import { History } from './history/history.js';
 import { LiveEntries } from './history/live-entries.js';
@@ -329,7 +329,7 @@ export function restoreMeta(
     );
   }
   if (plan && typeof meta?.planId === 'string') storedPlanIds.get(conversation)?.set(plan, meta.planId);
-  restoreGuardState(conversation, meta);
+  restoreGuardState(conversation, meta, warn);
   restoreAhead(conversation, meta, epoch, { plan }, warn);
 }
 
@@ -368,20 +368,30 @@ export function restoreAhead(
 
 /**
  * The guard's level, usage and whether the last request compacted, as the stored conversation kept
- * them (`restoreMeta` without the plan).
+ * them (`restoreMeta` without the plan; src/guard/stored-guard-state.ts). A state that is not
+ * readable (changed where it is kept, damaged, from a version that kept no sum) is not used, with a
+ * warning: the guard starts afresh.
  */
 export function restoreGuardState(
   conversation: GuardConversation,
   meta: Record<string, unknown> | null,
+  warn?: (code: string, message: string) => void,
 ): void {
-  const guard = meta?.guard as { level?: Level; usage?: number; compacted?: number | null } | undefined;
-  if (guard)
+  const guard = decodeGuardState(meta?.guard);
+  if (guard === 'unreadable') {
+    warn?.(
+      'stored_guard_unreadable',
+      "the guard's state stored beside the conversation (its level, usage and last compaction) is corrupt, was changed, or was written by another version: the guard starts afresh",
+    );
+    return;
+  }
+  if (guard !== 'absent')
     conversation.state = {
       level: guard.level ?? undefined,
       usage: guard.usage ?? undefined,
       usageWarning: resetUsageWarning(),
       // The last request compacted, leaving a view of this many tokens (cleared by the next one).
-      compactedLast: typeof guard.compacted === 'number' ? { tokens: guard.compacted } : undefined,
+      compactedLast: guard.compacted !== null ? { tokens: guard.compacted } : undefined,
     };
 }
 

@@ -12,6 +12,7 @@ import { InvalidMessageError } from './errors.js';
 import { wireFormat } from './formats/registry.js';
 import type { GuardConversation } from './guard/guard.js';
 import { WholeHistoryNeeded } from './guard/guard-types.js';
+import { decodeGuardState } from './guard/stored-guard-state.js';
 import { frozenEntry, storedMessageKeeping } from './history/history.js';
 import type { AfterAdded } from './manager-added.js';
 import type { ManagerParts } from './manager-parts.js';
@@ -152,6 +153,8 @@ export async function serveStoredView(
   // Its sum held: `storedPlanSum` is the sum it holds.
   const plan = decodePlan(meta.value?.plan, { sumChecked: true });
   if (record.plan !== null && plan === null) return undefined;
+  // A guard state it cannot use is the load's to warn of (it starts the guard afresh).
+  if (decodeGuardState(meta.value?.guard) === 'unreadable') return undefined;
   // The format the view is built in; the conversation's own, unless it showed none yet.
   const format = record.format;
   const conversationFormat = record.formatless ? undefined : format;

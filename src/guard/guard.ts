@@ -24,7 +24,7 @@ import { wireFormat } from '../formats/registry.js';
 import { History } from '../history/history.js';
 import type { ContextMeasurer, ResolvedRequest } from '../measure/measurer.js';
 import { toolEffectClassifier } from '../messages/tool-effect.js';
-import type { MessageFormat } from '../messages/types.js';
+import type { Message, MessageFormat } from '../messages/types.js';
 import { billRequest, conversationTime } from '../meter/metering.js';
 import { nextUsageWarning, resetUsageWarning } from '../meter/usage-warning.js';
 import { checkStrategy, DEFAULTS, type RequestOptions, resolveShares } from '../options.js';
@@ -33,6 +33,7 @@ import { canPrepare } from '../tools/llm.js';
 import { createOfflineTools } from '../tools/offline.js';
 import { summarizeOffline } from '../tools/offline-summarizer.js';
 import type { ContextTools } from '../tools/types.js';
+import { turnBreaks } from '../view/notices.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
 import { type SentView, View } from '../view/view.js';
 import type { Atom } from '../wire/atoms.js';
@@ -46,6 +47,7 @@ import {
   WholeHistoryNeeded,
 } from './guard-types.js';
 import { ProviderCompaction } from './provider-compaction.js';
+import { encodeGuardState } from './stored-guard-state.js';
 import { emptyAheadState, leftView, recordingTools, SummaryAhead } from './summary-ahead.js';
 
 export type {
@@ -185,6 +187,28 @@ export class ContextGuard {
   }
 
   /**
+   * Tokens a request sends for the view `built`: its messages, what lies outside them
+   * (`fixedTokens`, the request's own by default), and the model's turns a view in this format
+   * puts between user messages one turn cannot hold together (Converse's documents and images per
+   * turn: see `turnBreaks`), which `View.send` adds after the view is fitted. Counted here, where
+   * the compaction is decided and planned, so that a view they take past the budget is compacted
+   * instead of refused. A request in another format than the conversation's is sent converted,
+   * and its breaks are not known before it is (`send` counts them).
+   */
+  private sentTokens(
+    built: { tokens: number; messages: readonly Message[] },
+    r: ResolvedRequest,
+    format: MessageFormat,
+    fixedTokens = r.fixedTokens,
+  ): number {
+    const breaks = r.format === format ? turnBreaks(built.messages, format) : undefined;
+    const breakTokens = breaks
+      ? breaks.at.length * this.measurer.count(r.counter, breaks.message, format)
+      : 0;
+    return built.tokens + fixedTokens + breakTokens;
+  }
+
+  /**
    * Checks messages on their own (no manager): measures them for `request`, decides, and (unless
    * `fit` is false) returns the fitted messages. Successive calls whose messages extend the last
    * call's keep the plan, so the views stay prefix-stable as they would in a manager.
@@ -321,7 +345,7 @@ export class ContextGuard {
   decide(c: GuardConversation, r: ResolvedRequest): GuardDecision {
     const format = c.format ?? r.format;
     const built = c.view.build(c.entries, format, r.counter);
-    const total = built.tokens + r.fixedTokens;
+    const total = this.sentTokens(built, r, format);
     const tokens = Math.ceil(total * r.correction);
     const base = { tokens, budget: r.declared, pct: tokens / r.declared };
     const due = this.autoCompact && this.compactionDue(c, total, r, this.replanAt(c, r)) !== undefined;
@@ -342,8 +366,9 @@ export class ContextGuard {
 
   /** A new plan now when the view is over the trigger (or always, with `force`); null when nothing was due. */
   async compact(c: GuardConversation, r: ResolvedRequest, force: boolean): Promise<CompactionReceipt | null> {
-    const built = c.view.build(c.entries, c.format ?? r.format, r.counter);
-    const total = built.tokens + r.fixedTokens;
+    const format = c.format ?? r.format;
+    const built = c.view.build(c.entries, format, r.counter);
+    const total = this.sentTokens(built, r, format);
     if (!force && total <= Math.floor(this.compactThreshold * r.budget)) return null;
     return this.compactNow(c, r, force ? 'forced' : 'threshold');
   }
@@ -358,8 +383,9 @@ export class ContextGuard {
     r: ResolvedRequest,
     focus?: string,
   ): Promise<CompactionReceipt | null> {
-    const built = c.view.build(c.entries, c.format ?? r.format, r.counter);
-    const total = built.tokens + r.fixedTokens;
+    const format = c.format ?? r.format;
+    const built = c.view.build(c.entries, format, r.counter);
+    const total = this.sentTokens(built, r, format);
     const target = Math.min(Math.floor(this.targetUsage * r.budget), Math.floor(total / 2));
     return this.compactNow(c, r, 'requested', { target, ...(focus !== undefined ? { focus } : {}) });
   }
@@ -444,7 +470,7 @@ export class ContextGuard {
     view.setPlan(plan);
     const atoms = view.atoms(entries, format).visible();
     const built = view.build(entries, format, r.counter);
-    const total = built.tokens + r.fixedTokens;
+    const total = this.sentTokens(built, r, format);
     const trigger = Math.floor(this.compactThreshold * r.budget);
     const target = Math.floor(this.targetUsage * r.budget);
     // The view as it will be at the trigger: the turns to come are newer than anything summarized,
@@ -467,9 +493,9 @@ export class ContextGuard {
       render: (p) => {
         view.setPlan(p);
         const b = view.build(entries, format, r.counter);
-        return { tokens: b.tokens + fixedTokens, messages: b.messages.length };
+        return { tokens: this.sentTokens(b, r, format, fixedTokens), messages: b.messages.length };
       },
-      before: { tokens: built.tokens + fixedTokens, messages: built.messages.length },
+      before: { tokens: this.sentTokens(built, r, format, fixedTokens), messages: built.messages.length },
       repairs: () => [],
       tools: recorded.tools,
       modelFacts: recorded.modelFacts,
@@ -560,7 +586,7 @@ export class ContextGuard {
     const format = c.format ?? r.format;
     if (c.partial && this.provider) throw new WholeHistoryNeeded('provider compaction');
     let built = c.view.build(c.entries, format, r.counter);
-    let total = built.tokens + r.fixedTokens;
+    let total = this.sentTokens(built, r, format);
     if (this.autoCompact) {
       // What a provider's compaction covered reaches the facts block (see covered-facts.ts), in the
       // room under the target and a quarter of the gap to the trigger, as a plan's facts do.
@@ -569,7 +595,7 @@ export class ContextGuard {
       const room = target + Math.floor(gap / 4) - total;
       if (await showCoveredFacts(c, r, format, this.planner, this.measurer, Math.max(0, room))) {
         built = c.view.build(c.entries, format, r.counter);
-        total = built.tokens + r.fixedTokens;
+        total = this.sentTokens(built, r, format);
         c.view.plan!.tokens = total;
         // Changed in place: no longer the stored record another worker may hold (`planId` dropped).
         if (c.save) await c.save({ plan: encodePlan(c.view.plan!), planId: undefined });
@@ -584,7 +610,7 @@ export class ContextGuard {
       if (stored) {
         c.view.setPlan(stored);
         built = c.view.build(c.entries, format, r.counter);
-        total = built.tokens + r.fixedTokens;
+        total = this.sentTokens(built, r, format);
         c.state.level = levelOf(total / r.budget);
         replanAt = this.replanAt(c, r);
         reason = this.compactionDue(c, total, r, replanAt);
@@ -621,7 +647,11 @@ export class ContextGuard {
     // 32: workers agree whichever serves, and whether it saw the compaction or not).
     if (last && !receipt && c.save)
       await c.save({
-        guard: { level: c.state.level ?? null, usage: c.state.usage ?? null, compacted: null },
+        guard: encodeGuardState({
+          level: c.state.level ?? null,
+          usage: c.state.usage ?? null,
+          compacted: null,
+        }),
       });
     if (receipt && last) {
       receipt.consecutive = {
@@ -632,7 +662,7 @@ export class ContextGuard {
     if (receipt) {
       onCompact?.(receipt);
       built = c.view.build(c.entries, format, r.counter);
-      total = built.tokens + r.fixedTokens;
+      total = this.sentTokens(built, r, format);
       // The level falls with the usage: it is where the view is now, not a high-water mark.
       c.state.level = levelOf(total / r.budget);
     }
@@ -755,7 +785,7 @@ export class ContextGuard {
       }
     }
     const before = view.build(entries, format, r.counter);
-    const tokensBefore = before.tokens + r.fixedTokens;
+    const tokensBefore = this.sentTokens(before, r, format);
     const previousPlan = view.plan;
     const pinned = await this.beforeHook(
       reason,
@@ -810,7 +840,7 @@ export class ContextGuard {
       render: (plan) => {
         view.setPlan(plan);
         const built = view.build(entries, format, r.counter);
-        return { tokens: built.tokens + r.fixedTokens, messages: built.messages.length };
+        return { tokens: this.sentTokens(built, r, format), messages: built.messages.length };
       },
       before: {
         tokens: tokensBefore,
@@ -886,7 +916,11 @@ export class ContextGuard {
     // Stored with the plan, the flag that this request compacted (see `fit`): a worker that never
     // saw the conversation holds back the next compaction as the one that compacted would.
     const guardState = {
-      guard: { level: levelOf(after) ?? null, usage: after, compacted: receipt.tokensAfter },
+      guard: encodeGuardState({
+        level: levelOf(after) ?? null,
+        usage: after,
+        compacted: receipt.tokensAfter,
+      }),
     };
     if (c.savePlan) {
       // Another worker stored its plan first: this one gives way to it (the view is built from it).
@@ -988,7 +1022,7 @@ export class ContextGuard {
     plan.pinnedAt = (at as Atom).id;
     c.view.setPlan(plan);
     const built = c.view.build(c.entries, format, r.counter);
-    plan.tokens = built.tokens + r.fixedTokens;
+    plan.tokens = this.sentTokens(built, r, format);
     receipt.tokensAfter = plan.tokens;
     receipt.messagesAfter = built.messages.length;
     receipt.pinned = {

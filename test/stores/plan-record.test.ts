@@ -4,13 +4,17 @@
  * another writer popped or replaced the log and left the plan behind), is not applied. The view is the one
  * the same conversation gets with no plan stored, planned again from the history, with a
  * `context:warn` (`stored_plan_unreadable`, `stored_plan_stale`); what the changed plan said never reaches a view, whether
- * the worker serves from the stored view record or loads the whole history. On every store.
+ * the worker serves from the stored view record or loads the whole history. The guard's state kept
+ * beside it (the flag that the last request compacted, its level and usage) likewise: one changed
+ * where it is kept is not used (`stored_guard_unreadable`), and the guard starts afresh. On every
+ * store.
  */
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodePlan } from '../../src/compaction/plan.js';
 import { ContextManager } from '../../src/manager.js';
 import type { Message } from '../../src/messages/types.js';
+import { withSum } from '../../src/record-sum.js';
 import { MemoryStore } from '../../src/stores/memory.js';
 import type { ConversationStore, MetaRecord } from '../../src/stores/types.js';
 import { longSessionMessages } from '../support/arbitraries.js';
@@ -158,14 +162,78 @@ function staleScenarios(open: () => Promise<ConversationStore>) {
   }
 }
 
+type GuardRecord = Record<string, unknown>;
+
+/** Ways the guard's stored state is changed where it is kept, each keeping the flag of the last compaction. */
+const GUARD_CHANGES: Array<[string, (guard: GuardRecord) => unknown]> = [
+  ['its usage rewritten', (guard) => ({ ...guard, usage: 0.1 })],
+  [
+    'a level out of the list, its sum made again',
+    ({ sum: _, ...guard }) => withSum({ ...guard, level: 'calm' }),
+  ],
+  ['no sum (a version that kept none)', ({ sum: _, ...guard }) => guard],
+  ['text where it stood', () => 'damaged'],
+];
+
+/** A user message of about 3,300 tokens: taking a view just compacted to its target past the trigger, within the budget. */
+const LONG_QUESTION: Message = {
+  role: 'user',
+  content: Array.from({ length: 1_100 }, (_, i) => `item ${i}`).join(', '),
+};
+
+function guardScenarios(open: () => Promise<ConversationStore>) {
+  for (const [name, change] of GUARD_CHANGES) {
+    it(`the guard's stored state changed (${name}) is not used: the guard starts afresh`, async () => {
+      const store = keepOpen(await open());
+      await storeCompacted(store);
+      // Another writer adds a long question: the view is past its trigger, within its budget.
+      const writer = new ContextManager({ model: 'gpt-4o', store, conversationId: CHANGED });
+      await writer.addMessage(LONG_QUESTION);
+      await writer.close();
+      const meta = await store.getMeta(CHANGED);
+      const guard = meta.value!.guard as GuardRecord;
+      // The request before compacted: whole, the stored flag holds the next compaction back.
+      expect(guard.compacted).toBeGreaterThan(0);
+      const { guard: _, ...guardless } = meta.value!;
+      // The same log in the same generation: the plan and view record stored beside it hold there too.
+      await store.replace(
+        PLANLESS,
+        (await store.read(CHANGED)).map(({ seq: _, ...entry }) => entry),
+        { epoch: (await store.epoch(CHANGED))! },
+      );
+      await store.setMeta(PLANLESS, guardless);
+
+      for (const storedView of [true, false]) {
+        await store.setMeta(CHANGED, { ...meta.value, guard: change(guard) });
+        const got = await view(store, CHANGED, storedView);
+        await store.setMeta(PLANLESS, guardless);
+        const expected = await view(store, PLANLESS, storedView);
+        expect(got.view).toBe(expected.view);
+        expect(got.warnings).toEqual(['stored_guard_unreadable']);
+        expect(expected.warnings).toEqual([]);
+        // The state as it was stored holds the compaction back: another view than a fresh guard's.
+        await store.setMeta(CHANGED, meta.value!);
+        const intact = await view(store, CHANGED, storedView);
+        // (It warns that the view held back is past its trigger, as any such view does.)
+        expect(intact.warnings).toEqual(['usage_high']);
+        expect(intact.messages.length).toBeGreaterThan(got.messages.length);
+      }
+      await store.delete(CHANGED);
+      await store.delete(PLANLESS);
+    });
+  }
+}
+
 describe('a stored plan changed where it is kept: memory', () => {
   scenarios(async () => new MemoryStore());
   staleScenarios(async () => new MemoryStore());
+  guardScenarios(async () => new MemoryStore());
 });
 
 for (const driver of sharedDrivers(cleanups, [CHANGED, PLANLESS])) {
   describe(`a stored plan changed where it is kept: ${driver.name}`, skipFor(driver.missing), () => {
     scenarios(async () => openSpec(await driver.spec()));
     staleScenarios(async () => openSpec(await driver.spec()));
+    guardScenarios(async () => openSpec(await driver.spec()));
   });
 }

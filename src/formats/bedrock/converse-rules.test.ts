@@ -162,6 +162,43 @@ describe('Converse rules on message content', () => {
     expect(await ctx.getMessages()).toEqual(messages);
   });
 
+  it('counts its turn breaks where it fits the view: one they take past the budget is compacted, not refused', async () => {
+    const look = (k: number) => ({
+      role: 'user',
+      content: [
+        { text: `Look at these ${k}` },
+        ...Array.from({ length: 3 }, (_, d) => doc(`Report ${k} ${d}`)),
+      ],
+    });
+    const messages: unknown[] = [];
+    for (let t = 0; t < 6; t++) {
+      messages.push({ role: 'user', content: [{ text: `question ${t} ${'word '.repeat(300)}` }] });
+      messages.push({ role: 'assistant', content: [{ text: 'answer '.repeat(600) }] });
+    }
+    // Two user messages side by side, six documents: one turn cannot hold them, a break goes between.
+    messages.push(look(1), look(2));
+    // Compacting only past the budget: the whole view, its break included, is what a request sends.
+    const options = { model: 'claude-sonnet-4-5', compactThreshold: 1 };
+    const roomy = new ContextManager(options);
+    for (const m of messages) await roomy.addMessage(m);
+    const whole = await roomy.getMessagesForRequest({ tokenBudget: 1_000_000 });
+    expect(whole).toHaveLength(messages.length + 1);
+    const { tokens, budget } = roomy.usage();
+    // A budget one token short of the whole view with its break: the messages alone fit it.
+    const tokenBudget = tokens - 1 + (1_000_000 - budget);
+    const ctx = new ContextManager(options);
+    for (const m of messages) await ctx.addMessage(m);
+    const view = await ctx.getMessagesForRequest({ tokenBudget });
+    const sent = ctx.usage();
+    expect(sent.budget).toBe(tokens - 1);
+    expect(sent.tokens).toBeLessThanOrEqual(sent.budget);
+    expect(view.length).toBeLessThan(whole.length);
+    expect(JSON.stringify(view.at(-1))).toBe(JSON.stringify(messages.at(-1)));
+    expect(validateRequest(view, 'bedrock').problems).toEqual([]);
+    expect(fakeProblems(view)).toEqual([]);
+    expect(await ctx.getMessages()).toEqual(messages);
+  });
+
   it('puts no break before a user message that answers tool calls, nor between turns that fit', () => {
     const calls = { role: 'assistant', content: [{ toolUse: { toolUseId: 't1', name: 'read', input: {} } }] };
     const results = {

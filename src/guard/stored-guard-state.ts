@@ -1,0 +1,48 @@
+/**
+ * The guard's running state as kept beside the conversation (metadata field `guard`; issue 32: the
+ * plan and its running counts are stored state): the level it last acted at, the usage of the last
+ * view, and whether the last request compacted (the tokens it left the view at). A worker that
+ * never saw the conversation starts from it, so it holds back or escalates the next compaction as
+ * the worker that served the last request would.
+ *
+ * Like the plan, it keeps the digest of its own JSON (`sum`, src/record-sum.ts). One whose sum does
+ * not hold (changed where it is kept, damaged, written by a version that kept none) or whose fields
+ * are not of their kind is not used, with a warning: the guard starts afresh, as for a conversation
+ * that kept none. A `compacted` changed by hand would otherwise hold back a compaction the view is
+ * due (a view left past its trigger), and a `level` out of the list would escalate wrongly.
+ */
+
+import { LEVELS, type Level } from '../compaction/zones.js';
+import { heldSum, withSum } from '../record-sum.js';
+
+/** The guard's state as kept (before its sum). */
+export interface StoredGuardState {
+  level: Level | null;
+  usage: number | null;
+  /** Tokens of the view the last request's compaction left; null when it did not compact. */
+  compacted: number | null;
+}
+
+/** The record to keep under `guard`, with its sum. */
+export function encodeGuardState(state: StoredGuardState): StoredGuardState & { sum: string } {
+  return withSum({ level: state.level, usage: state.usage, compacted: state.compacted });
+}
+
+/**
+ * The state kept under `guard`: `absent` for none, `unreadable` for one that is not used (its sum
+ * missing or not holding, a field not of its kind).
+ */
+export function decodeGuardState(value: unknown): StoredGuardState | 'absent' | 'unreadable' {
+  if (value === undefined || value === null) return 'absent';
+  if (heldSum(value) === undefined) return 'unreadable';
+  const { level, usage, compacted } = value as Record<string, unknown>;
+  const levelOk = level === null || LEVELS.some((l) => l.level === level);
+  const usageOk = usage === null || (typeof usage === 'number' && Number.isFinite(usage) && usage >= 0);
+  const compactedOk = compacted === null || (Number.isSafeInteger(compacted) && (compacted as number) >= 0);
+  if (!levelOk || !usageOk || !compactedOk) return 'unreadable';
+  return {
+    level: level as Level | null,
+    usage: usage as number | null,
+    compacted: compacted as number | null,
+  };
+}
