@@ -33,7 +33,7 @@ import { canPrepare } from '../tools/llm.js';
 import { createOfflineTools } from '../tools/offline.js';
 import { summarizeOffline } from '../tools/offline-summarizer.js';
 import type { ContextTools } from '../tools/types.js';
-import { turnBreaks } from '../view/notices.js';
+import { startNotice, turnBreaks } from '../view/notices.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
 import { type SentView, View } from '../view/view.js';
 import type { Atom } from '../wire/atoms.js';
@@ -187,25 +187,33 @@ export class ContextGuard {
   }
 
   /**
-   * Tokens a request sends for the view `built`: its messages, what lies outside them
-   * (`fixedTokens`, the request's own by default), and the model's turns a view in this format
-   * puts between user messages one turn cannot hold together (Converse's documents and images per
-   * turn: see `turnBreaks`), which `View.send` adds after the view is fitted. Counted here, where
-   * the compaction is decided and planned, so that a view they take past the budget is compacted
-   * instead of refused. A request in another format than the conversation's is sent converted,
-   * and its breaks are not known before it is (`send` counts them).
+   * Tokens a request sends for `built`, the view `view` built under its plan: its messages, what
+   * lies outside them (`fixedTokens`, the request's own by default), and what `View.send` adds to
+   * them once the view is fitted: in a format whose requests open with a user turn, the notice
+   * put first where the view opens with the model's (`startNotice`), and the model's turns put
+   * between user messages one turn cannot hold together (Converse's documents and images per turn:
+   * `turnBreaks`). Counted here, where the compaction is decided and planned, so that a view they
+   * take past the budget is compacted instead of refused. A request in another format than the
+   * conversation's is sent converted: what it adds is not known before it is (`send` counts it).
    */
   private sentTokens(
+    view: View,
     built: { tokens: number; messages: readonly Message[] },
     r: ResolvedRequest,
     format: MessageFormat,
     fixedTokens = r.fixedTokens,
   ): number {
-    const breaks = r.format === format ? turnBreaks(built.messages, format) : undefined;
-    const breakTokens = breaks
-      ? breaks.at.length * this.measurer.count(r.counter, breaks.message, format)
-      : 0;
-    return built.tokens + fixedTokens + breakTokens;
+    let tokens = built.tokens + fixedTokens;
+    if (r.format !== format) return tokens;
+    const plan = view.plan;
+    const notice = startNotice(built.messages, plan !== null && plan.dropped.length > 0, format);
+    // Before a server compaction block the API drops it unread (as `send` counts it): it costs nothing.
+    if (notice && !wireFormat(format).isCompactionStart?.(built.messages[notice.at]!)) {
+      tokens += this.measurer.count(r.counter, notice.message, format);
+    }
+    const breaks = turnBreaks(built.messages, format);
+    if (breaks) tokens += breaks.at.length * this.measurer.count(r.counter, breaks.message, format);
+    return tokens;
   }
 
   /**
@@ -345,7 +353,7 @@ export class ContextGuard {
   decide(c: GuardConversation, r: ResolvedRequest): GuardDecision {
     const format = c.format ?? r.format;
     const built = c.view.build(c.entries, format, r.counter);
-    const total = this.sentTokens(built, r, format);
+    const total = this.sentTokens(c.view, built, r, format);
     const tokens = Math.ceil(total * r.correction);
     const base = { tokens, budget: r.declared, pct: tokens / r.declared };
     const due = this.autoCompact && this.compactionDue(c, total, r, this.replanAt(c, r)) !== undefined;
@@ -368,7 +376,7 @@ export class ContextGuard {
   async compact(c: GuardConversation, r: ResolvedRequest, force: boolean): Promise<CompactionReceipt | null> {
     const format = c.format ?? r.format;
     const built = c.view.build(c.entries, format, r.counter);
-    const total = this.sentTokens(built, r, format);
+    const total = this.sentTokens(c.view, built, r, format);
     if (!force && total <= Math.floor(this.compactThreshold * r.budget)) return null;
     return this.compactNow(c, r, force ? 'forced' : 'threshold');
   }
@@ -385,7 +393,7 @@ export class ContextGuard {
   ): Promise<CompactionReceipt | null> {
     const format = c.format ?? r.format;
     const built = c.view.build(c.entries, format, r.counter);
-    const total = this.sentTokens(built, r, format);
+    const total = this.sentTokens(c.view, built, r, format);
     const target = Math.min(Math.floor(this.targetUsage * r.budget), Math.floor(total / 2));
     return this.compactNow(c, r, 'requested', { target, ...(focus !== undefined ? { focus } : {}) });
   }
@@ -470,7 +478,7 @@ export class ContextGuard {
     view.setPlan(plan);
     const atoms = view.atoms(entries, format).visible();
     const built = view.build(entries, format, r.counter);
-    const total = this.sentTokens(built, r, format);
+    const total = this.sentTokens(view, built, r, format);
     const trigger = Math.floor(this.compactThreshold * r.budget);
     const target = Math.floor(this.targetUsage * r.budget);
     // The view as it will be at the trigger: the turns to come are newer than anything summarized,
@@ -493,9 +501,12 @@ export class ContextGuard {
       render: (p) => {
         view.setPlan(p);
         const b = view.build(entries, format, r.counter);
-        return { tokens: this.sentTokens(b, r, format, fixedTokens), messages: b.messages.length };
+        return { tokens: this.sentTokens(view, b, r, format, fixedTokens), messages: b.messages.length };
       },
-      before: { tokens: this.sentTokens(built, r, format, fixedTokens), messages: built.messages.length },
+      before: {
+        tokens: this.sentTokens(view, built, r, format, fixedTokens),
+        messages: built.messages.length,
+      },
       repairs: () => [],
       tools: recorded.tools,
       modelFacts: recorded.modelFacts,
@@ -586,7 +597,7 @@ export class ContextGuard {
     const format = c.format ?? r.format;
     if (c.partial && this.provider) throw new WholeHistoryNeeded('provider compaction');
     let built = c.view.build(c.entries, format, r.counter);
-    let total = this.sentTokens(built, r, format);
+    let total = this.sentTokens(c.view, built, r, format);
     if (this.autoCompact) {
       // What a provider's compaction covered reaches the facts block (see covered-facts.ts), in the
       // room under the target and a quarter of the gap to the trigger, as a plan's facts do.
@@ -595,7 +606,7 @@ export class ContextGuard {
       const room = target + Math.floor(gap / 4) - total;
       if (await showCoveredFacts(c, r, format, this.planner, this.measurer, Math.max(0, room))) {
         built = c.view.build(c.entries, format, r.counter);
-        total = this.sentTokens(built, r, format);
+        total = this.sentTokens(c.view, built, r, format);
         c.view.plan!.tokens = total;
         // Changed in place: no longer the stored record another worker may hold (`planId` dropped).
         if (c.save) await c.save({ plan: encodePlan(c.view.plan!), planId: undefined });
@@ -610,7 +621,7 @@ export class ContextGuard {
       if (stored) {
         c.view.setPlan(stored);
         built = c.view.build(c.entries, format, r.counter);
-        total = this.sentTokens(built, r, format);
+        total = this.sentTokens(c.view, built, r, format);
         c.state.level = levelOf(total / r.budget);
         replanAt = this.replanAt(c, r);
         reason = this.compactionDue(c, total, r, replanAt);
@@ -662,7 +673,7 @@ export class ContextGuard {
     if (receipt) {
       onCompact?.(receipt);
       built = c.view.build(c.entries, format, r.counter);
-      total = this.sentTokens(built, r, format);
+      total = this.sentTokens(c.view, built, r, format);
       // The level falls with the usage: it is where the view is now, not a high-water mark.
       c.state.level = levelOf(total / r.budget);
     }
@@ -785,7 +796,7 @@ export class ContextGuard {
       }
     }
     const before = view.build(entries, format, r.counter);
-    const tokensBefore = this.sentTokens(before, r, format);
+    const tokensBefore = this.sentTokens(view, before, r, format);
     const previousPlan = view.plan;
     const pinned = await this.beforeHook(
       reason,
@@ -840,7 +851,7 @@ export class ContextGuard {
       render: (plan) => {
         view.setPlan(plan);
         const built = view.build(entries, format, r.counter);
-        return { tokens: this.sentTokens(built, r, format), messages: built.messages.length };
+        return { tokens: this.sentTokens(view, built, r, format), messages: built.messages.length };
       },
       before: {
         tokens: tokensBefore,
@@ -1022,7 +1033,7 @@ export class ContextGuard {
     plan.pinnedAt = (at as Atom).id;
     c.view.setPlan(plan);
     const built = c.view.build(c.entries, format, r.counter);
-    plan.tokens = this.sentTokens(built, r, format);
+    plan.tokens = this.sentTokens(c.view, built, r, format);
     receipt.tokensAfter = plan.tokens;
     receipt.messagesAfter = built.messages.length;
     receipt.pinned = {
