@@ -169,7 +169,10 @@ describe('a view served from the stored record', () => {
           expect(await stores[0].read('c')).toEqual(await stores[1].read('c'));
         },
       ),
-      { numRuns: RUNS },
+      // At least 200 sessions, whatever PROPERTY_RUNS says: the share below is a figure of the
+      // sample. Over 40 sessions it was 0.33-0.48 from seed to seed (1 run in 12 here fell on its
+      // bound), over 100 0.37-0.42; 200 hold it clear.
+      { numRuns: Math.max(RUNS, 200) },
     );
     // Most turns never read the whole history.
     expect(unread).toBeGreaterThan(turns / 3);

@@ -51,37 +51,56 @@ const round = (id: string, result: string): Message[] => [
 ];
 
 describe('clearToolResults', () => {
-  it('clears the oldest results first, keeps the newest, and stops at the target', () => {
+  it('clears the oldest results first, keeps the newest, and stops at the target', async () => {
     const messages = [
       ...round('a', 'x'.repeat(4000)),
       ...round('b', 'y'.repeat(4000)),
       ...round('c', 'z'.repeat(4000)),
     ];
     const ctx = context(messages, 1500);
-    const draft = clearToolResults(ctx, initialDraft(ctx, NO_EDITS));
+    const draft = await clearToolResults(ctx, initialDraft(ctx, NO_EDITS));
     expect([...draft.cleared.keys()]).toEqual(['1:0', '4:0']);
     expect(draft.total).toBeLessThanOrEqual(1500);
     // With more room, only the oldest goes.
     const roomy = context(messages, 2400);
-    expect([...clearToolResults(roomy, initialDraft(roomy, NO_EDITS)).cleared.keys()]).toEqual(['1:0']);
+    expect([...(await clearToolResults(roomy, initialDraft(roomy, NO_EDITS))).cleared.keys()]).toEqual([
+      '1:0',
+    ]);
     expect(draft.dropped.size).toBe(0);
   });
 
-  it('leaves protected atoms alone', () => {
+  it('pausing after each atom clears what it clears in place', async () => {
+    const messages = Array.from({ length: 12 }, (_, i) => round(`p${i}`, 'w'.repeat(600 + 300 * i))).flat();
+    for (const target of [800, 2_000, 4_000]) {
+      const ctx = context(messages, target);
+      let pauses = 0;
+      const paused = await clearToolResults(ctx, initialDraft(ctx, NO_EDITS), () => {
+        pauses++;
+        return Promise.resolve();
+      });
+      const inPlace = await clearToolResults(ctx, initialDraft(ctx, NO_EDITS));
+      expect(pauses).toBeGreaterThan(0);
+      expect([...paused.cleared]).toEqual([...inPlace.cleared]);
+      expect(paused.atomTokens).toEqual(inPlace.atomTokens);
+      expect(paused.total).toBe(inPlace.total);
+    }
+  });
+
+  it('leaves protected atoms alone', async () => {
     const messages = [
       ...round('a', 'x'.repeat(4000)),
       ...round('b', 'y'.repeat(4000)),
       ...round('c', 'z'.repeat(4000)),
     ];
     const ctx = context(messages, 1000, (i) => (i === 1 ? 'keep' : 'none'));
-    const draft = clearToolResults(ctx, initialDraft(ctx, NO_EDITS));
+    const draft = await clearToolResults(ctx, initialDraft(ctx, NO_EDITS));
     expect(draft.cleared.has('1:0')).toBe(false);
   });
 
-  it('does not clear results of atoms that dropping will remove anyway', () => {
+  it('does not clear results of atoms that dropping will remove anyway', async () => {
     const messages = Array.from({ length: 40 }, (_, i) => round(`c${i}`, 'r'.repeat(2000))).flat();
     const ctx = context(messages, 600);
-    const draft = clearToolResults(ctx, initialDraft(ctx, NO_EDITS));
+    const draft = await clearToolResults(ctx, initialDraft(ctx, NO_EDITS));
     // Only the last few rounds fit even cleared: the results before them are not worth clearing.
     expect(draft.cleared.size).toBeLessThan(10);
     const after = dropOldest(ctx, draft);
@@ -131,19 +150,18 @@ describe('truncateOversized', () => {
 });
 
 /** The truncating pipeline, from a previous plan's decisions. */
-function planView(ctx: PlanContext, previous: PlanEdits) {
-  let draft = startDraft(ctx, previous);
-  for (const step of [clearToolResults, capProtectedOversized, dropOldest, truncateOversized])
-    draft = step(ctx, draft);
+async function planView(ctx: PlanContext, previous: PlanEdits) {
+  let draft = await clearToolResults(ctx, startDraft(ctx, previous));
+  for (const step of [capProtectedOversized, dropOldest, truncateOversized]) draft = step(ctx, draft);
   return draft;
 }
 
 describe('a new plan over a previous one', () => {
-  it('only ever adds to the previous plan', () => {
+  it('only ever adds to the previous plan', async () => {
     const messages = Array.from({ length: 10 }, (_, i) => round(`c${i}`, 'r'.repeat(800))).flat();
     const ctx = context(messages, 800);
-    const first = planView(ctx, { ...NO_EDITS, dropped: new Set() });
-    const second = planView(
+    const first = await planView(ctx, { ...NO_EDITS, dropped: new Set() });
+    const second = await planView(
       { ...ctx, target: 400 },
       { cleared: first.cleared, truncated: first.truncated, dropped: first.dropped },
     );

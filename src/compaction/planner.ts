@@ -422,7 +422,11 @@ export class Planner {
     // The summary in the view now; selection adds a reserve only when there is none yet.
     const oldSummaryTokens = previousPlan?.summary ? summaryTokens(previousPlan.summary) : 0;
     draft.total += oldSummaryTokens;
-    draft = clearToolResults(clearOnly ? { ...ctx, clearing: { ...ctx.clearing, clearOnly } } : ctx, draft);
+    draft = await clearToolResults(
+      clearOnly ? { ...ctx, clearing: { ...ctx.clearing, clearOnly } } : ctx,
+      draft,
+      pause,
+    );
     await pause();
     if (clearOnly) {
       const room = factsLimit;

@@ -9,9 +9,10 @@ import {
 import { historyEntries } from '../../test/support/history-entries.js';
 import { functionCall } from '../../test/support/openai-calls.js';
 import type { Message } from '../messages/types.js';
+import { useSliceClock } from '../slices.js';
 import { memoryStatements } from './dialogue-memory.js';
 import { entrySegments } from './entry-segments.js';
-import { estimateTokens, summarizeOffline } from './offline-summarizer.js';
+import { estimateTokens, summarizeOffline, summarizeOfflineInSlices } from './offline-summarizer.js';
 import { splitSentences } from './sentences.js';
 
 /** A line's label: the source message's number, then the speaker (`12 tool read_file`). */
@@ -48,6 +49,29 @@ describe('summarizeOffline', () => {
       }),
       { numRuns: 60 },
     );
+  });
+
+  it('in slices that yield, gives the same text as in place, with and without a previous summary', async () => {
+    // One slice an item (the clock moves 10 ms between its reads): every pause is taken.
+    let now = 0;
+    const restore = useSliceClock({ now: () => (now += 10) });
+    try {
+      await fc.assert(
+        fc.asyncProperty(
+          conversationArb(),
+          fc.integer({ min: 20, max: 2000 }),
+          fc.option(fc.string({ minLength: 1, maxLength: 400 }), { nil: undefined }),
+          async (conversation, maxTokens, previousSummary) => {
+            const entries = historyEntries(conversation.messages);
+            const options = { maxTokens, ...(previousSummary !== undefined ? { previousSummary } : {}) };
+            expect(await summarizeOfflineInSlices(entries, options)).toBe(summarizeOffline(entries, options));
+          },
+        ),
+        { numRuns: 60 },
+      );
+    } finally {
+      restore();
+    }
   });
 
   it('stays within maxTokens, counted by the default estimate or by countText', () => {
