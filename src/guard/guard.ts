@@ -24,7 +24,7 @@ import { wireFormat } from '../formats/registry.js';
 import { History } from '../history/history.js';
 import type { ContextMeasurer, ResolvedRequest } from '../measure/measurer.js';
 import { toolEffectClassifier } from '../messages/tool-effect.js';
-import type { Message, MessageFormat } from '../messages/types.js';
+import type { MessageFormat } from '../messages/types.js';
 import { billRequest, conversationTime } from '../meter/metering.js';
 import { nextUsageWarning, resetUsageWarning } from '../meter/usage-warning.js';
 import { checkStrategy, DEFAULTS, type RequestOptions, resolveShares } from '../options.js';
@@ -33,9 +33,8 @@ import { canPrepare } from '../tools/llm.js';
 import { createOfflineTools } from '../tools/offline.js';
 import { summarizeOffline } from '../tools/offline-summarizer.js';
 import type { ContextTools } from '../tools/types.js';
-import { startNotice, turnBreaks } from '../view/notices.js';
 import { PlanBlocks } from '../view/plan-blocks.js';
-import { type SentView, View } from '../view/view.js';
+import { type BuiltView, type SentView, View } from '../view/view.js';
 import type { Atom } from '../wire/atoms.js';
 import { CompactAhead, emptyCompactAheadState } from './compact-ahead.js';
 import { showCoveredFacts } from './covered-facts.js';
@@ -187,33 +186,20 @@ export class ContextGuard {
   }
 
   /**
-   * Tokens a request sends for `built`, the view `view` built under its plan: its messages, what
-   * lies outside them (`fixedTokens`, the request's own by default), and what `View.send` adds to
-   * them once the view is fitted: in a format whose requests open with a user turn, the notice
-   * put first where the view opens with the model's (`startNotice`), and the model's turns put
-   * between user messages one turn cannot hold together (Converse's documents and images per turn:
-   * `turnBreaks`). Counted here, where the compaction is decided and planned, so that a view they
-   * take past the budget is compacted instead of refused. A request in another format than the
-   * conversation's is sent converted: what it adds is not known before it is (`send` counts it).
+   * Tokens a request sends for `built`, built by `view` under its plan: its messages, what lies
+   * outside them (`fixedTokens`, the request's own by default), and what `View.send` adds once
+   * the view is fitted (`View.addedTokens`). A request in another format than the conversation's
+   * is sent converted: what it adds is not known before it is (`send` counts it).
    */
   private sentTokens(
     view: View,
-    built: { tokens: number; messages: readonly Message[] },
+    built: BuiltView,
     r: ResolvedRequest,
     format: MessageFormat,
     fixedTokens = r.fixedTokens,
   ): number {
-    let tokens = built.tokens + fixedTokens;
-    if (r.format !== format) return tokens;
-    const plan = view.plan;
-    const notice = startNotice(built.messages, plan !== null && plan.dropped.length > 0, format);
-    // Before a server compaction block the API drops it unread (as `send` counts it): it costs nothing.
-    if (notice && !wireFormat(format).isCompactionStart?.(built.messages[notice.at]!)) {
-      tokens += this.measurer.count(r.counter, notice.message, format);
-    }
-    const breaks = turnBreaks(built.messages, format);
-    if (breaks) tokens += breaks.at.length * this.measurer.count(r.counter, breaks.message, format);
-    return tokens;
+    const added = r.format === format ? view.addedTokens(built, format, r.counter) : 0;
+    return built.tokens + fixedTokens + added;
   }
 
   /**

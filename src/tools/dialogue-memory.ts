@@ -17,7 +17,7 @@
 
 import type { HistoryEntry } from '../messages/types.js';
 import { runSteps, runStepsInSlices, type Slices, type Steps, sortSteps } from '../slices.js';
-import { entrySegments, type Segment } from './entry-segments.js';
+import { entrySegmentSteps, entrySegments } from './entry-segments.js';
 import { splitLong, splitSentences } from './sentences.js';
 
 /** One statement: what was said, by whom, on which date (or `''`), and where it came from. */
@@ -144,9 +144,6 @@ function stampDate(stamp: string): string {
   return date === '' ? stamp.trim() : date;
 }
 
-/** Entries read into segments at a time by `entryStatementSteps`. */
-const SEGMENT_CHUNK = 256;
-
 /** The statements of new entries, in order, with speaker and date. */
 export function entryStatements(entries: readonly HistoryEntry[], firstOrder = 0): Statement[] {
   return runSteps(entryStatementSteps(entries, firstOrder));
@@ -160,14 +157,7 @@ function* entryStatementSteps(entries: readonly HistoryEntry[], firstOrder: numb
     yield;
   }
   let order = firstOrder;
-  // Read a few hundred entries at a time (the call names carried across, as one read would).
-  const callNames = new Map<string, string>();
-  const segments: Segment[] = [];
-  for (let i = 0; i < entries.length; i += SEGMENT_CHUNK) {
-    for (const s of entrySegments(entries.slice(i, i + SEGMENT_CHUNK), callNames))
-      if (s.role !== 'system' && s.kind === 'text') segments.push(s);
-    yield;
-  }
+  const segments = yield* entrySegmentSteps(entries, (s) => s.role !== 'system' && s.kind === 'text');
   // A leading `Name:` is a speaker when turns of the batch use it more than once (not a `Note:`).
   const prefixes = new Map<string, number>();
   for (const s of segments) {

@@ -6,6 +6,7 @@
  */
 
 import type { HistoryEntry, Message } from '../messages/types.js';
+import type { Steps } from '../slices.js';
 import { messageText, ownReader } from '../wire/content.js';
 
 /** Whether a segment is prose, a tool call's arguments, or a tool's result. */
@@ -55,6 +56,28 @@ export function entrySegments(
   const out: Segment[] = [];
   for (const entry of entries) pushEntry(out, entry.seq, entry.message as Message, callNames);
   return out;
+}
+
+/** Entries {@link entrySegmentSteps} reads into segments between two of its pauses. */
+const SEGMENT_BATCH = 256;
+
+/**
+ * The segments of `entries` that `keep` keeps, in order, as steps (see `Steps`) that pause after
+ * every few hundred entries: the same segments as {@link entrySegments} reads at once.
+ */
+export function* entrySegmentSteps(
+  entries: readonly HistoryEntry[],
+  keep: (segment: Segment) => boolean,
+): Steps<Segment[]> {
+  // One map across the batches: a result finds its call in an earlier one.
+  const callNames = new Map<string, string>();
+  const kept: Segment[] = [];
+  for (let from = 0; from < entries.length; from += SEGMENT_BATCH) {
+    for (const s of entrySegments(entries.slice(from, from + SEGMENT_BATCH), callNames))
+      if (keep(s)) kept.push(s);
+    yield;
+  }
+  return kept;
 }
 
 function pushEntry(out: Segment[], seq: number, message: Message, callNames: Map<string, string>): void {

@@ -24,7 +24,7 @@ import {
   isDialogue,
   isDialogueMemory,
 } from './dialogue-memory.js';
-import { entrySegments, type Segment } from './entry-segments.js';
+import { entrySegmentSteps, type Segment } from './entry-segments.js';
 import { isInstructionLike, quotedData } from './quoted-data.js';
 import { type TextUnit, textUnits } from './sentences.js';
 import type { SummarizeOptions } from './types.js';
@@ -233,9 +233,6 @@ function candidateUnits(text: string, prose: boolean): TextUnit[] {
   return out;
 }
 
-/** Entries read into segments at a time by {@link addEntries} (a result finds its call in an earlier batch). */
-const SEGMENT_BATCH = 256;
-
 /** Segments scored between two of {@link addEntries}' pauses. */
 const SCORED_AT_ONCE = 64;
 
@@ -245,14 +242,7 @@ function* addEntries(
   units: Units,
   focus: string[],
 ): Steps<void> {
-  // One map across the batches: the same segments as read at once (see `entrySegments`).
-  const callNames = new Map<string, string>();
-  const segments: Segment[] = [];
-  for (let from = 0; from < entries.length; from += SEGMENT_BATCH) {
-    for (const s of entrySegments(entries.slice(from, from + SEGMENT_BATCH), callNames))
-      if (s.role !== 'system') segments.push(s);
-    yield;
-  }
+  const segments = yield* entrySegmentSteps(entries, (s) => s.role !== 'system');
   const last = Math.max(1, segments.length - 1);
   // Exact duplicates (a repeated "Let me check.", the same log line) are kept once, first time.
   const seen = new Set<string>(units.text);

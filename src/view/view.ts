@@ -408,6 +408,37 @@ export class View {
   }
 
   /**
+   * The notice `send` puts first in `messages` (a view built under this view's plan) in a format
+   * whose requests open with a user turn, where they open with the model's; `counted` is false
+   * before a server compaction block, which the API drops unread (see `LiveEntries`).
+   */
+  private openingNotice(
+    messages: readonly Message[],
+    format: MessageFormat,
+  ): { at: number; message: Message; counted: boolean } | undefined {
+    const plan = this.currentPlan;
+    const notice = startNotice(messages, plan !== null && plan.dropped.length > 0, format);
+    if (!notice) return undefined;
+    const counted = wireFormat(format).isCompactionStart?.(messages[notice.at]!) !== true;
+    return { ...notice, counted };
+  }
+
+  /**
+   * Tokens `send` adds to `built` in its own format once the view is fitted: the opening notice
+   * (`openingNotice`) and the model's turns put between user messages one turn cannot hold
+   * together (Converse's documents and images per turn: `turnBreaks`). The guard counts them where
+   * it decides and plans a compaction, so that a view they take past the budget is compacted.
+   */
+  addedTokens(built: BuiltView, format: MessageFormat, counter: TokenCounter): number {
+    let tokens = 0;
+    const notice = this.openingNotice(built.messages, format);
+    if (notice?.counted) tokens += this.counting.count(counter, notice.message, format);
+    const breaks = turnBreaks(built.messages, format);
+    if (breaks) tokens += breaks.at.length * this.counting.count(counter, breaks.message, format);
+    return tokens;
+  }
+
+  /**
    * The view as a request sends it, in the wire format `format` asks for: converted where the
    * conversation is in another, with the compaction note at the tail when one is due, and, for
    * Anthropic, a user turn first where the view would open with the assistant.
@@ -483,18 +514,14 @@ export class View {
     let noticeTokens = 0;
     let unmarked: Message[] | undefined;
     const wire = wireFormat(format);
-    if (wire.userTurnFirst) {
-      const omitted = this.currentPlan !== null && this.currentPlan.dropped.length > 0;
-      const notice = startNotice(messages, omitted, format);
-      if (notice) {
-        messages.splice(notice.at, 0, notice.message);
-        // Before a server compaction block the API drops it unread (see `LiveEntries`): it costs nothing.
-        if (!wire.isCompactionStart?.(messages[notice.at + 1]!)) {
-          noticeTokens = this.counting.count(counter, notice.message, format);
-          total += noticeTokens;
-        }
-        put.set('start_notice', notice.message);
+    const notice = this.openingNotice(messages, format);
+    if (notice) {
+      messages.splice(notice.at, 0, notice.message);
+      if (notice.counted) {
+        noticeTokens = this.counting.count(counter, notice.message, format);
+        total += noticeTokens;
       }
+      put.set('start_notice', notice.message);
     }
     // Two user messages side by side whose media one turn cannot hold: a model turn between them.
     const breaks = turnBreaks(messages, format);
