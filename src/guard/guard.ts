@@ -252,6 +252,19 @@ export class ContextGuard {
           r = tighter;
         }
       }
+      // A view sent in another format than the conversation's is counted again once converted
+      // (`View.send`), and conversion can make it larger than the count it was fitted on (an
+      // OpenAI-shaped agent session is 0.4–1.5% larger as Anthropic's or Gemini's). Past the budget
+      // so, it is compacted to a budget smaller by as much, as for the provider's count above.
+      if (out.total > r.budget && (c.format ?? r.format) !== r.format) {
+        if (c.partial) throw new WholeHistoryNeeded('a conversion past the budget');
+        const tighter: ResolvedRequest = {
+          ...r,
+          budget: Math.max(1, Math.floor((r.budget * r.budget) / out.total) - 1),
+        };
+        receipt = (await this.compactNow(c, tighter, 'over_budget')) ?? receipt;
+        out = await this.viewFor(c, tighter);
+      }
       const declines = this.declineAt !== undefined && out.total > this.declineAt * r.budget;
       if (c.partial && (out.total > r.budget || declines)) throw new WholeHistoryNeeded('a decline');
       if (out.total > r.budget) throw this.overflow(c, r, out.total, out.noticeTokens);
