@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { wireFormat } from '../formats/registry.js';
 import type { HistoryEntry, Message } from '../messages/types.js';
 import { withSum } from '../record-sum.js';
@@ -9,7 +9,7 @@ import type { PlanContext, Protection } from './draft.js';
 import { initialDraft } from './draft.js';
 import { dropOldest } from './drop-oldest.js';
 import { NO_EDITS, renderAtom } from './edit-atom.js';
-import { type CompactionPlan, decodePlan, encodePlan, type PlanEdits, startDraft } from './plan.js';
+import { type CompactionPlan, decodePlan, dropsAny, encodePlan, type PlanEdits, startDraft } from './plan.js';
 import { capProtectedOversized, fitText, truncateOversized } from './truncate-oversized.js';
 
 const countText = (t: string) => Math.ceil(t.length / 4);
@@ -230,5 +230,36 @@ describe('a plan as kept in a store', () => {
     expect(encodePlan(decoded).sum).toBe(encodePlan(plan).sum);
     decoded.summarized = [4];
     expect(decoded.summarized).toEqual([4]);
+  });
+
+  it('tells whether it drops any atom without decoding its ids (a view asks on every request)', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.nat(20_000), { maxLength: 400 }), fc.boolean(), (dropped, reset) => {
+        const plan: CompactionPlan = {
+          v: 1,
+          dropped: dropped.sort((a, b) => a - b),
+          cleared: [],
+          truncated: [],
+          historyLength: 20_001,
+          budget: 1_000,
+          tokens: 900,
+          counterId: 'o200k',
+        };
+        expect(dropsAny(plan)).toBe(dropped.length > 0);
+        const decoded = decodePlan(JSON.parse(JSON.stringify(encodePlan(plan))))!;
+        const from = vi.spyOn(Buffer, 'from');
+        try {
+          expect(dropsAny(decoded)).toBe(dropped.length > 0);
+          // Its bitmap (over 64 ids) is not decoded to tell.
+          expect(from).not.toHaveBeenCalled();
+        } finally {
+          from.mockRestore();
+        }
+        // Once read, or set, the ids tell.
+        if (reset) decoded.dropped = [];
+        else expect(decoded.dropped).toEqual(plan.dropped);
+        expect(dropsAny(decoded)).toBe(!reset && dropped.length > 0);
+      }),
+    );
   });
 });

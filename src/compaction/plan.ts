@@ -127,6 +127,16 @@ function idsReadable(value: unknown): boolean {
  */
 function decodedWhenRead(plan: CompactionPlan, key: 'dropped' | 'summarized', stored: unknown): void {
   let ids: number[] | undefined;
+  if (key === 'dropped') {
+    // A bitmap holds no id where every byte is 0 (base64 "A"s, with its padding).
+    undecodedDrops.set(plan, () =>
+      ids
+        ? ids.length > 0
+        : Array.isArray(stored)
+          ? stored.length > 0
+          : /[^A=]/.test((stored as { bits: string }).bits),
+    );
+  }
   Object.defineProperty(plan, key, {
     enumerable: true,
     configurable: true,
@@ -138,6 +148,17 @@ function decodedWhenRead(plan: CompactionPlan, key: 'dropped' | 'summarized', st
       ids = value;
     },
   });
+}
+
+/** Whether the ids of each plan decoded from a store (`decodedWhenRead`) are any, told without decoding them. */
+const undecodedDrops = new WeakMap<CompactionPlan, () => boolean>();
+
+/**
+ * Whether `plan` leaves any atom out of the view, without decoding a stored plan's `dropped` ids
+ * (a view's start notice asks it on every request; at 100k messages they are over 100,000 ids).
+ */
+export function dropsAny(plan: CompactionPlan): boolean {
+  return undecodedDrops.get(plan)?.() ?? plan.dropped.length > 0;
 }
 
 /** Lists up to this long stay JSON lists (a short plan reads as it always did). */

@@ -33,14 +33,15 @@ function noticesOf(format: MessageFormat): {
  */
 export function startNotice(
   messages: readonly Message[],
-  omitted: boolean,
+  /** Whether older messages were left out of the view: asked only where a notice is due. */
+  omitted: () => boolean,
   format: MessageFormat,
 ): { at: number; message: Message } | undefined {
   if (!wireFormat(format).userTurnFirst) return undefined;
   const first = messages.findIndex((m) => m.role !== 'system');
   if (first < 0 || messages[first]!.role === 'user') return undefined;
   const notices = noticesOf(format);
-  return { at: first, message: omitted ? notices.omitted : notices.start };
+  return { at: first, message: omitted() ? notices.omitted : notices.start };
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 
 import { renderAtom } from '../compaction/edit-atom.js';
-import type { CompactionPlan, PlanEdits } from '../compaction/plan.js';
+import { type CompactionPlan, dropsAny, type PlanEdits } from '../compaction/plan.js';
 import type { CompactionReceipt } from '../events.js';
 import { wireFormat } from '../formats/registry.js';
 import type { HistoryEntry, Message, MessageFormat } from '../messages/types.js';
@@ -417,7 +417,7 @@ export class View {
     format: MessageFormat,
   ): { at: number; message: Message; counted: boolean } | undefined {
     const plan = this.currentPlan;
-    const notice = startNotice(messages, plan !== null && plan.dropped.length > 0, format);
+    const notice = startNotice(messages, () => plan !== null && dropsAny(plan), format);
     if (!notice) return undefined;
     const counted = wireFormat(format).isCompactionStart?.(messages[notice.at]!) !== true;
     return { ...notice, counted };
