@@ -16,9 +16,15 @@ import type { ContextEmitter } from './events.js';
 import type { AppliedEdit } from './guard/applied-edits.js';
 import { ContextGuard, type GuardConversation } from './guard/guard.js';
 import type { PlanMade } from './guard/guard-types.js';
-import { decodeStoredAhead, STORED_AHEAD_VERSION, type StoredAhead } from './guard/stored-ahead.js';
+import {
+  decodeStoredAhead,
+  decodeStoredSpec,
+  STORED_AHEAD_VERSION,
+  type StoredAhead,
+  type StoredSpec,
+} from './guard/stored-ahead.js';
 import { decodeGuardState } from './guard/stored-guard-state.js';
-import { emptyAheadState } from './guard/summary-ahead.js';
+import { emptyAheadState, type HeldSpec } from './guard/summary-ahead.js';
 import { History } from './history/history.js';
 import { LiveEntries } from './history/live-entries.js';
 import { StoredCounts } from './manager-counts.js';
@@ -214,7 +220,7 @@ export function composeParts(
           storedPlan: (current, made) => adoptableStoredPlan(history, planIds, current, made),
           savePlan: (plan, previous, made, patch) =>
             savePlanUnlessTaken(history, planIds, plan, previous, made, patch),
-          keepAhead: (plan, mark, memory) =>
+          keepAhead: (plan, mark, memory, spec) =>
             history.hasEphemeral
               ? Promise.resolve()
               : history.saveMeta({
@@ -226,6 +232,15 @@ export function composeParts(
                     ...mark,
                     ...(memory ? { memory } : {}),
                   } satisfies StoredAhead),
+                  // Under its own key: a worker serving from the stored view record never reads it.
+                  aheadSpec: spec
+                    ? withSum({
+                        v: STORED_AHEAD_VERSION,
+                        epoch: history.storeEpoch,
+                        plan: planSum(plan),
+                        ...spec,
+                      } satisfies StoredSpec)
+                    : undefined,
                 }),
         }
       : {}),
@@ -330,7 +345,7 @@ export function restoreMeta(
   }
   if (plan && typeof meta?.planId === 'string') storedPlanIds.get(conversation)?.set(plan, meta.planId);
   restoreGuardState(conversation, meta, warn);
-  restoreAhead(conversation, meta, epoch, { plan }, warn);
+  restoreAhead(conversation, meta, epoch, { plan, withSpec: true }, warn);
 }
 
 /**
@@ -344,7 +359,7 @@ export function restoreAhead(
   conversation: GuardConversation,
   meta: Record<string, unknown> | null,
   epoch: string | null,
-  view: { plan: CompactionPlan | null; digest?: string | null },
+  view: { plan: CompactionPlan | null; digest?: string | null; withSpec?: boolean },
   warn?: (code: string, message: string) => void,
 ): void {
   const stored = decodeStoredAhead(meta?.ahead);
@@ -355,7 +370,8 @@ export function restoreAhead(
     );
   }
   if (!stored || stored.epoch !== epoch) return;
-  if (stored.plan !== (view.digest !== undefined ? view.digest : storedPlanSum(meta?.plan))) return;
+  const digest = view.digest !== undefined ? view.digest : storedPlanSum(meta?.plan);
+  if (stored.plan !== digest) return;
   conversation.ahead = {
     ...emptyAheadState(),
     plan: view.plan,
@@ -364,6 +380,30 @@ export function restoreAhead(
     settled: stored.settled,
     stored: stored.memory,
   };
+  // The plan made ahead, where the history is loaded (a compaction or a preparation may take it).
+  if (view.withSpec) conversation.ahead.storedSpec = restoredSpec(meta?.aheadSpec, epoch, digest, warn);
+}
+
+/** The plan made ahead for the successor of the plan `digest` (`StoredSpec`), decoded; undefined where none is usable. */
+function restoredSpec(
+  value: unknown,
+  epoch: string | null,
+  digest: string | null,
+  warn?: (code: string, message: string) => void,
+): HeldSpec | undefined {
+  if (value === undefined || value === null) return undefined;
+  const stored = decodeStoredSpec(value);
+  const spec = stored ? decodePlan(stored.spec) : null;
+  if (!stored || !spec) {
+    warn?.(
+      'stored_ahead_unreadable',
+      'the plan made ahead stored beside the conversation is corrupt, was changed, or was written by another version: it is planned again',
+    );
+    return undefined;
+  }
+  if (stored.epoch !== epoch || stored.plan !== digest) return undefined;
+  const { entries, previous, focus, maxTokens } = stored;
+  return { spec, entries, previous, focus, maxTokens };
 }
 
 /**

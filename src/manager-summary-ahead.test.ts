@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeLLMServer, type FakePrompt, startFakeLLMServer } from '../test/support/fake-llm-server.js';
 import { VirtualClock } from '../test/support/virtual-clock.js';
@@ -59,6 +60,7 @@ async function idle(rounds = 20): Promise<void> {
 }
 
 const BUDGET = 3000;
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 40);
 
 /** One turn: the user's message, the request (timed), the reply. */
 async function turn(ctx: ContextManager, t: number, views: Message[][]): Promise<number> {
@@ -270,12 +272,14 @@ describe.each(['openai', 'anthropic'] as const)('summaries prepared ahead (%s)',
     store: ConversationStore,
     model: FakeLLMServer,
     gate: ReturnType<typeof gatedFetch>,
+    more: { storedView?: boolean } = {},
   ): Promise<{ receipts: CompactionReceipt[]; open: () => ContextManager; kept: ContextManager }> {
     const options = {
       model: 'gpt-4o',
       store,
       conversationId: 'c',
       protectTask: false,
+      ...more,
       llm: { provider, baseURL: model.baseURL, apiKey: 'sk-test', model: 'small', fetch: gate.fetch },
     };
     const receipts: CompactionReceipt[] = [];
@@ -428,6 +432,88 @@ describe.each(['openai', 'anthropic'] as const)('summaries prepared ahead (%s)',
       server = undefined;
     }
   });
+
+  /**
+   * The views and compactions of `sizes` turns (the words of the user's message and of the reply)
+   * at `budget`, on one long-lived manager and on a new manager each turn (`worker`: loaded, or
+   * served from the stored view record), every model call answered before the next turn.
+   */
+  async function workersAgree(
+    worker: 'loaded' | 'served',
+    sizes: ReadonlyArray<readonly [number, number]>,
+    budget: number,
+  ) {
+    const gate = gatedFetch();
+    gate.open();
+    const runs: Array<{ views: string[]; receipts: string[] }> = [];
+    for (const stateless of [false, true]) {
+      server = await startFakeLLMServer({ provider, apiKey: 'sk-test', reply: modelReply });
+      const store = keepOpen(new MemoryStore());
+      const { receipts, open, kept } = await workersOn(store, server, gate, {
+        storedView: worker === 'served',
+      });
+      const views: string[] = [];
+      for (const [t, [asked, answered]] of sizes.entries()) {
+        const ctx = stateless ? open() : kept;
+        await ctx.addMessage({
+          role: 'user',
+          content: `Please update src/mod${t}.ts for ticket T-${100 + t}. ${filler(asked, t)}`,
+        });
+        views.push(JSON.stringify(await ctx.getMessagesForRequest({ tokenBudget: budget })));
+        await ctx.addMessage({
+          role: 'assistant',
+          content: `Updated src/mod${t}.ts. ${filler(answered, t)}`,
+        });
+        await idle();
+        if (stateless) await ctx.close();
+      }
+      await kept.close();
+      runs.push({ views, receipts: receipts.map((r) => `${r.prepared}/${r.summary?.tools}`) });
+      await server.close();
+      server = undefined;
+    }
+    const [longLived, workers] = runs as [(typeof runs)[0], (typeof runs)[0]];
+    expect(longLived.receipts.length).toBeGreaterThan(0);
+    // The compactions of the long-lived manager, with the model's summary where it had it (before,
+    // a worker that did not prepare planned afresh: a range other than the one the model summarized
+    // took an offline summary, 'stale' or 'partial' where the long-lived manager had 'used').
+    expect(workers.receipts).toEqual(longLived.receipts);
+    const differs = workers.views.findIndex((v, i) => v !== longLived.views[i]);
+    expect(differs, 'the first turn whose view differs').toBe(-1);
+  }
+
+  /** Turns of `words` words at most (message, reply), `count` of them. */
+  const turnsOf = (count: number, words: readonly [number, number]) =>
+    fc.array(fc.tuple(fc.integer({ min: 5, max: words[0] }), fc.integer({ min: 5, max: words[1] })), {
+      minLength: count,
+      maxLength: count,
+    });
+
+  // Each run is 90 to 140 turns: a counterexample is reported as found, not shrunk.
+  const agreeRuns = { numRuns: Math.max(2, Math.floor(RUNS / 15)), endOnFailure: true };
+
+  it('workers that load the conversation at each turn (a new manager each) serve the views a long-lived manager serves, turns of any size: the plan made ahead and the range it stands for are stored state', async () => {
+    // Turns of up to ~1,000 tokens: leaps of up to a quarter of the budget.
+    await fc.assert(
+      fc.asyncProperty(turnsOf(45, [120, 200]), fc.integer({ min: 4_000, max: 8_000 }), (sizes, budget) =>
+        workersAgree('loaded', sizes, budget),
+      ),
+      agreeRuns,
+    );
+  }, 300_000);
+
+  it('workers serving each turn from the stored view record serve the views a long-lived manager serves, where no turn leaps past the gap between `at` and the trigger', async () => {
+    // A served worker prepares only from `at` on (preparing loads the whole history): a turn that
+    // leaps from below `at` past the trigger finds nothing prepared there, where a long-lived
+    // manager prepared from `from`. Turns here stay within that gap (a tenth of the budget): up to
+    // ~350 tokens at a budget of 6,000 or more.
+    await fc.assert(
+      fc.asyncProperty(turnsOf(70, [40, 60]), fc.integer({ min: 6_000, max: 7_000 }), (sizes, budget) =>
+        workersAgree('served', sizes, budget),
+      ),
+      agreeRuns,
+    );
+  }, 300_000);
 
   it('a stored answer is taken only for the messages it was asked of, as they were', async () => {
     for (const tamper of [false, true]) {

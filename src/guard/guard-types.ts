@@ -1,6 +1,6 @@
 import type { CompactionHooks } from '../compaction/hooks.js';
 import type { CompactionPlan } from '../compaction/plan.js';
-import type { StoredAheadMemory } from './stored-ahead.js';
+import type { StoredAheadMemory, StoredSpec } from './stored-ahead.js';
 /**
  * The shapes `ContextGuard` works with: its options, the per-conversation state it keeps in the
  * conversation it is given, and its decisions; and the overflow breakdown it reports.
@@ -114,13 +114,14 @@ export interface GuardConversation {
    */
   partial?: boolean;
   /**
-   * Keeps where the summary prepared for the successor of `plan` stands, and the model's answer
-   * (src/guard/stored-ahead.ts), beside the history, where there is a store.
+   * Keeps where the summary prepared for the successor of `plan` stands, the model's answer and
+   * the plan made ahead (src/guard/stored-ahead.ts), beside the history, where there is a store.
    */
   keepAhead?: (
     plan: CompactionPlan | null,
     mark: { triedAt: number; settled: boolean; seqs: number[] },
     memory: StoredAheadMemory | undefined,
+    spec: Omit<StoredSpec, 'v' | 'epoch' | 'plan'> | undefined,
   ) => Promise<void>;
   /** Keeps the plan and guard state beside the history (in its store), where there is one. */
   save?: (patch: Record<string, unknown>) => Promise<void>;

@@ -541,6 +541,7 @@ export class ContextGuard {
           plan,
           { triedAt: state.triedAt, settled: state.settled, seqs: [...(state.seqs ?? [])] },
           ahead.storedMemory(state),
+          ahead.storedSpec(state),
         );
       state.onMemory = () => {
         if (state.plan === plan) void stored().catch(() => undefined);

@@ -54,6 +54,45 @@ export interface StoredAhead {
   memory?: StoredAheadMemory;
 }
 
+/**
+ * The plan made ahead for the successor of the stored plan (`AheadState.spec`), kept beside the
+ * conversation under its own key (`aheadSpec`, with its own sum) so that a worker that did not
+ * prepare it compacts with it as the worker that did: the same range, so the model's summary of it
+ * stands (before, such a worker planned afresh, and a range other than the one the model summarized
+ * took an offline summary). Apart from `ahead`, which a worker serving from the stored view record
+ * reads at every turn: only a worker that loaded the history reads this one.
+ */
+export interface StoredSpec {
+  v: typeof STORED_AHEAD_VERSION;
+  /** The store generation it was made in. */
+  epoch: string | null;
+  /** Digest of the stored plan it is the successor of (see `storedPlanSum`), null for none. */
+  plan: string | null;
+  /** The plan made ahead, as `encodePlan` keeps it, its summary's text left out (the compaction writes it). */
+  spec: Record<string, unknown>;
+  /** The messages its summary stands for: seq and content digest (`entryDigest`), ascending. */
+  entries: Array<[number, string]>;
+  /** Digest of the summary it builds on (`textDigest`), null for none. */
+  previous: string | null;
+  focus: string | null;
+  /** The room the plan gives the summary. */
+  maxTokens: number;
+}
+
+/** The stored plan made ahead, or undefined where there is none usable (absent, another version, not of this shape, its sum not holding). */
+export function decodeStoredSpec(value: unknown): StoredSpec | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (heldSum(value) === undefined) return undefined;
+  const r = value as Partial<StoredSpec>;
+  if (r.v !== STORED_AHEAD_VERSION) return undefined;
+  if (!(r.epoch === null || typeof r.epoch === 'string')) return undefined;
+  if (!(r.plan === null || typeof r.plan === 'string')) return undefined;
+  if (typeof r.spec !== 'object' || r.spec === null || !isDigested(r.entries)) return undefined;
+  if (!(r.previous === null || typeof r.previous === 'string')) return undefined;
+  if (!(r.focus === null || typeof r.focus === 'string') || !isSeq(r.maxTokens)) return undefined;
+  return r as StoredSpec;
+}
+
 /** Digest of a stored message's content, binding a prepared answer to it. */
 export function entryDigest(entry: HistoryEntry): string {
   return createHash('sha256').update(JSON.stringify(entry.message)).digest('base64url').slice(0, 22);

@@ -28,7 +28,7 @@
  * entries (`hydrate`), never by their place alone.
  */
 
-import type { CompactionPlan, PlanSummary } from '../compaction/plan.js';
+import { type CompactionPlan, encodePlan, type PlanSummary } from '../compaction/plan.js';
 import type { CompactionReceipt } from '../events.js';
 import type { HistoryEntry } from '../messages/types.js';
 import type { PreparedMemory, PreparingTools } from '../tools/llm.js';
@@ -36,7 +36,13 @@ import { type CheckedFacts, checkedFactsIn, checkFactsInSlices } from '../tools/
 import { mergeFacts } from '../tools/merge-facts.js';
 import type { ContextTools, ExtractedFact, SummarizeOptions } from '../tools/types.js';
 import type { Atom } from '../wire/atoms.js';
-import { entryDigest, type StoredAheadMemory, storedEntriesOf, textDigest } from './stored-ahead.js';
+import {
+  entryDigest,
+  type StoredAheadMemory,
+  type StoredSpec,
+  storedEntriesOf,
+  textDigest,
+} from './stored-ahead.js';
 
 /** What a compaction's receipt says of the prepared summary (see `CompactionReceipt.prepared`). */
 export type PreparedOutcome = NonNullable<CompactionReceipt['prepared']>;
@@ -106,8 +112,23 @@ export interface AheadState {
    * or compacted, if the messages it covers are still stored as they were.
    */
   stored?: StoredAheadMemory | undefined;
+  /**
+   * The plan made ahead that another worker stored for this plan's successor (`StoredSpec`), with
+   * the range its summary stands for, not taken in yet: taken (`hydrate`) with the model's answer,
+   * where that range is still stored as it was, as this worker's own `spec` and job.
+   */
+  storedSpec?: HeldSpec | undefined;
   /** Called when the model's answer for the prepared range is back (to store it). */
   onMemory?: (() => void) | undefined;
+}
+
+/** A plan made ahead as another worker stored it (see `StoredSpec`), decoded. */
+export interface HeldSpec {
+  spec: CompactionPlan;
+  entries: ReadonlyArray<readonly [number, string]>;
+  previous: string | null;
+  focus: string | null;
+  maxTokens: number;
 }
 
 /** How far usage must grow past the last preparation to plan the range again. */
@@ -174,6 +195,11 @@ export function recordingTools(offline: ContextTools): {
       extractFacts: (entries, options) => offline.extractFacts(entries, options),
     },
   };
+}
+
+/** Each entry's seq and content digest (`entryDigest`), ascending by seq. */
+function digested(entries: Iterable<HistoryEntry>): Array<[number, string]> {
+  return [...entries].sort((a, b) => a.seq - b.seq).map((e): [number, string] => [e.seq, entryDigest(e)]);
 }
 
 /** Whether `entries` are the same stored entries, in order, as `expected`. */
@@ -259,10 +285,9 @@ export class SummaryAhead {
     if (costly && usage < this.at) return false;
     if (state.plan !== plan || state.seqs === null) return true;
     if (state.job && state.job.generation !== generation) return true;
-    if (usage >= this.at && state.triedAt < this.at) {
-      // A settled range whose answer another worker stored: the model was asked already.
-      return !(state.job === null && state.settled && state.stored !== undefined);
-    }
+    // Crossing `at`: the range is planned again (the model is asked for what it gained since), as
+    // where the answer another worker stored was taken in already.
+    if (usage >= this.at && state.triedAt < this.at) return true;
     if (usage < state.triedAt + RETRY_STEP) return false;
     const model = state.job?.model;
     // An answer stored for this plan's successor stands for a model asked (see `hydrate`).
@@ -284,38 +309,73 @@ export class SummaryAhead {
     countText: (text: string) => number,
   ): Promise<void> {
     const memory = state.stored;
-    if (!memory || state.plan !== plan || state.job) return;
+    const made = state.storedSpec;
+    if ((!memory && !made) || state.plan !== plan || state.job) return;
     state.stored = undefined;
+    state.storedSpec = undefined;
     const previousSummary = plan?.summary?.text;
-    if (textDigest(previousSummary) !== memory.previous) return;
-    const summaryEntries = storedEntriesOf(memory.entries, stored);
-    const factEntries = storedEntriesOf(memory.factEntries, stored);
-    if (!summaryEntries || !factEntries || summaryEntries.length === 0) return;
-    const focus = memory.focus ?? undefined;
-    const answer: PreparedMemory = { summary: memory.summary, facts: memory.facts };
-    const part: ModelPart = {
-      entries: new Set(summaryEntries),
-      factEntries,
-      memory: answer,
-      checked: [await checkFactsInSlices(answer.facts, factEntries)],
-      settled: Promise.resolve(answer),
-      before: null,
-    };
+    const previous = textDigest(previousSummary);
+    // The plan made ahead and the range its summary stands for, where that range is still stored
+    // as it was: the job is that range's, as in the worker that prepared it.
+    const range = made && made.previous === previous ? storedEntriesOf(made.entries, stored) : undefined;
+    const ranged = range !== undefined && range.length > 0 ? { made: made!, range } : undefined;
+    // The model's answer, where it built on the same summary (and, with the range, the same focus).
+    const usable = memory?.previous === previous && (!ranged || memory.focus === ranged.made.focus);
+    const modelEntries = usable ? storedEntriesOf(memory!.entries, stored) : undefined;
+    const answered = usable ? storedEntriesOf(memory!.factEntries, stored) : undefined;
+    const covered =
+      modelEntries !== undefined &&
+      answered !== undefined &&
+      modelEntries.length > 0 &&
+      (!ranged || within(modelEntries, ranged.range));
+    const summaryEntries = ranged?.range ?? (covered ? modelEntries : undefined);
+    if (!summaryEntries) return;
+    const focus = (ranged ? ranged.made.focus : memory?.focus) ?? undefined;
+    let part: ModelPart | null = null;
+    if (covered) {
+      const answer: PreparedMemory = { summary: memory!.summary, facts: memory!.facts };
+      part = {
+        entries: new Set(modelEntries),
+        factEntries: answered,
+        memory: answer,
+        checked: [await checkFactsInSlices(answer.facts, answered)],
+        settled: Promise.resolve(answer),
+        before: null,
+      };
+    }
     // Another operation may have prepared meanwhile (the checks above yield).
     if (state.job || state.plan !== plan) return;
     state.job = {
       summaryEntries,
       previousSummary,
       focus,
-      factEntries,
+      factEntries: covered ? answered : [],
       generation,
       options: {
-        maxTokens: memory.maxTokens,
+        maxTokens: ranged ? ranged.made.maxTokens : memory!.maxTokens,
         countText,
         ...(previousSummary !== undefined ? { previousSummary } : {}),
         ...(focus !== undefined ? { focus } : {}),
       },
       model: part,
+    };
+    if (ranged) state.spec = ranged.made.spec;
+  }
+
+  /**
+   * The plan made ahead for the prepared range, as stored (`StoredSpec`, without its binding): with
+   * the range its summary stands for and the summary it builds on. Undefined where none is made.
+   */
+  storedSpec(state: AheadState): Omit<StoredSpec, 'v' | 'epoch' | 'plan'> | undefined {
+    const { spec, job } = state;
+    if (!spec?.summary || !job) return undefined;
+    return {
+      // Its summary's text is the placeholder the speculative plan measured: the compaction writes it.
+      spec: encodePlan({ ...spec, summary: { ...spec.summary, text: '' } }),
+      entries: digested(job.summaryEntries),
+      previous: textDigest(job.previousSummary),
+      focus: job.focus ?? null,
+      maxTokens: job.options.maxTokens,
     };
   }
 
@@ -329,8 +389,6 @@ export class SummaryAhead {
     while (model?.before && !model.memory) model = model.before;
     const memory = model?.memory;
     if (!job || !model || !memory) return state.stored;
-    const digested = (entries: Iterable<HistoryEntry>) =>
-      [...entries].sort((a, b) => a.seq - b.seq).map((e): [number, string] => [e.seq, entryDigest(e)]);
     return {
       previous: textDigest(job.previousSummary),
       focus: job.focus ?? null,
