@@ -23,7 +23,7 @@ import {
   type StoredAhead,
   type StoredSpec,
 } from './guard/stored-ahead.js';
-import { decodeGuardState } from './guard/stored-guard-state.js';
+import { decodeGuardState, decodeUsageWarning, encodeUsageWarning } from './guard/stored-guard-state.js';
 import { emptyAheadState, type HeldSpec } from './guard/summary-ahead.js';
 import { History } from './history/history.js';
 import { LiveEntries } from './history/live-entries.js';
@@ -217,6 +217,10 @@ export function composeParts(
     ...(store
       ? {
           save: (patch) => (history.hasEphemeral ? Promise.resolve() : history.saveMeta(patch)),
+          saveUsageWarning: (state) =>
+            history.hasEphemeral
+              ? Promise.resolve()
+              : history.saveMeta({ usageWarning: encodeUsageWarning(state, history.storeEpoch) }),
           storedPlan: (current, made) => adoptableStoredPlan(history, planIds, current, made),
           savePlan: (plan, previous, made, patch) =>
             savePlanUnlessTaken(history, planIds, plan, previous, made, patch),
@@ -344,7 +348,7 @@ export function restoreMeta(
     );
   }
   if (plan && typeof meta?.planId === 'string') storedPlanIds.get(conversation)?.set(plan, meta.planId);
-  restoreGuardState(conversation, meta, warn);
+  restoreGuardState(conversation, meta, epoch, warn);
   restoreAhead(conversation, meta, epoch, { plan, withSpec: true }, warn);
 }
 
@@ -413,6 +417,23 @@ function restoredSpec(
  * warning: the guard starts afresh.
  */
 export function restoreGuardState(
+  conversation: GuardConversation,
+  meta: Record<string, unknown> | null,
+  epoch: string | null,
+  warn?: (code: string, message: string) => void,
+): void {
+  restoreGuard(conversation, meta, warn);
+  const warning = decodeUsageWarning(meta?.usageWarning, epoch);
+  if (warning === 'unreadable') {
+    warn?.(
+      'stored_guard_unreadable',
+      'the state of the usage_high warning stored beside the conversation is corrupt, was changed, or was written by another version: it starts afresh',
+    );
+  } else if (warning !== 'absent') conversation.state.usageWarning = warning;
+}
+
+/** The guard's level, usage and last compaction (see `restoreGuardState`). */
+function restoreGuard(
   conversation: GuardConversation,
   meta: Record<string, unknown> | null,
   warn?: (code: string, message: string) => void,

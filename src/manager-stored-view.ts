@@ -12,7 +12,7 @@ import { InvalidMessageError } from './errors.js';
 import { wireFormat } from './formats/registry.js';
 import type { GuardConversation } from './guard/guard.js';
 import { WholeHistoryNeeded } from './guard/guard-types.js';
-import { decodeGuardState } from './guard/stored-guard-state.js';
+import { decodeGuardState, decodeUsageWarning, encodeUsageWarning } from './guard/stored-guard-state.js';
 import { frozenEntry, storedMessageKeeping } from './history/history.js';
 import type { AfterAdded } from './manager-added.js';
 import type { ManagerParts } from './manager-parts.js';
@@ -155,6 +155,7 @@ export async function serveStoredView(
   if (record.plan !== null && plan === null) return undefined;
   // A guard state it cannot use is the load's to warn of (it starts the guard afresh).
   if (decodeGuardState(meta.value?.guard) === 'unreadable') return undefined;
+  if (decodeUsageWarning(meta.value?.usageWarning, epoch) === 'unreadable') return undefined;
   // The format the view is built in; the conversation's own, unless it showed none yet.
   const format = record.format;
   const conversationFormat = record.formatless ? undefined : format;
@@ -225,7 +226,7 @@ export async function serveStoredView(
     const n = row.counts?.[key];
     if (n !== undefined) storedCounts.set(entry.message, n);
   }
-  const c = partialConversation(parts, meta.value, conversationFormat, entries);
+  const c = partialConversation(parts, meta.value, epoch, conversationFormat, entries);
   // The view starts on `plan` (seeded below), whose digest the record was just checked against: a
   // summary prepared for its successor is restored on it.
   // Unwarned here: a record it cannot read makes a preparation due, which loads and warns.
@@ -317,6 +318,7 @@ function readSpans(runs: ReadonlyArray<readonly [number, number]>): Array<[numbe
 function partialConversation(
   parts: Pick<ManagerParts, 'guard' | 'conversation'>,
   meta: Record<string, unknown> | null,
+  epoch: string | null,
   format: MessageFormat | undefined,
   entries: readonly HistoryEntry[],
 ): GuardConversation {
@@ -332,8 +334,13 @@ function partialConversation(
   if (parts.conversation.meters) c.meters = parts.conversation.meters;
   // The guard's stored state is written as a loaded conversation writes it (the flag of a
   // compaction the request before made is cleared).
-  if (parts.conversation.save) c.save = parts.conversation.save;
-  restoreGuardState(c, meta);
+  const save = parts.conversation.save;
+  if (save) {
+    c.save = save;
+    // In the generation the record was read in (the history, not loaded, knows none yet).
+    c.saveUsageWarning = (state) => save({ usageWarning: encodeUsageWarning(state, epoch) });
+  }
+  restoreGuardState(c, meta, epoch);
   return c;
 }
 

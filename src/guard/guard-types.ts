@@ -126,6 +126,11 @@ export interface GuardConversation {
   /** Keeps the plan and guard state beside the history (in its store), where there is one. */
   save?: (patch: Record<string, unknown>) => Promise<void>;
   /**
+   * Keeps the `usage_high` warning's state beside the history, in its generation
+   * (src/guard/stored-guard-state.ts, `encodeUsageWarning`), where there is a store.
+   */
+  saveUsageWarning?: (state: UsageWarningState) => Promise<void>;
+  /**
    * The plan another worker stored for this conversation after the one this view holds, when this
    * history holds all it covers and it was made for the same budget and counter: the guard adopts
    * it before compacting on its own, so workers sharing a store serve the same view (issue 32).

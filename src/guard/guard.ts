@@ -46,7 +46,7 @@ import {
   WholeHistoryNeeded,
 } from './guard-types.js';
 import { ProviderCompaction } from './provider-compaction.js';
-import { encodeGuardState } from './stored-guard-state.js';
+import { encodeGuardState, sameUsageWarning } from './stored-guard-state.js';
 import { emptyAheadState, leftView, recordingTools, SummaryAhead } from './summary-ahead.js';
 
 export type {
@@ -277,7 +277,11 @@ export class ContextGuard {
         budget: r.declared,
         compacted: receipt !== undefined,
       });
+      // Kept where it changed (it fired, a compaction followed it, it re-armed): a worker that never
+      // saw the conversation warns once per crossing, as the one that served it (issue 32).
+      const changed = !sameUsageWarning(c.state.usageWarning, next.state);
       c.state.usageWarning = next.state;
+      if (changed && c.saveUsageWarning) await c.saveUsageWarning(next.state);
       if (next.warn) {
         warning = `the view is at ${Math.round(sent * 100)}% of the ${r.declared}-token budget`;
         this.measurer.warn('usage_high', warning);

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { resetUsageWarning } from '../meter/usage-warning.js';
 import { withSum } from '../record-sum.js';
-import { decodeGuardState, encodeGuardState } from './stored-guard-state.js';
+import {
+  decodeGuardState,
+  decodeUsageWarning,
+  encodeGuardState,
+  encodeUsageWarning,
+} from './stored-guard-state.js';
 
 describe('the guard state kept beside a conversation', () => {
   it('reads back what was kept', () => {
@@ -37,5 +43,37 @@ describe('the guard state kept beside a conversation', () => {
       { compacted: '100' },
     ];
     for (const field of wrong) expect(decodeGuardState(withSum({ ...base, ...field }))).toBe('unreadable');
+  });
+});
+
+describe("the usage_high warning's state kept beside a conversation", () => {
+  const fired = { warned: true, compactedSinceWarning: true, budget: 8_000 };
+
+  it('reads back what was kept, in the generation it was kept in', () => {
+    expect(decodeUsageWarning(JSON.parse(JSON.stringify(encodeUsageWarning(fired, 'e1'))), 'e1')).toEqual(
+      fired,
+    );
+    expect(decodeUsageWarning(encodeUsageWarning(resetUsageWarning(), null), null)).toEqual(
+      resetUsageWarning(),
+    );
+    // Kept for a history since replaced: as if none was kept.
+    expect(decodeUsageWarning(encodeUsageWarning(fired, 'e1'), 'e2')).toBe('absent');
+    expect(decodeUsageWarning(undefined, 'e1')).toBe('absent');
+  });
+
+  it('refuses a state whose sum does not hold or is missing, or a field out of its kind', () => {
+    const kept = encodeUsageWarning(fired, 'e1');
+    expect(decodeUsageWarning({ ...kept, warned: false }, 'e1')).toBe('unreadable');
+    const { sum: _, ...unsummed } = kept;
+    expect(decodeUsageWarning(unsummed, 'e1')).toBe('unreadable');
+    for (const bad of [
+      { warned: 'yes' },
+      { compactedSinceWarning: 1 },
+      { budget: -5 },
+      { budget: 1.5 },
+      { epoch: 3 },
+    ]) {
+      expect(decodeUsageWarning(withSum({ ...unsummed, ...bad }), 'e1')).toBe('unreadable');
+    }
   });
 });

@@ -13,6 +13,7 @@
  */
 
 import { LEVELS, type Level } from '../compaction/zones.js';
+import { resetUsageWarning, type UsageWarningState } from '../meter/usage-warning.js';
 import { heldSum, withSum } from '../record-sum.js';
 
 /** The guard's state as kept (before its sum). */
@@ -45,4 +46,46 @@ export function decodeGuardState(value: unknown): StoredGuardState | 'absent' | 
     usage: usage as number | null,
     compacted: compacted as number | null,
   };
+}
+
+/**
+ * The `usage_high` warning's state (src/meter/usage-warning.ts) as kept beside the conversation
+ * (metadata field `usageWarning`, with its sum), apart from `guard`, which dates from the last
+ * compaction: written when it changes (the warning fires, a compaction follows it, it is
+ * re-armed), so that a worker that never saw the conversation warns once per crossing as the
+ * worker that served it would, not at every turn the view stays past `warnAt`.
+ */
+export function encodeUsageWarning(state: UsageWarningState, epoch: string | null): Record<string, unknown> {
+  return withSum({
+    epoch,
+    warned: state.warned,
+    compactedSinceWarning: state.compactedSinceWarning,
+    budget: state.budget ?? null,
+  });
+}
+
+/**
+ * The warning's state kept under `usageWarning` for the generation `epoch` (one kept for another:
+ * `absent`, the history was replaced since), `absent` for none, `unreadable` for one that is not used.
+ */
+export function decodeUsageWarning(
+  value: unknown,
+  epoch: string | null,
+): UsageWarningState | 'absent' | 'unreadable' {
+  if (value === undefined || value === null) return 'absent';
+  if (heldSum(value) === undefined) return 'unreadable';
+  const { epoch: kept, warned, compactedSinceWarning, budget } = value as Record<string, unknown>;
+  if (!(kept === null || typeof kept === 'string')) return 'unreadable';
+  if (typeof warned !== 'boolean' || typeof compactedSinceWarning !== 'boolean') return 'unreadable';
+  if (!(budget === null || (Number.isSafeInteger(budget) && (budget as number) > 0))) return 'unreadable';
+  if (kept !== epoch) return 'absent';
+  if (!warned) return resetUsageWarning();
+  return { warned, compactedSinceWarning, budget: (budget as number | null) ?? undefined };
+}
+
+/** Whether two states of the warning are the same (nothing to write). */
+export function sameUsageWarning(a: UsageWarningState, b: UsageWarningState): boolean {
+  return (
+    a.warned === b.warned && a.compactedSinceWarning === b.compactedSinceWarning && a.budget === b.budget
+  );
 }
