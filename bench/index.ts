@@ -67,6 +67,11 @@ const BENCHMARKS: Record<string, Benchmark> = {
       "a worker's first turn of a stored conversation it never saw (2k/20k/100k, every store) vs reading the view's rows, Mastra and LangChain; heap held",
     run: async (args) => (await import('./stateless.js')).runStatelessBenchmark(args),
   },
+  'ahead-workers': {
+    summary:
+      'summaries prepared ahead on a new manager per turn (loaded, served from the record) vs one long-lived manager: views agreeing, model summaries used',
+    run: async (args) => (await import('./ahead-workers.js')).runAheadWorkersBenchmark(args),
+  },
   cost: {
     summary:
       'billed input of a long session vs a sliding window and no compaction; the cache-expiry policy on/off',
