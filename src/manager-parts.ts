@@ -197,6 +197,9 @@ export function composeParts(
   );
   // Which stored record each plan this view held came from (or was written as): see `storedPlanRecord`.
   const planIds = new WeakMap<CompactionPlan, string>();
+  // The plan of a view that holds ephemeral messages is this process's own: never stored.
+  const save = (patch: Record<string, unknown>) =>
+    history.hasEphemeral ? Promise.resolve() : history.saveMeta(patch);
   const conversation: GuardConversation = {
     get entries() {
       return live.of(history.entries, history.format);
@@ -213,39 +216,33 @@ export function composeParts(
     state: { level: undefined, usage: undefined, usageWarning: resetUsageWarning() },
     noticeDue: null,
     lastUsage: null,
-    // The plan of a view that holds ephemeral messages is this process's own: never stored.
     ...(store
       ? {
-          save: (patch) => (history.hasEphemeral ? Promise.resolve() : history.saveMeta(patch)),
-          saveUsageWarning: (state) =>
-            history.hasEphemeral
-              ? Promise.resolve()
-              : history.saveMeta({ usageWarning: encodeUsageWarning(state, history.storeEpoch) }),
+          save,
+          saveUsageWarning: (state) => save({ usageWarning: encodeUsageWarning(state, history.storeEpoch) }),
           storedPlan: (current, made) => adoptableStoredPlan(history, planIds, current, made),
           savePlan: (plan, previous, made, patch) =>
             savePlanUnlessTaken(history, planIds, plan, previous, made, patch),
           keepAhead: (plan, mark, memory, spec) =>
-            history.hasEphemeral
-              ? Promise.resolve()
-              : history.saveMeta({
-                  // With its sum: a record changed where it is kept is prepared again, not taken.
-                  ahead: withSum({
+            save({
+              // With its sum: a record changed where it is kept is prepared again, not taken.
+              ahead: withSum({
+                v: STORED_AHEAD_VERSION,
+                epoch: history.storeEpoch,
+                plan: planSum(plan),
+                ...mark,
+                ...(memory ? { memory } : {}),
+              } satisfies StoredAhead),
+              // Under its own key: a worker serving from the stored view record never decodes it.
+              aheadSpec: spec
+                ? withSum({
                     v: STORED_AHEAD_VERSION,
                     epoch: history.storeEpoch,
                     plan: planSum(plan),
-                    ...mark,
-                    ...(memory ? { memory } : {}),
-                  } satisfies StoredAhead),
-                  // Under its own key: a worker serving from the stored view record never reads it.
-                  aheadSpec: spec
-                    ? withSum({
-                        v: STORED_AHEAD_VERSION,
-                        epoch: history.storeEpoch,
-                        plan: planSum(plan),
-                        ...spec,
-                      } satisfies StoredSpec)
-                    : undefined,
-                }),
+                    ...spec,
+                  } satisfies StoredSpec)
+                : undefined,
+            }),
         }
       : {}),
   };

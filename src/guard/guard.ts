@@ -203,6 +203,25 @@ export class ContextGuard {
   }
 
   /**
+   * Where the view sent was counted at `measured` against a limit of `limit` (the provider's exact
+   * count, the view converted to another format): compacts it to a budget smaller by as much, and
+   * builds it again under that budget.
+   */
+  private async compactTighter(
+    c: GuardConversation,
+    r: ResolvedRequest,
+    limit: number,
+    measured: number,
+  ): Promise<{ request: ResolvedRequest; receipt: CompactionReceipt | null; out: SentView }> {
+    const request: ResolvedRequest = {
+      ...r,
+      budget: Math.max(1, Math.floor((r.budget * limit) / measured) - 1),
+    };
+    const receipt = await this.compactNow(c, request, 'over_budget');
+    return { request, receipt, out: await this.viewFor(c, request) };
+  }
+
+  /**
    * Checks messages on their own (no manager): measures them for `request`, decides, and (unless
    * `fit` is false) returns the fitted messages. Successive calls whose messages extend the last
    * call's keep the plan, so the views stay prefix-stable as they would in a manager.
@@ -243,13 +262,10 @@ export class ContextGuard {
         if (c.partial) throw new WholeHistoryNeeded("the provider's count");
         const exact = await this.measurer.exactCount(r, out.messages, request.tools);
         if (exact !== undefined && exact > r.declared) {
-          const tighter: ResolvedRequest = {
-            ...r,
-            budget: Math.max(1, Math.floor((r.budget * r.declared) / exact) - 1),
-          };
-          receipt = (await this.compactNow(c, tighter, 'over_budget')) ?? receipt;
-          out = await this.viewFor(c, tighter);
-          r = tighter;
+          const tighter = await this.compactTighter(c, r, r.declared, exact);
+          receipt = tighter.receipt ?? receipt;
+          out = tighter.out;
+          r = tighter.request;
         }
       }
       // A view sent in another format than the conversation's is counted again once converted
@@ -258,12 +274,9 @@ export class ContextGuard {
       // so, it is compacted to a budget smaller by as much, as for the provider's count above.
       if (out.total > r.budget && (c.format ?? r.format) !== r.format) {
         if (c.partial) throw new WholeHistoryNeeded('a conversion past the budget');
-        const tighter: ResolvedRequest = {
-          ...r,
-          budget: Math.max(1, Math.floor((r.budget * r.budget) / out.total) - 1),
-        };
-        receipt = (await this.compactNow(c, tighter, 'over_budget')) ?? receipt;
-        out = await this.viewFor(c, tighter);
+        const tighter = await this.compactTighter(c, r, r.budget, out.total);
+        receipt = tighter.receipt ?? receipt;
+        out = tighter.out;
       }
       const declines = this.declineAt !== undefined && out.total > this.declineAt * r.budget;
       if (c.partial && (out.total > r.budget || declines)) throw new WholeHistoryNeeded('a decline');

@@ -60,7 +60,7 @@ export interface StoredAhead {
  * prepare it compacts with it as the worker that did: the same range, so the model's summary of it
  * stands (before, such a worker planned afresh, and a range other than the one the model summarized
  * took an offline summary). Apart from `ahead`, which a worker serving from the stored view record
- * reads at every turn: only a worker that loaded the history reads this one.
+ * decodes at every turn: only a worker that loaded the history decodes this one.
  */
 export interface StoredSpec {
   v: typeof STORED_AHEAD_VERSION;
@@ -81,12 +81,8 @@ export interface StoredSpec {
 
 /** The stored plan made ahead, or undefined where there is none usable (absent, another version, not of this shape, its sum not holding). */
 export function decodeStoredSpec(value: unknown): StoredSpec | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  if (heldSum(value) === undefined) return undefined;
-  const r = value as Partial<StoredSpec>;
-  if (r.v !== STORED_AHEAD_VERSION) return undefined;
-  if (!(r.epoch === null || typeof r.epoch === 'string')) return undefined;
-  if (!(r.plan === null || typeof r.plan === 'string')) return undefined;
+  const r = boundRecord<StoredSpec>(value);
+  if (!r) return undefined;
   if (typeof r.spec !== 'object' || r.spec === null || !isDigested(r.entries)) return undefined;
   if (!(r.previous === null || typeof r.previous === 'string')) return undefined;
   if (!(r.focus === null || typeof r.focus === 'string') || !isSeq(r.maxTokens)) return undefined;
@@ -105,18 +101,29 @@ export function textDigest(text: string | undefined): string | null {
 
 /** The stored record, or undefined where there is none usable (absent, another version, not of this shape, its sum not holding). */
 export function decodeStoredAhead(value: unknown): StoredAhead | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  // Its sum must hold (src/record-sum.ts): a record changed where it is kept is not taken.
-  if (heldSum(value) === undefined) return undefined;
-  const r = value as Partial<StoredAhead>;
-  if (r.v !== STORED_AHEAD_VERSION) return undefined;
-  if (!(r.epoch === null || typeof r.epoch === 'string')) return undefined;
-  if (!(r.plan === null || typeof r.plan === 'string')) return undefined;
+  const r = boundRecord<StoredAhead>(value);
+  if (!r) return undefined;
   if (typeof r.triedAt !== 'number' || !Number.isFinite(r.triedAt) || typeof r.settled !== 'boolean')
     return undefined;
   if (!Array.isArray(r.seqs) || !r.seqs.every(isSeq)) return undefined;
   if (r.memory !== undefined && !isMemory(r.memory)) return undefined;
   return r as StoredAhead;
+}
+
+/**
+ * `value` as a record of this version bound to a generation and a plan digest, its sum holding
+ * (src/record-sum.ts: a record changed where it is kept is not taken); undefined otherwise. Its
+ * other fields are the caller's to check.
+ */
+function boundRecord<T extends { v: number; epoch: string | null; plan: string | null }>(
+  value: unknown,
+): Partial<T> | undefined {
+  if (typeof value !== 'object' || value === null || heldSum(value) === undefined) return undefined;
+  const r = value as Partial<T>;
+  if (r.v !== STORED_AHEAD_VERSION) return undefined;
+  if (!(r.epoch === null || typeof r.epoch === 'string')) return undefined;
+  if (!(r.plan === null || typeof r.plan === 'string')) return undefined;
+  return r;
 }
 
 function isSeq(n: unknown): n is number {
