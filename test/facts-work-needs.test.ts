@@ -6,7 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ContextManager } from '../src/manager.js';
-import type { Message } from '../src/messages/types.js';
+import type { Message, MessageFormat, OpenAIMessage } from '../src/messages/types.js';
+import { convertMessages } from '../src/wire/convert.js';
 
 const fixture = (name: string) => readFileSync(new URL(`./fixtures/facts/${name}`, import.meta.url), 'utf8');
 
@@ -19,8 +20,8 @@ function numbered(text: string): string {
 
 /** The facts block of a view, or '' when it has none. */
 function factsBlock(view: readonly Message[]): string {
-  const block = view.find((m) => JSON.stringify(m.content ?? '').includes('contextkit:facts'));
-  return block === undefined ? '' : JSON.stringify(block.content);
+  const block = view.find((m) => JSON.stringify(m).includes('contextkit:facts'));
+  return block === undefined ? '' : JSON.stringify(block);
 }
 
 describe('the facts block holds what each cleared read was for', () => {
@@ -62,4 +63,69 @@ describe('the facts block holds what each cleared read was for', () => {
     expect(facts).toContain('15_000');
     expect(facts).toMatch(/max_connections: (?:\d+ \| )*24\b/);
   });
+});
+
+/**
+ * A file of `lines` assignments, `name` among them about 60% of the way in with `value`: more
+ * facts than one result may add, so which of them are kept is the extractor's choice.
+ */
+function assignments(prefix: string, name: string, value: number, lines = 300): string {
+  const out: string[] = [];
+  for (let i = 0; i < lines; i++) {
+    out.push(
+      i === Math.floor(lines * 0.6)
+        ? `export const ${name} = ${value};`
+        : `export const ${prefix}_${i}_q${(i * 37) % 97} = ${(i * 7919) % 10_000};`,
+    );
+  }
+  return out.join('\n');
+}
+
+describe('the facts of parallel reads, whichever format carries their results', () => {
+  // OpenAI Chat and Responses carry each result in its own message; Anthropic, Bedrock and Gemini
+  // carry every result of a parallel call in one user turn. Each result is read for its facts on
+  // its own: a turn's second result never goes without facts because its first had many.
+  const formats: MessageFormat[] = ['openai', 'openai-responses', 'anthropic', 'bedrock', 'gemini'];
+  for (const format of formats) {
+    it(`${format}: keeps the value each of two parallel reads was for once both leave the view`, async () => {
+      const conversation: OpenAIMessage[] = [
+        { role: 'system', content: 'You are a careful coding agent.' },
+        {
+          role: 'user',
+          content:
+            'Set `TOTAL` in src/total.ts to the sum of `left_gauge_k17` (in src/left.ts) and `right_gauge_m42` (in src/right.ts).',
+        },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: 'call_a',
+              type: 'function',
+              function: { name: 'read_file', arguments: '{"path":"src/left.ts"}' },
+            },
+            {
+              id: 'call_b',
+              type: 'function',
+              function: { name: 'read_file', arguments: '{"path":"src/right.ts"}' },
+            },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'call_a', content: assignments('left', 'left_gauge_k17', 4321) },
+        { role: 'tool', tool_call_id: 'call_b', content: assignments('right', 'right_gauge_m42', 8765) },
+        { role: 'assistant', content: 'I have read both files.' },
+        { role: 'user', content: 'Good. Now write src/total.ts.' },
+      ];
+      const ctx = new ContextManager({ model: 'gpt-4o' });
+      await ctx.setMessages(format === 'openai' ? conversation : convertMessages(conversation, format));
+      // Neither read (about 4,000 tokens each) stays in a view of 3,000 tokens.
+      const view = await ctx.getMessagesForRequest({ tokenBudget: 3_000, provider: format });
+      const shown = JSON.stringify(view);
+      expect(shown).not.toContain('left_41_q');
+      expect(shown).not.toContain('right_41_q');
+      const facts = factsBlock(view);
+      expect(facts).toMatch(/left_gauge_k17: 4321\b/);
+      expect(facts).toMatch(/right_gauge_m42: 8765\b/);
+    });
+  }
 });

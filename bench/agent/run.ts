@@ -37,6 +37,10 @@ const FULL_CELLS: Cell[] = [
   ),
   { budget: 8_000, share: 0.54, format: 'openai' },
   { budget: 60_000, share: 0.54, format: 'anthropic' },
+  // Reads a task needs past the budget: the current turn cannot be kept whole, so its own reads are
+  // cleared while it runs and the agent works from their facts (parallel reads: one message each
+  // in OpenAI Chat, one user turn for both in Anthropic).
+  ...(['openai', 'anthropic'] as const).map((format) => ({ budget: 20_000, share: 1.1, format })),
 ];
 /**
  * The other wire formats, where only contextkit and the full history run (the trimmers take OpenAI

@@ -20,11 +20,14 @@ import { factKey, textFactKey, textFacts } from './text-facts.js';
 import type { ExtractedFact, ExtractFactsOptions, FactCategory } from './types.js';
 
 /**
- * At most this many new facts per entry: a 500 KB log or search result would otherwise add
- * thousands. Which ones: from JSON, the most useful categories first (ids before emails, urls,
- * paths, dates, amounts … before `other`), earlier before later; from text, the first found in the
- * patterns' priority order (see `text-facts.ts`). Facts already known (from `previousFacts` or an
- * earlier entry) are not counted and never dropped.
+ * At most this many new facts per entry, and per tool result it holds: a 500 KB log or search
+ * result would otherwise add thousands. Each tool result has its own allowance, whichever format
+ * carries it: an OpenAI tool message holds one result, an Anthropic, Bedrock or Gemini user turn
+ * every result of a parallel call, and the second result of such a turn must not go without facts
+ * because the first one had many. Which ones: from JSON, the most useful categories first (ids
+ * before emails, urls, paths, dates, amounts … before `other`), earlier before later; from text,
+ * the first found in the patterns' priority order (see `text-facts.ts`). Facts already known (from
+ * `previousFacts` or an earlier entry) are not counted and never dropped.
  */
 export const MAX_NEW_FACTS_PER_ENTRY = 50;
 
@@ -268,7 +271,10 @@ export class OfflineFactExtractor {
     return { text: resultFocus(args, request), json: resultFocus(args, this.request) };
   }
 
-  /** Reads more entries: at most `MAX_NEW_FACTS_PER_ENTRY` new facts from each. */
+  /**
+   * Reads more entries: at most `MAX_NEW_FACTS_PER_ENTRY` new facts from each tool result, and as
+   * many from the rest of each entry.
+   */
   add(entries: readonly HistoryEntry[]): this {
     // Facts of unwanted categories count as known: they still claim their text, but are not kept.
     const isKnown = (category: FactCategory, value: string): boolean =>
@@ -286,9 +292,13 @@ export class OfflineFactExtractor {
       }
       if (segment.kind === 'call') this.noteCall(segment);
       else if (segment.role === 'user' && segment.kind === 'text') this.turnRequest = segment.text;
-      if (segment.role === 'system' || remaining <= 0) continue;
-      const focus = segment.kind === 'result' ? this.focusOf(segment) : undefined;
-      remaining -= segmentFacts(segment, remaining, isKnown, this.keys, keep, focus);
+      if (segment.role === 'system') continue;
+      if (segment.kind === 'result') {
+        // A result's own allowance: the results of one turn are each read for what they were read for.
+        segmentFacts(segment, MAX_NEW_FACTS_PER_ENTRY, isKnown, this.keys, keep, this.focusOf(segment));
+      } else if (remaining > 0) {
+        remaining -= segmentFacts(segment, remaining, isKnown, this.keys, keep);
+      }
     }
     return this;
   }
@@ -301,8 +311,8 @@ export class OfflineFactExtractor {
 
 /**
  * Facts of `entries` merged into `options.previousFacts` (see `mergeFacts`: none is ever dropped),
- * at most `MAX_NEW_FACTS_PER_ENTRY` new ones per entry. System messages are skipped: they stay in
- * every view, so their facts need no keeping.
+ * at most `MAX_NEW_FACTS_PER_ENTRY` new ones per entry and per tool result. System messages are
+ * skipped: they stay in every view, so their facts need no keeping.
  */
 export function extractFactsOffline(
   entries: readonly HistoryEntry[],
