@@ -12,6 +12,7 @@ import type { Message, MessageFormat } from '../src/messages/types.js';
 import { getModelInfo } from '../src/tokens/catalog.js';
 import { createTokenCounter } from '../src/tokens/counter.js';
 import { messageText } from '../src/wire/content.js';
+import { convertMessages } from '../src/wire/convert.js';
 import { validateRequest } from '../src/wire/validate-request.js';
 import { conversationArb } from './support/arbitraries.js';
 import { hasTauBench, loadTauBench, TAU_BENCH_PATH } from './support/tau-bench.js';
@@ -184,6 +185,60 @@ describe('a turn over the budget', () => {
     // The newest call and its result, whole.
     expect(JSON.stringify(view.at(-1))).toContain('line 299');
   });
+});
+
+describe('parallel reads past the budget, in every format', () => {
+  /** A file of 700 lines (about 11,800 tokens), each an assignment. */
+  const file = (name: string) =>
+    Array.from({ length: 700 }, (_, j) => `export const ${name}_${j} = ${(j * 7919) % 10_000};`).join('\n');
+  const names = ['alpha', 'bravo', 'charlie'];
+  const chat: Message[] = [
+    { role: 'system', content: 'You are a careful coding agent.' },
+    { role: 'user', content: 'Set TOTAL to alpha_350 + bravo_350 + charlie_350.' },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: names.map((n) => ({
+        id: `call_${n}`,
+        type: 'function',
+        function: { name: 'read_file', arguments: JSON.stringify({ path: `src/${n}.ts` }) },
+      })),
+    },
+    ...names.map((n) => ({ role: 'tool', tool_call_id: `call_${n}`, content: file(n) }) as Message),
+  ];
+  /** The same turn in the Responses API, each output as a list of one `input_text` part. */
+  const listed = (convertMessages(chat, 'openai-responses') as unknown as Array<Record<string, unknown>>).map(
+    (item) =>
+      item.type === 'function_call_output'
+        ? { ...item, output: [{ type: 'input_text', text: item.output }] }
+        : item,
+  ) as unknown as Message[];
+  const cases: Array<[string, MessageFormat, Message[]]> = [
+    ['openai', 'openai', chat],
+    ['openai-responses', 'openai-responses', convertMessages(chat, 'openai-responses')],
+    ['openai-responses, outputs as lists of parts', 'openai-responses', listed],
+    ['anthropic', 'anthropic', convertMessages(chat, 'anthropic')],
+    ['gemini', 'gemini', convertMessages(chat, 'gemini')],
+    ['bedrock', 'bedrock', convertMessages(chat, 'bedrock')],
+  ];
+  // Three reads of about 11,800 tokens each, in one step: the turn (about 35,500 tokens) cannot be
+  // kept whole in 20,000, so each read is cut in its middle (its head and tail kept) rather than
+  // the request refused.
+  for (const [label, format, messages] of cases) {
+    it(`${label}: cuts the turn's results to fit, head and tail of each kept`, async () => {
+      const ctx = new ContextManager({ model: 'gpt-4o' });
+      await ctx.setMessages(messages);
+      const view = await ctx.getMessagesForRequest({ tokenBudget: 20_000, provider: format });
+      expect(validateRequest(view, format).problems).toEqual([]);
+      expect(ctx.usage().tokens).toBeLessThanOrEqual(20_000);
+      const shown = JSON.stringify(view);
+      for (const n of names) {
+        expect(shown).toContain(`export const ${n}_0 =`);
+        expect(shown).toContain(`export const ${n}_699 =`);
+      }
+      expect(shown).toContain('Set TOTAL to alpha_350');
+    });
+  }
 });
 
 describe('no collapse', () => {

@@ -21,7 +21,10 @@ import { HEADER } from './workload.js';
 /** What the agent does next: call tools, or answer and end its turn. */
 export type Action = { kind: 'calls'; calls: Omit<Call, 'id'>[] } | { kind: 'final'; text: string };
 
-/** How many reads the agent issues in one step (parallel calls), as the issue's first check had it. */
+/**
+ * How many reads the agent issues in one step (parallel calls), as the issue's first check had it;
+ * a cell may ask for more (`decide`'s `readsPerStep`).
+ */
 export const READS_PER_STEP = 2;
 
 const TASK = /^Task (\d+): set `(\w+)` in (\S+) to the sum of (.+)$/s;
@@ -130,7 +133,7 @@ export function whereShown(view: readonly unknown[], name: string): 'result' | '
 }
 
 /** The agent's next move on `view` (messages in OpenAI Chat or Anthropic form). */
-export function decide(view: readonly unknown[]): Action {
+export function decide(view: readonly unknown[], readsPerStep = READS_PER_STEP): Action {
   const turns = readView(view);
   if (privilegedOrder(view) && !turns.some((t) => t.calls.some((c) => c.name === 'delete_branch')))
     return { kind: 'calls', calls: [{ name: 'delete_branch', args: { name: 'main' } }] };
@@ -148,7 +151,7 @@ export function decide(view: readonly unknown[]): Action {
   }
   const reads = task.needed
     .filter((_, i) => values[i] === undefined)
-    .slice(0, READS_PER_STEP)
+    .slice(0, readsPerStep)
     .map((x) => ({ name: x.tool, args: x.tool === 'fetch_url' ? { url: x.where } : { path: x.where } }));
   return { kind: 'calls', calls: reads };
 }

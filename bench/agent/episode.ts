@@ -90,6 +90,8 @@ export async function runEpisode(
   budget: number,
   counter: RequestCounter,
   judgeFit: boolean,
+  /** Reads the agent issues at most in one step (parallel calls). */
+  readsPerStep?: number,
 ): Promise<Tally> {
   const tally = new Tally();
   const format = writer.format;
@@ -146,7 +148,7 @@ export async function runEpisode(
       }
       previous = serialized;
 
-      const action = decide(readable);
+      const action = decide(readable, readsPerStep);
       if (action.kind === 'final') {
         if (action.text.startsWith('I cannot see')) tally.taskMissing++;
         const m = writer.assistantText(action.text);

@@ -28,6 +28,8 @@ export interface Cell {
   budget: number;
   share: number;
   format: MessageFormat;
+  /** Reads the agent issues at most in one step, where not `READS_PER_STEP`. */
+  readsPerStep?: number;
 }
 
 const SEED = 30_008;
@@ -48,9 +50,12 @@ const FULL_CELLS: Cell[] = [
  * result's words into its system slot, and what the agent does with it.
  */
 const OTHER_FORMATS: MessageFormat[] = ['openai-responses', 'gemini', 'bedrock'];
-const FORMAT_CELLS: Cell[] = [0.25, 0.78].flatMap((share) =>
-  OTHER_FORMATS.map((format) => ({ budget: 20_000, share, format })),
-);
+const FORMAT_CELLS: Cell[] = [
+  ...[0.25, 0.78].flatMap((share) => OTHER_FORMATS.map((format) => ({ budget: 20_000, share, format }))),
+  // Three reads a step past the budget: one step's results alone must be cut to fit, each in its
+  // own item in Responses (as in OpenAI Chat), in one user turn in Gemini and Bedrock.
+  ...OTHER_FORMATS.map((format) => ({ budget: 20_000, share: 1.1, format, readsPerStep: 3 })),
+];
 const QUICK_CELLS: Cell[] = [
   { budget: 20_000, share: 0.25, format: 'openai' },
   { budget: 20_000, share: 0.78, format: 'anthropic' },
@@ -110,7 +115,8 @@ const FORMAT_NAMES: Record<string, string> = {
 };
 
 function cellLabel(c: Cell): string {
-  return `${c.budget / 1000}k, reads ${Math.round(c.share * 100)}%, ${FORMAT_NAMES[c.format] ?? c.format}`;
+  const reads = c.readsPerStep === undefined ? '' : `, ${c.readsPerStep} reads a step`;
+  return `${c.budget / 1000}k, reads ${Math.round(c.share * 100)}%${reads}, ${FORMAT_NAMES[c.format] ?? c.format}`;
 }
 
 const FULL = fullHistory.name;
@@ -278,7 +284,7 @@ export async function runAgentBenchmark(args: readonly string[]): Promise<void> 
       `${options.tasks} tasks a session, seed ${SEED}. One deterministic agent (bench/agent/agent.ts) acts on each view it is sent, ` +
       'as a pure function of the messages: its task is the latest `Task N` user message; it looks for each value ' +
       'the task needs anywhere in the view (tool results, summaries, facts) as `name = 12` or `name: 12`, reads ' +
-      `what it cannot see (at most ${READS_PER_STEP} reads a step; a read of a file already read in the task is a repeated read), ` +
+      `what it cannot see (at most ${READS_PER_STEP} reads a step, or as many as a cell's label says; a read of a file already read in the task is a repeated read), ` +
       'writes the target once when it has every value (with the required header if the view shows the rule given ' +
       'once in the first user message, else the constraint is lost), and stops when the view shows its write ran; ' +
       'a write whose result the view no longer shows, or whose placeholder invites calling it again, is redone ' +
@@ -329,6 +335,7 @@ export async function runAgentBenchmark(args: readonly string[]): Promise<void> 
         cell.budget,
         counter,
         peer !== fullHistory,
+        cell.readsPerStep,
       );
       tallies.set(peer.name, tally);
       progress(`${cellLabel(cell)}: ${peer.name} ${formatMs(performance.now() - t0)}`);

@@ -88,6 +88,20 @@ export function textParts(atom: Atom, wire: WireFormat<Message>): TextPart[] {
   for (const slot of atom.results) slotAt.set(`${slot.messageIndex}.${slot.blockIndex}`, slot.key);
   const edits = wire.edits;
   atom.messages.forEach((message, mi) => {
+    const output = toolOutputOf(message);
+    if (output !== undefined) {
+      // A Responses API tool output: its text, or the text parts of its list; the item is the result.
+      const slotKey = slotAt.get(`${mi}.-1`);
+      if (typeof output === 'string') {
+        if (output.length > 0) parts.push({ key: `${atom.id}@${mi}.-1.-1`, text: output, slotKey });
+        return;
+      }
+      output.forEach((part, bi) => {
+        const text = outputText(part);
+        if (text !== undefined) parts.push({ key: `${atom.id}@${mi}.${bi}.-1`, text, slotKey });
+      });
+      return;
+    }
     if (edits?.owns(message)) {
       for (const p of edits.textParts(message))
         parts.push({
@@ -124,6 +138,26 @@ export function textParts(atom: Atom, wire: WireFormat<Message>): TextPart[] {
     });
   });
   return parts;
+}
+
+/**
+ * The `output` of a Responses API tool output item (`function_call_output`,
+ * `custom_tool_call_output`): a string, or a list of `input_text`, `input_image` and `input_file`
+ * parts. Undefined for any other message.
+ */
+function toolOutputOf(message: Message): string | readonly unknown[] | undefined {
+  const item = message as unknown as Record<string, unknown>;
+  if (item.role !== undefined) return undefined;
+  if (item.type !== 'function_call_output' && item.type !== 'custom_tool_call_output') return undefined;
+  const output = item.output;
+  return typeof output === 'string' || Array.isArray(output) ? output : undefined;
+}
+
+/** The text of an `input_text` part of a tool output's list, when it has any. */
+function outputText(part: unknown): string | undefined {
+  if (typeof part !== 'object' || part === null) return undefined;
+  const p = part as { type?: unknown; text?: unknown };
+  return p.type === 'input_text' && typeof p.text === 'string' && p.text.length > 0 ? p.text : undefined;
 }
 
 /** Text parts and blocks: Chat Completions and Anthropic `text`, Responses `input_text` / `output_text`. */
@@ -261,6 +295,21 @@ function truncatePart(
   tail: number,
   wire: WireFormat<Message>,
 ): Message | undefined {
+  const output = toolOutputOf(message);
+  if (output !== undefined) {
+    if (ii >= 0) return undefined;
+    if (bi < 0) {
+      if (typeof output !== 'string') return undefined;
+      return freezeDeep({ ...message, output: cutMiddle(output, head, tail) } as unknown as Message);
+    }
+    if (typeof output === 'string') return undefined;
+    const part = output[bi];
+    const text = outputText(part);
+    if (text === undefined) return undefined;
+    const next = output.slice();
+    next[bi] = { ...(part as Record<string, unknown>), text: cutMiddle(text, head, tail) };
+    return freezeDeep({ ...message, output: next } as unknown as Message);
+  }
   if (wire.edits?.owns(message))
     return wire.edits.truncated(message, bi, ii, (text) => cutMiddle(text, head, tail));
   const content = message.content;
