@@ -241,6 +241,101 @@ describe('parallel reads past the budget, in every format', () => {
   }
 });
 
+/** A view of a listing of `ITEM-0` … `ITEM-1499` at `budget`: valid, within it, head and tail of the listing kept. */
+async function expectListingCutToFit(
+  ctx: ContextManager,
+  budget: number,
+  format: MessageFormat,
+): Promise<void> {
+  const view = await ctx.getMessagesForRequest({ tokenBudget: budget, provider: format });
+  expect(validateRequest(view, format).problems).toEqual([]);
+  expect(ctx.usage().tokens, `budget ${budget}`).toBeLessThanOrEqual(budget);
+  const shown = JSON.stringify(view);
+  expect(shown).toContain('ITEM-0');
+  expect(shown).toContain('ITEM-1499');
+}
+
+describe('a smaller budget than the result in progress was cut for', () => {
+  // One JSON result of about 15,500 tokens, the turn's own: cut to fit 12,000, then the budget
+  // shrinks (another model, more tools' definitions): the cut is made again to fit, not refused.
+  const items = Array.from({ length: 1500 }, (_, i) => ({ id: `ITEM-${i}`, price: (i * 7919) % 1000 }));
+  const chat: Message[] = [
+    { role: 'user', content: 'List the widgets and find the price of ITEM-700.' },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_list', type: 'function', function: { name: 'list_items', arguments: '{}' } }],
+    },
+    { role: 'tool', tool_call_id: 'call_list', content: JSON.stringify({ items }) },
+  ];
+  for (const format of ['openai', 'anthropic', 'openai-responses'] as const) {
+    it(`${format}: cuts it again to each smaller budget, head and tail kept, and the receipt says so`, async () => {
+      const ctx = new ContextManager({ model: 'gpt-4o' });
+      await ctx.setMessages(format === 'openai' ? chat : convertMessages(chat, format));
+      const receipts: CompactionReceipt[] = [];
+      ctx.on('context:post_compact', (e) => {
+        receipts.push(e.receipt);
+      });
+      for (const budget of [12_000, 6_000, 3_000]) {
+        await expectListingCutToFit(ctx, budget, format);
+        expect(receipts.at(-1)?.truncated.length, `budget ${budget}: the cut is in the receipt`).toBe(1);
+      }
+    });
+  }
+});
+
+describe('a structured result in progress over the budget', () => {
+  // A listing of 1,500 records (about 26,500 tokens as JSON) as Gemini and Converse carry it: an
+  // object in a functionResponse, a json block in a toolResult. No one string of it is long, so
+  // its JSON text is what is cut (head and tail kept), in a string where the object was.
+  const listing = {
+    items: Array.from({ length: 1500 }, (_, i) => ({
+      id: `ITEM-${i}`,
+      price: (i * 7919) % 1000,
+      name: `widget ${i}`,
+    })),
+  };
+  const cases: Array<[MessageFormat, Message[]]> = [
+    [
+      'gemini',
+      [
+        { role: 'user', parts: [{ text: 'List the widgets and find the price of ITEM-700.' }] },
+        { role: 'model', parts: [{ functionCall: { name: 'list_items', args: {} } }] },
+        { role: 'user', parts: [{ functionResponse: { name: 'list_items', response: listing } }] },
+      ] as unknown as Message[],
+    ],
+    [
+      'bedrock',
+      [
+        { role: 'user', content: [{ text: 'List the widgets and find the price of ITEM-700.' }] },
+        { role: 'assistant', content: [{ toolUse: { toolUseId: 't1', name: 'list_items', input: {} } }] },
+        { role: 'user', content: [{ toolResult: { toolUseId: 't1', content: [{ json: listing }] } }] },
+      ] as unknown as Message[],
+    ],
+  ];
+  for (const [format, messages] of cases) {
+    it(`${format}: counted as its JSON, and cut to fit each budget rather than refused`, async () => {
+      const ctx = new ContextManager({ model: 'gpt-4o' });
+      await ctx.setMessages(messages);
+      await ctx.getMessagesForRequest({ tokenBudget: 100_000, provider: format });
+      // The whole listing, counted as the same listing in a string is (within 1%).
+      const asText = new ContextManager({ model: 'gpt-4o' });
+      await asText.setMessages([
+        { role: 'user', content: 'List the widgets and find the price of ITEM-700.' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 't1', type: 'function', function: { name: 'list_items', arguments: '{}' } }],
+        },
+        { role: 'tool', tool_call_id: 't1', content: JSON.stringify(listing) },
+      ]);
+      await asText.getMessagesForRequest({ tokenBudget: 100_000 });
+      expect(Math.abs(ctx.usage().tokens / asText.usage().tokens - 1)).toBeLessThan(0.01);
+      for (const budget of [20_000, 8_000]) await expectListingCutToFit(ctx, budget, format);
+    });
+  }
+});
+
 describe('no collapse', () => {
   const big = (n: number, tag: string) =>
     Array.from({ length: n }, (_, i) => `line ${i} of ${tag}: value_${i} = ${i * 7}`).join('\n');

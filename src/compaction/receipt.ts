@@ -64,7 +64,11 @@ export function planReceipt(input: {
       tokens,
     });
   }
-  const fresh = plan.truncated.filter(([key]) => !previous.truncated.has(key));
+  // Cut now, or cut further than before (a smaller budget).
+  const fresh = plan.truncated.filter(([key, keep]) => {
+    const before = previous.truncated.get(key);
+    return before === undefined || before.head !== keep.head || before.tail !== keep.tail;
+  });
   const byId = fresh.length > 0 ? new Map(atoms.map((a) => [a.id, a])) : undefined;
   // The texts a plan may cut, by key, of each atom it cut (read as the plan found them).
   const texts = new Map<number, Map<string, string>>();

@@ -4,6 +4,8 @@ import { cutMiddle, textParts } from './edit-atom.js';
 
 /** Tokens never cut below: a text shorter than this is left whole. */
 const MIN_KEEP_TOKENS = 128;
+/** Passes over the exchange in progress, each cutting what is still over the window. */
+const RECUT_PASSES = 3;
 /** How many of the longest texts are looked at; the rest are too short to matter. */
 const CANDIDATES = 64;
 
@@ -32,21 +34,36 @@ interface Candidate {
   index: number;
   atom: Atom;
   key: string;
+  /** The text as stored (a cut is always made from it). */
   text: string;
+  /** The text as the view shows it now: cut already, where the draft cuts it. */
+  shown: string;
 }
 
-function candidates(ctx: PlanContext, draft: PlanDraft, allowed: (p: Protection) => boolean): Candidate[] {
+/**
+ * The longest texts of the atoms `allowed` lets be cut, longest (as shown) first. A text the draft
+ * already cuts is one only where `recut`: the exchange in progress must fit a budget smaller than
+ * the one it was cut for (another model, more tools), and the task its share of it.
+ */
+function candidates(
+  ctx: PlanContext,
+  draft: PlanDraft,
+  allowed: (p: Protection) => boolean,
+  recut = false,
+): Candidate[] {
   const found: Candidate[] = [];
   for (let i = 0; i < ctx.atoms.length; i++) {
     const atom = ctx.atoms[i]!;
     if (!allowed(ctx.protection[i]!) || draft.dropped.has(atom.id)) continue;
     for (const part of textParts(atom, ctx.wire)) {
       if (part.slotKey && draft.cleared.has(part.slotKey)) continue;
-      if (draft.truncated.has(part.key)) continue;
-      found.push({ index: i, atom, key: part.key, text: part.text });
+      const keep = draft.truncated.get(part.key);
+      if (keep && !recut) continue;
+      const shown = keep ? cutMiddle(part.text, keep.head, keep.tail) : part.text;
+      found.push({ index: i, atom, key: part.key, text: part.text, shown });
     }
   }
-  found.sort((a, b) => b.text.length - a.text.length || a.index - b.index);
+  found.sort((a, b) => b.shown.length - a.shown.length || a.index - b.index);
   return found.slice(0, CANDIDATES);
 }
 
@@ -74,11 +91,17 @@ export function capProtectedOversized(ctx: PlanContext, draft: PlanDraft, memory
     truncated: new Map(draft.truncated),
     atomTokens: draft.atomTokens.slice(),
   };
-  for (const c of candidates(ctx, next, (p) => p === 'keep')) {
-    if (next.total - memory <= ctx.budget) break;
-    const tokens = ctx.countText(c.text);
-    if (tokens <= MIN_KEEP_TOKENS) continue;
-    cut(ctx, next, c, tokens - (next.total - memory - ctx.budget));
+  // A cut text may cost more in its message than alone (a structured result cut becomes a string,
+  // its quotes escaped): a text still over is cut again, a few passes at most.
+  for (let pass = 0; pass < RECUT_PASSES && next.total - memory > ctx.budget; pass++) {
+    const before = next.total;
+    for (const c of candidates(ctx, next, (p) => p === 'keep', true)) {
+      if (next.total - memory <= ctx.budget) break;
+      const tokens = ctx.countText(c.shown);
+      if (tokens <= MIN_KEEP_TOKENS) continue;
+      cut(ctx, next, c, tokens - (next.total - memory - ctx.budget));
+    }
+    if (next.total >= before) break;
   }
   return next;
 }
@@ -98,7 +121,7 @@ export function truncateOversized(ctx: PlanContext, draft: PlanDraft): PlanDraft
   // The exchange in progress is cut only to fit the window (capProtectedOversized), not the target.
   for (const c of candidates(ctx, next, (p) => p !== 'verbatim' && p !== 'keep')) {
     if (next.total <= ctx.target) break;
-    const tokens = ctx.countText(c.text);
+    const tokens = ctx.countText(c.shown);
     if (tokens <= MIN_KEEP_TOKENS) continue;
     cut(ctx, next, c, tokens - (next.total - ctx.target));
   }
@@ -131,15 +154,19 @@ export function capTask(
     truncated: new Map(draft.truncated),
     atomTokens: draft.atomTokens.slice(),
   };
+  // A part cut for a larger budget is cut again to this one's share.
   const parts = textParts(atom, ctx.wire)
-    .filter((p) => !next.truncated.has(p.key))
-    .sort((a, b) => b.text.length - a.text.length);
+    .map((p) => {
+      const keep = next.truncated.get(p.key);
+      return { ...p, shown: keep ? cutMiddle(p.text, keep.head, keep.tail) : p.text };
+    })
+    .sort((a, b) => b.shown.length - a.shown.length);
   for (const part of parts) {
     const over = next.atomTokens[task]! - cap;
     if (over <= 0) break;
-    const tokens = ctx.countText(part.text);
+    const tokens = ctx.countText(part.shown);
     if (tokens <= MIN_KEEP_TOKENS) continue;
-    cut(ctx, next, { index: task, atom, key: part.key, text: part.text }, tokens - over);
+    cut(ctx, next, { index: task, atom, key: part.key, text: part.text, shown: part.shown }, tokens - over);
   }
   return next;
 }

@@ -33,14 +33,20 @@ describe('shortening Bedrock messages in their own shape', () => {
   });
 
   it('cuts the texts truncation may cut, never the text of a turn holding reasoning', () => {
+    // A json block is cut as its JSON text (a listing of records has no one long string to cut).
     expect(bedrockTextParts(results)).toEqual([
       { block: 0, inner: 0, text: 'a long listing' },
+      { block: 0, inner: 1, text: '{"n":1}' },
       { block: 1, inner: -1, text: 'and a note' },
     ]);
     const cut = bedrockTruncated(results, 0, 0, (t) => t.slice(0, 6))!;
     expect(
       (cut.content as unknown as Array<{ toolResult: { content: unknown[] } }>)[0]!.toolResult.content,
     ).toEqual([{ text: 'a long' }, { json: { n: 1 } }]);
+    const cutJson = bedrockTruncated(results, 0, 1, (t) => t.slice(0, 4))!;
+    expect(
+      (cutJson.content as unknown as Array<{ toolResult: { content: unknown[] } }>)[0]!.toolResult.content,
+    ).toEqual([{ text: 'a long listing' }, { text: '{"n"' }]);
     const reasoning = {
       role: 'assistant',
       content: [{ reasoningContent: { reasoningText: { text: 'r', signature: 's' } } }, { text: 'answer' }],

@@ -36,10 +36,26 @@ export function bedrockTextParts(message: Message): BedrockTextPart[] {
       parts.push({ block, inner: -1, text: b.text });
     else if (member === 'toolResult' && isRecord(b.toolResult) && Array.isArray(b.toolResult.content))
       (b.toolResult.content as Rec[]).forEach((c, inner) => {
-        if (typeof c.text === 'string' && c.text.length > 0) parts.push({ block, inner, text: c.text });
+        const text = resultText(c);
+        if (text !== undefined && text.length > 0) parts.push({ block, inner, text });
       });
   });
   return parts;
+}
+
+/**
+ * The text of a tool result's content block that truncation may cut: a `text` block's, or a `json`
+ * block's document as JSON text (a cut makes it a `text` block of that text, cut: a listing of
+ * records has no one long text to cut). Undefined for anything else (images, documents).
+ */
+function resultText(c: Rec): string | undefined {
+  if (typeof c.text === 'string') return c.text;
+  if (!('json' in c)) return undefined;
+  try {
+    return JSON.stringify(c.json);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The message with the text at (`block`, `inner`) replaced by `cut(text)`; undefined when there is none. */
@@ -60,9 +76,10 @@ export function bedrockTruncated(
     const result = b.toolResult;
     if (!isRecord(result) || !Array.isArray(result.content)) return undefined;
     const c = result.content[inner] as Rec | undefined;
-    if (!c || typeof c.text !== 'string') return undefined;
+    const text = c && resultText(c);
+    if (text === undefined) return undefined;
     const content = (result.content as Rec[]).slice();
-    content[inner] = { text: cut(c.text) };
+    content[inner] = { text: cut(text) };
     next = { toolResult: { ...result, content } };
   }
   const out = blocks.slice();

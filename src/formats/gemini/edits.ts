@@ -17,16 +17,36 @@ function isRecord(value: unknown): value is Rec {
 }
 
 /**
+ * What truncation may cut of a function response: its `content` string, or the string it holds
+ * alone under another key (`output`, as Gemini's reference names it), cut in place (`key`); else
+ * the response as JSON text, which a cut replaces with `{ content: <the JSON cut> }` (a structured
+ * result, a listing of records, has no one long text to cut).
+ */
+function responseText(response: unknown): { key: string | undefined; text: string } | undefined {
+  if (!isRecord(response)) return undefined;
+  if (typeof response.content === 'string') return { key: 'content', text: response.content };
+  const keys = Object.keys(response);
+  const only = keys.length === 1 ? response[keys[0]!] : undefined;
+  if (typeof only === 'string') return { key: keys[0], text: only };
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(response);
+  } catch {
+    return undefined;
+  }
+  return text === undefined ? undefined : { key: undefined, text };
+}
+
+/**
  * The text of a part that truncation may cut: a text part that is neither a thought nor signed,
- * or a function response's `response.content` string. Undefined for anything else.
+ * or a function response's text (see `responseText`). Undefined for anything else.
  */
 function cuttableText(part: unknown): string | undefined {
   if (!isRecord(part)) return undefined;
   if (part.thoughtSignature !== undefined || part.thought === true) return undefined;
   if (typeof part.text === 'string') return part.text;
   const fr = part.functionResponse as Rec | undefined;
-  const response = fr?.response as Rec | undefined;
-  return typeof response?.content === 'string' ? response.content : undefined;
+  return responseText(fr?.response)?.text;
 }
 
 function withParts(message: Message, parts: readonly unknown[]): Message {
@@ -50,9 +70,10 @@ export const geminiEdits: MessageEdits = {
     const text = cuttableText(part);
     if (!parts || !part || text === undefined) return undefined;
     const fr = part.functionResponse as Rec | undefined;
-    const next = fr
-      ? { ...part, functionResponse: { ...fr, response: { ...(fr.response as object), content: cut(text) } } }
-      : { ...part, text: cut(text) };
+    const key = fr ? responseText(fr.response)?.key : undefined;
+    const response =
+      key === undefined ? { content: cut(text) } : { ...(fr?.response as Rec), [key]: cut(text) };
+    const next = fr ? { ...part, functionResponse: { ...fr, response } } : { ...part, text: cut(text) };
     const out = parts.slice();
     out[block] = next;
     return withParts(message, out);
