@@ -86,40 +86,66 @@ describe('the facts of parallel reads, whichever format carries their results', 
   // carry every result of a parallel call in one user turn. Each result is read for its facts on
   // its own: a turn's second result never goes without facts because its first had many.
   const formats: MessageFormat[] = ['openai', 'openai-responses', 'anthropic', 'bedrock', 'gemini'];
+
+  /**
+   * The task, two parallel reads of `src/left.ts` and `src/right.ts` (each call's arguments, and
+   * whether the task names the values, as given), the answer, and the next request.
+   */
+  function twoReads(task: string, args: (path: string, symbol: string) => string): OpenAIMessage[] {
+    const call = (id: string, path: string, symbol: string) => ({
+      id,
+      type: 'function' as const,
+      function: { name: 'read_file', arguments: args(path, symbol) },
+    });
+    return [
+      { role: 'system', content: 'You are a careful coding agent.' },
+      { role: 'user', content: task },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          call('call_a', 'src/left.ts', 'left_gauge_k17'),
+          call('call_b', 'src/right.ts', 'right_gauge_m42'),
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_a', content: assignments('left', 'left_gauge_k17', 4321) },
+      { role: 'tool', tool_call_id: 'call_b', content: assignments('right', 'right_gauge_m42', 8765) },
+      { role: 'assistant', content: 'I have read both files.' },
+      { role: 'user', content: 'Good. Now write src/total.ts.' },
+    ];
+  }
+
+  /** The view of `conversation` in `format` at 3,000 tokens, where neither read (about 4,000 tokens each) stays. */
+  async function viewOf(conversation: OpenAIMessage[], format: MessageFormat): Promise<Message[]> {
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    await ctx.setMessages(format === 'openai' ? conversation : convertMessages(conversation, format));
+    return ctx.getMessagesForRequest({ tokenBudget: 3_000, provider: format });
+  }
+
+  // Each read is read for what its own call asked (its arguments), matched by the call's id in every
+  // format that gives one: not for what the turn's last call of that tool asked.
+  for (const format of formats) {
+    it(`${format}: keeps what each parallel read's own call asked for, where the request names neither`, async () => {
+      const view = await viewOf(
+        twoReads('Look up the two gauges the dashboard needs and set TOTAL to their sum.', (path, symbol) =>
+          JSON.stringify({ path, symbol }),
+        ),
+        format,
+      );
+      const facts = factsBlock(view);
+      expect(facts).toMatch(/left_gauge_k17: 4321\b/);
+      expect(facts).toMatch(/right_gauge_m42: 8765\b/);
+    });
+  }
   for (const format of formats) {
     it(`${format}: keeps the value each of two parallel reads was for once both leave the view`, async () => {
-      const conversation: OpenAIMessage[] = [
-        { role: 'system', content: 'You are a careful coding agent.' },
-        {
-          role: 'user',
-          content:
-            'Set `TOTAL` in src/total.ts to the sum of `left_gauge_k17` (in src/left.ts) and `right_gauge_m42` (in src/right.ts).',
-        },
-        {
-          role: 'assistant',
-          content: null,
-          tool_calls: [
-            {
-              id: 'call_a',
-              type: 'function',
-              function: { name: 'read_file', arguments: '{"path":"src/left.ts"}' },
-            },
-            {
-              id: 'call_b',
-              type: 'function',
-              function: { name: 'read_file', arguments: '{"path":"src/right.ts"}' },
-            },
-          ],
-        },
-        { role: 'tool', tool_call_id: 'call_a', content: assignments('left', 'left_gauge_k17', 4321) },
-        { role: 'tool', tool_call_id: 'call_b', content: assignments('right', 'right_gauge_m42', 8765) },
-        { role: 'assistant', content: 'I have read both files.' },
-        { role: 'user', content: 'Good. Now write src/total.ts.' },
-      ];
-      const ctx = new ContextManager({ model: 'gpt-4o' });
-      await ctx.setMessages(format === 'openai' ? conversation : convertMessages(conversation, format));
-      // Neither read (about 4,000 tokens each) stays in a view of 3,000 tokens.
-      const view = await ctx.getMessagesForRequest({ tokenBudget: 3_000, provider: format });
+      const view = await viewOf(
+        twoReads(
+          'Set `TOTAL` in src/total.ts to the sum of `left_gauge_k17` (in src/left.ts) and `right_gauge_m42` (in src/right.ts).',
+          (path) => JSON.stringify({ path }),
+        ),
+        format,
+      );
       const shown = JSON.stringify(view);
       expect(shown).not.toContain('left_41_q');
       expect(shown).not.toContain('right_41_q');

@@ -138,6 +138,8 @@ export interface MessagePiece {
   text: string;
   /** The tool's name, for calls and results. */
   name?: string;
+  /** For calls and results: the call's id, where the format gives one (pairs a result with its call). */
+  id?: string;
   isError?: boolean;
 }
 

@@ -86,9 +86,14 @@ function pushEntry(out: Segment[], seq: number, message: Message, callNames: Map
   const pieces = role === 'system' ? undefined : ownReader(message)?.pieces;
   if (pieces) {
     for (const piece of pieces(message)) {
-      if (piece.kind === 'call') pushCall(out, seq, piece.name ?? 'tool', piece.text);
-      else if (piece.kind === 'result') pushResult(out, seq, piece.name, piece.text, piece.isError === true);
-      else pushText(out, { seq, role: piece.role, kind: 'text', label: piece.role, text: piece.text });
+      if (piece.kind === 'call') {
+        const name = piece.name ?? 'tool';
+        if (piece.id !== undefined) callNames.set(piece.id, name);
+        pushCall(out, seq, name, piece.text, piece.id);
+      } else if (piece.kind === 'result') {
+        const name = piece.name ?? (piece.id === undefined ? undefined : callNames.get(piece.id));
+        pushResult(out, seq, name, piece.text, piece.isError === true, piece.id);
+      } else pushText(out, { seq, role: piece.role, kind: 'text', label: piece.role, text: piece.text });
     }
     return;
   }
@@ -160,12 +165,12 @@ function pushItem(
   const callId = typeof item.call_id === 'string' ? item.call_id : undefined;
   if ('output' in item) {
     const name = callId === undefined ? undefined : callNames.get(callId);
-    pushResult(out, seq, name, messageText(item as unknown as Message), false);
+    pushResult(out, seq, name, messageText(item as unknown as Message), false, callId);
     return;
   }
   if (typeof item.name === 'string' && ('arguments' in item || 'input' in item)) {
     if (callId !== undefined) callNames.set(callId, item.name);
-    pushCall(out, seq, item.name, argumentsText(item.arguments ?? item.input));
+    pushCall(out, seq, item.name, argumentsText(item.arguments ?? item.input), callId);
     return;
   }
   pushText(out, {

@@ -60,7 +60,7 @@ function pieces(message: Message): MessagePiece[] {
   if (message.role === 'assistant') {
     const out: MessagePiece[] = [{ role: 'assistant', kind: 'text', text: plainText(message) }];
     for (const call of calls(message))
-      out.push({ role: 'assistant', kind: 'call', name: call.name, text: call.args });
+      out.push({ role: 'assistant', kind: 'call', name: call.name, text: call.args, id: call.id });
     return out;
   }
   const out: MessagePiece[] = [];
@@ -69,6 +69,7 @@ function pieces(message: Message): MessagePiece[] {
     if (member === 'toolResult') {
       const result = block.toolResult as unknown as BedrockToolResult;
       const piece: MessagePiece = { role: 'user', kind: 'result', text: toolResultText(result) };
+      if (typeof result.toolUseId === 'string') piece.id = result.toolUseId;
       if (result.status === 'error') piece.isError = true;
       out.push(piece);
     } else if (member === 'text') out.push({ role: 'user', kind: 'text', text: String(block.text) });

@@ -40,13 +40,16 @@ function pieces(message: Message): MessagePiece[] {
     const out: MessagePiece[] = [{ role: 'assistant', kind: 'text', text: geminiText(message) }];
     for (const part of parts) {
       const call = isRecord(part) ? part.functionCall : undefined;
-      if (isRecord(call))
-        out.push({
+      if (isRecord(call)) {
+        const piece: MessagePiece = {
           role: 'assistant',
           kind: 'call',
           name: String(call.name ?? 'tool'),
           text: jsonText(call.args ?? {}),
-        });
+        };
+        if (typeof call.id === 'string') piece.id = call.id;
+        out.push(piece);
+      }
     }
     return out;
   }
@@ -57,6 +60,7 @@ function pieces(message: Message): MessagePiece[] {
     if (isRecord(fr)) {
       const piece: MessagePiece = { role: 'user', kind: 'result', text: responseText(fr) };
       if (typeof fr.name === 'string') piece.name = fr.name;
+      if (typeof fr.id === 'string') piece.id = fr.id;
       if (isRecord(fr.response) && fr.response.error !== undefined) piece.isError = true;
       out.push(piece);
     } else if (typeof part.text === 'string') out.push({ role: 'user', kind: 'text', text: part.text });
