@@ -155,3 +155,37 @@ describe('the facts of parallel reads, whichever format carries their results', 
     });
   }
 });
+
+describe('the facts of parallel reads whose calls have no ids (Gemini)', () => {
+  it('reads each response for the call it answers, in order, where the request names neither value', async () => {
+    // Gemini's API leaves a call's id out unless it sets one: the responses then answer the calls in order.
+    const response = (prefix: string, name: string, value: number) => ({
+      functionResponse: { name: 'read_file', response: { content: assignments(prefix, name, value) } },
+    });
+    const conversation = [
+      {
+        role: 'user',
+        parts: [{ text: 'Look up the two gauges the dashboard needs and set TOTAL to their sum.' }],
+      },
+      {
+        role: 'model',
+        parts: [
+          { functionCall: { name: 'read_file', args: { path: 'src/left.ts', symbol: 'left_gauge_k17' } } },
+          { functionCall: { name: 'read_file', args: { path: 'src/right.ts', symbol: 'right_gauge_m42' } } },
+        ],
+      },
+      {
+        role: 'user',
+        parts: [response('left', 'left_gauge_k17', 4321), response('right', 'right_gauge_m42', 8765)],
+      },
+      { role: 'model', parts: [{ text: 'I have read both files.' }] },
+      { role: 'user', parts: [{ text: 'Good. Now write src/total.ts.' }] },
+    ] as unknown as Message[];
+    const ctx = new ContextManager({ model: 'gpt-4o' });
+    await ctx.setMessages(conversation);
+    const view = await ctx.getMessagesForRequest({ tokenBudget: 3_000, provider: 'gemini' });
+    const facts = factsBlock(view);
+    expect(facts).toMatch(/left_gauge_k17: 4321\b/);
+    expect(facts).toMatch(/right_gauge_m42: 8765\b/);
+  });
+});

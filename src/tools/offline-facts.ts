@@ -202,6 +202,11 @@ export class OfflineFactExtractor {
   private readonly callArgumentsByName = new Map<string, string>();
   /** The arguments of the latest message of calls, for a result whose call has no id or name. */
   private latestCalls: { seq: number; texts: string[] } = { seq: -1, texts: [] };
+  /**
+   * The latest message's calls by tool name, in order, not yet answered by a result without an
+   * id: a Gemini turn of parallel calls names no ids, and its responses answer them in order.
+   */
+  private unanswered = new Map<string, string[]>();
   private readonly request: string | undefined;
 
   constructor(options: ExtractFactsOptions = {}) {
@@ -244,12 +249,28 @@ export class OfflineFactExtractor {
   private noteCall(segment: Segment): void {
     if (segment.callId !== undefined) this.callArguments.set(segment.callId, segment.text);
     if (segment.toolName !== undefined) this.callArgumentsByName.set(segment.toolName, segment.text);
-    if (this.latestCalls.seq !== segment.seq) this.latestCalls = { seq: segment.seq, texts: [] };
+    if (this.latestCalls.seq !== segment.seq) {
+      this.latestCalls = { seq: segment.seq, texts: [] };
+      this.unanswered = new Map();
+    }
     this.latestCalls.texts.push(segment.text);
+    if (segment.callId === undefined && segment.toolName !== undefined) {
+      const queue = this.unanswered.get(segment.toolName);
+      if (queue) queue.push(segment.text);
+      else this.unanswered.set(segment.toolName, [segment.text]);
+    }
+  }
+
+  /** The arguments of the call a result without an id answers: the next of its tool's unanswered calls. */
+  private answeredCall(segment: Segment): string | undefined {
+    if (segment.callId !== undefined || segment.toolName === undefined) return undefined;
+    if (this.latestCalls.seq >= segment.seq) return undefined;
+    return this.unanswered.get(segment.toolName)?.shift();
   }
 
   /**
-   * What a result was read for: its call's arguments (by id, else by tool name), the request of
+   * What a result was read for: its call's arguments (by id; else, without one, the next call of
+   * its tool in the latest message of calls; else by tool name), the request of
    * its turn and the current one. A JSON result is ranked by its arguments and the current
    * request only (`json`): its keys already name every value, and an older turn's words lifting
    * whole records (every flight of a search) would push out the ids other results gave, as the
@@ -258,6 +279,7 @@ export class OfflineFactExtractor {
   private focusOf(segment: Segment): { text: ResultFocus; json: ResultFocus } {
     const args =
       (segment.callId !== undefined ? this.callArguments.get(segment.callId) : undefined) ??
+      this.answeredCall(segment) ??
       (segment.toolName !== undefined ? this.callArgumentsByName.get(segment.toolName) : undefined) ??
       (this.latestCalls.seq >= 0 && this.latestCalls.seq < segment.seq
         ? this.latestCalls.texts.join('\n')
