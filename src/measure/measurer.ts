@@ -19,6 +19,7 @@ import { CompactionNotes } from '../tokens/compaction-tokens.js';
 import { createTokenCounter } from '../tokens/counter.js';
 import { counterLabel, defaultModel } from '../tokens/model-counter.js';
 import type { TokenCounter } from '../tokens/types.js';
+import { messageText } from '../wire/content.js';
 import { detectConversationFormat } from '../wire/detect.js';
 import type { Calibration } from './calibration.js';
 import { createCalibration } from './calibration.js';
@@ -48,6 +49,22 @@ export const STORED_COUNT_RATIO = 8;
  * that claims more than 6 holds counts set too low within what each message alone allows.
  */
 export const VIEW_COUNT_RATIO = 6;
+
+/** A run of letters, up to three digits, or one other visible character: a piece of text. */
+const TEXT_PIECE = /[\p{L}\p{M}]+|\p{N}{1,3}|[^\s\p{L}\p{M}\p{N}]/gu;
+
+/**
+ * Pieces of `text` (see `TEXT_PIECE`): about as many as the tokens of a listing of common words (a
+ * tokenizer reads each such word, with its space, as one token), more than them in code and JSON
+ * (where punctuation runs are single tokens). A view whose stored counts claim past
+ * `VIEW_COUNT_RATIO` bytes a token is counted again only where the counts are under its pieces too.
+ */
+function textPieces(text: string): number {
+  let n = 0;
+  TEXT_PIECE.lastIndex = 0;
+  while (TEXT_PIECE.exec(text) !== null) n++;
+  return n;
+}
 
 /** What a cold start may leave bounded (see `ContextMeasurer.countAhead`). */
 export interface BoundOlder {
@@ -334,6 +351,11 @@ export class ContextMeasurer {
       if (pause) await pause;
     }
     if (counted * VIEW_COUNT_RATIO >= bound) return;
+    // Honest text of long common words can pass 6 bytes a token: the counts are taken where they
+    // are not under the text's pieces either (each at least one token; see `textPieces`).
+    let pieces = 0;
+    for (const message of taken) pieces += textPieces(messageText(message));
+    if (counted >= pieces) return;
     for (const message of taken) {
       this.storedTaken.delete(message);
       const stored = memo.get(message)!;

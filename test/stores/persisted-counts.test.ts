@@ -293,6 +293,40 @@ describe('a count is never trusted blindly', () => {
   });
 });
 
+/** A new manager on the conversation `store` holds, counting with a counter that records what it counts. */
+function resumed(store: ConversationStore): { b: ContextManager; again: ReturnType<typeof countingCounter> } {
+  const again = countingCounter();
+  return {
+    b: new ContextManager({ store, conversationId: ID, model: MODEL, tokenCounter: again.counter }),
+    again,
+  };
+}
+
+describe('counts that persist: honest text past six bytes a token', () => {
+  // Found by the property below (seed 36160898): two messages of long common words, 912 bytes in
+  // 147 tokens, whose honest stored counts the view-level check took for counts set too low.
+  it('is not counted again on resume: its counts are not under its pieces', async () => {
+    const store = new MemoryStore();
+    const kept = unclosable(store);
+    const context =
+      'export cursor buffer invoice replica offset session shard retry payload lease summary timezone snapshot window locale rollback request config commit cache deploy flush budget queue render token worker metric';
+    const more = 'parse schema handler encoder record import batch stream';
+    const a = new ContextManager({ store: kept, conversationId: ID, model: MODEL });
+    await a.addMessage(
+      user(`Please email ana.1@example.com once src/parse.ts passes lint and tests. Context: ${context}.`),
+    );
+    await a.addMessage(
+      reply(
+        `Done. Record usr_0000 now points to ana.100@example.com. Context: ${more} ${context} date index router ${more} ${context} date index.`,
+      ),
+    );
+    await a.close();
+    const { b, again } = resumed(kept);
+    await b.getMessagesForRequest({ tokenBudget: 200 }).catch(() => undefined);
+    expect(again.counted.filter((c) => c.includes('Context: '))).toEqual([]);
+  });
+});
+
 describe('counts that persist: property', () => {
   it('a resumed manager counts what a fresh one counts, and builds the same view, without counting again', async () => {
     await fc.assert(
@@ -311,13 +345,7 @@ describe('counts that persist: property', () => {
           });
           for (const [i, m] of conv.messages.entries()) await a.addMessage(m, conv.options[i]);
           await a.close();
-          const again = countingCounter();
-          const b = new ContextManager({
-            store: kept,
-            conversationId: ID,
-            model: MODEL,
-            tokenCounter: again.counter,
-          });
+          const { b, again } = resumed(kept);
           const fresh = new ContextManager({
             model: MODEL,
             tokenCounter: createTokenCounter(getModelInfo(MODEL)!),
