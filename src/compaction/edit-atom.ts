@@ -143,7 +143,8 @@ export function textParts(atom: Atom, wire: WireFormat<Message>): TextPart[] {
 /**
  * The `output` of a Responses API tool output item (`function_call_output`,
  * `custom_tool_call_output`): a string, or a list of `input_text`, `input_image` and `input_file`
- * parts. Undefined for any other message.
+ * parts (https://platform.openai.com/docs/api-reference/responses/create, input item "Function tool
+ * call output"). Undefined for any other message.
  */
 function toolOutputOf(message: Message): string | readonly unknown[] | undefined {
   const item = message as unknown as Record<string, unknown>;

@@ -40,6 +40,11 @@ interface Candidate {
   shown: string;
 }
 
+/** `text` as a view shows it under the draft's cut `keep` (none: whole). */
+function shownText(text: string, keep: { head: number; tail: number } | undefined): string {
+  return keep ? cutMiddle(text, keep.head, keep.tail) : text;
+}
+
 /**
  * The longest texts of the atoms `allowed` lets be cut, longest (as shown) first. A text the draft
  * already cuts is one only where `recut`: the exchange in progress must fit a budget smaller than
@@ -59,7 +64,7 @@ function candidates(
       if (part.slotKey && draft.cleared.has(part.slotKey)) continue;
       const keep = draft.truncated.get(part.key);
       if (keep && !recut) continue;
-      const shown = keep ? cutMiddle(part.text, keep.head, keep.tail) : part.text;
+      const shown = shownText(part.text, keep);
       found.push({ index: i, atom, key: part.key, text: part.text, shown });
     }
   }
@@ -158,7 +163,7 @@ export function capTask(
   const parts = textParts(atom, ctx.wire)
     .map((p) => {
       const keep = next.truncated.get(p.key);
-      return { ...p, shown: keep ? cutMiddle(p.text, keep.head, keep.tail) : p.text };
+      return { ...p, shown: shownText(p.text, keep) };
     })
     .sort((a, b) => b.shown.length - a.shown.length);
   for (const part of parts) {
