@@ -152,6 +152,7 @@ export function composeParts(
     targetUsage: settings.targetUsage,
     autoCompact: options.autoCompact ?? true,
     compactWhenCacheExpired: options.compactWhenCacheExpired ?? true,
+    compactAfterRequest: options.compactAfterRequest === true,
     costMeter: options.costMeter ?? true,
     maxCompactRetries: options.maxCompactRetries ?? DEFAULTS.maxCompactRetries,
     criticalFloor: options.criticalFloor ?? DEFAULTS.criticalFloor,
@@ -216,6 +217,8 @@ export function composeParts(
     state: { level: undefined, usage: undefined, usageWarning: resetUsageWarning() },
     noticeDue: null,
     lastUsage: null,
+    // The manager runs what a request puts off after it (`compactAfterRequest`: manager-requests.ts).
+    afterRequest: true,
     ...(store
       ? {
           save,

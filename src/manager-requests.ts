@@ -39,9 +39,49 @@ export async function fitRequest(host: RequestHost, request: RequestOptions): Pr
   const decision = await guard.fit(c, r, request);
   if (decision.action !== 'decline') await host.afterFit?.(r);
   host.counting.countBounded(r);
+  if (decision.action !== 'decline') compactAfter(host, r);
   prepareAhead(host);
   if (decision.action === 'decline') throw decision.error;
   return decision.messages!;
+}
+
+/**
+ * `compactAfterRequest`: the compaction the request put off runs after it, in the queue, right
+ * behind the request (so it works on the history the request saw, and the next call and `close()`
+ * wait for it), as `runDeferredCompaction` makes it.
+ */
+function compactAfter(host: RequestHost, r: ResolvedRequest): void {
+  if (!host.parts.conversation.compactDue) return;
+  host
+    .enqueue(() => runDeferredCompaction(host.parts, () => host.afterFit?.(r)))
+    // The queue's own failures (a store that cannot load) are the next operation's to report.
+    .catch(() => undefined);
+}
+
+/**
+ * The compaction a request put off (`compactAfterRequest`), made on the conversation as it stands
+ * (loaded), then `keep` (the view's stored record kept for the new plan) and the summary it makes
+ * due prepared, as after a request that compacted. Its failures (the store down) are warnings
+ * (`compaction_failed`): the plan stays as it was, and the next request past the trigger tries again.
+ */
+export async function runDeferredCompaction(
+  parts: Pick<ManagerParts, 'measurer' | 'conversation' | 'guard'>,
+  keep: () => Promise<void> | undefined,
+): Promise<void> {
+  const { guard, conversation, measurer } = parts;
+  const compact = guard.deferredCompaction(conversation);
+  if (!compact) return;
+  try {
+    await compact();
+  } catch (error) {
+    measurer.warn(
+      'compaction_failed',
+      `the compaction put off until after the request failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    return;
+  }
+  await keep();
+  await guard.preparation(conversation)?.();
 }
 
 /**

@@ -17,6 +17,7 @@ import { frozenEntry, storedMessageKeeping } from './history/history.js';
 import type { AfterAdded } from './manager-added.js';
 import type { ManagerParts } from './manager-parts.js';
 import { restoreAhead, restoreGuardState } from './manager-parts.js';
+import { runDeferredCompaction } from './manager-requests.js';
 import type { ResolvedRequest } from './measure/measurer.js';
 import { freezeDeep } from './messages/freeze.js';
 import { jsonValueIssues } from './messages/json-limits.js';
@@ -282,6 +283,7 @@ export async function serveStoredView(
       target: epoch === null ? undefined : { format: conversationFormat, epoch },
     };
     if (c.aheadDue) served.ahead = { request: c.aheadDue, usage: c.state.usage ?? 0 };
+    if (c.compactDue) served.compact = c.compactDue;
     return served;
   } catch (err) {
     if (err instanceof WholeHistoryNeeded) return undefined;
@@ -298,6 +300,11 @@ export interface ServedView {
    * view was at: it needs the whole history, so the manager prepares it after the request.
    */
   ahead?: { request: ResolvedRequest; usage: number };
+  /**
+   * The compaction the request put off (`compactAfterRequest`): it needs the whole history, so
+   * the manager makes it after the request.
+   */
+  compact?: NonNullable<GuardConversation['compactDue']>;
 }
 
 /** Rows between two runs of a record past which they are read apart (fewer reads, few rows more). */
@@ -330,6 +337,8 @@ function partialConversation(
     noticeDue: null,
     lastUsage: null,
     partial: true,
+    // What the request puts off, the manager makes after it (`compactAfterRequest`).
+    afterRequest: true,
   };
   if (parts.conversation.meters) c.meters = parts.conversation.meters;
   // The guard's stored state is written as a loaded conversation writes it (the flag of a
@@ -417,6 +426,8 @@ export class UnloadedCalls {
     private readonly after: AfterAdded,
     /** Queues an operation after the ones already queued; it runs once the history is loaded. */
     private readonly enqueue: (op: () => Promise<void>) => Promise<void>,
+    /** What a request of the loaded manager does before its view is built (counts taken and checked). */
+    private readonly beforeView: (r: ResolvedRequest) => Promise<void>,
   ) {}
 
   private get on(): boolean {
@@ -456,7 +467,24 @@ export class UnloadedCalls {
     // request loads the history, and its view's record is written afresh for the next worker.
     if (!served) this.rewrite = true;
     if (served?.ahead) this.prepareAfter(served.ahead);
+    if (served?.compact) this.compactAfter(served.compact);
     return served && { served: served.messages };
+  }
+
+  /**
+   * The compaction a served request put off (`compactAfterRequest`), made after it: the history is
+   * loaded then, off the request path, and counted as a request counts it; the compaction runs as
+   * after a request fitted from the whole history (`runDeferredCompaction`), and the record of the
+   * new plan's view is kept. Queued right behind the request, so the next call and `close()` wait
+   * for it.
+   */
+  private compactAfter(due: NonNullable<ServedView['compact']>): void {
+    this.enqueue(async () => {
+      await this.beforeView(due.request);
+      this.parts.conversation.compactDue = due;
+      await runDeferredCompaction(this.parts, () => this.keep(due.request));
+      // The queue's own failures (a store that cannot load) are the next operation's to report.
+    }).catch(() => undefined);
   }
 
   /**

@@ -272,7 +272,7 @@ describe.each(['openai', 'anthropic'] as const)('summaries prepared ahead (%s)',
     store: ConversationStore,
     model: FakeLLMServer,
     gate: ReturnType<typeof gatedFetch>,
-    more: { storedView?: boolean } = {},
+    more: { storedView?: boolean; compactAfterRequest?: boolean } = {},
   ): Promise<{ receipts: CompactionReceipt[]; open: () => ContextManager; kept: ContextManager }> {
     const options = {
       model: 'gpt-4o',
@@ -442,6 +442,7 @@ describe.each(['openai', 'anthropic'] as const)('summaries prepared ahead (%s)',
     worker: 'loaded' | 'served',
     sizes: ReadonlyArray<readonly [number, number]>,
     budget: number,
+    more: { compactAfterRequest?: boolean } = {},
   ) {
     const gate = gatedFetch();
     gate.open();
@@ -451,6 +452,7 @@ describe.each(['openai', 'anthropic'] as const)('summaries prepared ahead (%s)',
       const store = keepOpen(new MemoryStore());
       const { receipts, open, kept } = await workersOn(store, server, gate, {
         storedView: worker === 'served',
+        ...more,
       });
       const views: string[] = [];
       for (const [t, [asked, answered]] of sizes.entries()) {
@@ -480,6 +482,7 @@ describe.each(['openai', 'anthropic'] as const)('summaries prepared ahead (%s)',
     expect(workers.receipts).toEqual(longLived.receipts);
     const differs = workers.views.findIndex((v, i) => v !== longLived.views[i]);
     expect(differs, 'the first turn whose view differs').toBe(-1);
+    return longLived.receipts;
   }
 
   /** Turns of `words` words at most (message, reply), `count` of them. */
@@ -495,8 +498,12 @@ describe.each(['openai', 'anthropic'] as const)('summaries prepared ahead (%s)',
   it('workers that load the conversation at each turn (a new manager each) serve the views a long-lived manager serves, turns of any size: the plan made ahead and the range it stands for are stored state', async () => {
     // Turns of up to ~1,000 tokens: leaps of up to a quarter of the budget.
     await fc.assert(
-      fc.asyncProperty(turnsOf(45, [120, 200]), fc.integer({ min: 4_000, max: 8_000 }), (sizes, budget) =>
-        workersAgree('loaded', sizes, budget),
+      fc.asyncProperty(
+        turnsOf(45, [120, 200]),
+        fc.integer({ min: 4_000, max: 8_000 }),
+        async (sizes, budget) => {
+          await workersAgree('loaded', sizes, budget);
+        },
       ),
       agreeRuns,
     );
@@ -508,8 +515,27 @@ describe.each(['openai', 'anthropic'] as const)('summaries prepared ahead (%s)',
     // manager prepared from `from`. Turns here stay within that gap (a tenth of the budget): up to
     // ~350 tokens at a budget of 6,000 or more.
     await fc.assert(
-      fc.asyncProperty(turnsOf(70, [40, 60]), fc.integer({ min: 6_000, max: 7_000 }), (sizes, budget) =>
-        workersAgree('served', sizes, budget),
+      fc.asyncProperty(
+        turnsOf(70, [40, 60]),
+        fc.integer({ min: 6_000, max: 7_000 }),
+        async (sizes, budget) => {
+          await workersAgree('served', sizes, budget);
+        },
+      ),
+      agreeRuns,
+    );
+  }, 300_000);
+
+  it('with compactAfterRequest, workers serving each turn from the stored view record serve the views a long-lived manager serves, compacting after their request with the model’s summary', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        turnsOf(70, [40, 60]),
+        fc.integer({ min: 6_000, max: 7_000 }),
+        async (sizes, budget) => {
+          const receipts = await workersAgree('served', sizes, budget, { compactAfterRequest: true });
+          // The model's summary, prepared ahead, is what the compactions made after the request use.
+          expect(receipts.filter((r) => r.startsWith('used/')).length).toBeGreaterThan(0);
+        },
       ),
       agreeRuns,
     );

@@ -106,7 +106,12 @@ export class ContextManager {
       enqueue: (op) => this.enqueue(op),
       afterFit: (r) => this.unloaded.keep(r),
     };
-    this.unloaded = new UnloadedCalls(parts, this.after, (op) => this.enqueue(op));
+    this.unloaded = new UnloadedCalls(
+      parts,
+      this.after,
+      (op) => this.enqueue(op),
+      (r) => this.counting.beforeView(r),
+    );
     // With a store, the conversation is read by the first call that needs it (a request may need
     // only the view's rows: `storedView`).
     this.loaded = !parts.store;

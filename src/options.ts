@@ -160,6 +160,20 @@ export interface ContextManagerOptions {
    */
   compactWhenCacheExpired?: boolean;
   /**
+   * Put a compaction off the request path (default false): a request that passes the trigger
+   * sends its view as it is, while it fits the budget (and `guard.declineAt`), and the compaction
+   * runs right after the request, in the manager's queue (the next call and `close()` wait for
+   * it; the model call need not). The next request sends the compacted view. A worker serving a
+   * conversation from its stored view record (`storedView`) then never loads the whole history
+   * on the request path for a compaction: it loads it after the request. Every worker sharing a
+   * store must set it alike for their views to agree. A view past the budget is still compacted
+   * before it is sent, as is every view under a `strategy` function of yours (its `decline` must
+   * refuse the request it was asked for). A compaction that fails after the request (the store
+   * down) is a `context:warn` (`compaction_failed`): the plan stays as it was, and the next request
+   * that passes the trigger tries again.
+   */
+  compactAfterRequest?: boolean;
+  /**
    * Bill each view sent with the model's prices and caching rules (default true): `usage().cost`
    * and the `cost` of `context:measure`. With `false` no view is billed, those figures are absent,
    * and `compactWhenCacheExpired` cannot tell that the cache has gone cold.
@@ -600,6 +614,7 @@ const OPTION_CHECKS: Record<keyof ContextManagerOptions, Check> = {
   guard: nested({ warnAt: share, declineAt: atLeast(0, true), jumpEscalation: atLeast(0, true) }),
   autoCompact: bool,
   compactWhenCacheExpired: bool,
+  compactAfterRequest: bool,
   costMeter: bool,
   maxCompactRetries: wholeFrom(0),
   criticalFloor: share,

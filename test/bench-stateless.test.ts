@@ -146,15 +146,40 @@ describe('the agent loop across workers', () => {
   it('judges byte-identical views per store', () => {
     const loop = (store: string, differingSteps: number): LoopRow => ({
       store,
+      compactAfterRequest: false,
       size: 20_000,
       steps: 120,
       compactions: 5,
       loadedSteps: 5,
+      loadedAfter: 0,
       differingSteps,
       worker: { median: 10, p95: 300, max: 400, mean: 30 },
       loadedMean: 350,
+      withClose: { mean: 31, max: 400 },
       longLived: { median: 2, mean: 20 },
     });
     expect(judgeLoops([loop('sqlite', 0), loop('redis', 1)]).map((g) => g.met)).toEqual([true, false]);
+  });
+
+  it('judges, with compactAfterRequest, that no worker request read the whole history, and that the loop compacted', () => {
+    const loop = (loadedSteps: number, compactions: number): LoopRow => ({
+      store: 'sqlite',
+      compactAfterRequest: true,
+      size: 20_000,
+      steps: 120,
+      compactions,
+      loadedSteps,
+      loadedAfter: compactions,
+      differingSteps: 0,
+      worker: { median: 10, p95: 20, max: 40, mean: 12 },
+      loadedMean: 0,
+      withClose: { mean: 30, max: 400 },
+      longLived: { median: 2, mean: 20 },
+    });
+    const judged = (l: LoopRow) => judgeLoops([l]).map((g) => g.met);
+    expect(judged(loop(0, 4))).toEqual([true, true]);
+    expect(judged(loop(1, 4))).toEqual([true, false]);
+    // A loop that never compacted shows nothing of it.
+    expect(judged(loop(0, 0))).toEqual([true, false]);
   });
 });

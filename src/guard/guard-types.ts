@@ -108,6 +108,25 @@ export interface GuardConversation {
   /** The request after which a range should be prepared (taken by `ContextGuard.preparation`). */
   aheadDue?: ResolvedRequest | undefined;
   /**
+   * The conversation's owner runs what a request leaves to do after it, in order with its other
+   * operations (the manager's queue): a compaction put off with `compactAfterRequest` is then due.
+   */
+  afterRequest?: true;
+  /**
+   * The compaction the last request put off (`compactAfterRequest`): its request and reason, and
+   * the digest of the plan it found (the compaction is skipped when another plan came since).
+   * Taken by `ContextGuard.deferredCompaction`.
+   */
+  compactDue?:
+    | {
+        request: ResolvedRequest;
+        reason: CompactionReceipt['reason'];
+        plan: string | null;
+        /** The level it acts at (layered strategy: `pendingLevel`). */
+        level: Level | undefined;
+      }
+    | undefined;
+  /**
    * True for a conversation served from its stored view record (src/manager-stored-view.ts):
    * `entries` are only the rows after the record's prefix, which the view starts with. Whatever
    * needs more (see `WholeHistoryNeeded`) throws before anything is emitted.
@@ -184,6 +203,12 @@ export interface ContextGuardOptions {
   autoCompact?: boolean;
   /** Compact early when the prompt cache expired while a compaction is due soon (default true). */
   compactWhenCacheExpired?: boolean;
+  /**
+   * Put a compaction the view can wait for off the request path (default false); see
+   * `ContextManagerOptions.compactAfterRequest`. Only for conversations whose owner runs it after
+   * the request (`GuardConversation.afterRequest`).
+   */
+  compactAfterRequest?: boolean;
   /** Bill each view sent (default true); see `ContextManagerOptions.costMeter`. */
   costMeter?: boolean;
   maxCompactRetries?: number;

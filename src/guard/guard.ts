@@ -11,7 +11,7 @@ import {
   fitPinned,
   pinnedTexts,
 } from '../compaction/hooks.js';
-import { type CompactionPlan, encodePlan } from '../compaction/plan.js';
+import { type CompactionPlan, encodePlan, planSum } from '../compaction/plan.js';
 import { Planner, type PlanRequest, type PlanResult } from '../compaction/planner.js';
 import { latestUserAtomIndex, protectionsOf } from '../compaction/protections.js';
 import type { ProviderCompactor } from '../compaction/provider-compaction.js';
@@ -70,6 +70,7 @@ export class ContextGuard {
   private readonly targetUsage: number;
   private readonly autoCompact: boolean;
   private readonly compactWhenCacheExpired: boolean;
+  private readonly compactAfterRequest: boolean;
   private readonly costMeter: boolean;
   private readonly preserveSystem: boolean;
   private readonly protectTask: boolean;
@@ -104,6 +105,7 @@ export class ContextGuard {
     this.targetUsage = shares.targetUsage;
     this.autoCompact = options.autoCompact ?? true;
     this.compactWhenCacheExpired = options.compactWhenCacheExpired ?? true;
+    this.compactAfterRequest = options.compactAfterRequest ?? false;
     this.costMeter = options.costMeter ?? true;
     this.preserveSystem = options.preserveSystem ?? DEFAULTS.preserveSystem;
     this.protectTask = options.protectTask ?? DEFAULTS.protectTask;
@@ -284,11 +286,14 @@ export class ContextGuard {
       // Warn on what is sent, after compacting: a view still this full leaves the model little room.
       const sent = out.total / r.budget;
       let warning: string | undefined;
+      // A compaction put off until after this request counts as made: the view it leaves is what
+      // the next request sends, and this one's fullness is no news (`compactAfterRequest`).
+      const deferred = c.compactDue !== undefined;
       const next = nextUsageWarning(c.state.usageWarning, {
-        usage: sent,
+        usage: deferred ? 0 : sent,
         warnAt: this.warnAt,
         budget: r.declared,
-        compacted: receipt !== undefined,
+        compacted: receipt !== undefined || deferred,
       });
       // Kept where it changed (it fired, a compaction followed it, it re-armed): a worker that never
       // saw the conversation warns once per crossing, as the one that served it (issue 32).
@@ -433,6 +438,65 @@ export class ContextGuard {
   private emitOverflow<E extends ContextOverflowError>(error: E): E {
     this.measurer.events.emit('context:overflow', { error });
     return error;
+  }
+
+  /**
+   * `compactAfterRequest`: whether the compaction due now (`reason`) waits until after the
+   * request. Only a compaction the view can go without: the view fits the budget (and the
+   * decline line), no provider compaction is involved, the strategy is not a function of yours
+   * (which may decline the request), and the conversation's owner runs it after the request
+   * (`afterRequest`).
+   */
+  private defers(
+    c: GuardConversation,
+    r: ResolvedRequest,
+    reason: CompactionReceipt['reason'],
+    total: number,
+  ): boolean {
+    if (!this.compactAfterRequest || c.afterRequest !== true || this.provider) return false;
+    // A strategy of your own may decline: its decline refuses the request it was asked for.
+    if (typeof this.strategy === 'function') return false;
+    if (reason === 'over_budget' || total > r.budget) return false;
+    return this.declineAt === undefined || total <= this.declineAt * r.budget;
+  }
+
+  /**
+   * With `compactAfterRequest`: the compaction the conversation's last request put off, to run
+   * after it, in order with the conversation's other operations (the manager queues it right
+   * behind the request; undefined when none is due). It compacts as the request would have, on
+   * the history and request the request saw, and leaves the state the next request starts from
+   * (the plan stored, the flag of a compaction just made, the level and usage, a summary due to
+   * prepare ahead) as a compaction on the request path leaves it. Skipped when the plan changed
+   * since (a compaction meanwhile).
+   */
+  deferredCompaction(c: GuardConversation): (() => Promise<void>) | undefined {
+    const due = c.compactDue;
+    if (!due) return undefined;
+    c.compactDue = undefined;
+    return async () => {
+      const r = due.request;
+      const format = c.format ?? r.format;
+      if (c.partial || planSum(c.view.plan) !== due.plan) return;
+      c.pendingLevel = due.level;
+      const previous = c.view.plan;
+      let receipt: CompactionReceipt | null;
+      try {
+        receipt = await this.compactNow(c, r, due.reason);
+      } catch (error) {
+        // Not kept (the store down, say): the view stays on the plan every worker holds.
+        c.view.setPlan(previous);
+        throw error;
+      }
+      c.state.compactedLast = receipt ? { tokens: receipt.tokensAfter } : undefined;
+      if (!receipt) return;
+      const built = c.view.build(c.entries, format, r.counter);
+      const total = this.sentTokens(c.view, built, r, format);
+      c.state.level = levelOf(total / r.budget);
+      c.state.usage = total / r.budget;
+      if ((this.ahead || this.compactAhead) && this.autoCompact) {
+        c.aheadDue = this.aheadIsDue(c, c.view.plan, total / r.budget) ? r : undefined;
+      }
+    };
   }
 
   /**
@@ -612,6 +676,7 @@ export class ContextGuard {
     onCompact?: (receipt: CompactionReceipt) => void,
   ): Promise<SentView> {
     const format = c.format ?? r.format;
+    c.compactDue = undefined;
     if (c.partial && this.provider) throw new WholeHistoryNeeded('provider compaction');
     let built = c.view.build(c.entries, format, r.counter);
     let total = this.sentTokens(c.view, built, r, format);
@@ -652,6 +717,11 @@ export class ContextGuard {
       this.dueSoonWithColdCache(c, r, total, replanAt)
     )
       reason = 'cache_expired';
+    // `compactAfterRequest`: a compaction this view can go without runs after the request.
+    if (reason && this.defers(c, r, reason, total)) {
+      c.compactDue = { request: r, reason, plan: planSum(c.view.plan), level: c.pendingLevel };
+      reason = undefined;
+    }
     if (c.partial && reason) throw new WholeHistoryNeeded(`compaction (${reason})`);
     if (this.provider) {
       c.provider ??= { request: null };
@@ -696,10 +766,11 @@ export class ContextGuard {
     }
     c.state.usage = total / r.budget;
     // After a compaction too: the next one's range is planned from the plan just made.
+    // (With a compaction put off, after it: `deferredCompaction`.)
     if ((this.ahead || this.compactAhead) && this.autoCompact) {
       // Served from the stored view record (`partial`), the preparation is the manager's to run
       // after the request, once it has loaded the history (off the request path, as here).
-      c.aheadDue = this.aheadIsDue(c, c.view.plan, total / r.budget) ? r : undefined;
+      c.aheadDue = !c.compactDue && this.aheadIsDue(c, c.view.plan, total / r.budget) ? r : undefined;
     }
     const notice = this.notice ? c.noticeDue : null;
     c.noticeDue = null;

@@ -104,5 +104,56 @@ describe('workers that keep no conversation, on every store', () => {
       );
       await check.close();
     });
+
+    it(`${driver.name}: with compactAfterRequest, no turn reads the whole history on its request path, compactions included`, {
+      ...skipFor(driver.missing),
+      timeout: 180_000,
+    }, async () => {
+      const opener = await driver.open();
+      const open = async () => (driver.name === 'memory' ? keepOpen(await opener()) : opener());
+      const options = { ...OPTIONS, compactAfterRequest: true };
+      const session = longSessionMessages(2_400, 'openai', 43);
+      const turns = turnsOf(session);
+      let stored = 0;
+      let t = 0;
+      while (stored < 2_000) stored += turns[t++]!.length;
+      const writer = new ContextManager({ ...options, store: await open(), conversationId: CONVERSATION });
+      await writer.setMessages(turns.slice(0, t).flat(), { replace: true });
+      await writer.getMessagesForRequest({ tokenBudget: BUDGET });
+      await writer.close();
+      // The same turns on one manager kept all along, with the same option: the views to serve.
+      const kept = new ContextManager({ ...options, conversationId: CONVERSATION });
+      await kept.setMessages(turns.slice(0, t).flat());
+      await kept.getMessagesForRequest({ tokenBudget: BUDGET });
+      let compactedAfter = 0;
+      let readWhole = 0;
+      const onPath: string[] = [];
+      for (; t < turns.length; t++) {
+        const tally = counted(await open());
+        const worker = new ContextManager({ ...options, store: tally.store, conversationId: CONVERSATION });
+        let inRequest = true;
+        worker.on('context:post_compact', (e) => {
+          if (inRequest) onPath.push(e.receipt.reason);
+          else compactedAfter++;
+        });
+        await worker.addMessages(turns[t]!);
+        await kept.addMessages(turns[t]!);
+        const compactedBefore = onPath.length;
+        const view = await worker.getMessagesForRequest({ tokenBudget: BUDGET });
+        inRequest = false;
+        // A turn that leaps past the budget is compacted before its view is sent, the history read
+        // first (as without the option); no other turn reads it on its path.
+        if (tally.whole && onPath.length === compactedBefore) readWhole++;
+        expect(JSON.stringify(view)).toBe(
+          JSON.stringify(await kept.getMessagesForRequest({ tokenBudget: BUDGET })),
+        );
+        // Waits for the compaction the request put off: it reads the whole history, after the request.
+        await worker.close();
+      }
+      await kept.close();
+      expect(compactedAfter).toBeGreaterThan(0);
+      expect(readWhole).toBe(0);
+      expect(onPath.every((reason) => reason === 'over_budget')).toBe(true);
+    });
   }
 });
