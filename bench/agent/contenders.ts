@@ -64,6 +64,15 @@ export const contextkitAgent: Peer = contextkit('contextkit, protectTask off (th
 });
 
 /**
+ * contextkit with `compactAfterRequest`: the view that passes the trigger goes as it is (within the
+ * budget) and the compaction runs after the request, so the agent acts on a fuller view once per
+ * compaction.
+ */
+export const contextkitAfterRequest: Peer = contextkit('contextkit, compactAfterRequest', {
+  compactAfterRequest: true,
+});
+
+/**
  * LangChain.js `trimMessages` as the peers benchmark drives it (bench/peers/langchain.ts: strategy
  * last, includeSystem, startOn human, gpt-tokenizer's o200k count with OpenAI's framing). It is
  * given the system message and the newest messages whose count passes the budget, not the whole

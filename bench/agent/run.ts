@@ -17,7 +17,14 @@ import { formatCount, formatMs, Report, verdict } from '../report.js';
 import { UsageError } from '../usage-error.js';
 import { READS_PER_STEP } from './agent.js';
 import { agentSvg } from './chart.js';
-import { contextkitAgent, contextkitDefault, fullHistory, langchainTrim, loadMastra } from './contenders.js';
+import {
+  contextkitAfterRequest,
+  contextkitAgent,
+  contextkitDefault,
+  fullHistory,
+  langchainTrim,
+  loadMastra,
+} from './contenders.js';
 import { datasetSection } from './datasets.js';
 import { runEpisode, STEP_CAP, type Tally } from './episode.js';
 import { Writer } from './wire.js';
@@ -121,6 +128,8 @@ function cellLabel(c: Cell): string {
 
 const FULL = fullHistory.name;
 const OURS = [contextkitDefault.name, contextkitAgent.name];
+/** Every contextkit column: none of them is a trimmer to beat. */
+const CONTEXTKIT = [...OURS, contextkitAfterRequest.name];
 /** Views a provider would take on at least this share of requests, for a trimmer to be a peer to beat. */
 const USABLE_SHARE = 0.95;
 
@@ -191,7 +200,10 @@ const GOALS: { goal: string; check(name: string, r: CellResult): Check }[] = [
       const t = r.tallies.get(name)!;
       const peers = [...r.tallies.entries()].filter(
         ([n, p]) =>
-          n !== FULL && !OURS.includes(n) && p.finished >= t.finished && usable(p) >= USABLE_SHARE * p.views,
+          n !== FULL &&
+          !CONTEXTKIT.includes(n) &&
+          p.finished >= t.finished &&
+          usable(p) >= USABLE_SHARE * p.views,
       );
       if (peers.length === 0) return null;
       const [peer, cheapest] = peers.sort((a, b) => a[1].billed - b[1].billed)[0]!;
@@ -276,7 +288,13 @@ export async function runAgentBenchmark(args: readonly string[]): Promise<void> 
   const options = parseArgs(args);
   const started = performance.now();
   const mastra = await loadMastra();
-  const contenders: Peer[] = [fullHistory, contextkitDefault, contextkitAgent, langchainTrim];
+  const contenders: Peer[] = [
+    fullHistory,
+    contextkitDefault,
+    contextkitAgent,
+    contextkitAfterRequest,
+    langchainTrim,
+  ];
   if (typeof mastra !== 'string') contenders.push(mastra);
   const report = new Report('The closed-loop agent benchmark');
   report.note(
@@ -305,7 +323,8 @@ export async function runAgentBenchmark(args: readonly string[]): Promise<void> 
   report.note(
     'Contenders: the full history (the reference; its views are not trimmed, so fit is not asked of it); ' +
       'contextkit as it ships (`new ContextManager({ model: "gpt-4o" })`: the task, here the rule, and the current ' +
-      'turn kept); contextkit with `protectTask: false`, the default before issue 30 (the baseline); LangChain `trimMessages` ' +
+      'turn kept); contextkit with `protectTask: false`, the default before issue 30 (the baseline); contextkit with ' +
+      '`compactAfterRequest: true` (the compaction made after the request that passes the trigger, whose view goes as it is: issue 32); LangChain `trimMessages` ' +
       '(@langchain/core, strategy last, includeSystem, startOn human, exact o200k counter: bench/peers/langchain.ts); ' +
       `Mastra \`TokenLimiter\` (@mastra/memory 0.15: bench/peers/mastra.ts)${
         typeof mastra === 'string' ? ` — not run here: ${mastra}` : ''
