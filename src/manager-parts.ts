@@ -23,7 +23,13 @@ import {
   type StoredAhead,
   type StoredSpec,
 } from './guard/stored-ahead.js';
-import { decodeGuardState, decodeUsageWarning, encodeUsageWarning } from './guard/stored-guard-state.js';
+import {
+  decodeBudgetNoticed,
+  decodeGuardState,
+  decodeUsageWarning,
+  encodeBudgetNoticed,
+  encodeUsageWarning,
+} from './guard/stored-guard-state.js';
 import { emptyAheadState, type HeldSpec } from './guard/summary-ahead.js';
 import { History } from './history/history.js';
 import { LiveEntries } from './history/live-entries.js';
@@ -223,6 +229,8 @@ export function composeParts(
       ? {
           save,
           saveUsageWarning: (state) => save({ usageWarning: encodeUsageWarning(state, history.storeEpoch) }),
+          saveBudgetNoticed: (level) =>
+            save({ budgetNoticed: encodeBudgetNoticed(level, history.storeEpoch) }),
           storedPlan: (current, made) => adoptableStoredPlan(history, planIds, current, made),
           savePlan: (plan, previous, made, patch) =>
             savePlanUnlessTaken(history, planIds, plan, previous, made, patch),
@@ -430,6 +438,13 @@ export function restoreGuardState(
       'the state of the usage_high warning stored beside the conversation is corrupt, was changed, or was written by another version: it starts afresh',
     );
   } else if (warning !== 'absent') conversation.state.usageWarning = warning;
+  const noticed = decodeBudgetNoticed(meta?.budgetNoticed, epoch);
+  if (noticed === 'unreadable') {
+    warn?.(
+      'stored_guard_unreadable',
+      'the state of the budget notice stored beside the conversation is corrupt, was changed, or was written by another version: it starts afresh',
+    );
+  } else if (noticed !== 'absent') conversation.state.budgetNoticed = noticed.level;
 }
 
 /** The guard's level, usage and last compaction (see `restoreGuardState`). */

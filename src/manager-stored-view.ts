@@ -12,7 +12,13 @@ import { InvalidMessageError } from './errors.js';
 import { wireFormat } from './formats/registry.js';
 import type { GuardConversation } from './guard/guard.js';
 import { WholeHistoryNeeded } from './guard/guard-types.js';
-import { decodeGuardState, decodeUsageWarning, encodeUsageWarning } from './guard/stored-guard-state.js';
+import {
+  decodeBudgetNoticed,
+  decodeGuardState,
+  decodeUsageWarning,
+  encodeBudgetNoticed,
+  encodeUsageWarning,
+} from './guard/stored-guard-state.js';
 import { frozenEntry, storedMessageKeeping } from './history/history.js';
 import type { AfterAdded } from './manager-added.js';
 import type { ManagerParts } from './manager-parts.js';
@@ -157,6 +163,7 @@ export async function serveStoredView(
   // A guard state it cannot use is the load's to warn of (it starts the guard afresh).
   if (decodeGuardState(meta.value?.guard) === 'unreadable') return undefined;
   if (decodeUsageWarning(meta.value?.usageWarning, epoch) === 'unreadable') return undefined;
+  if (decodeBudgetNoticed(meta.value?.budgetNoticed, epoch) === 'unreadable') return undefined;
   // The format the view is built in; the conversation's own, unless it showed none yet.
   const format = record.format;
   const conversationFormat = record.formatless ? undefined : format;
@@ -348,6 +355,7 @@ function partialConversation(
     c.save = save;
     // In the generation the record was read in (the history, not loaded, knows none yet).
     c.saveUsageWarning = (state) => save({ usageWarning: encodeUsageWarning(state, epoch) });
+    c.saveBudgetNoticed = (level) => save({ budgetNoticed: encodeBudgetNoticed(level, epoch) });
   }
   restoreGuardState(c, meta, epoch);
   return c;

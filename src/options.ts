@@ -168,7 +168,8 @@ export interface ContextManagerOptions {
    * on the request path for a compaction: it loads it after the request. Every worker sharing a
    * store must set it alike for their views to agree. A view past the budget is still compacted
    * before it is sent, as is every view under a `strategy` function of yours (its `decline` must
-   * refuse the request it was asked for). A compaction that fails after the request (the store
+   * refuse the request it was asked for) or with `compactionNotice` (the notice goes in the view
+   * the compaction makes). A compaction that fails after the request (the store
    * down) is a `context:warn` (`compaction_failed`): the plan stays as it was, and the next request
    * that passes the trigger tries again.
    */

@@ -259,6 +259,26 @@ describe('compactAfterRequest', () => {
     await ctx.close();
   });
 
+  it('does not put off a compaction with compactionNotice: the notice goes in the view the compaction makes', async () => {
+    const ctx = new ContextManager({ model: 'gpt-4o', compactAfterRequest: true, compactionNotice: true });
+    let inRequest = false;
+    const onPath: boolean[] = [];
+    ctx.on('context:post_compact', () => onPath.push(inRequest));
+    let noticed = 0;
+    for (const message of longSessionMessages(120, 'openai', 3)) {
+      await ctx.addMessage(message);
+      const compactions = onPath.length;
+      inRequest = true;
+      const view = JSON.stringify(await ctx.getMessagesForRequest({ tokenBudget: 4_000 }));
+      inRequest = false;
+      if (onPath.length > compactions && view.includes('to fit the context window')) noticed++;
+    }
+    expect(onPath.length).toBeGreaterThan(2);
+    expect(onPath.every((made) => made)).toBe(true);
+    expect(noticed).toBe(onPath.length);
+    await ctx.close();
+  });
+
   it('serves workers that never keep a conversation the views a long-lived manager serves; none compacts on a request path, nor reads the whole history for a compaction', async () => {
     const total = { compactions: 0, deferred: 0, onPath: 0 };
     const needed = compactionLoads();
@@ -269,8 +289,12 @@ describe('compactAfterRequest', () => {
         fc.integer({ min: 30, max: 90 }),
         fc.integer({ min: 1_500, max: 5_000 }),
         fc.constantFrom<'summarize' | 'layered'>('summarize', 'layered'),
-        async (format, seed, length, budget, strategy) => {
-          const run = await longLivedAgainstWorkers(format, seed, length, budget, { strategy });
+        fc.boolean(),
+        async (format, seed, length, budget, strategy, notices) => {
+          const run = await longLivedAgainstWorkers(format, seed, length, budget, {
+            strategy,
+            ...(notices ? { budgetNotice: [0.5, 0.75, 0.9] } : {}),
+          });
           for (const key of Object.keys(total) as Array<keyof typeof total>) total[key] += run[key];
         },
       ),

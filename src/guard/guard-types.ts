@@ -150,6 +150,11 @@ export interface GuardConversation {
    */
   saveUsageWarning?: (state: UsageWarningState) => Promise<void>;
   /**
+   * Keeps the budget notice's state (the highest level told) beside the history, in its
+   * generation (src/guard/stored-guard-state.ts, `encodeBudgetNoticed`), where there is a store.
+   */
+  saveBudgetNoticed?: (level: number | undefined) => Promise<void>;
+  /**
    * The plan another worker stored for this conversation after the one this view holds, when this
    * history holds all it covers and it was made for the same budget and counter: the guard adopts
    * it before compacting on its own, so workers sharing a store serve the same view (issue 32).

@@ -444,8 +444,8 @@ export class ContextGuard {
    * `compactAfterRequest`: whether the compaction due now (`reason`) waits until after the
    * request. Only a compaction the view can go without: the view fits the budget (and the
    * decline line), no provider compaction is involved, the strategy is not a function of yours
-   * (which may decline the request), and the conversation's owner runs it after the request
-   * (`afterRequest`).
+   * (which may decline the request), no compaction notice is asked for (it goes in the view the
+   * compaction makes), and the conversation's owner runs it after the request (`afterRequest`).
    */
   private defers(
     c: GuardConversation,
@@ -456,6 +456,8 @@ export class ContextGuard {
     if (!this.compactAfterRequest || c.afterRequest !== true || this.provider) return false;
     // A strategy of your own may decline: its decline refuses the request it was asked for.
     if (typeof this.strategy === 'function') return false;
+    // The compaction notice goes in the view the compaction makes, on the request that made it.
+    if (this.notice) return false;
     if (reason === 'over_budget' || total > r.budget) return false;
     return this.declineAt === undefined || total <= this.declineAt * r.budget;
   }
@@ -789,7 +791,13 @@ export class ContextGuard {
         ? { budgetNotice: { levels: this.budgetLevels, state: c.state.budgetNoticed } }
         : {}),
     });
-    if (this.budgetLevels) c.state.budgetNoticed = sent.budgetNoticed;
+    if (this.budgetLevels) {
+      // Kept where it changed: a worker that never saw the conversation tells a level as the one
+      // that served the turns before would (issue 32).
+      const changed = c.state.budgetNoticed !== sent.budgetNoticed;
+      c.state.budgetNoticed = sent.budgetNoticed;
+      if (changed && c.saveBudgetNoticed) await c.saveBudgetNoticed(sent.budgetNoticed);
+    }
     return sent;
   }
 

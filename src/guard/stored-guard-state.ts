@@ -89,3 +89,34 @@ export function sameUsageWarning(a: UsageWarningState, b: UsageWarningState): bo
     a.warned === b.warned && a.compactedSinceWarning === b.compactedSinceWarning && a.budget === b.budget
   );
 }
+
+/**
+ * The budget notice's state (`budgetNotice`: the highest level already told, src/view/budget-notice.ts)
+ * as kept beside the conversation (metadata field `budgetNoticed`, with its sum), written when it
+ * changes, in the generation it was reached in: a worker that never saw the conversation tells a
+ * level once on the way up, as the worker that served the turns before would, not at every turn.
+ */
+export function encodeBudgetNoticed(
+  level: number | undefined,
+  epoch: string | null,
+): Record<string, unknown> {
+  return withSum({ epoch, level: level ?? null });
+}
+
+/**
+ * The level kept under `budgetNoticed` for the generation `epoch` (`absent` for none, or one kept
+ * for another generation; `unreadable` for one that is not used: its sum missing or not holding,
+ * a level that is not a share).
+ */
+export function decodeBudgetNoticed(
+  value: unknown,
+  epoch: string | null,
+): { level: number | undefined } | 'absent' | 'unreadable' {
+  if (value === undefined || value === null) return 'absent';
+  if (heldSum(value) === undefined) return 'unreadable';
+  const { epoch: kept, level } = value as Record<string, unknown>;
+  if (!(kept === null || typeof kept === 'string')) return 'unreadable';
+  if (!(level === null || (typeof level === 'number' && level > 0 && level <= 1))) return 'unreadable';
+  if (kept !== epoch) return 'absent';
+  return { level: (level as number | null) ?? undefined };
+}
