@@ -114,14 +114,14 @@ export interface GuardConversation {
   afterRequest?: true;
   /**
    * The compaction the last request put off (`compactAfterRequest`): its request and reason, and
-   * the digest of the plan it found (the compaction is skipped when another plan came since).
-   * Taken by `ContextGuard.deferredCompaction`.
+   * the plan it found (the compaction is skipped when another plan came since). Taken by
+   * `ContextGuard.deferredCompaction`.
    */
   compactDue?:
     | {
         request: ResolvedRequest;
         reason: CompactionReceipt['reason'];
-        plan: string | null;
+        plan: CompactionPlan | null;
         /** The level it acts at (layered strategy: `pendingLevel`). */
         level: Level | undefined;
       }

@@ -478,15 +478,17 @@ export class ContextGuard {
     return async () => {
       const r = due.request;
       const format = c.format ?? r.format;
-      if (c.partial || planSum(c.view.plan) !== due.plan) return;
+      // The same plan, or (a worker that loaded the history after serving the request from the
+      // stored record) the same plan read again: compared by digest off the request path only.
+      const plan = c.view.plan;
+      if (c.partial || (plan !== due.plan && planSum(plan) !== planSum(due.plan))) return;
       c.pendingLevel = due.level;
-      const previous = c.view.plan;
       let receipt: CompactionReceipt | null;
       try {
         receipt = await this.compactNow(c, r, due.reason);
       } catch (error) {
         // Not kept (the store down, say): the view stays on the plan every worker holds.
-        c.view.setPlan(previous);
+        c.view.setPlan(plan);
         throw error;
       }
       c.state.compactedLast = receipt ? { tokens: receipt.tokensAfter } : undefined;
@@ -495,10 +497,20 @@ export class ContextGuard {
       const total = this.sentTokens(c.view, built, r, format);
       c.state.level = levelOf(total / r.budget);
       c.state.usage = total / r.budget;
-      if ((this.ahead || this.compactAhead) && this.autoCompact) {
-        c.aheadDue = this.aheadIsDue(c, c.view.plan, total / r.budget) ? r : undefined;
-      }
+      this.markAheadDue(c, r, total / r.budget);
     };
+  }
+
+  /**
+   * After a view at `usage` (a compaction made or not): the request after which a summary or the
+   * provider's compaction is to be prepared, when one is due (`aheadIsDue`); none while a
+   * compaction is put off (it marks its own once made: `deferredCompaction`).
+   */
+  private markAheadDue(c: GuardConversation, r: ResolvedRequest, usage: number): void {
+    if (!(this.ahead || this.compactAhead) || !this.autoCompact) return;
+    // Served from the stored view record (`partial`), the preparation is the manager's to run
+    // after the request, once it has loaded the history (off the request path, as here).
+    c.aheadDue = !c.compactDue && this.aheadIsDue(c, c.view.plan, usage) ? r : undefined;
   }
 
   /**
@@ -721,7 +733,7 @@ export class ContextGuard {
       reason = 'cache_expired';
     // `compactAfterRequest`: a compaction this view can go without runs after the request.
     if (reason && this.defers(c, r, reason, total)) {
-      c.compactDue = { request: r, reason, plan: planSum(c.view.plan), level: c.pendingLevel };
+      c.compactDue = { request: r, reason, plan: c.view.plan, level: c.pendingLevel };
       reason = undefined;
     }
     if (c.partial && reason) throw new WholeHistoryNeeded(`compaction (${reason})`);
@@ -768,12 +780,7 @@ export class ContextGuard {
     }
     c.state.usage = total / r.budget;
     // After a compaction too: the next one's range is planned from the plan just made.
-    // (With a compaction put off, after it: `deferredCompaction`.)
-    if ((this.ahead || this.compactAhead) && this.autoCompact) {
-      // Served from the stored view record (`partial`), the preparation is the manager's to run
-      // after the request, once it has loaded the history (off the request path, as here).
-      c.aheadDue = !c.compactDue && this.aheadIsDue(c, c.view.plan, total / r.budget) ? r : undefined;
-    }
+    this.markAheadDue(c, r, total / r.budget);
     const notice = this.notice ? c.noticeDue : null;
     c.noticeDue = null;
     const sent = c.view.send(built, {
